@@ -1,0 +1,194 @@
+"""Which names a piece of code reads and which it binds, at the scope of the function.
+
+Nested scopes (``def``, ``lambda``, comprehensions, ``class``) contribute their free names
+as reads and their own name (for ``def``/``class``) as a write; names local to them are not
+visible outside. ``global``/``nonlocal`` names are not local state and are reported
+separately by ``declared_nonlocal``.
+"""
+
+from __future__ import annotations
+
+from autolax.transpile import anno, syntax
+
+_COMPREHENSIONS = (syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
+
+
+def target_names(target) -> set[str]:
+    """Names bound by an assignment target (``a``, ``a, (b, *c)``); subscripts bind nothing."""
+    if isinstance(target, syntax.Name):
+        return {target.id}
+    if isinstance(target, (syntax.Tuple, syntax.List)):
+        out = set()
+        for elt in target.elts:
+            out |= target_names(elt)
+        return out
+    if isinstance(target, syntax.Starred):
+        return target_names(target.value)
+    return set()
+
+
+def _target_reads(target) -> set[str]:
+    """Names read while assigning to a target (the ``x`` and ``i`` of ``x[i] = v``)."""
+    if isinstance(target, syntax.Name):
+        return set()
+    if isinstance(target, (syntax.Tuple, syntax.List)):
+        out = set()
+        for elt in target.elts:
+            out |= _target_reads(elt)
+        return out
+    if isinstance(target, syntax.Starred):
+        return _target_reads(target.value)
+    return reads(target)
+
+
+def _function_free_reads(node) -> set[str]:
+    """Free names of a nested function or lambda (read when it runs; we count them here)."""
+    args = node.args
+    params = set(syntax.param_names(args))
+    outer = set()
+    for d in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+        outer |= reads(d)
+    if isinstance(node, syntax.Lambda):
+        return outer | (reads(node.body) - params)
+    for dec in node.decorator_list:
+        outer |= reads(dec)
+    body_reads = set()
+    local = set(params)
+    for stmt in node.body:
+        body_reads |= reads(stmt)
+        local |= writes(stmt)
+    local -= declared_nonlocal(node.body)
+    return outer | (body_reads - local)
+
+
+def _comprehension_reads(node) -> set[str]:
+    gens = node.generators
+    out = reads(gens[0].iter)
+    local = set()
+    inner = set()
+    for i, gen in enumerate(gens):
+        local |= target_names(gen.target)
+        if i:
+            inner |= reads(gen.iter)
+        for cond in gen.ifs:
+            inner |= reads(cond)
+    if isinstance(node, syntax.DictComp):
+        inner |= reads(node.key) | reads(node.value)
+    else:
+        inner |= reads(node.elt)
+    return out | (inner - local)
+
+
+def reads(node) -> set[str]:
+    """Names whose value ``node`` reads from the enclosing function's scope."""
+    if node is None:
+        return set()
+    if isinstance(node, list):
+        out = set()
+        for n in node:
+            out |= reads(n)
+        return out
+    if isinstance(node, syntax.Name):
+        return {node.id} if isinstance(node.ctx, syntax.Load) else set()
+    if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)):
+        return _function_free_reads(node)
+    if isinstance(node, _COMPREHENSIONS):
+        return _comprehension_reads(node)
+    if isinstance(node, syntax.ClassDef):
+        out = reads(node.bases) | reads(node.keywords) | reads(node.decorator_list)
+        for stmt in node.body:
+            out |= reads(stmt)
+        return out
+    if isinstance(node, syntax.AugAssign):
+        return reads(node.value) | _target_reads(node.target) | target_names(node.target)
+    if isinstance(node, (syntax.Assign, syntax.AnnAssign)):
+        targets = node.targets if isinstance(node, syntax.Assign) else [node.target]
+        out = reads(node.value)
+        for t in targets:
+            out |= _target_reads(t)
+        return out
+    if isinstance(node, (syntax.For, syntax.AsyncFor)):
+        out = reads(node.iter) | _target_reads(node.target) | reads(node.body) | reads(node.orelse)
+        extra = anno.get(node, anno.EXTRA_TEST)
+        return out | reads(extra)
+    if isinstance(node, syntax.Delete):
+        return set().union(*(_target_reads(t) for t in node.targets)) if node.targets else set()
+    if isinstance(node, (syntax.Global, syntax.Nonlocal)):
+        return set()
+    out = set()
+    for child in syntax.iter_child_nodes(node):
+        out |= reads(child)
+    return out
+
+
+def writes(node) -> set[str]:
+    """Names bound by ``node`` (statement or list of statements) in the function's scope."""
+    if node is None:
+        return set()
+    if isinstance(node, list):
+        out = set()
+        for n in node:
+            out |= writes(n)
+        return out
+    if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+        return {node.name}
+    if isinstance(node, (syntax.Lambda,) + _COMPREHENSIONS):
+        # Only assignment expressions escape these scopes.
+        return {n.target.id for n in syntax.walk(node) if isinstance(n, syntax.NamedExpr)}
+    if isinstance(node, syntax.Assign):
+        out = set()
+        for t in node.targets:
+            out |= target_names(t)
+        return out | writes(node.value)
+    if isinstance(node, (syntax.AugAssign, syntax.AnnAssign)):
+        if isinstance(node, syntax.AnnAssign) and node.value is None:
+            return set()
+        return target_names(node.target) | writes(node.value)
+    if isinstance(node, (syntax.For, syntax.AsyncFor)):
+        return target_names(node.target) | writes(node.iter) | writes(node.body) | writes(node.orelse)
+    if isinstance(node, (syntax.With, syntax.AsyncWith)):
+        out = writes(node.body)
+        for item in node.items:
+            out |= target_names(item.optional_vars) if item.optional_vars is not None else set()
+            out |= writes(item.context_expr)
+        return out
+    if isinstance(node, syntax.ExceptHandler):
+        return ({node.name.id} if node.name is not None else set()) | writes(node.body)
+    if isinstance(node, (syntax.Import, syntax.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, syntax.NamedExpr):
+        return {node.target.id} | writes(node.value)
+    if isinstance(node, syntax.Delete):
+        out = set()
+        for t in node.targets:
+            out |= target_names(t)
+        return out
+    if isinstance(node, (syntax.Global, syntax.Nonlocal)):
+        return set()
+    out = set()
+    for child in syntax.iter_child_nodes(node):
+        out |= writes(child)
+    return out
+
+
+def declared_nonlocal(body) -> set[str]:
+    """Names declared ``global`` or ``nonlocal`` directly in a function body (any depth of
+    blocks, not nested functions)."""
+    out = set()
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (syntax.Global, syntax.Nonlocal)):
+            out |= set(node.names)
+        elif isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+            continue
+        else:
+            stack.extend(syntax.iter_child_nodes(node))
+    return out
+
+
+def local_names(fn_node) -> set[str]:
+    """Every name local to a function: parameters and names it binds."""
+    out = set(syntax.param_names(fn_node.args))
+    out |= writes(fn_node.body)
+    return out - declared_nonlocal(fn_node.body)

@@ -1,0 +1,92 @@
+"""Live variables: which names may be read later, before being rebound.
+
+Backward data flow over the structured statements of one function (jumps have been lowered
+to flags by then). Loops iterate to a fixed point. Results are side tables keyed by node:
+
+* ``live_out[stmt]``: names live right after ``stmt``;
+* ``live_in[stmt]``: names live right before it;
+* ``header[loop]``: names live at the top of each iteration, before the loop test (for
+  ``for``: before the target is bound);
+* ``entry[(stmt, field)]``: names live at the start of a nested block (``body``/``orelse``).
+"""
+
+from __future__ import annotations
+
+from autolax.analysis.activity import reads, target_names, writes
+from autolax.transpile import anno, syntax
+
+
+class Liveness:
+    def __init__(self, fn_node):
+        self.live_in: dict = {}
+        self.live_out: dict = {}
+        self.header: dict = {}
+        self.entry: dict = {}
+        self._block(fn_node.body, set())
+
+    def _block(self, stmts, live_out: set) -> set:
+        live = set(live_out)
+        for stmt in reversed(stmts):
+            self.live_out[stmt] = live
+            live = self._stmt(stmt, live)
+            self.live_in[stmt] = live
+        return live
+
+    def _stmt(self, node, out: set) -> set:
+        if isinstance(node, syntax.If):
+            body = self._block(node.body, out)
+            orelse = self._block(node.orelse, out)
+            self.entry[(node, "body")] = body
+            self.entry[(node, "orelse")] = orelse
+            return reads(node.test) | body | orelse
+        if isinstance(node, syntax.While):
+            exit_live = self._block(node.orelse, out)
+            test = reads(node.test)
+            header = test | exit_live
+            while True:
+                body = self._block(node.body, header)
+                new = test | exit_live | body
+                if new == header:
+                    break
+                header = new
+            self.header[node] = header
+            self.entry[(node, "body")] = body
+            return header
+        if isinstance(node, syntax.For):
+            exit_live = self._block(node.orelse, out)
+            extra = reads(anno.get(node, anno.EXTRA_TEST))
+            targets = target_names(node.target)
+            header = extra | exit_live
+            while True:
+                body = self._block(node.body, header)
+                new = extra | exit_live | (body - targets)
+                if new == header:
+                    break
+                header = new
+            self.header[node] = header
+            self.entry[(node, "body")] = body
+            return reads(node.iter) | header
+        if isinstance(node, (syntax.With, syntax.AsyncWith)):
+            body = self._block(node.body, out)
+            bound = set()
+            item_reads = set()
+            for item in node.items:
+                item_reads |= reads(item.context_expr)
+                if item.optional_vars is not None:
+                    bound |= target_names(item.optional_vars)
+            return item_reads | (body - bound)
+        if isinstance(node, syntax.Try):
+            # Any statement may raise, so nothing the try binds is certain: keep ``out`` and
+            # add every read. Nested blocks are still analysed for their own loops and ifs.
+            for field in ("body", "orelse", "finalbody"):
+                self._block(getattr(node, field), out)
+            for handler in node.handlers:
+                self._block(handler.body, out)
+            return out | reads(node)
+        if isinstance(node, syntax.Return):
+            return reads(node.value)
+        if isinstance(node, syntax.Raise):
+            return reads(node)
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+            return (out - {node.name}) | reads(node)
+        return (out - writes(node)) | reads(node)

@@ -1,0 +1,197 @@
+"""``autolax.trace_check``: trace once and report what every control-flow statement became."""
+
+from __future__ import annotations
+
+import os
+import types
+from collections import Counter
+from dataclasses import dataclass, field
+
+import jax
+
+from autolax import api
+from autolax.errors import UnrolledLoopError
+from autolax.ops import registry
+
+_PRIMITIVE = {"lax.cond": "cond", "lax.while_loop": "while", "lax.fori_loop": "while", "lax.scan": "scan"}
+
+
+@dataclass
+class Row:
+    """One statement of the report."""
+
+    filename: str
+    lineno: int
+    kind: str  # "if", "while", "for", "ternary", "and", "or", "not"
+    became: str  # "lax.cond", "lax.while_loop", "lax.scan", "python (static)", ...
+    times: int  # how many times the statement was reached while tracing
+    traces: int  # how many times its body (branches) was traced into a jaxpr
+    source: str = ""
+    reason: str | None = None
+
+    @property
+    def location(self) -> str:
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+    @property
+    def unrolled(self) -> bool:
+        return self.became.startswith("python (unrolled")
+
+
+@dataclass
+class TraceReport:
+    """What ``trace_check`` found: one ``Row`` per (statement, outcome), the jaxpr, and the
+    count of each control-flow primitive in it (nested jaxprs included)."""
+
+    rows: list
+    jaxpr: object
+    primitives: dict = field(default_factory=dict)
+
+    @property
+    def unrolled(self) -> list:
+        return [r for r in self.rows if r.unrolled]
+
+    @property
+    def consistent(self) -> bool:
+        """Every staged statement appears in the jaxpr as its primitive."""
+        expected = Counter()
+        for r in self.rows:
+            prim = _PRIMITIVE.get(r.became)
+            if r.became == "lax.scan (masked)":
+                expected["scan"] += r.times
+                expected["cond"] += r.times
+            elif prim:
+                expected[prim] += r.times
+        return all(self.primitives.get(p, 0) >= n for p, n in expected.items())
+
+    def to_dicts(self) -> list:
+        return [
+            {
+                "location": f"{r.filename}:{r.lineno}",
+                "kind": r.kind,
+                "became": r.became,
+                "times": r.times,
+                "traces": r.traces,
+                "source": r.source,
+                "reason": r.reason,
+            }
+            for r in self.rows
+        ]
+
+    def __str__(self) -> str:
+        header = ("where", "statement", "became", "reached", "traced")
+        body = [
+            (r.location, _clip(r.source or r.kind, 38), r.became, str(r.times), str(r.traces) if r.traces else "-")
+            for r in self.rows
+        ]
+        widths = [max(len(x) for x in col) for col in zip(header, *body)] if body else [len(h) for h in header]
+        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
+        lines.append("  ".join("-" * w for w in widths))
+        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
+        prims = ", ".join(f"{self.primitives[p]} {p}" for p in ("cond", "while", "scan") if self.primitives.get(p)) or "no control-flow primitives"
+        verdict = "no loop was unrolled" if not self.unrolled else f"{len(self.unrolled)} loop(s) UNROLLED"
+        lines.append(f"jaxpr: {prims} ({self.n_equations} equations); {verdict}")
+        return "\n".join(lines)
+
+    @property
+    def n_equations(self) -> int:
+        return count_equations(self.jaxpr.jaxpr) if self.jaxpr is not None else 0
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(str(self))
+
+
+def _clip(text, n):
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _subjaxprs(eqn):
+    for value in eqn.params.values():
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if hasattr(v, "jaxpr") and hasattr(v, "consts"):  # ClosedJaxpr
+                yield v.jaxpr
+            elif hasattr(v, "eqns"):  # Jaxpr
+                yield v
+
+
+def primitive_counts(jaxpr) -> Counter:
+    """How many times each primitive appears in ``jaxpr`` and its nested jaxprs."""
+    counts = Counter()
+    for eqn in jaxpr.eqns:
+        counts[eqn.primitive.name] += 1
+        for sub in _subjaxprs(eqn):
+            counts.update(primitive_counts(sub))
+    return counts
+
+
+def count_equations(jaxpr) -> int:
+    """Equations in ``jaxpr`` including nested jaxprs: the size of the traced program."""
+    return sum(1 + sum(count_equations(s) for s in _subjaxprs(e)) for e in jaxpr.eqns)
+
+
+def _target(fn):
+    info = api.jit_info(fn)
+    if info is not None:
+        original, static_argnums, static_argnames, _ = info
+    else:
+        original = getattr(fn, "__autolax_original__", fn)
+        static_argnums = static_argnames = None
+    if not isinstance(original, types.FunctionType):
+        raise TypeError(f"autolax.trace_check expects a function or an autolax.jit object, got {fn!r}")
+    return original, static_argnums, static_argnames
+
+
+def trace_check(fn, *args, **kwargs) -> TraceReport:
+    """Traces ``fn(*args, **kwargs)`` once and reports every control-flow statement.
+
+    ``fn`` is a function, a converted function or an ``autolax.jit`` object (its static
+    arguments are honoured). Each row gives the statement's ``file:line``, what it became
+    (``lax.cond``, ``lax.while_loop``, ``lax.scan``, ``lax.fori_loop``,
+    ``python (static)`` or ``python (unrolled: <reason>)``), how many times it was reached
+    and how many times its body was traced. ``print(report)`` shows a table.
+
+    Raises:
+      UnrolledLoopError: a loop carrying traced values ran as a Python loop (the error's
+        ``report`` attribute holds the report).
+    """
+    original, static_argnums, static_argnames = _target(fn)
+    converted = api.convert(original)
+
+    def traced(*a, **k):  # a fresh function: jax.jit's trace cache cannot skip the Python
+        return converted(*a, **k)
+
+    jitted = jax.jit(traced, static_argnums=static_argnums, static_argnames=static_argnames)
+    recorder = registry.Recorder()
+    with registry.recording(recorder):
+        jaxpr = jitted.trace(*args, **kwargs).jaxpr
+    report = TraceReport(_rows(recorder), jaxpr, dict(primitive_counts(jaxpr.jaxpr)))
+    if report.unrolled:
+        lines = [f"{r.location}: {r.became}" for r in report.unrolled]
+        err = UnrolledLoopError(
+            "loops carrying traced values ran as Python loops (unrolled into the trace):\n  "
+            + "\n  ".join(lines)
+            + "\n\n"
+            + str(report)
+        )
+        err.report = report
+        raise err
+    return report
+
+
+def _rows(recorder) -> list:
+    grouped: dict = {}
+    order = []
+    for event in recorder.events:
+        c = event.construct
+        key = (c.filename, c.lineno, c.kind, event.outcome)
+        if key not in grouped:
+            grouped[key] = [c, event, 0]
+            order.append(key)
+        grouped[key][2] += 1
+    rows = []
+    for key in order:
+        c, event, times = grouped[key]
+        traces = recorder.traces.get(c, 0) if not event.outcome.startswith("python") else 0
+        rows.append(Row(c.filename, c.lineno, c.kind, event.outcome, times, traces, c.source, event.reason))
+    rows.sort(key=lambda r: (r.filename, r.lineno))
+    return rows

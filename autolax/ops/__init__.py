@@ -1,0 +1,35 @@
+"""The runtime that converted code calls: one small function per construct.
+
+Each op decides when it runs: a traced condition, bound or iterable (or carried value)
+lowers to ``jax.lax``; concrete Python values keep plain Python behaviour.
+
+Generated code reaches this module as ``ops`` (see ``autolax.to_source``).
+"""
+
+from autolax.ops.calls import call, print  # noqa: A004
+from autolax.ops.control import cond, if_else
+from autolax.ops.data import StackedList, append, at, stacked
+from autolax.ops.logical import and_, not_, or_
+from autolax.ops.loops import enumerate, for_iter, for_range, while_loop, zip  # noqa: A004
+from autolax.ops.state import Undefined, undefined
+
+__all__ = [
+    "StackedList",
+    "Undefined",
+    "and_",
+    "append",
+    "at",
+    "call",
+    "cond",
+    "enumerate",
+    "for_iter",
+    "for_range",
+    "if_else",
+    "not_",
+    "or_",
+    "print",
+    "stacked",
+    "undefined",
+    "while_loop",
+    "zip",
+]

@@ -1,0 +1,542 @@
+"""``while`` and ``for`` loops, decided when they run.
+
+A loop is staged (``lax.while_loop`` / ``scan`` / ``fori_loop``) when anything it depends on
+is traced: its condition or bounds, the values it carries, or the values its body reads.
+Otherwise it is the plain Python loop. A loop that carries traced values but whose body
+cannot be staged (it indexes a Python list with the loop index, changes a shape ...) runs
+as a Python loop with an ``UnrolledLoopWarning`` -- or ``UnrolledLoopError`` under
+``strict=True``. Loops whose condition or bounds are traced cannot fall back.
+
+Which lax form a ``for`` takes:
+
+================================  ====================================================
+static trip count                 ``lax.scan`` (reverse-differentiable)
+static trip count + ``break``     masked ``lax.scan`` if the loop carries floating-point
+(or ``return``) under a traced    values (so ``jax.grad`` works), else
+condition                         ``lax.while_loop`` (stops early)
+traced ``range`` bounds           ``lax.fori_loop``; with ``break``: ``lax.while_loop``
+================================  ====================================================
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from autolax.errors import StateMismatchError, UndefinedVariableError
+from autolax.ops import registry
+from autolax.ops.control import predicate, staged_cond
+from autolax.ops.data import StackedList, append_block, appended_block
+from autolax.ops.state import (
+    Leaf,
+    State,
+    VarSpec,
+    any_tracer,
+    is_tracer,
+    join_iterations,
+)
+from autolax.ops.tracing import pack, trace, unpack
+
+
+class Unstageable(Exception):
+    """Internal: a loop body cannot be expressed as a lax loop (the reason is the message)."""
+
+
+UNSTAGEABLE = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.NonConcreteBooleanIndexError,
+    StateMismatchError,
+    UndefinedVariableError,
+    Unstageable,
+)
+
+_MAX_TYPE_ROUNDS = 4
+
+
+# ----------------------------------------------------------------------------- iterables
+class enumerate:  # noqa: N801 - stands in for the builtin in `for ... in enumerate(...)`
+    """``enumerate(xs, start)`` that a staged loop can scan over when ``xs`` is an array."""
+
+    def __init__(self, iterable, start=0):
+        self.iterable = iterable
+        self.start = start
+
+    def __iter__(self):
+        return iter(builtins.enumerate(self.iterable, self.start))
+
+
+class zip:  # noqa: N801 - stands in for the builtin in `for ... in zip(...)`
+    """``zip(a, b, ...)`` that a staged loop can scan over when its arguments are arrays."""
+
+    def __init__(self, *iterables):
+        self.iterables = iterables
+
+    def __iter__(self):
+        return iter(builtins.zip(*self.iterables))
+
+
+class _Sequence:
+    """An iterable a staged loop can index: ``item(k)`` for k in ``range(length)``."""
+
+    def __init__(self, length, xs, make_item, traced):
+        self.length = length  # int (static) or a traced scalar
+        self.xs = xs  # pytree of arrays with leading axis `length`, or None (ranges)
+        self.make_item = make_item  # (k, slice of xs or None) -> item
+        self.traced = traced
+
+    def item(self, k, x=None):
+        if x is None and self.xs is not None:
+            x = jax.tree_util.tree_map(lambda a: a[k], self.xs)
+        return self.make_item(k, x)
+
+
+def _array_sequence(value):
+    if isinstance(value, StackedList):
+        value = value.stacked_tree()
+        if value is None:
+            return None
+        leaves = jax.tree_util.tree_leaves(value)
+        return _Sequence(leaves[0].shape[0], value, lambda k, x: x, any_tracer(leaves))
+    if isinstance(value, (jax.Array, jax.core.Tracer, np.ndarray)) and np.ndim(value) >= 1:
+        return _Sequence(value.shape[0], value, lambda k, x: x, is_tracer(value))
+    if isinstance(value, enumerate):
+        inner = _array_sequence(value.iterable)
+        if inner is None:
+            return None
+        start = value.start
+        return _Sequence(
+            inner.length, inner.xs, lambda k, x: (start + k, inner.make_item(k, x)), inner.traced or is_tracer(start)
+        )
+    if isinstance(value, zip):
+        inners = [_array_sequence(v) for v in value.iterables]
+        if not inners or any(s is None for s in inners):
+            return None
+        length = min(s.length for s in inners)
+        xs = tuple(jax.tree_util.tree_map(lambda a: a[:length], s.xs) for s in inners)
+
+        def make_item(k, x):
+            return tuple(s.make_item(k, xi) for s, xi in builtins.zip(inners, x))
+
+        return _Sequence(length, xs, make_item, any(s.traced for s in inners))
+    return None
+
+
+def _range_sequence(start, stop, step):
+    if any(is_tracer(b) for b in (start, stop, step)):
+        start, stop, step = (jnp.asarray(b) for b in (start, stop, step))
+        if is_tracer(step):
+            up = jnp.maximum(0, (stop - start + step - 1) // jnp.where(step == 0, 1, step))
+            down = jnp.maximum(0, (start - stop - step - 1) // jnp.where(step == 0, 1, -step))
+            length = jnp.where(step > 0, up, jnp.where(step < 0, down, 0))
+        elif int(step) > 0:
+            length = jnp.maximum(0, (stop - start + step - 1) // step)
+        else:
+            length = jnp.maximum(0, (start - stop - step - 1) // (-step))
+        return _Sequence(length, None, lambda k, x: start + k * step, True)
+    r = range(operator.index(start), operator.index(stop), operator.index(step))
+    return _Sequence(len(r), None, lambda k, x: r.start + k * r.step, False), r
+
+
+# ----------------------------------------------------------------------------- helpers
+def _closure_traced(*fns) -> bool:
+    """Does any of these functions read a traced value through its closure?"""
+    seen = set()
+    stack = [f for f in fns if f is not None]
+    while stack:
+        fn = stack.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for cell in fn.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, types.FunctionType):
+                stack.append(value)
+            elif not isinstance(value, (types.ModuleType, type)) and any_tracer(value):
+                return True
+    return False
+
+
+def _reason(exc, construct) -> str:
+    """Why a loop body could not be staged, pointing at the user's line if possible."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == construct.filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    at = f"line {line} " if line is not None else "the body "
+    if isinstance(exc, jax.errors.TracerIntegerConversionError):
+        return f"{at}uses a traced value as a Python int (e.g. indexes a Python list with the loop index)"
+    if isinstance(exc, jax.errors.TracerBoolConversionError):
+        return f"{at}uses a traced value as a Python bool"
+    if isinstance(exc, jax.errors.TracerArrayConversionError):
+        return f"{at}converts a traced value to a NumPy array"
+    if isinstance(exc, jax.errors.NonConcreteBooleanIndexError):
+        return f"{at}uses a boolean mask, so its result's shape depends on data"
+    if isinstance(exc, jax.errors.ConcretizationTypeError):
+        return f"{at}needs the concrete value of a traced expression"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return first.rstrip(":")
+
+
+def _stage_or_fall_back(construct, staged, python, can_fall_back: bool):
+    rec = registry.active_recorder()
+    mark = rec.mark() if rec is not None else None
+    try:
+        return staged()
+    except UNSTAGEABLE as exc:
+        if not can_fall_back:
+            if isinstance(exc, Unstageable):
+                raise StateMismatchError(f"{exc}") from None
+            raise
+        if rec is not None:
+            rec.rollback(mark)
+        registry.unrolled(construct, _reason(exc, construct))
+        return python()
+
+
+def _inexact(state: State) -> bool:
+    return any(
+        leaf.dynamic and jnp.issubdtype(leaf.aval.dtype, jnp.inexact) for spec in state.specs for leaf in spec.leaves
+    )
+
+
+class _Appends:
+    """Moves list appends out of a loop's carried state into per-iteration outputs.
+
+    After one iteration, a carried list that is longer than before contributes its prefix
+    to the carry and its new items, stacked into one block, to the loop's outputs.
+    """
+
+    def __init__(self, construct, forbid: str | None = None):
+        self.construct = construct
+        self.forbid = forbid
+        self.layout: list = []  # (state index, treedef of the block, number of leaves)
+
+    def __call__(self, inputs, outputs):
+        extras = []
+        self.layout = []
+        for i, (before, after) in enumerate(builtins.zip(inputs, outputs)):
+            split = appended_block(before, after)
+            if split is None:
+                continue
+            prefix, block = split
+            if self.forbid is not None:
+                name = self.construct.describe(self.construct.names[i])
+                raise Unstageable(
+                    f"{name} is appended to in the loop at {self.construct.where}, but {self.forbid}, so the "
+                    f"length of {name} would depend on data.\n    {self.construct.source}\n"
+                    f"Fix: preallocate an array and write item i with `.at[i].set(...)`, or loop over a static "
+                    f"range without a traced `break`."
+                )
+            outputs[i] = prefix
+            leaves, treedef = jax.tree_util.tree_flatten(block)
+            self.layout.append((i, treedef, len(leaves)))
+            extras.extend(leaves)
+        return outputs, extras
+
+    def attach(self, values, stacked_extras):
+        """Puts the stacked per-iteration blocks back on their lists after the loop."""
+        values = list(values)
+        it = iter(stacked_extras)
+        for i, treedef, n in self.layout:
+            leaves = [next(it) for _ in range(n)]
+            leaves = [leaf.reshape((leaf.shape[0] * leaf.shape[1],) + leaf.shape[2:]) for leaf in leaves]
+            values[i] = append_block(values[i], jax.tree_util.tree_unflatten(treedef, leaves))
+        return values
+
+
+def _fixpoint(body, state: State, names, construct, *, prefix=None, split=None):
+    """Traces ``body`` until the carried types settle (dtype promotion, first assignment)."""
+    for _ in range(_MAX_TYPE_ROUNDS):
+        registry.count_trace(construct)
+        traced = trace(body, state, names, construct=construct, prefix=prefix, strong_numbers=True, split=split)
+        joined = join_iterations(state, traced.out, construct)
+        if joined.same(state):
+            return traced, state
+        state = joined
+    raise StateMismatchError(f"the types carried by the loop at {construct.where} do not settle")
+
+
+def _item_state(seq: _Sequence) -> State:
+    """The abstract type of one item of ``seq`` (a loop body's first argument)."""
+    k = jnp.zeros((), jnp.int32)
+    example = jax.eval_shape(lambda xs: seq.item(k, None if xs is None else jax.tree_util.tree_map(lambda a: a[0], xs)), seq.xs)
+    leaves, treedef = jax.tree_util.tree_flatten(example)
+    specs = tuple(Leaf(True, jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=x.weak_type)) for x in leaves)
+    return State([VarSpec("item", treedef, specs)])
+
+
+def _check_test(test_traced, construct):
+    leaf = test_traced.out.specs[0].leaves
+    if len(leaf) != 1 or not leaf[0].dynamic or leaf[0].value is not None:
+        raise Unstageable(f"the condition of the loop at {construct.where} does not depend on any traced value")
+
+
+# ----------------------------------------------------------------------------- while
+def while_loop(loop_test, loop_body, init):
+    """``while loop_test(*state): state = loop_body(*state)``, decided when it runs.
+
+    Equivalent Python::
+
+        def while_loop(loop_test, loop_body, init):
+            state = init
+            while loop_test(*state):
+                state = loop_body(*state)
+            return state
+
+    ``init`` (and what ``loop_body`` returns) is the single carried value when there is one
+    carried variable, else a tuple.
+    """
+    construct = registry.construct_of(loop_body)
+    names = list(construct.names)
+    values = list(unpack(init, len(names)))
+    first = loop_test(*values)
+    if not is_tracer(first):
+        if not first:
+            registry.record(construct, "python (static)", iterations=0)
+            return init
+        if not (any_tracer(values) or _closure_traced(loop_test, loop_body)):
+            return _python_while(construct, loop_test, loop_body, values, first, static=True)
+    return _stage_or_fall_back(
+        construct,
+        lambda: _staged_while(construct, loop_test, loop_body, values, names),
+        lambda: _python_while(construct, loop_test, loop_body, values, first, static=False),
+        can_fall_back=not is_tracer(first),
+    )
+
+
+def _python_while(construct, loop_test, loop_body, values, first, static):
+    n = len(values)
+    state, pred, count = list(values), first, 0
+    while True:
+        if is_tracer(pred):
+            raise StateMismatchError(
+                f"the `while` loop at {construct.where} cannot be staged and its condition became traced "
+                f"after {count} iteration(s), so it cannot run as a Python loop either.\n    {construct.source}\n"
+                "Fix: make the loop's carried values keep one shape and type, so it can be staged."
+            )
+        if not pred:
+            break
+        state = list(unpack(loop_body(*state), n))
+        count += 1
+        pred = loop_test(*state)
+    if static:
+        registry.record(construct, "python (static)", iterations=count)
+    return pack(state, n)
+
+
+def _staged_while(construct, loop_test, loop_body, values, names):
+    state = State.of(names, values, construct, strong_numbers=True)
+    appends = _Appends(construct, forbid="a `while` loop's trip count is decided at run time")
+    body_traced, state = _fixpoint(loop_body, state, names, construct, split=appends)
+    test_traced = trace(loop_test, state, ["the loop condition"], construct=construct)
+    _check_test(test_traced, construct)
+
+    def cond_fun(carry):
+        return predicate(test_traced(carry)[0][0], construct.where)
+
+    def body_fun(carry):
+        return body_traced(carry, state)[0]
+
+    out = lax.while_loop(cond_fun, body_fun, state.dynamic(values))
+    registry.record(construct, "lax.while_loop")
+    return pack(state.rebuild(out), len(names))
+
+
+# ----------------------------------------------------------------------------- for
+def for_range(start, stop, step, loop_body, init, loop_test=None):
+    """``for i in range(start, stop, step)``, decided when it runs.
+
+    Equivalent Python::
+
+        def for_range(start, stop, step, loop_body, init, loop_test=None):
+            state = init
+            for i in range(start, stop, step):
+                if loop_test is not None and not loop_test(*state):
+                    break
+                state = loop_body(i, *state)
+            return state
+
+    ``loop_test`` comes from ``break`` / ``return`` inside the loop.
+    """
+    construct = registry.construct_of(loop_body)
+    names = list(construct.names)
+    values = list(unpack(init, len(names)))
+    if any(is_tracer(b) for b in (start, stop, step)):
+        seq = _range_sequence(start, stop, step)
+        return _stage_or_fall_back(
+            construct,
+            lambda: _staged_for(construct, seq, loop_body, loop_test, values, names),
+            None,
+            can_fall_back=False,
+        )
+    seq, r = _range_sequence(start, stop, step)
+    return _for(construct, seq, r, loop_body, loop_test, values, names, init)
+
+
+def for_iter(iterable, loop_body, init, loop_test=None):
+    """``for item in iterable``, decided when it runs.
+
+    Equivalent Python::
+
+        def for_iter(iterable, loop_body, init, loop_test=None):
+            state = init
+            for item in iterable:
+                if loop_test is not None and not loop_test(*state):
+                    break
+                state = loop_body(item, *state)
+            return state
+
+    Arrays (also inside ``ops.enumerate`` / ``ops.zip``) are scanned over their leading axis
+    when anything is traced; lists, tuples, dicts and other iterables are iterated in Python.
+    """
+    construct = registry.construct_of(loop_body)
+    names = list(construct.names)
+    values = list(unpack(init, len(names)))
+    seq = _array_sequence(iterable)
+    if seq is None:
+        return _python_for(construct, iterable, loop_body, loop_test, values, static=True)
+    items = (seq.item(k) for k in range(seq.length))
+    if seq.traced:
+        return _stage_or_fall_back(
+            construct,
+            lambda: _staged_for(construct, seq, loop_body, loop_test, values, names),
+            lambda: _python_for(construct, (seq.item(k) for k in range(seq.length)), loop_body, loop_test, values, static=False),
+            can_fall_back=True,
+        )
+    return _for(construct, seq, iterable, loop_body, loop_test, values, names, init, python_items=items)
+
+
+def _for(construct, seq, iterable, loop_body, loop_test, values, names, init, python_items=None):
+    if seq.length == 0:
+        registry.record(construct, "python (static)", iterations=0)
+        return init
+    if not (any_tracer(values) or _closure_traced(loop_body, loop_test)):
+        return _python_for(construct, iterable, loop_body, loop_test, values, static=True)
+    return _stage_or_fall_back(
+        construct,
+        lambda: _staged_for(construct, seq, loop_body, loop_test, values, names),
+        lambda: _python_for(construct, iterable, loop_body, loop_test, values, static=False),
+        can_fall_back=True,
+    )
+
+
+def _python_for(construct, iterable, loop_body, loop_test, values, static):
+    n = len(values)
+    state, count = list(values), 0
+    it = iter(iterable)
+    while True:
+        pred = True if loop_test is None else loop_test(*state)
+        if not is_tracer(pred) and not pred:
+            break
+        try:
+            item = next(it)
+        except StopIteration:
+            break
+        if is_tracer(pred):  # a traced `break` in an unrolled loop: mask the iteration
+            state = list(
+                staged_cond(
+                    pred,
+                    lambda *s, item=item: loop_body(item, *s),
+                    lambda *s: pack(list(s), n),
+                    state,
+                    construct,
+                )
+            )
+        else:
+            state = list(unpack(loop_body(item, *state), n))
+        count += 1
+    if static:
+        registry.record(construct, "python (static)", iterations=count)
+    return pack(state, n)
+
+
+def _staged_for(construct, seq, loop_body, loop_test, values, names):
+    state = State.of(names, values, construct, strong_numbers=True)
+    item_state = _item_state(seq)
+    static_length = not is_tracer(seq.length)
+    forbid = None
+    if not static_length:
+        forbid = "the loop's trip count is traced"
+    elif loop_test is not None:
+        forbid = "the loop can end early (`break` or `return`)"
+    appends = _Appends(construct, forbid=forbid)
+    body_traced, state = _fixpoint(loop_body, state, names, construct, prefix=item_state, split=appends)
+    test_traced = None
+    if loop_test is not None:
+        test_traced = trace(loop_test, state, ["the loop condition"], construct=construct)
+        test_traced_leaf = test_traced.out.specs[0].leaves
+        if len(test_traced_leaf) == 1 and test_traced_leaf[0].dynamic and test_traced_leaf[0].value is None:
+            pass
+        else:  # the exit test is static here (e.g. `break` only under Python conditions)
+            test_traced = None
+            if not all(loop_test(*values) for _ in [0]):
+                registry.record(construct, "python (static)", iterations=0)
+                return pack(values, len(names))
+    init = state.dynamic(values)
+    item_leaves = lambda item: jax.tree_util.tree_leaves(item)  # noqa: E731
+
+    def step(k, x, carry):
+        item = seq.item(k, x)
+        return body_traced(item_leaves(item) + list(carry), state)
+
+    def test(carry):
+        return predicate(test_traced(carry)[0][0], construct.where)
+
+    n_leaves = len(init)
+    if static_length and test_traced is None:
+
+        def scan_body(carry, x):
+            k, rest = carry[0], carry[1:]
+            new, extras = step(k, x, rest)
+            return (k + 1, *new), extras
+
+        (_, *out), ys = lax.scan(scan_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
+        values_out = appends.attach(state.rebuild(out), ys)
+        registry.record(construct, "lax.scan")
+        return pack(values_out, len(names))
+
+    if static_length and _inexact(state):
+        # Masked scan: reverse-differentiable, unlike a while_loop.
+        def masked_body(carry, x):
+            k, rest = carry[0], list(carry[1:])
+            new = lax.cond(test(rest), lambda c: step(k, x, c)[0], lambda c: list(c), rest)
+            return (k + 1, *new), None
+
+        (_, *out), _ = lax.scan(masked_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
+        registry.record(construct, "lax.scan (masked)")
+        return pack(state.rebuild(out), len(names))
+
+    if test_traced is None:
+
+        def fori_body(k, carry):
+            return tuple(step(k, None, carry)[0])
+
+        out = lax.fori_loop(0, seq.length, fori_body, tuple(init))
+        registry.record(construct, "lax.fori_loop")
+        return pack(state.rebuild(list(out)), len(names))
+
+    def while_cond(carry):
+        k, rest = carry[0], list(carry[1:])
+        return jnp.logical_and(k < seq.length, test(rest))
+
+    def while_body(carry):
+        k, rest = carry[0], list(carry[1:])
+        return (k + 1, *step(k, None, rest)[0])
+
+    _, *out = lax.while_loop(while_cond, while_body, (jnp.asarray(0, jnp.int32), *init))
+    del n_leaves
+    registry.record(construct, "lax.while_loop")
+    return pack(state.rebuild(out), len(names))

@@ -1,0 +1,346 @@
+"""The values a staged statement carries, flattened and typed, with their names.
+
+A ``State`` is one ``VarSpec`` per carried variable. A variable's value is a pytree; its
+leaves are either *dynamic* (arrays and Python numbers: they become lax operands) or
+*static* (anything else: strings, functions, ``None``-free objects; they must be the same on
+every path and are passed through by Python). ``Undefined`` marks a variable that has no
+value yet.
+
+``join_branches`` / ``join_iterations`` reconcile two states (promoting dtypes) or raise an
+error that names the variable, the statement and both types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from autolax.errors import StateMismatchError, UndefinedVariableError
+
+PY_SCALARS = (bool, int, float, complex)
+
+
+class Undefined:
+    """The value of a variable that has not been assigned yet (``ops.undefined('y')``).
+
+    Any use of it raises ``UndefinedVariableError``, as Python raises ``UnboundLocalError``.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return f"<undefined '{self.name}'>"
+
+    def _fail(self, *args, **kwargs):
+        raise UndefinedVariableError(
+            f"local variable '{self.name}' is used before it is assigned: no statement that "
+            f"ran gave it a value. Fix: assign '{self.name}' before this point."
+        )
+
+    __bool__ = __len__ = __iter__ = __getitem__ = __call__ = __index__ = _fail
+    __int__ = __float__ = __array__ = __jax_array__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = _fail
+    __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = __gt__ = _fail
+    __ge__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __invert__ = _fail
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._fail()
+
+
+def undefined(name: str) -> Undefined:
+    """``y = ops.undefined('y')``: a carried variable with no value yet."""
+    return Undefined(name)
+
+
+def is_tracer(x) -> bool:
+    return isinstance(x, jax.core.Tracer)
+
+
+def any_tracer(tree) -> bool:
+    return any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(tree))
+
+
+def is_dynamic(leaf) -> bool:
+    return isinstance(leaf, (jax.Array, jax.core.Tracer, np.ndarray, np.generic)) or type(leaf) in PY_SCALARS
+
+
+def _is_leaf(x):
+    return isinstance(x, Undefined)
+
+
+# ----------------------------------------------------------------------------- specs
+@dataclass(frozen=True)
+class Leaf:
+    """A dynamic leaf's abstract type, or a static leaf's value."""
+
+    dynamic: bool
+    aval: jax.ShapeDtypeStruct | None = None
+    value: object = None  # static leaves: the value; Python-number leaves: the number
+
+    @property
+    def is_undefined(self):
+        return not self.dynamic and isinstance(self.value, Undefined)
+
+    def same(self, other: "Leaf") -> bool:
+        if self.dynamic != other.dynamic:
+            return False
+        if self.dynamic:
+            return _same_aval(self.aval, other.aval)
+        return _static_equal(self.value, other.value)
+
+
+def _same_aval(a, b) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and a.weak_type == b.weak_type
+
+
+def _static_equal(a, b) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # objects whose == is not a plain bool (e.g. array-likes)
+        return False
+
+
+def leaf_spec(leaf, strong_numbers: bool = False) -> Leaf:
+    if isinstance(leaf, Undefined) or not is_dynamic(leaf):
+        return Leaf(dynamic=False, value=leaf)
+    aval = jax.typeof(leaf)
+    weak = aval.weak_type and not strong_numbers
+    sds = jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=weak)
+    return Leaf(dynamic=True, aval=sds, value=leaf if type(leaf) in PY_SCALARS else None)
+
+
+@dataclass(frozen=True)
+class VarSpec:
+    name: str
+    treedef: object
+    leaves: tuple
+
+    @property
+    def is_undefined(self) -> bool:
+        return len(self.leaves) == 1 and self.leaves[0].is_undefined
+
+    def same(self, other: "VarSpec") -> bool:
+        return self.treedef == other.treedef and all(a.same(b) for a, b in zip(self.leaves, other.leaves))
+
+    def describe(self) -> str:
+        """``float32[3]``, ``None``, ``{'w': float32[2,2], 'b': float32[2]}`` ..."""
+        if self.is_undefined:
+            return "undefined"
+        if not self.leaves and self.treedef == jax.tree_util.tree_structure(None):
+            return "None"
+        parts = [_Repr(describe_leaf(leaf)) for leaf in self.leaves]
+        return repr(jax.tree_util.tree_unflatten(self.treedef, parts))
+
+
+class _Repr:
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def describe_aval(aval) -> str:
+    dims = ",".join(str(d) for d in aval.shape)
+    return f"{jnp.dtype(aval.dtype).name}[{dims}]"
+
+
+def describe_leaf(leaf: Leaf) -> str:
+    if leaf.dynamic:
+        return describe_aval(leaf.aval)
+    if leaf.is_undefined:
+        return "undefined"
+    text = repr(leaf.value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{text} ({type(leaf.value).__name__})"
+
+
+def var_spec(name: str, value, strong_numbers: bool = False) -> VarSpec:
+    leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_leaf)
+    return VarSpec(name, treedef, tuple(leaf_spec(x, strong_numbers) for x in leaves))
+
+
+@dataclass
+class State:
+    """The carried variables of one staged statement."""
+
+    specs: list
+    construct: object = None  # autolax.transpile.context.Construct (for messages)
+    extras: list = field(default_factory=list)  # per-iteration outputs (list appends)
+
+    @classmethod
+    def of(cls, names, values, construct=None, strong_numbers=False):
+        return cls([var_spec(n, v, strong_numbers) for n, v in zip(names, values)], construct)
+
+    @property
+    def names(self):
+        return [s.name for s in self.specs]
+
+    def same(self, other: "State") -> bool:
+        return len(self.specs) == len(other.specs) and all(a.same(b) for a, b in zip(self.specs, other.specs))
+
+    def abstract(self) -> list:
+        """ShapeDtypeStructs of the dynamic leaves, in order (the traced function's inputs)."""
+        return [leaf.aval for spec in self.specs for leaf in spec.leaves if leaf.dynamic]
+
+    def n_dynamic(self) -> int:
+        return sum(1 for spec in self.specs for leaf in spec.leaves if leaf.dynamic)
+
+    def dynamic(self, values) -> list:
+        """The dynamic leaves of ``values``, each cast to its spec's type (``Undefined``
+        leaves become zeros of the spec's type: a loop-first-assigned variable)."""
+        out = []
+        for spec, value in zip(self.specs, values):
+            if isinstance(value, Undefined):
+                out.extend(jnp.zeros(leaf.aval.shape, leaf.aval.dtype) for leaf in spec.leaves if leaf.dynamic)
+                continue
+            leaves = jax.tree_util.tree_leaves(value, is_leaf=_is_leaf)
+            for leaf, x in zip(spec.leaves, leaves):
+                if leaf.dynamic:
+                    out.append(cast(x, leaf.aval))
+        return out
+
+    def rebuild(self, dynamic_leaves) -> list:
+        """Values from dynamic leaves (static leaves come from the specs)."""
+        it = iter(dynamic_leaves)
+        values = []
+        for spec in self.specs:
+            leaves = [next(it) if leaf.dynamic else leaf.value for leaf in spec.leaves]
+            values.append(jax.tree_util.tree_unflatten(spec.treedef, leaves))
+        return values
+
+    def describe(self, name: str) -> str:
+        return self.construct.describe(name) if self.construct is not None else f"'{name}'"
+
+
+def cast(x, aval):
+    """``x`` as a value of type ``aval`` (dtype promotion only; shapes already match)."""
+    if type(x) in PY_SCALARS:
+        return jnp.asarray(x, dtype=aval.dtype) if not aval.weak_type else x
+    if x.dtype != aval.dtype or (getattr(x, "weak_type", False) and not aval.weak_type):
+        return lax.convert_element_type(x, aval.dtype)
+    return x
+
+
+# ----------------------------------------------------------------------------- joining
+def _join_leaf(a: Leaf, b: Leaf, loop: bool):
+    """The common type of two leaves, or None if they cannot be reconciled."""
+    if a.dynamic and b.dynamic:
+        if a.aval.shape != b.aval.shape:
+            return None
+        if _same_aval(a.aval, b.aval):
+            # Keep a Python number static only if both sides are the same number.
+            if not loop and a.value is not None and b.value is not None and _static_equal(a.value, b.value):
+                return a
+            return Leaf(True, a.aval)
+        dtype, weak = jax.dtypes.result_type(a.aval, b.aval, return_weak_type_flag=True)
+        return Leaf(True, jax.ShapeDtypeStruct(a.aval.shape, dtype, weak_type=weak))
+    if not a.dynamic and not b.dynamic:
+        return a if _static_equal(a.value, b.value) else None
+    return None
+
+
+def _mismatch(construct, name, first, second, rule, fix, where_first, where_second):
+    what = construct.describe(name) if construct is not None else f"'{name}'"
+    where = f" at {construct.where}" if construct is not None else ""
+    kind = construct.kind if construct is not None else "statement"
+    head = {
+        "if": f"the `if`{where}",
+        "while": f"the `while` loop{where}",
+        "for": f"the `for` loop{where}",
+        "ternary": f"the conditional expression{where}",
+    }.get(kind, f"the statement{where}")
+    src = f"\n    {construct.source}" if construct is not None and construct.source else ""
+    return StateMismatchError(
+        f"{what} has different types {where_first} and {where_second} of {head}:{src}\n"
+        f"  {where_first}: {first}\n  {where_second}: {second}\n"
+        f"{rule}\nFix: {fix}"
+    )
+
+
+def join_branches(true_state: State, false_state: State, construct) -> State:
+    """The output type of a staged ``if``: both branches' outputs, reconciled."""
+    specs = []
+    for a, b in zip(true_state.specs, false_state.specs):
+        if a.is_undefined or b.is_undefined:
+            if a.is_undefined and b.is_undefined:
+                specs.append(a)
+                continue
+            side = "`if`" if b.is_undefined else "`else`"
+            other = "`else`" if b.is_undefined else "`if`"
+            what = construct.describe(a.name) if construct is not None else f"'{a.name}'"
+            raise UndefinedVariableError(
+                f"{what} is assigned only in the {side} branch of the `if` at {construct.where}, "
+                f"and used after it:\n    {construct.source}\n"
+                f"The condition is traced, so both branches are staged with lax.cond and each must give "
+                f"{what} a value.\nFix: assign {what} before the `if` (for example {a.name} = "
+                f"jnp.zeros_like(...)), or in the {other} branch too."
+            )
+        if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
+            raise _mismatch(construct, a.name, a.describe(), b.describe(),
+                            "The condition is traced, so lax.cond needs both branches to give it the same structure.",
+                            f"give {construct.describe(a.name) if construct else a.name} the same structure (same container, same number of items) in both branches.",
+                            "in the `if` branch", "in the `else` branch")
+        leaves = []
+        for la, lb in zip(a.leaves, b.leaves):
+            joined = _join_leaf(la, lb, loop=False)
+            if joined is None:
+                raise _mismatch(construct, a.name, a.describe(), b.describe(),
+                                "The condition is traced, so lax.cond needs both branches to give it the same shape; "
+                                "non-array values (strings, objects) must be equal.",
+                                "compute values of one shape in both branches (pad, mask, or use jnp.where), "
+                                "or move the non-array value out of the `if`.",
+                                "in the `if` branch", "in the `else` branch")
+            leaves.append(joined)
+        specs.append(VarSpec(a.name, a.treedef, tuple(leaves)))
+    return State(specs, construct)
+
+
+def join_iterations(before: State, after: State, construct) -> State:
+    """The carry type of a staged loop: the state before an iteration reconciled with the
+    state after one. A variable with no value before the loop takes the body's type."""
+    specs = []
+    for a, b in zip(before.specs, after.specs):
+        if a.is_undefined:
+            specs.append(b if not b.is_undefined else a)
+            continue
+        if b.is_undefined:
+            raise UndefinedVariableError(
+                f"{construct.describe(a.name)} loses its value in the loop at {construct.where}."
+            )
+        if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
+            rule = "A staged loop carries each variable with one structure for every iteration."
+            fix = f"give {construct.describe(a.name)} its final structure before the loop."
+            if not a.leaves and a.treedef == jax.tree_util.tree_structure(None):
+                rule = "A staged loop cannot carry None: each carried variable needs an array value before the loop."
+                fix = (f"initialise {construct.describe(a.name)} before the loop with a value of its final type "
+                       f"(for example -jnp.inf, 0.0 or jnp.zeros(...)), and a separate flag if 'no value yet' matters.")
+            raise _mismatch(construct, a.name, a.describe(), b.describe(), rule, fix,
+                            "before the loop", "after one iteration")
+        leaves = []
+        for la, lb in zip(a.leaves, b.leaves):
+            joined = _join_leaf(la, lb, loop=True)
+            if joined is None:
+                raise _mismatch(construct, a.name, a.describe(), b.describe(),
+                                "A staged loop carries each variable with one shape for every iteration.",
+                                f"give {construct.describe(a.name)} a fixed shape (preallocate and write with "
+                                f".at[i].set(...), or mask), or keep the loop in Python over a static range.",
+                                "before the loop", "after one iteration")
+            leaves.append(joined)
+        specs.append(VarSpec(a.name, a.treedef, tuple(leaves)))
+    return State(specs, construct)

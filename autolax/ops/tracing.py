@@ -1,0 +1,97 @@
+"""Traces a branch or loop body once into a jaxpr, and replays it inside ``lax.*``.
+
+Tracing first (with ``jax.make_jaxpr``) tells the staged op the exact types a body
+produces, so branch/carry types can be reconciled *before* calling ``lax.cond`` /
+``while_loop`` / ``scan``, and the user's Python runs once per body (not once to probe and
+again inside lax). Values the body closes over -- tracers of the enclosing trace included --
+become the jaxpr's constants.
+
+This module is the only one that touches jaxprs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+from jax.extend.core import jaxpr_as_fun
+
+from autolax.ops import registry
+from autolax.ops.data import list_shape
+from autolax.ops.state import State, Undefined, cast
+
+
+def unpack(result, n: int, what: str = "function"):
+    """A generated function's return value as a tuple of ``n`` values."""
+    if n == 0:
+        return ()
+    if n == 1:
+        return (result,)
+    return tuple(result)
+
+
+def pack(values, n: int):
+    """The inverse of ``unpack``: what the emitted code assigns."""
+    if n == 0:
+        return None
+    if n == 1:
+        return values[0]
+    return tuple(values)
+
+
+@dataclass
+class Traced:
+    """A body traced once: its jaxpr, the state it returns, and any per-iteration extras."""
+
+    jaxpr: object
+    out: State
+    extras: list  # avals of per-iteration outputs (list appends), after the state leaves
+
+    def __call__(self, dynamic_inputs, target: State | None = None):
+        """Runs the jaxpr; returns (state leaves cast to ``target``'s types, extras)."""
+        outs = jaxpr_as_fun(self.jaxpr)(*dynamic_inputs)
+        n_state = self.out.n_dynamic()
+        state_leaves, extras = outs[:n_state], outs[n_state:]
+        if target is None:
+            return list(state_leaves), list(extras)
+        cast_leaves = []
+        it = iter(state_leaves)
+        for spec, tspec in zip(self.out.specs, target.specs):
+            for leaf, tleaf in zip(spec.leaves, tspec.leaves):
+                value = next(it) if leaf.dynamic else None
+                if tleaf.dynamic:
+                    cast_leaves.append(cast(value, tleaf.aval))
+        return cast_leaves, list(extras)
+
+
+def trace(fn, in_state: State, out_names, *, construct=None, prefix=(), strong_numbers=False, split=None) -> Traced:
+    """Traces ``fn(*prefix_values, *state_values)``.
+
+    ``prefix`` is a list of (value-spec State) for leading arguments that are not part of the
+    returned state (a loop's item). ``split(inputs, outputs) -> (outputs, extras)`` lets a
+    loop move list appends out of the state into per-iteration outputs.
+    """
+    captured = {}
+    prefix_state = prefix if prefix else None
+
+    def flat(*dynamic):
+        n_prefix = prefix_state.n_dynamic() if prefix_state is not None else 0
+        pre_values = prefix_state.rebuild(dynamic[:n_prefix]) if prefix_state is not None else []
+        args = in_state.rebuild(dynamic[n_prefix:])
+        shapes = [list_shape(a) for a in args]
+        values = unpack(fn(*pre_values, *args), len(out_names))
+        extras = []
+        if split is not None:
+            values, extras = split(shapes, list(values))
+        out = State.of(out_names, values, construct, strong_numbers=strong_numbers)
+        captured["out"] = out
+        captured["extras"] = [jax.typeof(e) for e in extras]
+        leaves = []
+        for spec, value in zip(out.specs, values):
+            flat_values = jax.tree_util.tree_leaves(value, is_leaf=lambda x: isinstance(x, Undefined))
+            leaves.extend(x for leaf, x in zip(spec.leaves, flat_values) if leaf.dynamic)
+        return leaves + list(extras)
+
+    abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
+    jaxpr = jax.make_jaxpr(flat)(*abstract)
+    return Traced(jaxpr, captured["out"], captured["extras"])

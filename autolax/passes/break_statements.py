@@ -1,0 +1,59 @@
+"""Lowers ``break`` to a flag that also ends the loop, and ``for``/``while ... else``.
+
+    while x > 1:                      break_ = False
+        if x % 7 == 0:                while not break_ and x > 1:
+            break              ->         if x % 7 == 0:
+        x = x // 2                            break_ = True
+    else:                                 else:
+        x = -1                                x = x // 2
+                                      if not break_:
+                                          x = -1
+
+For ``for`` loops the exit test is attached to the loop (``anno.EXTRA_TEST``) and becomes the
+``loop_test`` of the staged loop.
+"""
+
+from __future__ import annotations
+
+from autolax.passes.jumps import BlockLowering, add_loop_test, flag_assign
+from autolax.transpile import syntax
+
+
+def _is_break(stmt):
+    return isinstance(stmt, syntax.Break)
+
+
+class _Transformer(syntax.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def _visit_loop(self, loop):
+        self.generic_visit(loop)  # inner loops first; their breaks are their own
+        probe = BlockLowering(_is_break, None, "", into_loops=False)
+        if not probe.contains_jump(loop.body):
+            if loop.orelse:
+                orelse, loop.orelse = loop.orelse, []
+                return [loop] + orelse
+            return loop
+        flag = self.ctx.namer.new("break_")
+        self.ctx.descriptions[flag] = "the `break` flag"
+        lowering = BlockLowering(
+            is_jump=_is_break,
+            replace=lambda s: [flag_assign(flag, True)],
+            flag=flag,
+            into_loops=False,
+        )
+        loop.body = lowering.block(loop.body).stmts
+        add_loop_test(loop, syntax.unary_not(syntax.name(flag)))
+        out = [flag_assign(flag, False, loop), loop]
+        if loop.orelse:
+            orelse, loop.orelse = loop.orelse, []
+            out.append(syntax.copy_location(syntax.if_stmt(syntax.unary_not(syntax.name(flag)), orelse), orelse[0]))
+        return out
+
+    visit_For = _visit_loop
+    visit_While = _visit_loop
+
+
+def transform(fn_node, ctx):
+    return _Transformer(ctx).visit(fn_node)

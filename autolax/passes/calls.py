@@ -1,0 +1,105 @@
+"""Calls that may reach user code go through ``ops.call``, which converts the callee.
+
+    y = helper(x)          ->   y = ops.call(helper, x)
+    y = self.step(x)       ->   y = ops.call(self.step, x)
+    print('x =', x)        ->   ops.print('x =', x)
+    super().f(x)           ->   super(__class__, self).f(x)
+
+A call is left as it is when its callee is known at conversion time to be library code: a
+builtin, or a name or module attribute that resolves to a function, class or module of JAX,
+NumPy, the standard library or another installed package. Method calls on local values
+(``x.sum()``, ``lst.pop()``) are left alone; methods of ``self``/``cls`` are converted.
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+
+from autolax.transpile import syntax
+
+
+def _is_library(value) -> bool:
+    from autolax.ops.calls import is_library_callable
+
+    return is_library_callable(value)
+
+
+class _Transformer(syntax.NodeTransformer):
+    def __init__(self, ctx, local_names, first_param):
+        self.ctx = ctx
+        self.local_names = local_names
+        self.first_param = first_param
+
+    def _static_value(self, node):
+        """The value of a ``name`` / ``module.attr`` callee, or MISSING if not known now."""
+        missing = self.ctx.MISSING
+        if isinstance(node, syntax.Name):
+            return self.ctx.resolve(node.id, self.local_names)
+        if isinstance(node, syntax.Attribute):
+            base = self._static_value(node.value)
+            if base is missing or not isinstance(base, types.ModuleType):
+                return missing
+            return getattr(base, node.attr, missing)
+        return missing
+
+    def _rooted_in_self(self, node) -> bool:
+        while isinstance(node, syntax.Attribute):
+            node = node.value
+        return isinstance(node, syntax.Name) and node.id == self.first_param
+
+    def _wants_conversion(self, func) -> bool:
+        value = self._static_value(func)
+        if value is not self.ctx.MISSING:
+            return not _is_library(value)
+        if isinstance(func, syntax.Name):
+            return True  # local function, parameter, or a global defined later
+        if isinstance(func, syntax.Attribute):
+            return self._rooted_in_self(func)
+        return True  # fs[i](x), make()(x), (lambda: ...)()
+
+    def visit_FunctionDef(self, node):
+        inner = _function_transformer(self.ctx, node, self.local_names)
+        node.body = [inner.visit(s) for s in node.body]
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        ops = self.ctx.ops
+        if isinstance(func, syntax.Name) and func.id == ops:
+            return node
+        if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) and func.value.id == ops:
+            return node
+        if isinstance(func, syntax.Name) and func.id == "print" and self._static_value(func) is builtins.print:
+            node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)
+            return node
+        if (
+            isinstance(func, syntax.Name)
+            and func.id == "super"
+            and not node.args
+            and self.first_param
+            and "__class__" in self.ctx.closure
+        ):
+            node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
+            return node
+        if not self._wants_conversion(func):
+            return node
+        new = syntax.Call(
+            func=syntax.dotted(f"{ops}.call"), args=[func] + node.args, keywords=node.keywords
+        )
+        return syntax.copy_location(new, node)
+
+
+def _function_transformer(ctx, node, outer_locals=frozenset()):
+    from autolax.analysis.activity import local_names
+
+    params = syntax.param_names(node.args)
+    first = params[0] if params and params[0] in ("self", "cls") else None
+    return _Transformer(ctx, set(outer_locals) | local_names(node), first)
+
+
+def transform(fn_node, ctx):
+    transformer = _function_transformer(ctx, fn_node)
+    fn_node.body = [transformer.visit(s) for s in fn_node.body]
+    return fn_node

@@ -1,0 +1,41 @@
+"""Lowers ``continue`` to a flag; the rest of the iteration runs only when it is unset.
+
+    for x in xs:                      for x in xs:
+        if x < 0:                         if not x < 0:
+            continue           ->             total += x
+        total += x
+
+When the skipped statements cannot simply move into an ``else`` branch, a flag reset at the
+top of each iteration guards them: ``continue_ = False`` ... ``if not continue_: ...``.
+"""
+
+from __future__ import annotations
+
+from autolax.passes.jumps import BlockLowering, flag_assign, remove_flag_assignments
+from autolax.transpile import syntax
+
+
+def _loops(tree):
+    return [n for n in syntax.walk(tree) if isinstance(n, (syntax.For, syntax.While))]
+
+
+def transform(fn_node, ctx):
+    for loop in _loops(fn_node):
+        probe = BlockLowering(lambda s: isinstance(s, syntax.Continue), None, "", into_loops=False)
+        if not probe.contains_jump(loop.body):
+            continue
+        flag = ctx.namer.new("continue_")
+        ctx.descriptions[flag] = "the `continue` flag"
+        lowering = BlockLowering(
+            is_jump=lambda s: isinstance(s, syntax.Continue),
+            replace=lambda s, flag=flag: [flag_assign(flag, True)],
+            flag=flag,
+            into_loops=False,
+        )
+        body = lowering.block(loop.body).stmts
+        if lowering.flag_read:
+            loop.body = [flag_assign(flag, False, loop.body[0])] + body
+        else:
+            loop.body = body
+            remove_flag_assignments(loop, flag)
+    return fn_node

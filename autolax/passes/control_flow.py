@@ -1,0 +1,309 @@
+"""``if`` / ``while`` / ``for`` become calls of runtime ops with named inner functions.
+
+    def collatz_steps(n):                  def collatz_steps(n):
+        steps = 0                              steps = 0
+        while n != 1:                          def loop_test(n, steps):
+            if n % 2 == 0:                         return n != 1
+                n = n // 2                     def loop_body(n, steps):
+            else:                                  def if_true(n):
+                n = 3 * n + 1     ->                   n = n // 2
+            steps += 1                                 return n
+        return steps                               def if_false(n):
+                                                       n = 3 * n + 1
+                                                       return n
+                                                   n = ops.cond(n % 2 == 0, if_true, if_false, n)
+                                                   steps += 1
+                                                   return n, steps
+                                               n, steps = ops.while_loop(loop_test, loop_body, (n, steps))
+                                               return steps
+
+What is passed and returned comes from the analyses:
+
+* a loop carries the names its body assigns that are live at the top of an iteration or
+  after the loop (``loop_test`` and ``loop_body`` take them, ``loop_body`` returns them);
+* an ``if`` returns the names its branches assign that are live after it, and its branch
+  functions take the assigned names they read (or must pass through) from before.
+
+A carried name that may be unbound before the statement starts as ``ops.undefined('y')``.
+The runtime op decides, when it runs, between Python and ``lax`` (see ``autolax.ops``).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from autolax.analysis.activity import declared_nonlocal, target_names, writes
+from autolax.analysis.definedness import Definedness
+from autolax.analysis.liveness import Liveness
+from autolax.transpile import anno, syntax, templates
+from autolax.transpile.context import Construct
+
+_IF = """
+def if_true(params):
+    body
+    return outputs
+def if_false(params):
+    orelse
+    return outputs
+targets = ops_cond(test, if_true, if_false, params)
+"""
+
+_WHILE = """
+def loop_test(state):
+    return test
+def loop_body(state):
+    body
+    return outputs
+targets = ops_while_loop(loop_test, loop_body, init)
+"""
+
+_FOR_TEST = """
+def loop_test(state):
+    return test
+"""
+
+_FOR = """
+def loop_body(item, state):
+    body
+    return outputs
+targets = ops_call(iter_args, loop_body, init, loop_test)
+"""
+
+
+def _state_expr(names):
+    """``x`` / ``(x, y)`` / ``()`` for the values passed to or returned from a loop body."""
+    if len(names) == 1:
+        return syntax.name(names[0])
+    return syntax.Tuple(elts=[syntax.name(n) for n in names], ctx=syntax.Load())
+
+
+def _strip_bare_returns(fn_defs):
+    for fn in fn_defs:
+        if isinstance(fn, syntax.FunctionDef) and fn.body and isinstance(fn.body[-1], syntax.Return):
+            if fn.body[-1].value is None:
+                fn.body.pop()
+                if not fn.body:
+                    fn.body.append(syntax.Pass())
+
+
+class _FunctionConverter:
+    """Converts the control flow of one function (nested user functions get their own)."""
+
+    def __init__(self, fn_node, ctx):
+        self.fn = fn_node
+        self.ctx = ctx
+        self.live = Liveness(fn_node)
+        self.defined = Definedness(fn_node)
+        self.nonlocal_names = declared_nonlocal(fn_node.body)
+        self.rank = {}
+        for node in syntax.walk(fn_node):
+            if isinstance(node, syntax.Name):
+                self.rank.setdefault(node.id, len(self.rank))
+        self.hoisted: list[str] = []
+
+    # ------------------------------------------------------------------ helpers
+    def order(self, names):
+        return sorted(names, key=lambda n: (self.rank.get(n, len(self.rank)), n))
+
+    def modified(self, stmts):
+        return writes(stmts) - self.nonlocal_names
+
+    def undefined_inits(self, names, node):
+        """``y = ops.undefined('y')`` for carried names not certainly bound before ``node``."""
+        definitely, maybe = self.defined.before[node]
+        out = []
+        for n in names:
+            if n in definitely:
+                continue
+            if n in maybe:
+                if n not in self.hoisted:
+                    self.hoisted.append(n)
+                continue
+            out.append(self.undefined_stmt(n, node))
+        return out
+
+    def undefined_stmt(self, n, origin):
+        stmt = syntax.assign(
+            syntax.name(n, "store"), syntax.call(f"{self.ctx.ops}.undefined", [syntax.constant(n)])
+        )
+        return syntax.copy_location(stmt, origin)
+
+    def construct(self, kind, node, names, fn_names):
+        c = Construct(
+            kind=kind,
+            filename=self.ctx.filename,
+            lineno=node.lineno,
+            col=node.col_offset,
+            source=self.ctx.line_text(node.lineno),
+            names=tuple(names),
+            descriptions={n: d for n, d in self.ctx.descriptions.items() if n in names},
+        )
+        for fn_name in fn_names:
+            self.ctx.constructs[fn_name] = c
+        return c
+
+    def ops_name(self, op):
+        return syntax.dotted(f"{self.ctx.ops}.{op}")
+
+    # ------------------------------------------------------------------ traversal
+    def run(self):
+        body = self.block(self.fn.body)
+        if self.hoisted:
+            docstring = []
+            if body and isinstance(body[0], syntax.Expr) and isinstance(body[0].value, syntax.Constant) and isinstance(body[0].value.value, str):
+                docstring, body = body[:1], body[1:]
+            inits = [self.undefined_stmt(n, body[0] if body else self.fn) for n in self.hoisted]
+            body = docstring + inits + body
+        self.fn.body = body
+        return self.fn
+
+    def block(self, stmts):
+        out = []
+        for stmt in stmts:
+            out.extend(self.stmt(stmt))
+        return out
+
+    def stmt(self, node):
+        if isinstance(node, syntax.FunctionDef):
+            _FunctionConverter(node, self.ctx).run()
+            return [node]
+        if isinstance(node, syntax.If):
+            return self.convert_if(node)
+        if isinstance(node, syntax.While):
+            return self.convert_while(node)
+        if isinstance(node, syntax.For):
+            return self.convert_for(node)
+        if isinstance(node, (syntax.With, syntax.AsyncWith)):
+            node.body = self.block(node.body)
+        elif isinstance(node, syntax.Try):
+            for field in ("body", "orelse", "finalbody"):
+                setattr(node, field, self.block(getattr(node, field)))
+            for handler in node.handlers:
+                handler.body = self.block(handler.body)
+        return [node]
+
+    # ------------------------------------------------------------------ if
+    def convert_if(self, node):
+        assigned = self.modified(node.body) | self.modified(node.orelse)
+        outputs = self.order(assigned & self.live.live_out[node])
+        entry = self.live.entry[(node, "body")] | self.live.entry[(node, "orelse")]
+        params = self.order(assigned & entry)
+        inits = self.undefined_inits(params, node)
+        body = self.block(node.body)
+        orelse = self.block(node.orelse)
+        if_true, if_false = self.ctx.namer.new("if_true"), self.ctx.namer.new("if_false")
+        self.construct("if", node, outputs, (if_true, if_false))
+        out = syntax.names_tuple(outputs)
+        stmts = templates.replace(
+            _IF,
+            if_true=if_true,
+            if_false=if_false,
+            params=list(params),
+            body=body,
+            orelse=orelse,
+            outputs=out,
+            targets=out,
+            ops_cond=self.ops_name("cond"),
+            test=node.test,
+        )
+        _strip_bare_returns(stmts[:2])
+        return inits + syntax.copy_locations(stmts, node)
+
+    # ------------------------------------------------------------------ while
+    def convert_while(self, node):
+        state = self.order(self.modified(node.body) & self.live.header[node])
+        inits = self.undefined_inits(state, node)
+        body = self.block(node.body)
+        loop_test, loop_body = self.ctx.namer.new("loop_test"), self.ctx.namer.new("loop_body")
+        self.construct("while", node, state, (loop_test, loop_body))
+        stmts = templates.replace(
+            _WHILE,
+            loop_test=loop_test,
+            loop_body=loop_body,
+            state=list(state),
+            test=node.test,
+            body=body,
+            outputs=_state_expr(state),
+            init=_state_expr(state),
+            targets=syntax.names_tuple(state),
+            ops_while_loop=self.ops_name("while_loop"),
+        )
+        return inits + syntax.copy_locations(stmts, node)
+
+    # ------------------------------------------------------------------ for
+    def _builtin(self, node, name):
+        return (
+            isinstance(node, syntax.Call)
+            and isinstance(node.func, syntax.Name)
+            and node.func.id == name
+            and self.ctx.resolve(name, self.fn_locals) is getattr(builtins, name)
+            and not node.keywords
+            and not any(isinstance(a, syntax.Starred) for a in node.args)
+        )
+
+    def _iterable(self, node):
+        """``enumerate(...)``/``zip(...)`` become ``ops.enumerate``/``ops.zip`` (recursively),
+        so a staged loop can scan over the arrays inside them."""
+        if self._builtin(node, "enumerate") or self._builtin(node, "zip"):
+            node.func = syntax.copy_location(self.ops_name(node.func.id), node.func)
+            node.args = [self._iterable(a) for a in node.args]
+        return node
+
+    @property
+    def fn_locals(self):
+        from autolax.analysis.activity import local_names
+
+        if not hasattr(self, "_fn_locals"):
+            self._fn_locals = local_names(self.fn)
+        return self._fn_locals
+
+    def convert_for(self, node):
+        targets = target_names(node.target)
+        state = self.order((self.modified(node.body) | targets) & self.live.header[node])
+        inits = self.undefined_inits(state, node)
+        body = self.block(node.body)
+        extra = anno.get(node, anno.EXTRA_TEST)
+        is_range = self._builtin(node.iter, "range") and 1 <= len(node.iter.args) <= 3
+        if isinstance(node.target, syntax.Name) and node.target.id not in state:
+            item, prelude = node.target.id, []
+        else:
+            item = self.ctx.namer.new("index" if is_range else "item")
+            target = syntax.deepcopy(node.target)
+            prelude = [syntax.copy_location(syntax.assign(target, syntax.name(item)), node.target)]
+        loop_body = self.ctx.namer.new("loop_body")
+        fn_names = [loop_body]
+        stmts = []
+        loop_test = None
+        if extra is not None:
+            loop_test = self.ctx.namer.new("loop_test")
+            fn_names.append(loop_test)
+            stmts += templates.replace(_FOR_TEST, loop_test=loop_test, state=list(state), test=extra)
+        self.construct("for", node, state, fn_names)
+        if is_range:
+            args = list(node.iter.args)
+            if len(args) == 1:
+                args = [syntax.constant(0), args[0]]
+            if len(args) == 2:
+                args.append(syntax.constant(1))
+            op = "for_range"
+        else:
+            args = [self._iterable(node.iter)]
+            op = "for_iter"
+        stmts += templates.replace(
+            _FOR,
+            loop_body=loop_body,
+            item=item,
+            state=list(state),
+            body=prelude + body,
+            outputs=_state_expr(state),
+            ops_call=self.ops_name(op),
+            iter_args=args,
+            init=_state_expr(state),
+            loop_test=loop_test,
+            targets=syntax.names_tuple(state),
+        )
+        return inits + syntax.copy_locations(stmts, node)
+
+
+def transform(fn_node, ctx):
+    return _FunctionConverter(fn_node, ctx).run()

@@ -1,0 +1,168 @@
+"""Shared machinery of the three jump-lowering passes (``continue``, ``break``, ``return``).
+
+Staged control flow has no jumps, so each jump becomes an assignment to a flag, and the
+statements a jump would skip are moved where they only run when no jump happened:
+
+* if one branch of an ``if`` always jumps, the rest of the block moves into the other branch
+  (no flag needed for it);
+* otherwise the rest of the block is guarded by ``if not flag:``.
+
+    for x in xs:                      for x in xs:
+        if x < 0:                         if x < 0:
+            continue           ->             pass
+        total += x                        else:
+                                              total += x
+
+The flag assignments stay only where something reads the flag (a guard or a loop test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autolax.transpile import anno, syntax
+
+_LOOPS = (syntax.For, syntax.While)
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+
+
+@dataclass
+class Lowered:
+    stmts: list
+    may_jump: bool
+    always_jumps: bool
+
+
+class BlockLowering:
+    """Lowers the jumps of one kind in a block.
+
+    ``is_jump(stmt)`` says whether a statement is a jump of this kind; ``replace(stmt)``
+    returns the statements standing for it (which must set ``flag``); ``into_loops`` says
+    whether jumps inside nested loops belong to this lowering (true for ``return``).
+    """
+
+    def __init__(self, is_jump, replace, flag: str, into_loops: bool, on_loop=None):
+        self.is_jump = is_jump
+        self.replace = replace
+        self.flag = flag
+        self.into_loops = into_loops
+        self.on_loop = on_loop  # called with a loop whose body may jump (return lowering)
+        self.flag_read = False
+
+    def contains_jump(self, stmts) -> bool:
+        stack = list(stmts)
+        while stack:
+            node = stack.pop()
+            if self.is_jump(node):
+                return True
+            if isinstance(node, _SCOPES):
+                continue
+            if isinstance(node, _LOOPS) and not self.into_loops:
+                continue
+            stack.extend(syntax.iter_child_nodes(node))
+        return False
+
+    def guard(self, stmts, origin):
+        self.flag_read = True
+        test = syntax.unary_not(syntax.name(self.flag))
+        return syntax.copy_location(syntax.if_stmt(test, stmts), origin)
+
+    def block(self, stmts) -> Lowered:
+        out: list = []
+        for index, stmt in enumerate(stmts):
+            rest = stmts[index + 1 :]
+            if self.is_jump(stmt):
+                out.extend(syntax.copy_locations(self.replace(stmt), stmt))
+                return Lowered(out, True, True)
+            if not self.contains_jump([stmt]):
+                out.append(stmt)
+                continue
+            if isinstance(stmt, syntax.If):
+                body = self.block(stmt.body)
+                orelse = self.block(stmt.orelse)
+                if body.always_jumps and orelse.always_jumps:
+                    stmt.body, stmt.orelse = body.stmts, orelse.stmts
+                    out.append(stmt)
+                    return Lowered(out, True, True)
+                if body.always_jumps:
+                    tail = self.block(stmt.orelse + rest) if rest else orelse
+                    stmt.body, stmt.orelse = body.stmts, tail.stmts
+                    out.append(stmt)
+                    return Lowered(out, True, tail.always_jumps)
+                if orelse.always_jumps:
+                    tail = self.block(stmt.body + rest) if rest else body
+                    stmt.body, stmt.orelse = tail.stmts, orelse.stmts
+                    out.append(stmt)
+                    return Lowered(out, True, tail.always_jumps)
+                stmt.body, stmt.orelse = body.stmts, orelse.stmts
+                out.append(stmt)
+            elif isinstance(stmt, _LOOPS):
+                # Only reached when jumps inside loops are ours (return lowering).
+                lowered = self.block(stmt.body)
+                stmt.body = lowered.stmts
+                self.on_loop(stmt)
+                out.append(stmt)
+            elif isinstance(stmt, syntax.Try):
+                for field in ("body", "orelse", "finalbody"):
+                    setattr(stmt, field, self.block(getattr(stmt, field)).stmts)
+                for handler in stmt.handlers:
+                    handler.body = self.block(handler.body).stmts
+                out.append(stmt)
+            else:  # with, and anything else holding a block
+                lowered = self.block(stmt.body)
+                stmt.body = lowered.stmts
+                out.append(stmt)
+                if lowered.always_jumps:
+                    return Lowered(out, True, True)
+            if rest:
+                tail = self.block(rest)
+                out.append(self.guard(tail.stmts, rest[0]))
+            return Lowered(out, True, False)
+        return Lowered(out, False, False)
+
+
+def add_loop_test(loop, test) -> None:
+    """Makes ``test`` a condition for starting each further iteration of ``loop``."""
+    if isinstance(loop, syntax.While):
+        loop.test = syntax.bool_and([test, loop.test])
+    else:
+        extra = anno.get(loop, anno.EXTRA_TEST)
+        anno.set(loop, anno.EXTRA_TEST, test if extra is None else syntax.bool_and([extra, test]))
+    syntax.copy_location(test, loop)
+
+
+def flag_assign(flag: str, value: bool, origin=None):
+    stmt = syntax.assign(syntax.name(flag, "store"), syntax.constant(value))
+    anno.set(stmt, anno.GENERATED_FLAG, flag)
+    return syntax.copy_location(stmt, origin) if origin is not None else stmt
+
+
+def remove_flag_assignments(tree, flag: str) -> None:
+    """Drops ``flag = ...`` statements (used when nothing ended up reading the flag)."""
+
+    class Remover(syntax.NodeTransformer):
+        def visit_Assign(self, node):
+            if anno.get(node, anno.GENERATED_FLAG) == flag:
+                return None
+            return node
+
+    Remover().visit(tree)
+    _fill_empty_blocks(tree)
+
+
+def _fill_empty_blocks(tree) -> None:
+    """Tidies blocks emptied by removing flag assignments.
+
+    ``if c: <nothing> else: B`` becomes ``if not c: B``; an ``if`` with two empty branches
+    keeps only its test (for its side effects); other empty bodies get a ``pass``.
+    """
+    for node in syntax.walk(tree):
+        if isinstance(node, syntax.If):
+            node.body = [s for s in node.body if not isinstance(s, syntax.Pass)]
+            node.orelse = [s for s in node.orelse if not isinstance(s, syntax.Pass)]
+            if not node.body and node.orelse:
+                node.test = syntax.copy_location(syntax.unary_not(node.test), node.test)
+                node.body, node.orelse = node.orelse, []
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and not body and isinstance(node, syntax.stmt):
+            body.append(syntax.Pass())

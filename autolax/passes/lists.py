@@ -1,0 +1,79 @@
+"""List appends become assignments, so a staged loop can carry the list as scan outputs.
+
+    out.append(y)       ->   out = ops.append(out, y)
+    jnp.stack(out)      ->   jnp.stack(ops.stacked(out))     (only for appended lists)
+
+``ops.append`` appends in place and returns the list, so plain Python behaviour is
+unchanged. In a staged loop the appended values become the loop's stacked outputs;
+``ops.stacked`` hands ``jnp.stack`` that stacked array instead of one slice per element.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autolax.transpile import syntax
+
+_STACKING = {"stack", "vstack"}
+
+
+class _Transformer(syntax.NodeTransformer):
+    def __init__(self, ctx, local_names):
+        self.ctx = ctx
+        self.local_names = local_names
+        self.appended: set[str] = set()
+
+    def visit_Expr(self, node):
+        call = node.value
+        if (
+            isinstance(call, syntax.Call)
+            and isinstance(call.func, syntax.Attribute)
+            and call.func.attr == "append"
+            and isinstance(call.func.value, syntax.Name)
+            and len(call.args) == 1
+            and not call.keywords
+        ):
+            lst = call.func.value.id
+            self.appended.add(lst)
+            new = syntax.assign(
+                syntax.name(lst, "store"),
+                syntax.call(f"{self.ctx.ops}.append", [syntax.name(lst), call.args[0]]),
+            )
+            return syntax.copy_location(new, node)
+        return self.generic_visit(node)
+
+
+class _StackCalls(syntax.NodeTransformer):
+    def __init__(self, ctx, appended, local_names):
+        self.ctx = ctx
+        self.appended = appended
+        self.local_names = local_names
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if (
+            isinstance(func, syntax.Attribute)
+            and func.attr in _STACKING
+            and isinstance(func.value, syntax.Name)
+            and node.args
+            and isinstance(node.args[0], syntax.Name)
+            and node.args[0].id in self.appended
+        ):
+            module = self.ctx.resolve(func.value.id, self.local_names)
+            if getattr(module, "__name__", None) in ("jax.numpy", "numpy") or module is np:
+                node.args[0] = syntax.copy_location(
+                    syntax.call(f"{self.ctx.ops}.stacked", [node.args[0]]), node.args[0]
+                )
+        return node
+
+
+def transform(fn_node, ctx):
+    from autolax.analysis.activity import local_names
+
+    locals_ = local_names(fn_node)
+    appends = _Transformer(ctx, locals_)
+    fn_node = appends.visit(fn_node)
+    if appends.appended:
+        fn_node = _StackCalls(ctx, appends.appended, locals_).visit(fn_node)
+    return fn_node

@@ -1,0 +1,64 @@
+"""``and``, ``or``, ``not`` and chained comparisons accept traced operands.
+
+    a and b          ->   ops.and_(a, lambda: b)
+    a or b or c      ->   ops.or_(a, lambda: b, lambda: c)
+    not a            ->   ops.not_(a)
+    lo <= x < hi     ->   ops.and_(lo <= x, lambda: x < hi)
+
+Later operands are wrapped in lambdas so concrete operands keep Python's short-circuiting;
+each operand is still evaluated at most once (a middle operand of a chain that is not a
+plain name is bound to a temporary first).
+"""
+
+from __future__ import annotations
+
+from autolax.transpile import anno, syntax
+
+_SIMPLE = (syntax.Name, syntax.Constant)
+
+
+class _Transformer(syntax.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        op = "and_" if isinstance(node.op, syntax.And) else "or_"
+        first, *rest = node.values
+        new = syntax.call(f"{self.ctx.ops}.{op}", [first] + [syntax.lambda_(v) for v in rest])
+        return syntax.copy_location(new, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, syntax.Not):
+            return syntax.copy_location(syntax.call(f"{self.ctx.ops}.not_", [node.operand]), node)
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        parts = []
+        left = node.left
+        for i, (op, right) in enumerate(zip(node.ops, node.comparators)):
+            if i < len(node.ops) - 1 and not isinstance(right, _SIMPLE):
+                temp = self.ctx.namer.new("operand")
+                bound = syntax.NamedExpr(target=syntax.name(temp, "store"), value=right)
+                parts.append(syntax.Compare(left=left, ops=[op], comparators=[bound]))
+                left = syntax.name(temp)
+            else:
+                parts.append(syntax.Compare(left=left, ops=[op], comparators=[right]))
+                left = syntax.deepcopy(right)
+        first, *rest = parts
+        new = syntax.call(f"{self.ctx.ops}.and_", [first] + [syntax.lambda_(p) for p in rest])
+        return syntax.copy_location(new, node)
+
+
+def transform(fn_node, ctx):
+    transformer = _Transformer(ctx)
+    fn_node = transformer.visit(fn_node)
+    for node in syntax.walk(fn_node):  # loop exit tests left by break/return lowering
+        extra = anno.get(node, anno.EXTRA_TEST)
+        if extra is not None:
+            anno.set(node, anno.EXTRA_TEST, transformer.visit(extra))
+    return fn_node

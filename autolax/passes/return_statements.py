@@ -1,0 +1,82 @@
+"""Gives every function a single ``return`` at its end.
+
+    def f(x):                         def f(x):
+        if x < 3:                         if x < 3:
+            return 3.0 * x ** 2   ->          retval = 3.0 * x ** 2
+        return -4 * x                     else:
+                                              retval = -4 * x
+                                          return retval
+
+A ``return`` inside a loop also sets ``do_return``, which ends the loop and guards what
+follows it. A function that can fall off its end returns ``None`` explicitly.
+"""
+
+from __future__ import annotations
+
+from autolax.passes.jumps import BlockLowering, add_loop_test, flag_assign, remove_flag_assignments
+from autolax.transpile import syntax
+
+
+def _needs_lowering(fn_node) -> bool:
+    body = fn_node.body
+    probe = BlockLowering(lambda s: isinstance(s, syntax.Return), None, "", into_loops=True)
+    return probe.contains_jump(body[:-1]) or (
+        bool(body) and not isinstance(body[-1], syntax.Return) and probe.contains_jump(body[-1:])
+    )
+
+
+def _lower_function(fn_node, ctx):
+    if not _needs_lowering(fn_node):
+        return
+    flag = ctx.namer.new("do_return")
+    retval = ctx.namer.new("retval")
+    ctx.descriptions[flag] = "the early-`return` flag"
+    ctx.descriptions[retval] = "the return value"
+
+    def replace(stmt):
+        value = stmt.value if stmt.value is not None else syntax.constant(None)
+        return [flag_assign(flag, True), syntax.assign(syntax.name(retval, "store"), value)]
+
+    lowering = BlockLowering(
+        is_jump=lambda s: isinstance(s, syntax.Return),
+        replace=replace,
+        flag=flag,
+        into_loops=True,
+        on_loop=lambda loop: add_loop_test(loop, syntax.unary_not(syntax.name(flag))),
+    )
+    body = list(fn_node.body)
+    if not body or not isinstance(body[-1], syntax.Return):
+        last = body[-1] if body else fn_node
+        body.append(syntax.copy_location(syntax.ret(None), last))
+    docstring = []
+    if body and isinstance(body[0], syntax.Expr) and isinstance(getattr(body[0], "value", None), syntax.Constant) and isinstance(body[0].value.value, str):
+        docstring, body = body[:1], body[1:]
+    lowered = lowering.block(body).stmts
+    final = syntax.copy_location(syntax.ret(syntax.name(retval)), fn_node.body[-1])
+    if lowering.flag_read or _loop_tests_read(fn_node, lowered, flag):
+        init = [flag_assign(flag, False, lowered[0] if lowered else fn_node)]
+    else:
+        init = []
+    fn_node.body = docstring + init + lowered + [final]
+    if not init:
+        remove_flag_assignments(fn_node, flag)
+
+
+def _loop_tests_read(fn_node, stmts, flag) -> bool:
+    from autolax.analysis.activity import reads
+
+    return any(flag in reads(s) for s in stmts)
+
+
+class _Transformer(syntax.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)  # nested functions first: their returns are their own
+        _lower_function(node, self.ctx)
+        return node
+
+
+def transform(fn_node, ctx):
+    return _Transformer(ctx).visit(fn_node)

@@ -1,0 +1,80 @@
+"""Item assignment on a local name becomes a functional update that works on JAX arrays.
+
+    x[i] = v          ->   x = ops.at(x)[i].set(v)
+    x[i, j] += v      ->   x = ops.at(x)[i, j].add(v)
+    x[i][j] = v       ->   x = ops.at(x)[i].set(ops.at(x[i])[j].set(v))
+
+``ops.at`` uses ``x.at[...]`` for JAX arrays and mutates in place (returning ``x``) for
+NumPy arrays, lists, dicts and anything else, so plain Python behaviour is unchanged.
+Targets rooted in an attribute (``self.buf[i] = v``) are left alone.
+"""
+
+from __future__ import annotations
+
+from autolax.transpile import syntax
+
+AUG_METHODS = {
+    syntax.Add: "add",
+    syntax.Sub: "subtract",
+    syntax.Mult: "multiply",
+    syntax.Div: "divide",
+    syntax.FloorDiv: "floor_divide",
+    syntax.Mod: "remainder",
+    syntax.Pow: "power",
+    syntax.MatMult: "matmul",
+    syntax.BitAnd: "bitwise_and",
+    syntax.BitOr: "bitwise_or",
+    syntax.BitXor: "bitwise_xor",
+    syntax.LShift: "left_shift",
+    syntax.RShift: "right_shift",
+}
+
+
+def _root_name(target):
+    while isinstance(target, syntax.Subscript):
+        target = target.value
+    return target if isinstance(target, syntax.Name) else None
+
+
+def _as_load(node):
+    node = syntax.deepcopy(node)
+    for n in syntax.walk(node):
+        if hasattr(n, "ctx") and isinstance(n.ctx, (syntax.Store, syntax.Del)):
+            n.ctx = syntax.Load()
+    return node
+
+
+class _Transformer(syntax.NodeTransformer):
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def _update(self, target, method, value):
+        """Expression computing the new value of ``target.value`` after the update."""
+        container = _as_load(target.value)
+        at = syntax.call(f"{self.ctx.ops}.at", [container])
+        indexed = syntax.Subscript(value=at, slice=_as_load(target.slice), ctx=syntax.Load())
+        new = syntax.call(syntax.attribute(indexed, method), [value])
+        if isinstance(target.value, syntax.Subscript):
+            return self._update(target.value, "set", new)
+        return new
+
+    def _rewrite(self, node, target, method, value):
+        root = _root_name(target)
+        if root is None:
+            return node
+        new = syntax.assign(syntax.name(root.id, "store"), self._update(target, method, value))
+        return syntax.copy_location(new, node)
+
+    def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], syntax.Subscript):
+            return self._rewrite(node, node.targets[0], "set", node.value)
+        return node
+
+    def visit_AugAssign(self, node):
+        if isinstance(node.target, syntax.Subscript) and type(node.op) in AUG_METHODS:
+            return self._rewrite(node, node.target, AUG_METHODS[type(node.op)], node.value)
+        return node
+
+
+def transform(fn_node, ctx):
+    return _Transformer(ctx).visit(fn_node)

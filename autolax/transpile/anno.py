@@ -1,0 +1,31 @@
+"""Annotations that rewrite passes leave on nodes for later passes.
+
+Analysis results live in side tables (see ``autolax.analysis``); this is only for facts a
+rewrite creates and a later rewrite consumes, such as the extra exit test that ``break``
+and ``return`` lowering attach to a ``for`` loop.
+"""
+
+from __future__ import annotations
+
+_KEY = "_autolax_anno"
+
+# Keys
+EXTRA_TEST = "extra_test"  # For: expression that must hold before each iteration
+ORIGIN = "origin"  # generated statement: the user statement it stands for
+GENERATED_FLAG = "generated_flag"  # Name assigned by jump lowering ("break", "return", ...)
+
+
+def get(node, key, default=None):
+    return getattr(node, _KEY, {}).get(key, default)
+
+
+def set(node, key, value) -> None:  # noqa: A001 - mirrors dict.set-like naming
+    annos = getattr(node, _KEY, None)
+    if annos is None:
+        annos = {}
+        setattr(node, _KEY, annos)
+    annos[key] = value
+
+
+def has(node, key) -> bool:
+    return key in getattr(node, _KEY, {})

@@ -1,0 +1,173 @@
+"""parse -> check -> rewrite (one pass per feature) -> emit -> load.
+
+The order of the passes, and why, lives in ``PASSES`` below and nowhere else.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import types
+from dataclasses import dataclass
+
+from autolax.passes import (
+    break_statements,
+    calls,
+    continue_statements,
+    control_flow,
+    lists,
+    logical,
+    return_statements,
+    setitem,
+    ternary,
+    unsupported,
+)
+from autolax.transpile import syntax
+from autolax.transpile.context import Context
+from autolax.transpile.naming import Namer
+from autolax.transpile.source import function_source
+
+PASSES = (
+    # Reject what cannot be staged before touching anything, so errors show user code.
+    unsupported,
+    # Jumps become flags. `continue` first: its guards may hold `break`s; `break` before
+    # `return`, because it also removes loop `else` clauses, which `return` lowering assumes.
+    continue_statements,
+    break_statements,
+    return_statements,
+    # Mutation becomes assignment, so the analyses see a carried variable.
+    setitem,
+    lists,
+    # Calls next: the passes below emit `ops.*` calls that must not be wrapped again.
+    calls,
+    ternary,
+    logical,
+    # Last: needs the final form of every statement for its liveness/definedness analysis.
+    control_flow,
+)
+
+
+@dataclass
+class Converted:
+    """The result of converting one function's source."""
+
+    node: object  # the converted FunctionDef
+    ctx: Context
+    name: str  # name of the def in the generated source
+
+    def source(self) -> str:
+        return format_source(syntax.unparse(self.node))
+
+
+def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
+    """Parses ``fn``'s source and runs every pass over it."""
+    src = function_source(fn)
+    node = src.node
+    closure = {}
+    code = fn.__code__
+    for var, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            closure[var] = cell.cell_contents
+        except ValueError:  # an empty cell (defined later in the enclosing function)
+            pass
+    namer = Namer(node, reserved=set(code.co_freevars) | set(code.co_names))
+    ops_name = namer.new(ops_name_hint) if ops_name_hint in namer.used else ops_name_hint
+    namer.used.add(ops_name)
+    ctx = Context(
+        namer=namer,
+        filename=src.filename,
+        source_lines=src.file_lines,
+        ops=ops_name,
+        globals=fn.__globals__,
+        closure=closure,
+    )
+    for rewrite in PASSES:
+        node = rewrite.transform(node, ctx)
+    return Converted(node=node, ctx=ctx, name=node.name)
+
+
+def compile_converted(fn, converted: Converted) -> types.CodeType:
+    """Compiles the converted def with the original file name and line numbers, so
+    tracebacks and warnings point at the user's own lines. Returns its code object."""
+    ctx = converted.ctx
+    node = syntax.deepcopy(converted.node)
+    # Defaults and annotations are taken from the original function object instead.
+    args = node.args
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            a.annotation = None
+    node.returns = None
+    # The def is compiled inside a factory whose parameters are the function's free
+    # variables (and the ops module), so the code object has the same free variables.
+    freevars = list(fn.__code__.co_freevars)
+    factory = syntax.function_def("autolax_factory", [ctx.ops] + freevars, [node, syntax.ret(syntax.name(node.name))])
+    syntax.copy_location(factory, node)
+    tree = syntax.to_ast(syntax.Module(body=[factory], type_ignores=[]))
+    ast.fix_missing_locations(tree)
+    module_code = compile(tree, ctx.filename, "exec", dont_inherit=True)
+    factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
+    return next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+
+
+def make_function(fn, converted: Converted, inner: types.CodeType, ops_module) -> types.FunctionType:
+    """A function running ``inner`` with ``fn``'s globals, closure cells, defaults and
+    metadata (the ops module fills the one extra free variable)."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    closure = tuple(
+        types.CellType(ops_module) if var == converted.ctx.ops else cells[var] for var in inner.co_freevars
+    )
+    new = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+    new.__doc__ = fn.__doc__
+    new.__module__ = fn.__module__
+    new.__qualname__ = fn.__qualname__
+    new.__dict__.update(getattr(fn, "__dict__", {}))
+    return new
+
+
+def code_objects(code):
+    """``code`` and every code object nested in it."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from code_objects(const)
+
+
+_DEF = re.compile(r"^(\s*)(def |class |@)")
+
+
+def format_source(text: str) -> str:
+    """Blank lines around nested ``def`` blocks, as a person would write them."""
+    lines = text.splitlines()
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        m = _DEF.match(line)
+        if m and out:
+            prev = out[-1]
+            prev_indent = len(prev) - len(prev.lstrip())
+            opens_block = prev.rstrip().endswith(":") and prev_indent < len(m.group(1))
+            if prev.strip() and not opens_block and not prev.lstrip().startswith("@"):
+                out.append("")
+        elif out and out[-1].strip() and line.strip():
+            # first statement after a nested block that is less indented than the block
+            prev = out[-1]
+            indent = len(line) - len(line.lstrip())
+            block_start = _enclosing_def_indent(out)
+            if block_start is not None and indent <= block_start and len(prev) - len(prev.lstrip()) > indent:
+                out.append("")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _enclosing_def_indent(lines):
+    """Indent of the last ``def`` line whose block the last line belongs to, if any."""
+    last = lines[-1]
+    last_indent = len(last) - len(last.lstrip())
+    for line in reversed(lines):
+        m = _DEF.match(line)
+        if m and len(m.group(1)) < last_indent:
+            return len(m.group(1))
+    return None

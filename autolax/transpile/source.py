@@ -1,0 +1,87 @@
+"""Finds a function's source and parses it with its real positions in its file.
+
+Positions matter: converted code is compiled with the original file name and line numbers,
+so tracebacks, warnings and the trace report point at the user's own lines.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass
+
+from autolax.transpile import syntax
+
+
+class SourceUnavailable(Exception):
+    """Internal: the source of a function cannot be found or parsed (see NoSourceWarning)."""
+
+
+@dataclass
+class FunctionSource:
+    node: object  # syntax.FunctionDef; lambdas are turned into one
+    filename: str
+    file_lines: list
+    is_lambda: bool
+
+
+def _lambda_to_def(lam, name: str):
+    fn = syntax.function_def(name, [], [syntax.copy_location(syntax.ret(lam.body), lam.body)])
+    fn.args = lam.args
+    return syntax.copy_location(fn, lam)
+
+
+def _pick_lambda(tree, code):
+    n_args = code.co_argcount + code.co_kwonlyargcount
+    arg_names = list(code.co_varnames[:n_args])
+    candidates = [
+        node
+        for node in syntax.walk(tree)
+        if isinstance(node, syntax.Lambda)
+        and node.lineno == code.co_firstlineno
+        and [a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs] == arg_names
+    ]
+    if len(candidates) > 1:
+        cols = {p[2] for p in code.co_positions() if p[0] == code.co_firstlineno and p[2] is not None}
+        candidates = [c for c in candidates if c.body.col_offset in cols]
+    if len(candidates) != 1:
+        raise SourceUnavailable("cannot tell which lambda on its line this is")
+    return candidates[0]
+
+
+def function_source(fn) -> FunctionSource:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise SourceUnavailable(f"{fn!r} is not a Python function")
+    try:
+        lines, start = inspect.getsourcelines(code)
+    except (OSError, TypeError) as exc:
+        raise SourceUnavailable(str(exc)) from None
+    filename = code.co_filename
+    file_lines = linecache.getlines(filename) or lines
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    first = next((ln for ln in lines if ln.strip()), "")
+    indent = len(first) - len(first.lstrip())
+    is_lambda = code.co_name == "<lambda>"
+    try:
+        tree = syntax.parse(dedented)
+    except SyntaxError:
+        if not is_lambda:
+            raise SourceUnavailable("its source does not parse on its own") from None
+        try:  # a lambda inside a multi-line expression: parse just that expression
+            tree = syntax.parse("(\n" + dedented + "\n)")
+            start -= 1
+        except SyntaxError:
+            raise SourceUnavailable("the source line of this lambda does not parse on its own") from None
+    syntax.shift_locations(tree, start - 1, indent)
+    if is_lambda:
+        node = _lambda_to_def(_pick_lambda(tree, code), "lambda_fn")
+    else:
+        defs = [n for n in tree.body if isinstance(n, (syntax.FunctionDef, syntax.AsyncFunctionDef))]
+        if not defs or defs[0].name != code.co_name:
+            raise SourceUnavailable("its source is not a `def` statement")
+        node = defs[0]
+    node.decorator_list = []
+    return FunctionSource(node=node, filename=filename, file_lines=file_lines, is_lambda=is_lambda)

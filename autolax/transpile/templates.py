@@ -1,0 +1,147 @@
+"""Builds code from readable string templates.
+
+    replace('''
+        def body_fn(params):
+            body
+            return outputs
+    ''', body_fn='loop_body', params=['i', 'x'], body=stmts, outputs=syntax.names_tuple(['x']))
+
+A placeholder is any name in the template that is a keyword of ``replace``. What it becomes
+depends on the value given:
+
+* ``str``: the name is renamed (also works for ``def`` names);
+* an AST node: the node (deep-copied, with its load/store context fixed for the position);
+* a list: spliced into the surrounding list (statements, call arguments, parameters, tuple
+  elements); a list of strings becomes names;
+* ``None``: removed -- ``return None_placeholder`` becomes ``return``, an assignment to it
+  becomes a plain expression statement, a call argument or statement disappears.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from autolax.transpile import syntax
+
+_CTX = {"load": syntax.Load, "store": syntax.Store, "param": syntax.Param}
+
+
+def _set_ctx(node, ctx: str):
+    if isinstance(node, syntax.Name):
+        node.ctx = _CTX[ctx]()
+    elif isinstance(node, (syntax.Tuple, syntax.List)):
+        node.ctx = _CTX["load" if ctx == "param" else ctx]()
+        for elt in node.elts:
+            _set_ctx(elt, ctx)
+    elif isinstance(node, (syntax.Attribute, syntax.Subscript)):
+        node.ctx = _CTX["load" if ctx == "param" else ctx]()
+    elif isinstance(node, syntax.Starred):
+        node.ctx = _CTX["load" if ctx == "param" else ctx]()
+        _set_ctx(node.value, ctx)
+    return node
+
+
+def _ctx_of(node) -> str:
+    ctx = getattr(node, "ctx", None)
+    if isinstance(ctx, syntax.Store):
+        return "store"
+    if isinstance(ctx, syntax.Param):
+        return "param"
+    return "load"
+
+
+class _Replacer:
+    def __init__(self, subs):
+        self.subs = subs
+
+    def _value_for(self, node):
+        """(matched, value) for a placeholder node."""
+        if isinstance(node, syntax.Name) and node.id in self.subs:
+            return True, self.subs[node.id]
+        if isinstance(node, syntax.Expr) and isinstance(node.value, syntax.Name):
+            if node.value.id in self.subs and isinstance(self.subs[node.value.id], (list, type(None))):
+                return True, self.subs[node.value.id]
+        return False, None
+
+    def _materialize(self, template_node, value):
+        """The node(s) a placeholder turns into."""
+        ctx = _ctx_of(template_node)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            new = syntax.deepcopy(template_node)
+            if isinstance(new, syntax.Expr):
+                new.value.id = value
+            else:
+                new.id = value
+            return new
+        if isinstance(value, list):
+            out = []
+            for v in value:
+                if isinstance(v, str):
+                    out.append(syntax.name(v, ctx))
+                else:
+                    v = syntax.deepcopy(v)
+                    if not isinstance(template_node, syntax.Expr):
+                        _set_ctx(v, ctx)
+                    out.append(v)
+            return out
+        new = syntax.deepcopy(value)
+        if not isinstance(template_node, syntax.Expr):
+            _set_ctx(new, ctx)
+        return new
+
+    def visit(self, node):
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and node.name in self.subs:
+            node.name = self.subs[node.name]
+        for field, old in syntax.iter_fields(node):
+            if isinstance(old, list):
+                new_list = []
+                for item in old:
+                    matched, value = self._value_for(item)
+                    if matched:
+                        result = self._materialize(item, value)
+                        if result is None:
+                            continue
+                        if isinstance(result, list):
+                            new_list.extend(result)
+                        else:
+                            new_list.append(result)
+                    elif isinstance(item, syntax.AST):
+                        new_list.append(self.visit(item))
+                    else:
+                        new_list.append(item)
+                setattr(node, field, new_list)
+            elif isinstance(old, syntax.AST):
+                matched, value = self._value_for(old)
+                if matched:
+                    result = self._materialize(old, value)
+                    if isinstance(result, list):
+                        result = syntax.names_tuple([]) if not result else (
+                            result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load())
+                        )
+                    setattr(node, field, result)
+                else:
+                    setattr(node, field, self.visit(old))
+        # An assignment whose target vanished is kept for its value's side effects.
+        if isinstance(node, syntax.Assign) and not [t for t in node.targets if t is not None]:
+            return syntax.expr_stmt(node.value)
+        return node
+
+
+def replace(template: str, **subs) -> list:
+    """Parses ``template`` (a block of statements) and substitutes the placeholders."""
+    module = syntax.parse(textwrap.dedent(template))
+    for node in syntax.walk(module):  # generated code takes its location from the user's
+        for field in syntax.LOCATION_FIELDS:
+            if hasattr(node, field):
+                setattr(node, field, None)
+    replacer = _Replacer(subs)
+    return replacer.visit(module).body
+
+
+def replace_expr(template: str, **subs):
+    """Like ``replace`` for a single expression."""
+    stmts = replace(template, **subs)
+    assert len(stmts) == 1 and isinstance(stmts[0], syntax.Expr), template
+    return stmts[0].value
