@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import types
 from collections import Counter
 from dataclasses import dataclass, field
@@ -178,11 +179,23 @@ def trace_check(fn, *args, **kwargs) -> TraceReport:
     return report
 
 
+_KEYWORD = {"and": "and", "or": "or", "not": "not", "ternary": "else"}
+
+
+def _written_by_user(site) -> bool:
+    """Jump lowering adds `not break_`-style tests on the user's lines; an operator row is
+    kept only if the line really has that operator."""
+    keyword = _KEYWORD.get(site.kind)
+    return keyword is None or re.search(rf"\b{keyword}\b", site.source or "") is not None
+
+
 def _rows(recorder) -> list:
     grouped: dict = {}
     order = []
     for event in recorder.events:
         c = event.construct
+        if isinstance(c, registry.ExpressionSite) and not _written_by_user(c):
+            continue
         key = (c.filename, c.lineno, c.kind, event.outcome)
         if key not in grouped:
             grouped[key] = [c, event, 0]

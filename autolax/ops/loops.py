@@ -259,6 +259,7 @@ class _Appends:
 
 def _fixpoint(body, state: State, names, construct, *, prefix=None, split=None):
     """Traces ``body`` until the carried types settle (dtype promotion, first assignment)."""
+    state = state.pending()
     for _ in range(_MAX_TYPE_ROUNDS):
         registry.count_trace(construct)
         traced = trace(body, state, names, construct=construct, prefix=prefix, strong_numbers=True, split=split)

@@ -30,10 +30,14 @@ class Undefined:
     Any use of it raises ``UndefinedVariableError``, as Python raises ``UnboundLocalError``.
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "pending")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, pending: bool = False):
         self.name = name
+        # pending: a loop-carried variable first assigned inside the loop, while the loop
+        # body is traced to find its type. An `if` in the body may then leave it unassigned
+        # on one side: the type comes from the other side.
+        self.pending = pending
 
     def __repr__(self):
         return f"<undefined '{self.name}'>"
@@ -91,6 +95,10 @@ class Leaf:
     def is_undefined(self):
         return not self.dynamic and isinstance(self.value, Undefined)
 
+    @property
+    def is_pending(self):
+        return self.is_undefined and self.value.pending
+
     def same(self, other: "Leaf") -> bool:
         if self.dynamic != other.dynamic:
             return False
@@ -132,6 +140,10 @@ class VarSpec:
     @property
     def is_undefined(self) -> bool:
         return len(self.leaves) == 1 and self.leaves[0].is_undefined
+
+    @property
+    def is_pending(self) -> bool:
+        return len(self.leaves) == 1 and self.leaves[0].is_pending
 
     def same(self, other: "VarSpec") -> bool:
         return self.treedef == other.treedef and all(a.same(b) for a, b in zip(self.leaves, other.leaves))
@@ -200,6 +212,14 @@ class State:
 
     def n_dynamic(self) -> int:
         return sum(1 for spec in self.specs for leaf in spec.leaves if leaf.dynamic)
+
+    def pending(self) -> "State":
+        """This state with its undefined variables marked pending (see Undefined.pending)."""
+        specs = [
+            VarSpec(s.name, s.treedef, (Leaf(False, value=Undefined(s.name, pending=True)),)) if s.is_undefined else s
+            for s in self.specs
+        ]
+        return State(specs, self.construct, self.extras)
 
     def dynamic(self, values) -> list:
         """The dynamic leaves of ``values``, each cast to its spec's type (``Undefined``
@@ -280,6 +300,9 @@ def join_branches(true_state: State, false_state: State, construct) -> State:
         if a.is_undefined or b.is_undefined:
             if a.is_undefined and b.is_undefined:
                 specs.append(a)
+                continue
+            if a.is_pending or b.is_pending:  # see Undefined.pending
+                specs.append(b if a.is_undefined else a)
                 continue
             side = "`if`" if b.is_undefined else "`else`"
             other = "`else`" if b.is_undefined else "`if`"

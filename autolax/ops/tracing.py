@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax
+import jax.numpy as jnp
 from jax.extend.core import jaxpr_as_fun
 
 from autolax.ops import registry
@@ -57,6 +58,9 @@ class Traced:
         cast_leaves = []
         it = iter(state_leaves)
         for spec, tspec in zip(self.out.specs, target.specs):
+            if spec.is_undefined and not tspec.is_undefined:  # see Undefined.pending
+                cast_leaves.extend(jnp.zeros(t.aval.shape, t.aval.dtype) for t in tspec.leaves if t.dynamic)
+                continue
             for leaf, tleaf in zip(spec.leaves, tspec.leaves):
                 value = next(it) if leaf.dynamic else None
                 if tleaf.dynamic:

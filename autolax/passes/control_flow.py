@@ -86,6 +86,15 @@ def _strip_bare_returns(fn_defs):
                     fn.body.append(syntax.Pass())
 
 
+class _Scope:
+    """A Python function scope of the emitted code: the user's function or a generated
+    ``if_true`` / ``loop_body``. Tracks names certainly bound in it by our own rewrite."""
+
+    def __init__(self, bound):
+        self.bound = set(bound)  # parameters, and names assigned by emitted op calls
+        self.hoisted: list[str] = []  # maybe-unbound names initialised at the scope's top
+
+
 class _FunctionConverter:
     """Converts the control flow of one function (nested user functions get their own)."""
 
@@ -99,7 +108,7 @@ class _FunctionConverter:
         for node in syntax.walk(fn_node):
             if isinstance(node, syntax.Name):
                 self.rank.setdefault(node.id, len(self.rank))
-        self.hoisted: list[str] = []
+        self.scopes = [_Scope(syntax.param_names(fn_node.args))]
 
     # ------------------------------------------------------------------ helpers
     def order(self, names):
@@ -109,18 +118,39 @@ class _FunctionConverter:
         return writes(stmts) - self.nonlocal_names
 
     def undefined_inits(self, names, node):
-        """``y = ops.undefined('y')`` for carried names not certainly bound before ``node``."""
+        """``y = ops.undefined('y')`` for carried names that may be unbound before ``node``
+        (at the scope's top if some path binds them, else right before ``node``)."""
+        scope = self.scopes[-1]
         definitely, maybe = self.defined.before[node]
         out = []
         for n in names:
-            if n in definitely:
+            if n in definitely or n in scope.bound:
                 continue
             if n in maybe:
-                if n not in self.hoisted:
-                    self.hoisted.append(n)
-                continue
-            out.append(self.undefined_stmt(n, node))
+                scope.hoisted.append(n)
+            else:
+                out.append(self.undefined_stmt(n, node))
+            scope.bound.add(n)
         return out
+
+    def scoped_block(self, stmts, params):
+        """Converts a block that becomes the body of a generated function."""
+        self.scopes.append(_Scope(params))
+        body = self.block(stmts)
+        scope = self.scopes.pop()
+        return self.with_hoisted(body, scope)
+
+    def with_hoisted(self, body, scope):
+        if not scope.hoisted:
+            return body
+        docstring = []
+        if body and isinstance(body[0], syntax.Expr) and isinstance(body[0].value, syntax.Constant) and isinstance(body[0].value.value, str):
+            docstring, body = body[:1], body[1:]
+        origin = body[0] if body else self.fn
+        return docstring + [self.undefined_stmt(n, origin) for n in scope.hoisted] + body
+
+    def bind(self, names):
+        self.scopes[-1].bound.update(names)
 
     def undefined_stmt(self, n, origin):
         stmt = syntax.assign(
@@ -148,13 +178,7 @@ class _FunctionConverter:
     # ------------------------------------------------------------------ traversal
     def run(self):
         body = self.block(self.fn.body)
-        if self.hoisted:
-            docstring = []
-            if body and isinstance(body[0], syntax.Expr) and isinstance(body[0].value, syntax.Constant) and isinstance(body[0].value.value, str):
-                docstring, body = body[:1], body[1:]
-            inits = [self.undefined_stmt(n, body[0] if body else self.fn) for n in self.hoisted]
-            body = docstring + inits + body
-        self.fn.body = body
+        self.fn.body = self.with_hoisted(body, self.scopes[0])
         return self.fn
 
     def block(self, stmts):
@@ -164,6 +188,9 @@ class _FunctionConverter:
         return out
 
     def stmt(self, node):
+        flag = anno.get(node, anno.GENERATED_FLAG)
+        if flag is not None and flag not in self.live.live_out.get(node, {flag}):
+            return []  # a jump flag nothing reads afterwards
         if isinstance(node, syntax.FunctionDef):
             _FunctionConverter(node, self.ctx).run()
             return [node]
@@ -189,9 +216,10 @@ class _FunctionConverter:
         entry = self.live.entry[(node, "body")] | self.live.entry[(node, "orelse")]
         params = self.order(assigned & entry)
         inits = self.undefined_inits(params, node)
-        body = self.block(node.body)
-        orelse = self.block(node.orelse)
         if_true, if_false = self.ctx.namer.new("if_true"), self.ctx.namer.new("if_false")
+        body = self.scoped_block(node.body, params)
+        orelse = self.scoped_block(node.orelse, params)
+        self.bind(outputs)
         self.construct("if", node, outputs, (if_true, if_false))
         out = syntax.names_tuple(outputs)
         stmts = templates.replace(
@@ -213,8 +241,9 @@ class _FunctionConverter:
     def convert_while(self, node):
         state = self.order(self.modified(node.body) & self.live.header[node])
         inits = self.undefined_inits(state, node)
-        body = self.block(node.body)
         loop_test, loop_body = self.ctx.namer.new("loop_test"), self.ctx.namer.new("loop_body")
+        body = self.scoped_block(node.body, state)
+        self.bind(state)
         self.construct("while", node, state, (loop_test, loop_body))
         stmts = templates.replace(
             _WHILE,
@@ -261,7 +290,6 @@ class _FunctionConverter:
         targets = target_names(node.target)
         state = self.order((self.modified(node.body) | targets) & self.live.header[node])
         inits = self.undefined_inits(state, node)
-        body = self.block(node.body)
         extra = anno.get(node, anno.EXTRA_TEST)
         is_range = self._builtin(node.iter, "range") and 1 <= len(node.iter.args) <= 3
         if isinstance(node.target, syntax.Name) and node.target.id not in state:
@@ -271,11 +299,12 @@ class _FunctionConverter:
             target = syntax.deepcopy(node.target)
             prelude = [syntax.copy_location(syntax.assign(target, syntax.name(item)), node.target)]
         loop_body = self.ctx.namer.new("loop_body")
+        loop_test = self.ctx.namer.new("loop_test") if extra is not None else None
+        body = self.scoped_block(node.body, set(state) | {item} | targets)
+        self.bind(state)
         fn_names = [loop_body]
         stmts = []
-        loop_test = None
         if extra is not None:
-            loop_test = self.ctx.namer.new("loop_test")
             fn_names.append(loop_test)
             stmts += templates.replace(_FOR_TEST, loop_test=loop_test, state=list(state), test=extra)
         self.construct("for", node, state, fn_names)
