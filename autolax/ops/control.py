@@ -35,8 +35,12 @@ def staged_cond(pred, true_fn, false_fn, operands, construct, in_names=None, out
     pred = predicate(pred, construct.where)
     in_state = State.of(in_names, operands, construct)
     registry.count_trace(construct)
-    true_traced = trace(true_fn, in_state, out_names, construct=construct)
-    false_traced = trace(false_fn, in_state, out_names, construct=construct)
+    try:
+        true_traced = trace(true_fn, in_state, out_names, construct=construct)
+        false_traced = trace(false_fn, in_state, out_names, construct=construct)
+    except Exception as exc:
+        registry.add_staging_note(exc, construct)
+        raise
     out = join_branches(true_traced.out, false_traced.out, construct)
     results = lax.cond(
         pred,

@@ -191,6 +191,8 @@ def _reason(exc, construct) -> str:
 
 
 def _stage_or_fall_back(construct, staged, python, can_fall_back: bool):
+    """Stages the loop; if its body cannot be staged and the loop's bounds are static, runs
+    it as a Python loop instead (warning afterwards, or raising first under strict mode)."""
     rec = registry.active_recorder()
     mark = rec.mark() if rec is not None else None
     try:
@@ -198,12 +200,20 @@ def _stage_or_fall_back(construct, staged, python, can_fall_back: bool):
     except UNSTAGEABLE as exc:
         if not can_fall_back:
             if isinstance(exc, Unstageable):
-                raise StateMismatchError(f"{exc}") from None
+                raise StateMismatchError(str(exc)) from None
+            registry.add_staging_note(exc, construct)
             raise
-        if rec is not None:
-            rec.rollback(mark)
-        registry.unrolled(construct, _reason(exc, construct))
-        return python()
+        reason = _reason(exc, construct)
+    except Exception as exc:
+        registry.add_staging_note(exc, construct)
+        raise
+    if rec is not None:
+        rec.rollback(mark)
+    if registry.is_strict():
+        registry.unrolled(construct, reason)  # raises UnrolledLoopError
+    result = python()  # if the Python loop fails too, its error is the one to show
+    registry.unrolled(construct, reason)
+    return result
 
 
 def _inexact(state: State) -> bool:

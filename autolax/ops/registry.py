@@ -126,3 +126,15 @@ def unrolled(construct, reason: str) -> None:
     if is_strict():
         raise UnrolledLoopError(message)
     warnings.warn_explicit(message, UnrolledLoopWarning, construct.filename, construct.lineno)
+
+
+def add_staging_note(exc: BaseException, construct) -> None:
+    """Notes, on an error raised while a body was traced for lax, which statement of the
+    user's was being staged (errors autolax raises itself already say so)."""
+    from autolax.errors import AutolaxError
+
+    if construct is None or isinstance(exc, AutolaxError) or not hasattr(exc, "add_note"):
+        return
+    kind = {"if": "`if`", "while": "`while` loop", "for": "`for` loop", "ternary": "conditional expression"}
+    exc.add_note(f"autolax: raised while staging the {kind.get(construct.kind, 'statement')} at "
+                 f"{construct.where}: {construct.source}")

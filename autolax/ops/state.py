@@ -43,9 +43,20 @@ class Undefined:
         return f"<undefined '{self.name}'>"
 
     def _fail(self, *args, **kwargs):
+        import linecache
+        import sys
+
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame = frame.f_back
+        where = ""
+        if frame is not None:
+            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+            where = f" at {frame.f_code.co_filename}:{frame.f_lineno}\n    {line}\n"
         raise UndefinedVariableError(
-            f"local variable '{self.name}' is used before it is assigned: no statement that "
-            f"ran gave it a value. Fix: assign '{self.name}' before this point."
+            f"local variable '{self.name}' is used before it is assigned{where or ': '}"
+            f"No statement that ran so far gave it a value.\nFix: assign '{self.name}' before this point "
+            "(before the loop or `if` that first assigns it)."
         )
 
     __bool__ = __len__ = __iter__ = __getitem__ = __call__ = __index__ = _fail
@@ -287,9 +298,7 @@ def _mismatch(construct, name, first, second, rule, fix, where_first, where_seco
     }.get(kind, f"the statement{where}")
     src = f"\n    {construct.source}" if construct is not None and construct.source else ""
     return StateMismatchError(
-        f"{what} has different types {where_first} and {where_second} of {head}:{src}\n"
-        f"  {where_first}: {first}\n  {where_second}: {second}\n"
-        f"{rule}\nFix: {fix}"
+        f"{what} is {first} {where_first} and {second} {where_second} of {head}{src}\n{rule}\nFix: {fix}"
     )
 
 

@@ -7,8 +7,9 @@
 
 A call is left as it is when its callee is known at conversion time to be library code: a
 builtin, or a name or module attribute that resolves to a function, class or module of JAX,
-NumPy, the standard library or another installed package. Method calls on local values
-(``x.sum()``, ``lst.pop()``) are left alone; methods of ``self``/``cls`` are converted.
+NumPy, the standard library or another installed package, or when it is a method call
+whose name is a method of arrays or builtin containers (``x.sum()``, ``lst.pop()``,
+``d.items()``). Other method calls (``self.step(x)``, ``model.apply(x)``) are converted.
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from __future__ import annotations
 import builtins
 import types
 
+import jax
+import numpy as np
+
 from autolax.transpile import syntax
+
+# Methods of arrays and builtin containers: `x.sum()`, `lst.pop()`, `d.items()` are library
+# calls. A call of another method on a local value (`model.step(x)`) may be user code.
+_LIBRARY_METHODS = frozenset().union(
+    *(dir(t) for t in (jax.Array, np.ndarray, list, dict, set, tuple, str, bytes, int, float, complex))
+)
 
 
 def _is_library(value) -> bool:
@@ -55,7 +65,7 @@ class _Transformer(syntax.NodeTransformer):
         if isinstance(func, syntax.Name):
             return True  # local function, parameter, or a global defined later
         if isinstance(func, syntax.Attribute):
-            return self._rooted_in_self(func)
+            return self._rooted_in_self(func) or func.attr not in _LIBRARY_METHODS
         return True  # fs[i](x), make()(x), (lambda: ...)()
 
     def visit_FunctionDef(self, node):
