@@ -1,0 +1,5 @@
+import sys
+
+from autolax.cli import main
+
+sys.exit(main())

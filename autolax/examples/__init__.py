@@ -1,0 +1,1 @@
+"""Programs bundled with autolax for ``autolax demo``."""
