@@ -1,0 +1,144 @@
+"""IPython front end: ``%load_ext autolax`` and the ``%%autolax`` cell magic."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+import autolax
+from autolax.errors import ConversionError
+
+
+class ConvertedSource:
+    """A converted function's source: highlighted HTML in Jupyter, plain text in a terminal."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def __repr__(self):
+        return self.source
+
+    def _repr_html_(self):
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
+
+        # Inline styles: class-based pygments CSS is not loaded by every front end.
+        return highlight(self.source, PythonLexer(), HtmlFormatter(noclasses=True))
+
+
+@magics_class
+class AutolaxMagics(Magics):
+    """The ``%%autolax`` cell magic (registered by ``%load_ext autolax``)."""
+
+    @magic_arguments("%autolax")  # usage line reads %%autolax
+    @argument("--show", action="store_true", help="display the converted source of each function")
+    @argument("--no-jit", action="store_true", help="use autolax.convert instead of autolax.jit")
+    @argument("--strict", action="store_true", help="a loop carrying traced values that would be unrolled is an error")
+    @argument("--static", metavar="NAME,...", default="", help="argument names passed to jax.jit as static_argnames")
+    @cell_magic
+    def autolax(self, line, cell):
+        """Runs the cell; each function defined at its top level is replaced, right after
+        its ``def`` runs, by ``autolax.jit(fn)`` (``autolax.convert(fn)`` with --no-jit).
+
+        Errors and tracebacks give the cell's own line numbers (the magic line is line 1).
+        """
+        __tracebackhide__ = True
+        args = parse_argstring(self.autolax, line)
+        static = [name.strip() for name in args.static.split(",") if name.strip()]
+        if static and args.no_jit:
+            raise UsageError("%%autolax: --static applies to autolax.jit; drop it or --no-jit")
+        shell = self.shell
+        text = cell if _parses(cell) else _keep_leading_lines(cell, shell.transform_cell(cell))
+        # The cell is cached as the user sees it (magic line included) and compiled one line
+        # down, so linecache, tracebacks and autolax's messages agree on the cell's numbering.
+        filename = shell.compile.cache(f"%%autolax {line}".rstrip() + "\n" + text, _cell_number(shell))
+        tree = shell.compile.ast_parse(text, filename)
+        ast.increment_lineno(tree, 1)
+        tree = shell.transform_ast(tree)
+        defs = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        params = {a.arg for d in defs for a in d.args.posonlyargs + d.args.args + d.args.kwonlyargs}
+        unknown = [name for name in static if name not in params]
+        if unknown:
+            raise UsageError(f"%%autolax: --static {','.join(unknown)}: no function in the cell has such an argument")
+        try:
+            for i, node in enumerate(tree.body):
+                last_expr = i == len(tree.body) - 1 and isinstance(node, ast.Expr)
+                mode, unit = ("single", ast.Interactive([node])) if last_expr else ("exec", ast.Module([node], []))
+                exec(shell.compile(unit, filename, mode), shell.user_global_ns, shell.user_ns)
+                if node in defs:
+                    self._replace(node.name, filename, args, static)
+        except ConversionError as exc:
+            label = (shell.compile.format_code_name(filename) or ("", filename))[1]
+            rendered = [f"{type(exc).__name__}: " + str(exc).replace(filename, label)]
+            exc._render_traceback_ = lambda: rendered  # IPython shows this instead of a traceback
+            raise exc from None
+
+    def _replace(self, name, filename, args, static):
+        __tracebackhide__ = True
+        ns = self.shell.user_ns
+        fn = ns.get(name)
+        if not (isinstance(fn, types.FunctionType) and fn.__code__.co_filename == filename):
+            print(f"%%autolax: '{name}' is not a plain function after its decorators; left as it is", file=sys.stderr)
+            return
+        if args.no_jit:
+            new = autolax.convert(fn, strict=args.strict)
+        else:
+            own = tuple(n for n in static if n in fn.__code__.co_varnames[: _n_params(fn.__code__)])
+            new = autolax.jit(fn, static_argnames=own or None, strict=args.strict)
+        if args.show:
+            display(ConvertedSource(autolax.to_source(new)))
+        ns[name] = new
+
+
+def _cell_number(shell) -> int:
+    """The N of the running cell's In[N]: the number IPython cached the calling cell's code
+    under (IPython 8 and 9 differ in when they advance ``execution_count``)."""
+    numbers = getattr(shell.compile, "_filename_map", {})
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename in numbers:
+            return numbers[frame.f_code.co_filename]
+        frame = frame.f_back
+    return shell.execution_count
+
+
+def _n_params(code):
+    return code.co_argcount + code.co_kwonlyargcount
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _keep_leading_lines(raw: str, transformed: str) -> str:
+    """IPython's input transforms drop leading blank lines; put them back so line numbers
+    still match the cell."""
+
+    def leading_blank(text):
+        lines = text.splitlines()
+        return next((i for i, ln in enumerate(lines) if ln.strip()), len(lines))
+
+    return "\n" * (leading_blank(raw) - leading_blank(transformed)) + transformed
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext autolax``: registers the ``%%autolax`` cell magic."""
+    ipython.register_magics(AutolaxMagics)
+
+
+def unload_ipython_extension(ipython):
+    """``%unload_ext autolax``: removes the ``%%autolax`` cell magic."""
+    manager = ipython.magics_manager
+    manager.magics["cell"].pop("autolax", None)
+    manager.registry.pop(AutolaxMagics.__name__, None)

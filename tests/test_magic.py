@@ -1,0 +1,312 @@
+"""The IPython front end: ``%load_ext autolax`` and ``%%autolax``, driven through a real
+``InteractiveShell``, plus the example notebook run in a real Jupyter kernel."""
+
+from __future__ import annotations
+
+import json
+import linecache
+import pathlib
+import re
+import sys
+import types
+
+import jax
+import jax.numpy as jnp
+import nbformat
+import numpy as np
+import pytest
+from nbclient import NotebookClient
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+import autolax
+from autolax.api import jit_info
+from autolax.magic import ConvertedSource
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+HALVINGS = """\
+def halvings(x):
+    n = 0
+    while x > 1.0:
+        x = x / 2
+        n += 1
+    return n
+"""
+
+
+@pytest.fixture
+def ip():
+    shell = InteractiveShell.instance()
+    shell.reset()
+    shell.run_cell("%load_ext autolax").raise_error()
+    shell.run_cell("import jax\nimport jax.numpy as jnp").raise_error()
+    yield shell
+    shell.extension_manager.unload_extension("autolax")
+    shell.reset()
+
+
+def run(shell, cell):
+    return shell.run_cell(cell, store_history=True)
+
+
+def ok(shell, cell):
+    result = run(shell, cell)
+    result.raise_error()
+    return result
+
+
+def cell_line(cell: str, text: str) -> int:
+    """1-based line of the cell (the ``%%autolax`` line is line 1) that holds ``text``."""
+    return next(i for i, line in enumerate(cell.splitlines(), 1) if text in line)
+
+
+def test_load_ext_registers_the_cell_magic_with_documented_flags(ip):
+    magic = ip.magics_manager.magics["cell"]["autolax"]
+    usage = magic.__doc__
+    assert "%%autolax [--show] [--no-jit] [--strict] [--static NAME,...]" in usage
+    for flag in ("--show", "--no-jit", "--strict", "--static"):
+        assert flag in usage
+    ip.extension_manager.unload_extension("autolax")
+    assert "autolax" not in ip.magics_manager.magics["cell"]
+    result = run(ip, "%%autolax\nx = 1\n")
+    assert isinstance(result.error_in_exec, UsageError)
+    ok(ip, "%load_ext autolax")
+    assert "autolax" in ip.magics_manager.magics["cell"]
+
+
+def test_data_dependent_while_matches_plain_python(ip):
+    ok(ip, HALVINGS)
+    plain = ip.user_ns["halvings"]
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(plain)(10.0)
+
+    # The last line runs after the replacement: vmap of the plain function would fail.
+    result = ok(ip, "%%autolax\n" + HALVINGS + "jax.vmap(halvings)(jnp.array([0.5, 3.0, 37.0, 1024.0]))\n")
+    staged = ip.user_ns["halvings"]
+    assert staged is not plain and jit_info(staged)[0].__name__ == "halvings"
+    for x in (0.5, 1.0, 3.0, 37.0, 1024.0, 1e6):
+        assert int(staged(x)) == plain(x)
+    np.testing.assert_array_equal(result.result, [plain(x) for x in (0.5, 3.0, 37.0, 1024.0)])
+    report = autolax.trace_check(staged, 37.0)
+    assert [row.became for row in report.rows] == ["lax.while_loop"]
+
+
+def test_show_displays_the_converted_source(ip):
+    with capture_output() as captured:
+        ok(ip, "%%autolax --show\n" + HALVINGS)
+    shown = [out.data for out in captured.outputs]
+    assert len(shown) == 1
+    expected = autolax.to_source(ip.user_ns["halvings"])
+    assert "ops.while_loop(loop_test, loop_body" in expected
+    assert shown[0]["text/plain"] == expected.rstrip("\n")
+    html = shown[0]["text/html"]
+    assert "<span style=" in html and "loop_body" in html
+    assert ConvertedSource(expected)._repr_html_() == html
+
+
+def test_no_jit_gives_the_converted_python_function(ip):
+    ok(ip, HALVINGS)
+    plain = ip.user_ns["halvings"]
+    ok(ip, "%%autolax --no-jit\n" + HALVINGS)
+    converted = ip.user_ns["halvings"]
+    assert isinstance(converted, types.FunctionType) and converted is not plain
+    assert jit_info(converted) is None
+    for x in (0.5, 37.0, 1e6):
+        assert converted(x) == plain(x)
+        assert int(jax.jit(converted)(x)) == plain(x)
+
+
+def test_static_marks_argument_names_static(ip):
+    cell = """\
+def ramp(x, n):
+    out = []
+    for i in range(n):
+        out.append(x * i)
+    return jnp.stack(out)
+
+def scale(x, k):
+    return x * k
+"""
+    ok(ip, cell)
+    plain_ramp = ip.user_ns["ramp"]
+    ok(ip, "%%autolax --static n\n" + cell)
+    ramp, scale = ip.user_ns["ramp"], ip.user_ns["scale"]
+    assert jit_info(ramp)[2] == ("n",)
+    assert jit_info(scale)[2] is None  # `scale` has no argument `n`
+    np.testing.assert_allclose(ramp(1.5, 5), plain_ramp(1.5, 5))
+    assert float(scale(2.0, 3.0)) == 6.0
+
+    result = run(ip, "%%autolax --static m\n" + cell)
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "--static m: no function in the cell has such an argument" in str(result.error_in_exec)
+
+
+UNROLLS = """\
+def apply_all(x):
+    scales = [1.0, 2.0, 3.0]
+    for i in range(len(scales)):
+        x = x * scales[i]
+    return x
+"""
+
+
+def test_strict_makes_an_unrolled_loop_an_error(ip):
+    ok(ip, "%%autolax\n" + UNROLLS)
+    with pytest.warns(autolax.UnrolledLoopWarning):
+        result = ok(ip, "apply_all(2.0)")
+    assert float(result.result) == 12.0
+
+    cell = "%%autolax --strict\n" + UNROLLS.replace("2.0, 3.0", "2.0, 4.0")
+    ok(ip, cell)
+    result = run(ip, "apply_all(2.0)")
+    err = result.error_in_exec
+    assert isinstance(err, autolax.UnrolledLoopError)
+    filename = jit_info(ip.user_ns["apply_all"])[0].__code__.co_filename
+    assert f"the loop at {filename}:{cell_line(cell, 'for i in')} " in str(err)
+
+
+def test_error_when_called_points_at_the_cells_own_line(ip):
+    cell = """\
+%%autolax
+def safe_sqrt(x):
+    if x > 0:
+        root = jnp.sqrt(x)
+    return root
+"""
+    defined = ok(ip, cell)
+    with capture_output() as captured:
+        result = run(ip, "safe_sqrt(4.0)")
+    err = result.error_in_exec
+    assert isinstance(err, autolax.UndefinedVariableError)
+    filename = jit_info(ip.user_ns["safe_sqrt"])[0].__code__.co_filename
+    line = cell_line(cell, "if x > 0:")
+    assert line == 3
+    assert f"'root' is assigned only in the `if` branch of the `if` at {filename}:{line}," in str(err)
+    assert linecache.getline(filename, line).strip() == "if x > 0:"
+    # IPython's traceback shows the frame as the magic cell's own line.
+    frame = f"Cell In[{defined.execution_count}], line {line}, in safe_sqrt"
+    assert frame in ANSI.sub("", captured.stdout)
+
+
+def test_conversion_error_is_a_clean_message_at_the_cell_line(ip):
+    cell = """\
+%%autolax
+
+def running_max(xs):
+    best = xs[0]
+    for x in xs:
+        best = max(best, x)
+        yield best
+"""
+    with capture_output() as captured:
+        result = run(ip, cell)
+    err = result.error_in_exec
+    assert isinstance(err, autolax.ConversionError)
+    assert err.lineno == cell_line(cell, "yield best") == 7
+    shown = ANSI.sub("", captured.stdout)
+    assert shown.startswith(f"ConversionError: In[{result.execution_count}]:7:9: `yield` makes 'running_max' a generator")
+    assert "    yield best\n    ^\nFix: " in shown
+    assert "Traceback" not in shown and "magic.py" not in shown and "api.py" not in shown
+
+
+def test_decorator_in_a_plain_cell(ip):
+    cell = """\
+def first_above(xs, threshold):
+    for i, x in enumerate(xs):
+        if x > threshold:
+            return i
+    return -1
+"""
+    ok(ip, cell)
+    plain = ip.user_ns["first_above"]
+    ok(ip, "import autolax\n\n@autolax.jit\n" + cell)
+    staged = ip.user_ns["first_above"]
+    xs = [0.5, 1.5, 3.0, 0.2]
+    for threshold in (0.0, 1.0, 2.0, 5.0):
+        assert int(staged(jnp.array(xs), threshold)) == plain(xs, threshold)
+    report = autolax.trace_check(staged, jnp.array(xs), 1.0)
+    assert [(row.lineno, row.became.split()[0]) for row in report.rows if row.kind == "for"] == [(5, "lax.while_loop")]
+
+
+# --- the example notebook, executed in a real Jupyter kernel -----------------------------
+
+
+def _outputs(nb, tag):
+    (cell,) = [c for c in nb.cells if tag in c.metadata.get("tags", [])]
+    return cell
+
+
+def _text(cell, kind):
+    return "".join(
+        o["text"] if o["output_type"] == "stream" else o["data"].get("text/plain", "")
+        for o in cell.outputs
+        if o["output_type"] in kind
+    )
+
+
+def test_tour_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
+    # A "python3" kernelspec that runs this very interpreter (and so this autolax), ahead of
+    # any user-level "python3" spec: JUPYTER_PATH comes first in the kernelspec search.
+    spec_dir = tmp_path / "kernels" / "python3"
+    spec_dir.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec_dir / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "autolax test", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+
+    path = ROOT / "examples" / "autolax_tour.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    probe = nbformat.v4.new_code_cell("import sys, autolax\nprint(sys.executable)\nprint(autolax.__file__)")
+    probe.metadata["tags"] = ["probe"]
+    nb.cells.insert(0, probe)
+    NotebookClient(nb, kernel_name="python3", timeout=60, startup_timeout=60,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+
+    assert _text(_outputs(nb, "probe"), ["stream"]).split() == [sys.executable, autolax.__file__]
+
+    plain = _text(_outputs(nb, "plain-jit"), ["stream"])
+    assert "plain jax.jit: TracerBoolConversionError" in plain
+    python_steps = int(re.search(r"plain Python: (\d+)", plain).group(1))
+    staged = _text(_outputs(nb, "magic-while"), ["execute_result"])
+    assert re.fullmatch(r"Array\((\d+), dtype=int32\)", staged).group(1) == str(python_steps)
+
+    show = _outputs(nb, "show")
+    displayed = [o["data"] for o in show.outputs if o["output_type"] == "display_data"]
+    assert len(displayed) == 1
+    assert "x = ops.while_loop(loop_test, loop_body, x)" in displayed[0]["text/plain"]
+    assert "<span" in displayed[0]["text/html"]
+    root, expected = re.findall(r"Array\(([\d.]+)", _text(show, ["execute_result"]))
+    assert abs(float(root) - float(expected)) < 1e-5
+
+    report = _text(_outputs(nb, "trace-check"), ["stream"])
+    assert re.search(r"\.py:4 +while n != 1: +lax\.while_loop", report)
+    assert re.search(r"\.py:5 +if n % 2 == 0: +lax\.cond", report)
+    assert "no loop was unrolled" in report
+
+    euler = _text(_outputs(nb, "static"), ["execute_result"])
+    assert euler.startswith("((1000,), Array(")
+    assert abs(float(re.search(r"Array\(([\d.]+)", euler).group(1)) - (1 + 1 / 1000) ** 1000) < 1e-3
+
+    define = _outputs(nb, "error-define")
+    line = cell_line(define.source, "if x > 0:")
+    message = _text(_outputs(nb, "error-message"), ["stream"])
+    assert re.search(rf"'root' is assigned only in the `if` branch of the `if` at \S+\.py:{line}, ", message)
+    assert "Fix: assign 'root' before the `if`" in message
+
+    xs, thresholds = [0.5, 1.5, 3.0, 0.2], (1.0, 5.0)
+    expected = [next((i for i, x in enumerate(xs) if x > t), -1) for t in thresholds]
+    found = re.findall(r"Array\((-?\d+)", _text(_outputs(nb, "decorator"), ["execute_result"]))
+    assert [int(v) for v in found] == expected
+
+    failing = _outputs(nb, "conversion-error")
+    (error,) = [o for o in failing.outputs if o["output_type"] == "error"]
+    assert error["ename"] == "ConversionError"
+    shown = ANSI.sub("", "\n".join(error["traceback"]))
+    yield_line = cell_line(failing.source, "yield best")
+    assert re.match(rf"ConversionError: In\[\d+\]:{yield_line}:9: `yield` makes 'running_max' a generator", shown)
+    assert "Traceback" not in shown and "magic.py" not in shown
+    errors = [c for c in nb.cells if c.cell_type == "code" and any(o["output_type"] == "error" for o in c.outputs)]
+    assert errors == [failing]
