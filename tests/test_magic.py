@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import linecache
+import os
 import pathlib
 import re
+import site
 import sys
 import types
 
@@ -240,10 +242,11 @@ def _outputs(nb, tag):
 
 
 def _text(cell, kind):
+    """The cell's stdout (kind "stream") or the text/plain of its outputs of that kind."""
     return "".join(
         o["text"] if o["output_type"] == "stream" else o["data"].get("text/plain", "")
         for o in cell.outputs
-        if o["output_type"] in kind
+        if o["output_type"] in kind and o.get("name", "stdout") == "stdout"
     )
 
 
@@ -255,6 +258,11 @@ def test_tour_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     (spec_dir / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "autolax test", "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    # The kernel imports the autolax this process imported (a source tree under
+    # `python -m pytest`, else the installed package).
+    package_parent = str(pathlib.Path(autolax.__file__).resolve().parents[1])
+    if package_parent not in site.getsitepackages():
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")])))
 
     path = ROOT / "examples" / "autolax_tour.ipynb"
     nb = nbformat.read(path, as_version=4)
