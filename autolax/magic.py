@@ -59,9 +59,7 @@ class AutolaxMagics(Magics):
         # The cell is cached as the user sees it (magic line included) and compiled one line
         # down, so linecache, tracebacks and autolax's messages agree on the cell's numbering.
         filename = shell.compile.cache(f"%%autolax {line}".rstrip() + "\n" + text, _cell_number(shell))
-        tree = shell.compile.ast_parse(text, filename)
-        ast.increment_lineno(tree, 1)
-        tree = shell.transform_ast(tree)
+        tree = shell.transform_ast(shell.compile.ast_parse("\n" + text, filename))
         defs = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
         params = {a.arg for d in defs for a in d.args.posonlyargs + d.args.args + d.args.kwonlyargs}
         unknown = [name for name in static if name not in params]

@@ -21,6 +21,7 @@ from nbclient import NotebookClient
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from traitlets.config import Config
 
 import autolax
 from autolax.api import jit_info
@@ -41,7 +42,9 @@ def halvings(x):
 
 @pytest.fixture
 def ip():
-    shell = InteractiveShell.instance()
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"  # no shared history database
+    shell = InteractiveShell.instance(config=config)
     shell.reset()
     shell.run_cell("%load_ext autolax").raise_error()
     shell.run_cell("import jax\nimport jax.numpy as jnp").raise_error()
@@ -212,6 +215,18 @@ def running_max(xs):
     assert shown.startswith(f"ConversionError: In[{result.execution_count}]:7:9: `yield` makes 'running_max' a generator")
     assert "    yield best\n    ^\nFix: " in shown
     assert "Traceback" not in shown and "magic.py" not in shown and "api.py" not in shown
+
+
+def test_syntax_error_and_ipython_syntax_keep_cell_lines(ip):
+    result = run(ip, "%%autolax\ndef f(x):\n    return x +\n")
+    assert isinstance(result.error_in_exec, SyntaxError) and result.error_in_exec.lineno == 3
+
+    cell = "%%autolax\n\nfiles = !echo one\ndef g(x):\n    if x > 0:\n        y = x\n    return y\n"
+    ok(ip, cell)
+    assert ip.user_ns["files"] == ["one"]
+    err = run(ip, "g(1.0)").error_in_exec
+    filename = jit_info(ip.user_ns["g"])[0].__code__.co_filename
+    assert f"{filename}:{cell_line(cell, 'if x > 0:')}," in str(err)
 
 
 def test_decorator_in_a_plain_cell(ip):
