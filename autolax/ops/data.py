@@ -122,6 +122,7 @@ class StackedList:
 
     def __init__(self, segments):
         self._segments = list(segments)  # [("items", list) | ("stacked", pytree of arrays)]
+        self.extends = None  # the list a staged loop appended to, to give this one
 
     @classmethod
     def from_value(cls, value):
@@ -239,10 +240,10 @@ def _chunks(value):
 
 
 def list_shape(value):
-    """``(length, is_plain_list)`` of a list-like value, else None (taken before a loop body
-    runs, since appends mutate the list in place)."""
+    """``(length, is_plain_list, value)`` of a list-like value, else None (taken before a loop
+    body runs, since appends mutate the list in place)."""
     if isinstance(value, (list, StackedList)):
-        return len(value), isinstance(value, list)
+        return len(value), isinstance(value, list), value
     return None
 
 
@@ -252,7 +253,9 @@ def appended_block(before, after):
     stacked into one block. Else None."""
     if before is None or not isinstance(after, (list, StackedList)):
         return None
-    n_before, was_list = before
+    n_before, was_list, original = before
+    if after is not original and getattr(after, "extends", None) is not original:
+        return None  # a new list bound to the name (`lst = []` in the body), not appends
     n_after = len(after)
     if n_after <= n_before:
         return None
@@ -279,7 +282,10 @@ def appended_block(before, after):
     return prefix, block
 
 
-def append_block(prefix, block):
-    """``prefix`` followed by the rows of ``block``, as a StackedList."""
+def append_block(prefix, block, extends=None):
+    """``prefix`` followed by the rows of ``block``, as a StackedList. ``extends``: the list
+    a loop started from, which this one continues (see ``appended_block``)."""
     segments = _chunks(prefix) if len(prefix) else []
-    return StackedList(segments + [("stacked", block)])
+    new = StackedList(segments + [("stacked", block)])
+    new.extends = extends
+    return new

@@ -256,14 +256,15 @@ class _Appends:
             extras.extend(leaves)
         return outputs, extras
 
-    def attach(self, values, stacked_extras):
-        """Puts the stacked per-iteration blocks back on their lists after the loop."""
+    def attach(self, values, stacked_extras, inputs):
+        """Puts the stacked per-iteration blocks back on their lists after the loop
+        (``inputs``: the lists the loop started from)."""
         values = list(values)
         it = iter(stacked_extras)
         for i, treedef, n in self.layout:
             leaves = [next(it) for _ in range(n)]
             leaves = [leaf.reshape((leaf.shape[0] * leaf.shape[1],) + leaf.shape[2:]) for leaf in leaves]
-            values[i] = append_block(values[i], jax.tree_util.tree_unflatten(treedef, leaves))
+            values[i] = append_block(values[i], jax.tree_util.tree_unflatten(treedef, leaves), extends=inputs[i])
         return values
 
 
@@ -515,7 +516,7 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
             return (k + 1, *new), extras
 
         (_, *out), ys = lax.scan(scan_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
-        values_out = appends.attach(state.rebuild(out), ys)
+        values_out = appends.attach(state.rebuild(out), ys, values)
         registry.record(construct, "lax.scan")
         return pack(values_out, len(names))
 

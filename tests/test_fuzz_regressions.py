@@ -1,0 +1,39 @@
+"""Bugs the differential fuzzer (benchmarks/fuzz.py) found, each as a short program compared
+against plain Python (eagerly and under jax.jit)."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autolax
+from conftest import assert_matches
+
+XS = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+
+
+def rebinds_list_in_loop(xs):
+    out = []
+    for i in range(3):
+        out = []  # a new list each iteration: only the last iteration's item remains
+        out.append(xs[i])
+    return len(out), jnp.stack(out).sum()
+
+
+def test_list_rebound_in_loop_is_not_an_append():
+    # The loop cannot be staged ('out' changes from [] to [x]); it falls back to Python,
+    # which must keep only the last iteration's list (it used to keep all three items).
+    with pytest.warns(autolax.UnrolledLoopWarning, match="'out' is \\[\\] before the loop"):
+        assert_matches(rebinds_list_in_loop, XS)
+
+
+def nested_appends(xs):
+    out = []
+    for i in range(2):
+        for x in xs:
+            out.append(x * i)
+        out.append(xs[i])
+    return len(out), jnp.stack(out)
+
+
+def test_nested_appends_still_stage():
+    assert_matches(nested_appends, XS)
