@@ -52,8 +52,9 @@ def _weakrefable(obj) -> bool:
 def _converted_code(fn):
     """Converts and compiles ``fn``'s body once per code object."""
     code = fn.__code__
+    key = (code, code.co_filename)  # equal code objects from different files must not share
     with _lock:
-        hit = _CODE_CACHE.get(code)
+        hit = _CODE_CACHE.get(key)
         if hit is not None:
             return hit
         converted = pipeline.convert_function(fn)
@@ -62,7 +63,7 @@ def _converted_code(fn):
             construct = converted.ctx.constructs.get(nested.co_name)
             if construct is not None:
                 registry.register(nested, construct)
-        _CODE_CACHE[code] = (converted, inner)
+        _CODE_CACHE[key] = (converted, inner)
         return converted, inner
 
 

@@ -211,7 +211,15 @@ def _stage_or_fall_back(construct, staged, python, can_fall_back: bool):
         rec.rollback(mark)
     if registry.is_strict():
         registry.unrolled(construct, reason)  # raises UnrolledLoopError
-    result = python()  # if the Python loop fails too, its error is the one to show
+    try:
+        result = python()
+    except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
+        if hasattr(exc, "add_note"):
+            exc.add_note(
+                f"autolax: the loop at {construct.where} could not be staged ({reason}), so it ran "
+                "as a Python loop, where this error occurred."
+            )
+        raise
     registry.unrolled(construct, reason)
     return result
 
@@ -420,7 +428,9 @@ def for_iter(iterable, loop_body, init, loop_test=None):
     seq = _array_sequence(iterable)
     if seq is None:
         return _python_for(construct, iterable, loop_body, loop_test, values, static=True)
-    items = (seq.item(k) for k in range(seq.length))
+    if seq.length == 0:  # a static length: nothing to stage, exactly as Python
+        registry.record(construct, "python (static)", iterations=0)
+        return init
     if seq.traced:
         return _stage_or_fall_back(
             construct,
@@ -428,10 +438,10 @@ def for_iter(iterable, loop_body, init, loop_test=None):
             lambda: _python_for(construct, (seq.item(k) for k in range(seq.length)), loop_body, loop_test, values, static=False),
             can_fall_back=True,
         )
-    return _for(construct, seq, iterable, loop_body, loop_test, values, names, init, python_items=items)
+    return _for(construct, seq, iterable, loop_body, loop_test, values, names, init)
 
 
-def _for(construct, seq, iterable, loop_body, loop_test, values, names, init, python_items=None):
+def _for(construct, seq, iterable, loop_body, loop_test, values, names, init):
     if seq.length == 0:
         registry.record(construct, "python (static)", iterations=0)
         return init

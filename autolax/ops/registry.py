@@ -23,13 +23,80 @@ _recorder: contextvars.ContextVar = contextvars.ContextVar("autolax_recorder", d
 _strict: contextvars.ContextVar = contextvars.ContextVar("autolax_strict", default=False)
 
 
+def _key(code):
+    # Code objects compare equal across files when their bodies are identical, so the file
+    # name is part of the key.
+    return (code, code.co_filename)
+
+
 def register(code, construct) -> None:
-    CONSTRUCTS[code] = construct
+    CONSTRUCTS[_key(code)] = construct
 
 
 def construct_of(fn):
+    """The ``Construct`` a generated function stands for.
+
+    Code converted in this process is registered when it is compiled. Code that reaches an op
+    without being registered was converted ahead of time (``autolax convert`` writes files
+    that call ``autolax.ops``): its construct is read off the generated function and the
+    op's call site, once per code object.
+    """
     code = getattr(fn, "__code__", None)
-    return CONSTRUCTS.get(code)
+    if code is None:
+        return None
+    construct = CONSTRUCTS.get(_key(code))
+    if construct is None:
+        construct = CONSTRUCTS[_key(code)] = _construct_from_code(code, sys._getframe(1), sys._getframe(2))
+    return construct
+
+
+_KIND_OF_OP = {"cond": "if", "while_loop": "while", "for_range": "for", "for_iter": "for"}
+
+
+def _construct_from_code(code, op_frame, call_frame):
+    """A Construct for a generated function loaded from a converted file: a loop carries its
+    ``loop_body``'s parameters (after the item, for ``for``); an ``if`` returns the names of
+    its ``if_true``'s final ``return``."""
+    import linecache
+
+    from autolax.transpile.context import Construct
+
+    kind = _KIND_OF_OP.get(op_frame.f_code.co_name, "if")
+    params = code.co_varnames[: code.co_argcount]
+    if kind == "while":
+        names = tuple(params)
+    elif kind == "for":
+        names = tuple(params[1:])
+    else:
+        names = _returned_names(code)
+    filename, lineno = call_frame.f_code.co_filename, call_frame.f_lineno
+    source = linecache.getline(filename, lineno).strip()
+    return Construct(kind=kind, filename=filename, lineno=lineno, col=0, source=source, names=names)
+
+
+def _returned_names(code):
+    """``('x', 'y')`` for a function ending in ``return (x, y)``, ``()`` for one that returns
+    nothing; one output named ``value`` if its source cannot be read."""
+    import inspect
+    import textwrap
+
+    from autolax.transpile import syntax
+
+    try:
+        tree = syntax.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError):
+        return ("value",)
+    fn = tree.body[0] if tree.body else None
+    if not isinstance(fn, syntax.FunctionDef):
+        return ("value",)
+    last = fn.body[-1]
+    if not isinstance(last, syntax.Return) or last.value is None:
+        return ()
+    value = last.value
+    elts = value.elts if isinstance(value, syntax.Tuple) else [value]
+    if all(isinstance(e, syntax.Name) for e in elts):
+        return tuple(e.id for e in elts)
+    return ("value",)
 
 
 @dataclass
@@ -120,11 +187,13 @@ def unrolled(construct, reason: str) -> None:
     message = (
         f"the loop at {construct.where} carries traced values but ran as a Python loop "
         f"(unrolled into the trace): {reason}.\n    {construct.source}\n"
+    )
+    if is_strict():
+        raise UnrolledLoopError(message + "strict=True forbids unrolling a loop that carries traced values.")
+    message += (
         "The result is correct, but the traced program grows with the trip count. "
         "Pass strict=True to make this an error."
     )
-    if is_strict():
-        raise UnrolledLoopError(message)
     warnings.warn_explicit(message, UnrolledLoopWarning, construct.filename, construct.lineno)
 
 

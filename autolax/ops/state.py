@@ -72,9 +72,13 @@ class Undefined:
         self._fail()
 
 
-def undefined(name: str) -> Undefined:
-    """``y = ops.undefined('y')``: a carried variable with no value yet."""
-    return Undefined(name)
+def undefined(name: str, pending: bool = False) -> Undefined:
+    """``y = ops.undefined('y')``: a carried variable with no value yet.
+
+    ``pending=True`` (used for the function's return value) lets a staged ``if`` that
+    assigns it on one side only take that side's type: every path assigns it before it is read.
+    """
+    return Undefined(name, pending=pending)
 
 
 def is_tracer(x) -> bool:
@@ -302,6 +306,13 @@ def _mismatch(construct, name, first, second, rule, fix, where_first, where_seco
     )
 
 
+def _is_list(spec: VarSpec) -> bool:
+    from autolax.ops.data import StackedList
+
+    node = spec.treedef.node_data()
+    return node is not None and node[0] in (list, StackedList)
+
+
 def join_branches(true_state: State, false_state: State, construct) -> State:
     """The output type of a staged ``if``: both branches' outputs, reconciled."""
     specs = []
@@ -324,6 +335,13 @@ def join_branches(true_state: State, false_state: State, construct) -> State:
                 f"jnp.zeros_like(...)), or in the {other} branch too."
             )
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
+            if _is_list(a) and _is_list(b):
+                raise _mismatch(construct, a.name, a.describe(), b.describe(),
+                                "The condition is traced, so appending to a list in one branch only would make "
+                                "the list's length depend on data.",
+                                f"append in both branches (for example a masked value), or write into a "
+                                f"preallocated array with .at[i].set(...) instead of {construct.describe(a.name) if construct else a.name}.",
+                                "in the `if` branch", "in the `else` branch")
             raise _mismatch(construct, a.name, a.describe(), b.describe(),
                             "The condition is traced, so lax.cond needs both branches to give it the same structure.",
                             f"give {construct.describe(a.name) if construct else a.name} the same structure (same container, same number of items) in both branches.",

@@ -153,8 +153,9 @@ class _FunctionConverter:
         self.scopes[-1].bound.update(names)
 
     def undefined_stmt(self, n, origin):
+        keywords = {"pending": syntax.constant(True)} if n in self.ctx.pending else None
         stmt = syntax.assign(
-            syntax.name(n, "store"), syntax.call(f"{self.ctx.ops}.undefined", [syntax.constant(n)])
+            syntax.name(n, "store"), syntax.call(f"{self.ctx.ops}.undefined", [syntax.constant(n)], keywords)
         )
         return syntax.copy_location(stmt, origin)
 

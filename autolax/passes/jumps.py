@@ -58,6 +58,7 @@ class BlockLowering:
             if isinstance(node, _SCOPES):
                 continue
             if isinstance(node, _LOOPS) and not self.into_loops:
+                stack.extend(node.orelse)  # a loop's `else` runs in the enclosing loop
                 continue
             stack.extend(syntax.iter_child_nodes(node))
         return False
@@ -66,6 +67,17 @@ class BlockLowering:
         self.flag_read = True
         test = syntax.unary_not(syntax.name(self.flag))
         return syntax.copy_location(syntax.if_stmt(test, stmts), origin)
+
+    def always_jumps(self, stmts) -> bool:
+        """Does every path through ``stmts`` end in a jump of this kind? (no rewriting)"""
+        for stmt in stmts:
+            if self.is_jump(stmt):
+                return True
+            if isinstance(stmt, syntax.If) and self.always_jumps(stmt.body) and self.always_jumps(stmt.orelse):
+                return True
+            if isinstance(stmt, (syntax.With, syntax.AsyncWith)) and self.always_jumps(stmt.body):
+                return True
+        return False
 
     def block(self, stmts) -> Lowered:
         out: list = []
@@ -78,28 +90,31 @@ class BlockLowering:
                 out.append(stmt)
                 continue
             if isinstance(stmt, syntax.If):
-                body = self.block(stmt.body)
-                orelse = self.block(stmt.orelse)
-                if body.always_jumps and orelse.always_jumps:
-                    stmt.body, stmt.orelse = body.stmts, orelse.stmts
+                # Decide where the rest of the block goes before rewriting either branch.
+                body_always, orelse_always = self.always_jumps(stmt.body), self.always_jumps(stmt.orelse)
+                if body_always and orelse_always:
+                    stmt.body, stmt.orelse = self.block(stmt.body).stmts, self.block(stmt.orelse).stmts
                     out.append(stmt)
                     return Lowered(out, True, True)
-                if body.always_jumps:
-                    tail = self.block(stmt.orelse + rest) if rest else orelse
-                    stmt.body, stmt.orelse = body.stmts, tail.stmts
+                if body_always:
+                    tail = self.block(stmt.orelse + rest)
+                    stmt.body, stmt.orelse = self.block(stmt.body).stmts, tail.stmts
                     out.append(stmt)
                     return Lowered(out, True, tail.always_jumps)
-                if orelse.always_jumps:
-                    tail = self.block(stmt.body + rest) if rest else body
-                    stmt.body, stmt.orelse = tail.stmts, orelse.stmts
+                if orelse_always:
+                    tail = self.block(stmt.body + rest)
+                    stmt.body, stmt.orelse = tail.stmts, self.block(stmt.orelse).stmts
                     out.append(stmt)
                     return Lowered(out, True, tail.always_jumps)
-                stmt.body, stmt.orelse = body.stmts, orelse.stmts
+                stmt.body, stmt.orelse = self.block(stmt.body).stmts, self.block(stmt.orelse).stmts
+                out.append(stmt)
+            elif isinstance(stmt, _LOOPS) and not self.into_loops:
+                # The jump is in the loop's `else` (`continue` of the enclosing loop).
+                stmt.orelse = self.block(stmt.orelse).stmts
                 out.append(stmt)
             elif isinstance(stmt, _LOOPS):
                 # Only reached when jumps inside loops are ours (return lowering).
-                lowered = self.block(stmt.body)
-                stmt.body = lowered.stmts
+                stmt.body = self.block(stmt.body).stmts
                 self.on_loop(stmt)
                 out.append(stmt)
             elif isinstance(stmt, syntax.Try):

@@ -32,6 +32,7 @@ def _lower_function(fn_node, ctx):
     retval = ctx.namer.new("retval")
     ctx.descriptions[flag] = "the early-`return` flag"
     ctx.descriptions[retval] = "the return value"
+    ctx.pending.add(retval)  # every path assigns it before the final `return`
 
     def replace(stmt):
         value = stmt.value if stmt.value is not None else syntax.constant(None)

@@ -66,9 +66,38 @@ class _Transformer(syntax.NodeTransformer):
         return syntax.copy_location(new, node)
 
     def visit_Assign(self, node):
-        if len(node.targets) == 1 and isinstance(node.targets[0], syntax.Subscript):
-            return self._rewrite(node, node.targets[0], "set", node.value)
+        if len(node.targets) != 1:
+            return node
+        target = node.targets[0]
+        if isinstance(target, syntax.Subscript):
+            return self._rewrite(node, target, "set", node.value)
+        if isinstance(target, (syntax.Tuple, syntax.List)) and self._has_item_target(target):
+            return self._unpack(node, target)
         return node
+
+    def _has_item_target(self, target):
+        return any(
+            isinstance(e, syntax.Subscript) and _root_name(e) is not None
+            or isinstance(e, (syntax.Tuple, syntax.List)) and self._has_item_target(e)
+            for e in target.elts
+        )
+
+    def _unpack(self, node, target):
+        """``v[i], v[j] = v[j], v[i]`` -> ``value, value_1 = v[j], v[i]`` and one update per
+        item target, in order (Python evaluates the right side first, then assigns left to right)."""
+        updates = []
+
+        def temps(t):
+            if isinstance(t, syntax.Subscript) and _root_name(t) is not None:
+                temp = self.ctx.namer.new("value")
+                updates.append(self._rewrite(node, t, "set", syntax.name(temp)))
+                return syntax.name(temp, "store")
+            if isinstance(t, (syntax.Tuple, syntax.List)):
+                return type(t)(elts=[temps(e) for e in t.elts], ctx=syntax.Store())
+            return t
+
+        unpacked = syntax.copy_location(syntax.assign(temps(target), node.value), node)
+        return [unpacked] + updates
 
     def visit_AugAssign(self, node):
         if isinstance(node.target, syntax.Subscript) and type(node.op) in AUG_METHODS:

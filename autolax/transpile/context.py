@@ -46,6 +46,9 @@ class Context:
     constructs: dict = field(default_factory=dict)  # generated function name -> Construct
     descriptions: dict = field(default_factory=dict)  # generated name -> words for errors
     first_params: set = field(default_factory=set)  # "self"/"cls" of methods
+    # Generated names whose first value may come from any one path (the return value): an
+    # `if` assigning them on one side only takes that side's type.
+    pending: set = field(default_factory=set)
 
     def line_text(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.source_lines):
