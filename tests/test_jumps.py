@@ -130,7 +130,7 @@ def several_returns(x):
     return y
 
 
-@pytest.mark.parametrize("x", [-3.0, 20.0, 1.0, 0.0, 9.0, 5.0])
+@pytest.mark.parametrize("x", [-3.0, 20.0, 1.0, 0.25, 9.0, 5.0])
 def test_returns_everywhere(x):
     assert_matches(several_returns, x)
 

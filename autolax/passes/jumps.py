@@ -77,6 +77,8 @@ class BlockLowering:
                 return True
             if isinstance(stmt, (syntax.With, syntax.AsyncWith)) and self.always_jumps(stmt.body):
                 return True
+            if self.into_loops and _endless(stmt) and self.contains_jump(stmt.body):
+                return True  # `while True:` left only by this kind of jump
         return False
 
     def block(self, stmts) -> Lowered:
@@ -114,9 +116,12 @@ class BlockLowering:
                 out.append(stmt)
             elif isinstance(stmt, _LOOPS):
                 # Only reached when jumps inside loops are ours (return lowering).
+                endless = _endless(stmt)
                 stmt.body = self.block(stmt.body).stmts
                 self.on_loop(stmt)
                 out.append(stmt)
+                if endless:  # what follows `while True:` (without `break`) is unreachable
+                    return Lowered(out, True, True)
             elif isinstance(stmt, syntax.Try):
                 for field in ("body", "orelse", "finalbody"):
                     setattr(stmt, field, self.block(getattr(stmt, field)).stmts)
@@ -134,6 +139,16 @@ class BlockLowering:
                 out.append(self.guard(tail.stmts, rest[0]))
             return Lowered(out, True, False)
         return Lowered(out, False, False)
+
+
+def _endless(stmt) -> bool:
+    """``while True:`` (after break lowering, a loop with a `break` has a flag in its test)."""
+    return (
+        isinstance(stmt, syntax.While)
+        and isinstance(stmt.test, syntax.Constant)
+        and bool(stmt.test.value)
+        and not stmt.orelse
+    )
 
 
 def add_loop_test(loop, test) -> None:

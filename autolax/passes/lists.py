@@ -23,6 +23,14 @@ class _Transformer(syntax.NodeTransformer):
         self.local_names = local_names
         self.appended: set[str] = set()
 
+    def visit_FunctionDef(self, node):
+        from autolax.analysis.activity import local_names
+
+        inner = _Transformer(self.ctx, local_names(node))
+        node.body = [inner.visit(s) for s in node.body]
+        self.appended |= inner.appended
+        return node
+
     def visit_Expr(self, node):
         call = node.value
         if (
@@ -30,6 +38,7 @@ class _Transformer(syntax.NodeTransformer):
             and isinstance(call.func, syntax.Attribute)
             and call.func.attr == "append"
             and isinstance(call.func.value, syntax.Name)
+            and call.func.value.id in self.local_names  # assigning a free variable would unbind it
             and len(call.args) == 1
             and not call.keywords
         ):
@@ -73,7 +82,7 @@ def transform(fn_node, ctx):
 
     locals_ = local_names(fn_node)
     appends = _Transformer(ctx, locals_)
-    fn_node = appends.visit(fn_node)
+    fn_node.body = [appends.visit(s) for s in fn_node.body]
     if appends.appended:
         fn_node = _StackCalls(ctx, appends.appended, locals_).visit(fn_node)
     return fn_node

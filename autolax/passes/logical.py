@@ -21,12 +21,29 @@ class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
 
+    def _is_op(self, node, op):
+        return (
+            isinstance(node, syntax.Call)
+            and isinstance(node.func, syntax.Attribute)
+            and node.func.attr == op
+            and isinstance(node.func.value, syntax.Name)
+            and node.func.value.id == self.ctx.ops
+        )
+
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         op = "and_" if isinstance(node.op, syntax.And) else "or_"
-        first, *rest = node.values
-        new = syntax.call(f"{self.ctx.ops}.{op}", [first] + [syntax.lambda_(v) for v in rest])
-        return syntax.copy_location(new, node)
+        operands = []  # (expression, already a thunk?)
+        for value in node.values:
+            if self._is_op(value, op):  # `a and (b and c)`, `lo < x < hi and c`: one flat chain
+                first, *rest = value.args
+                operands.append((first, False))
+                operands.extend((thunk, True) for thunk in rest)
+            else:
+                operands.append((value, False))
+        (first, _), *rest = operands
+        args = [first] + [v if is_thunk else syntax.lambda_(v) for v, is_thunk in rest]
+        return syntax.copy_location(syntax.call(f"{self.ctx.ops}.{op}", args), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

@@ -46,7 +46,7 @@ def _lower_function(fn_node, ctx):
         on_loop=lambda loop: add_loop_test(loop, syntax.unary_not(syntax.name(flag))),
     )
     body = list(fn_node.body)
-    if not body or not isinstance(body[-1], syntax.Return):
+    if not lowering.always_jumps(body):  # it can fall off its end: make `return None` explicit
         last = body[-1] if body else fn_node
         body.append(syntax.copy_location(syntax.ret(None), last))
     docstring = []

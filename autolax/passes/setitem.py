@@ -6,11 +6,13 @@
 
 ``ops.at`` uses ``x.at[...]`` for JAX arrays and mutates in place (returning ``x``) for
 NumPy arrays, lists, dicts and anything else, so plain Python behaviour is unchanged.
-Targets rooted in an attribute (``self.buf[i] = v``) are left alone.
+Targets rooted in an attribute (``self.buf[i] = v``, see the attributes pass) or in a name
+that is not local to the function (a global or free variable) are left alone.
 """
 
 from __future__ import annotations
 
+from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
 
 AUG_METHODS = {
@@ -45,8 +47,20 @@ def _as_load(node):
 
 
 class _Transformer(syntax.NodeTransformer):
-    def __init__(self, ctx):
+    def __init__(self, ctx, local_names):
         self.ctx = ctx
+        # Only names local to the function are rewritten: assigning a global or a free
+        # variable would make it local (and unbound).
+        self.local_names = local_names
+
+    def visit_FunctionDef(self, node):
+        inner = _Transformer(self.ctx, local_names(node))
+        body = []
+        for stmt in node.body:
+            new = inner.visit(stmt)
+            body.extend(new if isinstance(new, list) else [new])
+        node.body = body
+        return node
 
     def _update(self, target, method, value):
         """Expression computing the new value of ``target.value`` after the update."""
@@ -60,7 +74,7 @@ class _Transformer(syntax.NodeTransformer):
 
     def _rewrite(self, node, target, method, value):
         root = _root_name(target)
-        if root is None:
+        if root is None or root.id not in self.local_names:
             return node
         new = syntax.assign(syntax.name(root.id, "store"), self._update(target, method, value))
         return syntax.copy_location(new, node)
@@ -75,9 +89,13 @@ class _Transformer(syntax.NodeTransformer):
             return self._unpack(node, target)
         return node
 
+    def _local_root(self, target) -> bool:
+        root = _root_name(target)
+        return root is not None and root.id in self.local_names
+
     def _has_item_target(self, target):
         return any(
-            isinstance(e, syntax.Subscript) and _root_name(e) is not None
+            isinstance(e, syntax.Subscript) and self._local_root(e)
             or isinstance(e, (syntax.Tuple, syntax.List)) and self._has_item_target(e)
             for e in target.elts
         )
@@ -88,7 +106,7 @@ class _Transformer(syntax.NodeTransformer):
         updates = []
 
         def temps(t):
-            if isinstance(t, syntax.Subscript) and _root_name(t) is not None:
+            if isinstance(t, syntax.Subscript) and self._local_root(t):
                 temp = self.ctx.namer.new("value")
                 updates.append(self._rewrite(node, t, "set", syntax.name(temp)))
                 return syntax.name(temp, "store")
@@ -106,4 +124,4 @@ class _Transformer(syntax.NodeTransformer):
 
 
 def transform(fn_node, ctx):
-    return _Transformer(ctx).visit(fn_node)
+    return _Transformer(ctx, local_names(fn_node)).visit_FunctionDef(fn_node)

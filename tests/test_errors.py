@@ -1,0 +1,266 @@
+"""The text of every user-facing error (issue 4): variable in quotes, file:line, the source
+line, the rule, and a fix."""
+
+import traceback
+import warnings
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import autolax
+
+HERE = __file__
+
+
+def line_of(fn, offset):
+    return fn.__code__.co_firstlineno + offset
+
+
+def one_sided(x):
+    if x > 0:
+        y = x * 2
+    return y
+
+
+def test_variable_defined_on_one_side_of_traced_if():
+    with pytest.raises(autolax.UndefinedVariableError) as info:
+        autolax.jit(one_sided)(1.0)
+    msg = str(info.value)
+    assert f"'y' is assigned only in the `if` branch of the `if` at {HERE}:{line_of(one_sided, 1)}" in msg
+    assert "    if x > 0:" in msg
+    assert "both branches are staged with lax.cond" in msg
+    assert "Fix: assign 'y' before the `if`" in msg
+    # With a concrete condition it is plain Python: fine when the branch runs.
+    assert autolax.convert(one_sided)(1.0) == 2.0
+
+
+def reshaping_while(x, n):
+    i = 0
+    while i < n:
+        x = jnp.concatenate([x, x])
+        i += 1
+    return x
+
+
+def test_carry_changing_shape():
+    with pytest.raises(autolax.StateMismatchError) as info:
+        autolax.jit(reshaping_while)(jnp.ones(2), 3)
+    msg = str(info.value)
+    assert (
+        f"'x' is float32[2] before the loop and float32[4] after one iteration of the `while` loop "
+        f"at {HERE}:{line_of(reshaping_while, 2)}" in msg
+    )
+    assert "    while i < n:" in msg and "Fix: give 'x' a fixed shape" in msg
+
+
+def changing_structure(x, n):
+    state = {"a": x}
+    k = 0
+    while k < n:
+        state = {"a": state["a"], "b": x}
+        k += 1
+    return state
+
+
+def test_carry_changing_structure():
+    with pytest.raises(autolax.StateMismatchError) as info:
+        autolax.jit(changing_structure)(1.0, 2)
+    msg = str(info.value)
+    assert "'state' is {'a': float32[]} before the loop and {'a': float32[], 'b': float32[]} after one iteration" in msg
+    assert f"{HERE}:{line_of(changing_structure, 3)}" in msg
+
+
+def branch_shapes(x):
+    if x.sum() > 0:
+        y = x
+    else:
+        y = x[:1]
+    return y
+
+
+def test_branches_with_different_shapes():
+    with pytest.raises(autolax.StateMismatchError) as info:
+        autolax.jit(branch_shapes)(jnp.ones(3))
+    msg = str(info.value)
+    assert "'y' is float32[3] in the `if` branch and float32[1] in the `else` branch of the `if`" in msg
+    assert f"at {HERE}:{line_of(branch_shapes, 1)}" in msg
+
+
+def none_into_loop(x):
+    best = None
+    while x < 10:
+        if best is None or x > best:
+            best = x
+        x = x + 1
+    return best
+
+
+def test_none_entering_a_staged_loop():
+    with pytest.raises(autolax.StateMismatchError) as info:
+        autolax.jit(none_into_loop)(1.0)
+    msg = str(info.value)
+    assert "'best' is None before the loop and float32[] after one iteration of the `while` loop" in msg
+    assert "cannot carry None" in msg and "initialise 'best' before the loop" in msg
+
+
+def read_before_assignment(xs):
+    for x in xs:
+        t = t + x  # noqa: F821 - the error under test
+        t = x
+    return t
+
+
+def test_read_before_assignment():
+    with pytest.raises(autolax.UndefinedVariableError) as info:
+        autolax.jit(read_before_assignment)(jnp.arange(3.0))
+    msg = str(info.value)
+    assert f"local variable 't' is used before it is assigned at {HERE}:{line_of(read_before_assignment, 2)}" in msg
+    assert "t = t + x" in msg and "Fix: assign 't' before this point" in msg
+
+
+def test_read_before_assignment_in_python_too():
+    with pytest.raises(autolax.UndefinedVariableError):
+        autolax.convert(read_before_assignment)([1.0, 2.0])
+
+
+def condition_on_vector(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def test_ambiguous_array_condition():
+    with pytest.raises(ValueError, match=r"the condition at .*test_errors.py:\d+ is a traced array of shape \(3,\)"):
+        autolax.jit(condition_on_vector)(jnp.ones(3))
+
+
+# --------------------------------------------------------------------------- up front
+def generator(x):
+    for i in range(3):
+        yield x * i
+
+
+async def coroutine(x):
+    return x
+
+
+def global_write(x):
+    global COUNTER
+    if x > 0:
+        COUNTER = x
+    return x
+
+
+def nonlocal_write():
+    total = 0.0
+
+    def inner(x):
+        nonlocal total
+        for _ in range(3):
+            total = total + x
+        return x
+
+    return inner
+
+
+def delete_in_loop(xs):
+    for x in xs:
+        tmp = x
+        del tmp
+    return xs
+
+
+def walrus_in_while(n):
+    while (n := n - 1) > 0:
+        pass
+    return n
+
+
+def match_statement(x):
+    match x:
+        case 1:
+            return 1.0
+    return 0.0
+
+
+@pytest.mark.parametrize(
+    "fn,offset,col,reason,fix",
+    [
+        (generator, 2, 9, "`yield` makes 'generator' a generator", "return a stacked array"),
+        (coroutine, 0, 1, "'coroutine' is an `async def` function", "call the async code outside"),
+        (global_write, 3, 9, "'COUNTER' is declared global/nonlocal and assigned inside an `if`", "return it"),
+        (nonlocal_write(), 0, 13, "'total' is declared global/nonlocal and assigned inside a `for` loop", "return it"),
+        (delete_in_loop, 3, 9, "`del tmp` inside a `for` loop cannot be staged", "placeholder"),
+        (walrus_in_while, 1, 12, "assignment expression to 'n' in a `while` condition", "assign 'n' before the loop"),
+        (match_statement, 1, 5, "`match` statements are not supported", "`if` / `elif` / `else`"),
+    ],
+)
+def test_unsupported_syntax_is_rejected_up_front(fn, offset, col, reason, fix):
+    with pytest.raises(autolax.ConversionError) as info:
+        autolax.convert(fn)
+    err = info.value
+    assert reason in err.reason
+    assert err.filename == HERE
+    if fn.__name__ != "inner":
+        assert err.lineno == line_of(fn, offset)
+        assert err.col + 1 == col
+    text = str(err)
+    assert text.startswith(f"{HERE}:{err.lineno}:{err.col + 1}: ")
+    assert "^" in text.splitlines()[2]  # caret under the construct
+    assert fix in text
+    assert err.one_line().startswith(f"{HERE}:{err.lineno}:{err.col + 1}: error: ")
+
+
+def test_no_source_falls_back_to_plain_jit_with_warning():
+    namespace = {}
+    exec("def made_by_exec(x):\n    return x * 2\n", namespace)
+    fn = namespace["made_by_exec"]
+    with pytest.warns(autolax.NoSourceWarning, match="could not read the source of 'made_by_exec'"):
+        jitted = autolax.jit(fn)
+    assert float(jitted(2.0)) == 4.0
+    with pytest.raises(autolax.ConversionError, match="cannot read the source of 'made_by_exec'"):
+        autolax.jit(fn, strict=True)
+    with pytest.raises(TypeError, match="expects a Python function"):
+        autolax.convert(jnp.sin)
+
+
+def calls_generator(x):
+    return sum(generator(x))
+
+
+def test_unconvertible_callee_runs_as_written_with_warning():
+    with pytest.warns(autolax.CallConversionWarning, match="could not convert 'generator'"):
+        assert autolax.convert(calls_generator)(2.0) == 6.0
+
+
+# --------------------------------------------------------------------------- tracebacks
+def matmul_in_loop(xs, w):
+    h = jnp.zeros(3)
+    for x in xs:
+        h = w @ h + x  # w has the wrong shape
+    return h
+
+
+def test_traceback_of_shape_error_shows_original_lines():
+    with pytest.raises(TypeError) as info:
+        autolax.jit(matmul_in_loop)(jnp.ones((4, 3)), jnp.ones((3, 2)))
+    text = "".join(traceback.format_exception(info.value))
+    assert f'File "{HERE}", line {line_of(matmul_in_loop, 3)}, in loop_body' in text
+    assert "h = w @ h + x  # w has the wrong shape" in text
+    assert f"autolax: raised while staging the `for` loop at {HERE}:{line_of(matmul_in_loop, 2)}" in text
+
+
+def test_error_classes_document_themselves():
+    for cls in (
+        autolax.ConversionError,
+        autolax.UndefinedVariableError,
+        autolax.StateMismatchError,
+        autolax.UnrolledLoopError,
+        autolax.UnrolledLoopWarning,
+        autolax.NoSourceWarning,
+        autolax.CallConversionWarning,
+    ):
+        assert cls.__doc__ and len(cls.__doc__.splitlines()) >= 3, cls
+    assert issubclass(autolax.UndefinedVariableError, NameError)
+    assert issubclass(autolax.StateMismatchError, TypeError)

@@ -1,0 +1,209 @@
+"""Golden emitted source: one small function per rewrite, pinned (see golden_cases.py).
+
+These pin the readable form the README promises; a change here is a change users see in
+`autolax.to_source`, the CLI output and `%%autolax --show`.
+"""
+
+import textwrap
+
+import pytest
+
+import autolax
+import golden_cases as g
+
+GOLDEN = {
+    g.collatz_steps: """
+        def collatz_steps(n):
+            steps = 0
+
+            def loop_test(n, steps):
+                return n != 1
+
+            def loop_body(n, steps):
+
+                def if_true(n):
+                    n = n // 2
+                    return n
+
+                def if_false(n):
+                    n = 3 * n + 1
+                    return n
+
+                n = ops.cond(n % 2 == 0, if_true, if_false, n)
+                steps += 1
+                return (n, steps)
+
+            n, steps = ops.while_loop(loop_test, loop_body, (n, steps))
+            return steps
+    """,
+    g.early_return: """
+        def early_return(x):
+
+            def if_true():
+                retval = 3.0 * x ** 2
+                return retval
+
+            def if_false():
+                retval = -4 * x
+                return retval
+
+            retval = ops.cond(x < 3, if_true, if_false)
+            return retval
+    """,
+    g.loop_index_after: """
+        def loop_index_after(x, n):
+            i = ops.undefined('i')
+
+            def loop_body(index, x, i):
+                i = index
+                x = x + i
+                return (x, i)
+
+            x, i = ops.for_range(0, n, 1, loop_body, (x, i))
+            return (x, i)
+    """,
+    g.tuple_target: """
+        def tuple_target(xs):
+            total = 0.0
+
+            def loop_body(item, total):
+                i, x = item
+                total += i * x
+                return total
+
+            total = ops.for_iter(ops.enumerate(xs), loop_body, total)
+            return total
+    """,
+    g.first_negative: """
+        def first_negative(xs):
+            idx = -1
+            break_ = False
+
+            def loop_test(idx, break_):
+                return ops.not_(break_)
+
+            def loop_body(i, idx, break_):
+
+                def if_true(idx, break_):
+                    idx = i
+                    break_ = True
+                    return (idx, break_)
+
+                def if_false(idx, break_):
+                    return (idx, break_)
+
+                idx, break_ = ops.cond(xs[i] < 0, if_true, if_false, idx, break_)
+                return (idx, break_)
+
+            idx, break_ = ops.for_range(0, xs.shape[0], 1, loop_body, (idx, break_), loop_test)
+            return idx
+    """,
+    g.skip_negative: """
+        def skip_negative(xs):
+            total = 0.0
+
+            def loop_body(x, total):
+
+                def if_true(total):
+                    total += x
+                    return total
+
+                def if_false(total):
+                    return total
+
+                total = ops.cond(ops.not_(x < 0), if_true, if_false, total)
+                return total
+
+            total = ops.for_iter(xs, loop_body, total)
+            return total
+    """,
+    g.return_in_loop: """
+        def return_in_loop(xs, t):
+            do_return = False
+            retval = ops.undefined('retval', pending=True)
+
+            def loop_test(do_return, retval):
+                return ops.not_(do_return)
+
+            def loop_body(x, do_return, retval):
+
+                def if_true(do_return, retval):
+                    do_return = True
+                    retval = x
+                    return (do_return, retval)
+
+                def if_false(do_return, retval):
+                    return (do_return, retval)
+
+                do_return, retval = ops.cond(x > t, if_true, if_false, do_return, retval)
+                return (do_return, retval)
+
+            do_return, retval = ops.for_iter(xs, loop_body, (do_return, retval), loop_test)
+
+            def if_true_1(retval):
+                retval = t
+                return retval
+
+            def if_false_1(retval):
+                return retval
+
+            retval = ops.cond(ops.not_(do_return), if_true_1, if_false_1, retval)
+            return retval
+    """,
+    g.item_updates: """
+        def item_updates(v, i):
+            v = ops.at(v)[i].set(0.0)
+            v = ops.at(v)[i + 1].add(1.0)
+            value, value_1 = (v[0], v[i])
+            v = ops.at(v)[i].set(value)
+            v = ops.at(v)[0].set(value_1)
+            return v
+    """,
+    g.appends: """
+        def appends(xs):
+            out = []
+
+            def loop_body(x, out):
+                out = ops.append(out, x * 2)
+                return out
+
+            out = ops.for_iter(xs, loop_body, out)
+            return jnp.stack(ops.stacked(out))
+    """,
+    g.calls_and_print: """
+        def calls_and_print(x):
+            y = ops.call(helper, x)
+            ops.print('y =', y)
+            return jnp.abs(y)
+    """,
+    g.expressions: """
+        def expressions(x, lo, hi):
+            y = ops.if_else(x > 0, lambda: x, lambda: -x)
+            ok = ops.or_(ops.and_(lo <= y, lambda: y < hi, lambda: ops.not_(y == 1.0)), lambda: x is None)
+            return ok
+    """,
+    g.first_assigned_in_loop: """
+        def first_assigned_in_loop(xs):
+            last = ops.undefined('last')
+
+            def loop_body(x, last):
+                last = x
+                return last
+
+            last = ops.for_iter(xs, loop_body, last)
+            return last
+    """,
+}
+
+
+@pytest.mark.parametrize("fn", list(GOLDEN), ids=lambda fn: fn.__name__)
+def test_emitted_source(fn):
+    expected = textwrap.dedent(GOLDEN[fn]).strip("\n") + "\n"
+    assert autolax.to_source(fn) == expected
+
+
+@pytest.mark.parametrize("fn", list(GOLDEN), ids=lambda fn: fn.__name__)
+def test_emitted_source_compiles_and_is_stable(fn):
+    first = autolax.to_source(fn)
+    compile(first, "<golden>", "exec")
+    assert autolax.to_source(fn) == first  # deterministic
