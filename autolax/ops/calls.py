@@ -82,6 +82,7 @@ def converted(f):
 def call(f, *args, **kwargs):
     """``ops.call(f, *args)`` for ``f(*args)``: converts ``f`` first if it is user code
     (cached per function), then calls it."""
+    __tracebackhide__ = True
     if isinstance(f, Undefined):
         f()
     return converted(f)(*args, **kwargs)
@@ -90,6 +91,7 @@ def call(f, *args, **kwargs):
 def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - replaces builtins.print
     """``print`` that shows runtime values of traced arguments (via ``jax.debug.callback``),
     once per executed iteration or branch, like the original Python."""
+    __tracebackhide__ = True
     if not any_tracer(args):
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return

@@ -13,6 +13,7 @@ from autolax.ops.tracing import pack, trace
 
 def predicate(pred, where: str):
     """A traced condition as a boolean scalar, with Python's truthiness (nonzero is true)."""
+    __tracebackhide__ = True
     if getattr(pred, "shape", ()) != ():
         raise ValueError(
             f"the condition at {where} is a traced array of shape {tuple(pred.shape)}; the truth "
@@ -30,6 +31,7 @@ def staged_cond(pred, true_fn, false_fn, operands, construct, in_names=None, out
     Each function is traced once; their outputs (``out_names``, default: the construct's
     names) are reconciled to one type. Returns the tuple of outputs.
     """
+    __tracebackhide__ = True
     out_names = list(construct.names if out_names is None else out_names)
     in_names = list(construct.names if in_names is None else in_names)
     pred = predicate(pred, construct.where)
@@ -64,6 +66,7 @@ def cond(pred, if_true, if_false, *operands):
     A traced ``pred`` stages both branches with ``lax.cond``; each returns the variables
     assigned in the ``if`` that are used after it, reconciled to one type.
     """
+    __tracebackhide__ = True
     construct = registry.construct_of(if_true)
     if not is_tracer(pred):
         registry.record(construct, "python (static)")
@@ -78,6 +81,7 @@ def cond(pred, if_true, if_false, *operands):
 def if_else(test, if_true, if_false):
     """``if_true() if test else if_false()``: a conditional expression with a traced ``test``
     becomes ``lax.cond`` (only the chosen side runs, as in Python)."""
+    __tracebackhide__ = True
     if not is_tracer(test):
         registry.record(registry.expression_site("ternary"), "python (static)")
         return if_true() if test else if_false()

@@ -11,6 +11,7 @@ from autolax.ops.state import is_tracer
 
 
 def _truth(x, where):
+    __tracebackhide__ = True
     return predicate(x, where)
 
 
@@ -26,6 +27,7 @@ def and_(first, *rest):
     """``first and rest[0]() and rest[1]() ...``: later operands are thunks, evaluated only
     if Python would evaluate them. Traced operands combine with ``jnp.logical_and`` (or
     ``jnp.where`` for non-booleans, which keeps Python's "first falsy operand" result)."""
+    __tracebackhide__ = True
     site = _site("and")
     value, traced = first, False
     for thunk in rest:
@@ -47,6 +49,7 @@ def and_(first, *rest):
 
 def or_(first, *rest):
     """``first or rest[0]() or ...`` (see ``and_``)."""
+    __tracebackhide__ = True
     site = _site("or")
     value, traced = first, False
     for thunk in rest:
@@ -68,6 +71,7 @@ def or_(first, *rest):
 
 def not_(x):
     """``not x``; a traced ``x`` gives ``jnp.logical_not(x)`` (``x == 0`` for numbers)."""
+    __tracebackhide__ = True
     site = _site("not")
     if not is_tracer(x):
         registry.record(site, "python (static)")

@@ -193,6 +193,7 @@ def _reason(exc, construct) -> str:
 def _stage_or_fall_back(construct, staged, python, can_fall_back: bool):
     """Stages the loop; if its body cannot be staged and the loop's bounds are static, runs
     it as a Python loop instead (warning afterwards, or raising first under strict mode)."""
+    __tracebackhide__ = True
     rec = registry.active_recorder()
     mark = rec.mark() if rec is not None else None
     try:
@@ -243,6 +244,7 @@ class _Appends:
         self.layout: list = []  # (state index, treedef of the block, number of leaves)
 
     def __call__(self, inputs, outputs):
+        __tracebackhide__ = True
         extras = []
         self.layout = []
         for i, (before, after) in enumerate(builtins.zip(inputs, outputs)):
@@ -278,6 +280,7 @@ class _Appends:
 
 def _fixpoint(body, state: State, names, construct, *, prefix=None, split=None):
     """Traces ``body`` until the carried types settle (dtype promotion, first assignment)."""
+    __tracebackhide__ = True
     state = state.pending()
     for _ in range(_MAX_TYPE_ROUNDS):
         registry.count_trace(construct)
@@ -319,6 +322,7 @@ def while_loop(loop_test, loop_body, init):
     ``init`` (and what ``loop_body`` returns) is the single carried value when there is one
     carried variable, else a tuple.
     """
+    __tracebackhide__ = True
     construct = registry.construct_of(loop_body)
     names = list(construct.names)
     values = list(unpack(init, len(names)))
@@ -338,6 +342,7 @@ def while_loop(loop_test, loop_body, init):
 
 
 def _python_while(construct, loop_test, loop_body, values, first, static):
+    __tracebackhide__ = True
     n = len(values)
     state, pred, count = list(values), first, 0
     while True:
@@ -358,6 +363,7 @@ def _python_while(construct, loop_test, loop_body, values, first, static):
 
 
 def _staged_while(construct, loop_test, loop_body, values, names):
+    __tracebackhide__ = True
     state = State.of(names, values, construct, strong_numbers=True)
     appends = _Appends(construct, forbid="a `while` loop's trip count is decided at run time")
     body_traced, state = _fixpoint(loop_body, state, names, construct, split=appends)
@@ -365,9 +371,11 @@ def _staged_while(construct, loop_test, loop_body, values, names):
     _check_test(test_traced, construct)
 
     def cond_fun(carry):
+        __tracebackhide__ = True
         return predicate(test_traced(carry)[0][0], construct.where)
 
     def body_fun(carry):
+        __tracebackhide__ = True
         return body_traced(carry, state)[0]
 
     out = lax.while_loop(cond_fun, body_fun, state.dynamic(values))
@@ -391,6 +399,7 @@ def for_range(start, stop, step, loop_body, init, loop_test=None):
 
     ``loop_test`` comes from ``break`` / ``return`` inside the loop.
     """
+    __tracebackhide__ = True
     construct = registry.construct_of(loop_body)
     names = list(construct.names)
     values = list(unpack(init, len(names)))
@@ -422,6 +431,7 @@ def for_iter(iterable, loop_body, init, loop_test=None):
     Arrays (also inside ``ops.enumerate`` / ``ops.zip``) are scanned over their leading axis
     when anything is traced; lists, tuples, dicts and other iterables are iterated in Python.
     """
+    __tracebackhide__ = True
     construct = registry.construct_of(loop_body)
     names = list(construct.names)
     values = list(unpack(init, len(names)))
@@ -442,6 +452,7 @@ def for_iter(iterable, loop_body, init, loop_test=None):
 
 
 def _for(construct, seq, iterable, loop_body, loop_test, values, names, init):
+    __tracebackhide__ = True
     if seq.length == 0:
         registry.record(construct, "python (static)", iterations=0)
         return init
@@ -456,6 +467,7 @@ def _for(construct, seq, iterable, loop_body, loop_test, values, names, init):
 
 
 def _python_for(construct, iterable, loop_body, loop_test, values, static):
+    __tracebackhide__ = True
     n = len(values)
     state, count = list(values), 0
     it = iter(iterable)
@@ -486,6 +498,7 @@ def _python_for(construct, iterable, loop_body, loop_test, values, static):
 
 
 def _staged_for(construct, seq, loop_body, loop_test, values, names):
+    __tracebackhide__ = True
     state = State.of(names, values, construct, strong_numbers=True)
     item_state = _item_state(seq)
     static_length = not is_tracer(seq.length)
@@ -511,16 +524,19 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
     item_leaves = lambda item: jax.tree_util.tree_leaves(item)  # noqa: E731
 
     def step(k, x, carry):
+        __tracebackhide__ = True
         item = seq.item(k, x)
         return body_traced(item_leaves(item) + list(carry), state)
 
     def test(carry):
+        __tracebackhide__ = True
         return predicate(test_traced(carry)[0][0], construct.where)
 
     n_leaves = len(init)
     if static_length and test_traced is None:
 
         def scan_body(carry, x):
+            __tracebackhide__ = True
             k, rest = carry[0], carry[1:]
             new, extras = step(k, x, rest)
             return (k + 1, *new), extras
@@ -533,6 +549,7 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
     if static_length and _inexact(state):
         # Masked scan: reverse-differentiable, unlike a while_loop.
         def masked_body(carry, x):
+            __tracebackhide__ = True
             k, rest = carry[0], list(carry[1:])
             new = lax.cond(test(rest), lambda c: step(k, x, c)[0], lambda c: list(c), rest)
             return (k + 1, *new), None
@@ -544,6 +561,7 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
     if test_traced is None:
 
         def fori_body(k, carry):
+            __tracebackhide__ = True
             return tuple(step(k, None, carry)[0])
 
         out = lax.fori_loop(0, seq.length, fori_body, tuple(init))
@@ -551,10 +569,12 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
         return pack(state.rebuild(list(out)), len(names))
 
     def while_cond(carry):
+        __tracebackhide__ = True
         k, rest = carry[0], list(carry[1:])
         return jnp.logical_and(k < seq.length, test(rest))
 
     def while_body(carry):
+        __tracebackhide__ = True
         k, rest = carry[0], list(carry[1:])
         return (k + 1, *step(k, None, rest)[0])
 

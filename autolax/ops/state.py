@@ -43,6 +43,7 @@ class Undefined:
         return f"<undefined '{self.name}'>"
 
     def _fail(self, *args, **kwargs):
+        __tracebackhide__ = True
         import linecache
         import sys
 
@@ -315,6 +316,7 @@ def _is_list(spec: VarSpec) -> bool:
 
 def join_branches(true_state: State, false_state: State, construct) -> State:
     """The output type of a staged ``if``: both branches' outputs, reconciled."""
+    __tracebackhide__ = True
     specs = []
     for a, b in zip(true_state.specs, false_state.specs):
         if a.is_undefined or b.is_undefined:
@@ -364,6 +366,7 @@ def join_branches(true_state: State, false_state: State, construct) -> State:
 def join_iterations(before: State, after: State, construct) -> State:
     """The carry type of a staged loop: the state before an iteration reconciled with the
     state after one. A variable with no value before the loop takes the body's type."""
+    __tracebackhide__ = True
     specs = []
     for a, b in zip(before.specs, after.specs):
         if a.is_undefined:

@@ -50,6 +50,7 @@ class Traced:
 
     def __call__(self, dynamic_inputs, target: State | None = None):
         """Runs the jaxpr; returns (state leaves cast to ``target``'s types, extras)."""
+        __tracebackhide__ = True
         outs = jaxpr_as_fun(self.jaxpr)(*dynamic_inputs)
         n_state = self.out.n_dynamic()
         state_leaves, extras = outs[:n_state], outs[n_state:]
@@ -75,10 +76,12 @@ def trace(fn, in_state: State, out_names, *, construct=None, prefix=(), strong_n
     returned state (a loop's item). ``split(inputs, outputs) -> (outputs, extras)`` lets a
     loop move list appends out of the state into per-iteration outputs.
     """
+    __tracebackhide__ = True
     captured = {}
     prefix_state = prefix if prefix else None
 
     def flat(*dynamic):
+        __tracebackhide__ = True
         n_prefix = prefix_state.n_dynamic() if prefix_state is not None else 0
         pre_values = prefix_state.rebuild(dynamic[:n_prefix]) if prefix_state is not None else []
         args = in_state.rebuild(dynamic[n_prefix:])
