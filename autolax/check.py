@@ -32,7 +32,9 @@ class Row:
 
     @property
     def location(self) -> str:
-        return f"{os.path.basename(self.filename)}:{self.lineno}"
+        from autolax.transpile.context import display_filename
+
+        return f"{os.path.basename(display_filename(self.filename))}:{self.lineno}"
 
     @property
     def unrolled(self) -> bool:

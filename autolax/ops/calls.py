@@ -11,6 +11,7 @@ import types
 
 import jax
 
+from autolax.ops import registry
 from autolax.ops.state import Undefined, any_tracer
 
 # Packages whose functions are never converted, whatever their install location.
@@ -79,6 +80,7 @@ def converted(f):
     return f if fn is call else types.MethodType(fn, f)
 
 
+@registry.user_facing
 def call(f, *args, **kwargs):
     """``ops.call(f, *args)`` for ``f(*args)``: converts ``f`` first if it is user code
     (cached per function), then calls it."""

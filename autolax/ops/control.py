@@ -53,6 +53,7 @@ def staged_cond(pred, true_fn, false_fn, operands, construct, in_names=None, out
     return tuple(out.rebuild(results))
 
 
+@registry.user_facing
 def cond(pred, if_true, if_false, *operands):
     """``if pred: <if_true> else: <if_false>``, decided when it runs.
 
@@ -78,6 +79,7 @@ def cond(pred, if_true, if_false, *operands):
     return pack(outputs, len(construct.names))
 
 
+@registry.user_facing
 def if_else(test, if_true, if_false):
     """``if_true() if test else if_false()``: a conditional expression with a traced ``test``
     becomes ``lax.cond`` (only the chosen side runs, as in Python)."""

@@ -23,6 +23,7 @@ def _site(kind):
     return registry.expression_site(kind, depth=3)
 
 
+@registry.user_facing
 def and_(first, *rest):
     """``first and rest[0]() and rest[1]() ...``: later operands are thunks, evaluated only
     if Python would evaluate them. Traced operands combine with ``jnp.logical_and`` (or
@@ -47,6 +48,7 @@ def and_(first, *rest):
     return value
 
 
+@registry.user_facing
 def or_(first, *rest):
     """``first or rest[0]() or ...`` (see ``and_``)."""
     __tracebackhide__ = True
@@ -69,6 +71,7 @@ def or_(first, *rest):
     return value
 
 
+@registry.user_facing
 def not_(x):
     """``not x``; a traced ``x`` gives ``jnp.logical_not(x)`` (``x == 0`` for numbers)."""
     __tracebackhide__ = True

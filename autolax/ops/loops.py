@@ -308,6 +308,7 @@ def _check_test(test_traced, construct):
 
 
 # ----------------------------------------------------------------------------- while
+@registry.user_facing
 def while_loop(loop_test, loop_body, init):
     """``while loop_test(*state): state = loop_body(*state)``, decided when it runs.
 
@@ -384,6 +385,7 @@ def _staged_while(construct, loop_test, loop_body, values, names):
 
 
 # ----------------------------------------------------------------------------- for
+@registry.user_facing
 def for_range(start, stop, step, loop_body, init, loop_test=None):
     """``for i in range(start, stop, step)``, decided when it runs.
 
@@ -415,6 +417,7 @@ def for_range(start, stop, step, loop_body, init, loop_test=None):
     return _for(construct, seq, r, loop_body, loop_test, values, names, init)
 
 
+@registry.user_facing
 def for_iter(iterable, loop_body, init, loop_test=None):
     """``for item in iterable``, decided when it runs.
 

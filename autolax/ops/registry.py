@@ -46,7 +46,7 @@ def construct_of(fn):
         return None
     construct = CONSTRUCTS.get(_key(code))
     if construct is None:
-        construct = CONSTRUCTS[_key(code)] = _construct_from_code(code, sys._getframe(1), sys._getframe(2))
+        construct = CONSTRUCTS[_key(code)] = _construct_from_code(code, sys._getframe(1), _past_wrappers(sys._getframe(2)))
     return construct
 
 
@@ -116,7 +116,9 @@ class ExpressionSite:
 
     @property
     def where(self):
-        return f"{self.filename}:{self.lineno}"
+        from autolax.transpile.context import display_filename
+
+        return f"{display_filename(self.filename)}:{self.lineno}"
 
 
 @dataclass
@@ -174,7 +176,7 @@ def expression_site(kind: str, depth: int = 2, always: bool = False):
     """Where the calling converted code is (computed only while recording, or if asked)."""
     if _recorder.get() is None and not always:
         return None
-    frame = sys._getframe(depth)
+    frame = _past_wrappers(sys._getframe(depth))
     import linecache
 
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
@@ -207,3 +209,49 @@ def add_staging_note(exc: BaseException, construct) -> None:
     kind = {"if": "`if`", "while": "`while` loop", "for": "`for` loop", "ternary": "conditional expression"}
     exc.add_note(f"autolax: raised while staging the {kind.get(construct.kind, 'statement')} at "
                  f"{construct.where}: {construct.source}")
+
+
+def _past_wrappers(frame):
+    """The first frame at or above ``frame`` that is not a ``user_facing`` wrapper."""
+    while frame is not None and frame.f_code is _WRAPPER_CODE:
+        frame = frame.f_back
+    return frame
+
+
+def _internal_dirs():
+    import os
+
+    import jax
+
+    import autolax
+
+    return tuple(os.path.dirname(m.__file__) + os.sep for m in (autolax, jax))
+
+
+def user_facing(op):
+    """Decorates a public op: an autolax error raised inside it keeps only the user's frames in
+    its traceback (the internal ones say nothing about the user's mistake)."""
+    import functools
+
+    from autolax.errors import AutolaxError
+
+    @functools.wraps(op)
+    def wrapper(*args, **kwargs):
+        __tracebackhide__ = True
+        try:
+            return op(*args, **kwargs)
+        except AutolaxError as exc:
+            internal = _internal_dirs()
+            kept = []
+            tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip this frame
+            while tb is not None:
+                if not tb.tb_frame.f_code.co_filename.startswith(internal):
+                    kept.append(tb)
+                tb = tb.tb_next
+            for a, b in zip(kept, kept[1:] + [None]):
+                a.tb_next = b
+            raise exc.with_traceback(kept[0] if kept else None) from exc.__cause__
+    return wrapper
+
+
+_WRAPPER_CODE = user_facing(lambda: None).__code__

@@ -53,7 +53,9 @@ class Undefined:
         where = ""
         if frame is not None:
             line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-            where = f" at {frame.f_code.co_filename}:{frame.f_lineno}\n    {line}\n"
+            from autolax.transpile.context import display_filename
+
+            where = f" at {display_filename(frame.f_code.co_filename)}:{frame.f_lineno}\n    {line}\n"
         raise UndefinedVariableError(
             f"local variable '{self.name}' is used before it is assigned{where or ': '}"
             f"No statement that ran so far gave it a value.\nFix: assign '{self.name}' before this point "

@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 import builtins
+import sys
 from dataclasses import dataclass, field
 
 from autolax.transpile.naming import Namer
 
 _MISSING = object()
+
+
+def display_filename(filename: str) -> str:
+    """How a user knows this file: ``In[3]`` for an IPython/Jupyter cell, else the path."""
+    ipython = sys.modules.get("IPython")
+    if ipython is not None:
+        shell = ipython.get_ipython()
+        format_code_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+        if format_code_name is not None:
+            named = format_code_name(filename)
+            if named:
+                return named[1]
+    return filename
 
 
 @dataclass(eq=False)
@@ -28,7 +42,7 @@ class Construct:
 
     @property
     def where(self) -> str:
-        return f"{self.filename}:{self.lineno}"
+        return f"{display_filename(self.filename)}:{self.lineno}"
 
     def describe(self, name: str) -> str:
         """``'y'`` for a user variable, or what a generated one stands for."""
