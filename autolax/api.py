@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import types
@@ -80,15 +81,22 @@ def _convert_function(fn):
         return new
 
 
-def _strict_wrapper(fn, converted):
+def _with_options(fn, converted, *, strict: bool, recursive: bool):
+    """``converted`` run with non-default options (they hold for the whole call, including
+    the functions it calls)."""
+
     @functools.wraps(fn)
-    def strict_fn(*args, **kwargs):
-        with registry.strict_mode(True):
+    def with_options(*args, **kwargs):
+        with contextlib.ExitStack() as options:
+            if strict:
+                options.enter_context(registry.strict_mode(True))
+            if not recursive:
+                options.enter_context(registry.calls_converted(False))
             return converted(*args, **kwargs)
 
-    strict_fn.__autolax_converted__ = True
-    strict_fn.__autolax_original__ = fn
-    return strict_fn
+    with_options.__autolax_converted__ = True
+    with_options.__autolax_original__ = fn
+    return with_options
 
 
 def convert(fn=None, *, recursive: bool = True, strict: bool = False):
@@ -102,8 +110,9 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False):
 
     Args:
       fn: the function (also usable as ``@autolax.convert`` or ``@autolax.convert(...)``).
-      recursive: accepted for API compatibility; calls into user code are always
-        converted unless the callee is marked ``@autolax.do_not_convert``.
+      recursive: convert the user functions ``fn`` calls (on their first call). With
+        ``False`` they run as written (their own ``if``/loops then behave as under plain
+        ``jax.jit``). Library functions are never converted.
       strict: raise ``UnrolledLoopError`` instead of warning when a loop carrying traced
         values has to run as a Python loop; raise ``ConversionError`` if the source of
         ``fn`` is unavailable.
@@ -132,7 +141,9 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False):
             stacklevel=3,
         )
         return fn
-    return _strict_wrapper(fn, converted) if strict else converted
+    if strict or not recursive:
+        return _with_options(fn, converted, strict=strict, recursive=recursive)
+    return converted
 
 
 def convert_callee(fn):

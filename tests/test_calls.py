@@ -148,3 +148,13 @@ def test_print_of_static_values_is_plain_print(capfd):
 
     autolax.jit(greet, static_argnums=1)(1.0, "world")
     assert capfd.readouterr().out == "hello world\n"
+
+
+def test_recursive_false_runs_callees_as_written():
+    def outer(x):
+        return clip_positive(x)
+
+    assert float(autolax.convert(outer, recursive=False)(2.0)) == 2.0  # eager: plain Python
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(autolax.convert(outer, recursive=False))(2.0)
+    assert float(jax.jit(autolax.convert(outer))(2.0)) == 2.0

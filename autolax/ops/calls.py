@@ -87,6 +87,8 @@ def call(f, *args, **kwargs):
     __tracebackhide__ = True
     if isinstance(f, Undefined):
         f()
+    if not registry.converts_calls():
+        return f(*args, **kwargs)
     return converted(f)(*args, **kwargs)
 
 

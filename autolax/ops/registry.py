@@ -160,6 +160,23 @@ def is_strict() -> bool:
     return _strict.get()
 
 
+_recursive: contextvars.ContextVar = contextvars.ContextVar("autolax_recursive", default=True)
+
+
+@contextlib.contextmanager
+def calls_converted(on: bool):
+    """Whether ``ops.call`` converts user functions (``convert(..., recursive=False)``)."""
+    token = _recursive.set(on)
+    try:
+        yield
+    finally:
+        _recursive.reset(token)
+
+
+def converts_calls() -> bool:
+    return _recursive.get()
+
+
 def record(construct, outcome: str, reason: str | None = None, iterations: int | None = None) -> None:
     rec = _recorder.get()
     if rec is not None and construct is not None:
