@@ -1,0 +1,126 @@
+"""The analyses the rewrite relies on: reads/writes, liveness, definedness."""
+
+import textwrap
+
+import pytest
+
+from autolax.analysis.activity import local_names, reads, writes
+from autolax.analysis.definedness import Definedness
+from autolax.analysis.liveness import Liveness
+from autolax.transpile import syntax
+
+
+def fn(source):
+    return syntax.parse(textwrap.dedent(source)).body[0]
+
+
+def stmt(source):
+    return syntax.parse(textwrap.dedent(source)).body[0]
+
+
+@pytest.mark.parametrize(
+    "source,expected_reads,expected_writes",
+    [
+        ("x = y + z", {"y", "z"}, {"x"}),
+        ("x += y", {"x", "y"}, {"x"}),
+        ("a, (b, *c) = t", {"t"}, {"a", "b", "c"}),
+        ("x[i] = v", {"x", "i", "v"}, set()),
+        ("f = lambda a: a + b", {"b"}, {"f"}),
+        ("ys = [y * k for y in xs if y > t]", {"xs", "k", "t"}, {"ys"}),
+        ("if (m := g(x)) > 0: pass", {"g", "x"}, {"m"}),
+        ("for i, x in enumerate(xs): s = s + x", {"enumerate", "xs", "s", "x"}, {"i", "x", "s"}),  # flow-insensitive
+        ("import numpy as np", set(), {"np"}),
+        ("with open(p) as fh: data = fh.read()", {"open", "p", "fh"}, {"fh", "data"}),
+    ],
+)
+def test_reads_and_writes(source, expected_reads, expected_writes):
+    node = stmt(source)
+    assert reads(node) == expected_reads
+    assert writes(node) == expected_writes
+
+
+def test_nested_function_reads_its_free_names_only():
+    node = stmt(
+        """
+        def inner(a):
+            b = a + c
+            return b + d
+        """
+    )
+    assert reads(node) == {"c", "d"}
+    assert writes(node) == {"inner"}
+
+
+def test_local_names_exclude_global_and_nonlocal():
+    node = fn(
+        """
+        def f(x):
+            global g
+            y = 1
+            g = 2
+            return x
+        """
+    )
+    assert local_names(node) == {"x", "y"}
+
+
+def test_liveness_of_loops_and_branches():
+    node = fn(
+        """
+        def f(x, n):
+            total = 0
+            tmp = 5
+            for i in range(n):
+                tmp = x * i
+                total = total + tmp
+            if total > 0:
+                y = total
+            else:
+                y = -total
+            return y
+        """
+    )
+    live = Liveness(node)
+    loop, branch = node.body[2], node.body[3]
+    assert live.header[loop] == {"total", "x"}  # `tmp` is written before read each iteration
+    assert live.live_out[loop] == {"total"}
+    assert live.entry[(branch, "body")] == {"total"}
+    assert live.live_out[branch] == {"y"}
+
+
+def test_liveness_of_while_test():
+    node = fn(
+        """
+        def f(x):
+            k = 0
+            while x > 1 and k < 10:
+                x = x / 2
+                k += 1
+            return x
+        """
+    )
+    live = Liveness(node)
+    assert live.header[node.body[1]] == {"x", "k"}
+    assert live.live_out[node.body[1]] == {"x"}
+
+
+def test_definedness():
+    node = fn(
+        """
+        def f(x, xs):
+            if x > 0:
+                y = 1
+                z = 1
+            else:
+                y = 2
+            for v in xs:
+                w = v
+            return y
+        """
+    )
+    defined = Definedness(node)
+    branch, loop, ret = node.body
+    assert defined.before[loop][0] == {"x", "xs", "y"}  # definitely
+    assert defined.before[loop][1] == {"x", "xs", "y", "z"}  # maybe
+    assert "w" not in defined.before[ret][0] and "w" in defined.before[ret][1]
+    assert defined.assigned[(branch, "body")] == {"y", "z"}
