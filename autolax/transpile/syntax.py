@@ -269,10 +269,17 @@ def copy_location(new: AST, old: AST) -> AST:
     lineno, col = old.lineno, old.col_offset
     single_line = getattr(old, "end_lineno", None) == lineno
     end_col = old.end_col_offset if single_line and old.end_col_offset is not None else col
-    for node in walk(new):
-        if getattr(node, "lineno", None) is None and "lineno" in node._attributes:
+    # A located node's subtree is located already (every pass locates what it creates), so
+    # the walk stops there: user statements placed into a template are not revisited.
+    stack = [new]
+    while stack:
+        node = stack.pop()
+        if getattr(node, "lineno", None) is not None:
+            continue
+        if "lineno" in node._attributes:
             node.lineno, node.col_offset = lineno, col
             node.end_lineno, node.end_col_offset = lineno, end_col
+        stack.extend(iter_child_nodes(node))
     return new
 
 
@@ -296,4 +303,18 @@ def shift_locations(tree: AST, line_offset: int, col_offset: int) -> None:
 
 
 def deepcopy(node):
-    return copy.deepcopy(node)
+    """A copy of a tree (or list of trees) sharing no nodes with it; several times faster
+    than ``copy.deepcopy`` on syntax trees. Annotations are copied too."""
+    if isinstance(node, list):
+        return [deepcopy(n) for n in node]
+    if isinstance(node, AST):
+        new = node.__class__.__new__(node.__class__)
+        fields = new.__dict__
+        for key, value in node.__dict__.items():
+            if isinstance(value, (AST, list)):
+                value = deepcopy(value)
+            elif isinstance(value, dict):  # annotations (autolax.transpile.anno)
+                value = {k: deepcopy(v) for k, v in value.items()}
+            fields[key] = value
+        return new
+    return node

@@ -19,6 +19,7 @@ depends on the value given:
 
 from __future__ import annotations
 
+import functools
 import textwrap
 
 from autolax.transpile import syntax
@@ -53,6 +54,7 @@ def _ctx_of(node) -> str:
 class _Replacer:
     def __init__(self, subs):
         self.subs = subs
+        self.used: set[int] = set()  # values already placed once: later uses get a copy
 
     def _value_for(self, node):
         """(matched, value) for a placeholder node."""
@@ -81,15 +83,23 @@ class _Replacer:
                 if isinstance(v, str):
                     out.append(syntax.name(v, ctx))
                 else:
-                    v = syntax.deepcopy(v)
+                    v = self._own(v)
                     if not isinstance(template_node, syntax.Expr):
                         _set_ctx(v, ctx)
                     out.append(v)
             return out
-        new = syntax.deepcopy(value)
+        new = self._own(value)
         if not isinstance(template_node, syntax.Expr):
             _set_ctx(new, ctx)
         return new
+
+    def _own(self, node):
+        """``node`` itself the first time it is placed, a copy after that (a tree must not
+        share nodes: later passes rewrite nodes in place)."""
+        if id(node) in self.used:
+            return syntax.deepcopy(node)
+        self.used.add(id(node))
+        return node
 
     def visit(self, node):
         if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and node.name in self.subs:
@@ -129,13 +139,19 @@ class _Replacer:
         return node
 
 
-def replace(template: str, **subs) -> list:
-    """Parses ``template`` (a block of statements) and substitutes the placeholders."""
+@functools.lru_cache(maxsize=None)
+def _parsed(template: str):
     module = syntax.parse(textwrap.dedent(template))
     for node in syntax.walk(module):  # generated code takes its location from the user's
         for field in syntax.LOCATION_FIELDS:
             if hasattr(node, field):
                 setattr(node, field, None)
+    return module
+
+
+def replace(template: str, **subs) -> list:
+    """Parses ``template`` (a block of statements) and substitutes the placeholders."""
+    module = syntax.deepcopy(_parsed(template))
     replacer = _Replacer(subs)
     return replacer.visit(module).body
 
