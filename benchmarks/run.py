@@ -1,0 +1,461 @@
+"""Benchmarks: compile cost against trip count, steady-state call time, conversion cost.
+
+Run from the repository root::
+
+    python -m benchmarks.run                  # full run (several minutes on a 2-core CPU)
+    python -m benchmarks.run --plot benchmarks/compile_cost.png
+    python -m benchmarks.run --quick          # tiny sizes: a smoke test, numbers mean nothing
+
+Every first-call and conversion measurement uses a fresh function object and an emptied
+autolax conversion cache, so no conversion, trace or compilation cache of autolax or JAX
+can serve it. Steady-state times alternate between autolax and the hand-written ``lax``
+version in one process and report medians. Every variant's result is checked against the
+hand-written version's before it is timed. Tables go to stdout as Markdown, progress to
+stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import inspect
+import json
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import types
+
+import jax
+import numpy as np
+
+if __package__ in (None, ""):  # `python benchmarks/run.py`
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import autolax  # noqa: E402
+from autolax import api  # noqa: E402
+from autolax.check import count_equations  # noqa: E402
+from benchmarks import programs  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TARGETS = {"first_call_vs_unrolled": 100.0, "first_call_vs_lax": 1.3, "steady_vs_lax": 1.05, "convert_ms": 3.0}
+
+
+# --------------------------------------------------------------------------- helpers
+def fresh(fn):
+    """A new function object for ``fn``'s code, with autolax's conversion cache emptied.
+
+    JAX caches traces and compilations per function object, so a new object misses them
+    all; autolax caches conversions per code object (``autolax.api._CODE_CACHE``), which is
+    emptied here, outside any timed region. The source is still read from ``fn``'s real
+    file, as for a user's function.
+    """
+    api._CODE_CACHE.clear()
+    new = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def seconds(fn, *args):
+    """Wall time of ``fn(*args)`` including waiting for the device; returns (s, result)."""
+    gc.collect()
+    start = time.perf_counter()
+    out = jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start, out
+
+
+def ms(x):
+    return f"{x * 1e3:.1f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def table(headers, rows):
+    """A Markdown table."""
+    cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths)) + " |"]
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in cells[1:]]
+    return "\n".join(lines)
+
+
+def close(a, b, rtol=1e-4, atol=1e-5):
+    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    return len(la) == len(lb) and all(np.allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol) for x, y in zip(la, lb))
+
+
+# --------------------------------------------------------------------------- 1. compile cost
+VARIANTS = {  # name -> (the function, how it is jitted)
+    "jax.jit (Python loop, unrolled)": (programs.energy, lambda f: jax.jit(f, static_argnums=2)),
+    "autolax.jit": (programs.energy, lambda f: autolax.jit(f, static_argnums=2)),
+    "hand-written lax": (programs.energy_lax, lambda f: jax.jit(f, static_argnums=2)),
+}
+UNROLLED = "jax.jit (Python loop, unrolled)"
+
+
+def first_call(name, n):
+    """Seconds for jitting a fresh copy of the variant's function and calling it once."""
+    source_fn, jit = VARIANTS[name]
+    fn = fresh(source_fn)
+    return seconds(lambda: jit(fn)(1.0, 0.0, n))
+
+
+def compile_cost(trip_counts, max_unrolled, repeats):
+    """First call (convert + trace + compile + run) of ``programs.energy`` per variant and N."""
+    for name in VARIANTS:  # warm up JAX's backend and autolax's imports
+        first_call(name, 3)
+    results = {}
+    for n in trip_counts:
+        times = {name: [] for name in VARIANTS}
+        values = {}
+        # Unrolled runs take seconds to minutes each at large N: fewer repeats there.
+        unrolled_reps = 0 if n > max_unrolled else repeats if n <= 100 else 2 if n <= 1000 else 1
+        for rep in range(repeats):
+            for name in VARIANTS:
+                if name == UNROLLED and rep >= unrolled_reps:
+                    continue
+                t, value = first_call(name, n)
+                times[name].append(t)
+                values[name] = float(value)
+        if not all(np.isclose(v, values["hand-written lax"], rtol=1e-3) for v in values.values()):
+            raise AssertionError(f"N = {n}: the variants disagree: {values}")
+        row = {name: (statistics.median(ts) if ts else None) for name, ts in times.items()}
+        row["runs"] = {name: len(ts) for name, ts in times.items()}
+        row["equations"] = {name: _equations(name, n) for name in VARIANTS if times[name]}
+        results[n] = row
+        log(f"  N = {n:>6}: " + ", ".join(f"{name} {ms(t)}" for name, t in row.items() if isinstance(t, float)))
+    return results
+
+
+def _equations(name, n):
+    fn = {
+        UNROLLED: programs.energy,
+        "autolax.jit": autolax.convert(programs.energy),
+        "hand-written lax": programs.energy_lax,
+    }[name]
+    return count_equations(jax.make_jaxpr(fn, static_argnums=2)(1.0, 0.0, n).jaxpr)
+
+
+def compile_table(results, max_unrolled):
+    rows = []
+    for n, row in results.items():
+        unrolled, staged, lax_t = row[UNROLLED], row["autolax.jit"], row["hand-written lax"]
+        eq = row["equations"]
+        rows.append(
+            [
+                f"{n:,}",
+                ms(unrolled) if unrolled is not None else f"not run (N > {max_unrolled:,})",
+                ms(staged),
+                ms(lax_t),
+                f"{unrolled / staged:.0f}x" if unrolled is not None else "-",
+                f"{staged / lax_t:.2f}",
+                f"{eq.get(UNROLLED, '-'):,}" if UNROLLED in eq else "-",
+                f"{eq['autolax.jit']} / {eq['hand-written lax']}",
+            ]
+        )
+    return table(
+        ["N", "jax.jit (unrolled)", "autolax.jit", "hand-written lax", "unrolled / autolax", "autolax / lax", "jaxpr eqns unrolled", "jaxpr eqns autolax / lax"],
+        rows,
+    )
+
+
+def unrolled_note(results, max_unrolled):
+    """Why the unrolled variant stops where it does, from its own growth rate."""
+    measured = [(n, r[UNROLLED]) for n, r in results.items() if r[UNROLLED] is not None]
+    skipped = [n for n, r in results.items() if r[UNROLLED] is None]
+    if len(measured) < 2 or not skipped:
+        return ""
+    (n0, t0), (n1, t1) = measured[-2:]
+    exponent = np.log(t1 / t0) / np.log(n1 / n0)
+    estimate = t1 * (skipped[0] / n1) ** exponent
+    return (
+        f"Unrolled jax.jit was not run above N = {max_unrolled:,}: from N = {n0:,} to {n1:,} its first call grew "
+        f"as N^{exponent:.1f}, which puts N = {skipped[0]:,} at about {estimate / 60:.0f} min."
+    )
+
+
+def plot(results, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    for name, style in zip(VARIANTS, ("o-", "s-", "^--")):
+        pts = [(n, r[name]) for n, r in results.items() if r[name] is not None]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("loop trip count N")
+    ax.set_ylabel("first call: convert + trace + compile + run (s)")
+    ax.set_title("Compile cost of a Python for-loop under jax.jit")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- 2. steady state
+def _devices(args, static):
+    return tuple(a if i in static else jax.device_put(a) for i, a in enumerate(args))
+
+
+def _jitted(prog, fn):
+    if prog.wrap is not None:
+        return jax.jit(prog.wrap(fn))
+    return jax.jit(fn, static_argnums=prog.static_argnums)
+
+
+def _block_time(fn, args, k):
+    start = time.perf_counter()
+    for _ in range(k):
+        jax.block_until_ready(fn(*args))
+    return (time.perf_counter() - start) / k
+
+
+def steady_state(scale, rounds, block_s):
+    """Median call time of autolax.jit vs the hand-written lax version(s), interleaved."""
+    results = []
+    for prog in programs.PROGRAMS:
+        args = _devices(prog.inputs(scale), prog.static_argnums)
+        variants = {"autolax": _jitted(prog, autolax.convert(prog.python)), "lax": _jitted(prog, prog.lax)}
+        if prog.twin is not None:
+            variants["twin"] = _jitted(prog, prog.twin)
+        outputs = {name: jax.block_until_ready(fn(*args)) for name, fn in variants.items()}
+        for name, value in outputs.items():
+            if not close(value, outputs["lax"]):
+                raise AssertionError(f"{prog.name}: {name} gives {value}, the hand-written lax version {outputs['lax']}")
+        per_call = min(_block_time(variants["lax"], args, 1) for _ in range(3))
+        k = max(1, int(block_s / max(per_call, 1e-6)))
+        times = {name: [] for name in variants}
+        gc.collect()
+        for r in range(rounds):
+            order = list(variants.items())
+            for name, fn in order if r % 2 == 0 else order[::-1]:
+                times[name].append(_block_time(fn, args, k))
+        med = {name: statistics.median(ts) for name, ts in times.items()}
+        paired = {name: statistics.median(x / y for x, y in zip(times["autolax"], times[name])) for name in variants}
+        results.append(
+            {
+                "name": prog.name,
+                "kind": prog.kind,
+                "autolax_s": med["autolax"],
+                "lax_s": med["lax"],
+                "twin_s": med.get("twin"),
+                "ratio": paired["lax"],
+                "ratio_of_medians": med["autolax"] / med["lax"],
+                "twin_ratio": paired.get("twin"),
+                "equations": _program_equations(prog, args),
+                "calls_per_sample": k,
+                "note": prog.note,
+            }
+        )
+        log(f"  {prog.name}: " + ", ".join(f"{n} {t * 1e3:.3f} ms" for n, t in med.items()) + f"; ratio {paired['lax']:.3f}")
+    return results
+
+
+def _program_equations(prog, args):
+    def size(fn):
+        fn = prog.wrap(fn) if prog.wrap is not None else fn
+        return count_equations(jax.make_jaxpr(fn, static_argnums=prog.static_argnums)(*args).jaxpr)
+
+    return size(autolax.convert(prog.python)), size(prog.lax)
+
+
+def steady_table(results):
+    rows = [
+        [
+            r["name"],
+            r["kind"],
+            f"{r['autolax_s'] * 1e3:.3f}",
+            f"{r['lax_s'] * 1e3:.3f}",
+            f"**{r['ratio']:.2f}**",
+            f"{r['ratio_of_medians']:.2f}",
+            f"{r['twin_ratio']:.2f}" if r["twin_ratio"] is not None else "",
+            f"{r['equations'][0]} / {r['equations'][1]}",
+        ]
+        for r in results
+    ]
+    return table(
+        ["program", "control flow", "autolax (ms)", "lax (ms)", "autolax / lax", "ratio of medians", "vs same-form lax", "jaxpr eqns autolax / lax"],
+        rows,
+    )
+
+
+# --------------------------------------------------------------------------- 3. conversion cost
+def _example_functions():
+    fns = []
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"benchmark_examples_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for name, fn in vars(module).items():
+            if inspect.isfunction(fn) and fn.__module__ == module.__name__:
+                fns.append((f"{path.stem}.{name}", fn))
+    return fns
+
+
+def conversion_cost(repeats, with_examples=True):
+    """Median time of ``autolax.convert`` and ``autolax.to_source`` per function, uncached."""
+    fns = [(f"programs.{p.python.__name__}", p.python) for p in programs.PROGRAMS]
+    if with_examples:
+        fns += _example_functions()
+    for _, fn in fns[:3]:  # import and first-use costs are not per-function costs
+        autolax.convert(fresh(fn))
+    results = []
+    for label, fn in fns:
+        convert_t, source_t = [], []
+        for _ in range(repeats):
+            copy = fresh(fn)
+            gc.collect()
+            start = time.perf_counter()
+            autolax.convert(copy)
+            convert_t.append(time.perf_counter() - start)
+            copy = fresh(fn)
+            start = time.perf_counter()
+            autolax.to_source(copy)
+            source_t.append(time.perf_counter() - start)
+        lines = len(inspect.getsource(fn).splitlines())
+        results.append({"function": label, "lines": lines, "convert_s": statistics.median(convert_t), "to_source_s": statistics.median(source_t)})
+    log(f"  {len(results)} functions converted {repeats} times each")
+    return results
+
+
+def conversion_table(results):
+    rows = [[r["function"], r["lines"], f"{r['convert_s'] * 1e3:.2f}", f"{r['to_source_s'] * 1e3:.2f}"] for r in results]
+    converts = [r["convert_s"] for r in results]
+    rows.append(["**median over functions**", "", f"**{statistics.median(converts) * 1e3:.2f}**", f"**{statistics.median(r['to_source_s'] for r in results) * 1e3:.2f}**"])
+    rows.append(["max", "", f"{max(converts) * 1e3:.2f}", f"{max(r['to_source_s'] for r in results) * 1e3:.2f}"])
+    return table(["function", "lines", "convert (ms)", "to_source (ms)"], rows)
+
+
+# --------------------------------------------------------------------------- targets
+def targets(compile_results, steady_results, convert_results):
+    """Each target of issue 7 with the measured figure and whether it is met."""
+    rows = []
+    at = compile_results.get(1000)
+    if at is not None:
+        if at[UNROLLED] is not None:
+            speedup = at[UNROLLED] / at["autolax.jit"]
+            rows.append(["first call at N = 1,000 vs unrolled jax.jit", "≥ 100x faster", f"{speedup:.0f}x", _verdict(speedup >= TARGETS["first_call_vs_unrolled"])])
+        ratio = at["autolax.jit"] / at["hand-written lax"]
+        rows.append(["first call at N = 1,000 vs hand-written lax", "≤ 1.3x", f"{ratio:.2f}x", _verdict(ratio <= TARGETS["first_call_vs_lax"])])
+    if steady_results:
+        worst = max(steady_results, key=lambda r: r["ratio"])
+        within = [r for r in steady_results if r["ratio"] <= TARGETS["steady_vs_lax"]]
+        # (paired per-round ratios; see steady_state)
+        rows.append(
+            [
+                "steady-state call vs hand-written lax",
+                "≤ 1.05x",
+                f"{len(within)}/{len(steady_results)} programs within; worst {worst['name']} {worst['ratio']:.2f}x",
+                _verdict(len(within) == len(steady_results)),
+            ]
+        )
+    if convert_results:
+        median = statistics.median(r["convert_s"] for r in convert_results) * 1e3
+        worst = max(convert_results, key=lambda r: r["convert_s"])
+        rows.append(
+            [
+                "conversion per function",
+                "< 3 ms",
+                f"median {median:.2f} ms; max {worst['convert_s'] * 1e3:.2f} ms ({worst['function']})",
+                _verdict(worst["convert_s"] * 1e3 < TARGETS["convert_ms"]),
+            ]
+        )
+    return table(["target", "goal", "measured", "met"], rows)
+
+
+def _verdict(ok):
+    return "yes" if ok else "**no**"
+
+
+# --------------------------------------------------------------------------- main
+def _git(*args):
+    try:
+        proc = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    except OSError:
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and few repeats: a smoke test, not a measurement")
+    parser.add_argument("--plot", metavar="PNG", help="write the compile-cost plot (needs matplotlib: pip install '.[plot]')")
+    parser.add_argument("--json", metavar="PATH", help="also write every measured number as JSON")
+    parser.add_argument("--only", choices=["compile", "steady", "convert"], action="append", help="run only these parts (repeatable)")
+    parser.add_argument("--max-unrolled", type=int, help="largest N timed for unrolled jax.jit (default 3000; --quick: 10)")
+    args = parser.parse_args(argv)
+    parts = set(args.only or ["compile", "steady", "convert"])
+    if args.quick:
+        trip_counts, max_unrolled, repeats = [10, 30], 10, 1
+        scale, rounds, block_s, convert_reps = 0.01, 2, 0.001, 1
+    else:
+        trip_counts, max_unrolled, repeats = [10, 100, 1000, 3000, 10_000], 3000, 5
+        scale, rounds, block_s, convert_reps = 1.0, 31, 0.05, 25
+    if args.max_unrolled is not None:
+        max_unrolled = args.max_unrolled
+
+    cpu = platform.processor() or platform.machine()
+    commit = _git("rev-parse", "--short", "HEAD")
+    if commit and _git("status", "--porcelain", "autolax"):
+        commit += " + uncommitted changes under autolax/"
+    print(f"# autolax benchmarks{' (--quick: tiny sizes, not a measurement)' if args.quick else ''}\n")
+    print(
+        f"autolax {commit or '(not a git checkout)'}; jax {jax.__version__}, backend {jax.default_backend()}, "
+        f"{jax.local_device_count()} device(s), {os.cpu_count()} CPU cores; Python {platform.python_version()}; {cpu}\n"
+    )
+    compile_results, steady_results, convert_results = {}, [], []
+    if "compile" in parts:
+        compile_results = compile_cost(trip_counts, max_unrolled, repeats)
+        print("## Compile cost against trip count\n")
+        print("First call of the same loop (`benchmarks/programs.py: energy`): convert + trace + compile + run,")
+        print(f"fresh function objects each time; median of {repeats} runs (unrolled: {repeats} up to N = 100,")
+        print("2 at N = 1,000, 1 above).\n")
+        print(compile_table(compile_results, max_unrolled) + "\n")
+        note = unrolled_note(compile_results, max_unrolled)
+        if note:
+            print(note + "\n")
+        if args.plot:
+            plot(compile_results, args.plot)
+            print(f"(plot written to {args.plot})\n")
+    if "steady" in parts:
+        steady_results = steady_state(scale, rounds, block_s)
+        print("## Steady-state call time\n")
+        print("Time per call after compilation (median over rounds). autolax.jit and the hand-written lax version run")
+        print(f"alternately in one process, {rounds} rounds; \"autolax / lax\" is the median of the per-round ratios,")
+        print("which drifting machine load affects less than the ratio of the medians.\n")
+        print(steady_table(steady_results) + "\n")
+        for r in steady_results:
+            if r["note"]:
+                print(f"- {r['name']}: {r['note']}")
+        print()
+    if "convert" in parts:
+        convert_results = conversion_cost(convert_reps, with_examples=not args.quick)
+        print("## Conversion cost\n")
+        print(f"`autolax.convert` (parse, analyse, rewrite, compile) and `autolax.to_source` per function, each on a fresh")
+        print(f"function object so no cache applies; median of {convert_reps} runs.\n")
+        print(conversion_table(convert_results) + "\n")
+    print("## Targets (issue 7)\n")
+    print(targets(compile_results, steady_results, convert_results))
+    if args.json:
+        data = {
+            "compile": {str(n): {k: v for k, v in r.items()} for n, r in compile_results.items()},
+            "steady": steady_results,
+            "convert": convert_results,
+        }
+        pathlib.Path(args.json).write_text(json.dumps(data, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
