@@ -13,6 +13,26 @@ def _demo(args) -> int:
     return 0
 
 
+def _names(value):
+    return tuple(n.strip() for n in (value or "").split(",") if n.strip())
+
+
+def _convert(args) -> int:
+    from autolax.sourcegen import Options, run
+
+    options = Options(standalone=args.standalone, all=args.all, only=_names(args.only), static=_names(args.static))
+    return run(args.sources, args.output, options, diff=args.diff, check=args.check)
+
+
+_CONVERT_EPILOG = """\
+which functions: those decorated @autolax.jit (which becomes @jax.jit) or @autolax.convert
+(removed), plus every function with --all, or the named ones with --only. Everything else in
+the file is kept as it is.
+
+exit status: 0 done, 1 --check found files that would change, 2 error (one line
+'file:line:col: error: ...' per problem on stderr; nothing is written)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autolax",
@@ -22,6 +42,30 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="convert a bundled example, show the trace check and time it against jax.jit")
     demo.add_argument("--steps", type=int, default=1000, help="trip count of the timed loop (default: 1000)")
     demo.set_defaults(run=_demo)
+
+    conv = sub.add_parser(
+        "convert",
+        help="write converted .py files that run under plain jax.jit",
+        description="Convert the control flow of Python source files into jax.lax (source to source).",
+        epilog=_CONVERT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    conv.add_argument("sources", nargs="+", metavar="SRC", help="a .py file, or a directory of them")
+    conv.add_argument("-o", "--output", metavar="OUT",
+                      help="output file or directory (a directory SRC is mirrored into OUT); default: stdout")
+    conv.add_argument("--standalone", action="store_true",
+                      help="output imports no autolax: staging decided by static analysis into jax.lax / jnp "
+                           "(default: calls to autolax's small runtime, exact semantics)")
+    conv.add_argument("--diff", action="store_true",
+                      help="print a unified diff against the current output (or SRC without -o); write nothing")
+    conv.add_argument("--check", action="store_true",
+                      help="write nothing; exit 1 if the conversion would change any output (or SRC without -o)")
+    select = conv.add_mutually_exclusive_group()
+    select.add_argument("--all", action="store_true", help="convert every function and method, not only decorated ones")
+    select.add_argument("--only", metavar="NAME,...", help="also convert these functions (NAME or Class.method)")
+    conv.add_argument("--static", metavar="NAME,...",
+                      help="--standalone: treat these parameters as static (Python values), like static_argnames")
+    conv.set_defaults(run=_convert)
     return parser
 
 

@@ -70,16 +70,33 @@ def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
             closure[var] = cell.cell_contents
         except ValueError:  # an empty cell (defined later in the enclosing function)
             pass
-    namer = Namer(node, reserved=set(code.co_freevars) | set(code.co_names))
+    return convert_node(
+        node,
+        filename=src.filename,
+        source_lines=src.file_lines,
+        globals=fn.__globals__,
+        closure=closure,
+        reserved=set(code.co_freevars) | set(code.co_names),
+        ops_name_hint=ops_name_hint,
+    )
+
+
+def convert_node(node, *, filename, source_lines, globals, closure=None, reserved=(), ops_name_hint="ops") -> Converted:
+    """Runs every pass over a parsed ``def`` (with its real positions in ``filename``).
+
+    ``globals`` and ``closure`` are what free names resolve to when the passes ask (a
+    source file converted without importing it passes the values it can know statically).
+    """
+    namer = Namer(node, reserved=reserved)
     ops_name = namer.new(ops_name_hint) if ops_name_hint in namer.used else ops_name_hint
     namer.used.add(ops_name)
     ctx = Context(
         namer=namer,
-        filename=src.filename,
-        source_lines=src.file_lines,
+        filename=filename,
+        source_lines=source_lines,
         ops=ops_name,
-        globals=fn.__globals__,
-        closure=closure,
+        globals=globals,
+        closure=dict(closure or {}),
     )
     for rewrite in PASSES:
         node = rewrite.transform(node, ctx)

@@ -1,0 +1,417 @@
+"""Converts the selected functions of one source file and splices them back into its text.
+
+Only the selected ``def`` statements change (and the imports they need); every other line
+of the file is kept byte for byte. A converted function keeps its header (signature,
+annotations, comments) as written; its decorators change as ``autolax.jit`` would run it:
+``@autolax.jit(...)`` becomes ``@jax.jit(...)`` (without autolax-only options such as
+``strict``) and ``@autolax.convert`` is removed.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass, field
+
+from autolax.analysis.activity import local_names
+from autolax.errors import ConversionError
+from autolax.sourcegen import emit
+from autolax.sourcegen.module import Module, import_targets
+from autolax.sourcegen.standalone import Lowering, Refs
+from autolax.transpile import pipeline, syntax
+from autolax.transpile.context import Context
+
+_AUTOLAX_ONLY_OPTIONS = ("strict",)
+
+
+@dataclass
+class Options:
+    """What ``autolax convert`` was asked to do (see ``autolax convert --help``)."""
+
+    standalone: bool = False
+    all: bool = False
+    only: tuple = ()
+    static: tuple = ()
+
+
+@dataclass
+class Result:
+    text: str
+    matched: set = field(default_factory=set)  # --only names found in this file
+
+
+def convert_source(text: str, path: str, options: Options) -> Result:
+    """The converted text of a whole file. Raises ``ConversionError`` for bad input."""
+    module = Module(text, path)
+    converter = _FileConverter(module, options)
+    return Result(converter.run(), converter.matched)
+
+
+class _FileConverter:
+    def __init__(self, module: Module, options: Options):
+        self.module = module
+        self.options = options
+        self.matched: set = set()
+        self.globals = module.static_globals()
+        self.ops_alias = module.imported_as("autolax.ops") or _free_name(module, "ops", "autolax_ops")
+        self.refs = Refs(module, ())
+        self.converted_names: set = set()  # module-level functions that run converted code
+
+    # ------------------------------------------------------------------ selection
+    def selected(self):
+        only = set(self.options.only)
+        out = []
+        for site in self.module.sites:
+            names = {site.qualname, site.node.name} & only
+            self.matched |= names
+            kind = site.autolax_kind
+            if kind == "do_not_convert":
+                if names:
+                    raise self._error(site.node, f"'{site.qualname}' is marked @autolax.do_not_convert")
+                continue
+            explicit = kind in ("jit", "convert") or bool(names)
+            if not (explicit or self.options.all):
+                continue
+            if not explicit and (isinstance(site.node, syntax.AsyncFunctionDef) or _is_generator(site.node)):
+                continue  # --all: functions autolax cannot convert are left as they are
+            if not self.options.standalone and not explicit and self._calls_runtime(site.node):
+                if not site.is_method:
+                    self.converted_names.add(site.node.name)
+                continue  # already converted (autolax convert output)
+            out.append(site)
+        return out
+
+    def _calls_runtime(self, node) -> bool:
+        alias = self.module.imported_as("autolax.ops")
+        return alias is not None and any(isinstance(n, syntax.Name) and n.id == alias for n in syntax.walk(node))
+
+    def _error(self, node, reason):
+        return ConversionError(reason, filename=self.module.path, lineno=node.lineno, col=node.col_offset)
+
+    # ------------------------------------------------------------------ file
+    def run(self) -> str:
+        sites = self.selected()
+        if not sites:
+            return self.module.text
+        self.converted_names |= {s.node.name for s in sites if not s.is_method}
+        edits = []
+        for site in sites:
+            start, end, lines = self.convert_site(site)
+            edits.append((start, end, lines))
+        text = _apply(self.module.lines, edits)
+        return self.fix_imports(text, sites)
+
+    def convert_site(self, site):
+        module = self.module
+        node = site.node
+        fn = syntax.deepcopy(node)
+        fn.decorator_list = []
+        originals = emit.originals(fn)
+        original_body = [syntax.dump(s) for s in fn.body]
+        closure = {"__class__": Context.MISSING} if site.is_method else {}
+        converted = pipeline.convert_node(
+            fn,
+            filename=module.path,
+            source_lines=module.lines,
+            globals=self.globals,
+            closure=closure,
+            ops_name_hint=self.ops_alias,
+        )
+        if converted.ctx.ops != self.ops_alias:
+            raise self._error(node, f"'{self.ops_alias}' is a local name in '{site.qualname}'; the converted code "
+                                    f"needs it for autolax's runtime: rename the local variable")
+        if self.options.standalone:
+            refs = Refs(module, local_names(fn))
+            Lowering(converted, module, refs, self.static_params(site), site.is_method).run()
+            self.refs.needed_imports |= refs.needed_imports
+        else:
+            _DirectCalls(self.ops_alias, self.converted_names, _bound_names(converted.node)).visit(converted.node)
+        new = converted.node
+
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        header_end, inline_body = _header_end(module, node)
+        header = self.header_lines(site, first, header_end)
+        def_indent = emit.indent_of(module.line(node.lineno))
+        if inline_body:
+            body_indent = def_indent + "    "
+        else:
+            body_indent = emit.indent_of(module.line(node.body[0].lineno))
+        unit = body_indent[len(def_indent):] if body_indent.startswith(def_indent) and body_indent != def_indent else "    "
+        if not inline_body and [syntax.dump(s) for s in new.body] == original_body:
+            body = [ln.rstrip("\r\n") for ln in module.lines[header_end : node.end_lineno]]
+        else:
+            if inline_body:
+                header = header[:-1] + [_inline_header(module, node, header_end)]
+            emitter = emit.Emitter(module, header_end + 1, node.end_lineno, originals, unit)
+            body = emitter.body(new.body, body_indent)
+        return first, node.end_lineno, header + body
+
+    def header_lines(self, site, first, header_end):
+        """Decorator and ``def`` lines, with autolax's decorators rewritten."""
+        module = self.module
+        lines = [module.line(i).rstrip("\r\n") for i in range(first, header_end + 1)]
+        for dec in reversed(site.decorators):
+            if dec.kind not in ("jit", "convert"):
+                continue
+            d = dec.node
+            lo, hi = d.lineno - first, d.end_lineno - first
+            if dec.kind == "convert":
+                del lines[lo : hi + 1]
+                continue
+            lines[lo : hi + 1] = self.jit_decorator(d, lines[lo : hi + 1])
+        return lines
+
+    def jit_decorator(self, d, text_lines):
+        jit = self.refs("jax.jit")
+        func = d.func if isinstance(d, syntax.Call) else d
+        drop = isinstance(d, syntax.Call) and any(kw.arg in _AUTOLAX_ONLY_OPTIONS for kw in d.keywords)
+        if not drop and func.lineno == func.end_lineno:
+            first = text_lines[0]
+            return [first[: func.col_offset] + jit + first[func.end_col_offset :]] + text_lines[1:]
+        keywords = [kw for kw in d.keywords if kw.arg not in _AUTOLAX_ONLY_OPTIONS]
+        if not d.args and not keywords:
+            text = jit
+        else:
+            text = syntax.unparse(syntax.Call(func=syntax.dotted(jit), args=d.args, keywords=keywords))
+        indent = emit.indent_of(text_lines[0])
+        return [f"{indent}@{text}"]
+
+    def static_params(self, site):
+        """Parameters the staged code may treat as Python values."""
+        args = site.node.args
+        positional = [a.id for a in args.posonlyargs + args.args]
+        params = set(syntax.param_names(args))
+        out = set(self.options.static) & params
+        for dec in site.node.decorator_list:
+            if not isinstance(dec, syntax.Call):
+                continue
+            target = self.module.dotted(dec.func)
+            if target == "functools.partial" and dec.args and self.module.dotted(dec.args[0]) == "jax.jit":
+                target = "jax.jit"
+            if target not in ("autolax.jit", "jax.jit"):
+                continue
+            for kw in dec.keywords:
+                values = _literal(kw.value)
+                if kw.arg == "static_argnames":
+                    out |= {v for v in values if isinstance(v, str)}
+                elif kw.arg == "static_argnums":
+                    for v in values:
+                        if isinstance(v, int) and -len(positional) <= v < len(positional):
+                            out.add(positional[v])
+        return out
+
+    # ------------------------------------------------------------------ imports
+    def fix_imports(self, text: str, sites) -> str:
+        """Drops autolax imports the converted code no longer uses and adds the ones it
+        needs (``from autolax import ops``, ``import jax``)."""
+        try:
+            tree = syntax.parse(text)
+        except SyntaxError as exc:  # a bug of ours, not of the input
+            raise ConversionError(f"internal error: the converted file does not parse ({exc.msg} at line "
+                                  f"{exc.lineno})", filename=self.module.path) from None
+        used_after = _used_names(tree)
+        used_before = _used_names(self.module.tree)
+        lines = text.splitlines(keepends=True)
+        edits, removed_at = [], None
+        bound_after = set()
+        for stmt in tree.body:
+            if not isinstance(stmt, (syntax.Import, syntax.ImportFrom)):
+                continue
+            pairs = list(zip(stmt.names, import_targets(stmt))) if _aligned(stmt) else []
+            keep = []
+            for alias, (bound, target) in pairs:
+                if target.split(".")[0] != "autolax":
+                    keep.append(alias)
+                elif bound in used_after:
+                    if self.options.standalone:
+                        raise self._still_used(bound)
+                    keep.append(alias)
+                elif bound not in used_before and not self.options.standalone:
+                    keep.append(alias)
+            if not pairs or len(keep) == len(stmt.names):
+                bound_after |= {b for b, _ in import_targets(stmt)}
+                continue
+            bound_after |= {b for a, (b, _) in pairs if a in keep}
+            if keep:
+                new = syntax.deepcopy(stmt)
+                new.names = keep
+                new_lines = [emit.indent_of(lines[stmt.lineno - 1]) + syntax.unparse(new) + "\n"]
+            else:
+                new_lines = []
+                removed_at = stmt.lineno if removed_at is None else removed_at
+            edits.append((stmt.lineno, stmt.end_lineno, new_lines))
+        needed = []
+        if "jax" in self.refs.needed_imports and "jax" not in self.module.bindings:
+            needed.append("import jax\n")
+        if not self.options.standalone and self.ops_alias in used_after and self.ops_alias not in bound_after:
+            alias = "" if self.ops_alias == "ops" else f" as {self.ops_alias}"
+            needed.append(f"from autolax import ops{alias}\n")
+        if needed:
+            if removed_at is not None:
+                edits = [(a, b, needed + e if a == removed_at else e) for a, b, e in edits]
+            else:
+                at = _import_anchor(tree)
+                edits.append((at, at - 1, needed))
+        edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
+        return "".join(_apply(lines, edits, keep_ends=True))
+
+    def _still_used(self, bound):
+        for node in syntax.walk(self.module.tree):
+            if isinstance(node, syntax.Name) and node.id == bound and not self._in_autolax_decorator(node):
+                return ConversionError(f"'{bound}' is still used here, but --standalone output imports no autolax "
+                                       "(remove this use or drop --standalone)",
+                                       filename=self.module.path, lineno=node.lineno, col=node.col_offset)
+        return ConversionError(f"'{bound}' is still used, but --standalone output imports no autolax",
+                               filename=self.module.path)
+
+    def _in_autolax_decorator(self, name_node):
+        for site in self.module.sites:
+            for dec in site.decorators:
+                if dec.kind and any(n is name_node for n in syntax.walk(dec.node)):
+                    return True
+        return False
+
+
+class _DirectCalls(syntax.NodeTransformer):
+    """``ops.call(helper, x)`` -> ``helper(x)`` when ``helper`` is converted in the same file
+    (the runtime would otherwise convert it again when it is called)."""
+
+    def __init__(self, ops, functions, bound):
+        self.ops = ops
+        self.functions = functions - bound
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if (
+            isinstance(func, syntax.Attribute)
+            and func.attr == "call"
+            and isinstance(func.value, syntax.Name)
+            and func.value.id == self.ops
+            and node.args
+            and isinstance(node.args[0], syntax.Name)
+            and node.args[0].id in self.functions
+        ):
+            new = syntax.Call(func=node.args[0], args=node.args[1:], keywords=node.keywords)
+            return syntax.copy_location(new, node)
+        return node
+
+
+# ----------------------------------------------------------------------------- helpers
+def _apply(lines, edits, keep_ends=False):
+    """Replaces 1-based inclusive line ranges (``end == start - 1``: insert before start)."""
+    out = list(lines) if keep_ends else [ln for ln in lines]
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        if not keep_ends:
+            new = [ln + "\n" for ln in new]
+        out[start - 1 : end] = new
+    return out if keep_ends else "".join(out)
+
+
+def _swallow_blank(lines, start, end) -> int:
+    """The end of a removed line range, extended over the blank line after it when a blank
+    line also precedes it (so removing an import leaves no double gap)."""
+    before_blank = start == 1 or not lines[start - 2].strip()
+    if before_blank and end < len(lines) and not lines[end].strip():
+        return end + 1
+    return end
+
+
+def _free_name(module, *candidates) -> str:
+    used = {n.id for n in syntax.walk(module.tree) if isinstance(n, syntax.Name)} | module.module_names()
+    for node in syntax.walk(module.tree):
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+            used.add(node.name)
+            used |= set(syntax.param_names(node.args)) if not isinstance(node, syntax.ClassDef) else set()
+    for name in candidates:
+        if name not in used:
+            return name
+    n = 1
+    while f"{candidates[-1]}_{n}" in used:
+        n += 1
+    return f"{candidates[-1]}_{n}"
+
+
+def _bound_names(fn_node) -> set:
+    out = set()
+    for node in syntax.walk(fn_node):
+        if isinstance(node, syntax.Name) and not isinstance(node.ctx, syntax.Load):
+            out.add(node.id)
+        elif isinstance(node, (syntax.FunctionDef, syntax.ClassDef)) and node is not fn_node:
+            out.add(node.name)
+    return out
+
+
+def _used_names(tree) -> set:
+    return {n.id for n in syntax.walk(tree) if isinstance(n, syntax.Name) and isinstance(n.ctx, syntax.Load)}
+
+
+def _aligned(stmt) -> bool:
+    return isinstance(stmt, syntax.Import) or (not stmt.level and stmt.module and all(a.name != "*" for a in stmt.names))
+
+
+def _import_anchor(tree) -> int:
+    """The line before which new imports go: after the leading docstring, ``__future__``
+    imports and imports of the module."""
+    body = tree.body
+    i = 0
+    if body and isinstance(body[0], syntax.Expr) and isinstance(body[0].value, syntax.Constant) and isinstance(body[0].value.value, str):
+        i = 1
+    last = body[i - 1] if i else None
+    while i < len(body) and isinstance(body[i], (syntax.Import, syntax.ImportFrom)):
+        last = body[i]
+        i += 1
+    if last is not None:
+        return last.end_lineno + 1
+    return body[0].lineno if body else 1
+
+
+def _header_end(module, node):
+    """(line of the ``:`` ending the ``def`` header, whether the body starts on that line)."""
+    start = node.lineno
+    source = "".join(module.lines[start - 1 :])
+    depth = 0
+    seen_def = False
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.NAME and tok.string == "def":
+                seen_def = True
+            elif tok.type == tokenize.OP and seen_def:
+                if tok.string in "([{":
+                    depth += 1
+                elif tok.string in ")]}":
+                    depth -= 1
+                elif tok.string == ":" and depth == 0:
+                    line = tok.start[0] + start - 1
+                    rest = tok.line[tok.end[1] :].strip()
+                    return line, bool(rest) and not rest.startswith("#")
+    except (tokenize.TokenError, SyntaxError):  # IndentationError: the file was parsed already
+        pass
+    return node.body[0].lineno - 1, False
+
+
+def _inline_header(module, node, header_end):
+    """``def f(x):`` of a one-line function (``def f(x): return x``)."""
+    line = module.line(header_end).rstrip("\r\n")
+    body_col = node.body[0].col_offset
+    return line[:body_col].rstrip()
+
+
+def _is_generator(node) -> bool:
+    stack = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (syntax.Yield, syntax.YieldFrom)):
+            return True
+        if not isinstance(n, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+            stack.extend(syntax.iter_child_nodes(n))
+    return False
+
+
+def _literal(node):
+    """The values of a literal ``'a'`` / ``('a', 'b')`` / ``0`` / ``[0, 1]`` (else empty)."""
+    if isinstance(node, syntax.Constant):
+        return [node.value]
+    if isinstance(node, (syntax.Tuple, syntax.List)):
+        return [e.value for e in node.elts if isinstance(e, syntax.Constant)]
+    return []

@@ -1,0 +1,197 @@
+"""What a source file says about itself, read without importing it.
+
+A ``Module`` holds the parsed file and answers the questions conversion asks: which names
+the imports bind (``jnp`` is ``jax.numpy``, ``al`` is ``autolax``), what the passes may
+assume about a free name (``Module.static_globals``), and which functions are selected
+(decorated ``@autolax.jit`` / ``@autolax.convert``, all of them, or some by name).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tokenize
+from dataclasses import dataclass, field
+
+from autolax.errors import ConversionError
+from autolax.transpile import syntax
+from autolax.transpile.context import Context
+
+# Packages imported (when installed) to tell library calls from user calls, as
+# ``autolax.jit`` would see them. Other imports are never executed: their names stay
+# unknown, which the passes treat as possibly user code (exact, only wordier).
+_IMPORTABLE = frozenset(
+    {"jax", "jaxlib", "numpy", "scipy", "optax", "flax", "equinox", "chex", "math", "cmath",
+     "functools", "operator", "typing", "autolax"}
+)
+
+AUTOLAX_DECORATORS = {"autolax.jit": "jit", "autolax.convert": "convert", "autolax.do_not_convert": "do_not_convert"}
+
+
+@dataclass
+class Decorator:
+    node: object  # the decorator expression
+    kind: str | None  # "jit" / "convert" / "do_not_convert" for autolax's, else None
+    index: int
+
+
+@dataclass
+class FunctionSite:
+    """A ``def`` the command may convert: module-level, or a method of a module-level class."""
+
+    node: object
+    qualname: str
+    is_method: bool
+    decorators: list = field(default_factory=list)
+
+    @property
+    def autolax_kind(self) -> str | None:
+        kinds = [d.kind for d in self.decorators if d.kind]
+        return kinds[0] if kinds else None
+
+
+class _DoNotConvert:
+    """Stands in for a module-level function marked ``@autolax.do_not_convert``."""
+
+    __autolax_do_not_convert__ = True
+
+
+class _UserClass:
+    """Stands in for a class defined in the file (calling a class is never converted)."""
+
+
+class Module:
+    def __init__(self, text: str, path: str):
+        self.text = text
+        self.path = path
+        self.lines = text.splitlines(keepends=True)
+        try:
+            self.tree = syntax.parse(text)
+        except SyntaxError as exc:
+            raise ConversionError(
+                f"invalid syntax: {exc.msg}", filename=path, lineno=exc.lineno or 1, col=max((exc.offset or 1) - 1, 0)
+            ) from None
+        self.bindings = self._import_bindings()
+        self.comments = _comments(text)
+        self.sites = self._sites()
+
+    # ------------------------------------------------------------------ imports
+    def _import_bindings(self) -> dict:
+        """Module-level name -> the dotted path it is imported as (``{'jnp': 'jax.numpy'}``)."""
+        out = {}
+        for stmt in self.tree.body:
+            for name, target in import_targets(stmt):
+                out[name] = target
+        return out
+
+    def imported_as(self, target: str) -> str | None:
+        """The module-level name bound to ``target`` by an import (``'jnp'`` for jax.numpy)."""
+        for name, t in sorted(self.bindings.items()):
+            if t == target:
+                return name
+        return None
+
+    def dotted(self, node) -> str | None:
+        """``'autolax.jit'`` for ``al.jit`` when ``import autolax as al``, else None."""
+        if isinstance(node, syntax.Name):
+            return self.bindings.get(node.id)
+        if isinstance(node, syntax.Attribute):
+            base = self.dotted(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def module_names(self) -> set:
+        """Names bound at module level (by any statement)."""
+        from autolax.analysis.activity import writes
+
+        return writes(self.tree.body)
+
+    def static_globals(self) -> dict:
+        """What the passes may know about free names: library modules and functions as
+        imported, ``MISSING`` for other module-level names (they may be user code)."""
+        out = {name: Context.MISSING for name in self.module_names()}
+        for stmt in self.tree.body:
+            if isinstance(stmt, syntax.ClassDef):
+                out[stmt.name] = _UserClass
+            elif isinstance(stmt, syntax.FunctionDef) and any(
+                self.decorator_kind(d) == "do_not_convert" for d in stmt.decorator_list
+            ):
+                out[stmt.name] = _DoNotConvert()
+        for name, target in self.bindings.items():
+            value = _library_value(target)
+            if value is not Context.MISSING:
+                out[name] = value
+        return out
+
+    # ------------------------------------------------------------------ functions
+    def decorator_kind(self, dec) -> str | None:
+        func = dec.func if isinstance(dec, syntax.Call) else dec
+        return AUTOLAX_DECORATORS.get(self.dotted(func) or "")
+
+    def _sites(self) -> list:
+        out = []
+
+        def visit(body, prefix, in_class):
+            for stmt in body:
+                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+                    decs = [Decorator(d, self.decorator_kind(d), i) for i, d in enumerate(stmt.decorator_list)]
+                    out.append(FunctionSite(stmt, prefix + stmt.name, in_class, decs))
+                elif isinstance(stmt, syntax.ClassDef):
+                    visit(stmt.body, f"{prefix}{stmt.name}.", True)
+
+        visit(self.tree.body, "", False)
+        return out
+
+    def line(self, lineno: int) -> str:
+        return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
+
+
+def import_targets(stmt):
+    """(bound name, dotted target) pairs of an import statement (relative imports: none)."""
+    if isinstance(stmt, syntax.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                root = alias.name.split(".")[0]
+                yield root, root
+    elif isinstance(stmt, syntax.ImportFrom) and not stmt.level and stmt.module:
+        for alias in stmt.names:
+            if alias.name != "*":
+                yield alias.asname or alias.name, f"{stmt.module}.{alias.name}"
+
+
+def _library_value(target: str):
+    """The object ``target`` names, if it belongs to a library safe to import here."""
+    root = target.split(".")[0]
+    if root not in _IMPORTABLE and root not in sys.modules:
+        return Context.MISSING
+    parts = target.split(".")
+    for i in range(len(parts), 0, -1):
+        name = ".".join(parts[:i])
+        if root not in _IMPORTABLE and name not in sys.modules:
+            continue
+        try:
+            value = importlib.import_module(name)
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            value = getattr(value, attr, Context.MISSING)
+            if value is Context.MISSING:
+                return value
+        return value
+    return Context.MISSING
+
+
+def _comments(text: str) -> dict:
+    """line number -> (column, text) of each ``#`` comment in the file."""
+    import io
+
+    out = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                out[tok.start[0]] = (tok.start[1], tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return out

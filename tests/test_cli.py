@@ -1,0 +1,408 @@
+"""`autolax convert` (issue 5): converted modules run under plain `jax.jit` like the original
+Python; bad input is one line on stderr, exit 2, and writes nothing; --check / --diff;
+directories; output converted again is unchanged. Most tests call `cli.main` in-process; a
+few run the installed command to check the process boundary (exit codes, no traceback)."""
+
+import hashlib
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from autolax import cli
+from autolax.sourcegen import files
+from autolax.transpile import syntax
+from conftest import assert_close
+
+DATA = Path(__file__).parent / "data"
+EXAMPLES = DATA / "cli_examples.py"
+
+DECORATED = '''\
+import jax.numpy as jnp
+
+import autolax
+
+
+@autolax.jit
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+'''
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write(path, text, mode="w"):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def copy_args(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+# ----------------------------------------------------------------------------- behaviour
+@pytest.fixture(scope="module")
+def original():
+    return load(EXAMPLES, "cli_examples_original")
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("default") / "cli_examples_default.py"
+    assert cli.main(["convert", "--all", str(EXAMPLES), "-o", str(out)]) == 0
+    return load(out, "cli_examples_default"), out.read_text()
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory, original):
+    out = tmp_path_factory.mktemp("standalone") / "cli_examples_standalone.py"
+    only = ",".join(original.STANDALONE)
+    argv = ["convert", "--standalone", "--only", only, "--static", "mode", str(EXAMPLES), "-o", str(out)]
+    assert cli.main(argv) == 0
+    return load(out, "cli_examples_standalone"), out.read_text()
+
+
+def _jit(module, original, name):
+    return jax.jit(getattr(module, name), static_argnames=original.STATIC_ARGNAMES.get(name))
+
+
+@pytest.mark.parametrize("name", sorted(load(EXAMPLES, "cli_examples_names").INPUTS))
+def test_default_output_matches_python_under_plain_jit(original, converted, name):
+    module, _ = converted
+    for args in original.INPUTS[name]:
+        expected = getattr(original, name)(*copy_args(args))
+        assert_close(expected, _jit(module, original, name)(*copy_args(args)))
+
+
+def _as_arrays(args):
+    """--standalone assumes traced arguments are arrays, not Python numbers."""
+    return [np.float32(a) if type(a) is float else np.int32(a) if type(a) is int else a for a in args]
+
+
+@pytest.mark.parametrize("name", load(EXAMPLES, "cli_examples_names").STANDALONE)
+def test_standalone_output_matches_python_under_plain_jit(original, standalone, name):
+    module, _ = standalone
+    for args in original.INPUTS[name]:
+        expected = getattr(original, name)(*copy_args(args))
+        assert_close(expected, _jit(module, original, name)(*_as_arrays(copy_args(args))))
+
+
+def test_standalone_output_imports_no_autolax(standalone):
+    _, text = standalone
+    imports = [n for n in syntax.walk(syntax.parse(text)) if isinstance(n, (syntax.Import, syntax.ImportFrom))]
+    modules = [a.name for n in imports for a in n.names] + [n.module for n in imports if isinstance(n, syntax.ImportFrom)]
+    assert not [m for m in modules if m and m.split(".")[0] == "autolax"]
+    assert "ops." not in text
+
+
+def test_converted_loops_are_staged_not_unrolled(original, converted, standalone):
+    for module, _ in (converted, standalone):
+        jaxpr = str(jax.make_jaxpr(module.collatz_steps)(jnp.int32(27)))
+        assert "while[" in jaxpr and "cond[" in jaxpr
+        jaxpr = str(jax.make_jaxpr(module.relu_sum)(jnp.arange(5.0)))
+        assert "scan[" in jaxpr
+
+
+def test_default_output_keeps_runtime_error_messages(tmp_path):
+    # Code loaded from a converted file reaches the runtime ops without being registered:
+    # the runtime still names the variable and the line.
+    src = write(tmp_path / "onebranch.py", "import autolax\n\n\n@autolax.jit\ndef f(x):\n    if x > 0:\n"
+                "        y = 1.0\n    return y\n")
+    out = tmp_path / "onebranch_conv.py"
+    assert cli.main(["convert", str(src), "-o", str(out)]) == 0
+    module = load(out, "onebranch_conv")
+    with pytest.raises(Exception) as info:
+        module.f(2.0)  # @jax.jit now: x is traced
+    assert type(info.value).__name__ == "UndefinedVariableError"
+    assert "'y' is assigned only in the `if` branch" in str(info.value)
+    assert str(out) in str(info.value)
+
+
+# ----------------------------------------------------------------------------- output
+def test_stdout_without_output(tmp_path, capsys):
+    src = write(tmp_path / "m.py", DECORATED)
+    before = digest(src)
+    assert cli.main(["convert", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "@jax.jit\ndef collatz_steps(n):" in out
+    assert "n, steps = ops.while_loop(loop_test, loop_body, (n, steps))" in out
+    assert "from autolax import ops\n" in out and "import autolax\n" not in out
+    assert digest(src) == before  # the input is never modified
+
+
+def test_output_file_and_idempotency(tmp_path):
+    src = write(tmp_path / "m.py", DECORATED)
+    first = tmp_path / "out1.py"
+    second = tmp_path / "out2.py"
+    assert cli.main(["convert", str(src), "-o", str(first)]) == 0
+    assert cli.main(["convert", str(first), "-o", str(second)]) == 0
+    assert first.read_bytes() == second.read_bytes()
+    third = tmp_path / "out3.py"
+    assert cli.main(["convert", "--all", str(first), "-o", str(third)]) == 0
+    assert first.read_bytes() == third.read_bytes()
+
+
+def test_idempotent_on_the_example_module(tmp_path, original, converted, standalone):
+    _, text = converted
+    again = tmp_path / "again.py"
+    assert cli.main(["convert", "--all", str(write(tmp_path / "d.py", text)), "-o", str(again)]) == 0
+    assert again.read_text() == text
+    _, text = standalone
+    argv = ["convert", "--standalone", "--only", ",".join(original.STANDALONE), "--static", "mode",
+            str(write(tmp_path / "s.py", text)), "-o", str(tmp_path / "s2.py")]
+    assert cli.main(argv) == 0
+    assert (tmp_path / "s2.py").read_text() == text
+
+
+def test_output_into_existing_directory(tmp_path):
+    src = write(tmp_path / "m.py", DECORATED)
+    (tmp_path / "build").mkdir()
+    assert cli.main(["convert", str(src), "-o", str(tmp_path / "build")]) == 0
+    assert "ops.while_loop" in (tmp_path / "build" / "m.py").read_text()
+
+
+def test_directory_is_mirrored(tmp_path):
+    root = tmp_path / "pkg"
+    write(root / "__init__.py", "")
+    write(root / "sub" / "mod.py", DECORATED)
+    write(root / "plain.py", "def f(x):\n    return x\n")
+    write(root / "notes.txt", "not python")
+    write(root / "__pycache__" / "cached.py", "syntax error (")
+    write(root / ".hidden" / "h.py", "syntax error (")
+    out = tmp_path / "out"
+    assert cli.main(["convert", str(root), "-o", str(out)]) == 0
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert written == ["__init__.py", "plain.py", os.path.join("sub", "mod.py")]
+    assert "ops.while_loop" in (out / "sub" / "mod.py").read_text()
+    assert (out / "plain.py").read_text() == "def f(x):\n    return x\n"
+
+
+def test_several_inputs_go_into_output_directory(tmp_path):
+    a = write(tmp_path / "a.py", DECORATED)
+    b = write(tmp_path / "lib" / "b.py", DECORATED)
+    assert cli.main(["convert", str(a), str(tmp_path / "lib"), "-o", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "a.py").exists()
+    assert (tmp_path / "out" / "lib" / "b.py").read_text() == (tmp_path / "out" / "a.py").read_text()
+    assert b.read_text() == DECORATED
+
+
+def test_line_endings_and_encoding_are_kept(tmp_path):
+    text = "# -*- coding: latin-1 -*-\n" + DECORATED.replace("steps = 0\n", "steps = 0  # caf\xe9\n")
+    src = write(tmp_path / "m.py", text.replace("\n", "\r\n").encode("latin-1"))
+    out = tmp_path / "o.py"
+    assert cli.main(["convert", str(src), "-o", str(out)]) == 0
+    data = out.read_bytes()
+    assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert "steps = 0  # caf\xe9".encode("latin-1") in data
+
+
+def test_unchanged_output_is_not_rewritten(tmp_path):
+    src = write(tmp_path / "m.py", DECORATED)
+    out = tmp_path / "o.py"
+    assert cli.main(["convert", str(src), "-o", str(out)]) == 0
+    os.utime(out, (1_000_000, 1_000_000))
+    assert cli.main(["convert", str(src), "-o", str(out)]) == 0
+    assert out.stat().st_mtime == 1_000_000
+
+
+def test_write_is_atomic(tmp_path, monkeypatch, capsys):
+    src = write(tmp_path / "m.py", DECORATED)
+    out = write(tmp_path / "o.py", "previous content\n")
+
+    def fail(a, b):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "replace", fail)
+    assert cli.main(["convert", str(src), "-o", str(out)]) == 2
+    assert out.read_text() == "previous content\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py", "o.py"]  # no temporary left
+    assert capsys.readouterr().err == f"{out}: error: cannot write: No space left on device\n"
+
+
+# ----------------------------------------------------------------------------- --check / --diff
+def test_check_exit_codes(tmp_path, capsys):
+    src = write(tmp_path / "m.py", DECORATED)
+    plain = write(tmp_path / "plain.py", "def f(x):\n    return x\n")
+    assert cli.main(["convert", "--check", str(plain)]) == 0
+    assert cli.main(["convert", "--check", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert f"would change {src}" in err
+    out = tmp_path / "o.py"
+    assert cli.main(["convert", "--check", str(src), "-o", str(out)]) == 1
+    assert not out.exists()  # --check writes nothing
+    assert cli.main(["convert", str(src), "-o", str(out)]) == 0
+    assert cli.main(["convert", "--check", str(src), "-o", str(out)]) == 0  # up to date
+    write(out, out.read_text() + "# edited\n")
+    assert cli.main(["convert", "--check", str(src), "-o", str(out)]) == 1
+
+
+def test_diff(tmp_path, capsys):
+    src = write(tmp_path / "m.py", DECORATED)
+    assert cli.main(["convert", "--diff", str(src)]) == 0
+    diff = capsys.readouterr().out
+    assert diff.startswith(f"--- {src}\n+++ {src}\n@@ ")
+    assert "\n-@autolax.jit\n+@jax.jit\n" in diff
+    assert "\n-import autolax\n+import jax\n+from autolax import ops\n" in diff
+    assert "\n+    n, steps = ops.while_loop(loop_test, loop_body, (n, steps))\n" in diff
+    out = tmp_path / "o.py"
+    assert cli.main(["convert", "--diff", str(src), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"--- /dev/null\n+++ {out}\n")
+    assert not out.exists()
+    assert cli.main(["convert", "--diff", "--check", str(src)]) == 1
+
+
+# ----------------------------------------------------------------------------- errors
+def _error(capsys, argv):
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_syntax_error(tmp_path, capsys, existing):
+    src = write(tmp_path / "bad.py", "import autolax\n\n@autolax.jit\ndef f(x:\n    return x\n")
+    out = tmp_path / "out.py"
+    if existing:
+        write(out, "keep me\n")
+    line = _error(capsys, ["convert", str(src), "-o", str(out)])
+    assert line.startswith(f"{src}:4:")
+    assert ": error: invalid syntax" in line
+    assert (out.read_text() == "keep me\n") if existing else not out.exists()
+
+
+def test_unsupported_construct_leaves_output_intact(tmp_path, capsys):
+    src = write(tmp_path / "gen.py", "import autolax\n\n\n@autolax.jit\ndef f(xs):\n    for x in xs:\n"
+                "        yield x\n")
+    out = write(tmp_path / "out.py", "keep me\n")
+    line = _error(capsys, ["convert", str(src), "-o", str(out)])
+    assert line == f"{src}:7:9: error: `yield` makes 'f' a generator; autolax converts plain functions only"
+    assert out.read_text() == "keep me\n"
+
+
+def test_missing_file(tmp_path, capsys):
+    line = _error(capsys, ["convert", str(tmp_path / "missing.py")])
+    assert line == f"{tmp_path / 'missing.py'}: error: cannot read: No such file or directory"
+
+
+def test_not_a_python_file(tmp_path, capsys):
+    notes = write(tmp_path / "notes.txt", "hello\n")
+    assert _error(capsys, ["convert", str(notes)]) == f"{notes}: error: not a Python source file (expected a .py file)"
+    binary = write(tmp_path / "blob.py", b"\x7fELF\x00\x01")
+    assert _error(capsys, ["convert", str(binary)]) == f"{binary}: error: not a Python source file (it contains NUL bytes)"
+    latin = write(tmp_path / "latin.py", "x = 'caf\xe9'\n".encode("latin-1"))
+    assert _error(capsys, ["convert", str(latin)]) == (
+        f"{latin}: error: cannot decode: invalid or missing encoding declaration"
+    )
+
+
+def test_one_bad_file_writes_nothing(tmp_path, capsys):
+    root = tmp_path / "pkg"
+    write(root / "a.py", DECORATED)
+    write(root / "b.py", "def broken(:\n")
+    line = _error(capsys, ["convert", str(root), "-o", str(tmp_path / "out")])
+    assert line.startswith(f"{root / 'b.py'}:1:")
+    assert not (tmp_path / "out").exists()
+
+
+def test_output_may_not_overwrite_input(tmp_path, capsys):
+    src = write(tmp_path / "m.py", DECORATED)
+    line = _error(capsys, ["convert", str(src), "-o", str(src)])
+    assert line == f"{src}: error: the output would overwrite an input file; autolax convert never modifies its input"
+    assert src.read_text() == DECORATED
+
+
+def test_only_names_must_exist(tmp_path, capsys):
+    src = write(tmp_path / "m.py", "def f(x):\n    return x\n")
+    assert _error(capsys, ["convert", "--only", "f,g", str(src)]) == f"{src}: error: --only: no function named 'g'"
+
+
+def test_several_inputs_need_an_output_directory(tmp_path, capsys):
+    a = write(tmp_path / "a.py", DECORATED)
+    b = write(tmp_path / "b.py", DECORATED)
+    assert _error(capsys, ["convert", str(a), str(b)]) == (
+        f"{a}: error: several input files: give -o OUT_DIR (or use --diff / --check)"
+    )
+
+
+def test_only_and_all_select_functions(tmp_path, capsys):
+    src = write(tmp_path / "m.py", textwrap.dedent('''\
+        def f(x):
+            if x > 0:
+                x = -x
+            return x
+
+
+        class C:
+            def g(self, x):
+                while x > 1:
+                    x = x / 2
+                return x
+        '''))
+    assert cli.main(["convert", "--only", "C.g", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "ops.while_loop" in out and "ops.cond" not in out
+    assert cli.main(["convert", "--all", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "ops.while_loop" in out and "ops.cond" in out
+
+
+# ----------------------------------------------------------------------------- the command
+def _autolax(*args):
+    return subprocess.run([sys.executable, "-m", "autolax", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_python_m_autolax_convert(tmp_path):
+    src = write(tmp_path / "m.py", DECORATED)
+    out = tmp_path / "o.py"
+    result = _autolax("convert", "--standalone", str(src), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "jax.lax.while_loop(loop_test, loop_body, (n, steps))" in out.read_text()
+    bad = write(tmp_path / "bad.py", "def f(:\n")
+    result = _autolax("convert", str(bad))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"{bad}:1:") and "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_help_lists_the_flags(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--help"])
+    assert info.value.code == 0
+    assert "convert" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["convert", "--help"])
+    text = capsys.readouterr().out
+    for flag in ("-o OUT", "--standalone", "--diff", "--check", "--all", "--only NAME,...", "--static NAME,..."):
+        assert flag in text

@@ -1,0 +1,1061 @@
+"""Golden tests of the source `autolax convert` writes: one construct per case, before/after.
+
+The cases convert `@autolax.jit def f...` in a file; the expected text is the converted
+function (its decorator becomes `@jax.jit`). DEFAULT is the default output (calls to
+autolax's runtime ops); STANDALONE is `--standalone` (jax.lax / jnp / Python only). What the
+converted code computes is tested in test_cli.py (converted module vs plain Python).
+"""
+
+import textwrap
+
+import pytest
+
+from autolax.errors import ConversionError
+from autolax.sourcegen import Options, convert_source
+
+HEADER = "import jax.numpy as jnp\n\nimport autolax\n\n\n@autolax.jit\n"
+
+DEFAULT = {
+    "if_elif_else": (
+        """\
+        def f(x):
+            if x > 0:
+                y = x
+            elif x < -1:
+                y = -x
+            else:
+                y = 0.0
+            return y
+        """,
+        """\
+        def f(x):
+            def if_true():
+                y = x
+                return y
+
+            def if_false():
+                def if_true_1():
+                    y = -x
+                    return y
+
+                def if_false_1():
+                    y = 0.0
+                    return y
+
+                y = ops.cond(x < -1, if_true_1, if_false_1)
+                return y
+
+            y = ops.cond(x > 0, if_true, if_false)
+            return y
+        """,
+    ),
+    "while": (
+        """\
+        def f(n):
+            steps = 0
+            while n > 1:
+                n = n // 2
+                steps += 1
+            return steps
+        """,
+        """\
+        def f(n):
+            steps = 0
+
+            def loop_test(n, steps):
+                return n > 1
+
+            def loop_body(n, steps):
+                n = n // 2
+                steps += 1
+                return (n, steps)
+
+            n, steps = ops.while_loop(loop_test, loop_body, (n, steps))
+            return steps
+        """,
+    ),
+    "for_range": (
+        """\
+        def f(x, n):
+            for i in range(n):
+                x = x * 2 + i
+            return x
+        """,
+        """\
+        def f(x, n):
+            def loop_body(i, x):
+                x = x * 2 + i
+                return x
+
+            x = ops.for_range(0, n, 1, loop_body, x)
+            return x
+        """,
+    ),
+    "for_array": (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+
+            def loop_body(x, total):
+                total += x
+                return total
+
+            total = ops.for_iter(xs, loop_body, total)
+            return total
+        """,
+    ),
+    "enumerate_zip": (
+        """\
+        def f(xs, ys):
+            acc = 0.0
+            for i, (x, y) in enumerate(zip(xs, ys)):
+                acc += i * x * y
+            return acc
+        """,
+        """\
+        def f(xs, ys):
+            acc = 0.0
+
+            def loop_body(item, acc):
+                i, (x, y) = item
+                acc += i * x * y
+                return acc
+
+            acc = ops.for_iter(ops.enumerate(ops.zip(xs, ys)), loop_body, acc)
+            return acc
+        """,
+    ),
+    "break": (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    break
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+            break_ = False
+
+            def loop_test(total, break_):
+                return ops.not_(break_)
+
+            def loop_body(x, total, break_):
+                def if_true(total, break_):
+                    break_ = True
+                    return (total, break_)
+
+                def if_false(total, break_):
+                    total += x
+                    return (total, break_)
+
+                total, break_ = ops.cond(x < 0, if_true, if_false, total, break_)
+                return (total, break_)
+
+            total, break_ = ops.for_iter(xs, loop_body, (total, break_), loop_test)
+            return total
+        """,
+    ),
+    "continue": (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    continue
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+
+            def loop_body(x, total):
+                def if_true(total):
+                    total += x
+                    return total
+
+                def if_false(total):
+                    return total
+
+                total = ops.cond(ops.not_(x < 0), if_true, if_false, total)
+                return total
+
+            total = ops.for_iter(xs, loop_body, total)
+            return total
+        """,
+    ),
+    "early_return": (
+        """\
+        def f(xs, t):
+            for x in xs:
+                if x > t:
+                    return 1
+            return 0
+        """,
+        """\
+        def f(xs, t):
+            do_return = False
+            retval = ops.undefined('retval', pending=True)
+
+            def loop_test(do_return, retval):
+                return ops.not_(do_return)
+
+            def loop_body(x, do_return, retval):
+                def if_true(do_return, retval):
+                    do_return = True
+                    retval = 1
+                    return (do_return, retval)
+
+                def if_false(do_return, retval):
+                    return (do_return, retval)
+
+                do_return, retval = ops.cond(x > t, if_true, if_false, do_return, retval)
+                return (do_return, retval)
+
+            do_return, retval = ops.for_iter(xs, loop_body, (do_return, retval), loop_test)
+
+            def if_true_1(retval):
+                retval = 0
+                return retval
+
+            def if_false_1(retval):
+                return retval
+
+            retval = ops.cond(ops.not_(do_return), if_true_1, if_false_1, retval)
+            return retval
+        """,
+    ),
+    "and_or_not": (
+        """\
+        def f(x, y):
+            if x > 0 and not y > 0 or x == y:
+                x = x + 1
+            return x
+        """,
+        """\
+        def f(x, y):
+            def if_true(x):
+                x = x + 1
+                return x
+
+            def if_false(x):
+                return x
+
+            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), if_true, if_false, x)
+            return x
+        """,
+    ),
+    "ternary": (
+        """\
+        def f(x):
+            return x if x > 0 else -x
+        """,
+        """\
+        def f(x):
+            return ops.if_else(x > 0, lambda: x, lambda: -x)
+        """,
+    ),
+    "setitem": (
+        """\
+        def f(x, i):
+            x[i] = 0.0
+            x[i + 1] += 2.0
+            return x
+        """,
+        """\
+        def f(x, i):
+            x = ops.at(x)[i].set(0.0)
+            x = ops.at(x)[i + 1].add(2.0)
+            return x
+        """,
+    ),
+    "append": (
+        """\
+        def f(x):
+            out = []
+            for i in range(3):
+                out.append(x * i)
+            return jnp.stack(out)
+        """,
+        """\
+        def f(x):
+            out = []
+
+            def loop_body(i, out):
+                out = ops.append(out, x * i)
+                return out
+
+            out = ops.for_range(0, 3, 1, loop_body, out)
+            return jnp.stack(ops.stacked(out))
+        """,
+    ),
+}
+
+STANDALONE = {
+    "if_elif_else": (
+        """\
+        def f(x):
+            if x > 0:
+                y = x
+            elif x < -1:
+                y = -x
+            else:
+                y = 0.0
+            return y
+        """,
+        """\
+        def f(x):
+            def if_true():
+                y = x
+                return y
+
+            def if_false():
+                def if_true_1():
+                    y = -x
+                    return y
+
+                def if_false_1():
+                    y = 0.0
+                    return jnp.asarray(y, dtype=float)
+
+                y = jax.lax.cond(x < -1, if_true_1, if_false_1)
+                return y
+
+            y = jax.lax.cond(x > 0, if_true, if_false)
+            return y
+        """,
+    ),
+    "while": (
+        """\
+        def f(n):
+            steps = 0
+            while n > 1:
+                n = n // 2
+                steps += 1
+            return steps
+        """,
+        """\
+        def f(n):
+            steps = 0
+
+            def loop_test(carry):
+                n, steps = carry
+                return n > 1
+
+            def loop_body(carry):
+                n, steps = carry
+                n = n // 2
+                steps += 1
+                return (n, steps)
+
+            n, steps = jax.lax.while_loop(loop_test, loop_body, (n, steps))
+            return steps
+        """,
+    ),
+    "for_range": (
+        """\
+        def f(x, n):
+            for i in range(n):
+                x = x * 2 + i
+            return x
+        """,
+        """\
+        def f(x, n):
+            def loop_body(i, x):
+                x = x * 2 + i
+                return x
+
+            x = jax.lax.fori_loop(0, n, loop_body, x)
+            return x
+        """,
+    ),
+    "for_array": (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+
+            def loop_body(total, x):
+                total += x
+                return (total, None)
+
+            total, _ = jax.lax.scan(loop_body, total, xs)
+            return total
+        """,
+    ),
+    "enumerate_zip": (
+        """\
+        def f(xs, ys):
+            acc = 0.0
+            for i, (x, y) in enumerate(zip(xs, ys)):
+                acc += i * x * y
+            return acc
+        """,
+        """\
+        def f(xs, ys):
+            acc = 0.0
+
+            def loop_body(acc, item):
+                i, (x, y) = item
+                acc += i * x * y
+                return (acc, None)
+
+            acc, _ = jax.lax.scan(loop_body, acc, (jnp.arange(min(len(xs), len(ys))), (xs, ys)))
+            return acc
+        """,
+    ),
+    "break": (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    break
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+            break_ = False
+
+            def loop_test(carry):
+                index, total, break_ = carry
+                return jnp.logical_and(index < len(xs), jnp.logical_not(break_))
+
+            def loop_body(carry):
+                index, total, break_ = carry
+                x = xs[index]
+
+                def if_true(total, break_):
+                    break_ = True
+                    return (total, break_)
+
+                def if_false(total, break_):
+                    total += x
+                    return (total, break_)
+
+                total, break_ = jax.lax.cond(x < 0, if_true, if_false, total, break_)
+                return (index + 1, total, break_)
+
+            _, total, break_ = jax.lax.while_loop(loop_test, loop_body, (0, total, break_))
+            return total
+        """,
+    ),
+    "continue": (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    continue
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+
+            def loop_body(total, x):
+                def if_true(total):
+                    total += x
+                    return total
+
+                def if_false(total):
+                    return total
+
+                total = jax.lax.cond(jnp.logical_not(x < 0), if_true, if_false, total)
+                return (total, None)
+
+            total, _ = jax.lax.scan(loop_body, total, xs)
+            return total
+        """,
+    ),
+    "early_return": (
+        """\
+        def f(xs, t):
+            for x in xs:
+                if x > t:
+                    return 1
+            return 0
+        """,
+        """\
+        def f(xs, t):
+            do_return = False
+            retval = 0
+
+            def loop_test(carry):
+                index, do_return, retval = carry
+                return jnp.logical_and(index < len(xs), jnp.logical_not(do_return))
+
+            def loop_body(carry):
+                index, do_return, retval = carry
+                x = xs[index]
+
+                def if_true(do_return, retval):
+                    do_return = True
+                    retval = 1
+                    return (do_return, retval)
+
+                def if_false(do_return, retval):
+                    return (do_return, retval)
+
+                do_return, retval = jax.lax.cond(x > t, if_true, if_false, do_return, retval)
+                return (index + 1, do_return, retval)
+
+            _, do_return, retval = jax.lax.while_loop(loop_test, loop_body, (0, do_return, retval))
+
+            def if_true_1(retval):
+                retval = 0
+                return retval
+
+            def if_false_1(retval):
+                return retval
+
+            retval = jax.lax.cond(jnp.logical_not(do_return), if_true_1, if_false_1, retval)
+            return retval
+        """,
+    ),
+    "and_or_not": (
+        """\
+        def f(x, y):
+            if x > 0 and not y > 0 or x == y:
+                x = x + 1
+            return x
+        """,
+        """\
+        def f(x, y):
+            def if_true(x):
+                x = x + 1
+                return x
+
+            def if_false(x):
+                return x
+
+            x = jax.lax.cond(jnp.logical_or(jnp.logical_and(x > 0, jnp.logical_not(y > 0)), x == y), if_true, if_false, x)
+            return x
+        """,
+    ),
+    "ternary": (
+        """\
+        def f(x):
+            return x if x > 0 else -x
+        """,
+        """\
+        def f(x):
+            return jax.lax.cond(x > 0, lambda: x, lambda: -x)
+        """,
+    ),
+    "setitem": (
+        """\
+        def f(x, i):
+            x[i] = 0.0
+            x[i + 1] += 2.0
+            return x
+        """,
+        """\
+        def f(x, i):
+            x = x.at[i].set(0.0)
+            x = x.at[i + 1].set(x[i + 1] + 2.0)
+            return x
+        """,
+    ),
+    "static_if": (
+        """\
+        def f(x, axis):
+            # static: axis is declared static
+            if axis is None:
+                x = x.ravel()  # flatten
+            elif axis < 0:
+                axis = x.ndim + axis
+            return x.sum(axis)
+        """,
+        """\
+        def f(x, axis):
+            # static: axis is declared static
+            if axis is None:
+                x = x.ravel()  # flatten
+            elif axis < 0:
+                axis = x.ndim + axis
+            return x.sum(axis)
+        """,
+    ),
+    "static_loop_break": (
+        """\
+        def f(x, n):
+            total = 0
+            for i in range(10):
+                if i >= n:
+                    break
+                total += i
+            return x * total
+        """,
+        """\
+        def f(x, n):
+            total = 0
+            break_ = False
+            for i in range(10):
+                if i >= n:
+                    break_ = True
+                else:
+                    total += i
+                if break_:
+                    break
+            return x * total
+        """,
+    ),
+    "print": (
+        """\
+        def f(x):
+            print("x is", x, "{braces}")
+            print("static")
+            return x
+        """,
+        """\
+        def f(x):
+            jax.debug.print('x is {} {{braces}}', x, ordered=True)
+            print("static")
+            return x
+        """,
+    ),
+    "list_param": (
+        """\
+        def f(x, layers: list):
+            for w in layers:
+                x = jnp.tanh(x @ w)
+            return x
+        """,
+        """\
+        def f(x, layers: list):
+            for w in layers:
+                x = jnp.tanh(x @ w)
+            return x
+        """,
+    ),
+    "nested": (
+        """\
+        def f(xs):
+            total = 0.0
+            for row in xs:
+                for v in row:
+                    if v > 0:
+                        total = total + v
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+
+            def loop_body(total, row):
+                def loop_body_1(total, v):
+                    def if_true(total):
+                        total = total + v
+                        return total
+
+                    def if_false(total):
+                        return total
+
+                    total = jax.lax.cond(v > 0, if_true, if_false, total)
+                    return (total, None)
+
+                total, _ = jax.lax.scan(loop_body_1, total, row)
+                return (total, None)
+
+            total, _ = jax.lax.scan(loop_body, total, xs)
+            return total
+        """,
+    ),
+    "while_static_test": (
+        """\
+        def f(x):
+            i = 0
+            while i < 3:
+                x = x * 2
+                i += 1
+            return x, i
+        """,
+        """\
+        def f(x):
+            i = 0
+
+            def loop_test(carry):
+                x, i = carry
+                return i < 3
+
+            def loop_body(carry):
+                x, i = carry
+                x = x * 2
+                i += 1
+                return (x, i)
+
+            x, i = jax.lax.while_loop(loop_test, loop_body, (x, i))
+            return x, i
+        """,
+    ),
+    "range_break_traced": (
+        """\
+        def f(x, n):
+            for i in range(n):
+                if x > 100:
+                    break
+                x = x * 2
+            return x
+        """,
+        """\
+        def f(x, n):
+            break_ = False
+
+            def loop_test(carry):
+                i, x, break_ = carry
+                return jnp.logical_and(i < n, jnp.logical_not(break_))
+
+            def loop_body(carry):
+                i, x, break_ = carry
+
+                def if_true(x, break_):
+                    break_ = True
+                    return (x, break_)
+
+                def if_false(x, break_):
+                    x = x * 2
+                    return (x, break_)
+
+                x, break_ = jax.lax.cond(x > 100, if_true, if_false, x, break_)
+                return (i + 1, x, break_)
+
+            _, x, break_ = jax.lax.while_loop(loop_test, loop_body, (0, x, break_))
+            return x
+        """,
+    ),
+}
+
+STATIC = {"static_if": ("axis",), "static_loop_break": ("n",)}
+
+
+def convert_function(before, **options):
+    text = convert_source(HEADER + textwrap.dedent(before), "golden.py", Options(**options)).text
+    header, function = text.split("@jax.jit\n", 1)
+    return function
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT))
+def test_default_output(name):
+    before, after = DEFAULT[name]
+    assert convert_function(before) == textwrap.dedent(after)
+
+
+@pytest.mark.parametrize("name", sorted(STANDALONE))
+def test_standalone_output(name):
+    before, after = STANDALONE[name]
+    assert convert_function(before, standalone=True, static=STATIC.get(name, ())) == textwrap.dedent(after)
+
+
+
+# A whole file: decorators, imports, comments, methods; other code is kept as it is.
+FILE_BEFORE = '''\
+"""Doc."""
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+from autolax import convert, jit
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    @jit(static_argnums=0)
+    def apply(self, x):
+        # scale positives only
+        if x > 0:
+            x = x * self.scale  # scaled
+        return x
+
+
+@convert
+def clamp(x, lo=0.0):
+    """Clamp below."""
+    if x < lo:  # too small
+        x = lo
+    return x
+
+
+@jit(strict=True, static_argnames=("n",))
+def poly(x, n: int):
+    total = jnp.zeros_like(x)
+    for i in range(n):
+        total = total + x ** i
+    return total
+
+
+@partial(jax.jit, static_argnames="k")
+@convert(strict=True)
+def pick(x, k):
+    if k == "a":
+        return x + 1
+    return x - 1
+
+
+def untouched(x):
+    if x > 0:  # stays Python
+        return x
+    return -x
+'''
+
+FILE_DEFAULT = '''\
+"""Doc."""
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+from autolax import ops
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    @jax.jit(static_argnums=0)
+    def apply(self, x):
+        # scale positives only
+        def if_true(x):
+            x = x * self.scale  # scaled
+            return x
+
+        def if_false(x):
+            return x
+
+        x = ops.cond(x > 0, if_true, if_false, x)
+        return x
+
+
+def clamp(x, lo=0.0):
+    """Clamp below."""
+
+    # too small
+    def if_true(x):
+        x = lo
+        return x
+
+    def if_false(x):
+        return x
+
+    x = ops.cond(x < lo, if_true, if_false, x)
+    return x
+
+
+@jax.jit(static_argnames=('n',))
+def poly(x, n: int):
+    total = jnp.zeros_like(x)
+
+    def loop_body(i, total):
+        total = total + x ** i
+        return total
+
+    total = ops.for_range(0, n, 1, loop_body, total)
+    return total
+
+
+@partial(jax.jit, static_argnames="k")
+def pick(x, k):
+    def if_true():
+        retval = x + 1
+        return retval
+
+    def if_false():
+        retval = x - 1
+        return retval
+
+    retval = ops.cond(k == 'a', if_true, if_false)
+    return retval
+
+
+def untouched(x):
+    if x > 0:  # stays Python
+        return x
+    return -x
+'''
+
+FILE_STANDALONE = '''\
+"""Doc."""
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    @jax.jit(static_argnums=0)
+    def apply(self, x):
+        # scale positives only
+        def if_true(x):
+            x = x * self.scale  # scaled
+            return x
+
+        def if_false(x):
+            return x
+
+        x = jax.lax.cond(x > 0, if_true, if_false, x)
+        return x
+
+
+def clamp(x, lo=0.0):
+    """Clamp below."""
+
+    # too small
+    def if_true(x):
+        x = lo
+        return jnp.asarray(x, dtype=float)
+
+    def if_false(x):
+        return x
+
+    x = jax.lax.cond(x < lo, if_true, if_false, x)
+    return x
+
+
+@jax.jit(static_argnames=('n',))
+def poly(x, n: int):
+    total = jnp.zeros_like(x)
+
+    def loop_body(i, total):
+        total = total + x ** i
+        return total
+
+    total = jax.lax.fori_loop(0, n, loop_body, total)
+    return total
+
+
+@partial(jax.jit, static_argnames="k")
+def pick(x, k):
+    if k == 'a':
+        retval = x + 1
+    else:
+        retval = x - 1
+    return retval
+
+
+def untouched(x):
+    if x > 0:  # stays Python
+        return x
+    return -x
+'''
+
+
+def test_whole_file_default():
+    assert convert_source(FILE_BEFORE, "model.py", Options()).text == FILE_DEFAULT
+
+
+def test_whole_file_standalone():
+    assert convert_source(FILE_BEFORE, "model.py", Options(standalone=True)).text == FILE_STANDALONE
+
+
+def test_converting_output_again_changes_nothing():
+    for text, options in ((FILE_DEFAULT, Options()), (FILE_STANDALONE, Options(standalone=True))):
+        assert convert_source(text, "model.py", options).text == text
+
+
+# --standalone rejects what it cannot express: one line, `file:line:col: error: ...`.
+STANDALONE_ERRORS = {
+    "append_in_staged_loop": (
+        """\
+        def f(xs):
+            out = []
+            for x in xs:
+                out.append(x * 2)
+            return out
+        """,
+        "golden.py:9:5: error: list 'out' is appended to inside this loop, which stages to jax.lax; --standalone cannot stage appends (preallocate an array and write it with .at[i].set(...)) (drop --standalone to use the autolax runtime)",
+    ),
+    "first_assigned_in_loop": (
+        """\
+        def f(xs):
+            for x in xs:
+                last = x * 2
+            return last
+        """,
+        "golden.py:8:5: error: 'last' is first assigned inside this loop, which stages to jax.lax, and used after it; --standalone needs 'last' assigned before the loop (drop --standalone to use the autolax runtime)",
+    ),
+    "early_return_of_traced": (
+        """\
+        def f(xs):
+            for x in xs:
+                if x > 0:
+                    return x
+            return 0.0
+        """,
+        "golden.py:8:5: error: this loop stages to jax.lax and returns a traced value early; --standalone needs the value's type before the loop (assign the result to a variable initialised before the loop and `break` instead) (drop --standalone to use the autolax runtime)",
+    ),
+    "print_end": (
+        """\
+        def f(x):
+            print(x, end="")
+            return x
+        """,
+        'golden.py:8:5: error: `print` of traced values with `end`, `file`, `flush`, a non-constant `sep` or *args has no jax.debug.print form (drop --standalone to use the autolax runtime)',
+    ),
+    "traced_step": (
+        """\
+        def f(x, s):
+            for i in range(0, 10, s):
+                x = x + i
+            return x
+        """,
+        'golden.py:8:5: error: the step of this `range` is traced; --standalone stages ranges with a static step only (drop --standalone to use the autolax runtime)',
+    ),
+    "one_branch": (
+        """\
+        def f(x):
+            if x > 0:
+                y = 1.0
+            return y
+        """,
+        "golden.py:8:5: error: 'y' is assigned in only one branch of this `if`, whose test is traced, and used after it; assign 'y' before the `if`",
+    ),
+    "or_value": (
+        """\
+        def f(x, y):
+            return jnp.sin(x) or y
+        """,
+        'golden.py:8:12: error: `or` of traced values that may not be booleans, used as a value; --standalone writes it with jnp.where only when the first operand is a name (bind it to a variable first) (drop --standalone to use the autolax runtime)',
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STANDALONE_ERRORS))
+def test_standalone_errors(name):
+    before, message = STANDALONE_ERRORS[name]
+    with pytest.raises(ConversionError) as info:
+        convert_source(HEADER + textwrap.dedent(before), "golden.py", Options(standalone=True))
+    assert info.value.one_line() == message
+
+
+def test_standalone_rejects_files_that_still_use_autolax():
+    text = "import autolax\n\n\n@autolax.jit\ndef f(x):\n    return x\n\n\nprint(autolax.trace_check(f, 1.0))\n"
+    with pytest.raises(ConversionError) as info:
+        convert_source(text, "golden.py", Options(standalone=True))
+    assert info.value.one_line() == (
+        "golden.py:9:7: error: 'autolax' is still used here, but --standalone output imports no autolax "
+        "(remove this use or drop --standalone)"
+    )
