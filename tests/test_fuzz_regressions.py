@@ -37,3 +37,23 @@ def nested_appends(xs):
 
 def test_nested_appends_still_stage():
     assert_matches(nested_appends, XS)
+
+
+def continue_in_inner_loop_else(xs, t):
+    total = 0.0
+    for i in range(3):
+        for x in xs:
+            if x > t:
+                break
+        else:
+            total += 1.0
+            continue  # continues the outer loop
+        total += 10.0
+    return total
+
+
+@pytest.mark.parametrize("t", [2.5, 5.0])
+def test_continue_in_inner_loop_else(t):
+    # The `continue` was not lowered (it belongs to the outer loop but sits in the inner
+    # loop's `else`), so the converted code did not compile.
+    assert_matches(continue_in_inner_loop_else, XS, t)
