@@ -610,14 +610,11 @@ STANDALONE = {
         """\
         def f(x, n):
             total = 0
-            break_ = False
             for i in range(10):
                 if i >= n:
-                    break_ = True
+                    break
                 else:
                     total += i
-                if break_:
-                    break
             return x * total
         """,
     ),
@@ -1059,3 +1056,13 @@ def test_standalone_rejects_files_that_still_use_autolax():
         "golden.py:9:7: error: 'autolax' is still used here, but --standalone output imports no autolax "
         "(remove this use or drop --standalone)"
     )
+
+
+@pytest.mark.parametrize("mode", ["default", "standalone"])
+def test_every_golden_output_converts_to_itself(mode):
+    cases = DEFAULT if mode == "default" else STANDALONE
+    for name, (before, _) in sorted(cases.items()):
+        options = Options(standalone=mode == "standalone", static=STATIC.get(name, ()))
+        once = convert_source(HEADER + textwrap.dedent(before), "golden.py", options).text
+        options.all = True  # the decorator is gone: select every function
+        assert convert_source(once, "golden.py", options).text == once, name

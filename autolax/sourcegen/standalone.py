@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from autolax.errors import ConversionError
 from autolax.passes.setitem import AUG_METHODS
+from autolax.sourcegen import breaks
 from autolax.transpile import syntax
 
 _NUMERIC = ("bool", "int", "float", "complex")
@@ -186,6 +187,8 @@ class Lowering:
             static = p in self.static_params or (self.is_method and i == 0 and p in ("self", "cls"))
             values[p] = STATIC if static else self._param_val(p)
         self.fn.body = self.block(self.fn.body, Scope(None, values))
+        flags = {name for name, what in self.ctx.descriptions.items() if what == "the `break` flag"}
+        breaks.restore(self.fn, flags)
         return self.fn
 
     def _param_val(self, name):
@@ -272,6 +275,8 @@ class Lowering:
             return [syntax.copy_location(new, s)]
         if isinstance(s, syntax.Assign) and _at_chain(value, self.ops) is not None:
             return self.setitem(s, scope)
+        if op == "setattr" and isinstance(s, syntax.Assign):
+            return [syntax.copy_location(self.setattr(value, scope), s)]
         if isinstance(s, syntax.FunctionDef):
             self.user_function(s, scope)
             return [s]
@@ -378,6 +383,29 @@ class Lowering:
             current = syntax.Subscript(value=syntax.deepcopy(container), slice=syntax.deepcopy(index), ctx=syntax.Load())
             value = syntax.BinOp(left=current, op=_OP_OF_METHOD[method](), right=value)
         return syntax.call(syntax.attribute(at, "set"), [value]), Val(traced=True)
+
+    def setattr(self, call, scope):
+        """``p.x = v`` from ``p = ops.setattr(p, 'x', v)`` (``p.x += v`` for ``op='add'``;
+        ``p.q.x = v`` and ``p.w = p.w.at[i].set(v)`` for nested updates): objects are
+        updated in place, as in Python; an array attribute gets a functional update."""
+        obj, name, value = call.args[:3]
+        ops = {kw.arg: kw.value for kw in call.keywords}
+        obj, oval = self.expr(obj, scope)
+        attribute = syntax.Attribute(value=obj, attr=name.value, ctx=syntax.Load())
+        method = ops["op"].value if "op" in ops else None
+        inner_op = self.op_of(value)
+        if method is None and inner_op == "setattr" and syntax.dump(value.args[0]) == syntax.dump(attribute):
+            return self.setattr(value, scope)
+        chain = _at_chain(value, self.ops) if method is None else None
+        if chain is not None and syntax.dump(chain[0]) == syntax.dump(attribute) and not oval.traced:
+            container, index, method, value = _restore_target(chain, self.ops)
+            target = syntax.Subscript(value=self.expr(container, scope)[0], slice=self.expr(index, scope)[0], ctx=syntax.Store())
+        else:
+            target = syntax.Attribute(value=obj, attr=name.value, ctx=syntax.Store())
+        value, _ = self.expr(value, scope)
+        if method in (None, "set"):
+            return syntax.assign(target, value)
+        return syntax.AugAssign(target=target, op=_OP_OF_METHOD[method](), value=value)
 
     # ------------------------------------------------------------------ if
     def cond(self, s, call, scope, pending):
@@ -514,6 +542,7 @@ class Lowering:
             test, _ = self.expr(test, scope, truth=True)
             body = self.block(_without_return(b_def.body), scope)
             loop = syntax.While(test=test, body=body or [syntax.Pass()], orelse=[])
+            setattr(loop, breaks.PYTHON_LOOP, True)
             return [syntax.copy_location(loop, t_def)]
         inits = self.initialise(names, vals, t_def) if self.final else []
         if self.final:
@@ -600,6 +629,7 @@ class Lowering:
             test, _ = self.expr(test, scope, truth=True)
             body.append(syntax.copy_location(syntax.if_stmt(_negate(test), [syntax.Break()]), b_def))
         loop = syntax.For(target=target, iter=seq.python_iter, body=body or [syntax.Pass()], orelse=[], type_comment=None)
+        setattr(loop, breaks.PYTHON_LOOP, True)
         return syntax.copy_location(loop, b_def)
 
     def sequence(self, source, scope):
@@ -772,7 +802,13 @@ class Lowering:
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e, scope, truth=False):
-        """(lowered expression, Val)."""
+        """(lowered expression, Val); ``truth``: the value is used for its truth (a test)."""
+        node, val = self._expr(e, scope, truth)
+        if truth and val.container:  # a list's truth is its length: static
+            val = Val(kind="bool")
+        return node, val
+
+    def _expr(self, e, scope, truth):
         if isinstance(e, syntax.Call):
             op = self.op_of(e)
             if op is not None:
