@@ -145,6 +145,56 @@ def count_down(n, x):
     return x
 
 
+def static_search(x, limit):
+    # a Python loop (static state), with `break` and `for ... else`
+    total = 0
+    for k in range(10):
+        if k * k > limit:
+            break
+        total += k
+    else:
+        total = -1
+    return x * total
+
+
+def escape(z, c, n_max):
+    n = 0
+    while n < n_max:
+        if abs(z) > 2.0:
+            break
+        z = z * z + c
+        n += 1
+    return n
+
+
+class Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def apply(self, xs):
+        out = xs * 0.0
+        for i in range(xs.shape[0]):
+            if xs[i] > 0:
+                out[i] = xs[i] * self.factor
+        return out
+
+
+def scaled(xs):
+    return Scaler(3.0).apply(xs)
+
+
+def nested_function(xs):
+    def clip(v):
+        if v > 1.0:
+            return 1.0
+        return v
+
+    total = 0.0
+    for x in xs:
+        total = total + clip(x)
+    return total
+
+
 def helper(x):
     if x > 1.0:
         return x - 1.0
@@ -158,7 +208,8 @@ def calls_helper(x):
 STANDALONE = [
     "collatz_steps", "sign_class", "relu_sum", "power_series", "static_range", "weighted",
     "first_negative", "skip_odd", "find_value", "in_band", "either", "clip_ternary", "scatter",
-    "static_mode", "shape_branch", "numpy_table", "count_down",
+    "static_mode", "shape_branch", "numpy_table", "count_down", "static_search", "escape", "Scaler.apply",
+    "scaled", "nested_function",
 ]
 
 INPUTS = {
@@ -181,6 +232,10 @@ INPUTS = {
     "numpy_table": [(2.0,)],
     "count_down": [(3, 1.0), (0, 2.0)],
     "calls_helper": [(0.5,), (3.0,)],
+    "static_search": [(2.0, 20), (2.0, 1000)],
+    "escape": [(0.0, 0.3, 50), (0.0, -0.5, 20), (0.0, 1.0, 50)],
+    "scaled": [(np.array([1.0, -2.0, 0.5]),)],
+    "nested_function": [(np.array([0.5, 2.0, -1.0]),)],
 }
 
-STATIC_ARGNAMES = {"static_mode": ("mode",)}
+STATIC_ARGNAMES = {"static_mode": ("mode",), "static_search": ("limit",)}
