@@ -1,0 +1,138 @@
+"""The shapes of converted code that ``--standalone`` matches and builds."""
+
+from __future__ import annotations
+
+from autolax.passes.setitem import AUG_METHODS
+from autolax.sourcegen.standalone.values import TRACED
+from autolax.transpile import syntax
+
+OP_OF_METHOD = {method: op for op, method in AUG_METHODS.items()}
+
+
+def wrap_returned(fn_def, index, n, wrap):
+    ret = fn_def.body[-1]
+    if not isinstance(ret, syntax.Return) or ret.value is None:
+        return
+    if n == 1:
+        ret.value = wrap(ret.value)
+    elif isinstance(ret.value, syntax.Tuple):
+        ret.value.elts[index] = wrap(ret.value.elts[index])
+
+
+def assigned_names(target):
+    if target is None:
+        return []
+    if isinstance(target, syntax.Name):
+        return [target.id]
+    return [e.id for e in target.elts]
+
+
+def without_return(body):
+    body = list(body)
+    if body and isinstance(body[-1], syntax.Return):
+        body.pop()
+    return body
+
+
+def python_if(test, body, orelse, origin):
+    if not body and orelse:
+        test, body, orelse = negate(test), orelse, []
+    new = syntax.if_stmt(test, body or [syntax.Pass()], orelse)
+    return syntax.copy_location(new, origin)
+
+
+def negate(test):
+    if isinstance(test, syntax.UnaryOp) and isinstance(test.op, syntax.Not):
+        return test.operand
+    if isinstance(test, syntax.BoolOp) and all(isinstance(v, syntax.UnaryOp) and isinstance(v.op, syntax.Not) for v in test.values):
+        other = syntax.Or() if isinstance(test.op, syntax.And) else syntax.And()
+        return syntax.BoolOp(op=other, values=[v.operand for v in test.values])
+    return syntax.unary_not(test)
+
+
+def is_const(node, value) -> bool:
+    return isinstance(node, syntax.Constant) and type(node.value) is int and node.value == value
+
+
+def is_shape(node) -> bool:
+    return isinstance(node, syntax.Attribute) and node.attr == "shape"
+
+
+def item_elts(node, ops):
+    """Val structure of one item of a scanned iterable (``enumerate`` / ``zip`` give tuples)."""
+    if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in ("enumerate", "zip"):
+        if isinstance(node.func.value, syntax.Name) and node.func.value.id == ops:
+            n = 2 if node.func.attr == "enumerate" else len(node.args)
+            return tuple(TRACED for _ in range(n))
+    return None
+
+
+def as_builtin_iter(node, ops):
+    """``ops.enumerate`` / ``ops.zip`` back to the builtins (for a Python loop)."""
+    for n in syntax.walk(node):
+        if isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute) and n.func.attr in ("enumerate", "zip"):
+            if isinstance(n.func.value, syntax.Name) and n.func.value.id == ops:
+                n.func = syntax.name(n.func.attr)
+    return node
+
+
+def range_test(index, stop, step):
+    """``index < stop`` (or ``>`` for a negative step) as an expression."""
+    up = syntax.Compare(left=syntax.name(index), ops=[syntax.Lt()], comparators=[syntax.deepcopy(stop)])
+    down = syntax.Compare(left=syntax.name(index), ops=[syntax.Gt()], comparators=[syntax.deepcopy(stop)])
+    if isinstance(step, syntax.Constant) and isinstance(step.value, int):
+        return up if step.value > 0 else down
+    positive = syntax.Compare(left=syntax.deepcopy(step), ops=[syntax.Gt()], comparators=[syntax.constant(0)])
+    return syntax.IfExp(test=positive, body=up, orelse=down)
+
+
+def rereadable(node, changing) -> bool:
+    """Does evaluating ``node`` again give the same value (names the loop does not change,
+    constants, attributes, subscripts and arithmetic of those, no calls)?"""
+    for n in syntax.walk(node):
+        if isinstance(n, syntax.Name):
+            if n.id in changing:
+                return False
+        elif isinstance(n, syntax.expr) and not isinstance(
+            n, (syntax.Constant, syntax.Attribute, syntax.Subscript, syntax.BinOp, syntax.UnaryOp, syntax.Tuple, syntax.Slice)
+        ):
+            return False
+    return True
+
+
+def writes_of(stmts):
+    from autolax.analysis.activity import writes
+
+    return writes(stmts)
+
+
+def at_chain(node, ops):
+    """``(container, index, method, value)`` of ``ops.at(container)[index].method(value)``."""
+    if not (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and len(node.args) == 1):
+        return None
+    sub = node.func.value
+    if not isinstance(sub, syntax.Subscript):
+        return None
+    at = sub.value
+    if (
+        isinstance(at, syntax.Call)
+        and isinstance(at.func, syntax.Attribute)
+        and at.func.attr == "at"
+        and isinstance(at.func.value, syntax.Name)
+        and at.func.value.id == ops
+        and len(at.args) == 1
+    ):
+        return at.args[0], sub.slice, node.func.attr, node.args[0]
+    return None
+
+
+def restore_target(chain, ops):
+    """``x[i][j] = v`` from ``ops.at(x)[i].set(ops.at(x[i])[j].set(v))``: the innermost
+    (container, index, method, value)."""
+    container, index, method, value = chain
+    inner = at_chain(value, ops) if method == "set" else None
+    if inner is not None:
+        expected = syntax.Subscript(value=container, slice=index, ctx=syntax.Load())
+        if syntax.dump(inner[0]) == syntax.dump(expected):
+            return restore_target(inner, ops)
+    return chain
