@@ -37,6 +37,7 @@ from autolax.ops.state import (
     Leaf,
     State,
     VarSpec,
+    abstract,
     any_tracer,
     is_tracer,
     join_iterations,
@@ -297,7 +298,7 @@ def _item_state(seq: _Sequence) -> State:
     k = jnp.zeros((), jnp.int32)
     example = jax.eval_shape(lambda xs: seq.item(k, None if xs is None else jax.tree_util.tree_map(lambda a: a[0], xs)), seq.xs)
     leaves, treedef = jax.tree_util.tree_flatten(example)
-    specs = tuple(Leaf(True, jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=x.weak_type)) for x in leaves)
+    specs = tuple(Leaf(True, abstract(x)) for x in leaves)
     return State([VarSpec("item", treedef, specs)])
 
 

@@ -126,7 +126,41 @@ class Leaf:
 
 
 def _same_aval(a, b) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and a.weak_type == b.weak_type
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and a.weak_type == b.weak_type
+        and _placement(a) == _placement(b)
+    )
+
+
+def _placement(aval):
+    """(sharding, varying manual axes) of ``aval``: its sharding when it lives on a mesh
+    with explicit axes (else None), and the ``shard_map`` axes it varies over."""
+    sharding = getattr(aval, "sharding", None)
+    if getattr(getattr(sharding, "mesh", None), "empty", True):
+        sharding = None
+    mat = getattr(aval, "manual_axis_type", None)
+    return sharding, (mat.varying if mat is not None else frozenset())
+
+
+def abstract(aval, *, weak_type=None) -> jax.ShapeDtypeStruct:
+    """``aval`` as a ShapeDtypeStruct that keeps its placement (see ``_placement``).
+
+    A body traced from shape and dtype alone would not know that a value varies across
+    ``shard_map`` devices or is sharded: it would be traced with the wrong collectives
+    (``psum`` of a replicated value) and out-shardings, and fail when replayed on the real
+    values.
+    """
+    sharding, _ = _placement(aval)
+    mat = getattr(aval, "manual_axis_type", None)
+    return jax.ShapeDtypeStruct(
+        aval.shape,
+        aval.dtype,
+        weak_type=aval.weak_type if weak_type is None else weak_type,
+        sharding=sharding,
+        manual_axis_type=None if mat is None or mat.empty else mat,
+    )
 
 
 def _static_equal(a, b) -> bool:
@@ -145,7 +179,7 @@ def leaf_spec(leaf, strong_numbers: bool = False) -> Leaf:
         return Leaf(dynamic=False, value=leaf)
     aval = jax.typeof(leaf)
     weak = aval.weak_type and not strong_numbers
-    sds = jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=weak)
+    sds = abstract(aval, weak_type=weak)
     return Leaf(dynamic=True, aval=sds, value=leaf if type(leaf) in PY_SCALARS else None)
 
 
@@ -245,7 +279,7 @@ class State:
         out = []
         for spec, value in zip(self.specs, values):
             if isinstance(value, Undefined):
-                out.extend(jnp.zeros(leaf.aval.shape, leaf.aval.dtype) for leaf in spec.leaves if leaf.dynamic)
+                out.extend(cast(jnp.zeros(leaf.aval.shape, leaf.aval.dtype), leaf.aval) for leaf in spec.leaves if leaf.dynamic)
                 continue
             leaves = jax.tree_util.tree_leaves(value, is_leaf=_is_leaf)
             for leaf, x in zip(spec.leaves, leaves):
@@ -267,15 +301,43 @@ class State:
 
 
 def cast(x, aval):
-    """``x`` as a value of type ``aval`` (dtype promotion only; shapes already match)."""
+    """``x`` as a value of type ``aval``: dtype promotion, and the placement ``aval`` has
+    (varying over more ``shard_map`` axes, another sharding); shapes already match."""
+    sharding, varying = _placement(aval)
     if type(x) in PY_SCALARS:
-        return jnp.asarray(x, dtype=aval.dtype) if not aval.weak_type else x
+        if aval.weak_type and sharding is None and not varying:
+            return x
+        x = jnp.asarray(x, dtype=aval.dtype)
     if x.dtype != aval.dtype or (getattr(x, "weak_type", False) and not aval.weak_type):
-        return lax.convert_element_type(x, aval.dtype)
+        x = lax.convert_element_type(x, aval.dtype)
+    if sharding is None and not varying:
+        return x
+    have_sharding, have_varying = _placement(jax.typeof(x))
+    if varying - have_varying:
+        x = lax.pcast(x, tuple(sorted(varying - have_varying)), to="varying")
+    if sharding is not None and (have_sharding is None or have_sharding.spec != sharding.spec):
+        x = jax.sharding.reshard(x, sharding)
     return x
 
 
 # ----------------------------------------------------------------------------- joining
+def _join_placement(a, b, dtype, weak_type):
+    """The common abstract value of ``a`` and ``b`` (same shape): varying over the
+    ``shard_map`` axes either varies over, with ``b``'s sharding if it has one."""
+    sharding_a, varying_a = _placement(a)
+    sharding_b, varying_b = _placement(b)
+    mat = getattr(b, "manual_axis_type", None) or getattr(a, "manual_axis_type", None)
+    if varying_a != varying_b:
+        mat = mat.update(varying=varying_a | varying_b)
+    return jax.ShapeDtypeStruct(
+        a.shape,
+        dtype,
+        weak_type=weak_type,
+        sharding=sharding_b if sharding_b is not None else sharding_a,
+        manual_axis_type=None if mat is None or mat.empty else mat,
+    )
+
+
 def _join_leaf(a: Leaf, b: Leaf, loop: bool):
     """The common type of two leaves, or None if they cannot be reconciled."""
     if a.dynamic and b.dynamic:
@@ -287,7 +349,7 @@ def _join_leaf(a: Leaf, b: Leaf, loop: bool):
                 return a
             return Leaf(True, a.aval)
         dtype, weak = jax.dtypes.result_type(a.aval, b.aval, return_weak_type_flag=True)
-        return Leaf(True, jax.ShapeDtypeStruct(a.aval.shape, dtype, weak_type=weak))
+        return Leaf(True, _join_placement(a.aval, b.aval, dtype, weak))
     if not a.dynamic and not b.dynamic:
         return a if _static_equal(a.value, b.value) else None
     return None

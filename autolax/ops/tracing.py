@@ -60,7 +60,7 @@ class Traced:
         it = iter(state_leaves)
         for spec, tspec in zip(self.out.specs, target.specs):
             if spec.is_undefined and not tspec.is_undefined:  # see Undefined.pending
-                cast_leaves.extend(jnp.zeros(t.aval.shape, t.aval.dtype) for t in tspec.leaves if t.dynamic)
+                cast_leaves.extend(cast(jnp.zeros(t.aval.shape, t.aval.dtype), t.aval) for t in tspec.leaves if t.dynamic)
                 continue
             for leaf, tleaf in zip(spec.leaves, tspec.leaves):
                 value = next(it) if leaf.dynamic else None
