@@ -57,3 +57,19 @@ def test_continue_in_inner_loop_else(t):
     # The `continue` was not lowered (it belongs to the outer loop but sits in the inner
     # loop's `else`), so the converted code did not compile.
     assert_matches(continue_in_inner_loop_else, XS, t)
+
+
+def chain_after_and(x, buf, v):
+    total = 0.0
+    for i in range(3):
+        if x < 0.5 and buf[0] <= buf[i] < v:  # the middle operand is bound to a temporary
+            total += buf[i]
+    return total
+
+
+@pytest.mark.parametrize("v", [2.5, 5.0])
+def test_chained_comparison_as_later_operand_of_and(v):
+    # Flattening the chain into the `and` put its `operand := buf[i]` inside a lambda, so
+    # the next comparison read an unbound name (NameError / UndefinedVariableError).
+    assert_matches(chain_after_and, 0.0, XS, v)
+

@@ -17,6 +17,10 @@ from autolax.transpile import anno, syntax
 _SIMPLE = (syntax.Name, syntax.Constant)
 
 
+def _binds_name(node) -> bool:
+    return any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(node))
+
+
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
@@ -34,8 +38,11 @@ class _Transformer(syntax.NodeTransformer):
         self.generic_visit(node)
         op = "and_" if isinstance(node.op, syntax.And) else "or_"
         operands = []  # (expression, already a thunk?)
-        for value in node.values:
-            if self._is_op(value, op):  # `a and (b and c)`, `lo < x < hi and c`: one flat chain
+        for index, value in enumerate(node.values):
+            # `a and (b and c)`, `lo < x < hi and c`: one flat chain -- unless the inner chain's
+            # first operand binds a temporary (`lo < (operand := f(x))`): as a later operand it
+            # would become a lambda, whose `:=` binds inside the lambda, not for its siblings.
+            if self._is_op(value, op) and (index == 0 or not _binds_name(value.args[0])):
                 first, *rest = value.args
                 operands.append((first, False))
                 operands.extend((thunk, True) for thunk in rest)
