@@ -73,3 +73,7 @@ def test_chained_comparison_as_later_operand_of_and(v):
     # the next comparison read an unbound name (NameError / UndefinedVariableError).
     assert_matches(chain_after_and, 0.0, XS, v)
 
+
+def test_walrus_of_a_chain_is_not_carried():
+    # A `:=` inside a lambda binds in the lambda: the loop must not carry 'operand'.
+    assert "operand = ops.undefined" not in autolax.to_source(chain_after_and)

@@ -49,7 +49,7 @@ def _function_free_reads(node) -> set[str]:
     for d in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
         outer |= reads(d)
     if isinstance(node, syntax.Lambda):
-        return outer | (reads(node.body) - params)
+        return outer | (reads(node.body) - params - writes(node.body))
     for dec in node.decorator_list:
         outer |= reads(dec)
     body_reads = set()
@@ -132,7 +132,9 @@ def writes(node) -> set[str]:
         return out
     if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
         return {node.name}
-    if isinstance(node, (syntax.Lambda,) + _COMPREHENSIONS):
+    if isinstance(node, syntax.Lambda):
+        return set()  # a `:=` in a lambda binds in the lambda's own scope
+    if isinstance(node, _COMPREHENSIONS):
         # Only assignment expressions escape these scopes.
         return {n.target.id for n in syntax.walk(node) if isinstance(n, syntax.NamedExpr)}
     if isinstance(node, syntax.Assign):
