@@ -1,7 +1,8 @@
-"""Mutation: item assignment and list appends."""
+"""Mutation: item and attribute assignment, and list appends."""
 
 from __future__ import annotations
 
+import builtins
 import operator
 
 import jax
@@ -76,6 +77,36 @@ def at(x):
     A JAX array (which Python cannot mutate) gets ``x.at[i].set(v)`` instead.
     """
     return _At(x)
+
+
+_MISSING = object()
+
+
+def setattr(obj, name, value, op=None):  # noqa: A001 - the builtin, for converted code
+    """``p = ops.setattr(p, 'x', v)`` for ``p.x = v``; ``op='add'`` etc. for ``p.x += v``.
+
+    Equivalent Python::
+
+        def setattr(obj, name, value, op=None):
+            if op is not None:                  # p.x += v
+                value = getattr(obj, name).__iadd__(value)   # or __add__
+            elif getattr(obj, name) is value:   # p.w[i] = v mutated p.w itself
+                return obj
+            builtins.setattr(obj, name, value)
+            return obj
+
+    The object is updated in place, so a frozen dataclass or a ``NamedTuple`` raises as in
+    Python. In a staged loop or ``if``, a registered pytree is carried like any other value
+    (its attributes are leaves), so the update shows through the name ``p`` after the
+    statement; other references to the same object see it only when the statement runs in
+    Python.
+    """
+    if op is not None:
+        value = _OPS[op](getattr(obj, name), value)
+    elif getattr(obj, name, _MISSING) is value:
+        return obj
+    builtins.setattr(obj, name, value)
+    return obj
 
 
 def append(lst, value):

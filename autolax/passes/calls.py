@@ -68,6 +68,13 @@ class _Transformer(syntax.NodeTransformer):
             return self._rooted_in_self(func) or func.attr not in _LIBRARY_METHODS
         return True  # fs[i](x), make()(x), (lambda: ...)()
 
+    def _emitted(self, func) -> bool:
+        """Is this the runtime, called by code an earlier pass emitted (``ops.append``,
+        ``ops.at(x)[i].set``)?"""
+        while isinstance(func, (syntax.Attribute, syntax.Subscript, syntax.Call)):
+            func = func.func if isinstance(func, syntax.Call) else func.value
+        return isinstance(func, syntax.Name) and func.id == self.ctx.ops
+
     def visit_FunctionDef(self, node):
         inner = _function_transformer(self.ctx, node, self.local_names)
         node.body = [inner.visit(s) for s in node.body]
@@ -77,9 +84,7 @@ class _Transformer(syntax.NodeTransformer):
         self.generic_visit(node)
         func = node.func
         ops = self.ctx.ops
-        if isinstance(func, syntax.Name) and func.id == ops:
-            return node
-        if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) and func.value.id == ops:
+        if self._emitted(func):
             return node
         if isinstance(func, syntax.Name) and func.id == "print" and self._static_value(func) is builtins.print:
             node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)

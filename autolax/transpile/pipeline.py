@@ -11,6 +11,7 @@ import types
 from dataclasses import dataclass
 
 from autolax.passes import (
+    attributes,
     break_statements,
     calls,
     continue_statements,
@@ -37,6 +38,8 @@ PASSES = (
     return_statements,
     # Mutation becomes assignment, so the analyses see a carried variable.
     setitem,
+    # After setitem, which leaves `p.w[i] = v` (rooted in an attribute) to this pass.
+    attributes,
     lists,
     # Calls next: the passes below emit `ops.*` calls that must not be wrapped again.
     calls,
