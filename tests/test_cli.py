@@ -410,3 +410,20 @@ def test_help_lists_the_flags(capsys):
     text = capsys.readouterr().out
     for flag in ("-o OUT", "--standalone", "--diff", "--check", "--all", "--only NAME,...", "--static NAME,..."):
         assert flag in text
+
+
+def test_internal_errors_are_one_line_too(tmp_path, capsys, monkeypatch):
+    src = write(tmp_path / "m.py", DECORATED)
+
+    def broken(text, path, options):
+        raise TypeError("unexpected node")
+
+    monkeypatch.setattr(files, "convert_source", broken)
+    monkeypatch.delenv("AUTOLAX_TRACEBACK", raising=False)
+    assert _error(capsys, ["convert", str(src)]) == (
+        f"{src}: error: internal error of autolax convert (TypeError: unexpected node); please report it "
+        "(AUTOLAX_TRACEBACK=1 shows the traceback)"
+    )
+    monkeypatch.setenv("AUTOLAX_TRACEBACK", "1")
+    with pytest.raises(TypeError):
+        cli.main(["convert", str(src)])

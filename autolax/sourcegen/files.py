@@ -151,6 +151,15 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         except (InputError, ConversionError) as exc:
             errors.append(exc.one_line())
             continue
+        except RecursionError:
+            errors.append(f"{job.src}: error: the file is nested too deeply to convert")
+            continue
+        except Exception as exc:  # a bug of autolax's: say so in one line, as for any other error
+            if os.environ.get("AUTOLAX_TRACEBACK"):
+                raise
+            errors.append(f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
+                          "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)")
+            continue
         matched |= result.matched
         results.append((job, source, result.text))
     missing = sorted(set(options.only) - matched)

@@ -68,8 +68,9 @@ class Module:
         try:
             self.tree = syntax.parse(text)
         except SyntaxError as exc:
+            reason = exc.msg if exc.msg.startswith("invalid syntax") else f"invalid syntax: {exc.msg}"
             raise ConversionError(
-                f"invalid syntax: {exc.msg}", filename=path, lineno=exc.lineno or 1, col=max((exc.offset or 1) - 1, 0)
+                reason, filename=path, lineno=exc.lineno or 1, col=max((exc.offset or 1) - 1, 0)
             ) from None
         self.bindings = self._import_bindings()
         self.comments = _comments(text)
