@@ -120,7 +120,10 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
             a.annotation = None
     node.returns = None
     # The def is compiled inside a factory whose parameters are the function's free
-    # variables (and the ops module), so the code object has the same free variables.
+    # variables (and the ops module), so the code object has the same free variables. It is
+    # compiled under a name of its own: under its real name, a recursive call would find the
+    # factory's local instead of the global, as a free variable.
+    name, node.name = node.name, ctx.namer.new("converted_fn")
     freevars = list(fn.__code__.co_freevars)
     factory = syntax.function_def("autolax_factory", [ctx.ops] + freevars, [node, syntax.ret(syntax.name(node.name))])
     syntax.copy_location(factory, node)
@@ -128,7 +131,8 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     ast.fix_missing_locations(tree)
     module_code = compile(tree, ctx.filename, "exec", dont_inherit=True)
     factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
-    return next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    return inner.replace(co_name=name, co_qualname=getattr(fn, "__qualname__", name))
 
 
 def make_function(fn, converted: Converted, inner: types.CodeType, ops_module) -> types.FunctionType:
