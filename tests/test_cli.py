@@ -427,3 +427,30 @@ def test_internal_errors_are_one_line_too(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("AUTOLAX_TRACEBACK", "1")
     with pytest.raises(TypeError):
         cli.main(["convert", str(src)])
+
+
+def test_all_leaves_what_it_cannot_convert(tmp_path, capsys):
+    text = textwrap.dedent('''\
+        def pairs(xs):
+            def gen():
+                for x in xs:
+                    yield x, x
+            return list(gen())
+
+
+        def halve(x):
+            while x > 1:
+                x = x / 2
+            return x
+        ''')
+    src = write(tmp_path / "m.py", text)
+    assert cli.main(["convert", "--all", str(src)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"{src}:4:13: warning: 'pairs' is left as it is (--all): `yield` makes 'gen' a generator; autolax "
+        "converts plain functions only\n"
+    )
+    assert captured.out.startswith("from autolax import ops\n\n\n" + text[: text.index("def halve")])
+    assert "ops.while_loop" in captured.out
+    # Asked for by name, the same function is an error.
+    assert _error(capsys, ["convert", "--only", "pairs", str(src)]).startswith(f"{src}:4:13: error: `yield`")

@@ -38,13 +38,14 @@ class Options:
 class Result:
     text: str
     matched: set = field(default_factory=set)  # --only names found in this file
+    warnings: list = field(default_factory=list)  # `file:line:col: warning: ...` lines
 
 
 def convert_source(text: str, path: str, options: Options) -> Result:
     """The converted text of a whole file. Raises ``ConversionError`` for bad input."""
     module = Module(text, path)
     converter = _FileConverter(module, options)
-    return Result(converter.run(), converter.matched)
+    return Result(converter.run(), converter.matched, converter.warnings)
 
 
 class _FileConverter:
@@ -56,6 +57,8 @@ class _FileConverter:
         self.ops_alias = module.imported_as("autolax.ops") or _free_name(module, "ops", "autolax_ops")
         self.refs = Refs(module, ())
         self.converted_names: set = set()  # module-level functions that run converted code
+        self.explicit: set = set()  # sites selected by decorator or --only (errors are errors)
+        self.warnings: list = []
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -70,6 +73,8 @@ class _FileConverter:
                     raise self._error(site.node, f"'{site.qualname}' is marked @autolax.do_not_convert")
                 continue
             explicit = kind in ("jit", "convert") or bool(names)
+            if explicit:
+                self.explicit.add(id(site))
             if not (explicit or self.options.all):
                 continue
             if not explicit and (isinstance(site.node, syntax.AsyncFunctionDef) or _is_generator(site.node)):
@@ -93,11 +98,26 @@ class _FileConverter:
         sites = self.selected()
         if not sites:
             return self.module.text
-        self.converted_names |= {s.node.name for s in sites if not s.is_method}
-        edits = []
-        for site in sites:
-            start, end, lines = self.convert_site(site)
-            edits.append((start, end, lines))
+        already = set(self.converted_names)
+        while True:  # again without the functions --all could not convert, if any
+            self.converted_names = already | {s.node.name for s in sites if not s.is_method}
+            edits, failed = [], []
+            for site in sites:
+                try:
+                    edits.append(self.convert_site(site))
+                except ConversionError as exc:
+                    if id(site) in self.explicit:
+                        raise
+                    failed.append((site, exc))
+            if not failed:
+                break
+            for site, exc in failed:
+                sites.remove(site)
+                self.warnings.append(f"{exc.location or self.module.path}: warning: '{site.qualname}' is left as it "
+                                     f"is (--all): {exc.reason}")
+            self.refs.needed_imports.clear()
+            if not sites:
+                return self.module.text
         text = _apply(self.module.lines, edits)
         return self.fix_imports(text, sites)
 
@@ -250,8 +270,8 @@ class _FileConverter:
             if removed_at is not None:
                 edits = [(a, b, needed + e if a == removed_at else e) for a, b, e in edits]
             else:
-                at = _import_anchor(tree)
-                edits.append((at, at - 1, needed))
+                at, before, after = _import_anchor(tree)
+                edits.append((at, at - 1, before + needed + after))
         edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
         return "".join(_apply(lines, edits, keep_ends=True))
 
@@ -350,20 +370,26 @@ def _aligned(stmt) -> bool:
     return isinstance(stmt, syntax.Import) or (not stmt.level and stmt.module and all(a.name != "*" for a in stmt.names))
 
 
-def _import_anchor(tree) -> int:
-    """The line before which new imports go: after the leading docstring, ``__future__``
-    imports and imports of the module."""
+def _import_anchor(tree):
+    """(the line before which new imports go, blank lines before and after them): after the
+    leading docstring, ``__future__`` imports and imports of the module."""
     body = tree.body
     i = 0
     if body and isinstance(body[0], syntax.Expr) and isinstance(body[0].value, syntax.Constant) and isinstance(body[0].value.value, str):
         i = 1
     last = body[i - 1] if i else None
+    imports = False
     while i < len(body) and isinstance(body[i], (syntax.Import, syntax.ImportFrom)):
         last = body[i]
+        imports = imports or not (isinstance(last, syntax.ImportFrom) and last.module == "__future__")
         i += 1
     if last is not None:
-        return last.end_lineno + 1
-    return body[0].lineno if body else 1
+        return last.end_lineno + 1, [] if imports else ["\n"], []
+    if not body:
+        return 1, [], []
+    first = body[0]
+    definition = isinstance(first, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef))
+    return min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])]), [], ["\n"] * (2 if definition else 1)
 
 
 def _header_end(module, node):

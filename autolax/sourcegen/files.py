@@ -143,7 +143,7 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     if output is None and len(jobs) > 1 and not (diff or check):
         return fail([f"{sources[0]}: error: several input files: give -o OUT_DIR (or use --diff / --check)"])
 
-    results, errors, matched = [], [], set()
+    results, errors, warnings, matched = [], [], [], set()
     for job in jobs:
         try:
             source = read_source(job.src)
@@ -161,6 +161,7 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
                           "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)")
             continue
         matched |= result.matched
+        warnings += result.warnings
         results.append((job, source, result.text))
     missing = sorted(set(options.only) - matched)
     if missing and not errors:
@@ -168,6 +169,8 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         errors.append(f"{', '.join(sources)}: error: --only: no function named {names}")
     if errors:
         return fail(errors)
+    for line in warnings:
+        print(line, file=stderr)
 
     if diff or check:
         changed = []
