@@ -120,3 +120,21 @@ def test_trace_check_does_not_reuse_a_cached_trace():
     first = autolax.trace_check(jitted, *args)
     second = autolax.trace_check(jitted, *args)
     assert [r.became for r in first.rows] == [r.became for r in second.rows] and first.rows
+
+
+def early_return_in_while(x):
+    n = 0
+    while n < 10:
+        if x > 0:
+            return x
+        n += 1
+    return -x
+
+
+def test_report_counts_only_kept_traces():
+    # The while body is traced twice (the return value's type is found in the first round);
+    # only the kept round's decisions are reported, so the report matches the jaxpr.
+    report = autolax.trace_check(autolax.jit(early_return_in_while), 3.0)
+    ifs = [r for r in report.rows if r.kind == "if"]
+    assert all(r.times == 1 for r in ifs)
+    assert report.consistent

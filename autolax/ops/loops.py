@@ -39,6 +39,7 @@ from autolax.ops.state import (
     VarSpec,
     abstract,
     any_tracer,
+    cast,
     is_tracer,
     join_iterations,
 )
@@ -87,11 +88,12 @@ class zip:  # noqa: N801 - stands in for the builtin in `for ... in zip(...)`
 class _Sequence:
     """An iterable a staged loop can index: ``item(k)`` for k in ``range(length)``."""
 
-    def __init__(self, length, xs, make_item, traced):
+    def __init__(self, length, xs, make_item, traced, item_type):
         self.length = length  # int (static) or a traced scalar
         self.xs = xs  # pytree of arrays with leading axis `length`, or None (ranges)
         self.make_item = make_item  # (k, slice of xs or None) -> item
         self.traced = traced
+        self.item_type = item_type  # () -> pytree of ShapeDtypeStruct: the type of an item
 
     def item(self, k, x=None):
         if x is None and self.xs is not None:
@@ -105,16 +107,20 @@ def _array_sequence(value):
         if value is None:
             return None
         leaves = jax.tree_util.tree_leaves(value)
-        return _Sequence(leaves[0].shape[0], value, lambda k, x: x, any_tracer(leaves))
+        return _Sequence(leaves[0].shape[0], value, lambda k, x: x, any_tracer(leaves), lambda: _row_type(value))
     if isinstance(value, (jax.Array, jax.core.Tracer, np.ndarray)) and np.ndim(value) >= 1:
-        return _Sequence(value.shape[0], value, lambda k, x: x, is_tracer(value))
+        return _Sequence(value.shape[0], value, lambda k, x: x, is_tracer(value), lambda: _row_type(value))
     if isinstance(value, enumerate):
         inner = _array_sequence(value.iterable)
         if inner is None:
             return None
         start = value.start
         return _Sequence(
-            inner.length, inner.xs, lambda k, x: (start + k, inner.make_item(k, x)), inner.traced or is_tracer(start)
+            inner.length,
+            inner.xs,
+            lambda k, x: (start + k, inner.make_item(k, x)),
+            inner.traced or is_tracer(start),
+            lambda: (_index_type(start), inner.item_type()),
         )
     if isinstance(value, zip):
         inners = [_array_sequence(v) for v in value.iterables]
@@ -126,8 +132,24 @@ def _array_sequence(value):
         def make_item(k, x):
             return tuple(s.make_item(k, xi) for s, xi in builtins.zip(inners, x))
 
-        return _Sequence(length, xs, make_item, any(s.traced for s in inners))
+        return _Sequence(length, xs, make_item, any(s.traced for s in inners), lambda: tuple(s.item_type() for s in inners))
     return None
+
+
+def _row_type(xs):
+    """The type of ``xs[k]``: each leaf without its leading axis."""
+
+    def row(a):
+        aval = jax.typeof(a)
+        return jax.ShapeDtypeStruct(aval.shape[1:], aval.dtype, weak_type=aval.weak_type)
+
+    return jax.tree_util.tree_map(row, xs)
+
+
+def _index_type(*bounds):
+    """The type of ``start + k * step`` for a strong int32 counter ``k``."""
+    dtype = jnp.result_type(jnp.int32, *(b for b in bounds if is_tracer(b) or isinstance(b, jax.Array)))
+    return jax.ShapeDtypeStruct((), dtype)
 
 
 def _range_sequence(start, stop, step):
@@ -141,9 +163,9 @@ def _range_sequence(start, stop, step):
             length = jnp.maximum(0, (stop - start + step - 1) // step)
         else:
             length = jnp.maximum(0, (start - stop - step - 1) // (-step))
-        return _Sequence(length, None, lambda k, x: start + k * step, True)
+        return _Sequence(length, None, lambda k, x: start + k * step, True, lambda: _index_type(start, step))
     r = range(operator.index(start), operator.index(stop), operator.index(step))
-    return _Sequence(len(r), None, lambda k, x: r.start + k * r.step, False), r
+    return _Sequence(len(r), None, lambda k, x: r.start + k * r.step, False, lambda: _index_type()), r
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -283,21 +305,23 @@ def _fixpoint(body, state: State, names, construct, *, prefix=None, split=None):
     """Traces ``body`` until the carried types settle (dtype promotion, first assignment)."""
     __tracebackhide__ = True
     state = state.pending()
+    rec = registry.active_recorder()
     for _ in range(_MAX_TYPE_ROUNDS):
+        mark = rec.mark() if rec is not None else None
         registry.count_trace(construct)
         traced = trace(body, state, names, construct=construct, prefix=prefix, strong_numbers=True, split=split)
         joined = join_iterations(state, traced.out, construct)
         if joined.same(state):
             return traced, state
+        if rec is not None:  # this round's jaxpr is discarded, and so are its decisions
+            rec.drop_events_since(mark)
         state = joined
     raise StateMismatchError(f"the types carried by the loop at {construct.where} do not settle")
 
 
 def _item_state(seq: _Sequence) -> State:
     """The abstract type of one item of ``seq`` (a loop body's first argument)."""
-    k = jnp.zeros((), jnp.int32)
-    example = jax.eval_shape(lambda xs: seq.item(k, None if xs is None else jax.tree_util.tree_map(lambda a: a[0], xs)), seq.xs)
-    leaves, treedef = jax.tree_util.tree_flatten(example)
+    leaves, treedef = jax.tree_util.tree_flatten(seq.item_type())
     specs = tuple(Leaf(True, abstract(x)) for x in leaves)
     return State([VarSpec("item", treedef, specs)])
 
@@ -527,10 +551,12 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
     init = state.dynamic(values)
     item_leaves = lambda item: jax.tree_util.tree_leaves(item)  # noqa: E731
 
+    item_avals = item_state.abstract()
+
     def step(k, x, carry):
         __tracebackhide__ = True
-        item = seq.item(k, x)
-        return body_traced(item_leaves(item) + list(carry), state)
+        item = [cast(v, aval) for v, aval in builtins.zip(item_leaves(seq.item(k, x)), item_avals)]
+        return body_traced(item + list(carry), state)
 
     def test(carry):
         __tracebackhide__ = True

@@ -133,6 +133,10 @@ class Recorder:
         self.events = self.events[: mark[0]]
         self.traces = mark[1]
 
+    def drop_events_since(self, mark):
+        """Forget the staging decisions of a discarded trace (keeping its trace count)."""
+        self.events = self.events[: mark[0]]
+
 
 def active_recorder():
     return _recorder.get()
