@@ -8,6 +8,9 @@ separately by ``declared_nonlocal``.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 from autolax.transpile import anno, syntax
 
 _COMPREHENSIONS = (syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
@@ -173,7 +176,36 @@ def writes(node) -> set[str]:
     return out
 
 
+_cache: contextvars.ContextVar = contextvars.ContextVar("autolax_activity_cache", default=None)
+
+
+@contextlib.contextmanager
+def caching():
+    """Memoises ``local_names`` / ``declared_nonlocal`` per node while converting one
+    function: several passes ask, and the answers do not change between them (the only
+    names passes add -- jump flags, temporaries -- are irrelevant to the askers)."""
+    token = _cache.set({})
+    try:
+        yield
+    finally:
+        _cache.reset(token)
+
+
+def _memo(kind, node, compute):
+    cache = _cache.get()
+    if cache is None:
+        return compute()
+    key = (kind, id(node))
+    if key not in cache:
+        cache[key] = (node, compute())  # keeps node alive so its id is not reused
+    return cache[key][1]
+
+
 def declared_nonlocal(body) -> set[str]:
+    return _memo("nonlocal", body, lambda: _declared_nonlocal(body))
+
+
+def _declared_nonlocal(body) -> set[str]:
     """Names declared ``global`` or ``nonlocal`` directly in a function body (any depth of
     blocks, not nested functions)."""
     out = set()
@@ -191,6 +223,10 @@ def declared_nonlocal(body) -> set[str]:
 
 def local_names(fn_node) -> set[str]:
     """Every name local to a function: parameters and names it binds."""
+    return set(_memo("locals", fn_node, lambda: _local_names(fn_node)))
+
+
+def _local_names(fn_node) -> set[str]:
     out = set(syntax.param_names(fn_node.args))
     out |= writes(fn_node.body)
     return out - declared_nonlocal(fn_node.body)

@@ -6,10 +6,12 @@ The order of the passes, and why, lives in ``PASSES`` below and nowhere else.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 import types
 from dataclasses import dataclass
 
+from autolax.analysis import activity
 from autolax.passes import (
     attributes,
     break_statements,
@@ -101,8 +103,9 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         globals=globals,
         closure=dict(closure or {}),
     )
-    for rewrite in PASSES:
-        node = rewrite.transform(node, ctx)
+    with activity.caching():
+        for rewrite in PASSES:
+            node = rewrite.transform(node, ctx)
     return Converted(node=node, ctx=ctx, name=node.name)
 
 
@@ -110,14 +113,24 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     """Compiles the converted def with the original file name and line numbers, so
     tracebacks and warnings point at the user's own lines. Returns its code object."""
     ctx = converted.ctx
-    node = syntax.deepcopy(converted.node)
-    # Defaults and annotations are taken from the original function object instead.
-    args = node.args
+    # Defaults and annotations are taken from the original function object instead. Shallow
+    # copies: the body is shared (converting to ``ast`` below does not modify it).
+    node = copy.copy(converted.node)
+    args = node.args = copy.copy(node.args)
     args.defaults = []
     args.kw_defaults = [None] * len(args.kwonlyargs)
-    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
-        if a is not None:
-            a.annotation = None
+
+    def unannotated(a):
+        if a is None:
+            return None
+        a = copy.copy(a)
+        a.annotation = None
+        return a
+
+    args.posonlyargs = [unannotated(a) for a in args.posonlyargs]
+    args.args = [unannotated(a) for a in args.args]
+    args.kwonlyargs = [unannotated(a) for a in args.kwonlyargs]
+    args.vararg, args.kwarg = unannotated(args.vararg), unannotated(args.kwarg)
     node.returns = None
     # The def is compiled inside a factory whose parameters are the function's free
     # variables (and the ops module), so the code object has the same free variables. It is

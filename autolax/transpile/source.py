@@ -6,6 +6,8 @@ so tracebacks, warnings and the trace report point at the user's own lines.
 
 from __future__ import annotations
 
+import ast
+import functools
 import inspect
 import linecache
 import textwrap
@@ -50,10 +52,41 @@ def _pick_lambda(tree, code):
     return candidates[0]
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed_file(filename: str, text: str):
+    """The whole file's syntax tree (cached: every function of a file shares one parse)."""
+    return ast.parse(text, filename)
+
+
+def _def_in_file(code):
+    """The ``def`` of ``code`` found in its whole file's tree, with real positions; None if
+    the file does not parse as a whole (e.g. a notebook cell holding IPython syntax)."""
+    lines = linecache.getlines(code.co_filename)
+    if not lines or code.co_name == "<lambda>":
+        return None
+    try:
+        tree = _parsed_file(code.co_filename, "".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == code.co_name
+            and min([d.lineno for d in node.decorator_list] + [node.lineno]) == code.co_firstlineno
+        ):
+            return syntax.from_ast(node), lines
+    return None
+
+
 def function_source(fn) -> FunctionSource:
     code = getattr(fn, "__code__", None)
     if code is None:
         raise SourceUnavailable(f"{fn!r} is not a Python function")
+    found = _def_in_file(code)
+    if found is not None:
+        node, file_lines = found
+        node.decorator_list = []
+        return FunctionSource(node=node, filename=code.co_filename, file_lines=file_lines, is_lambda=False)
     try:
         lines, start = inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:

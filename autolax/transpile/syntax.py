@@ -126,6 +126,11 @@ def parse_expr(source: str) -> AST:
     return gast.parse(source, mode="eval").body
 
 
+def from_ast(node: ast.AST) -> AST:
+    """Converts a stdlib ``ast`` tree to gast."""
+    return gast.ast_to_gast(node)
+
+
 def to_ast(node: AST) -> ast.AST:
     """Converts a gast tree to a stdlib ``ast`` tree (for ``compile`` and ``unparse``)."""
     return gast.gast_to_ast(node)
