@@ -24,6 +24,7 @@ from IPython.utils.capture import capture_output
 from traitlets.config import Config
 
 import autolax
+from autolax.transpile.context import display_filename  # In[N] for a cell
 from autolax.api import jit_info
 from autolax.magic import ConvertedSource
 
@@ -169,7 +170,7 @@ def test_strict_makes_an_unrolled_loop_an_error(ip):
     result = run(ip, "apply_all(2.0)")
     err = result.error_in_exec
     assert isinstance(err, autolax.UnrolledLoopError)
-    filename = jit_info(ip.user_ns["apply_all"])[0].__code__.co_filename
+    filename = display_filename(jit_info(ip.user_ns["apply_all"])[0].__code__.co_filename)
     assert f"the loop at {filename}:{cell_line(cell, 'for i in')} " in str(err)
 
 
@@ -189,7 +190,7 @@ def safe_sqrt(x):
     filename = jit_info(ip.user_ns["safe_sqrt"])[0].__code__.co_filename
     line = cell_line(cell, "if x > 0:")
     assert line == 3
-    assert f"'root' is assigned only in the `if` branch of the `if` at {filename}:{line}," in str(err)
+    assert f"'root' is assigned only in the `if` branch of the `if` at {display_filename(filename)}:{line}," in str(err)
     assert linecache.getline(filename, line).strip() == "if x > 0:"
     # IPython's traceback shows the frame as the magic cell's own line.
     frame = f"Cell In[{defined.execution_count}], line {line}, in safe_sqrt"
@@ -225,7 +226,7 @@ def test_syntax_error_and_ipython_syntax_keep_cell_lines(ip):
     ok(ip, cell)
     assert ip.user_ns["files"] == ["one"]
     err = run(ip, "g(1.0)").error_in_exec
-    filename = jit_info(ip.user_ns["g"])[0].__code__.co_filename
+    filename = display_filename(jit_info(ip.user_ns["g"])[0].__code__.co_filename)
     assert f"{filename}:{cell_line(cell, 'if x > 0:')}," in str(err)
 
 
@@ -305,8 +306,8 @@ def test_tour_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     assert abs(float(root) - float(expected)) < 1e-5
 
     report = _text(_outputs(nb, "trace-check"), ["stream"])
-    assert re.search(r"\.py:4 +while n != 1: +lax\.while_loop", report)
-    assert re.search(r"\.py:5 +if n % 2 == 0: +lax\.cond", report)
+    assert re.search(r"In\[\d+\]:4 +while n != 1: +lax\.while_loop", report)
+    assert re.search(r"In\[\d+\]:5 +if n % 2 == 0: +lax\.cond", report)
     assert "no loop was unrolled" in report
 
     euler = _text(_outputs(nb, "static"), ["execute_result"])
@@ -316,7 +317,7 @@ def test_tour_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     define = _outputs(nb, "error-define")
     line = cell_line(define.source, "if x > 0:")
     message = _text(_outputs(nb, "error-message"), ["stream"])
-    assert re.search(rf"'root' is assigned only in the `if` branch of the `if` at \S+\.py:{line}, ", message)
+    assert re.search(rf"'root' is assigned only in the `if` branch of the `if` at In\[\d+\]:{line}, ", message)
     assert "Fix: assign 'root' before the `if`" in message
 
     xs, thresholds = [0.5, 1.5, 3.0, 0.2], (1.0, 5.0)
