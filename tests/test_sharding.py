@@ -133,6 +133,34 @@ def test_shard_map_body_replays_with_device_varying_types(fn, reference, one_dev
     assert_close(reference(x), got)
 
 
+def test_grad_through_converted_loop_inside_shard_map(one_device_mesh):
+    def damped(x):
+        total = 0.0
+        for i in range(3):
+            total = total + jax.lax.psum(x.sum(), "d")
+            x = x + total
+            if x.sum() > 100:
+                x = x * 0.5
+        return x
+
+    def np_damped(x):
+        total = 0.0
+        for i in range(3):
+            total = total + x.sum()
+            x = x + total
+            if x.sum() > 100:
+                x = x * 0.5
+        return x
+
+    x = np.arange(4.0)
+    sm = jax.shard_map(autolax.convert(damped), mesh=one_device_mesh, in_specs=jax.sharding.PartitionSpec("d"),
+                       out_specs=jax.sharding.PartitionSpec("d"))
+    grad = jax.jit(jax.grad(lambda v: sm(v).sum()))(_on(one_device_mesh, jnp.asarray(x)))
+    eps = 1e-4
+    fd = [(np_damped(x + eps * e).sum() - np_damped(x - eps * e).sum()) / (2 * eps) for e in np.eye(4)]
+    assert_close(np.array(fd), grad, rtol=1e-4)
+
+
 def test_carry_takes_the_sharding_it_reaches(one_device_mesh):
     # Under a mesh with explicit axes, shardings are part of the type: `acc` starts as an
     # unsharded zeros array and becomes sharded like `x` -- promoted, as a dtype would be.
