@@ -161,6 +161,39 @@ def test_grad_through_converted_loop_inside_shard_map(one_device_mesh):
     assert_close(np.array(fd), grad, rtol=1e-4)
 
 
+def rows_with_psum(xs):
+    acc = jnp.zeros(xs.shape[1:])
+    for row in xs:  # the rows of a device's block vary across devices, like the block
+        if row.sum() > 0:
+            acc = acc + row * jax.lax.psum(row.sum(), "d")
+    return acc[None]
+
+
+def test_loop_over_array_rows_inside_shard_map(one_device_mesh):
+    x = np.arange(12.0).reshape(4, 3) - 5
+    got = _shard_mapped(autolax.convert(rows_with_psum), one_device_mesh)(_on(one_device_mesh, jnp.asarray(x)))
+    expected = np.zeros(3)
+    for row in x:
+        if row.sum() > 0:
+            expected = expected + row * row.sum()
+    assert_close(expected[None], got)
+
+
+def test_loop_over_rows_of_a_column_sharded_array(one_device_mesh):
+    def weighted_rows(xs):
+        acc = jnp.zeros(xs.shape[1:])
+        for i, row in enumerate(xs):
+            acc = acc + row * i
+        return acc
+
+    x = np.arange(12.0).reshape(4, 3)
+    cols = jax.sharding.NamedSharding(one_device_mesh, jax.sharding.PartitionSpec(None, "d"))
+    with jax.set_mesh(one_device_mesh):
+        got = autolax.jit(weighted_rows)(jax.device_put(jnp.asarray(x), cols))
+    assert_close(weighted_rows(x), got)
+    assert got.sharding.spec == jax.sharding.PartitionSpec("d")
+
+
 def test_carry_takes_the_sharding_it_reaches(one_device_mesh):
     # Under a mesh with explicit axes, shardings are part of the type: `acc` starts as an
     # unsharded zeros array and becomes sharded like `x` -- promoted, as a dtype would be.

@@ -137,11 +137,13 @@ def _array_sequence(value):
 
 
 def _row_type(xs):
-    """The type of ``xs[k]``: each leaf without its leading axis."""
+    """The type of ``xs[k]``: each leaf without its leading axis (and that axis's entry of
+    its sharding; a row varies over the same ``shard_map`` axes as ``xs``)."""
 
     def row(a):
         aval = jax.typeof(a)
-        return jax.ShapeDtypeStruct(aval.shape[1:], aval.dtype, weak_type=aval.weak_type)
+        sharding = aval.sharding.update(spec=jax.sharding.PartitionSpec(*aval.sharding.spec[1:]))
+        return abstract(aval.update(shape=aval.shape[1:], sharding=sharding))
 
     return jax.tree_util.tree_map(row, xs)
 
