@@ -77,3 +77,19 @@ def test_chained_comparison_as_later_operand_of_and(v):
 def test_walrus_of_a_chain_is_not_carried():
     # A `:=` inside a lambda binds in the lambda: the loop must not carry 'operand'.
     assert "operand = ops.undefined" not in autolax.to_source(chain_after_and)
+
+
+def chain_in_branch_in_python_loop(xs, n):
+    total = 0.0
+    for w in (1.0, 2.0):  # a Python loop: 'operand' is not a pending loop variable
+        if n > 0:
+            if 1.0 <= xs[n] < 3.0:  # the middle operand is bound to a temporary
+                total += w
+    return total
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_chained_comparison_temporary_is_never_carried(n):
+    # The temporary looked live across the loop's back edge, so the traced `if n > 0`
+    # had to return it: "'operand' is assigned only in the `if` branch".
+    assert_matches(chain_in_branch_in_python_loop, XS, n)

@@ -115,7 +115,7 @@ class _FunctionConverter:
         return sorted(names, key=lambda n: (self.rank.get(n, len(self.rank)), n))
 
     def modified(self, stmts):
-        return writes(stmts) - self.nonlocal_names
+        return writes(stmts) - self.nonlocal_names - self.ctx.temporaries
 
     def undefined_inits(self, names, node):
         """``y = ops.undefined('y')`` for carried names that may be unbound before ``node``

@@ -67,6 +67,7 @@ class _Transformer(syntax.NodeTransformer):
         for i, (op, right) in enumerate(zip(node.ops, node.comparators)):
             if i < len(node.ops) - 1 and not isinstance(right, _SIMPLE):
                 temp = self.ctx.namer.new("operand")
+                self.ctx.temporaries.add(temp)
                 bound = syntax.NamedExpr(target=syntax.name(temp, "store"), value=right)
                 parts.append(syntax.Compare(left=left, ops=[op], comparators=[bound]))
                 left = syntax.name(temp)

@@ -63,6 +63,9 @@ class Context:
     # Generated names whose first value may come from any one path (the return value): an
     # `if` assigning them on one side only takes that side's type.
     pending: set = field(default_factory=set)
+    # Generated names bound and read within one expression (a chained comparison's middle
+    # operand): never carried by a loop or returned by an `if`.
+    temporaries: set = field(default_factory=set)
 
     def line_text(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.source_lines):
