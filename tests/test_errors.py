@@ -264,3 +264,27 @@ def test_error_classes_document_themselves():
         assert cls.__doc__ and len(cls.__doc__.splitlines()) >= 3, cls
     assert issubclass(autolax.UndefinedVariableError, NameError)
     assert issubclass(autolax.StateMismatchError, TypeError)
+
+
+class Plain:
+    """Not registered as a pytree."""
+
+    def __init__(self, x):
+        self.x = x
+
+
+def doubles_plain_object(x, n):
+    p = Plain(x)
+    for _ in range(n):
+        p.x = p.x * 2
+    return p.x
+
+
+def test_plain_object_holding_traced_values():
+    # Static bound: the loop runs in Python (correct, but unrolled) and says why.
+    with pytest.warns(autolax.UnrolledLoopWarning, match="'p' is a Plain object holding traced values"):
+        assert float(autolax.jit(doubles_plain_object, static_argnums=1)(1.0, 3)) == 8.0
+    # Traced bound: it cannot run in Python at all.
+    with pytest.raises(autolax.StateMismatchError) as info:
+        autolax.jit(doubles_plain_object)(1.0, 3)
+    assert "Fix: register Plain as a pytree" in str(info.value)

@@ -212,7 +212,7 @@ def _reason(exc, construct) -> str:
     if isinstance(exc, jax.errors.ConcretizationTypeError):
         return f"{at}needs the concrete value of a traced expression"
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return first.rstrip(":")
+    return first.rstrip(":.")
 
 
 def _stage_or_fall_back(construct, staged, python, can_fall_back: bool):

@@ -12,6 +12,7 @@ error that names the variable, the statement and both types.
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 
 import jax
@@ -89,7 +90,16 @@ def is_tracer(x) -> bool:
 
 
 def any_tracer(tree) -> bool:
-    return any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(tree))
+    """Is any leaf of ``tree`` traced, or an object (not a pytree) holding a traced value?"""
+    return any(is_tracer(leaf) or _holds_tracer(leaf) for leaf in jax.tree_util.tree_leaves(tree))
+
+
+def _holds_tracer(obj) -> bool:
+    """A plain object (not registered as a pytree) with a traced value among its attributes."""
+    fields = getattr(obj, "__dict__", None)
+    if not isinstance(fields, dict) or isinstance(obj, (type, types.ModuleType, types.FunctionType)):
+        return False
+    return any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(list(fields.values())))
 
 
 def is_dynamic(leaf) -> bool:
@@ -236,6 +246,15 @@ def describe_leaf(leaf: Leaf) -> str:
 
 def var_spec(name: str, value, strong_numbers: bool = False) -> VarSpec:
     leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_leaf)
+    for leaf in leaves:
+        if not is_dynamic(leaf) and _holds_tracer(leaf):
+            kind = type(leaf).__name__
+            raise StateMismatchError(
+                f"'{name}' is a {kind} object holding traced values: a staged loop or `if` can only carry "
+                f"arrays, Python numbers and registered pytrees, and would leak the traced values it "
+                f"stores in the object.\nFix: register {kind} as a pytree (jax.tree_util.register_dataclass "
+                f"or register_pytree_node_class), or carry its traced fields as separate variables."
+            )
     return VarSpec(name, treedef, tuple(leaf_spec(x, strong_numbers) for x in leaves))
 
 
