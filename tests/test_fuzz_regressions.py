@@ -93,3 +93,22 @@ def test_chained_comparison_temporary_is_never_carried(n):
     # The temporary looked live across the loop's back edge, so the traced `if n > 0`
     # had to return it: "'operand' is assigned only in the `if` branch".
     assert_matches(chain_in_branch_in_python_loop, XS, n)
+
+
+def reads_list_it_appends_to(xs):
+    out = [0.0]
+    total = 0.0
+    count = 0
+    for x in xs:
+        total += jnp.stack(out).sum() + out[-1]  # sees every earlier iteration's item
+        out.append(x)
+        count += len(out)
+    return total, count, len(out)
+
+
+def test_loop_reading_the_list_it_appends_to():
+    # A staged loop collects appends as scan outputs, so its body saw only the list as it
+    # was before the loop (total 0 instead of 14, count 8 instead of 14). Such a loop
+    # now runs as a Python loop, with a warning that says why.
+    with pytest.warns(autolax.UnrolledLoopWarning, match="'out' is appended to in the loop .* and also read there"):
+        assert_matches(reads_list_it_appends_to, XS)

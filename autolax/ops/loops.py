@@ -277,6 +277,15 @@ class _Appends:
             if split is None:
                 continue
             prefix, block = split
+            read = self.construct.reads_appended.get(self.construct.names[i], -1)
+            if self.forbid is None and (read is None or read >= inputs[i][0]):
+                name = self.construct.describe(self.construct.names[i])
+                raise Unstageable(
+                    f"{name} is appended to in the loop at {self.construct.where} and also read there; a staged "
+                    f"loop collects appended items as its outputs, so the body would not see the items earlier "
+                    f"iterations appended.\n    {self.construct.source}\nFix: read the values from the variables "
+                    f"they came from, or keep a running value (a sum, the last item) in a variable of its own."
+                )
             if self.forbid is not None:
                 name = self.construct.describe(self.construct.names[i])
                 raise Unstageable(

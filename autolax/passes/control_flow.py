@@ -159,7 +159,7 @@ class _FunctionConverter:
         )
         return syntax.copy_location(stmt, origin)
 
-    def construct(self, kind, node, names, fn_names):
+    def construct(self, kind, node, names, fn_names, reads_appended=None):
         c = Construct(
             kind=kind,
             filename=self.ctx.filename,
@@ -168,10 +168,42 @@ class _FunctionConverter:
             source=self.ctx.line_text(node.lineno),
             names=tuple(names),
             descriptions={n: d for n, d in self.ctx.descriptions.items() if n in names},
+            reads_appended=dict(reads_appended or {}),
         )
         for fn_name in fn_names:
             self.ctx.constructs[fn_name] = c
         return c
+
+    def appended_and_read(self, stmts):
+        """Lists a block appends to (``lst = ops.append(lst, v)``) and also reads otherwise:
+        name -> the largest constant index read (``lst[0]``), or None for any other read."""
+        appended, own, parent = set(), set(), {}
+        nodes = [n for stmt in stmts for n in syntax.walk(stmt)]
+        for n in nodes:
+            for child in syntax.iter_child_nodes(n):
+                parent[id(child)] = n
+            func = getattr(n, "func", None) if isinstance(n, syntax.Call) else None
+            if (
+                isinstance(func, syntax.Attribute)
+                and func.attr == "append"
+                and isinstance(func.value, syntax.Name)
+                and func.value.id == self.ctx.ops
+                and n.args
+                and isinstance(n.args[0], syntax.Name)
+            ):
+                appended.add(n.args[0].id)
+                own.add(id(n.args[0]))
+        reads = {}
+        for n in nodes:
+            if not (isinstance(n, syntax.Name) and isinstance(n.ctx, syntax.Load)) or id(n) in own or n.id not in appended:
+                continue
+            up = parent.get(id(n))
+            index = getattr(up, "slice", None) if isinstance(up, syntax.Subscript) and up.value is n else None
+            if isinstance(index, syntax.Constant) and type(index.value) is int and index.value >= 0 and reads.get(n.id, 0) is not None:
+                reads[n.id] = max(reads.get(n.id, 0), index.value)
+            else:
+                reads[n.id] = None
+        return reads
 
     def ops_name(self, op):
         return syntax.dotted(f"{self.ctx.ops}.{op}")
@@ -301,6 +333,7 @@ class _FunctionConverter:
             prelude = [syntax.copy_location(syntax.assign(target, syntax.name(item)), node.target)]
         loop_body = self.ctx.namer.new("loop_body")
         loop_test = self.ctx.namer.new("loop_test") if extra is not None else None
+        reads_appended = self.appended_and_read(node.body)
         body = self.scoped_block(node.body, set(state) | {item} | targets)
         self.bind(state)
         fn_names = [loop_body]
@@ -308,7 +341,7 @@ class _FunctionConverter:
         if extra is not None:
             fn_names.append(loop_test)
             stmts += templates.replace(_FOR_TEST, loop_test=loop_test, state=list(state), test=extra)
-        self.construct("for", node, state, fn_names)
+        self.construct("for", node, state, fn_names, reads_appended)
         if is_range:
             args = list(node.iter.args)
             if len(args) == 1:

@@ -39,6 +39,9 @@ class Construct:
     source: str  # the statement's first line, as written
     names: tuple = ()  # carried state (loops) or outputs (if), in order
     descriptions: dict = field(default_factory=dict)  # generated name -> words for errors
+    # Lists a loop body appends to and also reads: name -> the largest constant index read
+    # (`lst[0]`), or None for any other read (`len(lst)`, `lst[-1]`, `jnp.stack(lst)`).
+    reads_appended: dict = field(default_factory=dict)
 
     @property
     def where(self) -> str:
