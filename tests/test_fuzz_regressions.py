@@ -112,3 +112,52 @@ def test_loop_reading_the_list_it_appends_to():
     # now runs as a Python loop, with a warning that says why.
     with pytest.warns(autolax.UnrolledLoopWarning, match="'out' is appended to in the loop .* and also read there"):
         assert_matches(reads_list_it_appends_to, XS)
+
+
+def defined_after_early_return(a, c):
+    if a > 0:
+        if c > 0:
+            return 1.0  # leaves 'd' unbound, but never reaches the use
+        d = 2.0
+    else:
+        d = 3.0
+    return d + a
+
+
+def defined_after_continue(xs, t):
+    total = 0.0
+    for x in (xs[0], xs[2], xs[3]):  # a Python loop: 'd' is not a pending loop variable
+        if x > 1.5:
+            if x > t:
+                continue
+            d = x
+        else:
+            d = -x
+        total += d
+    return total
+
+
+@pytest.mark.parametrize("a, c", [(1.0, 1.0), (1.0, -1.0), (-1.0, 0.0)])
+def test_variable_bound_on_every_path_that_reads_it_after_return(a, c):
+    # The jumping path left 'd' unbound, and the staged `if` raised "'d' is assigned only
+    # in the `else` branch" although Python never reads it there.
+    assert_matches(defined_after_early_return, a, c)
+
+
+@pytest.mark.parametrize("t", [2.5, 5.0])
+def test_variable_bound_on_every_path_that_reads_it_after_continue(t):
+    assert_matches(defined_after_continue, XS, t)
+
+
+def maybe_unbound(a, c):
+    if a > 0:
+        if c > 0:
+            d = 1.0
+    else:
+        d = 3.0
+    return d
+
+
+def test_a_read_python_may_find_unbound_still_raises():
+    with pytest.raises(autolax.UndefinedVariableError, match="'d' is assigned only in the `if` branch"):
+        autolax.jit(maybe_unbound)(1.0, 1.0)

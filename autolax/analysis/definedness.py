@@ -10,7 +10,7 @@ after it. Results are side tables keyed by node:
 
 from __future__ import annotations
 
-from autolax.analysis.activity import target_names, writes
+from autolax.analysis.activity import local_names, reads, target_names, writes
 from autolax.transpile import syntax
 
 
@@ -57,3 +57,88 @@ class Definedness:
         if isinstance(node, syntax.Delete):
             return d - w, m - w
         return d | w, m | w
+
+
+class BoundBeforeReads:
+    """Which local names Python itself always binds before reading them.
+
+    A forward pass over the original code (before jump lowering) that, unlike
+    ``Definedness``, knows that nothing after a ``return`` / ``break`` / ``continue`` /
+    ``raise`` runs: a branch that always jumps does not make a name "maybe unbound" after
+    an ``if``. Loops may run zero times, so what a loop body binds stays unknown after it.
+
+    * ``safe``: local names every read of which finds them bound (Python can never raise
+      ``UnboundLocalError`` for them);
+    * ``unsafe``: local names read somewhere they may be unbound.
+    """
+
+    def __init__(self, fn_node):
+        self.local = local_names(fn_node)
+        self.safe: set = set()
+        self.unsafe: set = set()
+        self._block(fn_node.body, set(syntax.param_names(fn_node.args)))
+        self.safe -= self.unsafe
+
+    def _check(self, names, bound):
+        for name in names & self.local:
+            (self.safe if name in bound else self.unsafe).add(name)
+
+    def _block(self, stmts, bound):
+        """The names bound after ``stmts`` (None: no path gets past them)."""
+        for stmt in stmts:
+            if bound is None:
+                return None  # unreachable code: Python never runs it
+            bound = self._stmt(stmt, bound)
+        return bound
+
+    def _stmt(self, node, bound):
+        if isinstance(node, (syntax.Return, syntax.Break, syntax.Continue, syntax.Raise)):
+            self._check(reads(node), bound)
+            return None
+        if isinstance(node, syntax.If):
+            self._check(reads(node.test), bound)
+            body, orelse = self._block(node.body, bound), self._block(node.orelse, bound)
+            if body is None or orelse is None:
+                return orelse if body is None else body
+            return body & orelse
+        if isinstance(node, (syntax.For, syntax.While)):
+            if isinstance(node, syntax.For):
+                self._check(reads(node.iter), bound)
+                self._block(node.body, bound | target_names(node.target))
+            else:
+                self._check(reads(node.test), bound)
+                self._block(node.body, bound)
+            after = self._block(node.orelse, bound)
+            has_break = any(isinstance(n, syntax.Break) for n in _own_jumps(node.body))
+            if after is None or has_break:
+                return None if after is None and not has_break else bound
+            return after
+        if isinstance(node, (syntax.With, syntax.AsyncWith)):
+            inner = set(bound)
+            for item in node.items:
+                self._check(reads(item.context_expr), bound)
+                if item.optional_vars is not None:
+                    inner |= target_names(item.optional_vars)
+            return self._block(node.body, inner)
+        if isinstance(node, syntax.Try):
+            for block in [node.body, node.orelse] + [h.body for h in node.handlers]:
+                self._block(block, bound)
+            final = self._block(node.finalbody, bound)
+            return bound if final is None else final
+        self._check(reads(node), bound)
+        if isinstance(node, syntax.Delete):
+            return bound - writes(node)
+        return bound | writes(node)
+
+
+def _own_jumps(stmts):
+    """The statements of a loop body, not looking into nested loops or functions (whose
+    ``break`` is their own)."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (syntax.For, syntax.While)):
+            stack.extend(node.orelse)
+        elif not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+            stack.extend(syntax.iter_child_nodes(node))

@@ -406,7 +406,9 @@ def join_branches(true_state: State, false_state: State, construct) -> State:
             if a.is_undefined and b.is_undefined:
                 specs.append(a)
                 continue
-            if a.is_pending or b.is_pending:  # see Undefined.pending
+            # Undefined.pending; or Python binds it before every read, so the unbound side is
+            # a path that jumped (`return`, `break`, `continue`) and never reads it.
+            if a.is_pending or b.is_pending or (construct is not None and a.name in construct.always_bound):
                 specs.append(b if a.is_undefined else a)
                 continue
             side = "`if`" if b.is_undefined else "`else`"

@@ -169,6 +169,7 @@ class _FunctionConverter:
             names=tuple(names),
             descriptions={n: d for n, d in self.ctx.descriptions.items() if n in names},
             reads_appended=dict(reads_appended or {}),
+            always_bound=frozenset(n for n in names if n in self.ctx.always_bound),
         )
         for fn_name in fn_names:
             self.ctx.constructs[fn_name] = c

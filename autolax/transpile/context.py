@@ -42,6 +42,9 @@ class Construct:
     # Lists a loop body appends to and also reads: name -> the largest constant index read
     # (`lst[0]`), or None for any other read (`len(lst)`, `lst[-1]`, `jnp.stack(lst)`).
     reads_appended: dict = field(default_factory=dict)
+    # Outputs Python always binds before reading (see analysis.definedness.BoundBeforeReads):
+    # a staged `if` that leaves one unbound on one side takes the other side's type.
+    always_bound: frozenset = frozenset()
 
     @property
     def where(self) -> str:
@@ -69,6 +72,8 @@ class Context:
     # Generated names bound and read within one expression (a chained comparison's middle
     # operand): never carried by a loop or returned by an `if`.
     temporaries: set = field(default_factory=set)
+    # Local names Python always binds before reading them, in the code as written.
+    always_bound: set = field(default_factory=set)
 
     def line_text(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.source_lines):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from autolax.analysis import activity
 from autolax.passes import (
     attributes,
+    bound_names,
     break_statements,
     calls,
     continue_statements,
@@ -33,6 +34,8 @@ from autolax.transpile.source import function_source
 PASSES = (
     # Reject what cannot be staged before touching anything, so errors show user code.
     unsupported,
+    # Before jump lowering adds paths that skip code: which names Python always binds first.
+    bound_names,
     # Jumps become flags. `continue` first: its guards may hold `break`s; `break` before
     # `return`, because it also removes loop `else` clauses, which `return` lowering assumes.
     continue_statements,

@@ -1,0 +1,36 @@
+"""Records the local names Python itself always binds before reading them.
+
+Jump lowering (the next passes) turns ``return`` / ``break`` / ``continue`` into flags and
+guards, which makes paths on which a variable stays unbound although Python never reads
+it there:
+
+    if a > 0:
+        if c > 0:
+            return 1.0        # this path leaves 'd' unbound ...
+        d = 2.0
+    else:
+        d = 3.0
+    return d + a              # ... but never gets here
+
+A staged ``if`` must give each of its outputs a value on both sides. For a name that every
+read finds bound in the code as written (``analysis.definedness.BoundBeforeReads``), the
+unbound side can only be such a jumping path, so the ``if`` takes the other side's type
+instead of raising ``UndefinedVariableError``. Names Python might read unbound keep the
+error.
+"""
+
+from __future__ import annotations
+
+from autolax.analysis.definedness import BoundBeforeReads
+from autolax.transpile import syntax
+
+
+def transform(fn_node, ctx):
+    safe, unsafe = set(), set()
+    for node in syntax.walk(fn_node):
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+            analysis = BoundBeforeReads(node)
+            safe |= analysis.safe
+            unsafe |= analysis.unsafe
+    ctx.always_bound |= safe - unsafe  # names are per function: a clash keeps the error
+    return fn_node
