@@ -84,6 +84,7 @@ class Scope:
     frozen: frozenset = frozenset()  # arrays an enclosing loop iterates: no in-place mutation
     small: frozenset = frozenset()  # int names known to lie in [0, K)
     lists: frozenset = frozenset()  # lists being appended to by enclosing loops
+    block: int = 0  # which block (a list is appended to again only in the block that made it)
     in_loop: bool = False  # `break` / `continue` allowed (innermost loop lets them)
     can_return: bool = True  # False inside a loop that appends to a list
     depth: int = 0  # nesting of compound statements
@@ -111,6 +112,10 @@ class Generator:
         self.budget = size  # statements left to write
         self.break_seen: list[bool] = []  # per enclosing loop: does its body `break`?
         self.returns: list[str] = []
+        self.helper = False  # is there a `helper(a, b, n, xs, ys)` to call?
+        self.blocks = 0
+        self.ever: set[str] = set()  # every name given out by fresh_name so far
+        self.list_home: dict[str, int] = {}  # list name -> the block that made it
 
     # ------------------------------------------------------------------ helpers
     def emit(self, indent: int, text: str) -> None:
@@ -124,7 +129,11 @@ class Generator:
 
     def fresh_name(self, pool, scope: Scope, avoid=()) -> str | None:
         free = [n for n in pool if n not in scope.vars and n not in avoid]
-        return self.pick(free) if free else None
+        if not free:
+            return None
+        name = self.pick(free)
+        self.ever.add(name)
+        return name
 
     # ------------------------------------------------------------------ expressions
     @staticmethod
@@ -160,13 +169,22 @@ class Generator:
             if arrays and roll < 0.75:
                 return f"{self.pick(arrays)}[{self.index(scope)}]", ATOM
             if t == "i" and roll < 0.8:
-                return f"len({self.pick(scope.of_type('F') + scope.of_type('I'))})", ATOM
+                return f"len({self.pick(scope.of_type('F') + scope.of_type('I') + self.lists(scope))})", ATOM
+            lists = self.lists(scope, t)
+            if lists and roll < 0.85:
+                return f"{self.pick(lists)}[{self.pick(['0', '-1'])}]", ATOM
             return self.literal(t)
         if t == "b":
             if names and self.chance(0.4):
                 return self.pick(names), ATOM
             return self.compare(scope, 1)
         return self.pick(names), ATOM  # arrays: `xs` and `ys` are always in scope
+
+    @staticmethod
+    def lists(scope, elems="fiF"):
+        """Lists made by appends (not those an enclosing loop is appending to: a staged loop
+        cannot show its body the items earlier iterations appended)."""
+        return [x for x in scope.vars if scope.vars[x] in {"L" + e for e in elems} and x not in scope.lists]
 
     def compare(self, scope: Scope, depth: int):
         t = self.pick("ffi")
@@ -204,9 +222,18 @@ class Generator:
             lambda: self.ternary("f", scope, depth),
             lambda: (f"{e(ADD)} + {e(MUL, 'i')}", ADD),
             lambda: (f"{e(MUL)} % 3.0", MUL),
+            lambda: (f"{e(MUL, 'i')} / 2", MUL),
             lambda: (f"{e(OR)} or {e(AND)}", OR) if self.chance(0.3) else self.atom("f", scope),
         ]
+        if self.helper:
+            forms.append(lambda: (f"helper({self.call_args(scope, depth)})", ATOM))
+        if self.lists(scope, "fF"):
+            forms.append(lambda: (f"jnp.stack({self.pick(self.lists(scope, 'fF'))}).{self.pick(['sum', 'max'])}()", ATOM))
         return self.pick(forms)()
+
+    def call_args(self, scope, depth):
+        e = lambda t: self.wrap(self.expr(t, scope, depth + 1), TERNARY)  # noqa: E731
+        return f"{e('f')}, {e('f')}, {e('i')}, {self.pick(scope.of_type('F'))}, {self.pick(scope.of_type('I'))}"
 
     def expr_i(self, scope, depth):
         e = lambda limit: self.wrap(self.expr("i", scope, depth), limit)  # noqa: E731
@@ -221,6 +248,8 @@ class Generator:
             lambda: (f"{self.pick(arrays)}.{self.pick(['sum', 'max', 'min'])}()", ATOM),
             lambda: self.ternary("i", scope, depth),
         ]
+        if self.lists(scope, "i"):
+            forms.append(lambda: (f"jnp.stack({self.pick(self.lists(scope, 'i'))}).sum()", ATOM))
         return self.pick(forms)()
 
     def cond(self, scope, depth=0):
@@ -236,6 +265,7 @@ class Generator:
             lambda: (f"{e(AND)} and {e(NOT)}", AND),
             lambda: (f"{e(OR)} or {e(AND)}", OR),
             lambda: (f"{self.pick(scope.of_type('F'))}.sum() > {self.wrap(self.expr('f', scope, depth), ADD)}", CMP),
+            lambda: self.expr(self.pick("fi"), scope, depth + 1),  # truthiness: `if s:`
         ]
         return self.pick(forms)()
 
@@ -278,9 +308,20 @@ class Generator:
 
     # ------------------------------------------------------------------ statements
     def program(self) -> str:
-        scope = Scope(vars=dict(PARAMS), readonly=frozenset({"n"}))
-        self.returns = self.rng.sample(["f", "f", "i", "F", "b", "I"], self.rng.randint(1, 3))
-        self.emit(0, "def f(a, b, n, xs, ys):")
+        """A program: ``f(a, b, n, xs, ys)``, sometimes after a ``helper`` with the same
+        parameters that ``f`` calls (it returns one float and mutates no argument)."""
+        if self.chance(0.25):
+            helper = Generator(self.rng, self.rng.randint(2, 5))
+            helper.function("helper", ["f"], frozen=frozenset({"xs", "ys"}))
+            self.lines = helper.lines + ["", ""]
+            self.helper = True
+        self.function("f", self.rng.sample(["f", "f", "i", "F", "b", "I"], self.rng.randint(1, 3)))
+        return "\n".join(self.lines) + "\n"
+
+    def function(self, name, returns, frozen=frozenset()):
+        scope = Scope(vars=dict(PARAMS), readonly=frozenset({"n"}), frozen=frozen)
+        self.returns = returns
+        self.emit(0, f"def {name}(a, b, n, xs, ys):")
         inits = {
             "f": ["0.0", "0", "a", "a + b", "1.5", "xs[0]"],
             "i": ["0", "n", "1", "ys[0]", "len(xs)"],
@@ -289,14 +330,13 @@ class Generator:
             "I": ["ys.copy()", "ys * 0", "ys + 1"],
         }
         for t in self.rng.sample(["f", "f", "i", "b", "F", "I", "f", "i"], self.rng.randint(2, 5)):
-            name = self.fresh_name(POOLS[t], scope)
-            if name is not None:
-                self.emit(1, f"{name} = {self.pick(inits[t])}")
-                scope.vars[name] = t
+            var = self.fresh_name(POOLS[t], scope)
+            if var is not None:
+                self.emit(1, f"{var} = {self.pick(inits[t])}")
+                scope.vars[var] = t
         end = self.block(scope, 1, self.rng.randint(3, 7))
         if end is not None:
             self.emit(1, self.return_stmt(end))
-        return "\n".join(self.lines) + "\n"
 
     def return_stmt(self, scope: Scope) -> str:
         values = []
@@ -313,7 +353,8 @@ class Generator:
     def block(self, scope: Scope, indent: int, n: int) -> Scope | None:
         """Writes up to ``n`` statements; returns the scope after them, or None if the block
         always jumps (``return`` / ``break`` / ``continue``)."""
-        scope = scope.child()
+        self.blocks += 1
+        scope = scope.child(block=self.blocks)
         wrote = False
         for _ in range(n):
             if self.budget <= 0 and wrote:
@@ -334,6 +375,7 @@ class Generator:
             (self.assign, 3.0),
             (self.augassign, 2.0),
             (self.setitem, 2.0 if self.mutable_arrays(scope) else 0.0),
+            (self.tuple_assign, 0.6),
             (self.if_stmt, 2.5 if nested else 0.0),
             (self.for_range, 1.5 if loops else 0.0),
             (self.for_array, 1.2 if loops else 0.0),
@@ -378,6 +420,8 @@ class Generator:
                 op, rhs = "*=", self.pick(["0.5", "-1.0"])
         else:
             rhs = self.expr(t, scope)[0]
+            if self.chance(0.15):
+                op, rhs = self.pick([("*=", "0.5"), ("*=", "-1.0"), ("%=", "3.0")] if t == "f" else [("//=", "2"), ("%=", "3")])
         self.emit(indent, f"{name} {op} {rhs}")
         return scope
 
@@ -397,7 +441,20 @@ class Generator:
         name = self.pick(arrays)
         elem = ELEMENT[scope.vars[name]]
         op = self.pick(["=", "=", "+=", "-="])
-        self.emit(indent, f"{name}[{self.index(scope)}] {op} {self.expr(elem, scope)[0]}")
+        index = self.pick(["1:3", ":2", "2:", "::2", "-2:", "1:"]) if self.chance(0.2) else self.index(scope)
+        self.emit(indent, f"{name}[{index}] {op} {self.expr(elem, scope)[0]}")
+        return scope
+
+    def tuple_assign(self, scope, indent):
+        """``s, t = t, s`` or ``s, c = <float>, <int>``."""
+        scalars = [x for x in scope.vars if scope.vars[x] in ("f", "i", "b") and x not in scope.readonly]
+        if len(scalars) < 2:
+            return self.assign(scope, indent)
+        x, y = self.rng.sample(scalars, 2)
+        if scope.vars[x] == scope.vars[y] and self.chance(0.5):
+            self.emit(indent, f"{x}, {y} = {y}, {x}")
+        else:
+            self.emit(indent, f"{x}, {y} = {self.value(scope.vars[x], scope)}, {self.value(scope.vars[y], scope)}")
         return scope
 
     def if_stmt(self, scope, indent):
@@ -425,52 +482,79 @@ class Generator:
         out.vars = {n: t for n, t in live[0].vars.items() if all(e.vars.get(n) == t for e in live[1:])}
         return out
 
-    def loop_body(self, scope, indent, inner: Scope, orelse: bool):
-        """Writes a loop body (and maybe an ``else``); returns the scope after the loop."""
+    def loop_body(self, scope, indent, inner: Scope, orelse: bool, trips=None, targets=(), known=()):
+        """Writes a loop body (and maybe an ``else``); returns the scope after the loop.
+
+        A loop with a static trip count of at least one leaves its targets, and a variable
+        its body assigns first thing, bound after it (Python keeps the last values). Only in
+        the function's own block, and only names never bound before (``known``): autolax's
+        analysis must assume a loop may run zero times, so where a traced ``if`` joins a
+        path that skips the loop (a jump, or an earlier binding on one side) the name counts
+        as possibly unbound, which is an error by the contract.
+        """
+        after = scope.child()
+        if trips and scope.depth == 0:
+            for var in targets:
+                if var not in known:
+                    after.vars[var] = inner.vars[var]
+            t = self.pick("fi")
+            var = self.fresh_name(POOLS[t], inner) if self.chance(0.3) else None
+            if var is not None:
+                self.emit(indent + 1, f"{var} = {self.value(t, inner)}")
+                inner.vars[var] = t
+                if var not in known:
+                    after.vars[var] = t
         self.break_seen.append(False)
         self.block(inner, indent + 1, self.rng.randint(1, 4))
         broke = self.break_seen.pop()
         if orelse and self.chance(0.25) and self.budget > 0:
             self.emit(indent, "else:")
-            end = self.block(scope.child(depth=scope.depth + 1), indent + 1, self.rng.randint(1, 2))
+            end = self.block(after.child(depth=scope.depth + 1), indent + 1, self.rng.randint(1, 2))
             if end is None and not broke:
                 return None
-        return scope.child()
+        return after
 
     def loop_scope(self, scope, **changes):
         return scope.child(**{"depth": scope.depth + 1, "loops": scope.loops + 1, "in_loop": True, **changes})
 
     def range_args(self, scope):
-        """``range(...)`` arguments and whether every index lies in [0, K)."""
+        """``range(...)`` arguments, whether every index lies in [0, K), and the trip count
+        if it is static."""
         ints = [x for x in scope.of_type("i") if x not in ("n",)]
+        lo, hi = self.rng.randint(0, 2), self.rng.randint(2, K)
+        stop = self.rng.randint(0, K)
         forms = [
-            (f"{self.rng.randint(0, K)}", True),
-            (f"{self.rng.randint(0, 2)}, {self.rng.randint(2, K)}", True),
-            ("len(xs)", True),
-            (f"{K - 1}, -1, -1", True),
-            (f"{K - 1}, 0, -2", True),
-            ("n", False),
-            ("n + 1", False),
-            ("1, n", False),
-            ("n, 0, -1", False),
-            ("n - 1, -1, -2", False),
-            (f"{self.rng.randint(0, 3)}, n, 2", False),
+            (f"{stop}", True, stop),
+            (f"{lo}, {hi}", True, len(range(lo, hi))),
+            ("len(xs)", True, K),
+            (f"{K - 1}, -1, -1", True, K),
+            (f"{K - 1}, 0, -2", True, len(range(K - 1, 0, -2))),
+            ("n", False, None),
+            ("n + 1", False, None),
+            ("1, n", False, None),
+            ("n, 0, -1", False, None),
+            ("n - 1, -1, -2", False, None),
+            (f"{self.rng.randint(0, 3)}, n, 2", False, None),
         ]
         if ints:
             x = self.pick(ints)
-            forms.append((f"{x} % {K}", True))
-            forms.append((f"{K - 1}, {x} % {K} - 1, -1", True))
+            forms.append((f"{x} % {K}", True, None))
+            forms.append((f"{K - 1}, {x} % {K} - 1, -1", True, None))
         return self.pick(forms)
 
     def for_range(self, scope, indent):
+        known = set(self.ever)
         var = self.fresh_name(RANGE_VARS, scope, avoid=scope.readonly)
         if var is None:
             return self.assign(scope, indent)
-        args, small = self.range_args(scope)
+        args, small, trips = self.range_args(scope)
         self.emit(indent, f"for {var} in range({args}):")
         inner = self.loop_scope(scope, readonly=scope.readonly | {var}, small=(scope.small | {var}) if small else scope.small)
         inner.vars[var] = "i"
-        return self.loop_body(scope, indent, inner, orelse=True)
+        if self.chance(0.08):  # Python rebinds the target at the next iteration anyway
+            self.emit(indent + 1, f"{var} = {var} + 1")
+            inner.small = inner.small - {var}
+        return self.loop_body(scope, indent, inner, orelse=True, trips=trips, targets=(var,), known=known)
 
     def iteration(self, scope):
         """``for`` targets and iterable over arrays: (header text, {name: type}, small, iterated)."""
@@ -485,6 +569,18 @@ class Generator:
         if item is None or idx is None or item2 is None:
             return None
         roll = self.rng.random()
+        lists = self.lists(scope, "fi")
+        if lists and roll < 0.3:
+            lst = self.pick(lists)
+            lt = scope.vars[lst][1]
+            item = self.fresh_name(ITEM_VARS[lt], scope, avoid=scope.readonly)
+            if item is not None:
+                if self.chance(0.5):
+                    return f"{item} in {lst}", {item: lt}, set(), {lst}
+                return f"{idx}, {item} in enumerate({lst})", {idx: "i", item: lt}, set(), {lst}
+        if roll > 0.93 and t == "f":
+            values = ", ".join(self.wrap(self.expr("f", scope, 1), TERNARY) for _ in range(self.rng.randint(2, 3)))
+            return f"{item} in ({values})", {item: "f"}, set(), set()
         if roll < 0.4:
             return f"{item} in {arr}", {item: t}, set(), {arr}
         if roll < 0.65:
@@ -500,6 +596,7 @@ class Generator:
         )
 
     def for_array(self, scope, indent):
+        known = set(self.ever)
         it = self.iteration(scope)
         if it is None:
             return self.assign(scope, indent)
@@ -512,7 +609,8 @@ class Generator:
             frozen=scope.frozen | iterated,
         )
         inner.vars.update(targets)
-        return self.loop_body(scope, indent, inner, orelse=True)
+        trips = None if iterated & set(self.lists(scope)) or not iterated else K
+        return self.loop_body(scope, indent, inner, orelse=True, trips=trips, targets=tuple(targets), known=known)
 
     def while_stmt(self, scope, indent):
         k = self.fresh_name(COUNTERS, scope)
@@ -555,7 +653,8 @@ class Generator:
         return end
 
     def append_loop(self, scope, indent):
-        lst = self.fresh_name(LISTS, scope, avoid=scope.lists)
+        again = [x for x in self.lists(scope) if self.list_home.get(x) == scope.block]
+        lst = self.pick(again) if again and self.chance(0.5) else self.fresh_name(LISTS, scope, avoid=scope.lists)
         if lst is None:
             return self.assign(scope, indent)
         roll = self.rng.random()
@@ -563,15 +662,20 @@ class Generator:
             var = self.fresh_name(RANGE_VARS, scope, avoid=scope.readonly)
             if var is None:
                 return self.assign(scope, indent)
-            trips = self.pick([f"{self.rng.randint(1, K)}", "len(xs)", f"{K - 1}, -1, -1", "1, 3"])
-            header, targets, small, iterated = f"{var} in range({trips})", {var: "i"}, {var}, set()
+            bounds = self.pick([f"{self.rng.randint(1, K)}", "len(xs)", f"{K - 1}, -1, -1", "1, 3"])
+            header, targets, small, iterated = f"{var} in range({bounds})", {var: "i"}, {var}, set()
         else:
             it = self.iteration(scope)
             if it is None:
                 return self.assign(scope, indent)
             header, targets, small, iterated = it
-        elem = self.pick("ffiF")
-        self.emit(indent, f"{lst} = []")
+            if lst in iterated:
+                return self.assign(scope, indent)
+        if lst in scope.vars:
+            elem = scope.vars[lst][1]
+        else:
+            elem = self.pick("ffiF")
+            self.emit(indent, f"{lst} = []")
         self.emit(indent, f"for {header}:")
         inner = self.loop_scope(
             scope,
@@ -591,6 +695,8 @@ class Generator:
             self.block(end, indent + 1, 1)
         # use the list right after the loop
         out = scope.child()
+        out.vars[lst] = "L" + elem
+        self.list_home[lst] = scope.block
         targets_f = out.of_type("f", writable=True)
         targets_i = out.of_type("i", writable=True)
         uses = []  # each a list of lines (indented relative to the loop)
@@ -833,8 +939,10 @@ def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = T
         return results, _autolax_warnings(caught)
 
     mode = "jit" if compile else "jit-interpreted"
-    retry = lambda: [  # noqa: E731
-        f for i, p in enumerate(programs) for f in check_jit([p], inputs_list, [[e[i]] for e in expected], static_n, compile)
+    retry = lambda: [  # noqa: E731 - one program at a time, each failure blamed on its own program
+        f
+        for i, p in enumerate(programs)
+        for f in _check_jit_safely([p], inputs_list, [[e[i]] for e in expected], static_n, compile)
     ]
     try:
         results, bad = run(programs)
