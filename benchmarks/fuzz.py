@@ -60,7 +60,10 @@ POOLS = {
     "b": ["found", "flag", "done", "ok"],
     "F": ["buf", "acc", "vals"],
     "I": ["cnt", "pos"],
+    "P": ["pts", "coef"],  # a Python list of three floats
+    "D": ["box", "lims"],  # a dict of two floats
 }
+CONTAINER_ITEMS = {"P": ["0", "1", "2", "-1"], "D": ['"lo"', '"hi"']}
 RANGE_VARS = ["i", "j", "l", "i2", "j2", "l2"]
 ITEM_VARS = {"f": ["x", "y", "e", "x2", "y2"], "i": ["h", "h2", "h3"]}
 COUNTERS = ["k", "k2", "k3", "k4"]
@@ -169,10 +172,15 @@ class Generator:
             if arrays and roll < 0.75:
                 return f"{self.pick(arrays)}[{self.index(scope)}]", ATOM
             if t == "i" and roll < 0.8:
-                return f"len({self.pick(scope.of_type('F') + scope.of_type('I') + self.lists(scope))})", ATOM
+                sized = scope.of_type("F") + scope.of_type("I") + scope.of_type("P") + self.lists(scope)
+                return f"len({self.pick(sized)})", ATOM
             lists = self.lists(scope, t)
             if lists and roll < 0.85:
                 return f"{self.pick(lists)}[{self.pick(['0', '-1'])}]", ATOM
+            containers = scope.of_type("P") + scope.of_type("D")
+            if t == "f" and containers and roll < 0.9:
+                c = self.pick(containers)
+                return f"{c}[{self.pick(CONTAINER_ITEMS[scope.vars[c]])}]", ATOM
             return self.literal(t)
         if t == "b":
             if names and self.chance(0.4):
@@ -229,6 +237,8 @@ class Generator:
             forms.append(lambda: (f"helper({self.call_args(scope, depth)})", ATOM))
         if self.lists(scope, "fF"):
             forms.append(lambda: (f"jnp.stack({self.pick(self.lists(scope, 'fF'))}).{self.pick(['sum', 'max'])}()", ATOM))
+        if scope.of_type("P"):
+            forms.append(lambda: (f"sum({self.pick(scope.of_type('P'))})", ATOM))
         return self.pick(forms)()
 
     def call_args(self, scope, depth):
@@ -300,6 +310,11 @@ class Generator:
 
     def value(self, t, scope):
         """An expression whose value may be stored in a variable of type ``t``."""
+        e = lambda: self.wrap(self.expr("f", scope, 1), TERNARY)  # noqa: E731
+        if t == "P":
+            return f"[{e()}, {e()}, {e()}]"
+        if t == "D":
+            return f'{{"lo": {e()}, "hi": {e()}}}'
         if t in ("F", "I"):
             return self.array_expr(t, scope)[0]
         if t == "b":
@@ -315,7 +330,7 @@ class Generator:
             helper.function("helper", ["f"], frozen=frozenset({"xs", "ys"}))
             self.lines = helper.lines + ["", ""]
             self.helper = True
-        self.function("f", self.rng.sample(["f", "f", "i", "F", "b", "I"], self.rng.randint(1, 3)))
+        self.function("f", self.rng.sample(["f", "f", "i", "F", "b", "I", "P", "D"], self.rng.randint(1, 3)))
         return "\n".join(self.lines) + "\n"
 
     def function(self, name, returns, frozen=frozenset()):
@@ -328,8 +343,10 @@ class Generator:
             "b": ["False", "True", "a > b"],
             "F": ["xs.copy()", "xs * 0.0", "xs + a"],
             "I": ["ys.copy()", "ys * 0", "ys + 1"],
+            "P": ["[a, b, 0.0]", "[0.0, 0.0, 0.0]", "[xs[0], a, 1.0]"],
+            "D": ['{"lo": a, "hi": b}', '{"lo": 0.0, "hi": 1.0}'],
         }
-        for t in self.rng.sample(["f", "f", "i", "b", "F", "I", "f", "i"], self.rng.randint(2, 5)):
+        for t in self.rng.sample(["f", "f", "i", "b", "F", "I", "f", "i", "P", "D"], self.rng.randint(2, 5)):
             var = self.fresh_name(POOLS[t], scope)
             if var is not None:
                 self.emit(1, f"{var} = {self.pick(inits[t])}")
@@ -346,6 +363,8 @@ class Generator:
                 values.append(self.pick(names))
             elif t in ("F", "I"):
                 values.append(self.wrap(self.array_expr(t, scope), TERNARY))
+            elif t in ("P", "D"):
+                values.append(self.value(t, scope))
             else:
                 values.append(self.wrap(self.expr(t, scope) if t != "b" else self.cond(scope), TERNARY))
         return "return " + ", ".join(values)
@@ -388,12 +407,14 @@ class Generator:
         return self.rng.choices(fns, weights)[0](scope, indent)
 
     def mutable_arrays(self, scope):
-        return [n for n in scope.of_type("F", True) + scope.of_type("I", True) if n not in scope.frozen]
+        """Arrays and containers that may be mutated in place here."""
+        names = scope.of_type("F", True) + scope.of_type("I", True) + scope.of_type("P", True) + scope.of_type("D", True)
+        return [n for n in names if n not in scope.frozen]
 
     def assign(self, scope, indent):
-        t = self.pick("fffiibFI")
+        t = self.pick("fffiibFIPD")
         targets = scope.of_type(t, writable=True)
-        if t in ("F", "I"):
+        if t in ("F", "I", "P", "D"):
             targets = [x for x in targets if x not in scope.frozen]
         if not targets or self.chance(0.3):
             name = self.fresh_name(POOLS[t], scope)
@@ -439,6 +460,10 @@ class Generator:
         if not arrays:
             return self.assign(scope, indent)
         name = self.pick(arrays)
+        if scope.vars[name] in CONTAINER_ITEMS:
+            key = self.pick(CONTAINER_ITEMS[scope.vars[name]])
+            self.emit(indent, f"{name}[{key}] {self.pick(['=', '+=', '-='])} {self.expr('f', scope)[0]}")
+            return scope
         elem = ELEMENT[scope.vars[name]]
         op = self.pick(["=", "=", "+=", "-="])
         index = self.pick(["1:3", ":2", "2:", "::2", "-2:", "1:"]) if self.chance(0.2) else self.index(scope)
@@ -578,6 +603,11 @@ class Generator:
                 if self.chance(0.5):
                     return f"{item} in {lst}", {item: lt}, set(), {lst}
                 return f"{idx}, {item} in enumerate({lst})", {idx: "i", item: lt}, set(), {lst}
+        containers = scope.of_type("P") + scope.of_type("D")
+        if containers and 0.3 <= roll < 0.4:
+            c = self.pick(containers)
+            items = f"{c}.values()" if scope.vars[c] == "D" else c
+            return f"{item} in {items}", {item: "f"}, set(), {c}
         if roll > 0.93 and t == "f":
             values = ", ".join(self.wrap(self.expr("f", scope, 1), TERNARY) for _ in range(self.rng.randint(2, 3)))
             return f"{item} in ({values})", {item: "f"}, set(), set()
