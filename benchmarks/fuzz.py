@@ -13,7 +13,8 @@ The oracle is Python itself. Every program runs three ways on the same inputs:
 * plain Python on NumPy values, with ``jnp`` bound to NumPy (so arrays stay mutable, as
   the source expects);
 * eagerly through ``autolax.convert`` (``jnp`` is ``jax.numpy``) on the same NumPy values;
-* traced as ``jax.jit`` traces it, on JAX arrays, with ``n`` static or traced. Several
+* traced as ``jax.jit`` traces it, on JAX arrays, with ``n`` static or traced; and
+  under ``jax.vmap`` over all input sets at once (``--no-vmap`` skips it). Several
   programs are traced side by side; the result is either compiled with ``jax.jit`` or
   (``--interpret``, and most of CI) its jaxpr is evaluated one primitive at a time with
   ``cond`` / ``while`` / ``scan`` interpreted in Python, which skips XLA compilation.
@@ -930,12 +931,13 @@ def check_eager(program: Program, inputs_list, expected) -> Failure | None:
     return None
 
 
-def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = True):
+def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = True, vmap: bool = False):
     """Runs ``programs`` traced together (their converted functions side by side, as
     ``jax.jit`` traces them) on each input set; returns Failures. ``compile``: run the
     trace with ``jax.jit`` (XLA); else evaluate its jaxpr with ``evaluate`` (no XLA
-    compilation, several times faster). A batch that fails to trace is retried one program
-    at a time, to find the culprit."""
+    compilation, several times faster). ``vmap``: trace ``jax.vmap`` of the programs once,
+    over all input sets stacked, instead. A batch that fails to trace is retried one
+    program at a time, to find the culprit."""
     import jax
     import jax.numpy as jnp
     import autolax
@@ -955,7 +957,20 @@ def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = T
                 if static_n:
                     args[2] = int(inputs[2])
                 arg_sets.append(args)
-            if compile:
+            if vmap:
+                n = arg_sets[0][2]
+
+                def batched(a, b, *rest):
+                    return together(a, b, *(((n,) + rest) if static_n else rest))
+
+                stacked = [jnp.stack([args[i] for args in arg_sets]) for i in range(5) if i not in static]
+                if compile:
+                    out = jax.block_until_ready(jax.jit(jax.vmap(batched))(*stacked))
+                else:
+                    closed, shape = jax.make_jaxpr(jax.vmap(batched), return_shape=True)(*stacked)
+                    out = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), evaluate(closed, *stacked))
+                results = [jax.tree_util.tree_map(lambda x, k=k: x[k], out) for k in range(len(arg_sets))]
+            elif compile:
                 jitted = jax.jit(together, static_argnums=static)
                 for args in arg_sets:
                     results.append(jax.block_until_ready(jitted(*args)))
@@ -968,11 +983,11 @@ def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = T
                     results.append(jax.tree_util.tree_unflatten(tree, evaluate(closed, *dynamic)))
         return results, _autolax_warnings(caught)
 
-    mode = "jit" if compile else "jit-interpreted"
+    mode = _mode(compile, vmap)
     retry = lambda: [  # noqa: E731 - one program at a time, each failure blamed on its own program
         f
         for i, p in enumerate(programs)
-        for f in _check_jit_safely([p], inputs_list, [[e[i]] for e in expected], static_n, compile)
+        for f in _check_jit_safely([p], inputs_list, [[e[i]] for e in expected], static_n, compile, vmap)
     ]
     try:
         results, bad = run(programs)
@@ -1033,9 +1048,13 @@ def _eval(jaxpr, consts, args):
             nc, nb = params["cond_nconsts"], params["body_nconsts"]
             cond_consts, body_consts, carry = inputs[:nc], inputs[nc : nc + nb], inputs[nc + nb :]
             for _ in range(MAX_WHILE_ITERATIONS):
-                if not bool(_eval_closed(params["cond_jaxpr"], cond_consts + carry)[0]):
+                pred = _eval_closed(params["cond_jaxpr"], cond_consts + carry)[0]
+                if not bool(jnp.any(pred)):
                     break
-                carry = _eval_closed(params["body_jaxpr"], body_consts + carry)
+                new = _eval_closed(params["body_jaxpr"], body_consts + carry)
+                if jnp.ndim(pred):  # a batched predicate (vmap): only its true rows step
+                    new = [jnp.where(pred.reshape(pred.shape + (1,) * (jnp.ndim(x) - pred.ndim)), x, c) for x, c in zip(new, carry)]
+                carry = new
             else:  # every generated loop ends far sooner: the lowering is wrong
                 raise RuntimeError(f"a lax.while_loop ran {MAX_WHILE_ITERATIONS} iterations without ending")
             outputs = carry
@@ -1074,12 +1093,16 @@ def _eval_closed(fn, args):
     return _eval(fn, [], list(args))
 
 
-def _check_jit_safely(programs, inputs_list, expected, static_n, compile=True):
+def _mode(compile, vmap):
+    return ("vmap" if vmap else "jit") + ("" if compile else "-interpreted")
+
+
+def _check_jit_safely(programs, inputs_list, expected, static_n, compile=True, vmap=False):
     try:
-        return check_jit(programs, inputs_list, expected, static_n, compile)
+        return check_jit(programs, inputs_list, expected, static_n, compile, vmap)
     except Exception as exc:  # noqa: BLE001 - a single program's trace/run failed
         p = programs[0]
-        mode = "jit" if compile else "jit-interpreted"
+        mode = _mode(compile, vmap)
         return [Failure(p, mode, inputs_list[0], _error_text(exc) + ("  (n static)" if static_n else ""))]
 
 
@@ -1102,9 +1125,11 @@ class Summary:
         )
 
 
-def run(seeds, *, batch: int = 8, inputs_per_program: int = 3, compile: bool = True, on_failure=None) -> Summary:
+def run(
+    seeds, *, batch: int = 8, inputs_per_program: int = 3, compile: bool = True, vmap: bool = True, on_failure=None
+) -> Summary:
     """Generates, runs and checks the programs with the given seeds (``compile``: see
-    ``check_jit``)."""
+    ``check_jit``; ``vmap``: also check ``jax.vmap`` of each batch over its input sets)."""
     start = time.perf_counter()
     summary = Summary()
     seeds = list(seeds)
@@ -1139,7 +1164,14 @@ def run(seeds, *, batch: int = 8, inputs_per_program: int = 3, compile: bool = T
             expected.append(result)
         if ready:
             per_input = [[e[k] for e in expected] for k in range(len(inputs_list))]
-            for failure in _check_jit_safely(ready, inputs_list, per_input, static_n, compile):
+            failures = _check_jit_safely(ready, inputs_list, per_input, static_n, compile)
+            if vmap:
+                failed = {f.program.seed for f in failures}
+                rest = [(k, p) for k, p in enumerate(ready) if p.seed not in failed]
+                if rest:
+                    per_input_rest = [[e[k] for k, _ in rest] for e in per_input]
+                    failures += _check_jit_safely([p for _, p in rest], inputs_list, per_input_rest, static_n, compile, vmap=True)
+            for failure in failures:
                 summary.failures.append(failure)
                 if on_failure:
                     on_failure(failure)
@@ -1159,6 +1191,7 @@ def main(argv=None) -> int:
         action="store_true",
         help="evaluate the traced jaxprs primitive by primitive instead of compiling them (faster)",
     )
+    parser.add_argument("--no-vmap", action="store_true", help="skip the jax.vmap check")
     parser.add_argument("--show", type=int, metavar="SEED", help="print the program with this seed and exit")
     parser.add_argument("--max-failures", type=int, default=50, help="stop after this many failures")
     args = parser.parse_args(argv)
@@ -1175,7 +1208,7 @@ def main(argv=None) -> int:
 
     seeds = range(args.seed, args.seed + args.n)
     try:
-        summary = run(seeds, batch=args.batch, compile=not args.interpret, on_failure=on_failure)
+        summary = run(seeds, batch=args.batch, compile=not args.interpret, vmap=not args.no_vmap, on_failure=on_failure)
     except KeyboardInterrupt:
         print(f"stopped after {len(failures)} failures")
         return 1

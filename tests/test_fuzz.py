@@ -1,10 +1,11 @@
 """The differential fuzzer (``benchmarks/fuzz.py``) on fixed seeds.
 
-Each program is run as plain Python, eagerly through ``autolax.convert`` and traced as
-``jax.jit`` traces it; all three must agree. Most batches evaluate the traced jaxpr one
-primitive at a time (``fuzz.evaluate``: no XLA compilation, so a few hundred programs fit
-in CI); one batch is compiled with ``jax.jit`` for real. ``python -m benchmarks.fuzz --n
-10000`` runs the long version.
+Each program is run as plain Python, eagerly through ``autolax.convert``, traced as
+``jax.jit`` traces it and (one group in four) under ``jax.vmap`` over its input sets; all
+must agree. Most batches evaluate the traced jaxpr one primitive at a time
+(``fuzz.evaluate``: no XLA compilation, so a few hundred programs fit in CI); one batch is
+compiled with ``jax.jit`` for real. ``python -m benchmarks.fuzz --n 10000`` runs the long
+version.
 """
 
 import importlib.util
@@ -34,21 +35,21 @@ fuzz = _load_fuzz()
 PROGRAMS_PER_TEST = 24
 
 
-def _run(seeds, compile):
+def _run(seeds, compile, vmap=False):
     failures = []
-    summary = fuzz.run(seeds, batch=8, compile=compile, on_failure=failures.append)
+    summary = fuzz.run(seeds, batch=8, compile=compile, vmap=vmap, on_failure=failures.append)
     assert summary.programs == len(seeds)
     assert not failures, "\n".join(f.report() for f in failures)
     return summary
 
 
-@pytest.mark.parametrize("first", range(0, 240, PROGRAMS_PER_TEST))
+@pytest.mark.parametrize("first", range(0, 8 * PROGRAMS_PER_TEST, PROGRAMS_PER_TEST))
 def test_random_programs_match_python(first):
-    _run(range(first, first + PROGRAMS_PER_TEST), compile=False)
+    _run(range(first, first + PROGRAMS_PER_TEST), compile=False, vmap=first % (4 * PROGRAMS_PER_TEST) == 0)
 
 
-def test_random_programs_match_python_under_jax_jit():
-    _run(range(100_000, 100_008), compile=True)
+def test_random_programs_match_python_under_jax_jit_and_vmap():
+    _run(range(100_000, 100_008), compile=True, vmap=True)
 
 
 # ----------------------------------------------------------------------------- the generator
@@ -127,9 +128,20 @@ def _control_flow(x, xs, n):
 @pytest.mark.parametrize("x, n", [(1.5, 3), (-2.0, 0), (0.25, 5)])
 def test_evaluate_agrees_with_jax_jit(x, n):
     xs = jnp.array([1.0, -2.0, 0.5, 3.0])
-    closed = jax.make_jaxpr(_control_flow)(x, xs, n)
-    got = fuzz.evaluate(closed, x, xs, n)
-    want = jax.tree_util.tree_leaves(jax.jit(_control_flow)(x, xs, n))
+    _agree(_control_flow, x, xs, n)
+
+
+def test_evaluate_agrees_with_jax_jit_under_vmap():
+    # vmap makes a while loop's predicate a vector: it runs while any row is true, and only
+    # those rows step.
+    xs = jnp.array([[1.0, -2.0, 0.5, 3.0], [0.0, 1.0, 2.0, -1.0], [2.0, 2.0, -3.0, 0.5]])
+    _agree(jax.vmap(_control_flow), jnp.array([1.5, -2.0, 0.25]), xs, jnp.array([3, 0, 5]))
+
+
+def _agree(fn, *args):
+    closed = jax.make_jaxpr(fn)(*args)
+    got = fuzz.evaluate(closed, *args)
+    want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
@@ -144,7 +156,7 @@ def test_the_fuzzer_catches_a_wrong_lowering(monkeypatch):
     not_ = autolax.ops.not_
     monkeypatch.setattr(autolax.ops, "not_", lambda x: x if isinstance(x, jax.core.Tracer) else not_(x))
     failures = []
-    fuzz.run(range(500, 524), batch=8, compile=False, on_failure=failures.append)
+    fuzz.run(range(500, 516), batch=8, compile=False, vmap=False, on_failure=failures.append)
     assert failures and all(f.mode == "jit-interpreted" for f in failures)
     report = failures[0].report()
     assert "def f(a, b, n, xs, ys):" in report and "inputs: f(" in report
