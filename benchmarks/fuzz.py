@@ -913,31 +913,39 @@ def _too_large(tree) -> bool:
     return any(np.any(np.abs(np.asarray(x, np.float64)) > 2.0**24) for x in jax.tree_util.tree_leaves(tree))
 
 
-def check_eager(program: Program, inputs_list, expected) -> Failure | None:
+def check_eager(program: Program, inputs_list, expected, jax_arrays: bool = False) -> Failure | None:
+    """``autolax.convert(fn)`` run eagerly on the inputs (NumPy values, or concrete JAX
+    arrays with ``jax_arrays``: then ``x[i] = v`` takes the functional ``.at`` path)."""
+    import jax.numpy as jnp
     import autolax
 
+    mode = "eager-jax" if jax_arrays else "eager"
     for inputs, want in zip(inputs_list, expected):
+        args = [jnp.asarray(x) for x in inputs] if jax_arrays else _copy(inputs)
         with _record_warnings() as caught:
             try:
-                got = autolax.convert(program.fn)(*_copy(inputs))
+                got = autolax.convert(program.fn)(*args)
             except Exception as exc:  # noqa: BLE001
-                return Failure(program, "eager", inputs, _error_text(exc))
+                return Failure(program, mode, inputs, _error_text(exc))
         bad = _autolax_warnings(caught)
         if bad:
-            return Failure(program, "eager", inputs, f"warning: {bad[0].category.__name__}: {bad[0].message}")
+            return Failure(program, mode, inputs, f"warning: {bad[0].category.__name__}: {bad[0].message}")
         diff = compare(want, got)
         if diff:
-            return Failure(program, "eager", inputs, diff)
+            return Failure(program, mode, inputs, diff)
     return None
 
 
-def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = True, vmap: bool = False):
+def check_jit(
+    programs, inputs_list, expected, static_n: bool, compile: bool = True, vmap: bool = False, weak: bool = False
+):
     """Runs ``programs`` traced together (their converted functions side by side, as
     ``jax.jit`` traces them) on each input set; returns Failures. ``compile``: run the
     trace with ``jax.jit`` (XLA); else evaluate its jaxpr with ``evaluate`` (no XLA
     compilation, several times faster). ``vmap``: trace ``jax.vmap`` of the programs once,
-    over all input sets stacked, instead. A batch that fails to trace is retried one
-    program at a time, to find the culprit."""
+    over all input sets stacked, instead. ``weak``: pass the scalars as Python numbers
+    (weakly typed when traced). A batch that fails to trace is retried one program at a
+    time, to find the culprit."""
     import jax
     import jax.numpy as jnp
     import autolax
@@ -954,6 +962,8 @@ def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = T
             arg_sets = []
             for inputs in inputs_list:
                 args = [jnp.asarray(x) for x in inputs]
+                if weak and not vmap:
+                    args[:3] = [float(inputs[0]), float(inputs[1]), int(inputs[2])]
                 if static_n:
                     args[2] = int(inputs[2])
                 arg_sets.append(args)
@@ -987,7 +997,7 @@ def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = T
     retry = lambda: [  # noqa: E731 - one program at a time, each failure blamed on its own program
         f
         for i, p in enumerate(programs)
-        for f in _check_jit_safely([p], inputs_list, [[e[i]] for e in expected], static_n, compile, vmap)
+        for f in _check_jit_safely([p], inputs_list, [[e[i]] for e in expected], static_n, compile, vmap, weak)
     ]
     try:
         results, bad = run(programs)
@@ -1005,7 +1015,7 @@ def check_jit(programs, inputs_list, expected, static_n: bool, compile: bool = T
         for inputs, got, want in zip(inputs_list, results, expected):
             diff = compare(want[i], got[i])
             if diff:
-                failures.append(Failure(p, mode, inputs, diff + ("  (n static)" if static_n else "")))
+                failures.append(Failure(p, mode, inputs, diff + _how(static_n, weak and not vmap)))
                 break
     return failures
 
@@ -1093,17 +1103,22 @@ def _eval_closed(fn, args):
     return _eval(fn, [], list(args))
 
 
+def _how(static_n, weak):
+    notes = (["n static"] if static_n else []) + (["scalars passed as Python numbers"] if weak else [])
+    return f"  ({', '.join(notes)})" if notes else ""
+
+
 def _mode(compile, vmap):
     return ("vmap" if vmap else "jit") + ("" if compile else "-interpreted")
 
 
-def _check_jit_safely(programs, inputs_list, expected, static_n, compile=True, vmap=False):
+def _check_jit_safely(programs, inputs_list, expected, static_n, compile=True, vmap=False, weak=False):
     try:
-        return check_jit(programs, inputs_list, expected, static_n, compile, vmap)
+        return check_jit(programs, inputs_list, expected, static_n, compile, vmap, weak)
     except Exception as exc:  # noqa: BLE001 - a single program's trace/run failed
         p = programs[0]
         mode = _mode(compile, vmap)
-        return [Failure(p, mode, inputs_list[0], _error_text(exc) + ("  (n static)" if static_n else ""))]
+        return [Failure(p, mode, inputs_list[0], _error_text(exc) + _how(static_n, weak and not vmap))]
 
 
 @dataclass
@@ -1138,6 +1153,8 @@ def run(
         rng = random.Random(group[0] * 7919 + 17)
         static_n = rng.random() < 0.3
         n_static = rng.randint(0, 5) if static_n else None
+        weak = rng.random() < 0.3  # scalars passed to jit as Python numbers
+        eager_jax = rng.random() < 0.25  # the eager run also on concrete JAX arrays
         inputs_list = [make_inputs(rng, n_static) for _ in range(inputs_per_program)]
         ready, expected = [], []
         for seed in group:
@@ -1155,6 +1172,8 @@ def run(
                     on_failure(result)
                 continue
             failure = check_eager(program, inputs_list, result)
+            if failure is None and eager_jax:
+                failure = check_eager(program, inputs_list, result, jax_arrays=True)
             if failure is not None:
                 summary.failures.append(failure)
                 if on_failure:
@@ -1164,7 +1183,7 @@ def run(
             expected.append(result)
         if ready:
             per_input = [[e[k] for e in expected] for k in range(len(inputs_list))]
-            failures = _check_jit_safely(ready, inputs_list, per_input, static_n, compile)
+            failures = _check_jit_safely(ready, inputs_list, per_input, static_n, compile, weak=weak)
             if vmap:
                 failed = {f.program.seed for f in failures}
                 rest = [(k, p) for k, p in enumerate(ready) if p.seed not in failed]
