@@ -119,6 +119,7 @@ class Generator:
         self.helper = False  # is there a `helper(a, b, n, xs, ys)` to call?
         self.blocks = 0
         self.ever: set[str] = set()  # every name given out by fresh_name so far
+        self.max_depth, self.max_loops = 3, 2  # nesting of compound statements / of loops
         self.list_home: dict[str, int] = {}  # list name -> the block that made it
 
     # ------------------------------------------------------------------ helpers
@@ -328,6 +329,7 @@ class Generator:
         parameters that ``f`` calls (it returns one float and mutates no argument)."""
         if self.chance(0.25):
             helper = Generator(self.rng, self.rng.randint(2, 5))
+            helper.max_depth, helper.max_loops = self.max_depth, self.max_loops
             helper.function("helper", ["f"], frozen=frozenset({"xs", "ys"}))
             self.lines = helper.lines + ["", ""]
             self.helper = True
@@ -389,8 +391,8 @@ class Generator:
         return scope
 
     def statement(self, scope: Scope, indent: int) -> Scope | None:
-        nested = scope.depth < 3 and self.budget > 1
-        loops = nested and scope.loops < 2
+        nested = scope.depth < self.max_depth and self.budget > 1
+        loops = nested and scope.loops < self.max_loops
         choices = [
             (self.assign, 3.0),
             (self.augassign, 2.0),
@@ -780,10 +782,14 @@ class Generator:
         return None
 
 
-def generate(seed: int, size: int | None = None) -> str:
-    """The source of program number ``seed`` (deterministic)."""
+def generate(seed: int, big: bool = False) -> str:
+    """The source of program number ``seed`` (deterministic). ``big``: programs about twice
+    as long, nested one level deeper."""
     rng = random.Random(seed)
-    return Generator(rng, size if size is not None else rng.randint(4, 14)).program()
+    generator = Generator(rng, rng.randint(12, 40) if big else rng.randint(4, 14))
+    if big:
+        generator.max_depth, generator.max_loops = 4, 3
+    return generator.program()
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -1141,10 +1147,18 @@ class Summary:
 
 
 def run(
-    seeds, *, batch: int = 8, inputs_per_program: int = 3, compile: bool = True, vmap: bool = True, on_failure=None
+    seeds,
+    *,
+    batch: int = 8,
+    inputs_per_program: int = 3,
+    compile: bool = True,
+    vmap: bool = True,
+    big: bool = False,
+    on_failure=None,
 ) -> Summary:
     """Generates, runs and checks the programs with the given seeds (``compile``: see
-    ``check_jit``; ``vmap``: also check ``jax.vmap`` of each batch over its input sets)."""
+    ``check_jit``; ``vmap``: also check ``jax.vmap`` of each batch over its input sets;
+    ``big``: see ``generate``)."""
     start = time.perf_counter()
     summary = Summary()
     seeds = list(seeds)
@@ -1158,7 +1172,7 @@ def run(
         inputs_list = [make_inputs(rng, n_static) for _ in range(inputs_per_program)]
         ready, expected = [], []
         for seed in group:
-            program = Program(seed, generate(seed))
+            program = Program(seed, generate(seed, big))
             load(program)
             summary.programs += 1
             result = check_python(program, inputs_list)
@@ -1211,11 +1225,12 @@ def main(argv=None) -> int:
         help="evaluate the traced jaxprs primitive by primitive instead of compiling them (faster)",
     )
     parser.add_argument("--no-vmap", action="store_true", help="skip the jax.vmap check")
+    parser.add_argument("--big", action="store_true", help="larger, more deeply nested programs")
     parser.add_argument("--show", type=int, metavar="SEED", help="print the program with this seed and exit")
     parser.add_argument("--max-failures", type=int, default=50, help="stop after this many failures")
     args = parser.parse_args(argv)
     if args.show is not None:
-        print(generate(args.show), end="")
+        print(generate(args.show, args.big), end="")
         return 0
     failures = []
 
@@ -1227,7 +1242,9 @@ def main(argv=None) -> int:
 
     seeds = range(args.seed, args.seed + args.n)
     try:
-        summary = run(seeds, batch=args.batch, compile=not args.interpret, vmap=not args.no_vmap, on_failure=on_failure)
+        summary = run(
+            seeds, batch=args.batch, compile=not args.interpret, vmap=not args.no_vmap, big=args.big, on_failure=on_failure
+        )
     except KeyboardInterrupt:
         print(f"stopped after {len(failures)} failures")
         return 1

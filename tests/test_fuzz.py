@@ -35,9 +35,9 @@ fuzz = _load_fuzz()
 PROGRAMS_PER_TEST = 24
 
 
-def _run(seeds, compile, vmap=False):
+def _run(seeds, compile, vmap=False, big=False):
     failures = []
-    summary = fuzz.run(seeds, batch=8, compile=compile, vmap=vmap, on_failure=failures.append)
+    summary = fuzz.run(seeds, batch=8, compile=compile, vmap=vmap, big=big, on_failure=failures.append)
     assert summary.programs == len(seeds)
     assert not failures, "\n".join(f.report() for f in failures)
     return summary
@@ -50,6 +50,21 @@ def test_random_programs_match_python(first):
 
 def test_random_programs_match_python_under_jax_jit_and_vmap():
     _run(range(100_000, 100_008), compile=True, vmap=True)
+
+
+def test_big_random_programs_match_python():
+    # Twice the text, one more level of nesting: the shapes of state that only
+    # deep nests produce (a loop's carry set computed inside a loop inside a loop).
+    _run(range(300_000, 300_008), compile=False, big=True)
+
+
+def test_big_programs_nest_deeper():
+    def depth(source):
+        return max(len(line) - len(line.lstrip()) for line in source.splitlines()) // 4
+
+    seeds = range(40)
+    assert max(depth(fuzz.generate(s, big=True)) for s in seeds) > max(depth(fuzz.generate(s)) for s in seeds)
+    assert sum(len(fuzz.generate(s, big=True)) for s in seeds) > 1.5 * sum(len(fuzz.generate(s)) for s in seeds)
 
 
 # ----------------------------------------------------------------------------- the generator
