@@ -14,7 +14,7 @@ from autolax import api
 from autolax.errors import UnrolledLoopError
 from autolax.ops import registry
 
-_PRIMITIVE = {"lax.cond": "cond", "lax.while_loop": "while", "lax.fori_loop": "while", "lax.scan": "scan"}
+_PRIMITIVE = {"lax.cond": "cond", "lax.select": "select_n", "lax.while_loop (grad: masked lax.scan)": "while", "lax.while_loop": "while", "lax.fori_loop": "while", "lax.scan": "scan"}
 
 
 @dataclass
@@ -149,8 +149,10 @@ def trace_check(fn, *args, **kwargs) -> TraceReport:
 
     ``fn`` is a function, a converted function or an ``autolax.jit`` object (its static
     arguments are honoured). Each row gives the statement's ``file:line``, what it became
-    (``lax.cond``, ``lax.while_loop``, ``lax.scan``, ``lax.fori_loop``,
-    ``python (static)`` or ``python (unrolled: <reason>)``), how many times it was reached
+    (``lax.cond``, ``lax.select``, ``lax.while_loop``,
+    ``lax.while_loop (grad: masked lax.scan)``, ``lax.scan``, ``lax.scan (masked)``,
+    ``lax.fori_loop``, ``python (static)`` or ``python (unrolled: <reason>)``), how many
+    times it was reached
     and how many times its body was traced. ``print(report)`` shows a table.
 
     Raises:

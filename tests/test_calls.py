@@ -141,6 +141,24 @@ def test_print_shows_runtime_values_once_per_iteration(capfd):
     assert got == expected == ["big: 2.0", "big: 3.0", "total 5.5"]
 
 
+def ticker(xs):
+    total = 0.0
+    for x in xs:
+        if x > 1:
+            print("tick")  # nothing traced, but it runs once per taken branch
+        total += x
+    return total
+
+
+def test_print_of_static_values_in_a_staged_body_runs_when_the_body_runs(capfd):
+    xs = jnp.array([0.5, 2.0, 3.0, 0.0])
+    jax.block_until_ready(autolax.jit(ticker)(xs))
+    jax.effects_barrier()
+    got = capfd.readouterr().out
+    ticker(np.asarray(xs))
+    assert got == capfd.readouterr().out == "tick\ntick\n"
+
+
 def test_print_of_static_values_is_plain_print(capfd):
     def greet(x, name):
         print("hello", name)

@@ -264,3 +264,58 @@ def test_bare_and_called_decorator_forms():
 
     assert float(bare(-3.0)) == 3.0
     assert float(called(1.0, 3)) == 4.0
+
+
+# ----------------------------------------------------------------------------- if -> select
+def bisect_step(lo, hi, f_lo, f_mid, mid):
+    # Both sides only assign values already computed: nothing to skip, so a select.
+    if (f_mid < 0) == (f_lo < 0):
+        lo = mid
+        f_lo = f_mid
+    else:
+        hi = mid
+    return lo, hi, f_lo
+
+
+def clipped_sqrt(x):
+    # A side computes (sqrt of a negative is NaN; its gradient too): stays a lax.cond.
+    if x > 0:
+        y = jnp.sqrt(x)
+    else:
+        y = 0.0
+    return y
+
+
+def loud_flag(x):
+    # A side has an effect (print): only the taken side may run, so a lax.cond.
+    flag = False
+    if x > 0:
+        print("positive")
+        flag = True
+    return flag
+
+
+@pytest.mark.parametrize("f_mid", [-1.0, 2.0])
+def test_if_that_only_moves_values_becomes_select(f_mid):
+    args = (0.0, 1.0, -3.0, f_mid, 0.5)
+    assert_matches(bisect_step, *args)
+    counts = primitives(bisect_step, *args)
+    assert counts["cond"] == 0 and counts["select_n"] >= 3
+    report = autolax.trace_check(bisect_step, *args)
+    assert [r.became for r in report.rows] == ["lax.select"] and report.consistent
+    # Same gradients as the Python `if` (the chosen side's inputs get them).
+    grad = jax.grad(lambda m: sum(autolax.jit(bisect_step)(0.0, 1.0, -3.0, f_mid, m)))
+    py_grad = jax.grad(lambda m: sum(bisect_step(0.0, 1.0, -3.0, f_mid, m)))
+    assert grad(0.5) == py_grad(0.5)
+
+
+def test_if_that_computes_or_has_effects_stays_cond(capsys):
+    for x in (4.0, -4.0):
+        assert_matches(clipped_sqrt, x)
+        assert primitives(clipped_sqrt, x)["cond"] == 1
+    assert jax.grad(autolax.jit(clipped_sqrt))(-4.0) == 0.0  # no NaN from the untaken sqrt
+    assert primitives(loud_flag, 1.0)["cond"] == 1
+    capsys.readouterr()
+    assert bool(autolax.jit(loud_flag)(-1.0)) is False
+    jax.effects_barrier()
+    assert capsys.readouterr().out == ""

@@ -68,15 +68,15 @@ def test_root_finding_loops_are_staged():
         "if f_lo * f(hi) > 0:": "lax.cond",
         "while hi - lo > tol and it < max_iter:": "lax.while_loop",
         "if f_mid == 0.0:": "lax.cond",
-        "if (f_mid < 0) == (f_lo < 0):": "lax.cond",
+        "if (f_mid < 0) == (f_lo < 0):": "lax.select",
         # the return after the loop runs only if the loop did not return: a cond on the flag
         "return 0.5 * (lo + hi), it": "lax.cond",
     }
     assert became(autolax.jit(root_finding.newton_sqrt), 2.0) == {
         "while it < max_iter:": "lax.while_loop",
         "if slope == 0.0:": "lax.cond",
-        "if abs(step) <= tol * abs(x):": "lax.cond",
-        "return x, it, False": "lax.cond",
+        "if abs(step) <= tol * abs(x):": "lax.select",
+        "return x, it, False": "lax.select",
     }
 
 
@@ -224,10 +224,10 @@ def test_kmeans_budget_exhausted():
 def test_kmeans_loops_are_staged():
     points = clustered_points(0)
     assert became(autolax.jit(kmeans.kmeans), points, points[:3]) == {
-        "for iteration in range(max_iter):": "lax.scan (masked)",
+        "for iteration in range(max_iter):": "lax.while_loop (grad: masked lax.scan)",
         "for j in range(centroids.shape[0]):": "lax.scan",
         "if count > 0:": "lax.cond",
-        "if shift <= tol:": "lax.cond",
+        "if shift <= tol:": "lax.select",
     }
 
 
@@ -255,10 +255,10 @@ def test_particles_outcomes_cover_both_exits():
 
 def test_particle_loops_are_staged():
     assert became(autolax.jit(particles.first_escape), *particle_state(1, 0.5)) == {
-        "for step in range(n_steps):": "lax.scan (masked)",
-        "for i in range(pos.shape[0]):": "lax.scan (masked)",
-        "if pos[i, 0] < 0.0 or pos[i, 0] > width:": "lax.cond",
-        "return -1, -1, pos": "lax.cond",
+        "for step in range(n_steps):": "lax.while_loop (grad: masked lax.scan)",
+        "for i in range(pos.shape[0]):": "lax.while_loop (grad: masked lax.scan)",
+        "if pos[i, 0] < 0.0 or pos[i, 0] > width:": "lax.select",
+        "return -1, -1, pos": "lax.select",
     }
 
 
@@ -290,7 +290,7 @@ def test_integer_loops_are_staged_and_batch():
         "while lo <= hi:": "lax.while_loop",
         "if xs[mid] == target:": "lax.cond",
         "elif xs[mid] < target:": "lax.cond",
-        "return -1": "lax.cond",
+        "return -1": "lax.select",
     }
     a, b = np.array([12, 35, 7, 0]), np.array([18, 14, 0, 9])
     got = jax.jit(jax.vmap(autolax.convert(integers.gcd)))(a, b)

@@ -1,6 +1,7 @@
 """Bugs the differential fuzzer (benchmarks/fuzz.py) found, each as a short program compared
 against plain Python (eagerly and under jax.jit)."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -161,3 +162,68 @@ def maybe_unbound(a, c):
 def test_a_read_python_may_find_unbound_still_raises():
     with pytest.raises(autolax.UndefinedVariableError, match="'d' is assigned only in the `if` branch"):
         autolax.jit(maybe_unbound)(1.0, 1.0)
+
+
+def iterates_dict_through_staged_if(a, b, xs):
+    # Found by `benchmarks.fuzz --big` (seed 310539, reduced): inside the staged `if`,
+    # `box` was rebuilt from its leaves with sorted keys, so `box.values()` gave 'hi' first.
+    coef = [a, 0.0]
+    box = {"lo": a, "hi": b}
+    if xs[1] > 0:
+        for h in box.values():
+            if xs[0] + h < coef[0]:
+                return coef[-1]
+            coef = [h, coef[-1] + 1.0]
+        box = {"lo": 1.0}
+    return b
+
+
+def test_dict_keeps_insertion_order_through_staged_constructs():
+    assert_matches(iterates_dict_through_staged_if, 1.5, -3.0, np.array([0.0, 1.5, 1.0, 4.0], np.float32))
+
+
+def dict_order_after_loop(x, n):
+    d = {"z": x, "a": 2.0 * x, "m": {"y": 3.0 * x, "b": 4.0 * x}}
+    for i in range(n):
+        d["a"] = d["a"] + i
+    rows = []
+    for i in range(3):
+        rows.append({"q": x + 10 * i, "c": x - 10 * i})
+    # Values listed in each dict's iteration order: a sorted dict would list them differently.
+    return list(d.values())[:2], list(d["m"].values()), list(rows[1].values())
+
+
+def test_dict_order_survives_loop_carries_and_appends():
+    assert_matches(dict_order_after_loop, 1.0, 4)
+    got = autolax.jit(dict_order_after_loop)(1.0, 4)
+    assert [float(v) for v in got[0] + got[1] + got[2]] == [1.0, 8.0, 3.0, 4.0, 11.0, -9.0]
+
+
+def prints_dict(x):
+    for i in range(2):
+        print({"z": x + i, "a": x})
+
+
+def test_print_of_a_traced_dict_shows_insertion_order(capfd):
+    autolax.jit(prints_dict)(1.0)
+    jax.effects_barrier()
+    got = capfd.readouterr().out
+    prints_dict(jnp.float32(1.0))
+    assert got == capfd.readouterr().out
+    assert got.splitlines()[0].startswith("{'z'")
+
+
+def selects_python_numbers(a, n):
+    # Found by the fuzzer (seed 400012): a staged `if` whose sides only assign Python
+    # numbers became a select of Python ints, which lax.select does not take.
+    s = 0
+    flag = False
+    if abs(a) > 1.0:
+        s = 3
+        flag = True
+    return s + n, flag
+
+
+@pytest.mark.parametrize("a", [-2.0, 0.5])
+def test_select_of_python_numbers(a):
+    assert_matches(selects_python_numbers, a, 4)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import autolax
+from autolax.check import primitive_counts
 from conftest import assert_matches, primitives
 
 ARRAYS = [
@@ -194,11 +195,69 @@ def test_grad_through_for_with_break_matches_finite_differences():
         fd = (accumulate_until(x + eps) - accumulate_until(x - eps)) / (2 * eps)
         assert float(jax.grad(f)(x)) == pytest.approx(fd, rel=1e-3)
         assert float(jax.grad(autolax.jit(accumulate_until))(x)) == pytest.approx(fd, rel=1e-3)
-    # The reverse-differentiable form: a masked scan, not a while_loop.
+    # A plain call runs a while_loop that stops at the break; differentiation runs the
+    # reverse-differentiable form, a masked scan, instead.
     prims = primitives(accumulate_until, 0.3)
-    assert prims["scan"] == 1 and prims["while"] == 0
+    assert prims["while"] == 1 and prims["scan"] == 0 and prims["custom_jvp_call"] == 1
+    grad_prims = primitive_counts(jax.make_jaxpr(jax.grad(f))(0.3).jaxpr)
+    assert grad_prims["scan"] >= 1 and grad_prims["while"] == 0
     rows = autolax.trace_check(accumulate_until, 0.3).rows
-    assert [r.became for r in rows if r.kind == "for"] == ["lax.scan (masked)"]
+    assert [r.became for r in rows if r.kind == "for"] == ["lax.while_loop (grad: masked lax.scan)"]
+
+
+def search_rows(xs, w, limit):
+    # Closes over `w` and scans `xs`: both must get their gradients through the early exit.
+    total = 0.0
+    for x in xs:
+        total = total + jnp.sum(x * w)
+        if total > limit:
+            return total, True
+    return total, False
+
+
+def test_early_exit_derivatives_reach_closed_over_and_scanned_arrays():
+    xs = jnp.arange(12.0).reshape(4, 3) / 10
+    w = jnp.array([1.0, -0.5, 2.0])
+    for limit in (0.5, 100.0):  # exits in the second row / never
+        assert_matches(search_rows, xs, w, limit)
+        loss = lambda xs, w: search_rows(xs, w, limit)[0] ** 2  # noqa: E731
+        want = jax.grad(loss, argnums=(0, 1))(xs, w)  # JAX differentiating the Python loop
+        got = jax.grad(lambda xs, w: autolax.jit(search_rows)(xs, w, limit)[0] ** 2, argnums=(0, 1))(xs, w)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+        # forward mode and a second derivative too
+        tangent = jnp.ones_like(w)
+        np.testing.assert_allclose(
+            jax.jvp(lambda w: autolax.jit(search_rows)(xs, w, limit)[0], (w,), (tangent,))[1],
+            jax.jvp(lambda w: search_rows(xs, w, limit)[0], (w,), (tangent,))[1],
+            rtol=1e-6,
+        )
+        hess = jax.hessian(lambda w: autolax.jit(search_rows)(xs, w, limit)[0] ** 2)(w)
+        np.testing.assert_allclose(hess, jax.hessian(lambda w: search_rows(xs, w, limit)[0] ** 2)(w), rtol=1e-5)
+
+
+def accumulate_loudly(x):
+    acc = 0.0
+    for i in range(10):
+        acc = acc + x * i
+        print("acc", acc)
+        if acc > 5.0:
+            break
+    return acc
+
+
+def test_early_exit_with_print_keeps_the_masked_scan(capfd):
+    # jax.custom_jvp cannot hold effects, so a loop that prints is the masked scan always.
+    assert primitives(accumulate_loudly, 0.5)["scan"] == 1
+    assert [r.became for r in autolax.trace_check(accumulate_loudly, 0.5).rows if r.kind == "for"] == ["lax.scan (masked)"]
+    capfd.readouterr()
+    jax.block_until_ready(autolax.jit(accumulate_loudly)(0.5))
+    jax.effects_barrier()
+    got = capfd.readouterr().out
+    accumulate_loudly(0.5)
+    assert got == capfd.readouterr().out
+    capfd.readouterr()
+    assert float(jax.grad(autolax.jit(accumulate_loudly))(0.5)) == pytest.approx(float(jax.grad(accumulate_loudly)(0.5)))
 
 
 def test_integer_search_with_break_stops_early():

@@ -128,6 +128,8 @@ def writes(node) -> set[str]:
     """Names bound by ``node`` (statement or list of statements) in the function's scope."""
     if node is None:
         return set()
+    if isinstance(node, syntax.expr) and not isinstance(node, syntax.NamedExpr) and _walrus_free():
+        return set()  # only `:=` binds inside an expression, and there is none
     if isinstance(node, list):
         out = set()
         for n in node:
@@ -180,15 +182,32 @@ _cache: contextvars.ContextVar = contextvars.ContextVar("autolax_activity_cache"
 
 
 @contextlib.contextmanager
-def caching():
-    """Memoises ``local_names`` / ``declared_nonlocal`` per node while converting one
-    function: several passes ask, and the answers do not change between them (the only
-    names passes add -- jump flags, temporaries -- are irrelevant to the askers)."""
-    token = _cache.set({})
+def caching(fn_node):
+    """Memoises ``local_names`` / ``declared_nonlocal`` per node while converting the
+    function ``fn_node``: several passes ask, and the answers do not change between them
+    (the only names passes add -- jump flags, temporaries -- are irrelevant to the askers).
+
+    Also remembers whether the function holds an assignment expression (``:=``): most do
+    not, and then ``writes`` need not search expressions, which is most of its work. A pass
+    that emits one calls ``walrus_emitted``."""
+    walrus = any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(fn_node))
+    token = _cache.set({"walrus": walrus})
     try:
         yield
     finally:
         _cache.reset(token)
+
+
+def walrus_emitted() -> None:
+    """Tells ``writes`` that the function being converted now holds a ``:=``."""
+    cache = _cache.get()
+    if cache is not None:
+        cache["walrus"] = True
+
+
+def _walrus_free() -> bool:
+    cache = _cache.get()
+    return cache is not None and not cache["walrus"]
 
 
 def _memo(kind, node, compute):

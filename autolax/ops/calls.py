@@ -12,7 +12,7 @@ import types
 import jax
 
 from autolax.ops import registry
-from autolax.ops.state import Undefined, any_tracer
+from autolax.ops.state import Undefined, any_tracer, key_order, restore_order
 
 # Packages whose functions are never converted, whatever their install location.
 LIBRARY_PACKAGES = frozenset(
@@ -94,18 +94,21 @@ def call(f, *args, **kwargs):
 
 def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - replaces builtins.print
     """``print`` that shows runtime values of traced arguments (via ``jax.debug.callback``),
-    once per executed iteration or branch, like the original Python."""
+    once per executed iteration or branch, like the original Python. Inside a staged
+    branch or loop body every ``print`` is staged, static arguments too (printing while
+    tracing would print once, or for a branch that never runs)."""
     __tracebackhide__ = True
-    if not any_tracer(args):
+    if not any_tracer(args) and not registry.in_staged_body():
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
     leaves, treedef = jax.tree_util.tree_flatten(args)
+    order = key_order(args)  # the flattening sorts dict keys; print shows insertion order
     dynamic = [i for i, x in enumerate(leaves) if isinstance(x, (jax.Array, jax.core.Tracer))]
 
     def show(*values):
         out = list(leaves)
         for i, v in zip(dynamic, values):
             out[i] = v
-        builtins.print(*jax.tree_util.tree_unflatten(treedef, out), sep=sep, end=end, file=file or sys.stdout, flush=flush)
+        builtins.print(*restore_order(jax.tree_util.tree_unflatten(treedef, out), order), sep=sep, end=end, file=file or sys.stdout, flush=flush)
 
     jax.debug.callback(show, *[leaves[i] for i in dynamic], ordered=True)

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autolax.ops.state import is_tracer
+from autolax.ops.state import is_tracer, key_order, restore_order
 
 _OPS = {
     "add": operator.iadd,
@@ -130,12 +130,12 @@ def _block_length(block) -> int:
 
 
 def _row(block, k):
-    return jax.tree_util.tree_map(lambda a: a[k], block)
+    return restore_order(jax.tree_util.tree_map(lambda a: a[k], block), key_order(block))
 
 
 def _stack_items(items):
     try:
-        return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *items)
+        return restore_order(jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *items), key_order(items[0]))
     except (TypeError, ValueError) as exc:
         from autolax.ops.loops import Unstageable
 
@@ -227,7 +227,7 @@ class StackedList:
             return None
         if len(blocks) == 1:
             return blocks[0]
-        return jax.tree_util.tree_map(lambda *bs: jnp.concatenate(bs), *blocks)
+        return restore_order(jax.tree_util.tree_map(lambda *bs: jnp.concatenate(bs), *blocks), key_order(blocks[0]))
 
     def __jax_array__(self):
         tree = self.stacked_tree()
@@ -305,7 +305,7 @@ def appended_block(before, after):
         else:
             new_chunks.append((kind, payload))
     blocks = [_stack_items(p) if k == "items" else p for k, p in new_chunks]
-    block = blocks[0] if len(blocks) == 1 else jax.tree_util.tree_map(lambda *bs: jnp.concatenate(bs), *blocks)
+    block = blocks[0] if len(blocks) == 1 else restore_order(jax.tree_util.tree_map(lambda *bs: jnp.concatenate(bs), *blocks), key_order(blocks[0]))
     if was_list and all(k == "items" for k, _ in prefix_chunks):
         prefix = [x for _, p in prefix_chunks for x in p]
     else:

@@ -11,9 +11,10 @@ Which lax form a ``for`` takes:
 
 ================================  ====================================================
 static trip count                 ``lax.scan`` (reverse-differentiable)
-static trip count + ``break``     masked ``lax.scan`` if the loop carries floating-point
-(or ``return``) under a traced    values (so ``jax.grad`` works), else
-condition                         ``lax.while_loop`` (stops early)
+static trip count + ``break``     ``lax.while_loop`` (stops early); if the loop carries
+(or ``return``) under a traced    floating-point values, inside a ``jax.custom_jvp`` whose
+condition                         derivative is the masked ``lax.scan`` (so ``jax.grad``
+                                  works); a body that prints: the masked scan itself
 traced ``range`` bounds           ``lax.fori_loop``; with ``break``: ``lax.while_loop``
 ================================  ====================================================
 """
@@ -42,6 +43,8 @@ from autolax.ops.state import (
     cast,
     is_tracer,
     join_iterations,
+    key_order,
+    restore_order,
 )
 from autolax.ops.tracing import pack, trace, unpack
 
@@ -296,7 +299,7 @@ class _Appends:
                 )
             outputs[i] = prefix
             leaves, treedef = jax.tree_util.tree_flatten(block)
-            self.layout.append((i, treedef, len(leaves)))
+            self.layout.append((i, treedef, len(leaves), key_order(block)))
             extras.extend(leaves)
         return outputs, extras
 
@@ -305,10 +308,11 @@ class _Appends:
         (``inputs``: the lists the loop started from)."""
         values = list(values)
         it = iter(stacked_extras)
-        for i, treedef, n in self.layout:
+        for i, treedef, n, order in self.layout:
             leaves = [next(it) for _ in range(n)]
             leaves = [leaf.reshape((leaf.shape[0] * leaf.shape[1],) + leaf.shape[2:]) for leaf in leaves]
-            values[i] = append_block(values[i], jax.tree_util.tree_unflatten(treedef, leaves), extends=inputs[i])
+            block = restore_order(jax.tree_util.tree_unflatten(treedef, leaves), order)
+            values[i] = append_block(values[i], block, extends=inputs[i])
         return values
 
 
@@ -526,7 +530,7 @@ def _python_for(construct, iterable, loop_body, loop_test, values, static):
                     lambda *s: pack(list(s), n),
                     state,
                     construct,
-                )
+                )[0]
             )
         else:
             state = list(unpack(loop_body(item, *state), n))
@@ -587,8 +591,9 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
         registry.record(construct, "lax.scan")
         return pack(values_out, len(names))
 
-    if static_length and _inexact(state):
-        # Masked scan: reverse-differentiable, unlike a while_loop.
+    def masked(*init):
+        # Masked scan: all iterations run, those after the exit skip the body. Unlike a
+        # while_loop, it is reverse-differentiable.
         def masked_body(carry, x):
             __tracebackhide__ = True
             k, rest = carry[0], list(carry[1:])
@@ -596,7 +601,32 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
             return (k + 1, *new), None
 
         (_, *out), _ = lax.scan(masked_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
-        registry.record(construct, "lax.scan (masked)")
+        return list(out)
+
+    def early(*init):
+        __tracebackhide__ = True
+
+        def while_cond(carry):
+            __tracebackhide__ = True
+            k, rest = carry[0], list(carry[1:])
+            return jnp.logical_and(k < seq.length, test(rest))
+
+        def while_body(carry):
+            __tracebackhide__ = True
+            k, rest = carry[0], list(carry[1:])
+            return (k + 1, *step(k, None, rest)[0])
+
+        _, *out = lax.while_loop(while_cond, while_body, (jnp.asarray(0, jnp.int32), *init))
+        return list(out)
+
+    if static_length and _inexact(state):
+        effects = body_traced.jaxpr.effects or test_traced.jaxpr.effects
+        if effects:  # custom_jvp does not take effects (print): always the masked scan
+            out = masked(*init)
+            registry.record(construct, "lax.scan (masked)")
+        else:
+            out = _early_exit_with_masked_derivative(early, masked, init)
+            registry.record(construct, "lax.while_loop (grad: masked lax.scan)")
         return pack(state.rebuild(out), len(names))
 
     if test_traced is None:
@@ -609,17 +639,35 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
         registry.record(construct, "lax.fori_loop")
         return pack(state.rebuild(list(out)), len(names))
 
-    def while_cond(carry):
-        __tracebackhide__ = True
-        k, rest = carry[0], list(carry[1:])
-        return jnp.logical_and(k < seq.length, test(rest))
-
-    def while_body(carry):
-        __tracebackhide__ = True
-        k, rest = carry[0], list(carry[1:])
-        return (k + 1, *step(k, None, rest)[0])
-
-    _, *out = lax.while_loop(while_cond, while_body, (jnp.asarray(0, jnp.int32), *init))
+    out = early(*init)
     del n_leaves
     registry.record(construct, "lax.while_loop")
     return pack(state.rebuild(out), len(names))
+
+
+def _early_exit_with_masked_derivative(early, masked, init):
+    """Runs ``early`` (a ``while_loop`` that stops at the ``break``/``return``), except under
+    differentiation, where ``masked`` (the same loop as a masked ``scan``) supplies the
+    derivative, so ``jax.grad`` works and a plain call does not pay for the iterations after
+    the exit.
+
+    ``jax.custom_jvp`` picks the form: its primal rule is the while loop, its JVP rule the
+    masked scan's JVP (reverse mode transposes that). Both loops close over tracers (the
+    values the body reads); ``jax.closure_convert`` turns those into explicit arguments so
+    their tangents reach the JVP.
+    """
+    __tracebackhide__ = True
+    early_fn, early_consts = jax.closure_convert(early, *init)
+    masked_fn, masked_consts = jax.closure_convert(masked, *init)
+    n_init, n_early = len(init), len(early_consts)
+
+    @jax.custom_jvp
+    def loop(*args):
+        return early_fn(*args[:n_init], *args[n_init : n_init + n_early])
+
+    @loop.defjvp
+    def loop_jvp(primals, tangents):
+        pick = lambda xs: list(xs[:n_init]) + list(xs[n_init + n_early :])  # noqa: E731
+        return jax.jvp(lambda *a: masked_fn(*a), pick(primals), pick(tangents))
+
+    return loop(*init, *early_consts, *masked_consts)

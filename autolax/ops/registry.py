@@ -181,6 +181,24 @@ def converts_calls() -> bool:
     return _recursive.get()
 
 
+_staging: contextvars.ContextVar = contextvars.ContextVar("autolax_staging", default=0)
+
+
+@contextlib.contextmanager
+def staging():
+    """Marks the tracing of a branch or loop body that ``lax`` runs later, maybe many times
+    or not at all: Python side effects there (``print``) must be staged too."""
+    token = _staging.set(_staging.get() + 1)
+    try:
+        yield
+    finally:
+        _staging.reset(token)
+
+
+def in_staged_body() -> bool:
+    return _staging.get() > 0
+
+
 def record(construct, outcome: str, reason: str | None = None, iterations: int | None = None) -> None:
     rec = _recorder.get()
     if rec is not None and construct is not None:

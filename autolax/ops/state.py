@@ -198,6 +198,7 @@ class VarSpec:
     name: str
     treedef: object
     leaves: tuple
+    order: object = field(default=None, compare=False)  # see key_order
 
     @property
     def is_undefined(self) -> bool:
@@ -255,7 +256,44 @@ def var_spec(name: str, value, strong_numbers: bool = False) -> VarSpec:
                 f"stores in the object.\nFix: register {kind} as a pytree (jax.tree_util.register_dataclass "
                 f"or register_pytree_node_class), or carry its traced fields as separate variables."
             )
-    return VarSpec(name, treedef, tuple(leaf_spec(x, strong_numbers) for x in leaves))
+    return VarSpec(name, treedef, tuple(leaf_spec(x, strong_numbers) for x in leaves), key_order(value))
+
+
+def key_order(value):
+    """The insertion order of each dict in ``value`` (through nested lists, tuples and
+    dicts), or None if there is none to keep. A pytree round trip sorts a dict's keys, but
+    Python code sees insertion order (``for v in d.values()``, ``print(d)``): ``restore_order``
+    puts it back."""
+    if type(value) is dict:
+        subs = tuple((k, key_order(v)) for k, v in value.items())
+        try:
+            in_order = list(value) == sorted(value)
+        except TypeError:
+            in_order = False
+        if in_order and all(sub is None for _, sub in subs):
+            return None
+        return (dict, subs)
+    if isinstance(value, (list, tuple)):
+        subs = tuple(key_order(v) for v in value)
+        return (type(value), subs) if any(sub is not None for sub in subs) else None
+    return None
+
+
+def restore_order(value, order):
+    """``value`` (rebuilt from leaves) with the dict orders ``key_order`` recorded."""
+    if order is None:
+        return value
+    kind, subs = order
+    if kind is dict:
+        if type(value) is not dict or len(value) != len(subs) or any(k not in value for k, _ in subs):
+            return value
+        return {k: restore_order(value[k], sub) for k, sub in subs}
+    if type(value) is not kind or len(value) != len(subs):
+        return value
+    items = [restore_order(v, sub) for v, sub in zip(value, subs)]
+    if kind is list:
+        return items
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
 
 @dataclass
@@ -287,7 +325,7 @@ class State:
     def pending(self) -> "State":
         """This state with its undefined variables marked pending (see Undefined.pending)."""
         specs = [
-            VarSpec(s.name, s.treedef, (Leaf(False, value=Undefined(s.name, pending=True)),)) if s.is_undefined else s
+            VarSpec(s.name, s.treedef, (Leaf(False, value=Undefined(s.name, pending=True)),), s.order) if s.is_undefined else s
             for s in self.specs
         ]
         return State(specs, self.construct, self.extras)
@@ -312,7 +350,7 @@ class State:
         values = []
         for spec in self.specs:
             leaves = [next(it) if leaf.dynamic else leaf.value for leaf in spec.leaves]
-            values.append(jax.tree_util.tree_unflatten(spec.treedef, leaves))
+            values.append(restore_order(jax.tree_util.tree_unflatten(spec.treedef, leaves), spec.order))
         return values
 
     def describe(self, name: str) -> str:
@@ -444,7 +482,7 @@ def join_branches(true_state: State, false_state: State, construct) -> State:
                                 "or move the non-array value out of the `if`.",
                                 "in the `if` branch", "in the `else` branch")
             leaves.append(joined)
-        specs.append(VarSpec(a.name, a.treedef, tuple(leaves)))
+        specs.append(VarSpec(a.name, a.treedef, tuple(leaves), a.order))
     return State(specs, construct)
 
 
@@ -480,5 +518,5 @@ def join_iterations(before: State, after: State, construct) -> State:
                                 f".at[i].set(...), or mask), or keep the loop in Python over a static range.",
                                 "before the loop", "after one iteration")
             leaves.append(joined)
-        specs.append(VarSpec(a.name, a.treedef, tuple(leaves)))
+        specs.append(VarSpec(a.name, a.treedef, tuple(leaves), a.order))
     return State(specs, construct)

@@ -100,5 +100,6 @@ def trace(fn, in_state: State, out_names, *, construct=None, prefix=(), strong_n
         return leaves + list(extras)
 
     abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
-    jaxpr = jax.make_jaxpr(flat)(*abstract)
+    with registry.staging():
+        jaxpr = jax.make_jaxpr(flat)(*abstract)
     return Traced(jaxpr, captured["out"], captured["extras"])

@@ -12,6 +12,7 @@ plain name is bound to a temporary first).
 
 from __future__ import annotations
 
+from autolax.analysis import activity
 from autolax.transpile import anno, syntax
 
 _SIMPLE = (syntax.Name, syntax.Constant)
@@ -69,6 +70,7 @@ class _Transformer(syntax.NodeTransformer):
                 temp = self.ctx.namer.new("operand")
                 self.ctx.temporaries.add(temp)
                 bound = syntax.NamedExpr(target=syntax.name(temp, "store"), value=right)
+                activity.walrus_emitted()
                 parts.append(syntax.Compare(left=left, ops=[op], comparators=[bound]))
                 left = syntax.name(temp)
             else:

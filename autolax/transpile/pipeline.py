@@ -106,7 +106,7 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         globals=globals,
         closure=dict(closure or {}),
     )
-    with activity.caching():
+    with activity.caching(node):
         for rewrite in PASSES:
             node = rewrite.transform(node, ctx)
     return Converted(node=node, ctx=ctx, name=node.name)
