@@ -124,3 +124,50 @@ def test_definedness():
     assert defined.before[loop][1] == {"x", "xs", "y", "z"}  # maybe
     assert "w" not in defined.before[ret][0] and "w" in defined.before[ret][1]
     assert defined.assigned[(branch, "body")] == {"y", "z"}
+
+
+# ----------------------------------------------------------------------------- pass gating
+def _features(src):
+    from autolax.transpile.pipeline import features
+
+    return features(syntax.parse(textwrap.dedent(src)).body[0])
+
+
+def test_features_decide_which_passes_run():
+    plain = _features("""
+        def f(x, xs):
+            y = x.w
+            for v in xs:
+                y = y + v
+            def g(a):
+                return a
+            return y if x else -y
+    """)
+    assert {"For", "IfExp"} <= plain
+    assert not plain & {"EarlyReturn", "Break", "Continue", "LoopElse", "Subscript.Store", "Attribute.Store", "append", "Compare.chain"}
+    busy = _features("""
+        def f(x, xs, p):
+            out = []
+            for v in xs:
+                if v > 0:
+                    continue
+                while 0 < v < 1:
+                    break
+                else:
+                    out.append(v)
+                xs[0] = v
+                p.w = v
+                if v:
+                    return v
+            return out
+    """)
+    assert {"EarlyReturn", "Break", "Continue", "LoopElse", "Subscript.Store", "Attribute.Store", "append", "Compare.chain"} <= busy
+    # a `return` that is not its function's last statement is early, also in nested functions
+    assert "EarlyReturn" in _features("""
+        def f(x):
+            def g(a):
+                if a:
+                    return 1
+                return 2
+            return g(x)
+    """)
