@@ -227,3 +227,22 @@ def selects_python_numbers(a, n):
 @pytest.mark.parametrize("a", [-2.0, 0.5])
 def test_select_of_python_numbers(a):
     assert_matches(selects_python_numbers, a, 4)
+
+
+def first_assigned_in_list_loop_after_return(a, n, xs):
+    # Found by the fuzzer (seed 601189, reduced): the traced `return` before the loop makes
+    # every iteration of the Python loop over `coef` masked; `w`, first assigned in the
+    # loop, is unassigned on the masked side, which only a path that returned takes.
+    coef = [0.0, 1.0]
+    if a == n / 2:
+        return -1.0
+    for c in coef:
+        w = xs[0] + c
+        if w > a:
+            return w
+    return w * 2.0
+
+
+@pytest.mark.parametrize("a", [1.0, 2.0, 10.0])
+def test_variable_first_assigned_in_masked_python_loop(a):
+    assert_matches(first_assigned_in_list_loop_after_return, a, 2, np.array([1.5, 0.0], np.float32))

@@ -37,6 +37,7 @@ from autolax.ops.data import StackedList, append_block, appended_block
 from autolax.ops.state import (
     Leaf,
     State,
+    Undefined,
     VarSpec,
     abstract,
     any_tracer,
@@ -523,6 +524,10 @@ def _python_for(construct, iterable, loop_body, loop_test, values, static):
         except StopIteration:
             break
         if is_tracer(pred):  # a traced `break` in an unrolled loop: mask the iteration
+            # The masked side is a path that already left the loop (`break` or `return`):
+            # a variable still unassigned there is one Python never reads on it (after a
+            # `return`) or would fail to read. It takes the type the iteration gives it.
+            state = [Undefined(v.name, pending=True) if isinstance(v, Undefined) else v for v in state]
             state = list(
                 staged_cond(
                     pred,
