@@ -184,8 +184,8 @@ def first_crossing_lax(xs, level):
 
 
 def first_crossing_flag_lax(xs, level):
-    """The same search written the way autolax lowers it: a ``found`` flag set by a
-    ``lax.cond`` in the body, tested by the loop condition."""
+    """The same search written the way autolax lowers it: a ``found`` flag, set in the body
+    with selects (the ``if`` only assigns values), tested by the loop condition."""
     n = xs.shape[0]
 
     def cond(carry):
@@ -194,8 +194,8 @@ def first_crossing_flag_lax(xs, level):
 
     def body(carry):
         i, index, found = carry
-        index, found = lax.cond(xs[i] > level, lambda f, b: (i, True), lambda f, b: (f, b), index, found)
-        return i + 1, index, found
+        hit = xs[i] > level
+        return i + 1, jnp.where(hit, i, index), hit | found
 
     return lax.while_loop(cond, body, (0, -1, False))[1]
 
@@ -203,7 +203,8 @@ def first_crossing_flag_lax(xs, level):
 # --------------------------------------------------------------------------- early return
 def escape_time(x, v, limit, n_steps):
     """Steps until a driven oscillator leaves ``[-limit, limit]``: an early ``return``
-    from a fixed-trip loop that carries floats (autolax: masked scan, for ``jax.grad``)."""
+    from a fixed-trip loop that carries floats (autolax: a while_loop that stops at the
+    ``return``, differentiated as a masked scan)."""
     for step in range(n_steps):
         v = v + DT * (-K * x + 0.3 * v)
         x = x + DT * v
@@ -228,8 +229,29 @@ def escape_time_lax(x, v, limit, n_steps):
     return jnp.where(jnp.abs(x) > limit, step - 1, n_steps), x
 
 
+def escape_time_flag_lax(x, v, limit, n_steps):
+    """The same loop written the way autolax lowers it for a plain call: a ``lax.while_loop``
+    that carries the ``return`` flag and value, set with selects (under ``jax.grad`` autolax
+    differentiates ``escape_time_masked_lax`` instead)."""
+
+    def cond(carry):
+        step, _, _, done, _, _ = carry
+        return (step < n_steps) & ~done
+
+    def body(carry):
+        step, x, v, done, out_step, out_x = carry
+        v = v + DT * (-K * x + 0.3 * v)
+        x = x + DT * v
+        hit = jnp.abs(x) > limit
+        return step + 1, x, v, hit | done, jnp.where(hit, step, out_step), jnp.where(hit, x, out_x)
+
+    init = (0, jnp.float32(x), jnp.float32(v), False, 0, jnp.float32(x))
+    step, x, _, done, out_step, out_x = lax.while_loop(cond, body, init)
+    return jnp.where(done, out_step, n_steps), jnp.where(done, out_x, x)
+
+
 def escape_time_masked_lax(x, v, limit, n_steps):
-    """The same loop as a masked ``lax.scan`` (what autolax emits, reverse-differentiable):
+    """The same loop as a masked ``lax.scan`` (the form autolax differentiates):
     all ``n_steps`` iterations run, those after the exit skip their work with a ``lax.cond``."""
 
     def body(carry, _):
@@ -385,16 +407,18 @@ PROGRAMS = [
     Program(
         "first_crossing", "for + break (search)", first_crossing, first_crossing_lax, lambda s: _crossing_input(max(20, int(50_000 * s))),
         twin=first_crossing_flag_lax,
-        note="autolax lowers `break` to a flag set by a `lax.cond` in every iteration; the hand-written loop tests "
-        "`xs[i] <= level` in its condition instead. Same form: `first_crossing_flag_lax`.",
+        note="autolax lowers `break` to a flag the body sets (with a select) and the loop condition tests; the "
+        "hand-written loop tests `xs[i] <= level` in its condition instead, one comparison per iteration fewer. "
+        "Same form: `first_crossing_flag_lax`.",
     ),
     Program(
         "escape_time", "early return, float state", escape_time, escape_time_lax, lambda s: (0.1, 0.0, 2.0, max(10, int(20_000 * s))),
         static_argnums=(3,),
-        twin=escape_time_masked_lax,
-        note="autolax emits a masked `lax.scan` (all N iterations run, those after the `return` skip their work; "
-        "reverse-differentiable); the hand-written loop is a `lax.while_loop` that stops at the exit (step 2,029 of 20,000 at full size). "
-        "Same form: `escape_time_masked_lax`.",
+        twin=escape_time_flag_lax,
+        note="both stop at the exit (step 2,029 of 20,000 at full size); autolax's `lax.while_loop` also carries the "
+        "`return` flag and value, set with selects, where the hand-written loop tests `abs(x) <= limit` in its "
+        "condition. Same form: `escape_time_flag_lax`. (Under `jax.grad` autolax differentiates the masked "
+        "`lax.scan` `escape_time_masked_lax`, where all 20,000 iterations run.)",
     ),
     Program(
         "rnn", "list appends", rnn, rnn_lax,

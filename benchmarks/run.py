@@ -117,7 +117,8 @@ def compile_cost(trip_counts, max_unrolled, repeats):
         values = {}
         # Unrolled runs take seconds to minutes each at large N: fewer repeats there.
         unrolled_reps = 0 if n > max_unrolled else repeats if n <= 100 else 2 if n <= 1000 else 1
-        for rep in range(repeats):
+        # The others take tens of milliseconds: more repeats steady their medians.
+        for rep in range(2 * repeats + 1):
             for name in VARIANTS:
                 if name == UNROLLED and rep >= unrolled_reps:
                     continue
@@ -419,7 +420,7 @@ def main(argv=None):
         compile_results = compile_cost(trip_counts, max_unrolled, repeats)
         print("## Compile cost against trip count\n")
         print("First call of the same loop (`benchmarks/programs.py: energy`): convert + trace + compile + run,")
-        print(f"fresh function objects each time; median of {repeats} runs (unrolled: {repeats} up to N = 100,")
+        print(f"fresh function objects each time; median of {2 * repeats + 1} runs (unrolled: {repeats} up to N = 100,")
         print("2 at N = 1,000, 1 above).\n")
         print(compile_table(compile_results, max_unrolled) + "\n")
         note = unrolled_note(compile_results, max_unrolled)

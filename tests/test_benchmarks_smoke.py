@@ -35,3 +35,22 @@ def test_quick_benchmark_run(tmp_path):
     assert data["compile"]["30"]["jax.jit (Python loop, unrolled)"] is None
     if has_matplotlib:
         assert (tmp_path / "compile_cost.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_early_return_program_differentiates_like_its_masked_scan():
+    import jax
+    import numpy as np
+
+    import autolax
+
+    spec = importlib.util.spec_from_file_location("benchmark_programs_2", ROOT / "benchmarks" / "programs.py")
+    programs = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = programs
+    spec.loader.exec_module(programs)
+    fn = autolax.jit(programs.escape_time, static_argnums=3)
+    for limit in (0.15, 2.0):  # exits early / runs to the end (the start, 0.1, is inside both)
+        for form in (programs.escape_time_masked_lax, programs.escape_time_flag_lax, programs.escape_time_lax):
+            np.testing.assert_allclose(fn(0.1, 0.0, limit, 300), form(0.1, 0.0, limit, 300), rtol=1e-6)
+        got = jax.grad(lambda x: fn(x, 0.0, limit, 300)[1])(0.1)
+        want = jax.grad(lambda x: programs.escape_time_masked_lax(x, 0.0, limit, 300)[1])(0.1)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
