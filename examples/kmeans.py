@@ -4,8 +4,10 @@ Each iteration assigns every point to its nearest centroid, then moves each cent
 mean of its points -- or leaves it where it is when no point chose it. The loop stops early
 once no centroid moves by more than ``tol``. ``autolax.jit`` turns the per-cluster loop
 into a ``lax.scan`` whose appended centroids are stacked for free, the empty-cluster test
-into a ``lax.cond``, and the outer loop with its ``break`` into a masked ``lax.scan``
-(iterations after convergence are skipped), which keeps the function differentiable.
+into a ``lax.cond``, and the outer loop with its ``break`` into a ``lax.while_loop`` that
+stops at convergence; under ``jax.grad`` that loop is differentiated as a masked
+``lax.scan`` (iterations after convergence are skipped), so the function stays
+differentiable.
 
     >>> import autolax
     >>> centroids, labels, iterations = autolax.jit(kmeans)(points, initial_centroids)

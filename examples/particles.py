@@ -3,9 +3,10 @@
 Particles move under gravity and bounce off the floor; the simulation reports the first
 step at which any particle crosses a wall, and which particle it was -- by returning from
 inside the nested loops, the natural way to write "stop at the first one". ``autolax.jit``
-lowers the early ``return`` to flags in the carried state: both loops become masked
-``lax.scan``s (the remaining iterations are skipped once a particle is out), and the
-``or`` of two traced comparisons a ``jnp.logical_or``.
+lowers the early ``return`` to flags in the carried state: both loops become
+``lax.while_loop``s that stop once a particle is out (differentiated as masked
+``lax.scan``s under ``jax.grad``), and the ``or`` of two traced comparisons a
+``jnp.logical_or``.
 
     >>> import autolax
     >>> step, particle, pos = autolax.jit(first_escape)(pos, vel)
