@@ -14,7 +14,14 @@ from autolax import api
 from autolax.errors import UnrolledLoopError
 from autolax.ops import registry
 
-_PRIMITIVE = {"lax.cond": "cond", "lax.select": "select_n", "lax.while_loop (grad: masked lax.scan)": "while", "lax.while_loop": "while", "lax.fori_loop": "while", "lax.scan": "scan"}
+_PRIMITIVE = {
+    "lax.cond": "cond",
+    "lax.select": "select_n",
+    "lax.while_loop": "while",
+    "lax.while_loop (grad: masked lax.scan)": "while",
+    "lax.fori_loop": "while",
+    "lax.scan": "scan",
+}
 
 
 @dataclass

@@ -182,15 +182,14 @@ _cache: contextvars.ContextVar = contextvars.ContextVar("autolax_activity_cache"
 
 
 @contextlib.contextmanager
-def caching(fn_node):
-    """Memoises ``local_names`` / ``declared_nonlocal`` per node while converting the
-    function ``fn_node``: several passes ask, and the answers do not change between them
+def caching(walrus: bool = True):
+    """Memoises ``local_names`` / ``declared_nonlocal`` per node while converting one
+    function: several passes ask, and the answers do not change between them
     (the only names passes add -- jump flags, temporaries -- are irrelevant to the askers).
 
-    Also remembers whether the function holds an assignment expression (``:=``): most do
-    not, and then ``writes`` need not search expressions, which is most of its work. A pass
-    that emits one calls ``walrus_emitted``."""
-    walrus = any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(fn_node))
+    ``walrus``: whether the function holds an assignment expression (``:=``). Most do not,
+    and then ``writes`` need not search expressions, which is most of its work. A pass that
+    emits one calls ``walrus_emitted``."""
     token = _cache.set({"walrus": walrus})
     try:
         yield

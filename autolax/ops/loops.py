@@ -673,6 +673,6 @@ def _early_exit_with_masked_derivative(early, masked, init):
     @loop.defjvp
     def loop_jvp(primals, tangents):
         pick = lambda xs: list(xs[:n_init]) + list(xs[n_init + n_early :])  # noqa: E731
-        return jax.jvp(lambda *a: masked_fn(*a), pick(primals), pick(tangents))
+        return jax.jvp(masked_fn, pick(primals), pick(tangents))
 
     return loop(*init, *early_consts, *masked_consts)

@@ -56,7 +56,8 @@ PASSES = (
 
 # A pass with nothing to rewrite leaves the tree as it is, so it is skipped unless the
 # function has one of these features (see ``features``); the others always run. Most
-# functions have no `continue`, ternary or item assignment: this halves conversion time.
+# functions have no `continue`, ternary or item assignment: this saves about 15% of the
+# conversion time.
 _JUMPS = {"Break", "Continue", "EarlyReturn"}
 NEEDS = {
     bound_names: _JUMPS,
@@ -164,7 +165,7 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         closure=dict(closure or {}),
     )
     present = features(node)
-    with activity.caching(node):
+    with activity.caching(walrus="NamedExpr" in present):
         for rewrite in PASSES:
             needs = NEEDS.get(rewrite)
             if needs is not None and not needs & present:
