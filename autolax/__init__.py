@@ -22,21 +22,6 @@ from autolax.errors import (
 __version__ = "0.1.0"
 
 
-def _hide_internal_frames():
-    """Drop autolax's own frames from JAX's filtered tracebacks, as JAX drops its own: an
-    error while tracing converted code then shows the user's lines only."""
-    import os
-
-    try:
-        from jax._src import traceback_util
-
-        traceback_util.register_exclusion(os.path.dirname(__file__))
-    except (ImportError, AttributeError):  # a JAX without this hook: full tracebacks
-        pass
-
-
-_hide_internal_frames()
-
 __all__ = [
     "AutolaxError",
     "CallConversionWarning",

@@ -1,4 +1,9 @@
-"""Public entry points: ``jit``, ``convert``, ``to_source``, ``do_not_convert``."""
+"""Public entry points: ``jit``, ``convert``, ``to_source``, ``do_not_convert``.
+
+Conversion is cached per code object (one conversion per function body) and per function
+object (one converted function per function), without keeping either alive: a redefined
+function (a notebook cell run again) frees the old conversion with the old function.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +13,59 @@ import threading
 import types
 import warnings
 import weakref
+from dataclasses import dataclass
 
 import jax
 
 from autolax import ops as _ops
 from autolax.errors import CallConversionWarning, ConversionError, NoSourceWarning
-from autolax.ops import registry
+from autolax.ops import calls as _calls
+from autolax.ops import report
 from autolax.transpile import pipeline
 from autolax.transpile.source import SourceUnavailable
 
 _lock = threading.RLock()
-# code object -> (Converted, compiled inner code); one conversion per function body.
-_CODE_CACHE: dict = {}
-# function object -> converted function
+
+
+class _CodeCache:
+    """code object -> (converted source text, compiled inner code), held weakly by the key.
+
+    Keyed by identity: equal code objects from two files (or two definitions) are distinct
+    functions whose sources may differ."""
+
+    def __init__(self):
+        self._entries: dict = {}
+
+    def get(self, code):
+        hit = self._entries.get(id(code))
+        return hit[1] if hit is not None and hit[0]() is code else None
+
+    def put(self, code, value):
+        key = id(code)
+        self._entries[key] = (weakref.ref(code, lambda _, key=key: self._entries.pop(key, None)), value)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def clear(self):
+        self._entries.clear()
+
+
+_CODE_CACHE = _CodeCache()
+# function -> its converted function. The converted function refers back to the original
+# only weakly (``_original``), so the entry dies with the function.
 _FN_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-# autolax.jit object -> (original function, static_argnums, static_argnames)
-_JIT_INFO: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _FAILED_CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class JitInfo:
+    """What ``autolax.jit`` was given; kept on the ``jax.jit`` object it returns."""
+
+    fn: object
+    static_argnums: object
+    static_argnames: object
+    strict: bool
 
 
 def do_not_convert(fn):
@@ -36,36 +77,24 @@ def do_not_convert(fn):
 
 def _original(fn):
     """The user's function behind a converted function or an ``autolax.jit`` object."""
-    info = _JIT_INFO.get(fn) if _weakrefable(fn) else None
+    info = jit_info(fn)
     if info is not None:
-        return info[0]
-    return getattr(fn, "__autolax_original__", fn)
-
-
-def _weakrefable(obj) -> bool:
-    try:
-        weakref.ref(obj)
-        return True
-    except TypeError:
-        return False
+        return info.fn
+    ref = getattr(fn, "__autolax_original__", None)
+    original = ref() if isinstance(ref, weakref.ref) else None
+    return original if original is not None else fn
 
 
 def _converted_code(fn):
-    """Converts and compiles ``fn``'s body once per code object."""
+    """Converts and compiles ``fn``'s body once per code object: (source text, code)."""
     code = fn.__code__
-    key = (code, code.co_filename)  # equal code objects from different files must not share
     with _lock:
-        hit = _CODE_CACHE.get(key)
-        if hit is not None:
-            return hit
-        converted = pipeline.convert_function(fn)
-        inner = pipeline.compile_converted(fn, converted)
-        for nested in pipeline.code_objects(inner):
-            construct = converted.ctx.constructs.get(nested.co_name)
-            if construct is not None:
-                registry.register(nested, construct)
-        _CODE_CACHE[key] = (converted, inner)
-        return converted, inner
+        hit = _CODE_CACHE.get(code)
+        if hit is None:
+            converted = pipeline.convert_function(fn)
+            hit = (converted.source(), pipeline.compile_converted(fn, converted))
+            _CODE_CACHE.put(code, hit)
+        return hit
 
 
 def _convert_function(fn):
@@ -73,10 +102,11 @@ def _convert_function(fn):
         hit = _FN_CACHE.get(fn)
         if hit is not None:
             return hit
-        converted, inner = _converted_code(fn)
-        new = pipeline.make_function(fn, converted, inner, _ops)
+        source, inner = _converted_code(fn)
+        new = pipeline.make_function(fn, inner, _ops)
         new.__autolax_converted__ = True
-        new.__autolax_original__ = fn
+        new.__autolax_original__ = weakref.ref(fn)
+        new.__autolax_source__ = source
         _FN_CACHE[fn] = new
         return new
 
@@ -85,17 +115,17 @@ def _with_options(fn, converted, *, strict: bool, recursive: bool):
     """``converted`` run with non-default options (they hold for the whole call, including
     the functions it calls)."""
 
-    @functools.wraps(fn)
+    @functools.wraps(converted)
     def with_options(*args, **kwargs):
         with contextlib.ExitStack() as options:
             if strict:
-                options.enter_context(registry.strict_mode(True))
+                options.enter_context(report.strict_mode(True))
             if not recursive:
-                options.enter_context(registry.calls_converted(False))
+                options.enter_context(report.calls_converted(False))
             return converted(*args, **kwargs)
 
+    del with_options.__wrapped__  # it would keep a strong reference chain to the original
     with_options.__autolax_converted__ = True
-    with_options.__autolax_original__ = fn
     return with_options
 
 
@@ -158,7 +188,7 @@ def convert_callee(fn):
         return _convert_function(fn)
     except (SourceUnavailable, ConversionError) as exc:
         _FAILED_CALLEES[fn] = True
-        if isinstance(exc, ConversionError) or registry.is_strict():
+        if isinstance(exc, ConversionError) or report.is_strict():
             warnings.warn(
                 f"autolax could not convert '{fn.__qualname__}', called from converted code; it runs "
                 f"as written:\n{exc}",
@@ -166,6 +196,24 @@ def convert_callee(fn):
                 stacklevel=4,
             )
         return fn
+
+
+_calls.set_converter(convert_callee)
+
+
+def _own_function(converted):
+    """A new function object running ``converted``'s code. ``jax.jit`` caches traces per
+    function object and static argument values -- not per set of static positions -- so two
+    ``autolax.jit`` wrappers of one function with different ``static_argnums`` must not
+    share a function object."""
+    own = types.FunctionType(
+        converted.__code__, converted.__globals__, converted.__name__, converted.__defaults__, converted.__closure__
+    )
+    own.__kwdefaults__ = converted.__kwdefaults__
+    own.__dict__.update(converted.__dict__)
+    for attr in ("__doc__", "__module__", "__qualname__", "__annotations__"):
+        setattr(own, attr, getattr(converted, attr))
+    return own
 
 
 def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, strict: bool = False, **jit_kwargs):
@@ -199,25 +247,28 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     if fn is None:
         return functools.partial(jit, strict=strict, **options)
     converted = convert(fn, strict=strict)
-    jitted = jax.jit(converted, **options)
-    if _weakrefable(jitted):
-        _JIT_INFO[jitted] = (fn, options.get("static_argnums"), options.get("static_argnames"), strict)
+    jitted = jax.jit(_own_function(converted), **options)
+    jitted.__autolax_jit__ = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict)
     return jitted
 
 
-def jit_info(fn):
-    """(original function, static_argnums, static_argnames, strict) of an autolax.jit object."""
-    return _JIT_INFO.get(fn) if _weakrefable(fn) else None
+def jit_info(fn) -> JitInfo | None:
+    """What ``autolax.jit`` was given, for an object it returned (else None)."""
+    info = getattr(fn, "__autolax_jit__", None)
+    return info if isinstance(info, JitInfo) else None
 
 
 def to_source(fn) -> str:
     """The converted source of ``fn`` (a function, a converted function or an
     ``autolax.jit`` object), as autolax runs it."""
+    source = getattr(fn, "__autolax_source__", None)
+    if isinstance(source, str):
+        return source
     original = _original(fn)
     if not isinstance(original, types.FunctionType):
         raise TypeError(f"autolax.to_source expects a Python function, got {type(fn).__name__}")
     try:
-        converted, _ = _converted_code(original)
+        source, _ = _converted_code(original)
     except SourceUnavailable as exc:
         raise ConversionError(f"cannot read the source of '{original.__qualname__}': {exc}") from None
-    return converted.source()
+    return source

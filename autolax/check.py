@@ -10,18 +10,9 @@ from dataclasses import dataclass, field
 
 import jax
 
-from autolax import api
+from autolax import api, plan, sites
 from autolax.errors import UnrolledLoopError
-from autolax.ops import registry
-
-_PRIMITIVE = {
-    "lax.cond": "cond",
-    "lax.select": "select_n",
-    "lax.while_loop": "while",
-    "lax.while_loop (grad: masked lax.scan)": "while",
-    "lax.fori_loop": "while",
-    "lax.scan": "scan",
-}
+from autolax.ops import report as recording
 
 
 @dataclass
@@ -39,9 +30,7 @@ class Row:
 
     @property
     def location(self) -> str:
-        from autolax.transpile.context import display_filename
-
-        return f"{os.path.basename(display_filename(self.filename))}:{self.lineno}"
+        return f"{os.path.basename(sites.display_filename(self.filename))}:{self.lineno}"
 
     @property
     def unrolled(self) -> bool:
@@ -66,12 +55,11 @@ class TraceReport:
         """Every staged statement appears in the jaxpr as its primitive."""
         expected = Counter()
         for r in self.rows:
-            prim = _PRIMITIVE.get(r.became)
-            if r.became == "lax.scan (masked)":
-                expected["scan"] += r.times
-                expected["cond"] += r.times
-            elif prim:
+            prim = plan.PRIMITIVE.get(r.became)
+            if prim:
                 expected[prim] += r.times
+            if r.became == plan.MASKED_SCAN:  # each iteration's body sits in a cond
+                expected["cond"] += r.times
         return all(self.primitives.get(p, 0) >= n for p, n in expected.items())
 
     def to_dicts(self) -> list:
@@ -142,9 +130,9 @@ def count_equations(jaxpr) -> int:
 def _target(fn):
     info = api.jit_info(fn)
     if info is not None:
-        original, static_argnums, static_argnames, _ = info
+        original, static_argnums, static_argnames = info.fn, info.static_argnums, info.static_argnames
     else:
-        original = getattr(fn, "__autolax_original__", fn)
+        original = api._original(fn)
         static_argnums = static_argnames = None
     if not isinstance(original, types.FunctionType):
         raise TypeError(f"autolax.trace_check expects a function or an autolax.jit object, got {fn!r}")
@@ -173,8 +161,8 @@ def trace_check(fn, *args, **kwargs) -> TraceReport:
         return converted(*a, **k)
 
     jitted = jax.jit(traced, static_argnums=static_argnums, static_argnames=static_argnames)
-    recorder = registry.Recorder()
-    with registry.recording(recorder):
+    recorder = recording.Recorder()
+    with recording.recording(recorder):
         jaxpr = jitted.trace(*args, **kwargs).jaxpr
     report = TraceReport(_rows(recorder), jaxpr, dict(primitive_counts(jaxpr.jaxpr)))
     if report.unrolled:
@@ -204,8 +192,8 @@ def _rows(recorder) -> list:
     grouped: dict = {}
     order = []
     for event in recorder.events:
-        c = event.construct
-        if isinstance(c, registry.ExpressionSite) and not _written_by_user(c):
+        c = event.site
+        if isinstance(c, recording.ExpressionSite) and not _written_by_user(c):
             continue
         key = (c.filename, c.lineno, c.kind, event.outcome)
         if key not in grouped:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from autolax import demo
+from autolax.sourcegen import Options, run
+
 
 def _demo(args) -> int:
-    from autolax import demo
-
     demo.run(n_steps=args.steps)
     return 0
 
@@ -18,8 +19,6 @@ def _names(value):
 
 
 def _convert(args) -> int:
-    from autolax.sourcegen import Options, run
-
     options = Options(standalone=args.standalone, all=args.all, only=_names(args.only), static=_names(args.static))
     return run(args.sources, args.output, options, diff=args.diff, check=args.check)
 

@@ -9,6 +9,7 @@ import jax
 import numpy as np
 
 import autolax
+from autolax.check import count_equations
 from autolax.examples import spring
 
 
@@ -54,6 +55,4 @@ def run(n_steps: int = 1000, out=print) -> dict:
 
 
 def _equations(closed_jaxpr) -> int:
-    from autolax.check import count_equations
-
     return count_equations(closed_jaxpr.jaxpr)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class AutolaxError(Exception):
     """Base class of every error autolax raises itself.
@@ -67,7 +69,7 @@ class ConversionError(AutolaxError):
         return "\n".join(lines)
 
 
-class UndefinedVariableError(AutolaxError, NameError):
+class UndefinedVariableError(AutolaxError, UnboundLocalError):
     """A variable is used where it may not have a value.
 
     Python only notices an unbound variable on the path that reads it. A staged ``if`` runs
@@ -82,7 +84,11 @@ class UndefinedVariableError(AutolaxError, NameError):
           return y          # 'y' is assigned only in the `if` branch
 
     * a variable is read before it is assigned (for example a loop reading a value it only
-      assigns later in its body).
+      assigns later in its body), or after a loop that ran zero times was its only
+      assignment. When that depends on traced values (a loop over a traced range), the check
+      runs when the program runs (see ``autolax.jit``: it raises this error then).
+
+    It is an ``UnboundLocalError`` (a ``NameError``), as Python raises.
 
     Fix: give the variable a value before the ``if`` / loop (``y = 0.0``,
     ``y = jnp.zeros_like(x)``), or assign it in both branches.
@@ -110,6 +116,57 @@ class StateMismatchError(AutolaxError, TypeError):
 
     Fix: give the variable its final shape and type before the statement (``best = -jnp.inf``,
     ``x = jnp.zeros(n_max)`` plus a mask), or compute it outside the loop.
+    """
+
+
+class ArrayConditionError(AutolaxError, ValueError):
+    """The condition of an ``if`` / ``while`` (or an operand of ``and`` / ``or`` / ``not``) is
+    a traced array with more than one element. Python (NumPy) raises ``ValueError`` for the
+    truth value of such an array; so does autolax, naming the statement.
+
+    Fix: reduce the condition to one value first: ``if jnp.any(c):`` or ``if jnp.all(c):``.
+    """
+
+
+class StagedEffectError(AutolaxError):
+    """A Python side effect inside a staged branch or loop body would run once, while
+    tracing, instead of when the program runs.
+
+    Raised for: appending to (or otherwise mutating) a global or a container that the
+    statement does not carry, inside a staged loop or ``if``; a ``raise`` under a traced
+    condition inside a ``try`` that could catch it (the handler would have to run depending
+    on data). The message names the value and the statement.
+
+    Fix: return the values from the function (or carry them in a local variable of the
+    function), and compute the flag that decides an error with ``jnp`` instead of
+    catching it.
+    """
+
+
+class RuntimeCheckError(AutolaxError, RuntimeError):
+    """A condition that autolax checks when the program runs failed, and it has no exception
+    of the user's to raise: a loop with ``max_steps`` ran longer while differentiated.
+
+    (A ``raise`` or ``assert`` under a traced condition raises the user's own exception when
+    called through ``autolax.jit``; under plain ``jax.jit`` every failed check surfaces as
+    ``jax.errors.JaxRuntimeError`` whose message starts with ``autolax:``.)
+    """
+
+
+class SourceChangedError(ConversionError):
+    """The source file of a function changed after the function was defined: autolax
+    would convert code that is not the code running.
+
+    Fix: re-import the module (or re-run the cell) so the function matches its file.
+    """
+
+
+class TracedRecursionError(AutolaxError, RecursionError):
+    """A converted function calls itself while it is being traced, and the recursion depth
+    depends on traced values: tracing would never end.
+
+    Fix: write the recursion as a loop (a ``while`` with an explicit stack or state), or
+    make the recursion depth depend on Python values only.
     """
 
 
@@ -153,3 +210,199 @@ class CallConversionWarning(UserWarning):
 
     Its own ``if``/loops then behave as under plain ``jax.jit``. The warning says why.
     """
+
+
+# ----------------------------------------------------------------------------- catalogue
+# Every message autolax shows comes from here, so every path (the decorator, files written
+# by `autolax convert`, --standalone) says the same words. Each entry: the error class, a
+# message template, a fix template, and the README section that explains the rule.
+# Fields: {what} (a variable, quoted, or what a generated one stands for), {name}, {where}
+# (file:line), {stmt} (`the `while` loop at f.py:3`), {source} (the statement as written),
+# and entry-specific ones.
+@dataclass(frozen=True)
+class Message:
+    error: type
+    text: str
+    fix: str
+    docs: str  # README anchor
+
+
+MESSAGES = {
+    "if-one-sided": Message(
+        UndefinedVariableError,
+        "{what} is assigned only in the {side} branch of {stmt}, and used after it:\n    {source}\n"
+        "The condition is traced, so both branches are staged with lax.cond and each must give {what} a value.",
+        "assign {what} before the `if` (for example {name} = jnp.zeros_like(...)), or in the {other} branch too.",
+        "#when-autolax-says-no",
+    ),
+    "if-list-append": Message(
+        StateMismatchError,
+        "{what} is {first} in the `if` branch and {second} in the `else` branch of {stmt}\n    {source}\n"
+        "The condition is traced, so appending to a list in one branch only would make the list's length "
+        "depend on data.",
+        "append in both branches (for example a masked value), or write into a preallocated array with "
+        ".at[i].set(...) instead of {what}.",
+        "#the-rules-semantics",
+    ),
+    "if-structure": Message(
+        StateMismatchError,
+        "{what} is {first} in the `if` branch and {second} in the `else` branch of {stmt}\n    {source}\n"
+        "The condition is traced, so lax.cond needs both branches to give it the same structure.",
+        "give {what} the same structure (same container, same number of items) in both branches.",
+        "#when-autolax-says-no",
+    ),
+    "if-shape": Message(
+        StateMismatchError,
+        "{what} is {first} in the `if` branch and {second} in the `else` branch of {stmt}\n    {source}\n"
+        "The condition is traced, so lax.cond needs both branches to give it the same shape; non-array "
+        "values (strings, objects) must be equal.",
+        "compute values of one shape in both branches (pad, mask, or use jnp.where), or move the non-array "
+        "value out of the `if`.",
+        "#when-autolax-says-no",
+    ),
+    "loop-structure": Message(
+        StateMismatchError,
+        "{what} is {first} before the loop and {second} after one iteration of {stmt}\n    {source}\n"
+        "A staged loop carries each variable with one structure for every iteration.",
+        "give {what} its final structure before the loop.",
+        "#when-autolax-says-no",
+    ),
+    "loop-none": Message(
+        StateMismatchError,
+        "{what} is {first} before the loop and {second} after one iteration of {stmt}\n    {source}\n"
+        "A staged loop cannot carry None: each carried variable needs an array value before the loop.",
+        "initialise {what} before the loop with a value of its final type (for example -jnp.inf, 0.0 or "
+        "jnp.zeros(...)), and a separate flag if 'no value yet' matters.",
+        "#when-autolax-says-no",
+    ),
+    "loop-shape": Message(
+        StateMismatchError,
+        "{what} is {first} before the loop and {second} after one iteration of {stmt}\n    {source}\n"
+        "A staged loop carries each variable with one shape for every iteration.",
+        "give {what} a fixed shape (preallocate and write with .at[i].set(...), or mask), or keep the loop "
+        "in Python over a static range.",
+        "#when-autolax-says-no",
+    ),
+    "loop-loses-value": Message(
+        UndefinedVariableError,
+        "{what} has a value before {stmt} but not after an iteration of it\n    {source}",
+        "do not `del` {what} in the loop, or assign it again before the iteration ends.",
+        "#when-autolax-says-no",
+    ),
+    "loop-types-unsettled": Message(
+        StateMismatchError,
+        "the types carried by {stmt} do not settle (they change on every iteration)\n    {source}",
+        "give each carried variable its final dtype before the loop (for example 0.0 instead of 0).",
+        "#when-autolax-says-no",
+    ),
+    "loop-condition-static": Message(
+        StateMismatchError,
+        "the condition of {stmt} does not depend on any traced value, but the loop carries traced values "
+        "whose shapes or types change\n    {source}",
+        "give the carried values one shape and type, so the loop can be staged.",
+        "#when-autolax-says-no",
+    ),
+    "while-became-traced": Message(
+        StateMismatchError,
+        "{stmt} cannot be staged and its condition became traced after {count} iteration(s), so it cannot "
+        "run as a Python loop either.\n    {source}",
+        "make the loop's carried values keep one shape and type, so it can be staged.",
+        "#when-autolax-says-no",
+    ),
+    "unbound": Message(
+        UndefinedVariableError,
+        "local variable '{name}' is used before it is assigned{at}\nNo statement that ran so far gave it a value.",
+        "assign '{name}' before this point (before the loop or `if` that first assigns it).",
+        "#when-autolax-says-no",
+    ),
+    "unbound-after-loop": Message(
+        UndefinedVariableError,
+        "local variable '{name}' is used at {where}, but the loop that assigns it ran zero times "
+        "(its trip count is traced), so it has no value",
+        "assign '{name}' before the loop, or make sure the loop runs at least once.",
+        "#when-autolax-says-no",
+    ),
+    "array-condition": Message(
+        ArrayConditionError,
+        "the condition at {where} is a traced array of shape {shape}; the truth value of an array with "
+        "more than one element is ambiguous.",
+        "reduce it to one value first, e.g. `if jnp.any(c):` or `if jnp.all(c):`.",
+        "#the-rules-semantics",
+    ),
+    "object-holding-tracers": Message(
+        StateMismatchError,
+        "'{name}' is a {kind} object holding traced values: a staged loop or `if` can only carry arrays, "
+        "Python numbers and registered pytrees, and would leak the traced values it stores in the object.",
+        "register {kind} as a pytree (jax.tree_util.register_dataclass or register_pytree_node_class), or "
+        "carry its traced fields as separate variables.",
+        "#transforms-pytrees-and-sharding",
+    ),
+    "append-and-read": Message(
+        StateMismatchError,
+        "{what} is appended to in {stmt} and also read there; a staged loop collects appended items as its "
+        "outputs, so the body would not see the items earlier iterations appended.\n    {source}",
+        "read the values from the variables they came from, or keep a running value (a sum, the last item) "
+        "in a variable of its own.",
+        "#the-rules-semantics",
+    ),
+    "append-length-depends-on-data": Message(
+        StateMismatchError,
+        "{what} is appended to in {stmt}, but {reason}, so the length of {what} would depend on data.\n"
+        "    {source}",
+        "preallocate an array and write item i with `.at[i].set(...)`, or loop over a static range without "
+        "a traced `break`.",
+        "#the-rules-semantics",
+    ),
+    "appended-items-differ": Message(
+        StateMismatchError,
+        "the items appended to a list differ in structure, shape or dtype ({detail})",
+        "append items of one shape and dtype (pad or cast them).",
+        "#the-rules-semantics",
+    ),
+    "list-changes-length": Message(
+        StateMismatchError,
+        "{what} changes length in {stmt} (`{method}`), and the loop's trip count is decided by traced "
+        "values, so its length would depend on data.\n    {source}",
+        "use a fixed-size array with a count (`buf = buf.at[k].set(v); k += 1`), or loop over a static range.",
+        "#the-rules-semantics",
+    ),
+    "staged-effect": Message(
+        StagedEffectError,
+        "{target} is {action} inside {stmt}, which is staged (its condition or carried values are traced): "
+        "the change would happen once, while tracing, not each time the statement runs.\n    {source}",
+        "keep the values in a local variable of the function (a list it appends to, an array it updates) "
+        "and return them.",
+        "#the-rules-semantics",
+    ),
+    "raise-in-try": Message(
+        StagedEffectError,
+        "`raise` under a traced condition at {where} is inside a `try` that catches it; whether the handler "
+        "runs would depend on data, which a staged program cannot decide.\n    {source}",
+        "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `try`.",
+        "#semantics",
+    ),
+    "loop-bound-exceeded": Message(
+        RuntimeCheckError,
+        "{stmt} ran more than max_steps={max_steps} iterations while being differentiated",
+        "raise max_steps in autolax.loop_options(max_steps=...) (or autolax.jit(max_steps=...)).",
+        "#gradients-through-while-loops",
+    ),
+    "unrolled": Message(
+        UnrolledLoopError,
+        "the loop at {where} carries traced values but ran as a Python loop (unrolled into the trace): "
+        "{reason}.\n    {source}",
+        "stage the loop (see the reason), or drop strict=True to accept the unrolled loop.",
+        "#when-autolax-says-no",
+    ),
+}
+
+
+def make(code: str, **fields) -> AutolaxError:
+    """The error for catalogue entry ``code``, its templates filled from ``fields``."""
+    entry = MESSAGES[code]
+    text = entry.text.format(**fields).rstrip()
+    fix = entry.fix.format(**fields)
+    exc = entry.error(f"{text}\nFix: {fix}")
+    exc.code = code
+    exc.docs = entry.docs
+    return exc

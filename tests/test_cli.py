@@ -136,8 +136,8 @@ def test_converted_loops_are_staged_not_unrolled(original, converted, standalone
 
 
 def test_default_output_keeps_runtime_error_messages(tmp_path):
-    # Code loaded from a converted file reaches the runtime ops without being registered:
-    # the runtime still names the variable and the line.
+    # Code loaded from a converted file carries its statements' descriptors: the runtime
+    # names the variable and the user's original file and line, as the decorator does.
     src = write(tmp_path / "onebranch.py", "import autolax\n\n\n@autolax.jit\ndef f(x):\n    if x > 0:\n"
                 "        y = 1.0\n    return y\n")
     out = tmp_path / "onebranch_conv.py"
@@ -146,8 +146,8 @@ def test_default_output_keeps_runtime_error_messages(tmp_path):
     with pytest.raises(Exception) as info:
         module.f(2.0)  # @jax.jit now: x is traced
     assert type(info.value).__name__ == "UndefinedVariableError"
-    assert "'y' is assigned only in the `if` branch" in str(info.value)
-    assert str(out) in str(info.value)
+    assert f"'y' is assigned only in the `if` branch of the `if` at {src}:6" in str(info.value)
+    assert "    if x > 0:" in str(info.value)  # the source line, read from the original file
 
 
 # ----------------------------------------------------------------------------- output
@@ -157,7 +157,7 @@ def test_stdout_without_output(tmp_path, capsys):
     assert cli.main(["convert", str(src)]) == 0
     out = capsys.readouterr().out
     assert "@jax.jit\ndef collatz_steps(n):" in out
-    assert "n, steps = ops.while_loop(loop_test, loop_body, (n, steps))" in out
+    assert f"n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='{src}:9')" in out
     assert "from autolax import ops\n" in out and "import autolax\n" not in out
     assert digest(src) == before  # the input is never modified
 
@@ -214,7 +214,9 @@ def test_several_inputs_go_into_output_directory(tmp_path):
     b = write(tmp_path / "lib" / "b.py", DECORATED)
     assert cli.main(["convert", str(a), str(tmp_path / "lib"), "-o", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "a.py").exists()
-    assert (tmp_path / "out" / "lib" / "b.py").read_text() == (tmp_path / "out" / "a.py").read_text()
+    # The same code, whose descriptors name each one's own source file.
+    assert (tmp_path / "out" / "lib" / "b.py").read_text() == (tmp_path / "out" / "a.py").read_text().replace(
+        str(a), str(b))
     assert b.read_text() == DECORATED
 
 
@@ -275,7 +277,7 @@ def test_diff(tmp_path, capsys):
     assert diff.startswith(f"--- {src}\n+++ {src}\n@@ ")
     assert "\n-@autolax.jit\n+@jax.jit\n" in diff
     assert "\n-import autolax\n+import jax\n+from autolax import ops\n" in diff
-    assert "\n+    n, steps = ops.while_loop(loop_test, loop_body, (n, steps))\n" in diff
+    assert f"\n+    n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='{src}:9')\n" in diff
     out = tmp_path / "o.py"
     assert cli.main(["convert", "--diff", str(src), "-o", str(out)]) == 0
     assert capsys.readouterr().out.startswith(f"--- /dev/null\n+++ {out}\n")

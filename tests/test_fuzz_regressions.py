@@ -111,7 +111,7 @@ def test_loop_reading_the_list_it_appends_to():
     # A staged loop collects appends as scan outputs, so its body saw only the list as it
     # was before the loop (total 0 instead of 14, count 8 instead of 14). Such a loop
     # now runs as a Python loop, with a warning that says why.
-    with pytest.warns(autolax.UnrolledLoopWarning, match="'out' is appended to in the loop .* and also read there"):
+    with pytest.warns(autolax.UnrolledLoopWarning, match="'out' is appended to in the `for` loop .* and also read there"):
         assert_matches(reads_list_it_appends_to, XS)
 
 

@@ -29,11 +29,11 @@ GOLDEN = {
                     n = 3 * n + 1
                     return n
 
-                n = ops.cond(n % 2 == 0, if_true, if_false, n)
+                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='9 -> n')
                 steps += 1
                 return (n, steps)
 
-            n, steps = ops.while_loop(loop_test, loop_body, (n, steps))
+            n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='8')
             return steps
     """,
     g.early_return: """
@@ -47,7 +47,7 @@ GOLDEN = {
                 retval = -4 * x
                 return retval
 
-            retval = ops.cond(x < 3, if_true, if_false)
+            retval = ops.cond(x < 3, if_true, if_false, at='18 -> retval; return: retval')
             return retval
     """,
     g.loop_index_after: """
@@ -59,7 +59,7 @@ GOLDEN = {
                 x = x + i
                 return (x, i)
 
-            x, i = ops.for_range(0, n, 1, loop_body, (x, i))
+            x, i = ops.for_range(0, n, 1, loop_body, (x, i), at='24')
             return (x, i)
     """,
     g.tuple_target: """
@@ -71,7 +71,7 @@ GOLDEN = {
                 total += i * x
                 return total
 
-            total = ops.for_iter(ops.enumerate(xs), loop_body, total)
+            total = ops.for_iter(ops.enumerate(xs), loop_body, total, at='31')
             return total
     """,
     g.first_negative: """
@@ -92,10 +92,10 @@ GOLDEN = {
                 def if_false(idx, break_):
                     return (idx, break_)
 
-                idx, break_ = ops.cond(xs[i] < 0, if_true, if_false, idx, break_)
+                idx, break_ = ops.cond(xs[i] < 0, if_true, if_false, idx, break_, at='39 -> idx, break_')
                 return (idx, break_)
 
-            idx, break_ = ops.for_range(0, xs.shape[0], 1, loop_body, (idx, break_), loop_test)
+            idx, break_ = ops.for_range(0, xs.shape[0], 1, loop_body, (idx, break_), loop_test, at='38')
             return idx
     """,
     g.skip_negative: """
@@ -111,10 +111,10 @@ GOLDEN = {
                 def if_false(total):
                     return total
 
-                total = ops.cond(ops.not_(x < 0), if_true, if_false, total)
+                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='48 -> total')
                 return total
 
-            total = ops.for_iter(xs, loop_body, total)
+            total = ops.for_iter(xs, loop_body, total, at='47')
             return total
     """,
     g.return_in_loop: """
@@ -135,10 +135,10 @@ GOLDEN = {
                 def if_false(do_return, retval):
                     return (do_return, retval)
 
-                do_return, retval = ops.cond(x > t, if_true, if_false, do_return, retval)
+                do_return, retval = ops.cond(x > t, if_true, if_false, do_return, retval, at='56 -> do_return, retval; return: retval')
                 return (do_return, retval)
 
-            do_return, retval = ops.for_iter(xs, loop_body, (do_return, retval), loop_test)
+            do_return, retval = ops.for_iter(xs, loop_body, (do_return, retval), loop_test, at='55; return: retval')
 
             def if_true_1(retval):
                 retval = t
@@ -147,7 +147,7 @@ GOLDEN = {
             def if_false_1(retval):
                 return retval
 
-            retval = ops.cond(ops.not_(do_return), if_true_1, if_false_1, retval)
+            retval = ops.cond(ops.not_(do_return), if_true_1, if_false_1, retval, at='58 -> retval; return: retval')
             return retval
     """,
     g.item_updates: """
@@ -167,7 +167,7 @@ GOLDEN = {
                 out = ops.append(out, x * 2)
                 return out
 
-            out = ops.for_iter(xs, loop_body, out)
+            out = ops.for_iter(xs, loop_body, out, at='70')
             return jnp.stack(ops.stacked(out))
     """,
     g.calls_and_print: """
@@ -190,7 +190,7 @@ GOLDEN = {
                 last = x
                 return last
 
-            last = ops.for_iter(xs, loop_body, last)
+            last = ops.for_iter(xs, loop_body, last, at='92')
             return last
     """,
 }

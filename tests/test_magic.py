@@ -24,7 +24,7 @@ from IPython.utils.capture import capture_output
 from traitlets.config import Config
 
 import autolax
-from autolax.transpile.context import display_filename  # In[N] for a cell
+from autolax.sites import display_filename  # In[N] for a cell
 from autolax.api import jit_info
 from autolax.magic import ConvertedSource
 
@@ -92,7 +92,7 @@ def test_data_dependent_while_matches_plain_python(ip):
     # The last line runs after the replacement: vmap of the plain function would fail.
     result = ok(ip, "%%autolax\n" + HALVINGS + "jax.vmap(halvings)(jnp.array([0.5, 3.0, 37.0, 1024.0]))\n")
     staged = ip.user_ns["halvings"]
-    assert staged is not plain and jit_info(staged)[0].__name__ == "halvings"
+    assert staged is not plain and jit_info(staged).fn.__name__ == "halvings"
     for x in (0.5, 1.0, 3.0, 37.0, 1024.0, 1e6):
         assert int(staged(x)) == plain(x)
     np.testing.assert_array_equal(result.result, [plain(x) for x in (0.5, 3.0, 37.0, 1024.0)])
@@ -140,8 +140,8 @@ def scale(x, k):
     plain_ramp = ip.user_ns["ramp"]
     ok(ip, "%%autolax --static n\n" + cell)
     ramp, scale = ip.user_ns["ramp"], ip.user_ns["scale"]
-    assert jit_info(ramp)[2] == ("n",)
-    assert jit_info(scale)[2] is None  # `scale` has no argument `n`
+    assert jit_info(ramp).static_argnames == ("n",)
+    assert jit_info(scale).static_argnames is None  # `scale` has no argument `n`
     np.testing.assert_allclose(ramp(1.5, 5), plain_ramp(1.5, 5))
     assert float(scale(2.0, 3.0)) == 6.0
 
@@ -170,7 +170,7 @@ def test_strict_makes_an_unrolled_loop_an_error(ip):
     result = run(ip, "apply_all(2.0)")
     err = result.error_in_exec
     assert isinstance(err, autolax.UnrolledLoopError)
-    filename = display_filename(jit_info(ip.user_ns["apply_all"])[0].__code__.co_filename)
+    filename = display_filename(jit_info(ip.user_ns["apply_all"]).fn.__code__.co_filename)
     assert f"the loop at {filename}:{cell_line(cell, 'for i in')} " in str(err)
 
 
@@ -187,7 +187,7 @@ def safe_sqrt(x):
         result = run(ip, "safe_sqrt(4.0)")
     err = result.error_in_exec
     assert isinstance(err, autolax.UndefinedVariableError)
-    filename = jit_info(ip.user_ns["safe_sqrt"])[0].__code__.co_filename
+    filename = jit_info(ip.user_ns["safe_sqrt"]).fn.__code__.co_filename
     line = cell_line(cell, "if x > 0:")
     assert line == 3
     assert f"'root' is assigned only in the `if` branch of the `if` at {display_filename(filename)}:{line}," in str(err)
@@ -226,7 +226,7 @@ def test_syntax_error_and_ipython_syntax_keep_cell_lines(ip):
     ok(ip, cell)
     assert ip.user_ns["files"] == ["one"]
     err = run(ip, "g(1.0)").error_in_exec
-    filename = display_filename(jit_info(ip.user_ns["g"])[0].__code__.co_filename)
+    filename = display_filename(jit_info(ip.user_ns["g"]).fn.__code__.co_filename)
     assert f"{filename}:{cell_line(cell, 'if x > 0:')}," in str(err)
 
 
@@ -300,7 +300,7 @@ def test_tour_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     show = _outputs(nb, "show")
     displayed = [o["data"] for o in show.outputs if o["output_type"] == "display_data"]
     assert len(displayed) == 1
-    assert "x = ops.while_loop(loop_test, loop_body, x)" in displayed[0]["text/plain"]
+    assert "x = ops.while_loop(loop_test, loop_body, x, at=" in displayed[0]["text/plain"]
     assert "<span" in displayed[0]["text/html"]
     root, expected = re.findall(r"Array\(([\d.]+)", _text(show, ["execute_result"]))
     assert abs(float(root) - float(expected)) < 1e-5

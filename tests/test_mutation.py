@@ -208,5 +208,5 @@ def test_append_in_traced_while_is_a_clear_error():
     with pytest.raises(autolax.StateMismatchError) as info:
         autolax.jit(append_in_while)(1.0)
     message = str(info.value)
-    assert "'out' is appended to in the loop at" in message
+    assert "'out' is appended to in the `while` loop at" in message
     assert "test_mutation.py" in message and "would depend on data" in message

@@ -42,10 +42,10 @@ DEFAULT = {
                     y = 0.0
                     return y
 
-                y = ops.cond(x < -1, if_true_1, if_false_1)
+                y = ops.cond(x < -1, if_true_1, if_false_1, at='golden.py:10 -> y')
                 return y
 
-            y = ops.cond(x > 0, if_true, if_false)
+            y = ops.cond(x > 0, if_true, if_false, at='golden.py:8 -> y')
             return y
         """,
     ),
@@ -70,7 +70,7 @@ DEFAULT = {
                 steps += 1
                 return (n, steps)
 
-            n, steps = ops.while_loop(loop_test, loop_body, (n, steps))
+            n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='golden.py:9')
             return steps
         """,
     ),
@@ -87,7 +87,7 @@ DEFAULT = {
                 x = x * 2 + i
                 return x
 
-            x = ops.for_range(0, n, 1, loop_body, x)
+            x = ops.for_range(0, n, 1, loop_body, x, at='golden.py:8')
             return x
         """,
     ),
@@ -107,7 +107,7 @@ DEFAULT = {
                 total += x
                 return total
 
-            total = ops.for_iter(xs, loop_body, total)
+            total = ops.for_iter(xs, loop_body, total, at='golden.py:9')
             return total
         """,
     ),
@@ -128,7 +128,7 @@ DEFAULT = {
                 acc += i * x * y
                 return acc
 
-            acc = ops.for_iter(ops.enumerate(ops.zip(xs, ys)), loop_body, acc)
+            acc = ops.for_iter(ops.enumerate(ops.zip(xs, ys)), loop_body, acc, at='golden.py:9')
             return acc
         """,
     ),
@@ -159,10 +159,10 @@ DEFAULT = {
                     total += x
                     return (total, break_)
 
-                total, break_ = ops.cond(x < 0, if_true, if_false, total, break_)
+                total, break_ = ops.cond(x < 0, if_true, if_false, total, break_, at='golden.py:10 -> total, break_')
                 return (total, break_)
 
-            total, break_ = ops.for_iter(xs, loop_body, (total, break_), loop_test)
+            total, break_ = ops.for_iter(xs, loop_body, (total, break_), loop_test, at='golden.py:9')
             return total
         """,
     ),
@@ -188,10 +188,10 @@ DEFAULT = {
                 def if_false(total):
                     return total
 
-                total = ops.cond(ops.not_(x < 0), if_true, if_false, total)
+                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='golden.py:10 -> total')
                 return total
 
-            total = ops.for_iter(xs, loop_body, total)
+            total = ops.for_iter(xs, loop_body, total, at='golden.py:9')
             return total
         """,
     ),
@@ -220,10 +220,10 @@ DEFAULT = {
                 def if_false(do_return, retval):
                     return (do_return, retval)
 
-                do_return, retval = ops.cond(x > t, if_true, if_false, do_return, retval)
+                do_return, retval = ops.cond(x > t, if_true, if_false, do_return, retval, at='golden.py:9 -> do_return, retval; return: retval')
                 return (do_return, retval)
 
-            do_return, retval = ops.for_iter(xs, loop_body, (do_return, retval), loop_test)
+            do_return, retval = ops.for_iter(xs, loop_body, (do_return, retval), loop_test, at='golden.py:8; return: retval')
 
             def if_true_1(retval):
                 retval = 0
@@ -232,7 +232,7 @@ DEFAULT = {
             def if_false_1(retval):
                 return retval
 
-            retval = ops.cond(ops.not_(do_return), if_true_1, if_false_1, retval)
+            retval = ops.cond(ops.not_(do_return), if_true_1, if_false_1, retval, at='golden.py:11 -> retval; return: retval')
             return retval
         """,
     ),
@@ -252,7 +252,7 @@ DEFAULT = {
             def if_false(x):
                 return x
 
-            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), if_true, if_false, x)
+            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), if_true, if_false, x, at='golden.py:8 -> x')
             return x
         """,
     ),
@@ -296,7 +296,7 @@ DEFAULT = {
                 out = ops.append(out, x * i)
                 return out
 
-            out = ops.for_range(0, 3, 1, loop_body, out)
+            out = ops.for_range(0, 3, 1, loop_body, out, at='golden.py:9')
             return jnp.stack(ops.stacked(out))
         """,
     ),
@@ -840,7 +840,7 @@ class Model:
         def if_false(x):
             return x
 
-        x = ops.cond(x > 0, if_true, if_false, x)
+        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16 -> x')
         return x
 
 
@@ -855,7 +855,7 @@ def clamp(x, lo=0.0):
     def if_false(x):
         return x
 
-    x = ops.cond(x < lo, if_true, if_false, x)
+    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24 -> x')
     return x
 
 
@@ -867,7 +867,7 @@ def poly(x, n: int):
         total = total + x ** i
         return total
 
-    total = ops.for_range(0, n, 1, loop_body, total)
+    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
     return total
 
 
@@ -881,7 +881,7 @@ def pick(x, k):
         retval = x - 1
         return retval
 
-    retval = ops.cond(k == 'a', if_true, if_false)
+    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval; return: retval')
     return retval
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from autolax.ops import registry
+from autolax.ops import report
 from autolax.ops.control import predicate
 from autolax.ops.state import is_tracer
 
@@ -20,10 +20,10 @@ def _is_bool(x) -> bool:
 
 
 def _site(kind):
-    return registry.expression_site(kind, depth=3)
+    return report.expression_site(kind, depth=3)
 
 
-@registry.user_facing
+@report.user_facing
 def and_(first, *rest):
     """``first and rest[0]() and rest[1]() ...``: later operands are thunks, evaluated only
     if Python would evaluate them. Traced operands combine with ``jnp.logical_and`` (or
@@ -44,11 +44,11 @@ def and_(first, *rest):
         else:
             value = jnp.where(_truth(value, site.where if site else "an `and`"), other, value)
     traced = traced or is_tracer(value)
-    registry.record(site, "jnp.logical_and" if traced else "python (static)")
+    report.record(site, "jnp.logical_and" if traced else "python (static)")
     return value
 
 
-@registry.user_facing
+@report.user_facing
 def or_(first, *rest):
     """``first or rest[0]() or ...`` (see ``and_``)."""
     __tracebackhide__ = True
@@ -67,17 +67,17 @@ def or_(first, *rest):
         else:
             value = jnp.where(_truth(value, site.where if site else "an `or`"), value, other)
     traced = traced or is_tracer(value)
-    registry.record(site, "jnp.logical_or" if traced else "python (static)")
+    report.record(site, "jnp.logical_or" if traced else "python (static)")
     return value
 
 
-@registry.user_facing
+@report.user_facing
 def not_(x):
     """``not x``; a traced ``x`` gives ``jnp.logical_not(x)`` (``x == 0`` for numbers)."""
     __tracebackhide__ = True
     site = _site("not")
     if not is_tracer(x):
-        registry.record(site, "python (static)")
+        report.record(site, "python (static)")
         return not x
-    registry.record(site, "jnp.logical_not")
+    report.record(site, "jnp.logical_not")
     return jnp.logical_not(_truth(x, site.where if site else "a `not`"))

@@ -22,6 +22,7 @@ traced ``range`` bounds           ``lax.fori_loop``; with ``break``: ``lax.while
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import operator
 import types
 
@@ -30,10 +31,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from autolax import errors, plan, sites
 from autolax.errors import StateMismatchError, UndefinedVariableError
-from autolax.ops import registry
+from autolax.ops import report
 from autolax.ops.control import predicate, staged_cond
-from autolax.ops.data import StackedList, append_block, appended_block
+from autolax.ops.lists import (
+    StackedList,
+    append_block,
+    appended_block,
+    key_order,
+    restore_order,
+)
 from autolax.ops.state import (
     Leaf,
     State,
@@ -44,16 +52,10 @@ from autolax.ops.state import (
     cast,
     is_tracer,
     join_iterations,
-    key_order,
-    restore_order,
 )
 from autolax.ops.tracing import pack, trace, unpack
 
-
-class Unstageable(Exception):
-    """Internal: a loop body cannot be expressed as a lax loop (the reason is the message)."""
-
-
+# Errors that mean "this body cannot be staged": the loop runs in Python instead when it can.
 UNSTAGEABLE = (
     jax.errors.ConcretizationTypeError,
     jax.errors.TracerIntegerConversionError,
@@ -61,7 +63,7 @@ UNSTAGEABLE = (
     jax.errors.NonConcreteBooleanIndexError,
     StateMismatchError,
     UndefinedVariableError,
-    Unstageable,
+    plan.Unstageable,
 )
 
 _MAX_TYPE_ROUNDS = 4
@@ -196,12 +198,12 @@ def _closure_traced(*fns) -> bool:
     return False
 
 
-def _reason(exc, construct) -> str:
+def _reason(exc, site) -> str:
     """Why a loop body could not be staged, pointing at the user's line if possible."""
     line = None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == construct.filename:
+        if tb.tb_frame.f_code.co_filename == site.filename:
             line = tb.tb_lineno
         tb = tb.tb_next
     at = f"line {line} " if line is not None else "the body "
@@ -219,38 +221,38 @@ def _reason(exc, construct) -> str:
     return first.rstrip(":.")
 
 
-def _stage_or_fall_back(construct, staged, python, can_fall_back: bool):
+def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     """Stages the loop; if its body cannot be staged and the loop's bounds are static, runs
     it as a Python loop instead (warning afterwards, or raising first under strict mode)."""
     __tracebackhide__ = True
-    rec = registry.active_recorder()
+    rec = report.active_recorder()
     mark = rec.mark() if rec is not None else None
     try:
         return staged()
     except UNSTAGEABLE as exc:
         if not can_fall_back:
-            if isinstance(exc, Unstageable):
-                raise StateMismatchError(str(exc)) from None
-            registry.add_staging_note(exc, construct)
+            if isinstance(exc, plan.Unstageable):
+                raise exc.error from None
+            report.add_staging_note(exc, site)
             raise
-        reason = _reason(exc, construct)
+        reason = _reason(exc, site)
     except Exception as exc:
-        registry.add_staging_note(exc, construct)
+        report.add_staging_note(exc, site)
         raise
     if rec is not None:
         rec.rollback(mark)
-    if registry.is_strict():
-        registry.unrolled(construct, reason)  # raises UnrolledLoopError
+    if report.is_strict():
+        report.unrolled(site, reason)  # raises UnrolledLoopError
     try:
         result = python()
     except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
         if hasattr(exc, "add_note"):
             exc.add_note(
-                f"autolax: the loop at {construct.where} could not be staged ({reason}), so it ran "
+                f"autolax: the loop at {site.where} could not be staged ({reason}), so it ran "
                 "as a Python loop, where this error occurred."
             )
         raise
-    registry.unrolled(construct, reason)
+    report.unrolled(site, reason)
     return result
 
 
@@ -267,37 +269,30 @@ class _Appends:
     to the carry and its new items, stacked into one block, to the loop's outputs.
     """
 
-    def __init__(self, construct, forbid: str | None = None):
-        self.construct = construct
-        self.forbid = forbid
-        self.layout: list = []  # (state index, treedef of the block, number of leaves)
+    def __init__(self, site, forbid: str | None = None):
+        self.site = site
+        self.forbid = forbid  # why the loop cannot collect appends (plan.appends_forbidden)
+        self.layout: list = []  # (state index, treedef of the block, number of leaves, key order)
 
     def __call__(self, inputs, outputs):
         __tracebackhide__ = True
         extras = []
         self.layout = []
+        site = self.site
         for i, (before, after) in enumerate(builtins.zip(inputs, outputs)):
             split = appended_block(before, after)
             if split is None:
                 continue
-            prefix, block = split
-            read = self.construct.reads_appended.get(self.construct.names[i], -1)
-            if self.forbid is None and (read is None or read >= inputs[i][0]):
-                name = self.construct.describe(self.construct.names[i])
-                raise Unstageable(
-                    f"{name} is appended to in the loop at {self.construct.where} and also read there; a staged "
-                    f"loop collects appended items as its outputs, so the body would not see the items earlier "
-                    f"iterations appended.\n    {self.construct.source}\nFix: read the values from the variables "
-                    f"they came from, or keep a running value (a sum, the last item) in a variable of its own."
-                )
+            name = site.names[i]
             if self.forbid is not None:
-                name = self.construct.describe(self.construct.names[i])
-                raise Unstageable(
-                    f"{name} is appended to in the loop at {self.construct.where}, but {self.forbid}, so the "
-                    f"length of {name} would depend on data.\n    {self.construct.source}\n"
-                    f"Fix: preallocate an array and write item i with `.at[i].set(...)`, or loop over a static "
-                    f"range without a traced `break`."
-                )
+                raise plan.Unstageable(errors.make(
+                    "append-length-depends-on-data", what=site.describe(name), stmt=site.what,
+                    reason=self.forbid, source=site.source))
+            read = site.reads_appended.get(name, -1)
+            if read is None or read >= inputs[i][0]:
+                raise plan.Unstageable(errors.make(
+                    "append-and-read", what=site.describe(name), stmt=site.what, source=site.source))
+            prefix, block = split
             outputs[i] = prefix
             leaves, treedef = jax.tree_util.tree_flatten(block)
             self.layout.append((i, treedef, len(leaves), key_order(block)))
@@ -317,22 +312,22 @@ class _Appends:
         return values
 
 
-def _fixpoint(body, state: State, names, construct, *, prefix=None, split=None):
+def _fixpoint(body, state: State, names, site, *, prefix=None, split=None):
     """Traces ``body`` until the carried types settle (dtype promotion, first assignment)."""
     __tracebackhide__ = True
     state = state.pending()
-    rec = registry.active_recorder()
+    rec = report.active_recorder()
     for _ in range(_MAX_TYPE_ROUNDS):
         mark = rec.mark() if rec is not None else None
-        registry.count_trace(construct)
-        traced = trace(body, state, names, construct=construct, prefix=prefix, strong_numbers=True, split=split)
-        joined = join_iterations(state, traced.out, construct)
+        report.count_trace(site)
+        traced = trace(body, state, names, site=site, prefix=prefix, strong_numbers=True, split=split)
+        joined = join_iterations(state, traced.out, site)
         if joined.same(state):
             return traced, state
         if rec is not None:  # this round's jaxpr is discarded, and so are its decisions
             rec.drop_events_since(mark)
         state = joined
-    raise StateMismatchError(f"the types carried by the loop at {construct.where} do not settle")
+    raise errors.make("loop-types-unsettled", stmt=site.what, source=site.source)
 
 
 def _item_state(seq: _Sequence) -> State:
@@ -342,97 +337,101 @@ def _item_state(seq: _Sequence) -> State:
     return State([VarSpec("item", treedef, specs)])
 
 
-def _check_test(test_traced, construct):
-    leaf = test_traced.out.specs[0].leaves
+def _traced_test(loop_test, state, site):
+    """The loop's exit test traced as a function of the carry (a boolean scalar)."""
+    test = trace(loop_test, state, ["the loop condition"], site=site)
+    leaf = test.out.specs[0].leaves
     if len(leaf) != 1 or not leaf[0].dynamic or leaf[0].value is not None:
-        raise Unstageable(f"the condition of the loop at {construct.where} does not depend on any traced value")
+        raise plan.Unstageable(errors.make("loop-condition-static", stmt=site.what, source=site.source))
+    return test
+
+
+def _loop_site(kind, at, loop_body, skip):
+    code = loop_body.__code__
+    return sites.site(kind, at, code.co_filename, code.co_varnames[skip : code.co_argcount])
 
 
 # ----------------------------------------------------------------------------- while
-@registry.user_facing
-def while_loop(loop_test, loop_body, init):
+@report.user_facing
+def while_loop(loop_test, loop_body, init, *, at):
     """``while loop_test(*state): state = loop_body(*state)``, decided when it runs.
 
     Equivalent Python::
 
-        def while_loop(loop_test, loop_body, init):
+        def while_loop(loop_test, loop_body, init, *, at):
             state = init
             while loop_test(*state):
                 state = loop_body(*state)
             return state
 
     ``init`` (and what ``loop_body`` returns) is the single carried value when there is one
-    carried variable, else a tuple.
+    carried variable, else a tuple. ``at`` describes the statement (``autolax.sites``).
     """
     __tracebackhide__ = True
-    construct = registry.construct_of(loop_body)
-    names = list(construct.names)
+    site = _loop_site("while", at, loop_body, 0)
+    names = list(site.names)
     values = list(unpack(init, len(names)))
     first = loop_test(*values)
     if not is_tracer(first):
         if not first:
-            registry.record(construct, "python (static)", iterations=0)
+            report.record(site, plan.PYTHON, iterations=0)
             return init
-        if not (any_tracer(values) or _closure_traced(loop_test, loop_body)):
-            return _python_while(construct, loop_test, loop_body, values, first, static=True)
+        if not plan.stages(False, any_tracer(values) or _closure_traced(loop_test, loop_body)):
+            return _python_while(site, loop_test, loop_body, values, first, static=True)
     return _stage_or_fall_back(
-        construct,
-        lambda: _staged_while(construct, loop_test, loop_body, values, names),
-        lambda: _python_while(construct, loop_test, loop_body, values, first, static=False),
-        can_fall_back=not is_tracer(first),
+        site,
+        lambda: _staged_while(site, loop_test, loop_body, values, names),
+        lambda: _python_while(site, loop_test, loop_body, values, first, static=False),
+        can_fall_back=plan.can_fall_back(is_tracer(first)),
     )
 
 
-def _python_while(construct, loop_test, loop_body, values, first, static):
+def _python_while(site, loop_test, loop_body, values, first, static):
     __tracebackhide__ = True
     n = len(values)
     state, pred, count = list(values), first, 0
     while True:
         if is_tracer(pred):
-            raise StateMismatchError(
-                f"the `while` loop at {construct.where} cannot be staged and its condition became traced "
-                f"after {count} iteration(s), so it cannot run as a Python loop either.\n    {construct.source}\n"
-                "Fix: make the loop's carried values keep one shape and type, so it can be staged."
-            )
+            raise errors.make("while-became-traced", stmt=site.what, count=count, source=site.source)
         if not pred:
             break
         state = list(unpack(loop_body(*state), n))
         count += 1
         pred = loop_test(*state)
     if static:
-        registry.record(construct, "python (static)", iterations=count)
+        report.record(site, plan.PYTHON, iterations=count)
     return pack(state, n)
 
 
-def _staged_while(construct, loop_test, loop_body, values, names):
+def _staged_while(site, loop_test, loop_body, values, names):
     __tracebackhide__ = True
-    state = State.of(names, values, construct, strong_numbers=True)
-    appends = _Appends(construct, forbid="a `while` loop's trip count is decided at run time")
-    body_traced, state = _fixpoint(loop_body, state, names, construct, split=appends)
-    test_traced = trace(loop_test, state, ["the loop condition"], construct=construct)
-    _check_test(test_traced, construct)
+    facts = plan.LoopFacts("while")
+    state = State.of(names, values, site, strong_numbers=True)
+    appends = _Appends(site, forbid=plan.appends_forbidden(facts))
+    body_traced, state = _fixpoint(loop_body, state, names, site, split=appends)
+    test_traced = _traced_test(loop_test, state, site)
 
     def cond_fun(carry):
         __tracebackhide__ = True
-        return predicate(test_traced(carry)[0][0], construct.where)
+        return predicate(test_traced(carry)[0][0], site.where)
 
     def body_fun(carry):
         __tracebackhide__ = True
         return body_traced(carry, state)[0]
 
     out = lax.while_loop(cond_fun, body_fun, state.dynamic(values))
-    registry.record(construct, "lax.while_loop")
+    report.record(site, plan.loop_form(facts))
     return pack(state.rebuild(out), len(names))
 
 
 # ----------------------------------------------------------------------------- for
-@registry.user_facing
-def for_range(start, stop, step, loop_body, init, loop_test=None):
+@report.user_facing
+def for_range(start, stop, step, loop_body, init, loop_test=None, *, at):
     """``for i in range(start, stop, step)``, decided when it runs.
 
     Equivalent Python::
 
-        def for_range(start, stop, step, loop_body, init, loop_test=None):
+        def for_range(start, stop, step, loop_body, init, loop_test=None, *, at):
             state = init
             for i in range(start, stop, step):
                 if loop_test is not None and not loop_test(*state):
@@ -443,28 +442,28 @@ def for_range(start, stop, step, loop_body, init, loop_test=None):
     ``loop_test`` comes from ``break`` / ``return`` inside the loop.
     """
     __tracebackhide__ = True
-    construct = registry.construct_of(loop_body)
-    names = list(construct.names)
+    site = _loop_site("for", at, loop_body, 1)
+    names = list(site.names)
     values = list(unpack(init, len(names)))
     if any(is_tracer(b) for b in (start, stop, step)):
         seq = _range_sequence(start, stop, step)
         return _stage_or_fall_back(
-            construct,
-            lambda: _staged_for(construct, seq, loop_body, loop_test, values, names),
+            site,
+            lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
             None,
-            can_fall_back=False,
+            can_fall_back=plan.can_fall_back(True),
         )
     seq, r = _range_sequence(start, stop, step)
-    return _for(construct, seq, r, loop_body, loop_test, values, names, init)
+    return _for(site, seq, r, loop_body, loop_test, values, names, init)
 
 
-@registry.user_facing
-def for_iter(iterable, loop_body, init, loop_test=None):
+@report.user_facing
+def for_iter(iterable, loop_body, init, loop_test=None, *, at):
     """``for item in iterable``, decided when it runs.
 
     Equivalent Python::
 
-        def for_iter(iterable, loop_body, init, loop_test=None):
+        def for_iter(iterable, loop_body, init, loop_test=None, *, at):
             state = init
             for item in iterable:
                 if loop_test is not None and not loop_test(*state):
@@ -476,41 +475,41 @@ def for_iter(iterable, loop_body, init, loop_test=None):
     when anything is traced; lists, tuples, dicts and other iterables are iterated in Python.
     """
     __tracebackhide__ = True
-    construct = registry.construct_of(loop_body)
-    names = list(construct.names)
+    site = _loop_site("for", at, loop_body, 1)
+    names = list(site.names)
     values = list(unpack(init, len(names)))
     seq = _array_sequence(iterable)
     if seq is None:
-        return _python_for(construct, iterable, loop_body, loop_test, values, static=True)
-    if seq.length == 0:  # a static length: nothing to stage, exactly as Python
-        registry.record(construct, "python (static)", iterations=0)
-        return init
+        return _python_for(site, iterable, loop_body, loop_test, values, static=True)
     if seq.traced:
+        if seq.length == 0:  # a static length: nothing to stage, exactly as Python
+            report.record(site, plan.PYTHON, iterations=0)
+            return init
         return _stage_or_fall_back(
-            construct,
-            lambda: _staged_for(construct, seq, loop_body, loop_test, values, names),
-            lambda: _python_for(construct, (seq.item(k) for k in range(seq.length)), loop_body, loop_test, values, static=False),
-            can_fall_back=True,
+            site,
+            lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
+            lambda: _python_for(site, (seq.item(k) for k in range(seq.length)), loop_body, loop_test, values, static=False),
+            can_fall_back=plan.can_fall_back(False),
         )
-    return _for(construct, seq, iterable, loop_body, loop_test, values, names, init)
+    return _for(site, seq, iterable, loop_body, loop_test, values, names, init)
 
 
-def _for(construct, seq, iterable, loop_body, loop_test, values, names, init):
+def _for(site, seq, iterable, loop_body, loop_test, values, names, init):
     __tracebackhide__ = True
     if seq.length == 0:
-        registry.record(construct, "python (static)", iterations=0)
+        report.record(site, plan.PYTHON, iterations=0)
         return init
-    if not (any_tracer(values) or _closure_traced(loop_body, loop_test)):
-        return _python_for(construct, iterable, loop_body, loop_test, values, static=True)
+    if not plan.stages(False, any_tracer(values) or _closure_traced(loop_body, loop_test)):
+        return _python_for(site, iterable, loop_body, loop_test, values, static=True)
     return _stage_or_fall_back(
-        construct,
-        lambda: _staged_for(construct, seq, loop_body, loop_test, values, names),
-        lambda: _python_for(construct, iterable, loop_body, loop_test, values, static=False),
-        can_fall_back=True,
+        site,
+        lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
+        lambda: _python_for(site, iterable, loop_body, loop_test, values, static=False),
+        can_fall_back=plan.can_fall_back(False),
     )
 
 
-def _python_for(construct, iterable, loop_body, loop_test, values, static):
+def _python_for(site, iterable, loop_body, loop_test, values, static):
     __tracebackhide__ = True
     n = len(values)
     state, count = list(values), 0
@@ -534,57 +533,41 @@ def _python_for(construct, iterable, loop_body, loop_test, values, static):
                     lambda *s, item=item: loop_body(item, *s),
                     lambda *s: pack(list(s), n),
                     state,
-                    construct,
+                    site,
                 )[0]
             )
         else:
             state = list(unpack(loop_body(item, *state), n))
         count += 1
     if static:
-        registry.record(construct, "python (static)", iterations=count)
+        report.record(site, plan.PYTHON, iterations=count)
     return pack(state, n)
 
 
-def _staged_for(construct, seq, loop_body, loop_test, values, names):
+def _staged_for(site, seq, loop_body, loop_test, values, names):
+    """Stages a ``for`` loop in the form ``plan.loop_form`` chooses."""
     __tracebackhide__ = True
-    state = State.of(names, values, construct, strong_numbers=True)
+    facts = plan.LoopFacts("for", static_trip=not is_tracer(seq.length), exit_traced=loop_test is not None)
+    state = State.of(names, values, site, strong_numbers=True)
     item_state = _item_state(seq)
-    static_length = not is_tracer(seq.length)
-    forbid = None
-    if not static_length:
-        forbid = "the loop's trip count is traced"
-    elif loop_test is not None:
-        forbid = "the loop can end early (`break` or `return`)"
-    appends = _Appends(construct, forbid=forbid)
-    body_traced, state = _fixpoint(loop_body, state, names, construct, prefix=item_state, split=appends)
-    test_traced = None
-    if loop_test is not None:
-        test_traced = trace(loop_test, state, ["the loop condition"], construct=construct)
-        test_traced_leaf = test_traced.out.specs[0].leaves
-        if len(test_traced_leaf) == 1 and test_traced_leaf[0].dynamic and test_traced_leaf[0].value is None:
-            pass
-        else:  # the exit test is static here (e.g. `break` only under Python conditions)
-            test_traced = None
-            if not all(loop_test(*values) for _ in [0]):
-                registry.record(construct, "python (static)", iterations=0)
-                return pack(values, len(names))
-    init = state.dynamic(values)
-    item_leaves = lambda item: jax.tree_util.tree_leaves(item)  # noqa: E731
-
+    appends = _Appends(site, forbid=plan.appends_forbidden(facts))
+    body_traced, state = _fixpoint(loop_body, state, names, site, prefix=item_state, split=appends)
+    test_traced = _traced_test(loop_test, state, site) if loop_test is not None else None
+    effects = bool(body_traced.jaxpr.effects) or bool(test_traced is not None and test_traced.jaxpr.effects)
+    facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects)
+    form = plan.loop_form(facts)
     item_avals = item_state.abstract()
 
     def step(k, x, carry):
         __tracebackhide__ = True
-        item = [cast(v, aval) for v, aval in builtins.zip(item_leaves(seq.item(k, x)), item_avals)]
+        item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(k, x)), item_avals)]
         return body_traced(item + list(carry), state)
 
-    def test(carry):
+    def go_on(carry):
         __tracebackhide__ = True
-        return predicate(test_traced(carry)[0][0], construct.where)
+        return predicate(test_traced(carry)[0][0], site.where)
 
-    n_leaves = len(init)
-    if static_length and test_traced is None:
-
+    def scan(*init):
         def scan_body(carry, x):
             __tracebackhide__ = True
             k, rest = carry[0], carry[1:]
@@ -592,17 +575,15 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
             return (k + 1, *new), extras
 
         (_, *out), ys = lax.scan(scan_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
-        values_out = appends.attach(state.rebuild(out), ys, values)
-        registry.record(construct, "lax.scan")
-        return pack(values_out, len(names))
+        return out, ys
 
     def masked(*init):
-        # Masked scan: all iterations run, those after the exit skip the body. Unlike a
-        # while_loop, it is reverse-differentiable.
+        # All iterations run; those after the exit skip the body. Unlike a while_loop, it is
+        # reverse-differentiable.
         def masked_body(carry, x):
             __tracebackhide__ = True
             k, rest = carry[0], list(carry[1:])
-            new = lax.cond(test(rest), lambda c: step(k, x, c)[0], lambda c: list(c), rest)
+            new = lax.cond(go_on(rest), lambda c: step(k, x, c)[0], lambda c: list(c), rest)
             return (k + 1, *new), None
 
         (_, *out), _ = lax.scan(masked_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
@@ -613,8 +594,7 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
 
         def while_cond(carry):
             __tracebackhide__ = True
-            k, rest = carry[0], list(carry[1:])
-            return jnp.logical_and(k < seq.length, test(rest))
+            return jnp.logical_and(carry[0] < seq.length, go_on(list(carry[1:])))
 
         def while_body(carry):
             __tracebackhide__ = True
@@ -624,30 +604,23 @@ def _staged_for(construct, seq, loop_body, loop_test, values, names):
         _, *out = lax.while_loop(while_cond, while_body, (jnp.asarray(0, jnp.int32), *init))
         return list(out)
 
-    if static_length and _inexact(state):
-        effects = body_traced.jaxpr.effects or test_traced.jaxpr.effects
-        if effects:  # custom_jvp does not take effects (print): always the masked scan
-            out = masked(*init)
-            registry.record(construct, "lax.scan (masked)")
-        else:
-            out = _early_exit_with_masked_derivative(early, masked, init)
-            registry.record(construct, "lax.while_loop (grad: masked lax.scan)")
-        return pack(state.rebuild(out), len(names))
-
-    if test_traced is None:
-
+    def fori(*init):
         def fori_body(k, carry):
             __tracebackhide__ = True
             return tuple(step(k, None, carry)[0])
 
-        out = lax.fori_loop(0, seq.length, fori_body, tuple(init))
-        registry.record(construct, "lax.fori_loop")
-        return pack(state.rebuild(list(out)), len(names))
+        return list(lax.fori_loop(0, seq.length, fori_body, tuple(init)))
 
-    out = early(*init)
-    del n_leaves
-    registry.record(construct, "lax.while_loop")
-    return pack(state.rebuild(out), len(names))
+    init = state.dynamic(values)
+    if form == plan.SCAN:
+        out, ys = scan(*init)
+        result = appends.attach(state.rebuild(out), ys, values)
+    else:
+        run = {plan.MASKED_SCAN: masked, plan.WHILE: early, plan.FORI: fori,
+               plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, masked, a)}[form]
+        result = state.rebuild(run(*init))
+    report.record(site, form)
+    return pack(result, len(names))
 
 
 def _early_exit_with_masked_derivative(early, masked, init):

@@ -12,6 +12,8 @@ error that names the variable, the statement and both types.
 
 from __future__ import annotations
 
+import linecache
+import sys
 import types
 from dataclasses import dataclass, field
 
@@ -20,7 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from autolax.errors import StateMismatchError, UndefinedVariableError
+from autolax import errors, sites
+from autolax.ops.lists import StackedList, is_tracer, key_order, restore_order
 
 PY_SCALARS = (bool, int, float, complex)
 
@@ -45,23 +48,7 @@ class Undefined:
 
     def _fail(self, *args, **kwargs):
         __tracebackhide__ = True
-        import linecache
-        import sys
-
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename == __file__:
-            frame = frame.f_back
-        where = ""
-        if frame is not None:
-            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-            from autolax.transpile.context import display_filename
-
-            where = f" at {display_filename(frame.f_code.co_filename)}:{frame.f_lineno}\n    {line}\n"
-        raise UndefinedVariableError(
-            f"local variable '{self.name}' is used before it is assigned{where or ': '}"
-            f"No statement that ran so far gave it a value.\nFix: assign '{self.name}' before this point "
-            "(before the loop or `if` that first assigns it)."
-        )
+        raise unbound_error(self.name, sys._getframe(1))
 
     __bool__ = __len__ = __iter__ = __getitem__ = __call__ = __index__ = _fail
     __int__ = __float__ = __array__ = __jax_array__ = _fail
@@ -76,6 +63,18 @@ class Undefined:
         self._fail()
 
 
+def unbound_error(name: str, frame) -> errors.UndefinedVariableError:
+    """The error for reading ``name`` unbound, located at the first frame of user code at or
+    above ``frame``."""
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    at = ""
+    if frame is not None:
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        at = f" at {sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}\n    {line}"
+    return errors.make("unbound", name=name, at=at)
+
+
 def undefined(name: str, pending: bool = False) -> Undefined:
     """``y = ops.undefined('y')``: a carried variable with no value yet.
 
@@ -83,10 +82,6 @@ def undefined(name: str, pending: bool = False) -> Undefined:
     assigns it on one side only take that side's type: every path assigns it before it is read.
     """
     return Undefined(name, pending=pending)
-
-
-def is_tracer(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
 
 
 def any_tracer(tree) -> bool:
@@ -249,51 +244,8 @@ def var_spec(name: str, value, strong_numbers: bool = False) -> VarSpec:
     leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_leaf)
     for leaf in leaves:
         if not is_dynamic(leaf) and _holds_tracer(leaf):
-            kind = type(leaf).__name__
-            raise StateMismatchError(
-                f"'{name}' is a {kind} object holding traced values: a staged loop or `if` can only carry "
-                f"arrays, Python numbers and registered pytrees, and would leak the traced values it "
-                f"stores in the object.\nFix: register {kind} as a pytree (jax.tree_util.register_dataclass "
-                f"or register_pytree_node_class), or carry its traced fields as separate variables."
-            )
+            raise errors.make("object-holding-tracers", name=name, kind=type(leaf).__name__)
     return VarSpec(name, treedef, tuple(leaf_spec(x, strong_numbers) for x in leaves), key_order(value))
-
-
-def key_order(value):
-    """The insertion order of each dict in ``value`` (through nested lists, tuples and
-    dicts), or None if there is none to keep. A pytree round trip sorts a dict's keys, but
-    Python code sees insertion order (``for v in d.values()``, ``print(d)``): ``restore_order``
-    puts it back."""
-    if type(value) is dict:
-        subs = tuple((k, key_order(v)) for k, v in value.items())
-        try:
-            in_order = list(value) == sorted(value)
-        except TypeError:
-            in_order = False
-        if in_order and all(sub is None for _, sub in subs):
-            return None
-        return (dict, subs)
-    if isinstance(value, (list, tuple)):
-        subs = tuple(key_order(v) for v in value)
-        return (type(value), subs) if any(sub is not None for sub in subs) else None
-    return None
-
-
-def restore_order(value, order):
-    """``value`` (rebuilt from leaves) with the dict orders ``key_order`` recorded."""
-    if order is None:
-        return value
-    kind, subs = order
-    if kind is dict:
-        if type(value) is not dict or len(value) != len(subs) or any(k not in value for k, _ in subs):
-            return value
-        return {k: restore_order(value[k], sub) for k, sub in subs}
-    if type(value) is not kind or len(value) != len(subs):
-        return value
-    items = [restore_order(v, sub) for v, sub in zip(value, subs)]
-    if kind is list:
-        return items
-    return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
 
 @dataclass
@@ -301,12 +253,12 @@ class State:
     """The carried variables of one staged statement."""
 
     specs: list
-    construct: object = None  # autolax.transpile.context.Construct (for messages)
+    site: object = None  # sites.Site (for messages)
     extras: list = field(default_factory=list)  # per-iteration outputs (list appends)
 
     @classmethod
-    def of(cls, names, values, construct=None, strong_numbers=False):
-        return cls([var_spec(n, v, strong_numbers) for n, v in zip(names, values)], construct)
+    def of(cls, names, values, site=None, strong_numbers=False):
+        return cls([var_spec(n, v, strong_numbers) for n, v in zip(names, values)], site)
 
     @property
     def names(self):
@@ -328,7 +280,7 @@ class State:
             VarSpec(s.name, s.treedef, (Leaf(False, value=Undefined(s.name, pending=True)),), s.order) if s.is_undefined else s
             for s in self.specs
         ]
-        return State(specs, self.construct, self.extras)
+        return State(specs, self.site, self.extras)
 
     def dynamic(self, values) -> list:
         """The dynamic leaves of ``values``, each cast to its spec's type (``Undefined``
@@ -354,7 +306,7 @@ class State:
         return values
 
     def describe(self, name: str) -> str:
-        return self.construct.describe(name) if self.construct is not None else f"'{name}'"
+        return self.site.describe(name) if self.site is not None else f"'{name}'"
 
 
 def cast(x, aval):
@@ -412,30 +364,18 @@ def _join_leaf(a: Leaf, b: Leaf, loop: bool):
     return None
 
 
-def _mismatch(construct, name, first, second, rule, fix, where_first, where_second):
-    what = construct.describe(name) if construct is not None else f"'{name}'"
-    where = f" at {construct.where}" if construct is not None else ""
-    kind = construct.kind if construct is not None else "statement"
-    head = {
-        "if": f"the `if`{where}",
-        "while": f"the `while` loop{where}",
-        "for": f"the `for` loop{where}",
-        "ternary": f"the conditional expression{where}",
-    }.get(kind, f"the statement{where}")
-    src = f"\n    {construct.source}" if construct is not None and construct.source else ""
-    return StateMismatchError(
-        f"{what} is {first} {where_first} and {second} {where_second} of {head}{src}\n{rule}\nFix: {fix}"
-    )
-
-
 def _is_list(spec: VarSpec) -> bool:
-    from autolax.ops.data import StackedList
-
     node = spec.treedef.node_data()
     return node is not None and node[0] in (list, StackedList)
 
 
-def join_branches(true_state: State, false_state: State, construct) -> State:
+def _error(code, site, name, first=None, second=None, **fields):
+    """Catalogue error ``code`` about variable ``name`` of statement ``site``."""
+    return errors.make(code, what=site.describe(name), name=name, stmt=site.what, source=site.source,
+                       first=first, second=second, **fields)
+
+
+def join_branches(true_state: State, false_state: State, site) -> State:
     """The output type of a staged ``if``: both branches' outputs, reconciled."""
     __tracebackhide__ = True
     specs = []
@@ -446,47 +386,25 @@ def join_branches(true_state: State, false_state: State, construct) -> State:
                 continue
             # Undefined.pending; or Python binds it before every read, so the unbound side is
             # a path that jumped (`return`, `break`, `continue`) and never reads it.
-            if a.is_pending or b.is_pending or (construct is not None and a.name in construct.always_bound):
+            if a.is_pending or b.is_pending or a.name in site.always_bound:
                 specs.append(b if a.is_undefined else a)
                 continue
-            side = "`if`" if b.is_undefined else "`else`"
-            other = "`else`" if b.is_undefined else "`if`"
-            what = construct.describe(a.name) if construct is not None else f"'{a.name}'"
-            raise UndefinedVariableError(
-                f"{what} is assigned only in the {side} branch of the `if` at {construct.where}, "
-                f"and used after it:\n    {construct.source}\n"
-                f"The condition is traced, so both branches are staged with lax.cond and each must give "
-                f"{what} a value.\nFix: assign {what} before the `if` (for example {a.name} = "
-                f"jnp.zeros_like(...)), or in the {other} branch too."
-            )
+            side, other = ("`if`", "`else`") if b.is_undefined else ("`else`", "`if`")
+            raise _error("if-one-sided", site, a.name, side=side, other=other)
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
-            if _is_list(a) and _is_list(b):
-                raise _mismatch(construct, a.name, a.describe(), b.describe(),
-                                "The condition is traced, so appending to a list in one branch only would make "
-                                "the list's length depend on data.",
-                                f"append in both branches (for example a masked value), or write into a "
-                                f"preallocated array with .at[i].set(...) instead of {construct.describe(a.name) if construct else a.name}.",
-                                "in the `if` branch", "in the `else` branch")
-            raise _mismatch(construct, a.name, a.describe(), b.describe(),
-                            "The condition is traced, so lax.cond needs both branches to give it the same structure.",
-                            f"give {construct.describe(a.name) if construct else a.name} the same structure (same container, same number of items) in both branches.",
-                            "in the `if` branch", "in the `else` branch")
+            code = "if-list-append" if _is_list(a) and _is_list(b) else "if-structure"
+            raise _error(code, site, a.name, a.describe(), b.describe())
         leaves = []
         for la, lb in zip(a.leaves, b.leaves):
             joined = _join_leaf(la, lb, loop=False)
             if joined is None:
-                raise _mismatch(construct, a.name, a.describe(), b.describe(),
-                                "The condition is traced, so lax.cond needs both branches to give it the same shape; "
-                                "non-array values (strings, objects) must be equal.",
-                                "compute values of one shape in both branches (pad, mask, or use jnp.where), "
-                                "or move the non-array value out of the `if`.",
-                                "in the `if` branch", "in the `else` branch")
+                raise _error("if-shape", site, a.name, a.describe(), b.describe())
             leaves.append(joined)
         specs.append(VarSpec(a.name, a.treedef, tuple(leaves), a.order))
-    return State(specs, construct)
+    return State(specs, site)
 
 
-def join_iterations(before: State, after: State, construct) -> State:
+def join_iterations(before: State, after: State, site) -> State:
     """The carry type of a staged loop: the state before an iteration reconciled with the
     state after one. A variable with no value before the loop takes the body's type."""
     __tracebackhide__ = True
@@ -496,27 +414,15 @@ def join_iterations(before: State, after: State, construct) -> State:
             specs.append(b if not b.is_undefined else a)
             continue
         if b.is_undefined:
-            raise UndefinedVariableError(
-                f"{construct.describe(a.name)} loses its value in the loop at {construct.where}."
-            )
+            raise _error("loop-loses-value", site, a.name)
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
-            rule = "A staged loop carries each variable with one structure for every iteration."
-            fix = f"give {construct.describe(a.name)} its final structure before the loop."
-            if not a.leaves and a.treedef == jax.tree_util.tree_structure(None):
-                rule = "A staged loop cannot carry None: each carried variable needs an array value before the loop."
-                fix = (f"initialise {construct.describe(a.name)} before the loop with a value of its final type "
-                       f"(for example -jnp.inf, 0.0 or jnp.zeros(...)), and a separate flag if 'no value yet' matters.")
-            raise _mismatch(construct, a.name, a.describe(), b.describe(), rule, fix,
-                            "before the loop", "after one iteration")
+            none_before = not a.leaves and a.treedef == jax.tree_util.tree_structure(None)
+            raise _error("loop-none" if none_before else "loop-structure", site, a.name, a.describe(), b.describe())
         leaves = []
         for la, lb in zip(a.leaves, b.leaves):
             joined = _join_leaf(la, lb, loop=True)
             if joined is None:
-                raise _mismatch(construct, a.name, a.describe(), b.describe(),
-                                "A staged loop carries each variable with one shape for every iteration.",
-                                f"give {construct.describe(a.name)} a fixed shape (preallocate and write with "
-                                f".at[i].set(...), or mask), or keep the loop in Python over a static range.",
-                                "before the loop", "after one iteration")
+                raise _error("loop-shape", site, a.name, a.describe(), b.describe())
             leaves.append(joined)
         specs.append(VarSpec(a.name, a.treedef, tuple(leaves), a.order))
-    return State(specs, construct)
+    return State(specs, site)

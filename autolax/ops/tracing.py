@@ -17,8 +17,8 @@ import jax
 import jax.numpy as jnp
 from jax.extend.core import jaxpr_as_fun
 
-from autolax.ops import registry
-from autolax.ops.data import list_shape
+from autolax.ops import report
+from autolax.ops.lists import list_shape
 from autolax.ops.state import State, Undefined, cast
 
 
@@ -69,7 +69,7 @@ class Traced:
         return cast_leaves, list(extras)
 
 
-def trace(fn, in_state: State, out_names, *, construct=None, prefix=(), strong_numbers=False, split=None) -> Traced:
+def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None) -> Traced:
     """Traces ``fn(*prefix_values, *state_values)``.
 
     ``prefix`` is a list of (value-spec State) for leading arguments that are not part of the
@@ -90,7 +90,7 @@ def trace(fn, in_state: State, out_names, *, construct=None, prefix=(), strong_n
         extras = []
         if split is not None:
             values, extras = split(shapes, list(values))
-        out = State.of(out_names, values, construct, strong_numbers=strong_numbers)
+        out = State.of(out_names, values, site, strong_numbers=strong_numbers)
         captured["out"] = out
         captured["extras"] = [jax.typeof(e) for e in extras]
         leaves = []
@@ -100,6 +100,6 @@ def trace(fn, in_state: State, out_names, *, construct=None, prefix=(), strong_n
         return leaves + list(extras)
 
     abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
-    with registry.staging():
+    with report.staging():
         jaxpr = jax.make_jaxpr(flat)(*abstract)
     return Traced(jaxpr, captured["out"], captured["extras"])

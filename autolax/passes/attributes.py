@@ -22,6 +22,7 @@ function are left alone too, since assigning them would make them local.
 
 from __future__ import annotations
 
+from autolax.analysis.activity import local_names
 from autolax.passes.setitem import AUG_METHODS
 from autolax.transpile import syntax
 
@@ -136,8 +137,6 @@ def _leaf_name(target):
 
 
 def _function_transformer(ctx, fn_node):
-    from autolax.analysis.activity import local_names
-
     params = syntax.param_names(fn_node.args)
     receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
     return _Transformer(ctx, local_names(fn_node) - receiver)

@@ -20,6 +20,8 @@ import types
 import jax
 import numpy as np
 
+from autolax.analysis.activity import local_names
+from autolax.libraries import is_library_callable
 from autolax.transpile import syntax
 
 # Methods of arrays and builtin containers: `x.sum()`, `lst.pop()`, `d.items()` are library
@@ -27,12 +29,6 @@ from autolax.transpile import syntax
 _LIBRARY_METHODS = frozenset().union(
     *(dir(t) for t in (jax.Array, np.ndarray, list, dict, set, tuple, str, bytes, int, float, complex))
 )
-
-
-def _is_library(value) -> bool:
-    from autolax.ops.calls import is_library_callable
-
-    return is_library_callable(value)
 
 
 class _Transformer(syntax.NodeTransformer):
@@ -61,7 +57,7 @@ class _Transformer(syntax.NodeTransformer):
     def _wants_conversion(self, func) -> bool:
         value = self._static_value(func)
         if value is not self.ctx.MISSING:
-            return not _is_library(value)
+            return not is_library_callable(value)
         if isinstance(func, syntax.Name):
             return True  # local function, parameter, or a global defined later
         if isinstance(func, syntax.Attribute):
@@ -107,8 +103,6 @@ class _Transformer(syntax.NodeTransformer):
 
 
 def _function_transformer(ctx, node, outer_locals=frozenset()):
-    from autolax.analysis.activity import local_names
-
     params = syntax.param_names(node.args)
     first = params[0] if params and params[0] in ("self", "cls") else None
     return _Transformer(ctx, set(outer_locals) | local_names(node), first)

@@ -32,11 +32,16 @@ from __future__ import annotations
 
 import builtins
 
-from autolax.analysis.activity import declared_nonlocal, target_names, writes
+from autolax import sites
+from autolax.analysis.activity import (
+    declared_nonlocal,
+    local_names,
+    target_names,
+    writes,
+)
 from autolax.analysis.definedness import Definedness
 from autolax.analysis.liveness import Liveness
 from autolax.transpile import anno, syntax, templates
-from autolax.transpile.context import Construct
 
 _IF = """
 def if_true(params):
@@ -45,7 +50,7 @@ def if_true(params):
 def if_false(params):
     orelse
     return outputs
-targets = ops_cond(test, if_true, if_false, params)
+targets = ops_cond(test, if_true, if_false, params, at=spec)
 """
 
 _WHILE = """
@@ -54,7 +59,7 @@ def loop_test(state):
 def loop_body(state):
     body
     return outputs
-targets = ops_while_loop(loop_test, loop_body, init)
+targets = ops_while_loop(loop_test, loop_body, init, at=spec)
 """
 
 _FOR_TEST = """
@@ -66,7 +71,7 @@ _FOR = """
 def loop_body(item, state):
     body
     return outputs
-targets = ops_call(iter_args, loop_body, init, loop_test)
+targets = ops_call(iter_args, loop_body, init, loop_test, at=spec)
 """
 
 
@@ -159,21 +164,19 @@ class _FunctionConverter:
         )
         return syntax.copy_location(stmt, origin)
 
-    def construct(self, kind, node, names, fn_names, reads_appended=None):
-        c = Construct(
-            kind=kind,
-            filename=self.ctx.filename,
-            lineno=node.lineno,
-            col=node.col_offset,
-            source=self.ctx.line_text(node.lineno),
-            names=tuple(names),
-            descriptions={n: d for n, d in self.ctx.descriptions.items() if n in names},
-            reads_appended=dict(reads_appended or {}),
-            always_bound=frozenset(n for n in names if n in self.ctx.always_bound),
+    def spec(self, node, names, outputs=False, reads_appended=None):
+        """The ``at='...'`` descriptor of a statement (see ``autolax.sites``): ``names`` are its
+        carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
+        text = sites.format_spec(
+            node.lineno,
+            filename=self.ctx.spec_filename,
+            outputs=names if outputs else None,
+            return_value=next((n for n in names if n in self.ctx.return_values), None),
+            # Only names that may be unbound when the statement starts need the fact.
+            always_bound=[n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]],
+            reads_appended=reads_appended,
         )
-        for fn_name in fn_names:
-            self.ctx.constructs[fn_name] = c
-        return c
+        return syntax.constant(text)
 
     def appended_and_read(self, stmts):
         """Lists a block appends to (``lst = ops.append(lst, v)``) and also reads otherwise:
@@ -254,7 +257,6 @@ class _FunctionConverter:
         body = self.scoped_block(node.body, params)
         orelse = self.scoped_block(node.orelse, params)
         self.bind(outputs)
-        self.construct("if", node, outputs, (if_true, if_false))
         out = syntax.names_tuple(outputs)
         stmts = templates.replace(
             _IF,
@@ -267,6 +269,7 @@ class _FunctionConverter:
             targets=out,
             ops_cond=self.ops_name("cond"),
             test=node.test,
+            spec=self.spec(node, outputs, outputs=True),
         )
         _strip_bare_returns(stmts[:2])
         return inits + syntax.copy_locations(stmts, node)
@@ -278,7 +281,6 @@ class _FunctionConverter:
         loop_test, loop_body = self.ctx.namer.new("loop_test"), self.ctx.namer.new("loop_body")
         body = self.scoped_block(node.body, state)
         self.bind(state)
-        self.construct("while", node, state, (loop_test, loop_body))
         stmts = templates.replace(
             _WHILE,
             loop_test=loop_test,
@@ -290,6 +292,7 @@ class _FunctionConverter:
             init=_state_expr(state),
             targets=syntax.names_tuple(state),
             ops_while_loop=self.ops_name("while_loop"),
+            spec=self.spec(node, state),
         )
         return inits + syntax.copy_locations(stmts, node)
 
@@ -314,8 +317,6 @@ class _FunctionConverter:
 
     @property
     def fn_locals(self):
-        from autolax.analysis.activity import local_names
-
         if not hasattr(self, "_fn_locals"):
             self._fn_locals = local_names(self.fn)
         return self._fn_locals
@@ -337,12 +338,9 @@ class _FunctionConverter:
         reads_appended = self.appended_and_read(node.body)
         body = self.scoped_block(node.body, set(state) | {item} | targets)
         self.bind(state)
-        fn_names = [loop_body]
         stmts = []
         if extra is not None:
-            fn_names.append(loop_test)
             stmts += templates.replace(_FOR_TEST, loop_test=loop_test, state=list(state), test=extra)
-        self.construct("for", node, state, fn_names, reads_appended)
         if is_range:
             args = list(node.iter.args)
             if len(args) == 1:
@@ -365,6 +363,7 @@ class _FunctionConverter:
             init=_state_expr(state),
             loop_test=loop_test,
             targets=syntax.names_tuple(state),
+            spec=self.spec(node, state, reads_appended=reads_appended),
         )
         return inits + syntax.copy_locations(stmts, node)
 

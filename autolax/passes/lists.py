@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
 
 _STACKING = {"stack", "vstack"}
@@ -24,8 +25,6 @@ class _Transformer(syntax.NodeTransformer):
         self.appended: set[str] = set()
 
     def visit_FunctionDef(self, node):
-        from autolax.analysis.activity import local_names
-
         inner = _Transformer(self.ctx, local_names(node))
         node.body = [inner.visit(s) for s in node.body]
         self.appended |= inner.appended
@@ -78,8 +77,6 @@ class _StackCalls(syntax.NodeTransformer):
 
 
 def transform(fn_node, ctx):
-    from autolax.analysis.activity import local_names
-
     locals_ = local_names(fn_node)
     appends = _Transformer(ctx, locals_)
     fn_node.body = [appends.visit(s) for s in fn_node.body]

@@ -13,7 +13,13 @@ follows it. A function that can fall off its end returns ``None`` explicitly.
 
 from __future__ import annotations
 
-from autolax.passes.jumps import BlockLowering, add_loop_test, flag_assign, remove_flag_assignments
+from autolax.analysis.activity import reads
+from autolax.passes.jumps import (
+    BlockLowering,
+    add_loop_test,
+    flag_assign,
+    remove_flag_assignments,
+)
 from autolax.transpile import syntax
 
 
@@ -32,6 +38,7 @@ def _lower_function(fn_node, ctx):
     retval = ctx.namer.new("retval")
     ctx.descriptions[flag] = "the early-`return` flag"
     ctx.descriptions[retval] = "the return value"
+    ctx.return_values.add(retval)
     ctx.pending.add(retval)  # every path assigns it before the final `return`
 
     def replace(stmt):
@@ -64,8 +71,6 @@ def _lower_function(fn_node, ctx):
 
 
 def _loop_tests_read(fn_node, stmts, flag) -> bool:
-    from autolax.analysis.activity import reads
-
     return any(flag in reads(s) for s in stmts)
 
 

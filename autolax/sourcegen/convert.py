@@ -136,6 +136,7 @@ class _FileConverter:
             globals=self.globals,
             closure=closure,
             ops_name_hint=self.ops_alias,
+            spec_filename=module.path,
         )
         if converted.ctx.ops != self.ops_alias:
             raise self._error(node, f"'{self.ops_alias}' is a local name in '{site.qualname}'; the converted code "

@@ -9,10 +9,12 @@ assume about a free name (``Module.static_globals``), and which functions are se
 from __future__ import annotations
 
 import importlib
+import io
 import sys
 import tokenize
 from dataclasses import dataclass, field
 
+from autolax.analysis.activity import writes
 from autolax.errors import ConversionError
 from autolax.transpile import syntax
 from autolax.transpile.context import Context
@@ -103,8 +105,6 @@ class Module:
 
     def module_names(self) -> set:
         """Names bound at module level (by any statement)."""
-        from autolax.analysis.activity import writes
-
         return writes(self.tree.body)
 
     def static_globals(self) -> dict:
@@ -186,8 +186,6 @@ def _library_value(target: str):
 
 def _comments(text: str) -> dict:
     """line number -> (column, text) of each ``#`` comment in the file."""
-    import io
-
     out = {}
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):

@@ -3,56 +3,11 @@
 from __future__ import annotations
 
 import builtins
-import sys
 from dataclasses import dataclass, field
 
 from autolax.transpile.naming import Namer
 
 _MISSING = object()
-
-
-def display_filename(filename: str) -> str:
-    """How a user knows this file: ``In[3]`` for an IPython/Jupyter cell, else the path."""
-    ipython = sys.modules.get("IPython")
-    if ipython is not None:
-        shell = ipython.get_ipython()
-        format_code_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
-        if format_code_name is not None:
-            named = format_code_name(filename)
-            if named:
-                return named[1]
-    return filename
-
-
-@dataclass(eq=False)
-class Construct:
-    """One user-visible control-flow statement and what the rewrite made of it.
-
-    Runtime ops find it through the code object of the generated function they receive
-    (``loop_body``, ``if_true`` ...), to name variables in errors and rows of the trace report.
-    """
-
-    kind: str  # "if", "while", "for"
-    filename: str
-    lineno: int
-    col: int
-    source: str  # the statement's first line, as written
-    names: tuple = ()  # carried state (loops) or outputs (if), in order
-    descriptions: dict = field(default_factory=dict)  # generated name -> words for errors
-    # Lists a loop body appends to and also reads: name -> the largest constant index read
-    # (`lst[0]`), or None for any other read (`len(lst)`, `lst[-1]`, `jnp.stack(lst)`).
-    reads_appended: dict = field(default_factory=dict)
-    # Outputs Python always binds before reading (see analysis.definedness.BoundBeforeReads):
-    # a staged `if` that leaves one unbound on one side takes the other side's type.
-    always_bound: frozenset = frozenset()
-
-    @property
-    def where(self) -> str:
-        return f"{display_filename(self.filename)}:{self.lineno}"
-
-    def describe(self, name: str) -> str:
-        """``'y'`` for a user variable, or what a generated one stands for."""
-        return self.descriptions.get(name, f"'{name}'")
 
 
 @dataclass
@@ -63,8 +18,11 @@ class Context:
     ops: str  # name under which generated code reaches autolax.ops
     globals: dict = field(default_factory=dict)
     closure: dict = field(default_factory=dict)  # free variable name -> value
-    constructs: dict = field(default_factory=dict)  # generated function name -> Construct
     descriptions: dict = field(default_factory=dict)  # generated name -> words for errors
+    return_values: set = field(default_factory=set)  # generated names holding the return value
+    # The file named in the emitted descriptors (``at='model.py:6'``) when the converted code
+    # runs from another file (``autolax convert``); None: the file it is compiled from.
+    spec_filename: str | None = None
     first_params: set = field(default_factory=set)  # "self"/"cls" of methods
     # Generated names whose first value may come from any one path (the return value): an
     # `if` assigning them on one side only takes that side's type.

@@ -147,11 +147,14 @@ def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
     )
 
 
-def convert_node(node, *, filename, source_lines, globals, closure=None, reserved=(), ops_name_hint="ops") -> Converted:
+def convert_node(node, *, filename, source_lines, globals, closure=None, reserved=(), ops_name_hint="ops",
+                 spec_filename=None) -> Converted:
     """Runs every pass over a parsed ``def`` (with its real positions in ``filename``).
 
     ``globals`` and ``closure`` are what free names resolve to when the passes ask (a
     source file converted without importing it passes the values it can know statically).
+    ``spec_filename``: the file the emitted descriptors name, when the converted code will
+    run from another file (``autolax convert``).
     """
     namer = Namer(node, reserved=reserved)
     ops_name = namer.new(ops_name_hint) if ops_name_hint in namer.used else ops_name_hint
@@ -163,6 +166,7 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         ops=ops_name,
         globals=globals,
         closure=dict(closure or {}),
+        spec_filename=spec_filename,
     )
     present = features(node)
     with activity.caching(walrus="NamedExpr" in present):
@@ -215,13 +219,11 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     return inner.replace(co_name=name, co_qualname=getattr(fn, "__qualname__", name))
 
 
-def make_function(fn, converted: Converted, inner: types.CodeType, ops_module) -> types.FunctionType:
+def make_function(fn, inner: types.CodeType, ops_module) -> types.FunctionType:
     """A function running ``inner`` with ``fn``'s globals, closure cells, defaults and
     metadata (the ops module fills the one extra free variable)."""
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    closure = tuple(
-        types.CellType(ops_module) if var == converted.ctx.ops else cells[var] for var in inner.co_freevars
-    )
+    closure = tuple(cells[var] if var in cells else types.CellType(ops_module) for var in inner.co_freevars)
     new = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__annotations__ = dict(getattr(fn, "__annotations__", {}))
@@ -230,14 +232,6 @@ def make_function(fn, converted: Converted, inner: types.CodeType, ops_module) -
     new.__qualname__ = fn.__qualname__
     new.__dict__.update(getattr(fn, "__dict__", {}))
     return new
-
-
-def code_objects(code):
-    """``code`` and every code object nested in it."""
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from code_objects(const)
 
 
 _DEF = re.compile(r"^(\s*)(def |class |@)")

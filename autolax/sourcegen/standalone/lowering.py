@@ -65,7 +65,7 @@ class Lowering(Expressions, Loops):
         self.module = module
         self.refs = refs
         self.ops = self.ctx.ops
-        self.generated = set(self.ctx.constructs)
+        self.generated = set(self.ctx.namer.generated)
         self.static_params = set(static_params)
         self.is_method = is_method
         self.final = True
@@ -73,6 +73,7 @@ class Lowering(Expressions, Loops):
 
     # ------------------------------------------------------------------ entry
     def run(self):
+        _drop_descriptors(self.fn, self.ops)
         params = syntax.param_names(self.fn.args)
         values = {}
         for i, p in enumerate(params):
@@ -377,3 +378,16 @@ class Lowering(Expressions, Loops):
             raise self.error(where, f"'{n}' is first assigned inside this loop, which stages to jax.lax, and "
                                     f"used after it; --standalone needs '{n}' assigned before the loop")
         return out
+
+
+def _drop_descriptors(tree, ops):
+    """Removes the ``at='...'`` descriptors of ``ops.*`` calls: the runtime reads them, the
+    standalone output has no runtime."""
+    for node in syntax.walk(tree):
+        if (
+            isinstance(node, syntax.Call)
+            and isinstance(node.func, syntax.Attribute)
+            and isinstance(node.func.value, syntax.Name)
+            and node.func.value.id == ops
+        ):
+            node.keywords = [kw for kw in node.keywords if kw.arg != "at"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from autolax.analysis.activity import writes
 from autolax.passes.setitem import AUG_METHODS
 from autolax.sourcegen.standalone.values import TRACED
 from autolax.transpile import syntax
@@ -101,8 +102,6 @@ def rereadable(node, changing) -> bool:
 
 
 def writes_of(stmts):
-    from autolax.analysis.activity import writes
-
     return writes(stmts)
 
 

@@ -1,0 +1,249 @@
+"""Lists built by appending inside staged loops: ``StackedList`` and the bookkeeping that moves
+appended items out of a loop's carry into its stacked outputs."""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from autolax import errors
+from autolax.plan import Unstageable
+
+
+def is_tracer(x) -> bool:
+    return isinstance(x, jax.core.Tracer)
+
+
+def key_order(value):
+    """The insertion order of each dict in ``value`` (through nested lists, tuples and
+    dicts), or None if there is none to keep. A pytree round trip sorts a dict's keys, but
+    Python code sees insertion order (``for v in d.values()``, ``print(d)``): ``restore_order``
+    puts it back."""
+    if type(value) is dict:
+        subs = tuple((k, key_order(v)) for k, v in value.items())
+        try:
+            in_order = list(value) == sorted(value)
+        except TypeError:
+            in_order = False
+        if in_order and all(sub is None for _, sub in subs):
+            return None
+        return (dict, subs)
+    if isinstance(value, (list, tuple)):
+        subs = tuple(key_order(v) for v in value)
+        return (type(value), subs) if any(sub is not None for sub in subs) else None
+    return None
+
+
+def restore_order(value, order):
+    """``value`` (rebuilt from leaves) with the dict orders ``key_order`` recorded."""
+    if order is None:
+        return value
+    kind, subs = order
+    if kind is dict:
+        if type(value) is not dict or len(value) != len(subs) or any(k not in value for k, _ in subs):
+            return value
+        return {k: restore_order(value[k], sub) for k, sub in subs}
+    if type(value) is not kind or len(value) != len(subs):
+        return value
+    items = [restore_order(v, sub) for v, sub in zip(value, subs)]
+    if kind is list:
+        return items
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+
+def tree_map_ordered(fn, tree, *rest):
+    """``jax.tree_util.tree_map`` that keeps ``tree``'s dict insertion order."""
+    return restore_order(jax.tree_util.tree_map(fn, tree, *rest), key_order(tree))
+
+
+def _block_length(block) -> int:
+    return jax.tree_util.tree_leaves(block)[0].shape[0]
+
+
+def _row(block, k):
+    return tree_map_ordered(lambda a: a[k], block)
+
+
+def _stack_items(items):
+    try:
+        return tree_map_ordered(lambda *xs: jnp.stack(xs), *items)
+    except (TypeError, ValueError) as exc:
+        raise Unstageable(errors.make("appended-items-differ", detail=exc)) from None
+
+
+def _concatenate(blocks):
+    return tree_map_ordered(lambda *bs: jnp.concatenate(bs), *blocks)
+
+
+class StackedList:
+    """A list whose items were appended inside a staged loop.
+
+    It behaves like the list the original Python would have built -- ``len(lst)``,
+    ``lst[i]``, ``lst[-1]``, iteration, ``lst.append(x)`` -- but the items from a loop are
+    held as one stacked array, so ``jnp.stack(lst)`` / ``jnp.asarray(lst)`` cost no
+    per-item operations.
+    """
+
+    def __init__(self, segments):
+        self._segments = list(segments)  # [("items", list) | ("stacked", pytree of arrays)]
+        self.extends = None  # the list a staged loop appended to, to give this one
+
+    @classmethod
+    def from_value(cls, value):
+        if isinstance(value, StackedList):
+            return cls(list(value._segments))
+        return cls([("items", list(value))])
+
+    def _lengths(self):
+        return [len(p) if kind == "items" else _block_length(p) for kind, p in self._segments]
+
+    def __len__(self):
+        return sum(self._lengths())
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self)))]
+        if is_tracer(index):
+            return _row(self.stacked_tree(), index)
+        k = operator.index(index)
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError("list index out of range")
+        for (kind, payload), length in zip(self._segments, self._lengths()):
+            if k < length:
+                return payload[k] if kind == "items" else _row(payload, k)
+            k -= length
+        raise IndexError("list index out of range")
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            "items of a list built by appending in a staged loop cannot be reassigned; "
+            "use `arr = jnp.stack(lst)` and `arr = arr.at[i].set(v)` instead"
+        )
+
+    def __iter__(self):
+        for kind, payload in self._segments:
+            if kind == "items":
+                yield from payload
+            else:
+                for k in range(_block_length(payload)):
+                    yield _row(payload, k)
+
+    def append(self, value):
+        if self._segments and self._segments[-1][0] == "items":
+            self._segments[-1][1].append(value)
+        else:
+            self._segments.append(("items", [value]))
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+
+    def __add__(self, other):
+        return StackedList(self._segments + [("items", list(other))])
+
+    def __radd__(self, other):
+        return StackedList([("items", list(other))] + self._segments)
+
+    def stacked_tree(self):
+        """All items stacked along a new leading axis (None for an empty list)."""
+        blocks = []
+        for kind, payload in self._segments:
+            if kind == "items":
+                if payload:
+                    blocks.append(_stack_items(payload))
+            else:
+                blocks.append(payload)
+        if not blocks:
+            return None
+        if len(blocks) == 1:
+            return blocks[0]
+        return _concatenate(blocks)
+
+    def __jax_array__(self):
+        tree = self.stacked_tree()
+        if tree is None:
+            return jnp.zeros((0,))
+        if not isinstance(tree, (jax.Array, jax.core.Tracer)):
+            raise TypeError("a list of non-array items cannot be converted to an array")
+        return tree
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.__jax_array__(), dtype=dtype)
+
+    def __repr__(self):
+        return f"StackedList(len={len(self)})"
+
+
+def _flatten(lst):
+    return tuple(p for _, p in lst._segments), tuple(k for k, _ in lst._segments)
+
+
+def _unflatten(kinds, payloads):
+    return StackedList([(k, list(p) if k == "items" else p) for k, p in zip(kinds, payloads)])
+
+
+jax.tree_util.register_pytree_node(StackedList, _flatten, _unflatten)
+
+
+def _chunks(value):
+    if isinstance(value, StackedList):
+        return list(value._segments)
+    return [("items", list(value))]
+
+
+def list_shape(value):
+    """``(length, is_plain_list, value)`` of a list-like value, else None (taken before a loop
+    body runs, since appends mutate the list in place)."""
+    if isinstance(value, (list, StackedList)):
+        return len(value), isinstance(value, list), value
+    return None
+
+
+def appended_block(before, after):
+    """If ``after`` is the list described by ``before`` (a ``list_shape``) with items
+    appended: ``(prefix, block)`` -- its first items (in the original type) and the new ones
+    stacked into one block. Else None."""
+    if before is None or not isinstance(after, (list, StackedList)):
+        return None
+    n_before, was_list, original = before
+    if after is not original and getattr(after, "extends", None) is not original:
+        return None  # a new list bound to the name (`lst = []` in the body), not appends
+    n_after = len(after)
+    if n_after <= n_before:
+        return None
+    prefix_chunks, new_chunks, remaining = [], [], n_before
+    for kind, payload in _chunks(after):
+        length = len(payload) if kind == "items" else _block_length(payload)
+        if remaining >= length:
+            prefix_chunks.append((kind, payload))
+            remaining -= length
+        elif remaining > 0:
+            if kind != "items":
+                return None
+            prefix_chunks.append(("items", payload[:remaining]))
+            new_chunks.append(("items", payload[remaining:]))
+            remaining = 0
+        else:
+            new_chunks.append((kind, payload))
+    blocks = [_stack_items(p) if k == "items" else p for k, p in new_chunks]
+    block = blocks[0] if len(blocks) == 1 else _concatenate(blocks)
+    if was_list and all(k == "items" for k, _ in prefix_chunks):
+        prefix = [x for _, p in prefix_chunks for x in p]
+    else:
+        prefix = StackedList([(k, list(p) if k == "items" else p) for k, p in prefix_chunks])
+    return prefix, block
+
+
+def append_block(prefix, block, extends=None):
+    """``prefix`` followed by the rows of ``block``, as a StackedList. ``extends``: the list
+    a loop started from, which this one continues (see ``appended_block``)."""
+    segments = _chunks(prefix) if len(prefix) else []
+    new = StackedList(segments + [("stacked", block)])
+    new.extends = extends
+    return new

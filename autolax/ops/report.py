@@ -1,0 +1,196 @@
+"""What the runtime reports about the user's statements, and the modes it runs in.
+
+* A ``Recorder`` (active inside ``autolax.trace_check``) collects one event per staging
+  decision and counts how many times each body was traced.
+* ``strict`` mode turns a loop that must be unrolled into an error; ``recursive=False``
+  stops ``ops.call`` from converting callees; ``staging()`` marks the tracing of a body that
+  lax runs later (where Python side effects must be staged too).
+* ``user_facing`` decorates the public ops so an autolax error shows only the user's frames.
+
+Modes are context variables: they hold for one call (and the calls it makes), per thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import linecache
+import os
+import sys
+import warnings
+from dataclasses import dataclass, field
+
+import jax
+
+from autolax import errors, plan, sites
+from autolax.errors import AutolaxError, UnrolledLoopWarning
+
+_recorder: contextvars.ContextVar = contextvars.ContextVar("autolax_recorder", default=None)
+_strict: contextvars.ContextVar = contextvars.ContextVar("autolax_strict", default=False)
+_recursive: contextvars.ContextVar = contextvars.ContextVar("autolax_recursive", default=True)
+_staging: contextvars.ContextVar = contextvars.ContextVar("autolax_staging", default=0)
+
+
+@dataclass
+class Event:
+    site: object  # sites.Site, or an ExpressionSite for and/or/not
+    outcome: str  # a plan form: "lax.cond", "lax.scan", "python (static)", ...
+    reason: str | None = None
+    iterations: int | None = None  # Python loops: how many times the body ran
+
+
+@dataclass(frozen=True)
+class ExpressionSite:
+    """Where an ``and`` / ``or`` / ``not`` / conditional expression is (found from the calling
+    frame: these ops carry no descriptor)."""
+
+    kind: str  # "and", "or", "not", "ternary"
+    filename: str
+    lineno: int
+    source: str = ""
+
+    @property
+    def where(self):
+        return f"{sites.display_filename(self.filename)}:{self.lineno}"
+
+
+@dataclass
+class Recorder:
+    events: list = field(default_factory=list)
+    traces: dict = field(default_factory=dict)  # site -> number of body traces
+
+    def mark(self):
+        return len(self.events), dict(self.traces)
+
+    def rollback(self, mark):
+        self.events = self.events[: mark[0]]
+        self.traces = mark[1]
+
+    def drop_events_since(self, mark):
+        """Forget the staging decisions of a discarded trace (keeping its trace count)."""
+        self.events = self.events[: mark[0]]
+
+
+def active_recorder():
+    return _recorder.get()
+
+
+@contextlib.contextmanager
+def _setting(var, value):
+    token = var.set(value)
+    try:
+        yield
+    finally:
+        var.reset(token)
+
+
+def recording(recorder: Recorder):
+    return _setting(_recorder, recorder)
+
+
+def strict_mode(on: bool = True):
+    return _setting(_strict, on)
+
+
+def is_strict() -> bool:
+    return _strict.get()
+
+
+def calls_converted(on: bool):
+    """Whether ``ops.call`` converts user functions (``convert(..., recursive=False)``)."""
+    return _setting(_recursive, on)
+
+
+def converts_calls() -> bool:
+    return _recursive.get()
+
+
+def staging():
+    """Marks the tracing of a branch or loop body that ``lax`` runs later, maybe many times
+    or not at all: Python side effects there (``print``) must be staged too."""
+    return _setting(_staging, _staging.get() + 1)
+
+
+def in_staged_body() -> bool:
+    return _staging.get() > 0
+
+
+def record(site, outcome: str, reason: str | None = None, iterations: int | None = None) -> None:
+    rec = _recorder.get()
+    if rec is not None and site is not None:
+        rec.events.append(Event(site, outcome, reason, iterations))
+
+
+def count_trace(site) -> None:
+    rec = _recorder.get()
+    if rec is not None and site is not None:
+        rec.traces[site] = rec.traces.get(site, 0) + 1
+
+
+def expression_site(kind: str, depth: int = 2, always: bool = False):
+    """Where the calling converted code is (computed only while recording, or if asked)."""
+    if _recorder.get() is None and not always:
+        return None
+    frame = _past_wrappers(sys._getframe(depth))
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return ExpressionSite(kind, frame.f_code.co_filename, frame.f_lineno, line)
+
+
+def unrolled(site, reason: str) -> None:
+    """A loop carrying traced values could not be staged: warn, or raise under strict."""
+    record(site, plan.unrolled(reason), reason)
+    if is_strict():
+        raise errors.make("unrolled", where=site.where, reason=reason, source=site.source)
+    message = (
+        f"the loop at {site.where} carries traced values but ran as a Python loop "
+        f"(unrolled into the trace): {reason}.\n    {site.source}\n"
+        "The result is correct, but the traced program grows with the trip count. "
+        "Pass strict=True to make this an error."
+    )
+    warnings.warn_explicit(message, UnrolledLoopWarning, site.filename, site.lineno)
+
+
+def add_staging_note(exc: BaseException, site) -> None:
+    """Notes, on an error raised while a body was traced for lax, which statement of the
+    user's was being staged (errors autolax raises itself already say so)."""
+    if site is None or isinstance(exc, AutolaxError) or not hasattr(exc, "add_note"):
+        return
+    exc.add_note(f"autolax: raised while staging {site.what}: {site.source}")
+
+
+def _past_wrappers(frame):
+    """The first frame at or above ``frame`` that is not a ``user_facing`` wrapper."""
+    while frame is not None and frame.f_code is _WRAPPER_CODE:
+        frame = frame.f_back
+    return frame
+
+
+_AUTOLAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_INTERNAL_DIRS = (_AUTOLAX_DIR + os.sep, os.path.dirname(jax.__file__) + os.sep)
+
+
+def user_facing(op):
+    """Decorates a public op: an autolax error raised inside it keeps only the user's frames in
+    its traceback (the internal ones say nothing about the user's mistake)."""
+
+    @functools.wraps(op)
+    def wrapper(*args, **kwargs):
+        __tracebackhide__ = True
+        try:
+            return op(*args, **kwargs)
+        except AutolaxError as exc:
+            kept = []
+            tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip this frame
+            while tb is not None:
+                if not tb.tb_frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
+                    kept.append(tb)
+                tb = tb.tb_next
+            for a, b in zip(kept, kept[1:] + [None]):
+                a.tb_next = b
+            raise exc.with_traceback(kept[0] if kept else None) from exc.__cause__
+
+    return wrapper
+
+
+_WRAPPER_CODE = user_facing(lambda: None).__code__

@@ -1,0 +1,133 @@
+"""Staging decisions, made in one place: what each statement becomes.
+
+The runtime (``autolax.ops``) calls these functions at trace time with what it sees (is the
+condition traced? does the loop carry floating-point values?); ``autolax convert
+--standalone`` calls them at conversion time with what static analysis knows. Both paths
+therefore take the same decision for the same facts, and name it with the same words, which
+are also the trace report's ("became" column).
+
+The functions here are pure: they take facts and return a form (or a reason).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# ----------------------------------------------------------------------------- forms
+PYTHON = "python (static)"
+COND = "lax.cond"
+SELECT = "lax.select"
+WHILE = "lax.while_loop"
+EARLY_EXIT = "lax.while_loop (grad: masked lax.scan)"
+SCAN = "lax.scan"
+MASKED_SCAN = "lax.scan (masked)"
+FORI = "lax.fori_loop"
+LOGICAL = "jnp.logical"  # `and` / `or` / `not` of traced values, both operands evaluated
+
+
+def unrolled(reason: str) -> str:
+    return f"python (unrolled: {reason})"
+
+
+# The jaxpr primitive each staged form shows up as (the trace report's consistency check).
+PRIMITIVE = {COND: "cond", SELECT: "select_n", WHILE: "while", EARLY_EXIT: "while", FORI: "while", SCAN: "scan",
+             MASKED_SCAN: "scan"}
+
+
+class Unstageable(Exception):
+    """A loop body cannot be expressed as a lax loop. Carries the autolax error that says
+    why: raised as is when the loop cannot run in Python instead (its bounds are traced)."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
+# ----------------------------------------------------------------------------- if
+def if_form(pred_traced: bool, only_moves: bool = False) -> str:
+    """``if``: Python for a concrete condition; ``lax.select`` when neither branch computes
+    anything (they only assign existing values: nothing can fail, loop, produce a NaN or
+    have an effect on the untaken side, and a select costs less than a conditional);
+    otherwise ``lax.cond``, which runs only the taken branch."""
+    if not pred_traced:
+        return PYTHON
+    return SELECT if only_moves else COND
+
+
+def ternary_form(pred_traced: bool) -> str:
+    """``a if c else b``: only the chosen side runs, as in Python."""
+    return COND if pred_traced else PYTHON
+
+
+def logical_form(value_traced: bool, rest_is_cheap: bool) -> str:
+    """``a and b`` / ``a or b`` once ``a`` is known: Python short-circuit for a concrete
+    ``a``; for a traced one, both operands combined with ``jnp`` when evaluating ``b`` on
+    the untaken path is harmless (no effect, nothing that can fail or produce NaNs);
+    otherwise ``lax.cond``, so ``b`` runs only when Python would run it."""
+    if not value_traced:
+        return PYTHON
+    return LOGICAL if rest_is_cheap else COND
+
+
+# ----------------------------------------------------------------------------- loops
+@dataclass(frozen=True)
+class LoopFacts:
+    """What is known about a loop when its form is chosen (after its body was traced)."""
+
+    kind: str  # "while" or "for"
+    static_trip: bool = False  # a `for` whose trip count is a Python int
+    exit_traced: bool = False  # a `break` / `return` under a traced condition
+    inexact: bool = False  # carries floating-point values (so it may be differentiated)
+    effects: bool = False  # the body prints (custom_jvp takes no effects)
+
+
+def stages(driver_traced: bool, state_traced: bool) -> bool:
+    """Is a loop staged at all? Yes when anything it depends on is traced: its condition,
+    bounds or iterable (the driver), or the values it carries or its body reads. A loop
+    over static state computes Python values and stays a Python loop."""
+    return driver_traced or state_traced
+
+
+def can_fall_back(driver_traced: bool) -> bool:
+    """A loop whose body cannot be staged runs as a Python loop (unrolled into the trace,
+    with a warning) -- possible only when its condition or bounds are Python values."""
+    return not driver_traced
+
+
+def loop_form(facts: LoopFacts) -> str:
+    """The lax form of a staged loop.
+
+    ==========================================  ============================================
+    ``while``                                   ``lax.while_loop``
+    ``for``, static trip count                  ``lax.scan`` (reverse-differentiable)
+    ``for``, static trip count, traced exit,    ``lax.while_loop`` that stops at the exit,
+    floating-point carries                      differentiated as the masked ``lax.scan``
+    ... and a body with effects (``print``)     the masked ``lax.scan`` (custom_jvp takes no
+                                                effects)
+    ``for``, static trip count, traced exit,    ``lax.while_loop`` (nothing to differentiate)
+    no floating-point carries
+    ``for``, traced trip count                  ``lax.fori_loop``; with a traced exit
+                                                ``lax.while_loop``
+    ==========================================  ============================================
+    """
+    if facts.kind == "while":
+        return WHILE
+    if facts.static_trip:
+        if not facts.exit_traced:
+            return SCAN
+        if facts.inexact:
+            return MASKED_SCAN if facts.effects else EARLY_EXIT
+        return WHILE
+    return WHILE if facts.exit_traced else FORI
+
+
+def appends_forbidden(facts: LoopFacts) -> str | None:
+    """Why a staged loop cannot collect list appends as stacked outputs (None: it can).
+    The number of items must not depend on data."""
+    if facts.kind == "while":
+        return "a `while` loop's trip count is decided at run time"
+    if not facts.static_trip:
+        return "the loop's trip count is traced"
+    if facts.exit_traced:
+        return "the loop can end early (`break` or `return`)"
+    return None

@@ -1,0 +1,141 @@
+"""The descriptor of a user's statement that converted code hands to the runtime.
+
+Every ``ops.cond`` / ``ops.while_loop`` / ``ops.for_range`` / ``ops.for_iter`` call in
+converted code ends with ``at='...'``: one short literal saying where the user's statement
+is and the few static facts the runtime needs about it. Everything else (the carried names
+of a loop, the operands of an ``if``) is in the call itself. Since the descriptor is part of
+the emitted text, code written by ``autolax convert`` and imported later behaves exactly as
+code converted by ``autolax.jit`` in the same process: there is no side table.
+
+Grammar (clauses separated by ``;``)::
+
+    at='6'                      line 6 of the file the code was compiled from
+    at='model.py:6'             line 6 of model.py (code written by ``autolax convert``,
+                                which runs from another file)
+    at='7 -> n'                 an ``if`` whose branches produce ``n`` (outputs, in order)
+    at='9 -> retval, y; return: retval; bound: y; reads: out[0], seen'
+
+``return: NAME``  the generated variable holding the function's return value (errors call
+                  it "the return value");
+``bound: NAMES``  outputs Python always binds before reading them (a staged ``if`` that
+                  leaves one unbound on a path that jumped takes the other side's type);
+``reads: ...``    lists a loop appends to and also reads: ``out[0]`` (only constant
+                  indices up to 0), ``seen`` (any other read).
+
+This module is shared by the front end (which writes descriptors) and the runtime (which
+reads them); it imports nothing else of autolax.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import sys
+from dataclasses import dataclass, field
+
+RETURN_VALUE = "the return value"
+
+
+def display_filename(filename: str) -> str:
+    """How a user knows this file: ``In[3]`` for an IPython/Jupyter cell, else the path."""
+    ipython = sys.modules.get("IPython")
+    if ipython is not None:
+        shell = ipython.get_ipython()
+        format_code_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+        if format_code_name is not None:
+            named = format_code_name(filename)
+            if named:
+                return named[1]
+    return filename
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """One statement of the user's (``if``, ``while``, ``for``) as the runtime sees it."""
+
+    kind: str  # "if", "while", "for", "ternary"
+    filename: str
+    lineno: int
+    names: tuple = ()  # carried state (loops) or outputs (if), in order
+    roles: dict = field(default_factory=dict)  # generated name -> what it stands for
+    always_bound: frozenset = frozenset()
+    # Lists a loop body appends to and also reads: name -> the largest constant index read
+    # (`lst[0]`), or None for any other read.
+    reads_appended: dict = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        return f"{display_filename(self.filename)}:{self.lineno}"
+
+    @property
+    def source(self) -> str:
+        """The statement's first line as written ('' if the file cannot be read)."""
+        return linecache.getline(self.filename, self.lineno).strip()
+
+    def describe(self, name: str) -> str:
+        """``'y'`` for a user variable, or what a generated one stands for."""
+        return self.roles.get(name, f"'{name}'")
+
+    @property
+    def what(self) -> str:
+        """``the `while` loop at f.py:3``."""
+        noun = {"if": "the `if`", "while": "the `while` loop", "for": "the `for` loop",
+                "ternary": "the conditional expression"}.get(self.kind, "the statement")
+        return f"{noun} at {self.where}"
+
+
+def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
+                always_bound=(), reads_appended=None) -> str:
+    """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
+    head = f"{filename}:{lineno}" if filename else str(lineno)
+    if outputs is not None and len(outputs):
+        head += " -> " + ", ".join(outputs)
+    clauses = [head]
+    if return_value:
+        clauses.append(f"return: {return_value}")
+    if always_bound:
+        clauses.append("bound: " + ", ".join(always_bound))
+    if reads_appended:
+        reads = [name if k is None else f"{name}[{k}]" for name, k in reads_appended.items()]
+        clauses.append("reads: " + ", ".join(reads))
+    return "; ".join(clauses)
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_spec(spec: str):
+    """``(filename or None, lineno, outputs, roles, always_bound, reads_appended)``."""
+    head, *clauses = [c.strip() for c in spec.split(";")]
+    location, _, outs = head.partition("->")
+    location = location.strip()
+    filename, _, line = location.rpartition(":")
+    outputs = tuple(n.strip() for n in outs.split(",") if n.strip())
+    roles, bound, reads = {}, frozenset(), {}
+    for clause in clauses:
+        key, _, value = clause.partition(":")
+        items = [v.strip() for v in value.split(",") if v.strip()]
+        if key == "return":
+            roles.update({n: RETURN_VALUE for n in items})
+        elif key == "bound":
+            bound = frozenset(items)
+        elif key == "reads":
+            for item in items:
+                name, _, index = item.partition("[")
+                reads[name] = int(index.rstrip("]")) if index else None
+    return filename or None, int(line), outputs, roles, bound, reads
+
+
+@functools.lru_cache(maxsize=2048)
+def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -> Site:
+    """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
+    report can count per statement). ``names``: the carried names (loops, read off the body
+    function's parameters); an ``if`` takes its outputs from the spec."""
+    filename, lineno, outputs, roles, bound, reads = parse_spec(spec)
+    return Site(
+        kind=kind,
+        filename=filename or code_filename,
+        lineno=lineno,
+        names=tuple(outputs if names is None else names),
+        roles=roles,
+        always_bound=bound,
+        reads_appended=reads,
+    )

@@ -1,0 +1,141 @@
+"""The package's layers, checked on its import graph (README "Architecture").
+
+The API on top (``api``, ``check``, ``cli``, ``magic``, ``demo``) uses the front end
+(``transpile``, ``analysis``, ``passes``), the runtime (``ops``) and ``sourcegen``; the front
+end and the runtime share only the small modules ``errors``, ``sites``, ``libraries`` and
+``plan``; the runtime never imports the front end, and nothing imports the API.
+"""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "autolax"
+
+SHARED = {"errors", "sites", "libraries", "plan"}
+FRONT_END = {"transpile", "analysis", "passes"}
+TOP = {"api", "check", "cli", "magic", "demo", "__init__", "__main__", "examples"}
+
+# layer -> the layers it may import (besides itself)
+ALLOWED = {
+    "shared": set(),
+    "front end": {"shared"},
+    "runtime": {"shared"},
+    "sourcegen": {"front end", "shared"},
+    "top": {"front end", "runtime", "sourcegen", "shared"},
+}
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    first = parts[1] if len(parts) > 1 else "__init__"
+    if first in SHARED:
+        return "shared"
+    if first in FRONT_END:
+        return "front end"
+    if first == "ops":
+        return "runtime"
+    if first == "sourcegen":
+        return "sourcegen"
+    assert first in TOP, f"{module}: add it to a layer in this test (and to README's architecture)"
+    return "top"
+
+
+def _imports():
+    """(importing module, imported autolax module, line, inside a function?) for every import."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        nested = {id(n) for f in functions for n in ast.walk(f) if n is not f}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("autolax"):
+                targets = [node.module + "." + a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if target.split(".")[0] == "autolax":
+                    out.append((module, _resolve(target), node.lineno, id(node) in nested))
+                elif id(node) in nested:
+                    out.append((module, target, node.lineno, True))
+    return out
+
+
+def _resolve(target: str) -> str:
+    """``autolax.ops.report`` stays; ``autolax.errors.make`` (a name, not a module) -> ``autolax.errors``."""
+    parts = target.split(".")
+    while parts:
+        path = PACKAGE.parent.joinpath(*parts)
+        if path.with_suffix(".py").exists() or (path / "__init__.py").exists():
+            return ".".join(parts)
+        parts.pop()
+    return target
+
+
+def test_every_import_goes_down_the_layers():
+    bad = []
+    for module, target, line, _ in _imports():
+        if not target.startswith("autolax"):
+            continue
+        have, want = _layer(module), _layer(target)
+        if have != want and want not in ALLOWED[have]:
+            bad.append(f"{module}:{line} ({have}) imports {target} ({want})")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_circles():
+    graph = {}
+    for module, target, _, deferred in _imports():
+        if target.startswith("autolax") and target != module and not deferred:  # deferred: optional deps
+            graph.setdefault(module, set()).add(target)
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    assert not circles, circles
+
+
+def test_no_imports_inside_functions_except_optional_dependencies():
+    deferred = [(m, t, line) for m, t, line, inside in _imports() if inside]
+    optional = {"autolax.magic", "IPython", "pygments", "pygments.formatters", "pygments.lexers"}
+    assert [d for d in deferred if d[1] not in optional] == []
+
+
+@pytest.mark.parametrize("module", ["autolax.sites", "autolax.plan", "autolax.errors", "autolax.ops",
+                                    "autolax.transpile.pipeline", "autolax.sourcegen", "autolax.cli"])
+def test_each_layer_imports_first_in_a_fresh_interpreter(module):
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
