@@ -406,3 +406,15 @@ def make(code: str, **fields) -> AutolaxError:
     exc.code = code
     exc.docs = entry.docs
     return exc
+
+
+def conversion_error(code: str, *, filename=None, lineno=None, col=None, source_line=None, **fields) -> ConversionError:
+    """Catalogue entry ``code`` as a ``ConversionError`` at a place in a file: what
+    ``autolax convert --standalone`` raises where the runtime would raise ``make(code)``
+    while the program runs -- the same words, up front."""
+    entry = MESSAGES[code]
+    exc = ConversionError(entry.text.format(**fields).rstrip(), filename=filename, lineno=lineno, col=col,
+                          source_line=source_line, fix=entry.fix.format(**fields))
+    exc.code = code
+    exc.docs = entry.docs
+    return exc
