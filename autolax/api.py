@@ -20,6 +20,7 @@ import jax
 from autolax import ops as _ops
 from autolax.errors import CallConversionWarning, ConversionError, NoSourceWarning
 from autolax.ops import calls as _calls
+from autolax.ops import checks as _checks
 from autolax.ops import report
 from autolax.transpile import pipeline
 from autolax.transpile.source import SourceUnavailable
@@ -216,14 +217,58 @@ def _own_function(converted):
     return own
 
 
+class Jitted:
+    """What ``autolax.jit`` returns: the ``jax.jit`` object of the converted function, called
+    through one more step that reports run-time checks as the errors Python would raise.
+
+    Everything else -- ``.lower``, ``.trace``, ``.eval_shape``, caching, use as a method --
+    is the ``jax.jit`` object's. A program with run-time checks (see ``autolax.ops.checks``:
+    a read of a variable a staged loop may never have assigned, a ``raise`` under a traced
+    condition) waits for its result, so a failed check is raised by the call itself.
+    """
+
+    def __init__(self, jitted, info: JitInfo):
+        self._jitted = jitted
+        self._has_checks = False
+        self.__autolax_jit__ = info
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(self, attr, getattr(info.fn, attr, None))
+
+    def __call__(self, *args, **kwargs):
+        __tracebackhide__ = True
+        with _checks.counting() as staged:
+            try:
+                out = self._jitted(*args, **kwargs)
+                if self._has_checks or staged.count:
+                    self._has_checks = True
+                    out = jax.block_until_ready(out)
+            except jax.errors.JaxRuntimeError as exc:
+                error = _checks.pop_failure(str(exc))
+                if error is None:
+                    raise
+                raise error from None
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self._jitted, name)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self):
+        return f"<autolax.jit of {self.__qualname__}>"
+
+
 def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, strict: bool = False, **jit_kwargs):
     """``jax.jit`` of ``autolax.convert(fn)``.
 
     Use as ``@autolax.jit`` or ``@autolax.jit(static_argnums=..., strict=True, ...)``. Every
     keyword except ``strict`` is passed to ``jax.jit`` (``static_argnums``,
     ``static_argnames``, ``donate_argnums``, ``in_shardings``, ``out_shardings``,
-    ``device``, ...). The result is the ``jax.jit`` object itself: it caches compilations
-    and has ``.lower``, ``.trace``, ``.eval_shape``.
+    ``device``, ...). The result (a ``Jitted``) behaves as the ``jax.jit`` object: it caches
+    compilations and has ``.lower``, ``.trace``, ``.eval_shape``; a check that fails when
+    the program runs raises the error Python would raise (``UnboundLocalError``, the user's
+    own exception).
 
     Example::
 
@@ -247,9 +292,8 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     if fn is None:
         return functools.partial(jit, strict=strict, **options)
     converted = convert(fn, strict=strict)
-    jitted = jax.jit(_own_function(converted), **options)
-    jitted.__autolax_jit__ = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict)
-    return jitted
+    info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict)
+    return Jitted(jax.jit(_own_function(converted), **options), info)
 
 
 def jit_info(fn) -> JitInfo | None:

@@ -311,15 +311,17 @@ MESSAGES = {
     ),
     "unbound": Message(
         UndefinedVariableError,
-        "local variable '{name}' is used before it is assigned{at}\nNo statement that ran so far gave it a value.",
+        "cannot access local variable '{name}' where it is not associated with a value{at}\n"
+        "No statement that ran so far gave it a value.",
         "assign '{name}' before this point (before the loop or `if` that first assigns it).",
         "#when-autolax-says-no",
     ),
     "unbound-after-loop": Message(
         UndefinedVariableError,
-        "local variable '{name}' is used at {where}, but the loop that assigns it ran zero times "
-        "(its trip count is traced), so it has no value",
-        "assign '{name}' before the loop, or make sure the loop runs at least once.",
+        "cannot access local variable '{name}' where it is not associated with a value (at {where}): "
+        "no iteration of the staged loop that assigns it did so (it ran zero times, or the assignment "
+        "was never reached), which the running program found",
+        "assign '{name}' before the loop, or make sure the loop assigns it.",
         "#when-autolax-says-no",
     ),
     "array-condition": Message(

@@ -115,7 +115,7 @@ def test_read_before_assignment():
     with pytest.raises(autolax.UndefinedVariableError) as info:
         autolax.jit(read_before_assignment)(jnp.arange(3.0))
     msg = str(info.value)
-    assert f"local variable 't' is used before it is assigned at {HERE}:{line_of(read_before_assignment, 2)}" in msg
+    assert f"cannot access local variable 't' where it is not associated with a value at {HERE}:{line_of(read_before_assignment, 2)}" in msg
     assert "t = t + x" in msg and "Fix: assign 't' before this point" in msg
 
 

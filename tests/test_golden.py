@@ -60,7 +60,7 @@ GOLDEN = {
                 return (x, i)
 
             x, i = ops.for_range(0, n, 1, loop_body, (x, i), at='24')
-            return (x, i)
+            return (x, ops.assigned(i))
     """,
     g.tuple_target: """
         def tuple_target(xs):
@@ -191,7 +191,7 @@ GOLDEN = {
                 return last
 
             last = ops.for_iter(xs, loop_body, last, at='92')
-            return last
+            return ops.assigned(last)
     """,
 }
 

@@ -12,13 +12,15 @@ from autolax.ops.data import append, at, setattr, stacked  # noqa: A004
 from autolax.ops.lists import StackedList
 from autolax.ops.logical import and_, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, while_loop, zip  # noqa: A004
-from autolax.ops.state import Undefined, undefined
+from autolax.ops.state import MaybeBound, Undefined, assigned, undefined
 
 __all__ = [
+    "MaybeBound",
     "StackedList",
     "Undefined",
     "and_",
     "append",
+    "assigned",
     "at",
     "call",
     "cond",

@@ -44,6 +44,7 @@ from autolax.ops.lists import (
 )
 from autolax.ops.state import (
     Leaf,
+    MaybeBound,
     State,
     Undefined,
     VarSpec,
@@ -315,7 +316,7 @@ class _Appends:
 def _fixpoint(body, state: State, names, site, *, prefix=None, split=None):
     """Traces ``body`` until the carried types settle (dtype promotion, first assignment)."""
     __tracebackhide__ = True
-    state = state.pending()
+    state = state.first_assigned_in_loop()
     rec = report.active_recorder()
     for _ in range(_MAX_TYPE_ROUNDS):
         mark = rec.mark() if rec is not None else None
@@ -344,6 +345,19 @@ def _traced_test(loop_test, state, site):
     if len(leaf) != 1 or not leaf[0].dynamic or leaf[0].value is not None:
         raise plan.Unstageable(errors.make("loop-condition-static", stmt=site.what, source=site.source))
     return test
+
+
+def _flag_first_assigned(values, results, names, ran):
+    """A variable first assigned in a staged loop whose body always assigns it has a value
+    after the loop exactly when the loop ran (``ran``): a ``MaybeBound`` if that is traced.
+    (One the body assigns only sometimes is a ``MaybeBound`` already.)"""
+    if not is_tracer(ran):
+        return results
+    out = list(results)
+    for i, (before, after) in enumerate(builtins.zip(values, results)):
+        if isinstance(before, Undefined) and before.kind == "unbound" and not isinstance(after, (Undefined, MaybeBound)):
+            out[i] = MaybeBound(after, ran, names[i])
+    return out
 
 
 def _loop_site(kind, at, loop_body, skip):
@@ -380,7 +394,7 @@ def while_loop(loop_test, loop_body, init, *, at):
             return _python_while(site, loop_test, loop_body, values, first, static=True)
     return _stage_or_fall_back(
         site,
-        lambda: _staged_while(site, loop_test, loop_body, values, names),
+        lambda: _staged_while(site, loop_test, loop_body, values, names, first),
         lambda: _python_while(site, loop_test, loop_body, values, first, static=False),
         can_fall_back=plan.can_fall_back(is_tracer(first)),
     )
@@ -403,7 +417,7 @@ def _python_while(site, loop_test, loop_body, values, first, static):
     return pack(state, n)
 
 
-def _staged_while(site, loop_test, loop_body, values, names):
+def _staged_while(site, loop_test, loop_body, values, names, first):
     __tracebackhide__ = True
     facts = plan.LoopFacts("while")
     state = State.of(names, values, site, strong_numbers=True)
@@ -421,7 +435,8 @@ def _staged_while(site, loop_test, loop_body, values, names):
 
     out = lax.while_loop(cond_fun, body_fun, state.dynamic(values))
     report.record(site, plan.loop_form(facts))
-    return pack(state.rebuild(out), len(names))
+    ran = predicate(first, site.where) if is_tracer(first) else bool(first)
+    return pack(_flag_first_assigned(values, state.rebuild(out), names, ran), len(names))
 
 
 # ----------------------------------------------------------------------------- for
@@ -526,7 +541,8 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
             # The masked side is a path that already left the loop (`break` or `return`):
             # a variable still unassigned there is one Python never reads on it (after a
             # `return`) or would fail to read. It takes the type the iteration gives it.
-            state = [Undefined(v.name, pending=True) if isinstance(v, Undefined) else v for v in state]
+            state = [Undefined(v.name, kind="loop" if v.kind == "unbound" else v.kind) if isinstance(v, Undefined) else v
+                     for v in state]
             state = list(
                 staged_cond(
                     pred,
@@ -620,7 +636,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
                plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, masked, a)}[form]
         result = state.rebuild(run(*init))
     report.record(site, form)
-    return pack(result, len(names))
+    return pack(_flag_first_assigned(values, result, names, seq.length > 0), len(names))
 
 
 def _early_exit_with_masked_derivative(early, masked, init):

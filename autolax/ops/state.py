@@ -23,6 +23,7 @@ import numpy as np
 from jax import lax
 
 from autolax import errors, sites
+from autolax.ops import checks
 from autolax.ops.lists import StackedList, is_tracer, key_order, restore_order
 
 PY_SCALARS = (bool, int, float, complex)
@@ -32,16 +33,24 @@ class Undefined:
     """The value of a variable that has not been assigned yet (``ops.undefined('y')``).
 
     Any use of it raises ``UndefinedVariableError``, as Python raises ``UnboundLocalError``.
+    ``kind`` says what a staged statement may do with it:
+
+    * ``"unbound"``: a user's variable: an ``if`` that assigns it on one side only is an error;
+    * ``"loop"``: a user's variable first assigned inside a staged loop: an ``if`` in the body
+      that assigns it on one side makes it a ``MaybeBound`` (the loop may never assign it);
+    * ``"pending"``: a generated variable every path assigns before it is read (the return
+      value): an ``if`` that assigns it on one side only takes that side's type.
     """
 
-    __slots__ = ("name", "pending")
+    __slots__ = ("name", "kind")
 
-    def __init__(self, name: str, pending: bool = False):
+    def __init__(self, name: str, pending: bool = False, kind: str | None = None):
         self.name = name
-        # pending: a loop-carried variable first assigned inside the loop, while the loop
-        # body is traced to find its type. An `if` in the body may then leave it unassigned
-        # on one side: the type comes from the other side.
-        self.pending = pending
+        self.kind = kind or ("pending" if pending else "unbound")
+
+    @property
+    def pending(self) -> bool:
+        return self.kind == "pending"
 
     def __repr__(self):
         return f"<undefined '{self.name}'>"
@@ -61,6 +70,33 @@ class Undefined:
         if attr.startswith("__"):
             raise AttributeError(attr)
         self._fail()
+
+
+class MaybeBound:
+    """A variable a staged loop may or may not have assigned: its value (zeros if not), and
+    ``assigned``, a traced boolean. ``ops.assigned(x)`` -- emitted at every read Python might
+    find unbound -- checks the flag when the program runs and unwraps the value.
+
+    Python raises ``UnboundLocalError`` after ``for i in range(n): last = i`` when ``n`` is
+    0; with ``n`` traced, only the running program knows.
+    """
+
+    __slots__ = ("value", "assigned", "name")
+
+    def __init__(self, value, assigned, name: str):
+        self.value = value
+        self.assigned = assigned
+        self.name = name
+
+    def __repr__(self):
+        return f"MaybeBound({self.name!r}, assigned={self.assigned})"
+
+
+jax.tree_util.register_pytree_node(
+    MaybeBound,
+    lambda m: ((m.value, m.assigned), m.name),
+    lambda name, children: MaybeBound(children[0], children[1], name),
+)
 
 
 def unbound_error(name: str, frame) -> errors.UndefinedVariableError:
@@ -121,6 +157,10 @@ class Leaf:
     @property
     def is_pending(self):
         return self.is_undefined and self.value.pending
+
+    @property
+    def undefined_kind(self):
+        return self.value.kind if self.is_undefined else None
 
     def same(self, other: "Leaf") -> bool:
         if self.dynamic != other.dynamic:
@@ -203,6 +243,24 @@ class VarSpec:
     def is_pending(self) -> bool:
         return len(self.leaves) == 1 and self.leaves[0].is_pending
 
+    @property
+    def undefined_kind(self):
+        return self.leaves[0].undefined_kind if self.is_undefined else None
+
+    @property
+    def is_maybe_bound(self) -> bool:
+        node = self.treedef.node_data()
+        return node is not None and node[0] is MaybeBound
+
+    def maybe_bound(self) -> "VarSpec":
+        """This (defined) variable's type as a ``MaybeBound``: its leaves and the flag."""
+        if self.is_maybe_bound:
+            return self
+        flag = Leaf(True, jax.ShapeDtypeStruct((), jnp.bool_))
+        placeholder = jax.tree_util.tree_unflatten(self.treedef, [0] * len(self.leaves))
+        treedef = jax.tree_util.tree_structure(MaybeBound(placeholder, 0, self.name))
+        return VarSpec(self.name, treedef, self.leaves + (flag,), self.order)
+
     def same(self, other: "VarSpec") -> bool:
         return self.treedef == other.treedef and all(a.same(b) for a, b in zip(self.leaves, other.leaves))
 
@@ -274,10 +332,12 @@ class State:
     def n_dynamic(self) -> int:
         return sum(1 for spec in self.specs for leaf in spec.leaves if leaf.dynamic)
 
-    def pending(self) -> "State":
-        """This state with its undefined variables marked pending (see Undefined.pending)."""
+    def first_assigned_in_loop(self) -> "State":
+        """This state for a staged loop: the user's unassigned variables become kind "loop"
+        (see ``Undefined``); generated ones stay "pending"."""
         specs = [
-            VarSpec(s.name, s.treedef, (Leaf(False, value=Undefined(s.name, pending=True)),), s.order) if s.is_undefined else s
+            VarSpec(s.name, s.treedef, (Leaf(False, value=Undefined(s.name, kind="loop")),), s.order)
+            if s.undefined_kind == "unbound" else s
             for s in self.specs
         ]
         return State(specs, self.site, self.extras)
@@ -287,13 +347,7 @@ class State:
         leaves become zeros of the spec's type: a loop-first-assigned variable)."""
         out = []
         for spec, value in zip(self.specs, values):
-            if isinstance(value, Undefined):
-                out.extend(cast(jnp.zeros(leaf.aval.shape, leaf.aval.dtype), leaf.aval) for leaf in spec.leaves if leaf.dynamic)
-                continue
-            leaves = jax.tree_util.tree_leaves(value, is_leaf=_is_leaf)
-            for leaf, x in zip(spec.leaves, leaves):
-                if leaf.dynamic:
-                    out.append(cast(x, leaf.aval))
+            out.extend(cast_leaves(spec, value))
         return out
 
     def rebuild(self, dynamic_leaves) -> list:
@@ -307,6 +361,18 @@ class State:
 
     def describe(self, name: str) -> str:
         return self.site.describe(name) if self.site is not None else f"'{name}'"
+
+
+def cast_leaves(spec: VarSpec, value) -> list:
+    """The dynamic leaves of ``value`` as values of ``spec``'s types: ``Undefined`` gives
+    zeros (a loop-first-assigned variable; a ``MaybeBound``'s flag is then False), and a
+    plain value given a ``MaybeBound`` type gets the flag True."""
+    if isinstance(value, Undefined):
+        return [cast(jnp.zeros(leaf.aval.shape, leaf.aval.dtype), leaf.aval) for leaf in spec.leaves if leaf.dynamic]
+    if spec.is_maybe_bound and not isinstance(value, MaybeBound):
+        value = MaybeBound(value, True, spec.name)
+    leaves = jax.tree_util.tree_leaves(value, is_leaf=_is_leaf)
+    return [cast(x, leaf.aval) for leaf, x in zip(spec.leaves, leaves) if leaf.dynamic]
 
 
 def cast(x, aval):
@@ -384,13 +450,20 @@ def join_branches(true_state: State, false_state: State, site) -> State:
             if a.is_undefined and b.is_undefined:
                 specs.append(a)
                 continue
-            # Undefined.pending; or Python binds it before every read, so the unbound side is
-            # a path that jumped (`return`, `break`, `continue`) and never reads it.
-            if a.is_pending or b.is_pending or a.name in site.always_bound:
-                specs.append(b if a.is_undefined else a)
+            undefined, defined = (a, b) if a.is_undefined else (b, a)
+            # A generated variable every path assigns before it is read; or one Python binds
+            # before every read, so the unbound side is a path that jumped (`return`, `break`,
+            # `continue`) and never reads it: the type is the other side's.
+            if undefined.is_pending or a.name in site.always_bound:
+                specs.append(defined)
+                continue
+            if undefined.undefined_kind == "loop":  # the loop may never assign it: flag it
+                specs.append(defined.maybe_bound())
                 continue
             side, other = ("`if`", "`else`") if b.is_undefined else ("`else`", "`if`")
             raise _error("if-one-sided", site, a.name, side=side, other=other)
+        if a.is_maybe_bound != b.is_maybe_bound:
+            a, b = a.maybe_bound(), b.maybe_bound()
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
             code = "if-list-append" if _is_list(a) and _is_list(b) else "if-structure"
             raise _error(code, site, a.name, a.describe(), b.describe())
@@ -415,6 +488,8 @@ def join_iterations(before: State, after: State, site) -> State:
             continue
         if b.is_undefined:
             raise _error("loop-loses-value", site, a.name)
+        if a.is_maybe_bound != b.is_maybe_bound:
+            a, b = a.maybe_bound(), b.maybe_bound()
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
             none_before = not a.leaves and a.treedef == jax.tree_util.tree_structure(None)
             raise _error("loop-none" if none_before else "loop-structure", site, a.name, a.describe(), b.describe())
@@ -426,3 +501,24 @@ def join_iterations(before: State, after: State, site) -> State:
             leaves.append(joined)
         specs.append(VarSpec(a.name, a.treedef, tuple(leaves), a.order))
     return State(specs, site)
+
+
+def assigned(value):
+    """``ops.assigned(x)`` at a read of ``x`` where Python might find it unbound.
+
+    Equivalent Python: ``x`` (which raises ``UnboundLocalError`` if ``x`` has no value).
+
+    ``x`` holds ``Undefined`` when no statement assigned it (raises now), or a
+    ``MaybeBound`` after a staged loop that may not have assigned it (checked when the
+    program runs, see ``autolax.ops.checks``).
+    """
+    __tracebackhide__ = True
+    if isinstance(value, Undefined):
+        raise unbound_error(value.name, sys._getframe(1))
+    if isinstance(value, MaybeBound):
+        frame = sys._getframe(1)
+        where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
+        name = value.name
+        checks.fail_unless(value.assigned, lambda: errors.make("unbound-after-loop", name=name, where=where))
+        return value.value
+    return value

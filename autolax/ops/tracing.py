@@ -66,6 +66,8 @@ class Traced:
                 value = next(it) if leaf.dynamic else None
                 if tleaf.dynamic:
                     cast_leaves.append(cast(value, tleaf.aval))
+            if tspec.is_maybe_bound and not spec.is_maybe_bound:  # assigned on this path
+                cast_leaves.append(jnp.asarray(True))
         return cast_leaves, list(extras)
 
 

@@ -24,6 +24,7 @@ from autolax.passes import (
     return_statements,
     setitem,
     ternary,
+    unbound_reads,
     unsupported,
 )
 from autolax.transpile import syntax
@@ -50,6 +51,9 @@ PASSES = (
     calls,
     ternary,
     logical,
+    # After jump lowering (which adds guarded paths) and every expression rewrite: reads the
+    # final statements' definedness. Before control_flow, which moves them into functions.
+    unbound_reads,
     # Last: needs the final form of every statement for its liveness/definedness analysis.
     control_flow,
 )

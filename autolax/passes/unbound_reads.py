@@ -1,0 +1,132 @@
+"""Reads that Python might find unbound go through ``ops.assigned``.
+
+    for i in range(n):                for i in range(n):
+        last = i * 2          ->          last = i * 2
+    return last                       return ops.assigned(last)
+
+Python raises ``UnboundLocalError`` when it reads a local variable no statement assigned.
+Converted code passes carried variables around as values, so an unassigned one holds a
+placeholder (``ops.undefined('last')``) -- or, after a staged loop over a traced range that
+may have run zero times, a ``MaybeBound`` whose flag only the running program knows.
+``ops.assigned`` raises for the placeholder and checks the flag (``autolax.ops.checks``).
+
+Only reads where the variable may be unbound are wrapped: a local that is not bound on every
+path to the read (``analysis.definedness``) and that Python does not always bind before
+reading it (``ctx.always_bound``; jump lowering makes paths that look unbound but never
+read). Generated names are bound by construction.
+"""
+
+from __future__ import annotations
+
+from autolax.analysis.activity import local_names, target_names
+from autolax.analysis.definedness import Definedness
+from autolax.transpile import syntax
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)
+
+
+class _Reads(syntax.NodeTransformer):
+    """Wraps loads of ``names`` in one statement (not inside nested ``def``/``class``)."""
+
+    def __init__(self, names, ops):
+        self.names = names
+        self.ops = ops
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, syntax.Load) and node.id in self.names:
+            return syntax.copy_location(syntax.call(f"{self.ops}.assigned", [node]), node)
+        return node
+
+    def visit_Lambda(self, node):
+        params = set(syntax.param_names(node.args))
+        inner = _Reads(self.names - params, self.ops)
+        node.body = inner.visit(node.body)
+        return node
+
+    def _comprehension(self, node):
+        bound = set()
+        for gen in node.generators:
+            bound |= target_names(gen.target)
+        self.generic_visit(node) if not bound & self.names else _Reads(self.names - bound, self.ops).generic_visit(node)
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+
+class _Function:
+    def __init__(self, fn_node, ctx):
+        self.ctx = ctx
+        self.defined = Definedness(fn_node)
+        skip = set(ctx.always_bound) | set(ctx.namer.generated) | set(ctx.temporaries)
+        self.candidates = local_names(fn_node) - skip
+
+    def block(self, stmts):
+        out = []
+        for stmt in stmts:
+            out.extend(self.stmt(stmt))
+        return out
+
+    def stmt(self, stmt):
+        if isinstance(stmt, _SCOPES):
+            if isinstance(stmt, syntax.FunctionDef):
+                transform(stmt, self.ctx)
+            return [stmt]
+        definitely, _ = self.defined.before[stmt]
+        maybe_unbound = self.candidates - definitely
+        prefix = []
+        if maybe_unbound:
+            reads = _Reads(maybe_unbound, self.ctx.ops)
+            for field, value in syntax.iter_fields(stmt):
+                if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
+                    continue
+                if isinstance(value, syntax.AST):
+                    setattr(stmt, field, reads.visit(value))
+                elif isinstance(value, list):
+                    setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
+            for target in _targets(stmt):
+                _Reads(maybe_unbound, self.ctx.ops).visit(target)  # `x[i] = v` reads x and i
+            if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name) and stmt.target.id in maybe_unbound:
+                # `x += v` reads x first: `x = ops.assigned(x)` before it.
+                name = stmt.target.id
+                check = syntax.assign(syntax.name(name, "store"), syntax.call(f"{self.ctx.ops}.assigned", [syntax.name(name)]))
+                prefix.append(syntax.copy_location(check, stmt))
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block:
+                if field == "handlers":
+                    for handler in block:
+                        handler.body = self.block(handler.body)
+                elif isinstance(block[0], syntax.stmt):
+                    setattr(stmt, field, self.block(block))
+        return prefix + [stmt]
+
+
+def _targets(stmt):
+    if isinstance(stmt, syntax.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, (syntax.AugAssign, syntax.AnnAssign, syntax.For)):
+        targets = [stmt.target]
+    else:
+        return []
+    out = []
+    for target in targets:
+        stack = [target]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, (syntax.Tuple, syntax.List)):
+                stack.extend(t.elts)
+            elif isinstance(t, syntax.Starred):
+                stack.append(t.value)
+            elif isinstance(t, (syntax.Subscript, syntax.Attribute)):
+                out.append(t)
+    return out
+
+
+def transform(fn_node, ctx):
+    fn_node.body = _Function(fn_node, ctx).block(fn_node.body)
+    return fn_node

@@ -1,0 +1,134 @@
+"""Runs one function through every way autolax reaches users, and compares with Python.
+
+The paths: ``autolax.jit``, ``jax.jit(autolax.convert(f))``, ``autolax.convert(f)`` called
+eagerly, and the CLI's default output (the function's source converted by
+``autolax convert`` and run under ``jax.jit``). Each gives an ``Outcome``: the value, or the
+type of the exception raised, and what was printed.
+
+The rule (README "Semantics"): each path returns what Python returns, prints what it prints
+and raises what it raises -- or raises autolax's own error (``autolax.AutolaxError``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import itertools
+import textwrap
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+
+import autolax
+from autolax.sourcegen import Options, convert_source
+
+PATHS = ("autolax.jit", "jax.jit(convert)", "convert eagerly", "cli default")
+
+_counter = itertools.count()
+
+
+@dataclass
+class Outcome:
+    value: object = None
+    error: BaseException | None = None
+    printed: str = ""
+
+    @property
+    def kind(self):
+        return "value" if self.error is None else type(self.error).__name__
+
+
+def _capture(call):
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            value = call()
+            value = jax.block_until_ready(value)
+            jax.effects_barrier()
+        return Outcome(value=value, printed=out.getvalue())
+    except Exception as exc:  # noqa: BLE001 - the outcome under test
+        with contextlib.redirect_stdout(out):
+            jax.effects_barrier()
+        return Outcome(error=exc, printed=out.getvalue())
+
+
+def cli_function(fn, tmp_dir):
+    """``fn`` converted by ``autolax convert`` (default output), loaded from the written file
+    with the globals of ``fn``'s module."""
+    source = textwrap.dedent(inspect.getsource(fn))
+    path = f"{tmp_dir}/cli_{fn.__name__}_{next(_counter)}.py"
+    text = convert_source(source, path, Options(only=(fn.__name__,))).text
+    with open(path, "w") as f:
+        f.write(text)
+    namespace = dict(fn.__globals__)
+    exec(compile(text, path, "exec"), namespace)  # noqa: S102 - the test's own converted code
+    return namespace[fn.__name__]
+
+
+def run(path, fn, args, *, static_argnums=(), tmp_dir=None) -> Outcome:
+    if path == "python":
+        return _capture(lambda: fn(*args))
+    if path == "autolax.jit":
+        return _capture(lambda: autolax.jit(fn, static_argnums=static_argnums)(*args))
+    if path == "jax.jit(convert)":
+        return _capture(lambda: jax.jit(autolax.convert(fn), static_argnums=static_argnums)(*args))
+    if path == "convert eagerly":
+        return _capture(lambda: autolax.convert(fn)(*args))
+    if path == "cli default":
+        return _capture(lambda: jax.jit(cli_function(fn, tmp_dir), static_argnums=static_argnums)(*args))
+    raise ValueError(path)
+
+
+def agrees(expected: Outcome, got: Outcome, path: str, allow_refusal: bool = True) -> str | None:
+    """None if ``got`` keeps the rule, else why not. ``allow_refusal``: an autolax error
+    counts as keeping it (autolax said no, clearly, instead of computing)."""
+    err = got.error
+    if err is not None:
+        if isinstance(err, autolax.AutolaxError) and allow_refusal:
+            return None
+        if expected.error is None:
+            return f"raised {type(err).__name__}: {err}; Python returned {expected.value!r}"
+        if isinstance(err, type(expected.error)):
+            return None
+        runtime_check = isinstance(err, jax.errors.JaxRuntimeError) and "autolax-check" in str(err)
+        if runtime_check and path != "autolax.jit" and type(expected.error).__name__ in str(err):
+            return None  # plain jax.jit: the failed check surfaces as JAX's runtime error
+        return f"raised {type(err).__name__}: {err}; Python raised {type(expected.error).__name__}: {expected.error}"
+    if expected.error is not None:
+        return f"returned {got.value!r}; Python raised {type(expected.error).__name__}: {expected.error}"
+    e_leaves, e_tree = jax.tree_util.tree_flatten(expected.value)
+    g_leaves, g_tree = jax.tree_util.tree_flatten(got.value)
+    if len(e_leaves) != len(g_leaves):
+        return f"returned {got.value!r}; Python returned {expected.value!r}"
+    for e, g in zip(e_leaves, g_leaves):
+        if not np.allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=1e-5, atol=1e-6):
+            return f"returned {got.value!r}; Python returned {expected.value!r}"
+    if got.printed.split() != expected.printed.split() and _numbers(got.printed) != _numbers(expected.printed):
+        return f"printed {got.printed!r}; Python printed {expected.printed!r}"
+    return None
+
+
+def _numbers(text):
+    out = []
+    for word in text.replace("[", " ").replace("]", " ").replace(",", " ").split():
+        try:
+            out.append(round(float(word), 4))
+        except ValueError:
+            out.append(word)
+    return out
+
+
+def check_all_paths(fn, *args, static_argnums=(), tmp_dir=None, paths=PATHS, python_args=None, refusal=False):
+    """Asserts every path keeps the rule on ``args`` (an autolax refusal counts only with
+    ``refusal=True``); returns Python's outcome."""
+    expected = run("python", fn, args if python_args is None else python_args)
+    problems = []
+    for path in paths:
+        got = run(path, fn, args, static_argnums=static_argnums, tmp_dir=tmp_dir)
+        why = agrees(expected, got, path, allow_refusal=refusal)
+        if why:
+            problems.append(f"{path}: {why}")
+    assert not problems, f"{fn.__name__}{args}:\n  " + "\n  ".join(problems)
+    return expected
