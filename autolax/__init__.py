@@ -9,11 +9,16 @@
 from autolax.api import convert, do_not_convert, jit, to_source
 from autolax.check import TraceReport, trace_check
 from autolax.errors import (
+    ArrayConditionError,
     AutolaxError,
     CallConversionWarning,
     ConversionError,
     NoSourceWarning,
+    RuntimeCheckError,
+    SourceChangedError,
+    StagedEffectError,
     StateMismatchError,
+    TracedRecursionError,
     UndefinedVariableError,
     UnrolledLoopError,
     UnrolledLoopWarning,
@@ -23,12 +28,17 @@ __version__ = "0.1.0"
 
 
 __all__ = [
+    "ArrayConditionError",
     "AutolaxError",
     "CallConversionWarning",
     "ConversionError",
     "NoSourceWarning",
+    "RuntimeCheckError",
+    "SourceChangedError",
+    "StagedEffectError",
     "StateMismatchError",
     "TraceReport",
+    "TracedRecursionError",
     "UndefinedVariableError",
     "UnrolledLoopError",
     "UnrolledLoopWarning",

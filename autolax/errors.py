@@ -363,9 +363,11 @@ MESSAGES = {
     ),
     "list-changes-length": Message(
         StateMismatchError,
-        "{what} changes length in {stmt} (`{method}`), and the loop's trip count is decided by traced "
-        "values, so its length would depend on data.\n    {source}",
-        "use a fixed-size array with a count (`buf = buf.at[k].set(v); k += 1`), or loop over a static range.",
+        "{what} is {first} before the loop and {second} after one iteration of {stmt}: a staged loop "
+        "carries a list with one length (appends at the end, in a loop with a static trip count, are "
+        "collected as its stacked outputs).\n    {source}",
+        "use a fixed-size array with a count (`buf = buf.at[k].set(v); k += 1`) instead of changing the "
+        "list's length, or loop over a static range.",
         "#the-rules-semantics",
     ),
     "staged-effect": Message(

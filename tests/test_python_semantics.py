@@ -7,6 +7,8 @@ eagerly, the CLI's default output) on the same inputs, and compares value, excep
 and printed output (``paths.check_all_paths``).
 """
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -91,3 +93,216 @@ def test_wrappers_with_different_static_argnums_do_not_share_traces():
     b = autolax.jit(grid, static_argnums=(0,))
     assert a(jnp.arange(1), range(3)) == grid(jnp.arange(1), range(3)) == 3
     assert b(range(3), jnp.arange(1)) == grid(range(3), jnp.arange(1)) == 0
+
+
+# ----------------------------------------------------------------------------- closures
+def accumulate(xs):
+    scale = 1.0
+    f = lambda v: v * scale  # noqa: E731 - the closure under test
+    total = 0.0
+    for x in xs:
+        scale = scale + 1.0
+        total = total + f(x)
+    return total
+
+
+def test_closure_called_in_a_loop_sees_the_current_value(tmp_path):
+    # 480ca60: autolax.jit gave 3.0 (the closure saw scale = 1.0), Python 9.0.
+    check_all_paths(accumulate, jnp.ones(3), python_args=([1.0, 1.0, 1.0],), tmp_dir=tmp_path)
+
+
+def late_binding(n):
+    fs = []
+    for i in range(n):
+        fs.append(lambda: i)
+    return [f() for f in fs]
+
+
+def test_closures_made_in_a_loop_bind_late(tmp_path):
+    check_all_paths(late_binding, 3, static_argnums=(0,), tmp_dir=tmp_path)
+
+
+def closure_after_return(x):
+    s = 1.0
+    g = lambda: s * x  # noqa: E731
+    if x > 5:
+        return g()
+    s = 2.0
+    return g()
+
+
+@pytest.mark.parametrize("x", [3.0, 7.0])
+def test_closure_after_an_early_return(x, tmp_path):
+    # The rest of the function becomes a branch: its closure must see s = 2.0.
+    check_all_paths(closure_after_return, x, tmp_dir=tmp_path)
+
+
+def closure_in_both_branches(x):
+    s = 1.0
+    g = lambda: s + x  # noqa: E731
+    if x > 0:
+        s = 10.0
+        y = g()
+    else:
+        y = g()
+    return y + g()
+
+
+@pytest.mark.parametrize("x", [-1.0, 1.0])
+def test_each_branch_starts_from_the_value_before_the_if(x, tmp_path):
+    check_all_paths(closure_in_both_branches, x, tmp_dir=tmp_path)
+
+
+class Scaler:
+    def __init__(self):
+        self.k = 2.0
+
+    def scaled(self, v):
+        return v * self.k
+
+
+def bound_method_in_loop(xs):
+    m = Scaler()
+    f = m.scaled
+    total = 0.0
+    for x in xs:
+        total = total + f(x)
+        m.k = m.k + 1.0
+    return total
+
+
+def test_bound_method_sees_its_object_updated(tmp_path):
+    # Python: 2 + 3 + 4 = 9 on ones.
+    check_all_paths(bound_method_in_loop, jnp.ones(3), python_args=([1.0, 1.0, 1.0],), tmp_dir=tmp_path, refusal=True)
+
+
+# ----------------------------------------------------------------------------- list methods
+def pop_sum(n):
+    stack = [1.0, 2.0, 3.0, 4.0]
+    s = 0.0
+    for _ in range(n):
+        s += stack.pop()
+    return s, len(stack)
+
+
+def test_pop_in_a_loop_over_a_static_range(tmp_path):
+    # 480ca60: (8.0, 3) -- the pop ran once, while tracing. Python: (7.0, 2).
+    check_all_paths(pop_sum, 2, static_argnums=(0,), tmp_dir=tmp_path)
+
+
+def test_pop_in_a_loop_over_a_traced_range_is_refused_with_the_rule():
+    check_all_paths(pop_sum, 2, refusal=True, paths=("autolax.jit",))
+    with pytest.raises(autolax.StateMismatchError) as info:
+        autolax.jit(pop_sum)(2)
+    message = str(info.value)
+    assert "'stack' is [float32[], float32[], float32[], float32[]] before the loop and [float32[], float32[], " \
+           "float32[]] after one iteration of the `for` loop at" in message
+    assert "carries a list with one length" in message and "Fix: use a fixed-size array" in message
+
+
+def extend_pairs(xs):
+    out = []
+    for x in xs:
+        out.extend([x, 2 * x])
+    return jnp.stack(out)
+
+
+def insert_front(xs):
+    out = [0.0]
+    for x in xs:
+        out.insert(0, x)
+    return jnp.stack(out)
+
+
+def add_in_place(xs):
+    out = []
+    for x in xs:
+        out += [x]
+    return jnp.stack(out)
+
+
+def remove_first(xs):
+    out = [1.0, 2.0, 3.0]
+    t = 0.0
+    for x in xs:
+        out.remove(out[0])
+        t += x
+    return t, len(out)
+
+
+def clear_and_append(xs):
+    out = [1.0]
+    for x in xs:
+        out.clear()
+        out.append(x)
+    return out[0]
+
+
+def delete_item(xs):
+    out = [1.0, 2.0, 3.0]
+    for x in xs:
+        del out[0]
+    return len(out)
+
+
+@pytest.mark.parametrize("fn", [extend_pairs, insert_front, add_in_place, remove_first, clear_and_append, delete_item])
+def test_list_methods_in_a_staged_loop(fn, tmp_path):
+    # 480ca60: insert, remove, clear and del ran once while tracing (wrong lengths and sums).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)  # may run unrolled; values must match
+        check_all_paths(fn, jnp.array([1.0, 2.0]), python_args=([1.0, 2.0],), tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- effects
+LOG = []
+
+
+def append_to_global(xs):
+    for x in xs:
+        LOG.append(x)
+    return len(LOG)
+
+
+def test_appending_to_a_global_in_a_staged_loop_is_refused():
+    # 480ca60: returned 1 (the append ran once, while tracing).
+    LOG.clear()
+    with pytest.raises(autolax.StagedEffectError, match=r"a list \(\[\]\) is changed \(`.append`\) inside the `for` loop at"):
+        autolax.jit(append_to_global)(jnp.ones(3))
+    assert LOG == []
+    assert autolax.convert(append_to_global)([1.0, 2.0]) == 2  # eagerly: Python's loop
+
+
+class Plain:
+    def __init__(self):
+        self.k = 1.0
+
+
+def setattr_plain_object(xs):
+    m = Plain()
+    t = 0.0
+    for x in xs:
+        t = t + m.k * x
+        m.k = m.k + 1.0
+    return t
+
+
+def test_setting_an_attribute_of_a_plain_object_in_a_staged_loop_is_refused(tmp_path):
+    check_all_paths(setattr_plain_object, jnp.ones(3), python_args=([1.0, 1.0, 1.0],), tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match="a Plain object is given a new attribute value"):
+        autolax.jit(setattr_plain_object)(jnp.ones(3))
+
+
+class Accumulator:
+    def __init__(self):
+        self.total = 0.0
+
+    def add_all(self, xs):
+        for x in xs:
+            self.total = self.total + x
+        return self.total
+
+
+def test_mutating_self_in_a_staged_loop_is_refused():
+    acc = Accumulator()
+    with pytest.raises(autolax.StagedEffectError, match="is changed inside the `for` loop"):
+        jax.jit(autolax.convert(Accumulator.add_all), static_argnums=0)(acc, jnp.array([1.0, 2.0]))

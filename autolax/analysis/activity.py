@@ -248,3 +248,76 @@ def _local_names(fn_node) -> set[str]:
     out = set(syntax.param_names(fn_node.args))
     out |= writes(fn_node.body)
     return out - declared_nonlocal(fn_node.body)
+
+
+def captured_names(fn_node) -> set[str]:
+    """Local names of a function that a nested ``def`` or ``lambda`` reads or writes
+    (``nonlocal``) -- Python's cell variables, except those of comprehensions and generator
+    expressions (evaluated where they stand) and of the generated thunks of ``and`` / ``or``
+    / ternaries. A closure reads such a name's current value when it is called."""
+    local = local_names(fn_node)
+    out = set()
+    stack = list(fn_node.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)) or (
+            isinstance(node, syntax.Lambda) and not anno.get(node, anno.THUNK)
+        ):
+            out |= _function_free_reads(node)
+            if not isinstance(node, syntax.Lambda):
+                out |= _nested_nonlocals(node.body)
+            stack.extend(node.args.defaults + [d for d in node.args.kw_defaults if d is not None])
+            stack.extend(getattr(node, "decorator_list", []))
+            continue
+        if isinstance(node, syntax.ClassDef):
+            stack.extend(node.body)  # methods close over the function's names
+            continue
+        stack.extend(syntax.iter_child_nodes(node))
+    return out & local
+
+
+def _nested_nonlocals(body) -> set[str]:
+    """``nonlocal`` names declared in a function body or in functions nested in it."""
+    out = set()
+    for node in syntax.walk(syntax.Module(body=list(body), type_ignores=[])):
+        if isinstance(node, syntax.Nonlocal):
+            out |= set(node.names)
+    return out
+
+
+# Methods that change a list, dict or set in place.
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault",
+     "popitem", "add", "discard", "difference_update", "intersection_update", "symmetric_difference_update"}
+)
+
+
+def mutation_root(node):
+    """The name at the root of ``a.b[i].c`` (the ``Name`` node), or None."""
+    while isinstance(node, (syntax.Attribute, syntax.Subscript)):
+        node = node.value
+    return node if isinstance(node, syntax.Name) else None
+
+
+def mutated_names(stmts) -> set[str]:
+    """Names whose objects ``stmts`` change in place without rebinding them: the receiver's
+    root of a mutating method call (``stack.pop()``, ``d['k'].append(x)``) and the root of a
+    ``del x[i]`` / ``del x.a`` (not looking into nested functions)."""
+    out = set()
+    stack = list(stmts) if isinstance(stmts, list) else [stmts]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+            continue
+        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in MUTATING_METHODS:
+            root = mutation_root(node.func.value)
+            if root is not None:
+                out.add(root.id)
+        elif isinstance(node, syntax.Delete):
+            for target in node.targets:
+                if isinstance(target, (syntax.Attribute, syntax.Subscript)):
+                    root = mutation_root(target)
+                    if root is not None:
+                        out.add(root.id)
+        stack.extend(syntax.iter_child_nodes(node))
+    return out

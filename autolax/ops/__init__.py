@@ -8,7 +8,7 @@ Generated code reaches this module as ``ops`` (see ``autolax.to_source``).
 
 from autolax.ops.calls import call, print  # noqa: A004
 from autolax.ops.control import cond, if_else
-from autolax.ops.data import append, at, setattr, stacked  # noqa: A004
+from autolax.ops.data import append, at, outside, setattr, stacked  # noqa: A004
 from autolax.ops.lists import StackedList
 from autolax.ops.logical import and_, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, while_loop, zip  # noqa: A004
@@ -30,6 +30,7 @@ __all__ = [
     "if_else",
     "not_",
     "or_",
+    "outside",
     "print",
     "setattr",
     "stacked",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import builtins
+import collections
 import operator
 
 import jax
 
+from autolax.ops import report
 from autolax.ops.lists import StackedList
 
 _OPS = {
@@ -37,6 +39,7 @@ class _Ref:
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, jax.core.Tracer)):
             return x.at[i].set(value)
+        report.check_mutable(x, "assigned an item")
         x[i] = value
         return x
 
@@ -46,6 +49,7 @@ class _Ref:
             # x[i] = x[i] <op> v, exactly as NumPy's `x[i] += v` (no accumulation of repeated
             # indices, unlike `.at[i].add`).
             return x.at[i].set(op(x[i], value))
+        report.check_mutable(x, "assigned an item")
         x[i] = op(x[i], value)
         return x
 
@@ -103,6 +107,7 @@ def setattr(obj, name, value, op=None):  # noqa: A001 - the builtin, for convert
         value = _OPS[op](getattr(obj, name), value)
     elif getattr(obj, name, _MISSING) is value:
         return obj
+    report.check_mutable(obj, f"given a new attribute value ('{name}')")
     builtins.setattr(obj, name, value)
     return obj
 
@@ -120,6 +125,25 @@ def append(lst, value):
     """
     lst.append(value)
     return lst
+
+
+_CONTAINERS = (list, dict, set, bytearray, collections.deque)
+
+
+def outside(obj, method=None):
+    """``ops.outside(obj)`` marks a mutation of a value the function does not carry: a
+    global, a closure's variable, a method's ``self`` (``self.x = v``, ``G[k] = v``);
+    ``ops.outside(obj, 'append')`` a call of a method that changes lists, dicts and sets.
+
+    Equivalent Python: ``obj``.
+
+    Inside a staged branch or loop body the mutation would happen once, while tracing, not
+    each time the statement runs: ``StagedEffectError``. (A method call is a mutation only
+    when ``obj`` is a list, dict or set: ``optimizer.update(...)`` is not.)
+    """
+    if method is None or isinstance(obj, _CONTAINERS):
+        report.check_mutable(obj, f"changed (`.{method}`)" if method else "changed", outside=True)
+    return obj
 
 
 def stacked(lst):

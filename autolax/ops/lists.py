@@ -198,10 +198,11 @@ def _chunks(value):
 
 
 def list_shape(value):
-    """``(length, is_plain_list, value)`` of a list-like value, else None (taken before a loop
-    body runs, since appends mutate the list in place)."""
+    """``(length, is_plain_list, value, segments)`` of a list-like value, else None (taken
+    before a loop body runs, since appends mutate the list in place; ``segments`` are its
+    parts as they were, to tell appends from other changes)."""
     if isinstance(value, (list, StackedList)):
-        return len(value), isinstance(value, list), value
+        return len(value), isinstance(value, list), value, _parts(value)
     return None
 
 
@@ -211,9 +212,11 @@ def appended_block(before, after):
     stacked into one block. Else None."""
     if before is None or not isinstance(after, (list, StackedList)):
         return None
-    n_before, was_list, original = before
+    n_before, was_list, original, segments = before
     if after is not original and getattr(after, "extends", None) is not original:
         return None  # a new list bound to the name (`lst = []` in the body), not appends
+    if not _starts_with(after, segments):
+        return None  # items before the end changed (`insert`, `lst[0] = v`): not only appends
     n_after = len(after)
     if n_after <= n_before:
         return None
@@ -238,6 +241,20 @@ def appended_block(before, after):
     else:
         prefix = StackedList([(k, list(p) if k == "items" else p) for k, p in prefix_chunks])
     return prefix, block
+
+
+def _parts(lst) -> list:
+    """The list's items and stacked blocks, in order (compared by identity)."""
+    out = []
+    for kind, payload in _chunks(lst):
+        out.extend(payload if kind == "items" else [payload])
+    return out
+
+
+def _starts_with(lst, parts) -> bool:
+    """Does ``lst`` begin with exactly these items and blocks (the same objects)?"""
+    now = _parts(lst)
+    return len(now) >= len(parts) and all(a is b for a, b in zip(now, parts))
 
 
 def append_block(prefix, block, extends=None):

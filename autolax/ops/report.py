@@ -29,7 +29,7 @@ from autolax.errors import AutolaxError, UnrolledLoopWarning
 _recorder: contextvars.ContextVar = contextvars.ContextVar("autolax_recorder", default=None)
 _strict: contextvars.ContextVar = contextvars.ContextVar("autolax_strict", default=False)
 _recursive: contextvars.ContextVar = contextvars.ContextVar("autolax_recursive", default=True)
-_staging: contextvars.ContextVar = contextvars.ContextVar("autolax_staging", default=0)
+_staging: contextvars.ContextVar = contextvars.ContextVar("autolax_staging", default=())
 
 
 @dataclass
@@ -106,14 +106,61 @@ def converts_calls() -> bool:
     return _recursive.get()
 
 
-def staging():
+@dataclass
+class _Staging:
+    site: object  # the statement whose body is being traced
+    # ids of the objects the body was given as they are (not rebuilt from leaves): objects
+    # that are not pytrees, carried as static values
+    originals: set = field(default_factory=set)
+
+
+def staging(site=None):
     """Marks the tracing of a branch or loop body that ``lax`` runs later, maybe many times
-    or not at all: Python side effects there (``print``) must be staged too."""
-    return _setting(_staging, _staging.get() + 1)
+    or not at all: Python side effects there (``print``) must be staged too, and mutating a
+    value the body does not own is an error (``check_mutable``)."""
+    return _setting(_staging, _staging.get() + (_Staging(site),))
 
 
 def in_staged_body() -> bool:
-    return _staging.get() > 0
+    return bool(_staging.get())
+
+
+_IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), tuple, frozenset, type)
+
+
+def given_to_body(values) -> None:
+    """Records the objects a body being traced was given as they are: a carried object that
+    is not a pytree is one static value, the caller's own. (Lists, dicts and registered
+    pytrees are rebuilt from their leaves for the trace: the body owns those copies.)"""
+    frames = _staging.get()
+    if frames:
+        leaves = jax.tree_util.tree_leaves(values)
+        frames[-1].originals |= {id(x) for x in leaves if not isinstance(x, _IMMUTABLE + (jax.Array, jax.core.Tracer))}
+
+
+def check_mutable(obj, what: str, outside: bool = False) -> None:
+    """Raises ``StagedEffectError`` when ``obj`` is mutated (``what``: how) inside a staged
+    body and the body does not own it -- a global, a method's ``self``, a closure's object
+    (``outside``), or a carried object that is not a pytree: the change would happen once,
+    while tracing, not each time the statement runs."""
+    frames = _staging.get()
+    if frames and (outside or id(obj) in frames[-1].originals):
+        site = frames[-1].site
+        raise errors.make(
+            "staged-effect", target=_describe(obj), action=what,
+            stmt=site.what if site is not None else "a staged branch or loop body",
+            source=site.source if site is not None else "",
+        )
+
+
+def _describe(obj) -> str:
+    kind = type(obj).__name__
+    return f"a {kind} object" if not isinstance(obj, (list, dict, set)) else f"a {kind} ({_short(obj)})"
+
+
+def _short(obj) -> str:
+    text = repr(obj)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def record(site, outcome: str, reason: str | None = None, iterations: int | None = None) -> None:

@@ -492,7 +492,8 @@ def join_iterations(before: State, after: State, site) -> State:
             a, b = a.maybe_bound(), b.maybe_bound()
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
             none_before = not a.leaves and a.treedef == jax.tree_util.tree_structure(None)
-            raise _error("loop-none" if none_before else "loop-structure", site, a.name, a.describe(), b.describe())
+            code = "loop-none" if none_before else "list-changes-length" if _is_list(a) and _is_list(b) else "loop-structure"
+            raise _error(code, site, a.name, a.describe(), b.describe())
         leaves = []
         for la, lb in zip(a.leaves, b.leaves):
             joined = _join_leaf(la, lb, loop=True)

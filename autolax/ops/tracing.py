@@ -87,6 +87,7 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
         n_prefix = prefix_state.n_dynamic() if prefix_state is not None else 0
         pre_values = prefix_state.rebuild(dynamic[:n_prefix]) if prefix_state is not None else []
         args = in_state.rebuild(dynamic[n_prefix:])
+        report.given_to_body(args)
         shapes = [list_shape(a) for a in args]
         values = unpack(fn(*pre_values, *args), len(out_names))
         extras = []
@@ -102,6 +103,6 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
         return leaves + list(extras)
 
     abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
-    with report.staging():
+    with report.staging(site):
         jaxpr = jax.make_jaxpr(flat)(*abstract)
     return Traced(jaxpr, captured["out"], captured["extras"])

@@ -34,8 +34,10 @@ import builtins
 
 from autolax import sites
 from autolax.analysis.activity import (
+    captured_names,
     declared_nonlocal,
     local_names,
+    mutated_names,
     target_names,
     writes,
 )
@@ -109,6 +111,9 @@ class _FunctionConverter:
         self.live = Liveness(fn_node)
         self.defined = Definedness(fn_node)
         self.nonlocal_names = declared_nonlocal(fn_node.body)
+        self.captured = captured_names(fn_node)  # read by closures: kept in the function's cells
+        params = syntax.param_names(fn_node.args)
+        self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
         self.rank = {}
         for node in syntax.walk(fn_node):
             if isinstance(node, syntax.Name):
@@ -120,7 +125,10 @@ class _FunctionConverter:
         return sorted(names, key=lambda n: (self.rank.get(n, len(self.rank)), n))
 
     def modified(self, stmts):
-        return writes(stmts) - self.nonlocal_names - self.ctx.temporaries
+        """Names ``stmts`` bind, and local names whose objects they change in place
+        (``stack.pop()``): a staged statement carries both."""
+        mutated = mutated_names(stmts) & self.fn_locals - self.receiver
+        return (writes(stmts) | mutated) - self.nonlocal_names - self.ctx.temporaries
 
     def undefined_inits(self, names, node):
         """``y = ops.undefined('y')`` for carried names that may be unbound before ``node``
@@ -209,6 +217,28 @@ class _FunctionConverter:
                 reads[n.id] = None
         return reads
 
+    def sync_cells(self, fn_defs):
+        """In generated functions, a parameter that closures capture is the function's cell:
+
+            def loop_body(x, scale_1, total):
+                nonlocal scale
+                scale = scale_1
+                ...
+
+        so a closure called in the body (or after it) reads the current value, as in Python."""
+        for fn in fn_defs:
+            if not isinstance(fn, syntax.FunctionDef):
+                continue
+            captured = [a for a in fn.args.args if a.id in self.captured]
+            if not captured:
+                continue
+            prologue = [syntax.global_stmt(syntax.Nonlocal, [a.id for a in captured])]
+            for a in captured:
+                value = self.ctx.namer.new(a.id)
+                prologue.append(syntax.assign(syntax.name(a.id, "store"), syntax.name(value)))
+                a.id = value
+            fn.body = syntax.copy_locations(prologue, fn) + fn.body
+
     def ops_name(self, op):
         return syntax.dotted(f"{self.ctx.ops}.{op}")
 
@@ -249,9 +279,11 @@ class _FunctionConverter:
     # ------------------------------------------------------------------ if
     def convert_if(self, node):
         assigned = self.modified(node.body) | self.modified(node.orelse)
-        outputs = self.order(assigned & self.live.live_out[node])
+        # A closure may read a captured name at any time: both branches start from its value
+        # and the `if` always returns it, so the cell holds the taken branch's value.
+        outputs = self.order(assigned & (self.live.live_out[node] | self.captured))
         entry = self.live.entry[(node, "body")] | self.live.entry[(node, "orelse")]
-        params = self.order(assigned & entry)
+        params = self.order(assigned & (entry | self.captured))
         inits = self.undefined_inits(params, node)
         if_true, if_false = self.ctx.namer.new("if_true"), self.ctx.namer.new("if_false")
         body = self.scoped_block(node.body, params)
@@ -272,11 +304,12 @@ class _FunctionConverter:
             spec=self.spec(node, outputs, outputs=True),
         )
         _strip_bare_returns(stmts[:2])
+        self.sync_cells(stmts[:2])
         return inits + syntax.copy_locations(stmts, node)
 
     # ------------------------------------------------------------------ while
     def convert_while(self, node):
-        state = self.order(self.modified(node.body) & self.live.header[node])
+        state = self.order(self.modified(node.body) & (self.live.header[node] | self.captured))
         inits = self.undefined_inits(state, node)
         loop_test, loop_body = self.ctx.namer.new("loop_test"), self.ctx.namer.new("loop_body")
         body = self.scoped_block(node.body, state)
@@ -294,6 +327,7 @@ class _FunctionConverter:
             ops_while_loop=self.ops_name("while_loop"),
             spec=self.spec(node, state),
         )
+        self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         return inits + syntax.copy_locations(stmts, node)
 
     # ------------------------------------------------------------------ for
@@ -323,7 +357,7 @@ class _FunctionConverter:
 
     def convert_for(self, node):
         targets = target_names(node.target)
-        state = self.order((self.modified(node.body) | targets) & self.live.header[node])
+        state = self.order((self.modified(node.body) | targets) & (self.live.header[node] | self.captured))
         inits = self.undefined_inits(state, node)
         extra = anno.get(node, anno.EXTRA_TEST)
         is_range = self._builtin(node.iter, "range") and 1 <= len(node.iter.args) <= 3
@@ -365,6 +399,7 @@ class _FunctionConverter:
             targets=syntax.names_tuple(state),
             spec=self.spec(node, state, reads_appended=reads_appended),
         )
+        self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         return inits + syntax.copy_locations(stmts, node)
 
 

@@ -50,7 +50,7 @@ class _Transformer(syntax.NodeTransformer):
             else:
                 operands.append((value, False))
         (first, _), *rest = operands
-        args = [first] + [v if is_thunk else syntax.lambda_(v) for v, is_thunk in rest]
+        args = [first] + [v if is_thunk else anno.thunk(v) for v, is_thunk in rest]
         return syntax.copy_location(syntax.call(f"{self.ctx.ops}.{op}", args), node)
 
     def visit_UnaryOp(self, node):
@@ -77,7 +77,7 @@ class _Transformer(syntax.NodeTransformer):
                 parts.append(syntax.Compare(left=left, ops=[op], comparators=[right]))
                 left = syntax.deepcopy(right)
         first, *rest = parts
-        new = syntax.call(f"{self.ctx.ops}.and_", [first] + [syntax.lambda_(p) for p in rest])
+        new = syntax.call(f"{self.ctx.ops}.and_", [first] + [anno.thunk(p) for p in rest])
         return syntax.copy_location(new, node)
 
 

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from autolax.transpile import syntax
+from autolax.transpile import anno, syntax
 
 
 class _Transformer(syntax.NodeTransformer):
@@ -16,7 +16,7 @@ class _Transformer(syntax.NodeTransformer):
         self.generic_visit(node)
         new = syntax.call(
             f"{self.ctx.ops}.if_else",
-            [node.test, syntax.lambda_(node.body), syntax.lambda_(node.orelse)],
+            [node.test, anno.thunk(node.body), anno.thunk(node.orelse)],
         )
         return syntax.copy_location(new, node)
 

@@ -7,12 +7,22 @@ and ``return`` lowering attach to a ``for`` loop.
 
 from __future__ import annotations
 
+from autolax.transpile import syntax
+
 _KEY = "_autolax_anno"
 
 # Keys
 EXTRA_TEST = "extra_test"  # For: expression that must hold before each iteration
 ORIGIN = "origin"  # generated statement: the user statement it stands for
 GENERATED_FLAG = "generated_flag"  # Name assigned by jump lowering ("break", "return", ...)
+THUNK = "thunk"  # Lambda: generated, called at once by the op it is passed to (not a closure)
+
+
+def thunk(expr):
+    """``lambda: expr``, marked as a thunk (an operand evaluated only if Python would)."""
+    lam = syntax.lambda_(expr)
+    set(lam, THUNK, True)
+    return lam
 
 
 def get(node, key, default=None):

@@ -12,6 +12,7 @@ import types
 from dataclasses import dataclass
 
 from autolax.analysis import activity
+from autolax.analysis.activity import MUTATING_METHODS
 from autolax.passes import (
     attributes,
     bound_names,
@@ -19,6 +20,7 @@ from autolax.passes import (
     calls,
     continue_statements,
     control_flow,
+    effects,
     lists,
     logical,
     return_statements,
@@ -47,6 +49,9 @@ PASSES = (
     # After setitem, which leaves `p.w[i] = v` (rooted in an attribute) to this pass.
     attributes,
     lists,
+    # Mutations of what the function does not carry (globals, `self`): after the passes that
+    # rewrite mutations of its own variables.
+    effects,
     # Calls next: the passes below emit `ops.*` calls that must not be wrapped again.
     calls,
     ternary,
@@ -71,6 +76,7 @@ NEEDS = {
     setitem: {"Subscript.Store"},
     attributes: {"Attribute.Store"},
     lists: {"append"},
+    effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call"},
     ternary: {"IfExp"},
     logical: {"BoolOp", "Not", "Compare.chain"},
 }
@@ -95,6 +101,8 @@ def features(tree) -> set[str]:
                 out.add(kind + ".Store")
             if kind == "Attribute" and node.attr == "append":
                 out.add("append")
+            if kind == "Attribute" and node.attr in MUTATING_METHODS:
+                out.add("mutating_call")
         elif kind == "Compare":
             if len(node.ops) > 1:
                 out.add("Compare.chain")

@@ -12,7 +12,7 @@ import ast
 import copy
 
 import gast
-from gast import (  # noqa: F401  (re-exported node classes used by the passes)  # noqa: F401  # noqa: F401  (comparison and arithmetic operators)
+from gast import (  # noqa: F401  (re-exported: node classes and operators used by the passes)
     AST,
     Add,
     And,

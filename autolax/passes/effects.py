@@ -1,0 +1,107 @@
+"""Mutations of values the function does not carry go through ``ops.outside``.
+
+    G.append(x)             ->   ops.outside(G, 'append').append(x)
+    self.items.append(x)    ->   ops.outside(self.items, 'append').append(x)
+    self.count = n          ->   ops.outside(self).count = n
+    CACHE[k] = v            ->   ops.outside(CACHE)[k] = v
+
+A global, a variable of an enclosing function or a method's ``self`` is not part of any
+staged statement's state: mutated inside a staged branch or loop body, the change would
+happen once, while tracing, instead of each time the statement runs. ``ops.outside``
+returns its argument unchanged, except inside a staged body, where it raises
+``StagedEffectError`` (for a method call: only when the object is a list, dict or set,
+whose methods of that name change it; ``opt.update(...)`` of an optimizer is not a
+mutation). Mutations of the function's own variables are rewritten by the setitem,
+attributes and lists passes, and carried.
+"""
+
+from __future__ import annotations
+
+from autolax.analysis.activity import MUTATING_METHODS, local_names, mutation_root
+from autolax.transpile import syntax
+
+
+class _Transformer(syntax.NodeTransformer):
+    def __init__(self, ctx, owned):
+        self.ctx = ctx
+        self.owned = owned  # local names whose mutations other passes handle
+
+    def _outside(self, root_holder, field, method=None):
+        """Wraps the root name at ``root_holder.<field>`` (the innermost ``.value``)."""
+        root = getattr(root_holder, field)
+        args = [root] + ([syntax.constant(method)] if method else [])
+        setattr(root_holder, field, syntax.copy_location(syntax.call(f"{self.ctx.ops}.outside", args), root))
+
+    def _wrap_target(self, target, method=None):
+        """Wraps the root of ``a.b[i]`` if it is not one of the function's own variables."""
+        root = mutation_root(target)
+        if root is None or root.id in self.owned or self._is_module(root.id):
+            return
+        holder = target
+        while isinstance(holder.value, (syntax.Attribute, syntax.Subscript)):
+            holder = holder.value
+        self._outside(holder, "value", method)
+
+    def _is_module(self, name):
+        """A module (``jnp.append``) or autolax's runtime, called by code a pass emitted."""
+        return name == self.ctx.ops or type(self.ctx.resolve(name, self.owned)).__name__ == "module"
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        for target in node.targets:
+            for t in _item_and_attribute_targets(target):
+                self._wrap_target(t)
+        return node
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if isinstance(node.target, (syntax.Attribute, syntax.Subscript)):
+            self._wrap_target(node.target)
+        return node
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            if isinstance(target, (syntax.Attribute, syntax.Subscript)):
+                self._wrap_target(target)
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, syntax.Attribute) and func.attr in MUTATING_METHODS:
+            root = mutation_root(func.value)
+            if root is not None and root.id not in self.owned and not self._is_module(root.id):
+                self._outside(func, "value", func.attr)  # the receiver: `ops.outside(self.items, 'append')`
+        return node
+
+    def visit_FunctionDef(self, node):
+        inner = _transformer(self.ctx, node)
+        node.body = [inner.visit(s) for s in node.body]
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda
+
+
+def _item_and_attribute_targets(target):
+    if isinstance(target, (syntax.Attribute, syntax.Subscript)):
+        return [target]
+    if isinstance(target, (syntax.Tuple, syntax.List)):
+        return [t for elt in target.elts for t in _item_and_attribute_targets(elt)]
+    if isinstance(target, syntax.Starred):
+        return _item_and_attribute_targets(target.value)
+    return []
+
+
+def _transformer(ctx, fn_node):
+    params = syntax.param_names(fn_node.args)
+    receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
+    return _Transformer(ctx, local_names(fn_node) - receiver)
+
+
+def transform(fn_node, ctx):
+    transformer = _transformer(ctx, fn_node)
+    fn_node.body = [transformer.visit(s) for s in fn_node.body]
+    return fn_node
