@@ -385,6 +385,14 @@ MESSAGES = {
         "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `try`.",
         "#semantics",
     ),
+    "raise-both-branches": Message(
+        StagedEffectError,
+        "both branches of a staged `if` raise, so this traced function raises on every call; which "
+        "exception depends on traced values",
+        "decide between the exceptions with a Python value (a static argument), or raise before calling "
+        "jax.jit.",
+        "#semantics",
+    ),
     "loop-bound-exceeded": Message(
         RuntimeCheckError,
         "{stmt} ran more than max_steps={max_steps} iterations while being differentiated",

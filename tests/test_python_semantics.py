@@ -306,3 +306,149 @@ def test_mutating_self_in_a_staged_loop_is_refused():
     acc = Accumulator()
     with pytest.raises(autolax.StagedEffectError, match="is changed inside the `for` loop"):
         jax.jit(autolax.convert(Accumulator.add_all), static_argnums=0)(acc, jnp.array([1.0, 2.0]))
+
+
+# ----------------------------------------------------------------------------- raise, assert, try
+def guarded(x):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        y = x * 2
+    except ValueError:
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_raise_caught_by_a_handler_is_refused_when_the_condition_is_traced(x, tmp_path):
+    # 480ca60: -1.0 for 3.0 (the handler always ran, while tracing).
+    check_all_paths(guarded, x, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"`raise` under a traced condition at .*:\d+ is inside a `try` that catches it"):
+        autolax.jit(guarded)(x)
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_raise_caught_by_a_handler_under_a_python_condition(x, tmp_path):
+    check_all_paths(guarded, x, static_argnums=(0,), tmp_dir=tmp_path)
+
+
+def checked_sqrt(x):
+    if x < 0:
+        raise ValueError("negative")
+    return jnp.sqrt(x)
+
+
+@pytest.mark.parametrize("x", [4.0, -4.0])
+def test_raise_under_a_traced_condition_raises_when_the_program_runs(x, tmp_path):
+    check_all_paths(checked_sqrt, x, tmp_dir=tmp_path)
+
+
+def test_raise_under_a_traced_condition_raises_the_users_exception_through_autolax_jit():
+    f = autolax.jit(checked_sqrt)
+    assert f(4.0) == 2.0
+    with pytest.raises(ValueError, match="^negative$"):
+        f(-4.0)
+    assert f(9.0) == 3.0  # compiled once; the check only fires when the path is taken
+
+
+def sum_positive(xs):
+    total = 0.0
+    for x in xs:
+        if x < 0:
+            raise ValueError("negative item")
+        total += x
+    return total
+
+
+@pytest.mark.parametrize("xs", [[1.0, 2.0, 3.0], [1.0, -2.0, 3.0]])
+def test_raise_in_a_staged_loop(xs, tmp_path):
+    check_all_paths(sum_positive, jnp.array(xs), python_args=(xs,), tmp_dir=tmp_path)
+
+
+def halve_until_small(x):
+    while x > 1.0:
+        if x > 1000.0:
+            raise OverflowError("too large")
+        x = x / 2
+    return x
+
+
+@pytest.mark.parametrize("x", [40.0, 4000.0])
+def test_raise_in_a_while_loop(x, tmp_path):
+    check_all_paths(halve_until_small, x, tmp_dir=tmp_path)
+
+
+def validate(v):
+    if v > 10.0:
+        raise ValueError("too big")
+    return v
+
+
+def uses_validate(x):
+    if x > 0:
+        return validate(x) * 2
+    return -x
+
+
+@pytest.mark.parametrize("x", [-1.0, 3.0, 30.0])
+def test_raise_in_a_function_called_from_a_staged_branch(x, tmp_path):
+    check_all_paths(uses_validate, x, tmp_dir=tmp_path)
+
+
+def test_raise_under_vmap_counts_only_the_lanes_that_take_the_path():
+    assert jax.vmap(autolax.convert(uses_validate))(jnp.array([-1.0, 3.0])).tolist() == [1.0, 6.0]
+    with pytest.raises(Exception, match="too big"):
+        jax.vmap(autolax.convert(uses_validate))(jnp.array([-1.0, 30.0]))
+
+
+def uncaught_type(x):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        y = x
+    except KeyError:
+        y = 0.0
+    return y
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_raise_a_handler_does_not_catch(x, tmp_path):
+    check_all_paths(uncaught_type, x, tmp_dir=tmp_path)
+
+
+def both_raise(x):
+    if x > 0:
+        raise ValueError("positive")
+    else:
+        raise KeyError("not positive")
+
+
+def test_both_branches_raising_at_the_top_is_refused(tmp_path):
+    check_all_paths(both_raise, 1.0, tmp_dir=tmp_path, refusal=True)
+
+
+def positive_only(x):
+    assert x > 0, "x must be positive"
+    return x * 2
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_traced_assert_is_checked_when_the_program_runs(x, tmp_path):
+    # 480ca60: TracerBoolConversionError for every input.
+    check_all_paths(positive_only, x, tmp_dir=tmp_path)
+
+
+def return_in_try_finally(x):
+    try:
+        if x > 0:
+            return x * 2
+        y = 1.0
+    finally:
+        z = 3.0
+    return y + z
+
+
+@pytest.mark.parametrize("x", [2.0, -2.0])
+def test_return_inside_try_finally_under_a_traced_if(x, tmp_path):
+    # 480ca60: UndefinedVariableError ('y' is assigned only in the `else` branch).
+    check_all_paths(return_in_try_finally, x, tmp_dir=tmp_path)

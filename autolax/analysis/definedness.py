@@ -121,10 +121,16 @@ class BoundBeforeReads:
                     inner |= target_names(item.optional_vars)
             return self._block(node.body, inner)
         if isinstance(node, syntax.Try):
-            for block in [node.body, node.orelse] + [h.body for h in node.handlers]:
-                self._block(block, bound)
-            final = self._block(node.finalbody, bound)
-            return bound if final is None else final
+            # Leaving normally: through the body and `else`, or through a handler (which may
+            # start before anything in the body ran). `finally` runs after either.
+            body = self._block(node.body, bound)
+            exits = [self._block(node.orelse, body) if body is not None else None]
+            for handler in node.handlers:
+                exits.append(self._block(handler.body, bound | ({handler.name.id} if handler.name is not None else set())))
+            exits = [e for e in exits if e is not None]
+            after = set.intersection(*exits) if exits else None
+            final = self._block(node.finalbody, after if after is not None else bound)
+            return None if after is None or final is None else final
         self._check(reads(node), bound)
         if isinstance(node, syntax.Delete):
             return bound - writes(node)

@@ -6,7 +6,9 @@ lowers to ``jax.lax``; concrete Python values keep plain Python behaviour.
 Generated code reaches this module as ``ops`` (see ``autolax.to_source``).
 """
 
+from autolax.errors import AutolaxError
 from autolax.ops.calls import call, print  # noqa: A004
+from autolax.ops.checks import asserting, raising
 from autolax.ops.control import cond, if_else
 from autolax.ops.data import append, at, outside, setattr, stacked  # noqa: A004
 from autolax.ops.lists import StackedList
@@ -15,11 +17,13 @@ from autolax.ops.loops import enumerate, for_iter, for_range, while_loop, zip  #
 from autolax.ops.state import MaybeBound, Undefined, assigned, undefined
 
 __all__ = [
+    "AutolaxError",
     "MaybeBound",
     "StackedList",
     "Undefined",
     "and_",
     "append",
+    "asserting",
     "assigned",
     "at",
     "call",
@@ -32,6 +36,7 @@ __all__ = [
     "or_",
     "outside",
     "print",
+    "raising",
     "setattr",
     "stacked",
     "undefined",

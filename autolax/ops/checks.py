@@ -1,15 +1,24 @@
 """Run-time checks: errors whose condition only the running program knows.
 
-``fail_unless(ok, error)`` raises ``error`` now when ``ok`` is a Python value, and when the
-program runs when ``ok`` is traced (under ``jit``, ``vmap``, ``grad``, inside loops and
-branches): a ``jax.debug.callback`` raises it on the host. The user wraps nothing.
+``fail_unless(ok, make_error)`` raises ``make_error()`` now when ``ok`` is a Python value,
+and when the program runs when ``ok`` is traced (under ``jit``, ``vmap``, ``grad``, inside
+loops and branches). The user wraps nothing.
+
+A check inside a staged branch or loop body must only count when that branch or iteration
+runs -- and under ``vmap`` JAX runs both sides of a ``lax.cond`` (as a select), so an effect
+there would fire for lanes that never took the branch. So checks inside staged bodies are
+data: each body returns a ``Failures`` code (0: passed, k: the k-th error), the op that
+stages the body selects or accumulates the codes (``select``, ``first``) and hands the
+result to the statement around it, and only at the top of the traced function does a
+``jax.debug.callback`` raise the error the code names.
 
 How the failure reaches the caller:
 
 * through ``autolax.jit``: the error itself (``UnboundLocalError`` for a variable a loop
   never assigned, the user's own exception for a ``raise`` under a traced condition);
-* through plain ``jax.jit``: JAX's ``jax.errors.JaxRuntimeError``, whose message contains
-  the error's text (and ``autolax-check-<n>``).
+* through plain ``jax.jit``: JAX's ``jax.errors.JaxRuntimeError``, whose message holds the
+  error's class and text (and the ``autolax/ops/checks.py`` frame that raised it);
+* called eagerly (no ``jit``, e.g. under ``jax.vmap`` alone): the error itself.
 
 Every construct that needs a run-time error uses this module.
 """
@@ -18,17 +27,23 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import functools
 import itertools
+import linecache
 import logging
+import sys
 import threading
 
+from dataclasses import dataclass
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 
+from autolax import errors, sites
+from autolax.ops import report
 from autolax.ops.lists import is_tracer
-
-MARKER = "autolax-check-"
 
 # Errors raised by failed checks, by number, until the caller that can raise them in the
 # user's thread collects them (``pop_failure``). Bounded: failures nobody collects (plain
@@ -37,10 +52,6 @@ _FAILURES: dict = {}
 _MAX_FAILURES = 64
 _lock = threading.Lock()
 _counter = itertools.count()
-
-
-class CheckFailed(Exception):
-    """Raised inside the host callback; JAX wraps it into its own runtime error."""
 
 
 def _record(error) -> int:
@@ -53,27 +64,14 @@ def _record(error) -> int:
 
 
 def pop_failure(message: str):
-    """The error of a failed check named in ``message`` (a JAX runtime error's text), or None."""
-    start = message.find(MARKER)
-    if start < 0:
-        return None
-    digits = "".join(itertools.takewhile(str.isdigit, message[start + len(MARKER):]))
+    """The error of a failed check that JAX's runtime error ``message`` reports, or None.
+    (JAX's message holds the error's class and text; the newest such failure is it.)"""
     with _lock:
-        return _FAILURES.pop(int(digits), None) if digits else None
-
-
-def _kind(error) -> str:
-    """``UnboundLocalError (autolax.UndefinedVariableError)``: the builtin class first."""
-    builtin = next((c for c in type(error).__mro__ if c.__module__ == "builtins"), type(error))
-    if builtin is type(error):
-        return builtin.__name__
-    return f"{builtin.__name__} ({type(error).__module__.split('.')[0]}.{type(error).__name__})"
-
-
-def _raise_unless(make_error, ok):
-    if not np.all(np.asarray(ok)):
-        error = make_error()
-        raise CheckFailed(f"{MARKER}{_record(error)}: {_kind(error)}: {error}")
+        for number in reversed(list(_FAILURES)):
+            error = _FAILURES[number]
+            if f"{type(error).__name__}: {error}" in message:
+                return _FAILURES.pop(number)
+    return None
 
 
 class _Count:
@@ -95,6 +93,29 @@ def counting():
         _staged.reset(token)
 
 
+@dataclass(frozen=True)
+class Failures:
+    """Checks deferred as data: ``code`` (an int32 scalar, traced) is 0 when all passed, k when
+    the k-th of ``makers`` (functions making the error) failed first."""
+
+    code: object
+    makers: tuple
+
+
+_collector: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_collector", default=None)
+
+
+@contextlib.contextmanager
+def collecting():
+    """While a staged body is traced: its checks are collected (a list of ``Failures``)."""
+    pending: list = []
+    token = _collector.set(pending)
+    try:
+        yield pending
+    finally:
+        _collector.reset(token)
+
+
 def fail_unless(ok, make_error) -> None:
     """Raises ``make_error()`` unless ``ok`` -- now, or when the program runs if ``ok`` is
     traced (under ``vmap``, unless it holds in every lane)."""
@@ -102,10 +123,66 @@ def fail_unless(ok, make_error) -> None:
         if not np.all(np.asarray(ok)):
             raise make_error()
         return
+    defer(Failures(jnp.where(ok, 0, 1).astype(jnp.int32), (make_error,)))
+
+
+def fail(make_error) -> None:
+    """Fails wherever the program gets here: ``raise`` in a staged branch or loop body.
+    Outside one it raises now (the path is decided by Python)."""
+    if _collector.get() is None:
+        raise make_error()
+    defer(Failures(jnp.int32(1), (make_error,)))
+
+
+def defer(failures) -> None:
+    """Hands ``failures`` (None: nothing to check) to the statement being staged around this
+    one, or -- at the top of the traced function -- to the host callback that raises."""
+    if failures is None:
+        return
+    pending = _collector.get()
+    if pending is not None:
+        pending.append(failures)
+        return
     counter = _staged.get()
     if counter is not None:
         counter.count += 1
-    jax.debug.callback(functools.partial(_raise_unless, make_error), ok)
+    jax.debug.callback(functools.partial(_raise_code, failures.makers), failures.code)
+
+
+def first(failures) -> Failures | None:
+    """The failures of several checks as one: the first that failed wins."""
+    failures = [f for f in failures if f is not None]
+    if not failures:
+        return None
+    code, makers = jnp.int32(0), ()
+    for f in failures:
+        code = jnp.where((code == 0) & (f.code > 0), f.code + len(makers), code)
+        makers += f.makers
+    return Failures(code, makers)
+
+
+def select(pred, on_true, on_false) -> Failures | None:
+    """The failures of the branch ``pred`` chose."""
+    if on_true is None and on_false is None:
+        return None
+    t = on_true.code if on_true is not None else jnp.int32(0)
+    n_true = len(on_true.makers) if on_true is not None else 0
+    f = jnp.where(on_false.code > 0, on_false.code + n_true, 0) if on_false is not None else jnp.int32(0)
+    makers = (on_true.makers if on_true is not None else ()) + (on_false.makers if on_false is not None else ())
+    return Failures(jnp.where(pred, t, f).astype(jnp.int32), makers)
+
+
+def _raise_code(makers, code):
+    codes = np.atleast_1d(np.asarray(code))
+    failed = codes[codes > 0]
+    if failed.size:
+        error = makers[int(failed[0]) - 1]()
+        # The error itself (what an eager, un-jitted caller sees), marked so that a compiled
+        # caller, which sees JAX's runtime error wrapping its text, can find it again.
+        _record(error)
+        raised = copy.copy(error)
+        raised.__autolax_check__ = True
+        raise raised
 
 
 class _QuietFailedChecks(logging.Filter):
@@ -114,8 +191,76 @@ class _QuietFailedChecks(logging.Filter):
 
     def filter(self, record):
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, CheckFailed)
+        return not getattr(exc, "__autolax_check__", False)
 
 
 # The logger of JAX's debug callbacks (by name: nothing of JAX's internals is imported).
 logging.getLogger("jax._src.debugging").addFilter(_QuietFailedChecks())
+
+
+# ----------------------------------------------------------------------------- raise / assert
+class StagedRaise(BaseException):
+    """Internal: a ``raise`` ran while a staged branch or loop body was traced, so that path
+    always raises. It travels up to the op staging the body (through the user's ``except
+    Exception`` handlers, which must not see it), which turns it into a check: the error is
+    raised when the program runs and takes that path. ``failures``: the path's checks, the
+    raise among them."""
+
+    def __init__(self, failures: Failures):
+        super().__init__("autolax: a `raise` under a traced condition (internal)")
+        self.failures = failures
+
+
+def raising(exception, caught_by=()):
+    """``raise ops.raising(E)`` for ``raise E``; inside ``try`` blocks, ``caught_by`` holds the
+    exception types their handlers catch.
+
+    Equivalent Python: ``E`` (the ``raise`` statement raises it).
+
+    Inside a staged branch or loop body, whether the ``raise`` happens depends on traced
+    values: the branch is staged as raising ``E`` when the program runs (``StagedRaise``).
+    A ``raise`` that an enclosing ``try`` would catch is refused (``StagedEffectError``):
+    whether the handler runs would depend on data.
+    """
+    if not report.in_staged_body():
+        return exception
+    error = exception() if isinstance(exception, type) else exception
+    if caught_by and isinstance(error, caught_by):
+        frame = sys._getframe(1)
+        where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
+        raise errors.make("raise-in-try", where=where, source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+    pending = _collector.get()
+    prior = first(pending) if pending else None
+    raise StagedRaise(first([prior, Failures(jnp.int32(1), (lambda: error,))]))
+
+
+def asserting(test, message=None):
+    """``ops.asserting(test, lambda: message)`` for ``assert test, message``.
+
+    Equivalent Python::
+
+        def asserting(test, message=None):
+            if __debug__ and not test:
+                raise AssertionError(message()) if message else AssertionError
+
+    A traced ``test`` is checked when the program runs (``autolax.ops.checks``); the message
+    is made while tracing.
+    """
+    if sys.flags.optimize:
+        return
+    if not is_tracer(test):
+        if not test:
+            raise AssertionError(message()) if message is not None else AssertionError
+        return
+    text = message() if message is not None else None
+    ok = jnp.all(jnp.asarray(test) != 0) if jnp.asarray(test).dtype != jnp.bool_ else jnp.all(test)
+    fail_unless(ok, lambda: AssertionError(text) if text is not None else AssertionError())
+
+
+def raise_from_both_branches(failures) -> None:
+    """Both branches of a staged ``if`` raise: the path to it always raises. Inside a staged
+    body, that body's path raises (``StagedRaise``); at the top of the traced function there
+    is nothing left to compute, so autolax refuses."""
+    if _collector.get() is not None:
+        raise StagedRaise(failures)
+    raise errors.make("raise-both-branches")

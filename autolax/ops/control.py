@@ -6,7 +6,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from autolax import errors, plan, sites
-from autolax.ops import report
+from autolax.ops import checks, report
 from autolax.ops.state import State, is_tracer, join_branches
 from autolax.ops.tracing import pack, trace
 
@@ -63,20 +63,59 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     except Exception as exc:
         report.add_staging_note(exc, site)
         raise
-    out = join_branches(true_traced.out, false_traced.out, site)
     dynamic = in_state.dynamic(operands)
+    if true_traced.raises or false_traced.raises:
+        return _raising_branch(pred, true_traced, false_traced, dynamic), plan.COND
+    out = join_branches(true_traced.out, false_traced.out, site)
     form = plan.if_form(True, select_ok and only_moves(true_traced) and only_moves(false_traced))
     if form == plan.SELECT:
-        on_true, on_false = true_traced(dynamic, out)[0], false_traced(dynamic, out)[0]
+        on_true, _, true_failures = true_traced(dynamic, out)
+        on_false, _, false_failures = false_traced(dynamic, out)
         results = [_select(pred, t, f) for t, f in zip(on_true, on_false)]
+        checks.defer(checks.select(pred, true_failures, false_failures))
     else:
-        results = lax.cond(
-            pred,
-            lambda *dyn: true_traced(dyn, out)[0],
-            lambda *dyn: false_traced(dyn, out)[0],
-            *dynamic,
-        )
+        results = _cond_with_checks(pred, true_traced, false_traced, dynamic, out)
     return tuple(out.rebuild(results)), form
+
+
+def _raising_branch(pred, true_traced, false_traced, operands):
+    """An ``if`` one of whose branches always raises (``raise`` under a traced condition):
+    the other branch's values, and a check that raises when the program takes the raising
+    branch. If both raise, the statement around this one always raises too."""
+    __tracebackhide__ = True
+    on_true, _, true_failures = true_traced(operands, None if true_traced.raises else true_traced.out)
+    on_false, _, false_failures = false_traced(operands, None if false_traced.raises else false_traced.out)
+    failures = checks.select(pred, true_failures, false_failures)
+    if true_traced.raises and false_traced.raises:
+        checks.raise_from_both_branches(failures)
+    checks.defer(failures)
+    values, traced = (on_false, false_traced) if true_traced.raises else (on_true, true_traced)
+    return tuple(traced.out.rebuild(values))
+
+
+def _cond_with_checks(pred, true_traced, false_traced, operands, out):
+    """``lax.cond`` of two traced branches; the checks of the branch that runs are handed on
+    (each branch returns a failure code, 0 for the branch without checks)."""
+    __tracebackhide__ = True
+    n_true = len(true_traced.makers)
+    has_checks = bool(true_traced.makers or false_traced.makers)
+
+    def branch(traced, offset):
+        def run(*dyn):
+            __tracebackhide__ = True
+            leaves, _, failures = traced(dyn, out)
+            if not has_checks:
+                return leaves
+            code = jnp.int32(0) if failures is None else jnp.where(failures.code > 0, failures.code + offset, 0)
+            return [*leaves, code.astype(jnp.int32)]
+
+        return run
+
+    results = lax.cond(pred, branch(true_traced, 0), branch(false_traced, n_true), *operands)
+    if has_checks:
+        results, code = list(results[:-1]), results[-1]
+        checks.defer(checks.Failures(code, true_traced.makers + false_traced.makers))
+    return results
 
 
 @report.user_facing
@@ -123,8 +162,11 @@ def if_else(test, if_true, if_false):
     empty = State([])
     a = trace(if_true, empty, ["value"], site=site)
     b = trace(if_false, empty, ["value"], site=site)
+    if a.raises or b.raises:
+        report.record(where, plan.COND)
+        return _raising_branch(pred, a, b, ())[0]
     out = join_branches(a.out, b.out, site)
-    result = lax.cond(pred, lambda: a((), out)[0], lambda: b((), out)[0])
+    result = _cond_with_checks(pred, a, b, (), out)
     report.record(where, plan.COND)
     return out.rebuild(result)[0]
 

@@ -33,7 +33,7 @@ from jax import lax
 
 from autolax import errors, plan, sites
 from autolax.errors import StateMismatchError, UndefinedVariableError
-from autolax.ops import report
+from autolax.ops import checks, report
 from autolax.ops.control import predicate, staged_cond
 from autolax.ops.lists import (
     StackedList,
@@ -322,6 +322,8 @@ def _fixpoint(body, state: State, names, site, *, prefix=None, split=None):
         mark = rec.mark() if rec is not None else None
         report.count_trace(site)
         traced = trace(body, state, names, site=site, prefix=prefix, strong_numbers=True, split=split)
+        if traced.raises:
+            return traced, state
         joined = join_iterations(state, traced.out, site)
         if joined.same(state):
             return traced, state
@@ -423,20 +425,63 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
     state = State.of(names, values, site, strong_numbers=True)
     appends = _Appends(site, forbid=plan.appends_forbidden(facts))
     body_traced, state = _fixpoint(loop_body, state, names, site, split=appends)
+    if body_traced.raises:
+        ran = predicate(first, site.where) if is_tracer(first) else bool(first)
+        return _raises_when_it_runs(site, body_traced, state.dynamic(values), ran, values, names)
     test_traced = _traced_test(loop_test, state, site)
+    n = state.n_dynamic()
 
-    def cond_fun(carry):
+    def test(leaves):
         __tracebackhide__ = True
-        return predicate(test_traced(carry)[0][0], site.where)
+        pred_leaves, _, failures = test_traced(leaves)
+        return predicate(pred_leaves[0], site.where), failures
 
-    def body_fun(carry):
-        __tracebackhide__ = True
-        return body_traced(carry, state)[0]
+    if not (body_traced.makers or test_traced.makers):
+        out = lax.while_loop(lambda c: test(c)[0], lambda c: body_traced(c, state)[0], state.dynamic(values))
+    else:
+        # Checks in the loop: carry the first failure's code and stop there. The test runs
+        # at the end of each iteration (and before the first), so its checks are carried too.
+        makers = body_traced.makers + test_traced.makers
 
-    out = lax.while_loop(cond_fun, body_fun, state.dynamic(values))
+        def test_and_code(leaves, code):
+            pred, failures = test(leaves)
+            code = _first_code(code, failures, len(body_traced.makers))
+            return pred, code
+
+        def body_fun(carry):
+            __tracebackhide__ = True
+            leaves, code = list(carry[:n]), carry[n + 1]
+            leaves, _, failures = body_traced(leaves, state)
+            code = _first_code(code, failures, 0)
+            pred, code = test_and_code(leaves, code)
+            return (*leaves, pred, code)
+
+        init = state.dynamic(values)
+        pred0, code0 = test_and_code(init, jnp.int32(0))
+        carry = lax.while_loop(lambda c: c[n] & (c[n + 1] == 0), body_fun, (*init, pred0, code0))
+        out = list(carry[:n])
+        checks.defer(checks.Failures(carry[n + 1], makers))
     report.record(site, plan.loop_form(facts))
     ran = predicate(first, site.where) if is_tracer(first) else bool(first)
     return pack(_flag_first_assigned(values, state.rebuild(out), names, ran), len(names))
+
+
+def _raises_when_it_runs(site, body_traced, first_inputs, ran, values, names):
+    """A loop whose body always raises (``raise`` under a traced condition outside any
+    ``if`` of the body): it raises at its first iteration, if it runs one; the values it
+    leaves are never used then."""
+    __tracebackhide__ = True
+    _, _, failures = body_traced(first_inputs)
+    checks.defer(checks.Failures(jnp.where(ran, failures.code, 0).astype(jnp.int32), failures.makers))
+    report.record(site, plan.PYTHON)
+    return pack(values, len(names))
+
+
+def _first_code(code, failures, offset):
+    """The carried failure code after one more check: the first failure wins."""
+    if failures is None:
+        return code
+    return jnp.where((code == 0) & (failures.code > 0), failures.code + offset, code).astype(jnp.int32)
 
 
 # ----------------------------------------------------------------------------- for
@@ -568,27 +613,38 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     item_state = _item_state(seq)
     appends = _Appends(site, forbid=plan.appends_forbidden(facts))
     body_traced, state = _fixpoint(loop_body, state, names, site, prefix=item_state, split=appends)
+    if body_traced.raises:
+        first_item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(0)), item_state.abstract())]
+        return _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), seq.length > 0, values, names)
     test_traced = _traced_test(loop_test, state, site) if loop_test is not None else None
     effects = bool(body_traced.jaxpr.effects) or bool(test_traced is not None and test_traced.jaxpr.effects)
     facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects)
     form = plan.loop_form(facts)
     item_avals = item_state.abstract()
+    n = state.n_dynamic()
+    # The body's checks (autolax.ops.checks): the first failure's code is carried last.
+    checked = bool(body_traced.makers)
 
     def step(k, x, carry):
+        """One iteration: (new carry, per-iteration outputs). The carry ends with the failure
+        code when the body has checks."""
         __tracebackhide__ = True
         item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(k, x)), item_avals)]
-        return body_traced(item + list(carry), state)
+        new, extras, failures = body_traced(item + list(carry[:n]), state)
+        if checked:
+            new = [*new, _first_code(carry[n], failures, 0)]
+        return list(new), extras
 
     def go_on(carry):
         __tracebackhide__ = True
-        return predicate(test_traced(carry)[0][0], site.where)
+        pred = predicate(test_traced(list(carry[:n]))[0][0], site.where)
+        return pred & (carry[n] == 0) if checked else pred
 
     def scan(*init):
         def scan_body(carry, x):
             __tracebackhide__ = True
-            k, rest = carry[0], carry[1:]
-            new, extras = step(k, x, rest)
-            return (k + 1, *new), extras
+            new, extras = step(carry[0], x, carry[1:])
+            return (carry[0] + 1, *new), extras
 
         (_, *out), ys = lax.scan(scan_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
         return out, ys
@@ -627,14 +683,19 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
 
         return list(lax.fori_loop(0, seq.length, fori_body, tuple(init)))
 
-    init = state.dynamic(values)
+    init = state.dynamic(values) + ([jnp.int32(0)] if checked else [])
+    ys = None
     if form == plan.SCAN:
         out, ys = scan(*init)
-        result = appends.attach(state.rebuild(out), ys, values)
     else:
         run = {plan.MASKED_SCAN: masked, plan.WHILE: early, plan.FORI: fori,
                plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, masked, a)}[form]
-        result = state.rebuild(run(*init))
+        out = run(*init)
+    if checked:
+        checks.defer(checks.Failures(out[n], body_traced.makers))
+    result = state.rebuild(out[:n])
+    if ys is not None:
+        result = appends.attach(result, ys, values)
     report.record(site, form)
     return pack(_flag_first_assigned(values, result, names, seq.length > 0), len(names))
 

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 from jax.extend.core import jaxpr_as_fun
 
-from autolax.ops import report
+from autolax.ops import checks, report
 from autolax.ops.lists import list_shape
 from autolax.ops.state import State, Undefined, cast
 
@@ -47,15 +47,23 @@ class Traced:
     jaxpr: object
     out: State
     extras: list  # avals of per-iteration outputs (list appends), after the state leaves
+    makers: tuple = ()  # the body's checks (see autolax.ops.checks): their code is the last output
+    raises: bool = False  # every path through the body raises: it returns only the code
 
     def __call__(self, dynamic_inputs, target: State | None = None):
-        """Runs the jaxpr; returns (state leaves cast to ``target``'s types, extras)."""
+        """Runs the jaxpr; returns (state leaves cast to ``target``'s types, extras,
+        ``checks.Failures`` or None)."""
         __tracebackhide__ = True
         outs = jaxpr_as_fun(self.jaxpr)(*dynamic_inputs)
+        failures = None
+        if self.makers:
+            outs, failures = outs[:-1], checks.Failures(outs[-1], self.makers)
+        if self.raises:
+            return [], [], failures
         n_state = self.out.n_dynamic()
         state_leaves, extras = outs[:n_state], outs[n_state:]
         if target is None:
-            return list(state_leaves), list(extras)
+            return list(state_leaves), list(extras), failures
         cast_leaves = []
         it = iter(state_leaves)
         for spec, tspec in zip(self.out.specs, target.specs):
@@ -68,7 +76,7 @@ class Traced:
                     cast_leaves.append(cast(value, tleaf.aval))
             if tspec.is_maybe_bound and not spec.is_maybe_bound:  # assigned on this path
                 cast_leaves.append(jnp.asarray(True))
-        return cast_leaves, list(extras)
+        return cast_leaves, list(extras), failures
 
 
 def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None) -> Traced:
@@ -89,7 +97,14 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
         args = in_state.rebuild(dynamic[n_prefix:])
         report.given_to_body(args)
         shapes = [list_shape(a) for a in args]
-        values = unpack(fn(*pre_values, *args), len(out_names))
+        with checks.collecting() as pending:
+            try:
+                values = unpack(fn(*pre_values, *args), len(out_names))
+            except checks.StagedRaise as raised:  # this body always raises when it runs
+                captured.update(out=None, extras=[], makers=raised.failures.makers, raises=True)
+                return [raised.failures.code]
+        failures = checks.first(pending)
+        captured["makers"] = failures.makers if failures is not None else ()
         extras = []
         if split is not None:
             values, extras = split(shapes, list(values))
@@ -100,9 +115,9 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
         for spec, value in zip(out.specs, values):
             flat_values = jax.tree_util.tree_leaves(value, is_leaf=lambda x: isinstance(x, Undefined))
             leaves.extend(x for leaf, x in zip(spec.leaves, flat_values) if leaf.dynamic)
-        return leaves + list(extras)
+        return leaves + list(extras) + ([failures.code] if failures is not None else [])
 
     abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
     with report.staging(site):
         jaxpr = jax.make_jaxpr(flat)(*abstract)
-    return Traced(jaxpr, captured["out"], captured["extras"])
+    return Traced(jaxpr, captured["out"], captured["extras"], captured["makers"], captured.get("raises", False))

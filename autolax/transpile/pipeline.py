@@ -21,6 +21,7 @@ from autolax.passes import (
     continue_statements,
     control_flow,
     effects,
+    exceptions,
     lists,
     logical,
     return_statements,
@@ -37,6 +38,8 @@ from autolax.transpile.source import function_source
 PASSES = (
     # Reject what cannot be staged before touching anything, so errors show user code.
     unsupported,
+    # `raise` / `assert` become ops calls (still a `raise` statement: a jump for the analyses).
+    exceptions,
     # Before jump lowering adds paths that skip code: which names Python always binds first.
     bound_names,
     # Jumps become flags. `continue` first: its guards may hold `break`s; `break` before
@@ -67,7 +70,7 @@ PASSES = (
 # function has one of these features (see ``features``); the others always run. Most
 # functions have no `continue`, ternary or item assignment: this saves about 15% of the
 # conversion time.
-_JUMPS = {"Break", "Continue", "EarlyReturn"}
+_JUMPS = {"Break", "Continue", "EarlyReturn", "Raise"}
 NEEDS = {
     bound_names: _JUMPS,
     continue_statements: {"Continue"},
@@ -77,6 +80,7 @@ NEEDS = {
     attributes: {"Attribute.Store"},
     lists: {"append"},
     effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call"},
+    exceptions: {"Raise", "Assert", "Try"},
     ternary: {"IfExp"},
     logical: {"BoolOp", "Not", "Compare.chain"},
 }

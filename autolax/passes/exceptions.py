@@ -1,0 +1,85 @@
+"""``raise`` and ``assert`` decide when they run; ``try`` lets autolax's own errors through.
+
+    raise ValueError('negative')        ->   raise ops.raising(ValueError('negative'))
+    assert x > 0, 'x must be positive'  ->   ops.asserting(x > 0, lambda: 'x must be positive')
+    try:                                     try:
+        ...                                      ...
+    except ValueError:              ->       except ops.AutolaxError:
+        ...                                      raise
+                                             except ValueError:
+                                                 ...
+
+Run in Python, ``ops.raising(E)`` is ``E`` and ``ops.asserting`` is the ``assert``. Inside a
+staged branch or loop body the condition that leads to them is traced: the error is raised
+when the program runs and takes that path (``autolax.ops.checks``). A ``raise`` inside a
+``try`` passes the handlers' exception types (``caught_by=(ValueError,)``): when a handler
+would catch it, the handler would have to run depending on data, and autolax refuses. Its
+refusal, like every autolax error, passes through the user's handlers.
+"""
+
+from __future__ import annotations
+
+from autolax.transpile import anno, syntax
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+
+
+def _handler_types(handlers):
+    """The exception type expressions of a ``try``'s handlers (bare ``except``: BaseException)."""
+    out = []
+    for handler in handlers:
+        if handler.type is None:
+            out.append(syntax.name("BaseException"))
+        elif isinstance(handler.type, syntax.Tuple):
+            out.extend(syntax.deepcopy(e) for e in handler.type.elts)
+        else:
+            out.append(syntax.deepcopy(handler.type))
+    return out
+
+
+class _Transformer:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def block(self, stmts, caught):
+        out = []
+        for stmt in stmts:
+            out.extend(self.stmt(stmt, caught))
+        return out
+
+    def stmt(self, node, caught):
+        ops = self.ctx.ops
+        if isinstance(node, syntax.FunctionDef):
+            node.body = self.block(node.body, [])
+            return [node]
+        if isinstance(node, _SCOPES):
+            return [node]
+        if isinstance(node, syntax.Raise) and node.exc is not None:
+            keywords = {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())} if caught else None
+            node.exc = syntax.copy_location(syntax.call(f"{ops}.raising", [node.exc], keywords), node.exc)
+            return [node]
+        if isinstance(node, syntax.Assert):
+            args = [node.test] + ([anno.thunk(node.msg)] if node.msg is not None else [])
+            return [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{ops}.asserting", args)), node)]
+        if isinstance(node, syntax.Try):
+            inner = caught + _handler_types(node.handlers)
+            node.body = self.block(node.body, inner)
+            node.orelse = self.block(node.orelse, caught)
+            node.finalbody = self.block(node.finalbody, caught)
+            for handler in node.handlers:
+                handler.body = self.block(handler.body, caught)
+            if node.handlers:
+                passthrough = syntax.ExceptHandler(type=syntax.dotted(f"{ops}.AutolaxError"), name=None,
+                                                   body=[syntax.Raise(exc=None, cause=None)])
+                node.handlers = [syntax.copy_location(passthrough, node.handlers[0])] + node.handlers
+            return [node]
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], syntax.stmt):
+                setattr(node, field, self.block(block, caught))
+        return [node]
+
+
+def transform(fn_node, ctx):
+    fn_node.body = _Transformer(ctx).block(fn_node.body, [])
+    return fn_node
