@@ -8,22 +8,46 @@ assume about a free name (``Module.static_globals``), and which functions are se
 
 from __future__ import annotations
 
-import importlib
 import sys
 import tokenize
+import types
 from dataclasses import dataclass, field
 
 from autolax.errors import ConversionError
+from autolax.ops.calls import LIBRARY_PACKAGES as _RUNTIME_LIBRARY_PACKAGES
 from autolax.transpile import syntax
 from autolax.transpile.context import Context
 
-# Packages imported (when installed) to tell library calls from user calls, as
-# ``autolax.jit`` would see them. Other imports are never executed: their names stay
-# unknown, which the passes treat as possibly user code (exact, only wordier).
-_IMPORTABLE = frozenset(
-    {"jax", "jaxlib", "numpy", "scipy", "optax", "flax", "equinox", "chex", "math", "cmath",
-     "functools", "operator", "typing", "autolax"}
-)
+# Top-level packages whose names are library code (never converted), decided from the import
+# as written: nothing is imported, so converting a file never runs code from it or from the
+# directory it is in (a planted ``optax.py`` beside it stays unread). Names imported from other
+# modules stay unknown, which the passes treat as possibly user code (exact, only wordier).
+# The runtime's list (``autolax.ops.calls``) plus the standard library, which the runtime
+# recognises by its location.
+LIBRARY_PACKAGES = _RUNTIME_LIBRARY_PACKAGES | frozenset(sys.stdlib_module_names) | {"ml_dtypes", "opt_einsum"}
+
+
+class LibraryRef(types.ModuleType):
+    """Stands in for a library module or one of its attributes, known only by the dotted path
+    the file imports it under (``jax.numpy``, ``jax.numpy.where``): nothing is imported.
+
+    It is a module object so the passes treat it as library code and look attributes up on
+    it (``jnp.where`` is ``LibraryRef('jax.numpy.where')``); dunder attributes are absent.
+    """
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return LibraryRef(f"{self.__name__}.{name}")
+
+    def __repr__(self):
+        return f"<library {self.__name__}>"
+
+
+def is_library_path(target: str) -> bool:
+    """Whether a dotted import target (``jax.numpy``) belongs to a known library package."""
+    return target.split(".")[0] in LIBRARY_PACKAGES
+
 
 AUTOLAX_DECORATORS = {"autolax.jit": "jit", "autolax.convert": "convert", "autolax.do_not_convert": "do_not_convert"}
 
@@ -163,25 +187,8 @@ def import_targets(stmt):
 
 
 def _library_value(target: str):
-    """The object ``target`` names, if it belongs to a library safe to import here."""
-    root = target.split(".")[0]
-    if root not in _IMPORTABLE and root not in sys.modules:
-        return Context.MISSING
-    parts = target.split(".")
-    for i in range(len(parts), 0, -1):
-        name = ".".join(parts[:i])
-        if root not in _IMPORTABLE and name not in sys.modules:
-            continue
-        try:
-            value = importlib.import_module(name)
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            value = getattr(value, attr, Context.MISSING)
-            if value is Context.MISSING:
-                return value
-        return value
-    return Context.MISSING
+    """A stand-in for the library object ``target`` names, or MISSING if it may be user code."""
+    return LibraryRef(target) if is_library_path(target) else Context.MISSING
 
 
 def _comments(text: str) -> dict:
