@@ -36,6 +36,7 @@ def do_not_convert(fn):
 
 def _original(fn):
     """The user's function behind a converted function or an ``autolax.jit`` object."""
+    fn = getattr(fn, "__autolax_jit__", fn)  # autolax.interrupt.Interruptible (%%autolax)
     info = _JIT_INFO.get(fn) if _weakrefable(fn) else None
     if info is not None:
         return info[0]
@@ -207,6 +208,7 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
 
 def jit_info(fn):
     """(original function, static_argnums, static_argnames, strict) of an autolax.jit object."""
+    fn = getattr(fn, "__autolax_jit__", fn)  # autolax.interrupt.Interruptible (%%autolax)
     return _JIT_INFO.get(fn) if _weakrefable(fn) else None
 
 
