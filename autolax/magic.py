@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import linecache
 import sys
 import types
 
@@ -14,6 +15,7 @@ from IPython.display import display
 import autolax
 from autolax.errors import ConversionError
 from autolax.interrupt import Interruptible
+from autolax.sourcegen.module import source_lines
 
 _UNBOUND = object()
 
@@ -66,7 +68,12 @@ class AutolaxMagics(Magics):
                 pass
         # The cell is cached as the user sees it (magic line included) and compiled one line
         # down, so linecache, tracebacks and autolax's messages agree on the cell's numbering.
-        filename = shell.compile.cache(f"%%autolax {line}".rstrip() + "\n" + text, _cell_number(shell))
+        cached = f"%%autolax {line}".rstrip() + "\n" + text
+        filename = shell.compile.cache(cached, _cell_number(shell))
+        # IPython splits the cell with str.splitlines, which also breaks lines at "\u2028",
+        # "\x0c" ...; Python does not, and autolax reads the function's source from here.
+        linecache.cache[filename] = (len(cached), None, [ln if ln.endswith("\n") else ln + "\n"
+                                                         for ln in source_lines(cached)], filename)
         try:
             tree = shell.transform_ast(shell.compile.ast_parse("\n" + text, filename))
         except SyntaxError as exc:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from autolax.analysis.activity import local_names
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
-from autolax.sourcegen.module import Module, import_targets
+from autolax.sourcegen.module import Module, import_targets, source_lines
 from autolax.sourcegen.standalone import Lowering, Refs
 from autolax.transpile import pipeline, syntax
 from autolax.transpile.context import Context
@@ -231,7 +231,7 @@ class _FileConverter:
                                   f"{exc.lineno})", filename=self.module.path) from None
         used_after = _used_names(tree)
         used_before = _used_names(self.module.tree)
-        lines = text.splitlines(keepends=True)
+        lines = source_lines(text)
         edits, removed_at = [], None
         bound_after = set()
         for stmt in tree.body:

@@ -88,9 +88,12 @@ class Module:
     def __init__(self, text: str, path: str):
         self.text = text
         self.path = path
-        self.lines = text.splitlines(keepends=True)
+        self.lines = source_lines(text)
         try:
             self.tree = syntax.parse(text)
+            # Errors Python finds only when compiling ('return' outside a function, a
+            # `nonlocal` without a binding): compiled, never run.
+            compile(text, path, "exec", dont_inherit=True)
         except SyntaxError as exc:
             reason = exc.msg if exc.msg.startswith("invalid syntax") else f"invalid syntax: {exc.msg}"
             raise ConversionError(
@@ -169,6 +172,15 @@ class Module:
 
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
+
+
+def source_lines(text: str) -> list:
+    """The lines of a source text, each with its ``"\\n"``. Unlike ``str.splitlines``, a form
+    feed, ``"\\x1c"``-``"\\x1e"``, ``"\\x85"`` or ``"\\u2028"`` does not end a line: Python
+    source treats them as ordinary characters, and line numbers must agree with the parser's."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
 
 
 def import_targets(stmt):
