@@ -86,6 +86,16 @@ class _FileConverter:
             out.append(site)
         return out
 
+    def warn_local_class_methods(self):
+        """--all: a method of a class defined inside a function is left as it is; say so."""
+        for qualname, node in self.module.local_class_methods():
+            if isinstance(node, syntax.AsyncFunctionDef) or _is_generator(node):
+                continue
+            location = ConversionError("", filename=self.module.path, lineno=node.lineno, col=node.col_offset).location
+            self.warnings.append(f"{location}: warning: '{qualname}' is left as it is (--all): it is a method of a "
+                                 "class defined inside a function, which autolax convert does not convert (move the "
+                                 "class to module level)")
+
     def _calls_runtime(self, node) -> bool:
         alias = self.module.imported_as("autolax.ops")
         return alias is not None and any(isinstance(n, syntax.Name) and n.id == alias for n in syntax.walk(node))
@@ -96,6 +106,8 @@ class _FileConverter:
     # ------------------------------------------------------------------ file
     def run(self) -> str:
         sites = self.selected()
+        if self.options.all:
+            self.warn_local_class_methods()
         if not sites:
             return self.module.text
         already = set(self.converted_names)

@@ -157,6 +157,8 @@ class Module:
         return AUTOLAX_DECORATORS.get(self.dotted(func) or "")
 
     def _sites(self) -> list:
+        """Functions and methods defined at module level or in a module-level class, also
+        inside ``if`` / ``try`` / ``with`` / loop / ``match`` blocks there."""
         out = []
 
         def visit(body, prefix, in_class):
@@ -166,12 +168,56 @@ class Module:
                     out.append(FunctionSite(stmt, prefix + stmt.name, in_class, decs))
                 elif isinstance(stmt, syntax.ClassDef):
                     visit(stmt.body, f"{prefix}{stmt.name}.", True)
+                else:
+                    for block in _blocks(stmt):
+                        visit(block, prefix, in_class)
 
         visit(self.tree.body, "", False)
         return out
 
+    def local_class_methods(self) -> list:
+        """(qualified name, def) of each method of a class defined inside a function: the
+        command cannot convert them on their own (they are part of their function's text)."""
+        out = []
+
+        def in_function(body, prefix):
+            for stmt in body:
+                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+                    in_function(stmt.body, f"{prefix}{stmt.name}.<locals>.")
+                elif isinstance(stmt, syntax.ClassDef):
+                    in_class(stmt.body, f"{prefix}{stmt.name}.")
+                else:
+                    for block in _blocks(stmt):
+                        in_function(block, prefix)
+
+        def in_class(body, prefix):
+            for stmt in body:
+                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+                    out.append((prefix + stmt.name, stmt))
+                    in_function(stmt.body, f"{prefix}{stmt.name}.<locals>.")
+                elif isinstance(stmt, syntax.ClassDef):
+                    in_class(stmt.body, f"{prefix}{stmt.name}.")
+                else:
+                    for block in _blocks(stmt):
+                        in_class(block, prefix)
+
+        for site in self.sites:
+            in_function(site.node.body, f"{site.qualname}.<locals>.")
+        return out
+
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
+
+
+def _blocks(stmt):
+    """The statement lists inside a compound statement other than a def or a class (``if``,
+    ``try``, ``with``, loops, ``match``)."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list):
+            yield block
+    for part in getattr(stmt, "handlers", None) or getattr(stmt, "cases", None) or ():
+        yield part.body
 
 
 def source_lines(text: str) -> list:
