@@ -76,15 +76,13 @@ def tree_snapshot(root):
 
 def subprocess_cli(argv, cwd, timeout=60, memory_gb=4, stdout=subprocess.PIPE):
     """`python -m autolax` under a time limit and an address-space limit (a regression that
-    reads a device to the end must fail, not take the machine's memory)."""
-
-    def limit():
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (memory_gb * 2**30, memory_gb * 2**30))
-
-    return subprocess.run([sys.executable, "-m", "autolax", *argv], cwd=cwd, stdout=stdout,
-                          stderr=subprocess.PIPE, text=True, timeout=timeout, preexec_fn=limit if POSIX else None)
+    reads a device to the end must fail, not take the machine's memory). The child sets its
+    own limit: a `preexec_fn` would fork this multithreaded (JAX) process."""
+    limit = (f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({memory_gb} << 30, {memory_gb} << 30)); "
+             if POSIX else "")
+    code = limit + "import runpy; runpy.run_module('autolax', run_name='__main__', alter_sys=True)"
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=cwd, stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout)
 
 
 # ----------------------------------------------------------------------------- special files
@@ -424,6 +422,129 @@ def test_convert_functions_from_odd_files(tmp_path, data):
         assert float(module.f(x)) == expected  # autolax.jit, from the decorator
         assert float(autolax.convert(plain)(x)) == expected
         assert float(autolax.convert(plain)(jnp.float32(x))) == expected
+
+
+def test_convert_never_runs_a_source_edited_after_import(tmp_path):
+    """The file of an imported module is edited: Python still runs the old code, so the
+    converted function may not run the new text. It is refused with a NoSourceWarning
+    (plain jax.jit behaviour), or a ConversionError under strict=True."""
+    text = DECORATED.replace("@autolax.jit\n", "")  # converted only later, after the edit
+    path = write(tmp_path / "edited.py", text)
+    plain = load(path, "edited_module").f
+    path.write_text(text.replace("x = x + 1", "x = x + 100"))
+    os.utime(path, (path.stat().st_atime + 10, path.stat().st_mtime + 10))
+    import linecache
+
+    linecache.checkcache(str(path))
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        converted = autolax.convert(plain)
+    assert converted(3.0) == plain(3.0) == 4.0  # Python's result, not the edited text's 103
+    assert [str(w.message) for w in caught if w.category is autolax.NoSourceWarning] == [
+        f"autolax could not read the source of 'f' ({path} changed after 'f' was defined; its source no longer "
+        "matches its code (define it again: re-import the module or re-run the cell)); it runs unconverted, as "
+        "under plain jax.jit."]
+    with pytest.raises(autolax.ConversionError, match="changed after 'f' was defined"):
+        autolax.convert(plain, strict=True)
+
+
+KINDS = '''\
+from __future__ import annotations
+
+import functools
+
+SCALE = 2.0
+
+
+def plain(x: float, n: int = 3, *args, k=1, **kwargs) -> float:
+    """A docstring."""
+    total = 0.0
+    for i in range(n):
+        if (y := x * i) > 1.0:
+            total += y
+    return total + sum(v for v in args) + k + len(kwargs) + SCALE
+
+
+def outer(a):
+    b = a + 1
+
+    def inner(x):
+        nonlocal b
+        b = b + x
+        return [b * j for j in range(2)] + [lambda: a]
+
+    return inner
+
+
+class Base:
+    def step(self, x):
+        return x + 1
+
+
+class Child(Base):
+    @functools.lru_cache(maxsize=None)
+    def cached(self, x):
+        return x
+
+    def step(self, x):
+        try:
+            with open(__file__) as f:
+                f.read(0)
+        except OSError:
+            pass
+        return super().step(x) * 2 + float(f"{x}" == "nan")
+'''
+
+
+def test_staleness_check_recognises_unedited_functions(tmp_path):
+    """Every kind of function compiles back to its own code (closures, cells, ``super()``,
+    decorators, ``from __future__`` flags, nested code); an edit of any of them is seen."""
+    import ast
+
+    from autolax import staleness
+
+    path = write(tmp_path / "kinds.py", KINDS)
+    module = load(path, "kinds_module")
+    functions = {"plain": module.plain, "outer": module.outer, "inner": module.outer(1.0),
+                 "step": module.Child.step, "cached": module.Child.cached.__wrapped__}
+
+    def defs_of(tree):
+        defs = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        defs["step"] = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Child").body[1]
+        return defs
+
+    tree = ast.parse(KINDS)
+    defs = defs_of(tree)
+    compiled = compile(tree, str(path), "exec", dont_inherit=True, flags=module.plain.__code__.co_flags & 0x1000000)
+    for name, fn in functions.items():
+        code = fn.__code__
+        assert staleness._find(compiled, code.co_name, code.co_firstlineno) is not None, name  # compared, not trusted
+        assert staleness.matches(code, defs[name], str(path), tree), name
+        assert staleness.matches(code, defs[name], str(path)), name  # the def alone (as from a cell)
+    text = KINDS.replace("b * j", "b * j * 2").replace("* 2 +", "* 3 +").replace("k + len", "k - len")
+    edited = ast.parse(text)
+    for name in ("plain", "outer", "inner", "step"):
+        assert not staleness.matches(functions[name].__code__, defs_of(edited)[name], str(path), edited), name
+    assert float(autolax.convert(module.plain)(2.0, 3)) == module.plain(2.0, 3)
+
+
+def with_asserts(x):
+    assert x is not None, "pytest rewrites this assert in the test module"
+    if x > 0:
+        x = x + 1
+    return x
+
+
+def test_code_rewritten_by_pytest_still_converts():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        converted = autolax.convert(with_asserts)
+    assert float(converted(jnp.float32(2.0))) == 3.0
+    assert "ops.cond" in autolax.to_source(with_asserts)
 
 
 # ----------------------------------------------------------------------------- the magic

@@ -117,7 +117,7 @@ ENTRY_POINTS = ["python -m autolax", "autolax script"]
 
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS)
-@pytest.mark.parametrize("where", ["inside", "inside, PYTHONPATH=.", "outside, PYTHONPATH=tree"])
+@pytest.mark.parametrize("where", ["inside", "inside, PYTHONPATH=.", "outside", "outside, PYTHONPATH=tree"])
 def test_cli_runs_no_planted_module(tree, entry, where):
     root, marker_dir = tree
     plant(root, NAMED_BY_THE_FILE, marker_dir)

@@ -74,6 +74,7 @@ def _def_in_file(code):
             and node.name == code.co_name
             and min([d.lineno for d in node.decorator_list] + [node.lineno]) == code.co_firstlineno
         ):
+            _check_fresh(code, node, tree)
             return syntax.from_ast(node), lines
     return None
 
@@ -116,5 +117,15 @@ def function_source(fn) -> FunctionSource:
         if not defs or defs[0].name != code.co_name:
             raise SourceUnavailable("its source is not a `def` statement")
         node = defs[0]
+        _check_fresh(code, syntax.to_ast(node))
     node.decorator_list = []
     return FunctionSource(node=node, filename=filename, file_lines=file_lines, is_lambda=is_lambda)
+
+
+def _check_fresh(code, ast_node, tree=None):
+    """Refuses a source edited since the function was defined (see autolax.staleness)."""
+    from autolax import staleness
+
+    if not staleness.matches(code, ast_node, code.co_filename, tree):
+        raise SourceUnavailable(f"{code.co_filename} changed after '{code.co_qualname}' was defined; its source no "
+                                "longer matches its code (define it again: re-import the module or re-run the cell)")
