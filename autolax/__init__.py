@@ -6,9 +6,29 @@
 ``scan``, then hands it to ``jax.jit``. ``autolax.trace_check`` proves no loop was unrolled.
 """
 
-from autolax.api import convert, do_not_convert, jit, to_source
-from autolax.check import TraceReport, trace_check
-from autolax.errors import (
+import os
+import sys
+
+
+def _working_directory_off_path():
+    """``python -m autolax``: take the working directory off ``sys.path`` (as ``python -P``
+    does) before anything is imported. Python puts it first for ``-m``, and ``autolax
+    convert`` runs inside source trees that may hold files named like the modules autolax
+    imports (``numpy.py``, ``jax.py``); none of them may run. Only when this package is the
+    ``-m`` module being started (``sys.argv[0]`` is ``'-m'`` until it is found)."""
+    argv = getattr(sys, "orig_argv", [])
+    if sys.argv[:1] != ["-m"] or sys.flags.safe_path or "-m" not in argv:
+        return
+    module = argv[argv.index("-m") + 1 : argv.index("-m") + 2]
+    if module in (["autolax"], ["autolax.__main__"]) and sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]
+
+
+_working_directory_off_path()
+
+from autolax.api import convert, do_not_convert, jit, to_source  # noqa: E402
+from autolax.check import TraceReport, trace_check  # noqa: E402
+from autolax.errors import (  # noqa: E402
     ArrayConditionError,
     AutolaxError,
     CallConversionWarning,

@@ -18,12 +18,17 @@ from dataclasses import dataclass
 import jax
 
 from autolax import ops as _ops
-from autolax.errors import CallConversionWarning, ConversionError, NoSourceWarning
+from autolax.errors import (
+    CallConversionWarning,
+    ConversionError,
+    NoSourceWarning,
+    SourceChangedError,
+)
 from autolax.ops import calls as _calls
 from autolax.ops import checks as _checks
 from autolax.ops import report
 from autolax.transpile import pipeline
-from autolax.transpile.source import SourceUnavailable
+from autolax.transpile.source import SourceChanged, SourceUnavailable
 
 _lock = threading.RLock()
 
@@ -159,6 +164,9 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False):
         raise TypeError(f"autolax.convert expects a Python function, got {type(fn).__name__}: {fn!r}")
     try:
         converted = _convert_function(fn)
+    except SourceChanged as exc:
+        raise SourceChangedError(str(exc), fix="re-import the module (or run the cell again), so the function "
+                                 "matches its file") from None
     except SourceUnavailable as exc:
         if strict:
             raise ConversionError(

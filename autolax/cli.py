@@ -74,7 +74,13 @@ def main(argv=None) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
-    return args.run(args)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt as exc:  # Ctrl-C: one line, no traceback; 130 as shells report it
+        print(f"\nautolax {args.command}: interrupted (KeyboardInterrupt)", file=sys.stderr)
+        for note in getattr(exc, "__notes__", ()):
+            print(note, file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

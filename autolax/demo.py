@@ -9,13 +9,14 @@ import jax
 import numpy as np
 
 import autolax
+from autolax import interrupt
 from autolax.check import count_equations
 from autolax.examples import spring
 
 
 def _first_call(fn, *args):
     start = time.perf_counter()
-    out = jax.block_until_ready(fn(*args))
+    out = interrupt.run(lambda: fn(*args))  # Ctrl-C stops the demo even inside XLA
     return out, time.perf_counter() - start
 
 
@@ -34,7 +35,7 @@ def run(n_steps: int = 1000, out=print) -> dict:
     except jax.errors.TracerBoolConversionError as exc:
         out(f"   {type(exc).__name__}: {str(exc).splitlines()[0]}")
     settle = autolax.jit(spring.settle)
-    x, v, steps = settle(1.0, 0.0, 1e-3)
+    x, v, steps = interrupt.run(lambda: settle(1.0, 0.0, 1e-3))
     px, pv, psteps = spring.settle(1.0, 0.0, 1e-3)
     out(f"   autolax.jit: {int(steps)} steps, x = {float(x):.6f}   (plain Python: {psteps} steps, x = {px:.6f})\n")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import linecache
 import sys
 import types
 
@@ -13,6 +14,10 @@ from IPython.display import display
 
 import autolax
 from autolax.errors import ConversionError
+from autolax.interrupt import Interruptible
+from autolax.sourcegen.module import source_lines
+
+_UNBOUND = object()
 
 
 class ConvertedSource:
@@ -55,16 +60,33 @@ class AutolaxMagics(Magics):
         if static and args.no_jit:
             raise UsageError("%%autolax: --static applies to autolax.jit; drop it or --no-jit")
         shell = self.shell
-        text = cell if _parses(cell) else _keep_leading_lines(cell, shell.transform_cell(cell))
+        text = cell
+        if not _parses(cell):  # IPython syntax (`%time`, `!ls`) in the cell
+            try:
+                text = _keep_leading_lines(cell, shell.transform_cell(cell))
+            except SyntaxError:  # its tokenizer's IndentationError: the parser's below says where
+                pass
         # The cell is cached as the user sees it (magic line included) and compiled one line
         # down, so linecache, tracebacks and autolax's messages agree on the cell's numbering.
-        filename = shell.compile.cache(f"%%autolax {line}".rstrip() + "\n" + text, _cell_number(shell))
-        tree = shell.transform_ast(shell.compile.ast_parse("\n" + text, filename))
+        cached = f"%%autolax {line}".rstrip() + "\n" + text
+        filename = shell.compile.cache(cached, _cell_number(shell))
+        # IPython splits the cell with str.splitlines, which also breaks lines at "\u2028",
+        # "\x0c" ...; Python does not, and autolax reads the function's source from here.
+        linecache.cache[filename] = (len(cached), None, [ln if ln.endswith("\n") else ln + "\n"
+                                                         for ln in source_lines(cached)], filename)
+        try:
+            tree = shell.transform_ast(shell.compile.ast_parse("\n" + text, filename))
+        except SyntaxError as exc:
+            raise _at_cell_line(exc, filename, "\n" + text) from None
         defs = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
         params = {a.arg for d in defs for a in d.args.posonlyargs + d.args.args + d.args.kwonlyargs}
         unknown = [name for name in static if name not in params]
         if unknown:
             raise UsageError(f"%%autolax: --static {','.join(unknown)}: no function in the cell has such an argument")
+        # A cell that fails leaves the namespace as it was: no half-defined state, and no
+        # unconverted function left under the name of a converted one.
+        ns = shell.user_ns
+        saved = {name: ns.get(name, _UNBOUND) for name in _bound_names(tree)}
         try:
             for i, node in enumerate(tree.body):
                 last_expr = i == len(tree.body) - 1 and isinstance(node, ast.Expr)
@@ -72,11 +94,18 @@ class AutolaxMagics(Magics):
                 exec(shell.compile(unit, filename, mode), shell.user_global_ns, shell.user_ns)
                 if node in defs:
                     self._replace(node.name, filename, args, static)
-        except ConversionError as exc:
-            label = (shell.compile.format_code_name(filename) or ("", filename))[1]
-            rendered = [f"{type(exc).__name__}: " + str(exc).replace(filename, label)]
-            exc._render_traceback_ = lambda: rendered  # IPython shows this instead of a traceback
-            raise exc from None
+        except BaseException as exc:
+            for name, value in saved.items():
+                if value is _UNBOUND:
+                    ns.pop(name, None)
+                else:
+                    ns[name] = value
+            if isinstance(exc, ConversionError):
+                label = (shell.compile.format_code_name(filename) or ("", filename))[1]
+                rendered = [f"{type(exc).__name__}: " + str(exc).replace(filename, label)]
+                exc._render_traceback_ = lambda: rendered  # IPython shows this instead of a traceback
+                raise exc from None
+            raise
 
     def _replace(self, name, filename, args, static):
         __tracebackhide__ = True
@@ -89,7 +118,7 @@ class AutolaxMagics(Magics):
             new = autolax.convert(fn, strict=args.strict)
         else:
             own = tuple(n for n in static if n in fn.__code__.co_varnames[: _n_params(fn.__code__)])
-            new = autolax.jit(fn, static_argnames=own or None, strict=args.strict)
+            new = Interruptible(autolax.jit(fn, static_argnames=own or None, strict=args.strict), own)
         if args.show:
             display(ConvertedSource(autolax.to_source(new)))
         ns[name] = new
@@ -105,6 +134,37 @@ def _cell_number(shell) -> int:
             return numbers[frame.f_code.co_filename]
         frame = frame.f_back
     return shell.execution_count
+
+
+def _bound_names(tree) -> set:
+    """The names a cell may bind in the namespace: assigned, defined, imported or declared
+    ``global`` anywhere in it (a superset: restoring an unchanged name changes nothing)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.alias):
+            out.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out.add(node.rest)
+    return out
+
+
+def _at_cell_line(exc: SyntaxError, filename: str, source: str) -> SyntaxError:
+    """``exc`` (from parsing the cell) located in the cell, as IPython shows a cell's own
+    syntax errors: ``Cell In[N], line L``. A NUL byte, which the parser reports without a
+    line, is given its line."""
+    new = type(exc)(exc.msg, (filename, exc.lineno, exc.offset, exc.text, exc.end_lineno, exc.end_offset))
+    if exc.lineno is None and "\0" in source:
+        lineno = source.count("\n", 0, source.index("\0")) + 1
+        new = type(exc)(exc.msg, (filename, lineno, None, source.splitlines()[lineno - 1].replace("\0", ""), None, None))
+    return new
 
 
 def _n_params(code):

@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "autolax"
 
 SHARED = {"errors", "sites", "libraries", "plan"}
 FRONT_END = {"transpile", "analysis", "passes"}
-TOP = {"api", "check", "cli", "magic", "demo", "__init__", "__main__", "examples"}
+TOP = {"api", "check", "cli", "magic", "demo", "interrupt", "__init__", "__main__", "examples"}
 
 # layer -> the layers it may import (besides itself)
 ALLOWED = {

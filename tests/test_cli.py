@@ -456,3 +456,66 @@ def test_all_leaves_what_it_cannot_convert(tmp_path, capsys):
     assert "ops.while_loop" in captured.out
     # Asked for by name, the same function is an error.
     assert _error(capsys, ["convert", "--only", "pairs", str(src)]).startswith(f"{src}:4:13: error: `yield`")
+
+
+NESTED = '''\
+import sys
+
+
+class Outer:
+    class Inner:
+        def step(self, x):
+            if x > 0:
+                x = x + 1
+            return x
+
+
+if sys.version_info >= (3, 8):
+    def guarded(x):
+        if x > 0:
+            x = x * 4
+        return x
+else:
+    def guarded(x):
+        return x
+
+try:
+    class Optional:
+        def step(self, x):
+            if x > 0:
+                x = x * 3
+            return x
+except ImportError:
+    pass
+
+
+def factory():
+    class Local:
+        def step(self, x):
+            if x > 0:
+                x = x * 2
+            return x
+
+    return Local
+'''
+
+
+@pytest.mark.parametrize("standalone", [False, True])
+def test_all_reaches_every_method_or_says_why_not(tmp_path, capsys, standalone):
+    """--all converts methods of nested classes and definitions inside module-level `if` /
+    `try` blocks; a method of a class defined inside a function, which it cannot convert, is
+    named in a warning instead of being skipped silently."""
+    src = write(tmp_path / "nested.py", NESTED)
+    out = tmp_path / "nested_out.py"
+    assert cli.main(["convert", "--all", str(src), "-o", str(out)] + (["--standalone"] if standalone else [])) == 0
+    assert capsys.readouterr().err == (
+        f"{src}:33:9: warning: 'factory.<locals>.Local.step' is left as it is (--all): it is a method of a class "
+        "defined inside a function, which autolax convert does not convert (move the class to module level)\n"
+    )
+    module = load(out, f"nested_out_{standalone}")
+    for x in (-2.0, 3.0):
+        assert float(jax.jit(module.Outer.Inner().step)(jnp.float32(x))) == (x + 1 if x > 0 else x)
+        assert float(jax.jit(module.guarded)(jnp.float32(x))) == (x * 4 if x > 0 else x)
+        assert float(jax.jit(module.Optional().step)(jnp.float32(x))) == (x * 3 if x > 0 else x)
+    with pytest.raises(jax.errors.TracerBoolConversionError):  # as the warning says
+        jax.jit(module.factory()().step)(jnp.float32(1.0))

@@ -230,6 +230,47 @@ def test_syntax_error_and_ipython_syntax_keep_cell_lines(ip):
     assert f"{filename}:{cell_line(cell, 'if x > 0:')}," in str(err)
 
 
+def test_failed_cell_leaves_the_namespace_as_it_was(ip):
+    """A failed %%autolax cell binds nothing: the converted function stays under its name
+    (not the raw function the failed redefinition's `def` bound), new names are not bound,
+    reassigned ones get their old values back."""
+    ok(ip, "%%autolax\n" + HALVINGS)
+    staged = ip.user_ns["halvings"]
+    ok(ip, "limit = 1")
+    generator = "%%autolax\nlimit = 2\ndef halvings(x):\n    while x > 1.0:\n        x = x / 2\n        yield x\n"
+    result = run(ip, generator)
+    assert isinstance(result.error_in_exec, autolax.ConversionError)
+    assert ip.user_ns["halvings"] is staged
+    assert ip.user_ns["limit"] == 1
+    assert int(ok(ip, "halvings(37.0)").result) == 6
+    assert jit_info(ip.user_ns["halvings"]) is not None
+
+    result = run(ip, "%%autolax\nimport math as m\ndef fresh(x):\n    return x\nlimit = 3\nraise ValueError('late')\n")
+    assert isinstance(result.error_in_exec, ValueError)
+    assert "fresh" not in ip.user_ns and "m" not in ip.user_ns and ip.user_ns["limit"] == 1
+
+
+def test_indentation_error_points_at_the_cells_own_line(ip):
+    cell = "%%autolax\ndef f(x):\n    if x > 0:\n        x = x + 1\n   return x\n"
+    result = run(ip, cell)
+    err = result.error_in_exec
+    assert isinstance(err, IndentationError)
+    assert display_filename(err.filename) == f"In[{result.execution_count}]"
+    assert err.lineno == cell_line(cell, "   return x") == 5
+    assert "f" not in ip.user_ns
+
+    cell = "%%autolax\ndef f(x):\n    if x > 0:\n    x = x + 1\n    return x\n"
+    result = run(ip, cell)
+    err = result.error_in_exec
+    assert isinstance(err, IndentationError) and err.lineno == 4
+    assert display_filename(err.filename) == f"In[{result.execution_count}]"
+
+    result = run(ip, "%%autolax\nx = 1\ny = 2\0\n")
+    err = result.error_in_exec
+    assert isinstance(err, SyntaxError) and "null bytes" in err.msg and err.lineno == 3
+    assert display_filename(err.filename) == f"In[{result.execution_count}]"
+
+
 def test_decorator_in_a_plain_cell(ip):
     cell = """\
 def first_above(xs, threshold):

@@ -34,7 +34,6 @@ import linecache
 import logging
 import sys
 import threading
-
 from dataclasses import dataclass
 
 import jax

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from autolax.analysis.activity import local_names
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
-from autolax.sourcegen.module import Module, import_targets
+from autolax.sourcegen.module import Module, import_targets, source_lines
 from autolax.sourcegen.standalone import Lowering, Refs
 from autolax.transpile import pipeline, syntax
 from autolax.transpile.context import Context
@@ -86,6 +86,16 @@ class _FileConverter:
             out.append(site)
         return out
 
+    def warn_local_class_methods(self):
+        """--all: a method of a class defined inside a function is left as it is; say so."""
+        for qualname, node in self.module.local_class_methods():
+            if isinstance(node, syntax.AsyncFunctionDef) or _is_generator(node):
+                continue
+            location = ConversionError("", filename=self.module.path, lineno=node.lineno, col=node.col_offset).location
+            self.warnings.append(f"{location}: warning: '{qualname}' is left as it is (--all): it is a method of a "
+                                 "class defined inside a function, which autolax convert does not convert (move the "
+                                 "class to module level)")
+
     def _calls_runtime(self, node) -> bool:
         alias = self.module.imported_as("autolax.ops")
         return alias is not None and any(isinstance(n, syntax.Name) and n.id == alias for n in syntax.walk(node))
@@ -96,6 +106,8 @@ class _FileConverter:
     # ------------------------------------------------------------------ file
     def run(self) -> str:
         sites = self.selected()
+        if self.options.all:
+            self.warn_local_class_methods()
         if not sites:
             return self.module.text
         already = set(self.converted_names)
@@ -232,7 +244,7 @@ class _FileConverter:
                                   f"{exc.lineno})", filename=self.module.path) from None
         used_after = _used_names(tree)
         used_before = _used_names(self.module.tree)
-        lines = text.splitlines(keepends=True)
+        lines = source_lines(text)
         edits, removed_at = [], None
         bound_after = set()
         for stmt in tree.body:

@@ -1,16 +1,22 @@
 """``autolax convert``: inputs and outputs, ``--diff`` / ``--check``, atomic writes.
 
-Every input is read and converted before anything is written, so an error in any input
-(a syntax error, an unreadable or non-Python file, syntax autolax cannot convert) writes
-nothing at all. Output files are replaced atomically (temporary file + ``os.replace``), and
-only when their content changes. Inputs are never written.
+Every input is read and converted, and every output checked, before anything is written,
+so an error in any of them (a syntax error, an unreadable, non-Python or non-regular file,
+syntax autolax cannot convert, an output that is a directory, a device, a link or
+read-only) writes nothing at all. Only regular files are read or replaced: a FIFO or a
+device is refused before it is opened for anything that could block or never end. Output
+files are replaced atomically (temporary file + ``os.replace``), all of them only once
+every temporary file is written, and only when their content changes. Inputs are never
+written.
 """
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import io
 import os
+import stat
 import sys
 import tempfile
 import tokenize
@@ -18,8 +24,12 @@ from dataclasses import dataclass
 
 from autolax.errors import ConversionError
 from autolax.sourcegen.convert import Options, convert_source
+from autolax.sourcegen.module import source_lines
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
+
+# Larger files are refused (inputs) or taken as different without being read (outputs).
+MAX_FILE_BYTES = 32 * 2**20
 
 
 class InputError(Exception):
@@ -39,6 +49,7 @@ class SourceFile:
     text: str  # with "\n" line ends
     encoding: str
     newline: str
+    stat: os.stat_result | None = None  # of the file when it was read
 
     def encode(self, text: str) -> bytes:
         return text.replace("\n", self.newline).encode(self.encoding)
@@ -48,18 +59,53 @@ class SourceFile:
 class Job:
     src: str
     out: str | None  # None: standard output
+    root: str | None = None  # the OUT directory this output must stay inside (a link may not lead out)
 
 
 def read_source(path: str) -> SourceFile:
     """Reads a ``.py`` file with the encoding it declares (PEP 263)."""
     if not path.endswith(".py"):
         raise InputError(path, "not a Python source file (expected a .py file)")
+    data, info = read_regular(path)
+    source = decode(path, data)
+    source.stat = info
+    return source
+
+
+def read_regular(path: str, limit: int = MAX_FILE_BYTES):
+    """(content, ``os.stat_result``) of a regular file of at most ``limit`` bytes.
+
+    Opened without blocking and checked on the open descriptor, so a FIFO (which would
+    block until a writer comes) or a device (``/dev/zero`` never ends) is refused, even if
+    it replaced a regular file after the path was looked at."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        fd = os.open(path, flags)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    return decode(path, data)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(path, f"not a regular file ({file_kind(info.st_mode)}); autolax convert reads regular "
+                                   "files only")
+        if info.st_size > limit:
+            raise InputError(path, f"too large ({info.st_size:,} bytes; autolax convert reads files of at most "
+                                   f"{limit:,} bytes)")
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise InputError(path, f"too large (more than {limit:,} bytes; it grew while being read)")
+    return data, info
+
+
+def file_kind(mode: int) -> str:
+    """``'a directory'``, ``'a FIFO'``, ... for a file mode."""
+    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"),
+             (stat.S_ISREG, "a regular file")]
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 def decode(path: str, data: bytes) -> SourceFile:
@@ -69,23 +115,45 @@ def decode(path: str, data: bytes) -> SourceFile:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
     except SyntaxError as exc:
+        if data.startswith(codecs.BOM_UTF8):
+            raise InputError(path, "cannot decode: the file starts with a UTF-8 byte order mark but declares "
+                                   "another encoding") from None
         raise InputError(path, f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}") from None
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise InputError(path, f"cannot decode as {encoding}: {getattr(exc, 'reason', exc)}") from None
-    newline = "\r\n" if "\r\n" in text else "\n"
-    return SourceFile(text.replace("\r\n", "\n"), encoding, newline)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(path, f"cannot decode line {line} as {encoding}: {exc.reason}") from None
+    except LookupError as exc:
+        raise InputError(path, f"cannot decode as {encoding}: {exc}") from None
+    # Python reads "\r\n" and a lone "\r" as line ends too. The output uses the file's own
+    # (the most frequent one, if it mixes them).
+    crlf = text.count("\r\n")
+    counts = {"\n": text.count("\n") - crlf, "\r\n": crlf, "\r": text.count("\r") - crlf}
+    newline = max(counts, key=counts.get)
+    return SourceFile(text.replace("\r\n", "\n").replace("\r", "\n"), encoding, newline)
 
 
 # ----------------------------------------------------------------------------- planning
+def _inside(path: str, root: str) -> bool:
+    path, root = os.path.realpath(path), os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _python_files(root: str, exclude: str | None):
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root):  # links to directories are not followed
         dirnames[:] = sorted(
             d for d in dirnames
             if not d.startswith(".") and d != "__pycache__"
             and (exclude is None or os.path.realpath(os.path.join(dirpath, d)) != exclude)
         )
-        out.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py"))
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if not name.endswith(".py"):
+                continue
+            if os.path.islink(path) and not _inside(path, root):
+                raise InputError(path, f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
+                                       "convert does not follow links out of the directory it converts")
+            out.append(path)
     if not out:
         raise InputError(root, "no .py files found in this directory")
     return out
@@ -104,11 +172,11 @@ def plan(sources, output) -> list[Job]:
                 continue
             root = os.path.join(output, os.path.basename(os.path.normpath(src))) if several else output
             for f in _python_files(src, exclude):
-                jobs.append(Job(f, os.path.join(root, os.path.relpath(f, src))))
+                jobs.append(Job(f, os.path.join(root, os.path.relpath(f, src)), output))
         elif output is None:
             jobs.append(Job(src, None))
         elif several or os.path.isdir(output) or output.endswith(("/", os.sep)):
-            jobs.append(Job(src, os.path.join(output, os.path.basename(src))))
+            jobs.append(Job(src, os.path.join(output, os.path.basename(src)), output))
         else:
             jobs.append(Job(src, output))
     seen = {}
@@ -123,6 +191,63 @@ def plan(sources, output) -> list[Job]:
             raise InputError(job.out, f"two inputs ({seen[real]} and {job.src}) would be written to this output")
         seen[real] = job.src
     return jobs
+
+
+def _existing_ancestor(path: str) -> str:
+    directory = os.path.dirname(path) or "."
+    while not os.path.lexists(directory):
+        parent = os.path.dirname(directory) or "."
+        if parent == directory:
+            break
+        directory = parent
+    return directory
+
+
+def check_output(job: Job) -> None:
+    """Refuses an output that is not a regular file (a directory, a FIFO, a device, a
+    symbolic link), whose directory cannot be made, or that a link would put outside OUT.
+    Only looks (``lstat``): nothing is opened."""
+    path = job.out
+    try:
+        info = os.lstat(path)
+    except OSError:  # absent, or a parent is not a directory (reported below)
+        info = None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise InputError(path, "is a symbolic link; autolax convert replaces regular files only (remove the link, "
+                               "or write elsewhere)")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise InputError(path, f"not a regular file ({file_kind(info.st_mode)}); autolax convert writes regular "
+                               "files only")
+    ancestor = _existing_ancestor(path)
+    if not os.path.isdir(ancestor):
+        raise InputError(path, f"cannot create the directory: {ancestor} is not a directory")
+    if job.root is not None and not _inside(os.path.dirname(path) or ".", job.root):
+        raise InputError(path, f"a symbolic link in the path leads outside {job.root} (to "
+                               f"{os.path.realpath(os.path.dirname(path))}); autolax convert writes inside OUT only")
+
+
+def check_writable(path: str) -> None:
+    """Refuses to replace a read-only file or to write into a directory this process may
+    not write to (checked before anything is written)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        info = None
+    if info is not None and not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise InputError(path, "is read-only; autolax convert does not replace read-only files (make it writable, "
+                               "or write elsewhere)")
+    ancestor = _existing_ancestor(path)
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(path, f"cannot write: permission denied (directory {ancestor})")
+
+
+def _changed_since_read(source: SourceFile, path: str) -> bool:
+    try:
+        now = os.stat(path)
+    except OSError:
+        return True
+    then = source.stat
+    return then is not None and (now.st_ino, now.st_size, now.st_mtime_ns) != (then.st_ino, then.st_size, then.st_mtime_ns)
 
 
 # ----------------------------------------------------------------------------- running
@@ -144,6 +269,12 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         return fail([f"{sources[0]}: error: several input files: give -o OUT_DIR (or use --diff / --check)"])
 
     results, errors, warnings, matched = [], [], [], set()
+    for job in jobs:
+        if job.out is not None:
+            try:
+                check_output(job)
+            except InputError as exc:
+                errors.append(exc.one_line())
     for job in jobs:
         try:
             source = read_source(job.src)
@@ -172,6 +303,11 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     for line in warnings:
         print(line, file=stderr)
 
+    changed_inputs = [job.src for job, source, _ in results if _changed_since_read(source, job.src)]
+    if changed_inputs:
+        return fail([f"{path}: error: the file changed while it was being converted; nothing was written (run "
+                     "autolax convert again)" for path in changed_inputs])
+
     if diff or check:
         changed = []
         for job, source, new in results:
@@ -181,7 +317,9 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
                 continue
             changed.append(target)
             if diff:
-                stdout.writelines(_unified_diff(old, new, target, job.out is not None and old is None))
+                problem = _emit(stdout, "".join(_unified_diff(old, new, target, job.out is not None and old is None)))
+                if problem:
+                    return fail([problem])
         if check:
             for target in changed:
                 print(f"would change {target}", file=stderr)
@@ -191,60 +329,130 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         return EXIT_OK
 
     if output is None:
-        stdout.write(results[0][2])
-        return EXIT_OK
-    for job, source, new in results:
-        if _current(job, source) == new:
-            continue
+        problem = _emit(stdout, results[0][2])
+        return fail([problem]) if problem else EXIT_OK
+    writes = [(job.out, source.encode(new)) for job, source, new in results if _current(job, source) != new]
+    for path, _ in writes:
         try:
-            write_atomic(job.out, source.encode(new))
-        except OSError as exc:
-            return fail([f"{job.out}: error: cannot write: {exc.strerror or exc}"])
+            check_writable(path)
+        except InputError as exc:
+            errors.append(exc.one_line())
+    if errors:
+        return fail(errors)
+    try:
+        write_all(writes)
+    except WriteError as exc:
+        return fail([f"{exc.path}: error: cannot write: {exc.reason}"])
     return EXIT_OK
+
+
+def _emit(stream, text: str) -> str | None:
+    """Writes to standard output; on failure (``/dev/full``, a closed pipe) the error line,
+    and the stream's descriptor is pointed at the null device so that Python's own flush
+    at exit fails no more."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except OSError as exc:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, stream.fileno())
+            os.close(null)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass
+        return f"<stdout>: error: cannot write: {exc.strerror or exc}"
+    return None
 
 
 def _current(job, source):
     """The text the conversion is compared with: the existing output file (None if there is
-    none), or the input itself when printing to standard output."""
+    none, or if it is not a readable regular file of sane size), or the input itself when
+    printing to standard output."""
     if job.out is None:
         return source.text
     try:
-        with open(job.out, "rb") as f:
-            return decode(job.out, f.read()).text
-    except (OSError, InputError):
+        data, _ = read_regular(job.out)
+        return decode(job.out, data).text
+    except InputError:
         return None
 
 
 def _unified_diff(old, new, path, created):
-    a = (old or "").splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
+    a = source_lines(old or "")
+    b = source_lines(new)
     for lines in (a, b):
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
     return difflib.unified_diff(a, b, fromfile="/dev/null" if created else path, tofile=path)
 
 
+class WriteError(Exception):
+    """Writing an output failed (nothing was replaced, or see ``write_all``)."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
 def write_atomic(path: str, data: bytes) -> None:
     """Writes ``path`` so that readers see the old content or the new one, never a part."""
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    write_all([(path, data)])
+
+
+def write_all(items) -> None:
+    """Writes each ``(path, data)``, all or nothing: every new content first goes to a
+    temporary file beside its target, and targets are replaced (``os.replace``, atomic) only
+    once all of them are written. On a failure the temporary files and the directories made
+    for them are removed. (Only a failure of ``os.replace`` itself after the first target is
+    replaced, which leaves the earlier ones replaced, is not undone.)"""
+    made_dirs, temps = [], []
+    path = None
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        for path, data in items:
+            directory = os.path.dirname(path) or "."
+            _makedirs(directory, made_dirs)
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                mode = os.stat(path).st_mode & 0o7777
+            except FileNotFoundError:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.chmod(tmp, mode)
+        for (path, _), tmp in zip(items, list(temps)):
+            os.replace(tmp, path)
+            temps.remove(tmp)
+    except BaseException as exc:
+        for tmp in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        for directory in reversed(made_dirs):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+        if isinstance(exc, OSError):
+            raise WriteError(path, exc.strerror or str(exc)) from None
         raise
+
+
+def _makedirs(directory: str, made: list) -> None:
+    """``os.makedirs``, recording each directory it makes (to remove them on failure)."""
+    missing = []
+    while directory and not os.path.lexists(directory):
+        missing.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    for d in reversed(missing):
+        os.mkdir(d)
+        made.append(d)

@@ -8,24 +8,48 @@ assume about a free name (``Module.static_globals``), and which functions are se
 
 from __future__ import annotations
 
-import importlib
 import io
 import sys
 import tokenize
+import types
 from dataclasses import dataclass, field
 
 from autolax.analysis.activity import writes
 from autolax.errors import ConversionError
+from autolax.libraries import LIBRARY_PACKAGES as _RUNTIME_LIBRARY_PACKAGES
 from autolax.transpile import syntax
 from autolax.transpile.context import Context
 
-# Packages imported (when installed) to tell library calls from user calls, as
-# ``autolax.jit`` would see them. Other imports are never executed: their names stay
-# unknown, which the passes treat as possibly user code (exact, only wordier).
-_IMPORTABLE = frozenset(
-    {"jax", "jaxlib", "numpy", "scipy", "optax", "flax", "equinox", "chex", "math", "cmath",
-     "functools", "operator", "typing", "autolax"}
-)
+# Top-level packages whose names are library code (never converted), decided from the import
+# as written: nothing is imported, so converting a file never runs code from it or from the
+# directory it is in (a planted ``optax.py`` beside it stays unread). Names imported from other
+# modules stay unknown, which the passes treat as possibly user code (exact, only wordier).
+# The runtime's list (``autolax.ops.calls``) plus the standard library, which the runtime
+# recognises by its location.
+LIBRARY_PACKAGES = _RUNTIME_LIBRARY_PACKAGES | frozenset(sys.stdlib_module_names) | {"ml_dtypes", "opt_einsum"}
+
+
+class LibraryRef(types.ModuleType):
+    """Stands in for a library module or one of its attributes, known only by the dotted path
+    the file imports it under (``jax.numpy``, ``jax.numpy.where``): nothing is imported.
+
+    It is a module object so the passes treat it as library code and look attributes up on
+    it (``jnp.where`` is ``LibraryRef('jax.numpy.where')``); dunder attributes are absent.
+    """
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return LibraryRef(f"{self.__name__}.{name}")
+
+    def __repr__(self):
+        return f"<library {self.__name__}>"
+
+
+def is_library_path(target: str) -> bool:
+    """Whether a dotted import target (``jax.numpy``) belongs to a known library package."""
+    return target.split(".")[0] in LIBRARY_PACKAGES
+
 
 AUTOLAX_DECORATORS = {"autolax.jit": "jit", "autolax.convert": "convert", "autolax.do_not_convert": "do_not_convert"}
 
@@ -66,9 +90,12 @@ class Module:
     def __init__(self, text: str, path: str):
         self.text = text
         self.path = path
-        self.lines = text.splitlines(keepends=True)
+        self.lines = source_lines(text)
         try:
             self.tree = syntax.parse(text)
+            # Errors Python finds only when compiling ('return' outside a function, a
+            # `nonlocal` without a binding): compiled, never run.
+            compile(text, path, "exec", dont_inherit=True)
         except SyntaxError as exc:
             reason = exc.msg if exc.msg.startswith("invalid syntax") else f"invalid syntax: {exc.msg}"
             raise ConversionError(
@@ -130,6 +157,8 @@ class Module:
         return AUTOLAX_DECORATORS.get(self.dotted(func) or "")
 
     def _sites(self) -> list:
+        """Functions and methods defined at module level or in a module-level class, also
+        inside ``if`` / ``try`` / ``with`` / loop / ``match`` blocks there."""
         out = []
 
         def visit(body, prefix, in_class):
@@ -139,12 +168,65 @@ class Module:
                     out.append(FunctionSite(stmt, prefix + stmt.name, in_class, decs))
                 elif isinstance(stmt, syntax.ClassDef):
                     visit(stmt.body, f"{prefix}{stmt.name}.", True)
+                else:
+                    for block in _blocks(stmt):
+                        visit(block, prefix, in_class)
 
         visit(self.tree.body, "", False)
         return out
 
+    def local_class_methods(self) -> list:
+        """(qualified name, def) of each method of a class defined inside a function: the
+        command cannot convert them on their own (they are part of their function's text)."""
+        out = []
+
+        def in_function(body, prefix):
+            for stmt in body:
+                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+                    in_function(stmt.body, f"{prefix}{stmt.name}.<locals>.")
+                elif isinstance(stmt, syntax.ClassDef):
+                    in_class(stmt.body, f"{prefix}{stmt.name}.")
+                else:
+                    for block in _blocks(stmt):
+                        in_function(block, prefix)
+
+        def in_class(body, prefix):
+            for stmt in body:
+                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+                    out.append((prefix + stmt.name, stmt))
+                    in_function(stmt.body, f"{prefix}{stmt.name}.<locals>.")
+                elif isinstance(stmt, syntax.ClassDef):
+                    in_class(stmt.body, f"{prefix}{stmt.name}.")
+                else:
+                    for block in _blocks(stmt):
+                        in_class(block, prefix)
+
+        for site in self.sites:
+            in_function(site.node.body, f"{site.qualname}.<locals>.")
+        return out
+
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
+
+
+def _blocks(stmt):
+    """The statement lists inside a compound statement other than a def or a class (``if``,
+    ``try``, ``with``, loops, ``match``)."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list):
+            yield block
+    for part in getattr(stmt, "handlers", None) or getattr(stmt, "cases", None) or ():
+        yield part.body
+
+
+def source_lines(text: str) -> list:
+    """The lines of a source text, each with its ``"\\n"``. Unlike ``str.splitlines``, a form
+    feed, ``"\\x1c"``-``"\\x1e"``, ``"\\x85"`` or ``"\\u2028"`` does not end a line: Python
+    source treats them as ordinary characters, and line numbers must agree with the parser's."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
 
 
 def import_targets(stmt):
@@ -163,25 +245,8 @@ def import_targets(stmt):
 
 
 def _library_value(target: str):
-    """The object ``target`` names, if it belongs to a library safe to import here."""
-    root = target.split(".")[0]
-    if root not in _IMPORTABLE and root not in sys.modules:
-        return Context.MISSING
-    parts = target.split(".")
-    for i in range(len(parts), 0, -1):
-        name = ".".join(parts[:i])
-        if root not in _IMPORTABLE and name not in sys.modules:
-            continue
-        try:
-            value = importlib.import_module(name)
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            value = getattr(value, attr, Context.MISSING)
-            if value is Context.MISSING:
-                return value
-        return value
-    return Context.MISSING
+    """A stand-in for the library object ``target`` names, or MISSING if it may be user code."""
+    return LibraryRef(target) if is_library_path(target) else Context.MISSING
 
 
 def _comments(text: str) -> dict:

@@ -13,11 +13,15 @@ import linecache
 import textwrap
 from dataclasses import dataclass
 
-from autolax.transpile import syntax
+from autolax.transpile import staleness, syntax
 
 
 class SourceUnavailable(Exception):
     """Internal: the source of a function cannot be found or parsed (see NoSourceWarning)."""
+
+
+class SourceChanged(SourceUnavailable):
+    """Internal: the source found is not the code running (see autolax.SourceChangedError)."""
 
 
 @dataclass
@@ -74,6 +78,7 @@ def _def_in_file(code):
             and node.name == code.co_name
             and min([d.lineno for d in node.decorator_list] + [node.lineno]) == code.co_firstlineno
         ):
+            _check_fresh(code, node, tree)
             return syntax.from_ast(node), lines
     return None
 
@@ -116,5 +121,13 @@ def function_source(fn) -> FunctionSource:
         if not defs or defs[0].name != code.co_name:
             raise SourceUnavailable("its source is not a `def` statement")
         node = defs[0]
+        _check_fresh(code, syntax.to_ast(node))
     node.decorator_list = []
     return FunctionSource(node=node, filename=filename, file_lines=file_lines, is_lambda=is_lambda)
+
+
+def _check_fresh(code, ast_node, tree=None):
+    """Refuses a source edited since the function was defined (see autolax.transpile.staleness)."""
+    if not staleness.matches(code, ast_node, code.co_filename, tree):
+        raise SourceChanged(f"{code.co_filename} changed after '{code.co_qualname}' was defined; its source no "
+                                "longer matches its code (define it again: re-import the module or re-run the cell)")

@@ -15,6 +15,7 @@ import builtins
 import types
 from dataclasses import replace
 
+from autolax.sourcegen.module import LibraryRef
 from autolax.sourcegen.standalone.patterns import at_chain, is_shape
 from autolax.sourcegen.standalone.values import (
     CONTAINER_BUILTINS,
@@ -187,9 +188,12 @@ class Expressions:
             for v in vals:
                 kind = v.kind if kind is None else join_kinds(kind, v.kind)
             return e, Val(traced=traced, kind=kind if name in ("abs", "min", "max", "sum", "round", "pow") else None)
-        module = getattr(value, "__module__", None) or getattr(value, "__name__", None) if value is not None else None
-        if module and module.split(".")[0] in ("jax", "jaxlib"):
+        if isinstance(value, LibraryRef):  # known by its import path only (nothing is imported)
+            module, _, name = value.__name__.rpartition(".")
+        else:
+            module = getattr(value, "__module__", None) or getattr(value, "__name__", None) if value is not None else None
             name = getattr(value, "__name__", "")
+        if module and module.split(".")[0] in ("jax", "jaxlib"):
             if name in JAX_STATIC:
                 return e, STATIC
             if name == "tree_leaves":
