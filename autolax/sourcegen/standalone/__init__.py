@@ -27,6 +27,7 @@ written back as the Python statement it was. What cannot be expressed without th
     x = ops.at(x)[i].set(v)                              ->   x = x.at[i].set(v)
 """
 
+from autolax.sourcegen.standalone import helpers
 from autolax.sourcegen.standalone.lowering import Lowering, Refs
 
-__all__ = ["Lowering", "Refs"]
+__all__ = ["Lowering", "Refs", "helpers"]

@@ -95,7 +95,8 @@ def rereadable(node, changing) -> bool:
             if n.id in changing:
                 return False
         elif isinstance(n, syntax.expr) and not isinstance(
-            n, (syntax.Constant, syntax.Attribute, syntax.Subscript, syntax.BinOp, syntax.UnaryOp, syntax.Tuple, syntax.Slice)
+            n, (syntax.Constant, syntax.Attribute, syntax.Subscript, syntax.BinOp, syntax.UnaryOp, syntax.Tuple, syntax.Slice,
+                syntax.Compare, syntax.BoolOp)
         ):
             return False
     return True
