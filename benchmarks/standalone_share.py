@@ -23,7 +23,6 @@ import re
 import sys
 import tempfile
 
-import numpy as np
 
 from benchmarks import fuzz
 

@@ -963,9 +963,33 @@ STANDALONE = {
             return x
         """,
     ),
+    "static_elif_in_staged_if": (  # the `elif` becomes the `if` of the else branch
+        """\
+        def f(x, mode):
+            if x > 0:
+                x = x + 1
+            elif mode == "a":
+                x = x - 1
+            return x
+        """,
+        """\
+        def f(x, mode):
+            def if_true(x):
+                x = x + 1
+                return x
+
+            def if_false(x):
+                if mode == 'a':
+                    x = x - 1
+                return x
+
+            x = jax.lax.cond(x > 0, if_true, if_false, x)
+            return x
+        """,
+    ),
 }
 
-STATIC = {"static_if": ("axis",), "static_loop_break": ("n",)}
+STATIC = {"static_if": ("axis",), "static_loop_break": ("n",), "static_elif_in_staged_if": ("mode",)}
 
 
 def convert_function(before, **options):

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from autolax import plan
+from autolax.analysis.activity import writes
 from autolax.sourcegen.standalone import breaks, helpers
 from autolax.sourcegen.standalone.patterns import (
     as_builtin_iter,
@@ -33,7 +34,6 @@ from autolax.sourcegen.standalone.patterns import (
     range_test,
     rereadable,
     without_return,
-    writes_of,
 )
 from autolax.sourcegen.standalone.values import (
     NUMERIC,
@@ -89,14 +89,22 @@ class Loops:
         """Does a loop function read a traced value of the enclosing code (not carried)?"""
         own = set(names)
         for fn_def in fn_defs:
-            own |= set(syntax.param_names(fn_def.args)) | set(writes_of(fn_def.body))
+            own |= set(syntax.param_names(fn_def.args)) | set(writes(fn_def.body))
         return any(isinstance(n, syntax.Name) and n.id not in own and scope.get(n.id).traced
                    for fn_def in fn_defs for n in syntax.walk(fn_def))
 
     def effects(self, fn_defs) -> bool:
-        """Does a loop function print (``custom_jvp`` takes no effects)?"""
-        return any(self.op_of(n) == "print" or isinstance(n, syntax.Call) and syntax.unparse(n.func).startswith("jax.debug")
-                   for fn_def in fn_defs for n in syntax.walk(fn_def))
+        """Does a loop function print (``custom_jvp`` takes no effects), or call a function of
+        this file that prints?"""
+        printing = {f.name for f in self.module.tree.body if isinstance(f, syntax.FunctionDef)
+                    and any(isinstance(n, syntax.Name) and n.id == "print" for n in syntax.walk(f))}
+        for n in (n for fn_def in fn_defs for n in syntax.walk(fn_def)):
+            callee = n.args[0] if self.op_of(n) == "call" else getattr(n, "func", None)
+            if self.op_of(n) == "print" or isinstance(callee, syntax.Name) and callee.id in printing:
+                return True
+            if isinstance(n, syntax.Call) and syntax.unparse(n.func).startswith("jax.debug"):
+                return True
+        return False
 
     def initialise(self, names, vals, scope, where, site):
         """Statements giving the carried variables first assigned inside a staged loop a
@@ -189,8 +197,8 @@ class Loops:
         param = self.carry_param(names)
         self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.as_bool(test, tval)))
         self.loop_function(b_def, [param], self.unpack(names, b_def) + body[:-1], body[-1])
-        assert plan.loop_form(facts) == plan.WHILE
-        new = syntax.call(self.ref("jax.lax.while_loop"), [syntax.name(t_def.name), syntax.name(b_def.name), init])
+        lax_while = {plan.WHILE: "jax.lax.while_loop"}[plan.loop_form(facts)]  # the one form of a `while`
+        new = syntax.call(self.ref(lax_while), [syntax.name(t_def.name), syntax.name(b_def.name), init])
         for n, v in carried_vals.items():
             scope.set(n, v)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
@@ -247,10 +255,12 @@ class Loops:
             test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
             out = self.while_for(s, b_def, t_def, item, names, self.as_bool(test, tval), seq, body_scope, targets,
                                  prelude, site, form)
-        elif form == plan.FORI or seq.kind == "range" and is_const(seq.step, 1) and not appends:
+        elif form == plan.FORI or form == plan.SCAN and seq.kind == "range" and is_const(seq.step, 1) and not appends:
             out = self.fori(s, b_def, item, names, seq, body_scope, targets, prelude, site)
-        else:
+        elif form == plan.SCAN:
             out = self.scan(s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site)
+        else:
+            raise NotImplementedError(f"--standalone has no form for {form!r}")
         for n, v in carried_vals.items():
             scope.set(n, v)
         for n, item_val in item_vals.items():
@@ -313,7 +323,7 @@ class Loops:
 
     # ------------------------------------------------------------------ appends
     def collected(self, b_def, names, scope, site, facts, runtime_can):
-        """The lists a staged loop appends to (name -> Val of an item), their appends taken
+        """The lists a staged loop appends to (name -> the appended item), their appends taken
         out of the body: the loop's stacked outputs. Refuses what the runtime refuses, and
         what it runs but this cannot write as plain JAX."""
         appended = {n.args[0].id for n in syntax.walk(b_def) if self.op_of(n) == "append"} & set(names)
@@ -337,7 +347,7 @@ class Loops:
                 raise self.refuse("standalone-append-start", b_def, **about)
             k = at[0]
             item = b_def.body[k].value.args[1]
-            if not self.movable(item, set(writes_of(b_def.body[k + 1 :]))):  # evaluate it where it was
+            if not self.movable(item, set(writes(b_def.body[k + 1 :]))):  # evaluate it where it was
                 temp = self.new_name(f"{name}_item")
                 b_def.body[k] = syntax.copy_location(syntax.assign(syntax.name(temp, "store"), item), b_def.body[k])
                 item = syntax.name(temp)
@@ -379,28 +389,22 @@ class Loops:
         if not is_const(seq.step, 1):
             if seq.step_val.traced:
                 raise self.refuse("standalone-range-step", b_def, **self.about(site))
-            writes = writes_of(b_def.body)
-            start = self.once(seq.start, "start", writes, names, prelude, s)
-            stop = self.once(seq.stop, "stop", writes, names, prelude, s)
+            changed = writes(b_def.body)
+            first = self.once(seq.start, "start", changed, names, prelude, s)
+            last = self.once(seq.stop, "stop", changed, names, prelude, s)
             index = self.new_name("k")
-            trip = syntax.BinOp(left=syntax.BinOp(left=start, op=syntax.Sub(), right=stop), op=syntax.FloorDiv(),
-                                right=seq.step)
-            ceil = syntax.parse_expr("-_")  # the trip count: ceil((stop - start) / step)
-            ceil.operand = trip
-            stop = self.jnp("maximum", [syntax.constant(0), ceil])
-            start = syntax.deepcopy(start)
-            value = syntax.BinOp(left=syntax.deepcopy(start), op=syntax.Add(),
+            trip = syntax.parse_expr("-((_ - _) // _)")  # ceil((stop - start) / step)
+            trip.operand.left.left, trip.operand.left.right, trip.operand.right = first, last, seq.step
+            start, stop = syntax.constant(0), self.jnp("maximum", [syntax.constant(0), trip])
+            value = syntax.BinOp(left=syntax.deepcopy(first), op=syntax.Add(),
                                  right=syntax.BinOp(left=syntax.name(index), op=syntax.Mult(), right=syntax.deepcopy(seq.step)))
             item_stmts = [syntax.copy_location(syntax.assign(syntax.name(item, "store"), value), b_def)]
-            start = syntax.constant(0)
         body = self.staged_block(b_def.body, body_scope)
         param = self.carry_param(names) if names else self.carry_name()
         returned = syntax.copy_location(syntax.ret(self.state(names)), body[-1])
         self.loop_function(b_def, [index, param], self.unpack(names, b_def) + item_stmts + body[:-1], returned)
         new = syntax.call(self.ref("jax.lax.fori_loop"), [start, stop, syntax.name(b_def.name), self.state(names)])
-        stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
-        if targets is not None and not names:
-            stmt = syntax.expr_stmt(new)
+        stmt = syntax.assign(targets, new) if targets is not None and names else syntax.expr_stmt(new)
         return [b_def, syntax.copy_location(stmt, s)]
 
     def scan(self, s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site):
@@ -428,7 +432,7 @@ class Loops:
         """A staged ``for`` that can stop early (``break`` / ``return``): a ``while_loop`` over
         an index, which stops at the exit; with a static trip count, in the helper ``form``
         names (differentiable)."""
-        body_writes = writes_of(b_def.body)
+        body_writes = writes(b_def.body)
         if seq.kind == "range":
             if seq.step_val.traced:
                 raise self.refuse("standalone-range-step", b_def, **self.about(site))

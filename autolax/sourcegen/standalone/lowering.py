@@ -135,7 +135,9 @@ class Lowering(Expressions, Loops):
     def site(self, call, kind, names=None):
         """The statement's ``sites.Site``, from the call's ``at='...'`` descriptor (removed:
         the output has no runtime to read it)."""
-        spec = next(kw.value.value for kw in call.keywords if kw.arg == "at")
+        spec = next((getattr(kw.value, "value", None) for kw in call.keywords if kw.arg == "at"), None)
+        if not isinstance(spec, str):
+            raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) without at='...'")
         call.keywords = [kw for kw in call.keywords if kw.arg != "at"]
         return sites.site(kind, spec, self.ctx.filename, None if names is None else tuple(names))
 

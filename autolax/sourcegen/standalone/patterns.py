@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from autolax.analysis.activity import writes
 from autolax.passes.setitem import AUG_METHODS
 from autolax.sourcegen.standalone.values import TRACED
 from autolax.transpile import syntax
@@ -55,10 +54,6 @@ def is_const(node, value) -> bool:
     return isinstance(node, syntax.Constant) and type(node.value) is int and node.value == value
 
 
-def is_shape(node) -> bool:
-    return isinstance(node, syntax.Attribute) and node.attr == "shape"
-
-
 def item_elts(node, ops):
     """Val structure of one item of a scanned iterable (``enumerate`` / ``zip`` give tuples)."""
     if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in ("enumerate", "zip"):
@@ -100,10 +95,6 @@ def rereadable(node, changing) -> bool:
         ):
             return False
     return True
-
-
-def writes_of(stmts):
-    return writes(stmts)
 
 
 def at_chain(node, ops):

@@ -27,30 +27,26 @@ CONTAINER_METHODS = {"items", "keys", "values"}
 # JAX functions whose result is static even for traced arguments (they read types, not values).
 JAX_STATIC = {"shape", "ndim", "size", "result_type", "dtype", "issubdtype", "iinfo", "finfo", "promote_types",
               "isdtype", "can_cast", "eval_shape", "tree_structure", "typeof"}
-# Result kinds of jnp functions and array methods: a kind, or "join" (the arguments' kinds).
-_BOOL = {"logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isclose",
-         "allclose", "array_equal", "array_equiv", "any", "all", "signbit", "isneginf", "isposinf", "iscomplex",
-         "isreal", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isin"}
-_FLOAT = {"sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "arctan2", "exp", "exp2",
-          "expm1", "log", "log1p", "log2", "log10", "sqrt", "cbrt", "mean", "std", "var", "hypot", "sigmoid",
-          "true_divide", "divide", "linspace", "nanmean", "average", "median", "rsqrt", "logaddexp"}
+# What jnp functions and array methods give: a result kind ...
+_BOOL = {"logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isclose", "any",
+         "all", "signbit", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isin"}
+_FLOAT = {"sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "arctan2", "exp", "exp2", "expm1",
+          "log", "log1p", "log2", "log10", "sqrt", "cbrt", "mean", "std", "var", "hypot", "sigmoid", "true_divide",
+          "divide", "median", "rsqrt", "logaddexp"}
 _INT = {"argmax", "argmin", "argsort", "count_nonzero", "searchsorted"}
 _JOIN = {"minimum", "maximum", "abs", "absolute", "negative", "clip", "where", "square", "copy", "ravel", "reshape",
-         "squeeze", "flatten", "transpose", "max", "min", "amax", "amin", "sort", "roll", "flip", "asarray",
-         "array", "zeros_like", "ones_like", "full_like", "add", "subtract", "multiply", "power", "remainder",
-         "mod", "fmod", "floor", "ceil", "round", "sign", "cumsum", "cumprod", "sum", "prod", "dot", "matmul",
-         "concatenate", "stack", "take", "expand_dims", "atleast_1d", "broadcast_to", "tile", "repeat",
-         "nanmax", "nanmin", "diff", "outer", "inner", "vdot", "trace", "diag", "einsum", "real", "imag"}
-# Reductions of a whole array (no axis argument) give a scalar.
+         "squeeze", "flatten", "transpose", "max", "min", "amax", "amin", "sort", "roll", "flip", "asarray", "array",
+         "zeros_like", "ones_like", "add", "subtract", "multiply", "power", "remainder", "mod", "floor", "ceil",
+         "round", "sign", "cumsum", "cumprod", "sum", "prod", "dot", "matmul", "concatenate", "stack", "take",
+         "expand_dims", "broadcast_to", "tile", "repeat", "diff", "outer", "einsum", "real", "imag"}
+# ... and dimensions: elementwise (the operands' broadcast), or a scalar for a reduction of a
+# whole array (no axis argument).
+_ELEMENTWISE = (_BOOL | _FLOAT | _JOIN) - {"any", "all", "mean", "std", "var", "median", "ravel", "reshape", "squeeze",
+                                           "flatten", "transpose", "max", "min", "amax", "amin", "sort", "cumsum",
+                                           "cumprod", "sum", "prod", "dot", "matmul", "concatenate", "stack", "take",
+                                           "expand_dims", "broadcast_to", "tile", "repeat", "diff", "outer", "einsum"}
 _REDUCTIONS = {"sum", "prod", "max", "min", "mean", "std", "var", "any", "all", "argmax", "argmin", "amax", "amin",
-               "count_nonzero", "median", "nanmax", "nanmin", "nanmean", "vdot", "trace"}
-_SAME_SHAPE = {"abs", "absolute", "negative", "square", "copy", "sin", "cos", "tan", "tanh", "sinh", "cosh", "exp",
-               "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "cbrt", "floor", "ceil", "round", "sign",
-               "isnan", "isinf", "isfinite", "logical_not", "signbit", "sigmoid", "rsqrt", "real", "imag",
-               "zeros_like", "ones_like", "full_like", "asarray", "array"}
-_BROADCAST = {"minimum", "maximum", "add", "subtract", "multiply", "power", "remainder", "mod", "fmod", "true_divide",
-              "divide", "logical_and", "logical_or", "logical_xor", "greater", "less", "equal", "not_equal",
-              "greater_equal", "less_equal", "arctan2", "hypot", "where", "clip", "logaddexp"}
+               "count_nonzero", "median"}
 
 
 @dataclass(frozen=True)
@@ -178,23 +174,16 @@ def constant(value) -> Val:
 
 def binop(a: Val, b: Val, op) -> Val:
     traced = a.traced or b.traced
-    weak = a.is_weak and b.is_weak
-    container = a.container and b.container and isinstance(op, syntax.Add)
-    if not traced:
-        kind = join_kinds(a.kind, b.kind)
-        if kind is not None and isinstance(op, syntax.Div):
-            kind = "float" if kind in ("bool", "int") else kind
-        if kind == "bool" and not isinstance(op, (syntax.BitAnd, syntax.BitOr, syntax.BitXor)):
-            kind = "int"
-        return Val(kind=kind, container=container, ndim=None if container else join_ndims([a, b]))
-    ndim = None if isinstance(op, syntax.MatMult) else join_ndims([a, b])
-    kinds = {a.kind, b.kind}
-    if isinstance(op, syntax.Div) or "float" in kinds and "complex" not in kinds:
-        return Val(traced=True, kind="float", weak=weak, ndim=ndim)
     kind = join_kinds(a.kind, b.kind)
-    if kind == "bool" and not isinstance(op, (syntax.BitAnd, syntax.BitOr, syntax.BitXor)):
+    if traced and kind is None and "float" in (a.kind, b.kind):
+        kind = "float"  # an array of any real dtype and a float give a float
+    if isinstance(op, syntax.Div) and (kind in ("bool", "int") or traced and kind is None):
+        kind = "float"
+    elif kind == "bool" and not isinstance(op, (syntax.BitAnd, syntax.BitOr, syntax.BitXor)):
         kind = "int"
-    return Val(traced=True, kind=kind, weak=weak, ndim=ndim)
+    container = a.container and b.container and isinstance(op, syntax.Add)
+    ndim = None if container or isinstance(op, syntax.MatMult) else join_ndims([a, b])
+    return Val(traced=traced, kind=kind, container=container, ndim=ndim, weak=traced and a.is_weak and b.is_weak)
 
 
 def call_result(name: str, vals, traced: bool, method_of: Val | None = None, n_args: int = 0) -> Val:
@@ -216,12 +205,8 @@ def call_result(name: str, vals, traced: bool, method_of: Val | None = None, n_a
         kind = None
     if name in _REDUCTIONS and (n_args == 0 if method_of is not None else n_args == 1):
         ndim = 0
-    elif name in _SAME_SHAPE and operands:
-        ndim = operands[0].ndim
-    elif name in _BROADCAST:
-        ndim = join_ndims(operands)
     else:
-        ndim = None
+        ndim = join_ndims(operands) if name in _ELEMENTWISE and operands else None
     return Val(traced=traced, kind=kind, ndim=ndim)
 
 
