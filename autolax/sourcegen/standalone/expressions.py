@@ -269,7 +269,10 @@ class Expressions:
         operands = [e.args[0]] + [lam.body for lam in e.args[1:]]
         cheap = [self.harmless(o) for o in operands]
         lowered = [self.expr(o, scope, truth) for o in operands]
-        first_traced = next((i for i, (_, v) in enumerate(lowered) if v.traced), None)
+        # Python short-circuits while the value so far is static; from the first traced one on, the
+        # plan decides how each later operand combines.
+        first_traced = next((i for i, (_, v) in enumerate(lowered) if plan.logical_form(v.traced, True) != plan.PYTHON),
+                            None)
         py_op = syntax.And() if which == "and" else syntax.Or()
         if first_traced is None:
             kind = lowered[0][1].kind
