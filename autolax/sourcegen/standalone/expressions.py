@@ -68,7 +68,10 @@ class Expressions:
         if isinstance(e, syntax.Call):
             op = self.op_of(e)
             if op is not None:
-                return getattr(self, f"op_{op.rstrip('_')}")(e, scope, truth)
+                handler = getattr(self, f"op_{op.rstrip('_')}", None)
+                if handler is None:  # an op known only as a statement (`ops.asserting`)
+                    raise self.refuse("standalone-op", e, call=f"{self.ops}.{op}")
+                return handler(e, scope, truth)
             if at_chain(e, self.ops) is not None:
                 return self.at_expr(at_chain(e, self.ops), scope)
             return self.call(e, scope)
@@ -336,6 +339,23 @@ class Expressions:
             b = self.as_array(b, kind_b)
         new = syntax.call(self.ref("jax.lax.cond"), [test, syntax.lambda_(a), syntax.lambda_(b)])
         return syntax.copy_location(new, e), staged_output(aval, bval, kind_a, kind_b)
+
+    def op_assigned(self, e, scope, truth):
+        """``ops.assigned(x)``: a read of ``x`` where Python might find it unbound. The output
+        reads ``x``, which Python finds unbound exactly where the original does -- unless it
+        was given a zero before a staged loop (the runtime checks that read when it runs)."""
+        name = e.args[0]
+        if isinstance(name, syntax.Name) and name.id in self.zeroed:
+            raise self.refuse("standalone-first-assigned", e, **self.zeroed[name.id])
+        return self.expr(name, scope, truth)
+
+    def op_outside(self, e, scope, truth):
+        """``ops.outside(obj)``: ``obj``, a value the function changes but does not carry;
+        changing it in a staged body would happen once, while tracing."""
+        if self.staged:
+            raise self.refuse("standalone-op", e, call=f"{self.ops}.outside (a change of a value not carried, in a "
+                                                       "staged body)")
+        return self.expr(e.args[0], scope, truth)
 
     def op_call(self, e, scope, truth):
         new = syntax.Call(func=e.args[0], args=e.args[1:], keywords=e.keywords)

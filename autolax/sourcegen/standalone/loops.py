@@ -121,6 +121,8 @@ class Loops:
             if scope.get(n) != UNDEFINED or not (exact or val.is_weak and not val.container):
                 raise self.refuse(code, where, **self.about(site, n))
             out += self.initial_value(n, val, where, code, site)
+            if not exact:  # Python leaves it unbound if the loop does not assign it
+                self.zeroed[n] = self.about(site, n)
         return out
 
     def promote(self, names, vals, scope, where):

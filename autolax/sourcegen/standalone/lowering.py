@@ -44,7 +44,8 @@ OPS = {
     "for_iter": (3, 4, {"at"}), "if_else": (3, 3, ()), "and_": (2, None, ()), "or_": (2, None, ()),
     "not_": (1, 1, ()), "undefined": (1, 1, {"pending"}), "append": (2, 2, ()), "stacked": (1, 1, ()),
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
-    "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}),
+    "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, ()),
+    "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "asserting": (1, 2, ()),
 }
 
 
@@ -85,6 +86,7 @@ class Lowering(Expressions, Loops):
         self.declared = declared or {}
         self.final = True  # False while a loop's fixed point is analysed (dry runs)
         self.staged = 0  # depth of staged bodies being lowered (a print there prints at run time)
+        self.zeroed = {}  # variables given a zero before a staged loop that may not assign them
         self._carry = None
 
     # ------------------------------------------------------------------ entry
@@ -261,6 +263,15 @@ class Lowering(Expressions, Loops):
                     self.bind(item.optional_vars, val, scope)
             s.body = self.block(s.body, scope)
             return [s]
+        if op == "asserting" and isinstance(s, syntax.Expr):
+            return [syntax.copy_location(self.asserting(value, scope), s)]
+        if isinstance(s, syntax.Raise) and self.op_of(s.exc) == "raising":
+            if self.staged:  # the runtime raises when the program runs, if the branch is taken
+                raise self.refuse("standalone-op", s, call=f"{self.ops}.raising (a `raise` in a staged body)")
+            s.exc, _ = self.expr(s.exc.args[0], scope)
+            if s.cause is not None:
+                s.cause, _ = self.expr(s.cause, scope)
+            return [s]
         if isinstance(s, syntax.Try):
             for field in ("body", "orelse", "finalbody"):
                 setattr(s, field, self.block(getattr(s, field), scope))
@@ -269,6 +280,15 @@ class Lowering(Expressions, Loops):
             return [s]
         self.generic(s, scope)
         return [s]
+
+    def asserting(self, call, scope):
+        """``assert test, message`` from ``ops.asserting(test, lambda: message)``: with a
+        Python test (the runtime checks a traced one when the program runs)."""
+        test, tval = self.expr(call.args[0], scope, truth=True)
+        if tval.traced:
+            raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` of a traced value)")
+        message = self.expr(call.args[1].body, scope)[0] if len(call.args) > 1 else None
+        return syntax.Assert(test=test, msg=message)
 
     def user_function(self, s, scope):
         """A nested ``def`` of the user's: its parameters are traced."""
