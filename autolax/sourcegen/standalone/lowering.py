@@ -218,6 +218,15 @@ class Lowering(Expressions, Loops):
             new = syntax.expr_stmt(syntax.call(syntax.attribute(lst, "append"), [item]))
             scope.set(lst.id, Val(traced=scope.get(lst.id).traced or ival.traced, container=True))
             return [syntax.copy_location(new, s)]
+        if op == "asserting" and isinstance(s, syntax.Expr):
+            return [syntax.copy_location(self.asserting(value, scope), s)]
+        if isinstance(s, syntax.Raise) and self.op_of(s.exc) == "raising":
+            if self.staged:  # the runtime raises when the program runs, if the branch is taken
+                raise self.refuse("standalone-op", s, call=f"{self.ops}.raising (a `raise` in a staged body)")
+            s.exc, _ = self.expr(s.exc.args[0], scope)
+            if s.cause is not None:
+                s.cause, _ = self.expr(s.cause, scope)
+            return [s]
         if isinstance(s, syntax.Assign) and at_chain(value, self.ops) is not None:
             return self.setitem(s, scope)
         if op == "setattr" and isinstance(s, syntax.Assign):
@@ -262,15 +271,6 @@ class Lowering(Expressions, Loops):
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, val, scope)
             s.body = self.block(s.body, scope)
-            return [s]
-        if op == "asserting" and isinstance(s, syntax.Expr):
-            return [syntax.copy_location(self.asserting(value, scope), s)]
-        if isinstance(s, syntax.Raise) and self.op_of(s.exc) == "raising":
-            if self.staged:  # the runtime raises when the program runs, if the branch is taken
-                raise self.refuse("standalone-op", s, call=f"{self.ops}.raising (a `raise` in a staged body)")
-            s.exc, _ = self.expr(s.exc.args[0], scope)
-            if s.cause is not None:
-                s.cause, _ = self.expr(s.cause, scope)
             return [s]
         if isinstance(s, syntax.Try):
             for field in ("body", "orelse", "finalbody"):

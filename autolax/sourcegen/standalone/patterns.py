@@ -35,6 +35,7 @@ def without_return(body):
 
 
 def python_if(test, body, orelse, origin):
+    orelse = [] if all(isinstance(s, syntax.Pass) for s in orelse) else orelse
     if not body and orelse:
         test, body, orelse = negate(test), orelse, []
     new = syntax.if_stmt(test, body or [syntax.Pass()], orelse)
