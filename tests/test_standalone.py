@@ -359,3 +359,26 @@ def test_helpers_are_plain_jax_documented_by_python():
 def test_print_form():
     assert plan.print_form(False, False) == plan.PYTHON
     assert plan.print_form(True, False) == plan.print_form(False, True) == plan.DEBUG_PRINT
+
+
+@pytest.mark.skipif(not hasattr(autolax.ops, "asserting"), reason="a front end that writes ops.asserting")
+def test_checks_and_outside_changes_in_python_code():
+    head = "import jax.numpy as jnp\nimport autolax\n\nLOG = []\n\n\n"
+    text = convert_source(head + textwrap.dedent('''\
+        @autolax.jit(static_argnames="n")
+        def f(x, n):
+            assert n > 0, "n must be positive"
+            if n > 5:
+                raise ValueError("too big")
+            LOG.append(n)
+            return x * n
+        '''), "m.py", Options(standalone=True)).text
+    assert '    assert n > 0, "n must be positive"\n    if n > 5:\n        raise ValueError("too big")\n    LOG.append(n)\n' in text
+    refused = {
+        "def g(x):\n    assert x > 0\n    return x\n": "standalone-op",  # checked when the program runs
+        "def h(xs):\n    for x in xs:\n        last = 1\n    return last\n": "standalone-first-assigned",
+    }
+    for source, code in refused.items():
+        with pytest.raises(ConversionError) as info:
+            convert_source(head + "@autolax.jit\n" + source, "m.py", Options(standalone=True))
+        assert info.value.code == code and "(drop --standalone to use the autolax runtime)" in info.value.reason
