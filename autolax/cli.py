@@ -19,7 +19,8 @@ def _names(value):
 
 
 def _convert(args) -> int:
-    options = Options(standalone=args.standalone, all=args.all, only=_names(args.only), static=_names(args.static))
+    options = Options(standalone=args.standalone, all=args.all, only=_names(args.only), static=_names(args.static),
+                      signature=tuple(args.signature or ()))
     return run(args.sources, args.output, options, diff=args.diff, check=args.check)
 
 
@@ -64,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_argument("--only", metavar="NAME,...", help="also convert these functions (NAME or Class.method)")
     conv.add_argument("--static", metavar="NAME,...",
                       help="--standalone: treat these parameters as static (Python values), like static_argnames")
+    conv.add_argument("--signature", metavar="'F(X: TYPE, ...)'", action="append",
+                      help="--standalone: the argument types of function F, as annotations (float, int, bool, "
+                           "jaxtyping's Float[Array, 'n'] ...); repeatable")
     conv.set_defaults(run=_convert)
     return parser
 

@@ -455,7 +455,7 @@ STANDALONE = {
                 total, break_ = jax.lax.cond(x < 0, if_true, if_false, total, break_)
                 return (index + 1, total, break_)
 
-            _, total, break_ = jax.lax.while_loop(loop_test, loop_body, (0, total, break_))
+            _, total, break_ = while_loop_with_masked_grad(loop_test, loop_body, (0, total, break_), len(xs))
             return total
         """,
     ),
@@ -521,15 +521,7 @@ STANDALONE = {
                 return (index + 1, do_return, retval)
 
             _, do_return, retval = jax.lax.while_loop(loop_test, loop_body, (0, do_return, retval))
-
-            def if_true_1(retval):
-                retval = 0
-                return retval
-
-            def if_false_1(retval):
-                return retval
-
-            retval = jax.lax.cond(jnp.logical_not(do_return), if_true_1, if_false_1, retval)
+            retval = jnp.where(jnp.logical_not(do_return), 0, retval)
             return retval
         """,
     ),
@@ -741,9 +733,263 @@ STANDALONE = {
             return x
         """,
     ),
+    "break_int_carries": (  # nothing to differentiate: a plain while_loop
+        """\
+        def f(xs):
+            count = 0
+            for x in xs:
+                if x < 0:
+                    break
+                count += 1
+            return count
+        """,
+        """\
+        def f(xs):
+            count = 0
+            break_ = False
+
+            def loop_test(carry):
+                index, count, break_ = carry
+                return jnp.logical_and(index < len(xs), jnp.logical_not(break_))
+
+            def loop_body(carry):
+                index, count, break_ = carry
+                x = xs[index]
+
+                def if_true(count, break_):
+                    break_ = True
+                    return (count, break_)
+
+                def if_false(count, break_):
+                    count += 1
+                    return (count, break_)
+
+                count, break_ = jax.lax.cond(x < 0, if_true, if_false, count, break_)
+                return (index + 1, count, break_)
+
+            _, count, break_ = jax.lax.while_loop(loop_test, loop_body, (0, count, break_))
+            return count
+        """,
+    ),
+    "break_print": (  # custom_jvp takes no effects: the masked scan itself
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    break
+                print(x)
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+            break_ = False
+
+            def loop_test(carry):
+                index, total, break_ = carry
+                return jnp.logical_and(index < len(xs), jnp.logical_not(break_))
+
+            def loop_body(carry):
+                index, total, break_ = carry
+                x = xs[index]
+
+                def if_true(total, break_):
+                    break_ = True
+                    return (total, break_)
+
+                def if_false(total, break_):
+                    jax.debug.print('{}', x, ordered=True)
+                    total += x
+                    return (total, break_)
+
+                total, break_ = jax.lax.cond(x < 0, if_true, if_false, total, break_)
+                return (index + 1, total, break_)
+
+            _, total, break_ = masked_while_loop(loop_test, loop_body, (0, total, break_), len(xs))
+            return total
+        """,
+    ),
+    "append_scan": (
+        """\
+        def f(xs, h):
+            states = []
+            for x in xs:
+                h = jnp.tanh(x + h)
+                states.append(h)
+            return jnp.stack(states), h
+        """,
+        """\
+        def f(xs, h):
+            states = []
+
+            def loop_body(h, x):
+                h = jnp.tanh(x + h)
+                return (h, h)
+
+            h, states = jax.lax.scan(loop_body, h, xs)
+            return jnp.stack(states), h
+        """,
+    ),
+    "append_range": (
+        """\
+        def f(x):
+            out = []
+            for i in range(4):
+                out.append(x * i)
+            return jnp.stack(out), len(out), out[-1]
+        """,
+        """\
+        def f(x):
+            out = []
+
+            def loop_body(carry, i):
+                return (None, x * i)
+
+            _, out = jax.lax.scan(loop_body, None, jnp.arange(4))
+            return jnp.stack(out), len(out), out[-1]
+        """,
+    ),
+    "append_before_change": (  # the item is computed where it was appended
+        """\
+        def f(xs):
+            total = 0.0
+            out = []
+            for x in xs:
+                out.append(jnp.sin(total))
+                total = total + x
+            return total, jnp.stack(out)
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+            out = []
+
+            def loop_body(total, x):
+                out_item = jnp.sin(total)
+                total = total + x
+                return (total, out_item)
+
+            total, out = jax.lax.scan(loop_body, total, xs)
+            return total, jnp.stack(out)
+        """,
+    ),
+    "select_declared": (  # branches that only move values, a condition known to be one value
+        """\
+        def f(xs: Float[Array, "n"], t: float):
+            found = False
+            for x in xs:
+                if x > t:
+                    found = True
+                    break
+            return found
+        """,
+        """\
+        def f(xs: Float[Array, "n"], t: float):
+            found = False
+            break_ = False
+
+            def loop_test(carry):
+                index, found, break_ = carry
+                return jnp.logical_and(index < len(xs), jnp.logical_not(break_))
+
+            def loop_body(carry):
+                index, found, break_ = carry
+                x = xs[index]
+                found, break_ = (jnp.where(x > t, True, found), jnp.where(x > t, True, break_))
+                return (index + 1, found, break_)
+
+            _, found, break_ = jax.lax.while_loop(loop_test, loop_body, (0, found, break_))
+            return found
+        """,
+    ),
+    "range_traced_bounds_step": (
+        """\
+        def f(x, n):
+            for i in range(n, 0, -2):
+                x = x + i
+            return x
+        """,
+        """\
+        def f(x, n):
+            def loop_body(k, x):
+                i = n + k * -2
+                x = x + i
+                return x
+
+            x = jax.lax.fori_loop(0, jnp.maximum(0, -((n - 0) // -2)), loop_body, x)
+            return x
+        """,
+    ),
+    "promoted_carry": (  # the loop starts from the type it gives `t`, as lax.scan traces it
+        """\
+        def f(xs):
+            t = 0
+            for x in xs:
+                t += x * 0.5
+            return t
+        """,
+        """\
+        def f(xs):
+            t = 0
+            t = float(t)
+
+            def loop_body(t, x):
+                t += x * 0.5
+                return (t, None)
+
+            t, _ = jax.lax.scan(loop_body, t, xs)
+            return t
+        """,
+    ),
+    "and_calls": (  # a later operand that calls a function runs only where Python runs it
+        """\
+        def f(x, y):
+            if x > 0 and g(y) > 1:
+                x = x + 1
+            return x
+        """,
+        """\
+        def f(x, y):
+            def if_true(x):
+                x = x + 1
+                return x
+
+            def if_false(x):
+                return x
+
+            x = jax.lax.cond(jax.lax.cond(x > 0, lambda: g(y) > 1, lambda: False), if_true, if_false, x)
+            return x
+        """,
+    ),
+    "static_elif_in_staged_if": (  # the `elif` becomes the `if` of the else branch
+        """\
+        def f(x, mode):
+            if x > 0:
+                x = x + 1
+            elif mode == "a":
+                x = x - 1
+            return x
+        """,
+        """\
+        def f(x, mode):
+            def if_true(x):
+                x = x + 1
+                return x
+
+            def if_false(x):
+                if mode == 'a':
+                    x = x - 1
+                return x
+
+            x = jax.lax.cond(x > 0, if_true, if_false, x)
+            return x
+        """,
+    ),
 }
 
-STATIC = {"static_if": ("axis",), "static_loop_break": ("n",)}
+STATIC = {"static_if": ("axis",), "static_loop_break": ("n",), "static_elif_in_staged_if": ("mode",)}
 
 
 def convert_function(before, **options):
@@ -973,9 +1219,35 @@ def test_converting_output_again_changes_nothing():
         assert convert_source(text, "model.py", options).text == text
 
 
-# --standalone rejects what it cannot express: one line, `file:line:col: error: ...`.
+# --standalone rejects what it cannot express: `file:line:col: error: ...`, in the words of the
+# runtime's error where the runtime refuses the program too, else saying to drop --standalone.
 STANDALONE_ERRORS = {
-    "append_in_staged_loop": (
+    "append_in_while": (
+        """\
+        def f(x):
+            out = []
+            while x > 0:
+                out.append(x)
+                x = x - 1
+            return out
+        """,
+        "golden.py:9:5: error: 'out' is appended to in the `while` loop at golden.py:9, but a `while` loop's trip "
+        "count is decided at run time, so the length of 'out' would depend on data.\n    while x > 0:",
+    ),
+    "append_and_read": (
+        """\
+        def f(xs):
+            out = []
+            for x in xs:
+                out.append(x * 2)
+                x = x + len(out)
+            return jnp.stack(out)
+        """,
+        "golden.py:9:5: error: 'out' is appended to in the `for` loop at golden.py:9 and also read there; a staged "
+        "loop collects appended items as its outputs, so the body would not see the items earlier iterations "
+        "appended. (drop --standalone to use the autolax runtime)\n    for x in xs:",
+    ),
+    "stacked_list_returned": (
         """\
         def f(xs):
             out = []
@@ -983,7 +1255,21 @@ STANDALONE_ERRORS = {
                 out.append(x * 2)
             return out
         """,
-        "golden.py:9:5: error: list 'out' is appended to inside this loop, which stages to jax.lax; --standalone cannot stage appends (preallocate an array and write it with .at[i].set(...)) (drop --standalone to use the autolax runtime)",
+        "golden.py:11:12: error: 'out' holds the items appended in a staged loop as one stacked array: --standalone "
+        "supports jnp.stack(out), len(out), out[i] and `for` over it, not this use (drop --standalone to use the "
+        "autolax runtime)",
+    ),
+    "append_to_nonempty": (
+        """\
+        def f(xs):
+            out = [xs[0]]
+            for x in xs:
+                out.append(x * 2)
+            return jnp.stack(out)
+        """,
+        "golden.py:9:5: error: 'out' is appended to in the `for` loop at golden.py:9, which is staged, but is not the "
+        "empty list `[]` when the loop starts: --standalone collects the appended items as the loop's stacked "
+        "outputs (drop --standalone to use the autolax runtime)",
     ),
     "first_assigned_in_loop": (
         """\
@@ -992,7 +1278,8 @@ STANDALONE_ERRORS = {
                 last = x * 2
             return last
         """,
-        "golden.py:8:5: error: 'last' is first assigned inside this loop, which stages to jax.lax, and used after it; --standalone needs 'last' assigned before the loop (drop --standalone to use the autolax runtime)",
+        "golden.py:8:5: error: 'last' is first assigned inside the `for` loop at golden.py:8, which is staged, and "
+        "used after it: --standalone needs its type before the loop (drop --standalone to use the autolax runtime)",
     ),
     "early_return_of_traced": (
         """\
@@ -1002,24 +1289,9 @@ STANDALONE_ERRORS = {
                     return x
             return 0.0
         """,
-        "golden.py:8:5: error: this loop stages to jax.lax and returns a traced value early; --standalone needs the value's type before the loop (assign the result to a variable initialised before the loop and `break` instead) (drop --standalone to use the autolax runtime)",
-    ),
-    "print_end": (
-        """\
-        def f(x):
-            print(x, end="")
-            return x
-        """,
-        'golden.py:8:5: error: `print` of traced values with `end`, `file`, `flush`, a non-constant `sep` or *args has no jax.debug.print form (drop --standalone to use the autolax runtime)',
-    ),
-    "traced_step": (
-        """\
-        def f(x, s):
-            for i in range(0, 10, s):
-                x = x + i
-            return x
-        """,
-        'golden.py:8:5: error: the step of this `range` is traced; --standalone stages ranges with a static step only (drop --standalone to use the autolax runtime)',
+        "golden.py:8:5: error: the `for` loop at golden.py:8 is staged and returns a traced value from inside the "
+        "loop: --standalone needs the returned value's type before the loop (drop --standalone to use the autolax "
+        "runtime)",
     ),
     "one_branch": (
         """\
@@ -1028,14 +1300,50 @@ STANDALONE_ERRORS = {
                 y = 1.0
             return y
         """,
-        "golden.py:8:5: error: 'y' is assigned in only one branch of this `if`, whose test is traced, and used after it; assign 'y' before the `if`",
+        "golden.py:8:5: error: 'y' is assigned only in the `if` branch of the `if` at golden.py:8, and used after "
+        "it:\n    if x > 0:\nThe condition is traced, so both branches are staged with lax.cond and each must give "
+        "'y' a value.",
     ),
-    "or_value": (
+    "or_calls_value": (
         """\
         def f(x, y):
-            return jnp.sin(x) or y
+            return jnp.sin(x) or g(y)
         """,
-        'golden.py:8:12: error: `or` of traced values that may not be booleans, used as a value; --standalone writes it with jnp.where only when the first operand is a name (bind it to a variable first) (drop --standalone to use the autolax runtime)',
+        "golden.py:8:12: error: `or` of traced values that may not be booleans, used as a value: --standalone writes "
+        "it with jnp.where only when its later operands call no functions (drop --standalone to use the autolax "
+        "runtime)",
+    ),
+    "break_in_python_loop": (
+        """\
+        def f(x, ws: list):
+            for w in ws:
+                if x > w:
+                    break
+                x = x * w
+            return x
+        """,
+        "golden.py:8:5: error: the `for` loop at golden.py:8 iterates over a Python value (it stays a Python loop) "
+        "and can stop at a `break` or `return` whose condition is traced: --standalone cannot skip the remaining "
+        "iterations (drop --standalone to use the autolax runtime)",
+    ),
+    "print_end": (
+        """\
+        def f(x):
+            print(x, end="")
+            return x
+        """,
+        "golden.py:8:5: error: `print` of traced values (or in a staged body) with `end`, `file`, `flush`, a "
+        "non-constant `sep` or *args has no jax.debug.print form (drop --standalone to use the autolax runtime)",
+    ),
+    "traced_step": (
+        """\
+        def f(x, s):
+            for i in range(0, 10, s):
+                x = x + i
+            return x
+        """,
+        "golden.py:8:5: error: the step of the `range` of the `for` loop at golden.py:8 is traced: --standalone "
+        "stages ranges with a static step only (drop --standalone to use the autolax runtime)",
     ),
 }
 
@@ -1053,9 +1361,9 @@ def test_standalone_rejects_files_that_still_use_autolax():
     with pytest.raises(ConversionError) as info:
         convert_source(text, "golden.py", Options(standalone=True))
     assert info.value.one_line() == (
-        "golden.py:9:7: error: 'autolax' is still used here, but --standalone output imports no autolax "
-        "(remove this use or drop --standalone)"
+        "golden.py:9:7: error: 'autolax' is still used here, but --standalone output imports no autolax"
     )
+    assert info.value.fix == "remove this use, or drop --standalone."
 
 
 @pytest.mark.parametrize("mode", ["default", "standalone"])

@@ -13,11 +13,13 @@ import io
 import tokenize
 from dataclasses import dataclass, field
 
+from autolax import errors
 from autolax.analysis.activity import local_names
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
-from autolax.sourcegen.standalone import Lowering, Refs
+from autolax.sourcegen.standalone import Lowering, Refs, helpers
+from autolax.sourcegen.standalone.declarations import parse_signature
 from autolax.transpile import pipeline, syntax
 from autolax.transpile.context import Context
 
@@ -32,6 +34,7 @@ class Options:
     all: bool = False
     only: tuple = ()
     static: tuple = ()
+    signature: tuple = ()  # --standalone: "f(x: float, ...)" declarations (see standalone.declarations)
 
 
 @dataclass
@@ -59,6 +62,7 @@ class _FileConverter:
         self.converted_names: set = set()  # module-level functions that run converted code
         self.explicit: set = set()  # sites selected by decorator or --only (errors are errors)
         self.warnings: list = []
+        self.signatures = dict(parse_signature(text) for text in options.signature)
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -128,6 +132,7 @@ class _FileConverter:
                 self.warnings.append(f"{exc.location or self.module.path}: warning: '{site.qualname}' is left as it "
                                      f"is (--all): {exc.reason}")
             self.refs.needed_imports.clear()
+            self.refs.needed_helpers.clear()
             if not sites:
                 return self.module.text
         text = _apply(self.module.lines, edits)
@@ -155,8 +160,10 @@ class _FileConverter:
                                     f"needs it for autolax's runtime: rename the local variable")
         if self.options.standalone:
             refs = Refs(module, local_names(fn))
-            Lowering(converted, module, refs, self.static_params(site), site.is_method).run()
+            declared = self.signatures.get(site.qualname, self.signatures.get(site.node.name))
+            Lowering(converted, module, refs, self.static_params(site), site.is_method, declared).run()
             self.refs.needed_imports |= refs.needed_imports
+            self.refs.needed_helpers |= refs.needed_helpers
         else:
             _DirectCalls(self.ops_alias, self.converted_names, _bound_names(converted.node)).visit(converted.node)
         new = converted.node
@@ -274,28 +281,40 @@ class _FileConverter:
                 removed_at = stmt.lineno if removed_at is None else removed_at
             edits.append((stmt.lineno, stmt.end_lineno, new_lines))
         needed = []
+        helper_lines = self.helper_lines(tree)
         if "jax" in self.refs.needed_imports and "jax" not in self.module.bindings:
             needed.append("import jax\n")
         if not self.options.standalone and self.ops_alias in used_after and self.ops_alias not in bound_after:
             alias = "" if self.ops_alias == "ops" else f" as {self.ops_alias}"
             needed.append(f"from autolax import ops{alias}\n")
-        if needed:
-            if removed_at is not None:
-                edits = [(a, b, needed + e if a == removed_at else e) for a, b, e in edits]
-            else:
-                at, before, after = _import_anchor(tree)
-                edits.append((at, at - 1, before + needed + after))
+        at, before, after = _import_anchor(tree)
+        if needed and removed_at is not None:
+            edits = [(a, b, needed + e if a == removed_at else e) for a, b, e in edits]
+            needed = []
+        if needed or helper_lines:
+            edits.append((at, at - 1, before + needed + helper_lines + after))
         edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
         return "".join(_apply(lines, edits, keep_ends=True))
+
+    def helper_lines(self, tree) -> list:
+        """The helpers (``standalone.helpers``) the converted functions call, each preceded
+        by two blank lines, except those the file already has (converted again)."""
+        lines = []
+        for name in helpers.closure(self.refs.needed_helpers):
+            text = helpers.text(name, self.refs("jax"))
+            if text in self.module.text:
+                continue
+            if any(getattr(stmt, "name", None) == name for stmt in tree.body) or name in self.module.bindings:
+                raise errors.conversion_error("standalone-helper-taken", filename=self.module.path, name=name)
+            lines += ["\n", "\n"] + text.splitlines(keepends=True)
+        return lines
 
     def _still_used(self, bound):
         for node in syntax.walk(self.module.tree):
             if isinstance(node, syntax.Name) and node.id == bound and not self._in_autolax_decorator(node):
-                return ConversionError(f"'{bound}' is still used here, but --standalone output imports no autolax "
-                                       "(remove this use or drop --standalone)",
-                                       filename=self.module.path, lineno=node.lineno, col=node.col_offset)
-        return ConversionError(f"'{bound}' is still used, but --standalone output imports no autolax",
-                               filename=self.module.path)
+                return errors.conversion_error("standalone-uses-autolax", filename=self.module.path,
+                                               lineno=node.lineno, col=node.col_offset, name=bound)
+        return errors.conversion_error("standalone-uses-autolax", filename=self.module.path, name=bound)
 
     def _in_autolax_decorator(self, name_node):
         for site in self.module.sites:

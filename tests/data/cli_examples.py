@@ -209,7 +209,7 @@ STANDALONE = [
     "collatz_steps", "sign_class", "relu_sum", "power_series", "static_range", "weighted",
     "first_negative", "skip_odd", "find_value", "in_band", "either", "clip_ternary", "scatter",
     "static_mode", "shape_branch", "numpy_table", "count_down", "static_search", "escape", "Scaler.apply",
-    "scaled", "nested_function",
+    "scaled", "nested_function", "squares",
 ]
 
 INPUTS = {

@@ -6,7 +6,8 @@
     ops.call(helper, x)               ->   helper(x)
     ops.print('x =', x)               ->   jax.debug.print('x = {}', x, ordered=True)
 
-Each expression is lowered together with its ``Val`` (what is known about its value).
+Each expression is lowered together with its ``Val`` (what is known about its value); the
+forms come from ``autolax.plan`` (``logical_form``, ``ternary_form``, ``print_form``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import builtins
 import types
 from dataclasses import replace
 
+from autolax import plan
 from autolax.sourcegen.module import LibraryRef
-from autolax.sourcegen.standalone.patterns import at_chain, is_shape
+from autolax.sourcegen.standalone.patterns import at_chain
 from autolax.sourcegen.standalone.values import (
     CONTAINER_BUILTINS,
     CONTAINER_METHODS,
-    JAX_BOOL,
     JAX_STATIC,
     KIND_BUILTINS,
     STATIC,
@@ -29,55 +30,72 @@ from autolax.sourcegen.standalone.values import (
     TRACED,
     Val,
     binop,
+    call_result,
     casts,
+    constant,
     item_of,
     join_kinds,
-    kind_of_constant,
+    join_ndims,
     staged_output,
+    subscript,
 )
 from autolax.transpile import syntax
+
+# Calls with an effect: evaluating them on a path Python does not take would be visible.
+_EFFECTS = {"call", "print", "append", "setattr"}
+_MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort", "reverse",
+             "add", "discard", "popitem"}
 
 
 class Expressions:
     """Expression lowering, mixed into ``Lowering``."""
+
+    stacked_ok = None  # the one Name node where a stacked list may be read (see `allow_stacked`)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e, scope, truth=False):
         """(lowered expression, Val); ``truth``: the value is used for its truth (a test)."""
         node, val = self._expr(e, scope, truth)
         if truth and val.container:  # a list's truth is its length: static
-            val = Val(kind="bool")
+            val = Val(kind="bool", ndim=0)
         return node, val
+
+    def allow_stacked(self, e, scope, truth=False):
+        """``expr`` of an operand that may be a stacked list (``len(out)``, ``out[i]``)."""
+        self.stacked_ok = e
+        return self.expr(e, scope, truth)
 
     def _expr(self, e, scope, truth):
         if isinstance(e, syntax.Call):
             op = self.op_of(e)
             if op is not None:
                 handler = getattr(self, f"op_{op.rstrip('_')}", None)
-                if handler is None:
-                    raise self.error(e, f"`{self.ops}.{op}` has no standalone form")
+                if handler is None:  # an op known only as a statement (`ops.asserting`)
+                    raise self.refuse("standalone-op", e, call=f"{self.ops}.{op}")
                 return handler(e, scope, truth)
             if at_chain(e, self.ops) is not None:
                 return self.at_expr(at_chain(e, self.ops), scope)
             return self.call(e, scope)
         if isinstance(e, syntax.Name):
-            return e, scope.get(e.id)
+            val = scope.get(e.id)
+            if val.stacked and e is not self.stacked_ok:
+                raise self.refuse("standalone-stacked-use", e, what=f"'{e.id}'", name=e.id)
+            return e, val
         if isinstance(e, syntax.Constant):
-            return e, Val(kind=kind_of_constant(e.value))
+            return e, constant(e.value)
         if isinstance(e, syntax.Attribute):
             e.value, val = self.expr(e.value, scope)
             if e.attr in STATIC_ATTRS:
-                return e, Val(kind=STATIC_ATTRS[e.attr], container=e.attr == "shape")
+                return e, Val(kind=STATIC_ATTRS[e.attr], container=e.attr == "shape", ndim=0 if STATIC_ATTRS[e.attr] else None)
+            if e.attr in ("T", "real", "imag") and not val.container:
+                return e, replace(val, elts=None)
             return e, Val(traced=val.traced)
         if isinstance(e, syntax.Subscript):
-            e.value, a = self.expr(e.value, scope)
+            e.value, a = self.allow_stacked(e.value, scope)
             e.slice, b = self.expr(e.slice, scope)
-            if a.elts is not None and isinstance(e.slice, syntax.Constant) and isinstance(e.slice.value, int):
-                if -len(a.elts) <= e.slice.value < len(a.elts):
-                    return e, a.elts[e.slice.value]
-            if not a.traced and not b.traced and is_shape(e.value):
-                return e, Val(kind="int")
-            return e, Val(traced=a.traced or b.traced, weak=a.weak)
+            if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
+                return e, Val(kind="int", ndim=0)
+            return e, subscript(a, b, e.slice)
         if isinstance(e, syntax.BinOp):
             e.left, a = self.expr(e.left, scope)
             e.right, b = self.expr(e.right, scope)
@@ -85,7 +103,7 @@ class Expressions:
         if isinstance(e, syntax.UnaryOp):
             e.operand, a = self.expr(e.operand, scope, truth=isinstance(e.op, syntax.Not))
             if isinstance(e.op, syntax.Not):
-                return e, Val(traced=a.traced, kind="bool")
+                return e, Val(traced=a.traced, kind="bool", ndim=a.ndim)
             return e, replace(a, container=False, elts=None, kind="int" if a.kind == "bool" else a.kind)
         if isinstance(e, syntax.Compare):
             e.left, a = self.expr(e.left, scope)
@@ -94,8 +112,8 @@ class Expressions:
                 e.comparators[i], v = self.expr(c, scope)
                 vals.append(v)
             if all(isinstance(op, (syntax.Is, syntax.IsNot)) for op in e.ops):
-                return e, Val(kind="bool")
-            return e, Val(traced=any(v.traced for v in vals), kind="bool")
+                return e, Val(kind="bool", ndim=0)
+            return e, Val(traced=any(v.traced for v in vals), kind="bool", ndim=join_ndims(vals))
         if isinstance(e, syntax.Lambda):
             values = {p: TRACED for p in syntax.param_names(e.args)}
             e.body, _ = self.expr(e.body, scope.child(values))
@@ -106,7 +124,8 @@ class Expressions:
                 e.elts[i], v = self.expr(elt, scope)
                 vals.append(v)
             elts = tuple(vals) if isinstance(e, syntax.Tuple) and not any(isinstance(x, syntax.Starred) for x in e.elts) else None
-            return e, Val(traced=any(v.traced for v in vals), container=True, elts=elts)
+            return e, Val(traced=any(v.traced for v in vals), container=True, elts=elts,
+                          empty=isinstance(e, syntax.List) and not e.elts)
         if isinstance(e, syntax.Dict):
             traced = False
             for field in ("keys", "values"):
@@ -120,7 +139,7 @@ class Expressions:
             inner = scope.child({})
             traced = False
             for gen in e.generators:
-                gen.iter, v = self.expr(gen.iter, inner)
+                gen.iter, v = self.allow_stacked(gen.iter, inner)
                 traced = traced or v.traced
                 self.bind(gen.target, item_of(v), inner)
                 for i, cond in enumerate(gen.ifs):
@@ -166,28 +185,37 @@ class Expressions:
                         x.value = self.expr(x.value, scope)[0]
 
     def call(self, e, scope):
-        e.func, fval = self.expr(e.func, scope)
+        value = self.static_value(e.func, scope)
+        builtin = isinstance(value, (types.BuiltinFunctionType, type)) and getattr(
+            builtins, getattr(value, "__name__", ""), None) is value
+        owner = None
+        if isinstance(e.func, syntax.Attribute) and value is None:  # a method call
+            e.func.value, owner = self.expr(e.func.value, scope)
+            fval = Val(traced=owner.traced)
+        else:
+            e.func, fval = self.expr(e.func, scope)
         vals = []
         for i, a in enumerate(e.args):
-            e.args[i], v = self.expr(a, scope)
+            e.args[i], v = self.allow_stacked(a, scope) if builtin and value is len else self.expr(a, scope)
             vals.append(v)
         for kw in e.keywords:
             kw.value, v = self.expr(kw.value, scope)
             vals.append(v)
         traced = any(v.traced for v in vals)
-        value = self.static_value(e.func, scope)
-        if isinstance(value, types.BuiltinFunctionType) or isinstance(value, type) and getattr(builtins, getattr(value, "__name__", ""), None) is value:
+        if builtin:
             name = value.__name__
             if name in STATIC_BUILTINS:
-                return e, Val(kind=STATIC_BUILTINS[name])
+                return e, Val(kind=STATIC_BUILTINS[name], ndim=0 if STATIC_BUILTINS[name] else None)
             if name in CONTAINER_BUILTINS:
                 return e, Val(traced=traced, container=True)
             if name in KIND_BUILTINS:
-                return e, Val(traced=traced, kind=KIND_BUILTINS[name])
+                return e, Val(traced=traced, kind=KIND_BUILTINS[name], ndim=0)
             kind = None
             for v in vals:
                 kind = v.kind if kind is None else join_kinds(kind, v.kind)
-            return e, Val(traced=traced, kind=kind if name in ("abs", "min", "max", "sum", "round", "pow") else None)
+            elementwise = name in ("abs", "round", "pow") or name in ("min", "max") and len(vals) > 1
+            return e, Val(traced=traced, kind=kind if elementwise or name in ("min", "max", "sum") else None,
+                          ndim=join_ndims(vals) if elementwise else None)
         if isinstance(value, LibraryRef):  # known by its import path only (nothing is imported)
             module, _, name = value.__name__.rpartition(".")
         else:
@@ -198,10 +226,12 @@ class Expressions:
                 return e, STATIC
             if name == "tree_leaves":
                 return e, Val(traced=traced, container=True)
-            return e, Val(traced=True, kind="bool" if name in JAX_BOOL else None)
-        if isinstance(e.func, syntax.Attribute) and value is None:
+            return e, call_result(name, vals, True, n_args=len(e.args))
+        if owner is not None:
             if e.func.attr in CONTAINER_METHODS:
                 return e, Val(traced=fval.traced or traced, container=True)
+            if owner.traced and not owner.container:  # an array method (x.sum())
+                return e, call_result(e.func.attr, vals, True, method_of=owner, n_args=len(e.args))
             return e, Val(traced=fval.traced or traced)
         return e, Val(traced=traced or fval.traced)
 
@@ -215,9 +245,25 @@ class Expressions:
         if isinstance(node, syntax.Attribute):
             base = self.static_value(node.value, scope)
             if isinstance(base, types.ModuleType):
-                value = getattr(base, node.attr, None)
-                return value
+                return getattr(base, node.attr, None)
         return None
+
+    def as_bool(self, node, val):
+        """A traced value's truth as a boolean (``n != 0``), as lax tests need."""
+        if val.kind == "bool":
+            return node
+        return syntax.Compare(left=node, ops=[syntax.NotEq()], comparators=[syntax.constant(0)])
+
+    def harmless(self, node) -> bool:
+        """Evaluating ``node`` (in converted code) where Python would not has no effect: it
+        calls no user code, prints nothing, mutates no container."""
+        for n in syntax.walk(node):
+            if self.op_of(n) in _EFFECTS:
+                return False
+            if isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute) and (
+                    n.func.attr in _MUTATING or syntax.unparse(n.func).startswith(("jax.debug", "debug."))):
+                return False
+        return True
 
     # ------------------------------------------------------------------ ops in expressions
     def op_and(self, e, scope, truth):
@@ -228,8 +274,12 @@ class Expressions:
 
     def logical(self, e, scope, truth, which):
         operands = [e.args[0]] + [lam.body for lam in e.args[1:]]
+        cheap = [self.harmless(o) for o in operands]
         lowered = [self.expr(o, scope, truth) for o in operands]
-        first_traced = next((i for i, (_, v) in enumerate(lowered) if v.traced), None)
+        # Python short-circuits while the value so far is static; from the first traced one on, the
+        # plan decides how each later operand combines.
+        first_traced = next((i for i, (_, v) in enumerate(lowered) if plan.logical_form(v.traced, True) != plan.PYTHON),
+                            None)
         py_op = syntax.And() if which == "and" else syntax.Or()
         if first_traced is None:
             kind = lowered[0][1].kind
@@ -239,18 +289,29 @@ class Expressions:
             return syntax.copy_location(new, e), Val(kind=kind)
         head, tail = lowered[:first_traced], lowered[first_traced:]
         node, val = tail[0]
-        for other, oval in tail[1:]:
-            if truth or (val.kind == "bool" and oval.kind == "bool"):
+        for (other, oval), harmless in zip(tail[1:], cheap[first_traced + 1:]):
+            form = plan.logical_form(True, harmless)
+            booleans = truth or (val.kind == "bool" and oval.kind == "bool")
+            ndim = None if None in (val.ndim, oval.ndim) else max(val.ndim, oval.ndim)
+            if form == plan.COND and booleans:  # `other` runs only where Python runs it
+                if oval.kind != "bool":
+                    other = self.jnp("asarray", [other], {"dtype": syntax.name("bool")})
+                branches = [syntax.lambda_(other), syntax.lambda_(syntax.constant(which == "or"))]
+                node = syntax.call(self.ref("jax.lax.cond"), [self.as_bool(node, val)] + branches[:: 1 if which == "and" else -1])
+                val = Val(traced=True, kind="bool", ndim=0)
+            elif form == plan.COND:
+                raise self.refuse("standalone-logical-value", e, op=which, why="its later operands call no functions")
+            elif booleans:
                 node = self.jnp(f"logical_{which}", [node, other])
-                val = Val(traced=True, kind="bool")
-            elif isinstance(node, (syntax.Name, syntax.Constant)):
-                args = [node, other, syntax.deepcopy(node)] if which == "and" else [node, syntax.deepcopy(node), other]
+                val = Val(traced=True, kind="bool", ndim=ndim)
+            else:  # Python's value, the first falsy (truthy) operand: `a` is read twice
+                first = node
+                if not isinstance(node, (syntax.Name, syntax.Constant)):
+                    temp = self.new_name("operand")
+                    first, node = syntax.NamedExpr(target=syntax.name(temp, "store"), value=node), syntax.name(temp)
+                args = [first, other, node] if which == "and" else [first, node, other]
                 node = self.jnp("where", args)
-                val = Val(traced=True)
-            else:
-                raise self.error(e, f"`{which}` of traced values that may not be booleans, used as a value; "
-                                    f"--standalone writes it with jnp.where only when the first operand is a name "
-                                    f"(bind it to a variable first)")
+                val = Val(traced=True, ndim=ndim, kind=join_kinds(val.kind, oval.kind))
         if head:
             node = syntax.BoolOp(op=py_op, values=[n for n, _ in head] + [node])
             val = Val(traced=True, kind="bool" if val.kind == "bool" and all(v.kind == "bool" for _, v in head) else None)
@@ -259,16 +320,22 @@ class Expressions:
     def op_not(self, e, scope, truth):
         operand, val = self.expr(e.args[0], scope, truth=True)
         if not val.traced:
-            return syntax.copy_location(syntax.unary_not(operand), e), Val(kind="bool")
-        return syntax.copy_location(self.jnp("logical_not", [operand]), e), Val(traced=True, kind="bool")
+            return syntax.copy_location(syntax.unary_not(operand), e), Val(kind="bool", ndim=0)
+        return syntax.copy_location(self.jnp("logical_not", [operand]), e), Val(traced=True, kind="bool", ndim=val.ndim)
 
     def op_if_else(self, e, scope, truth):
         test, a_fn, b_fn = e.args
         test, tval = self.expr(test, scope, truth=True)
-        a, aval = self.expr(a_fn.body, scope, truth)
-        b, bval = self.expr(b_fn.body, scope, truth)
-        if not tval.traced:
+        if plan.ternary_form(tval.traced) == plan.PYTHON:
+            a, aval = self.expr(a_fn.body, scope, truth)
+            b, bval = self.expr(b_fn.body, scope, truth)
             return syntax.copy_location(syntax.IfExp(test=test, body=a, orelse=b), e), aval.join(bval)
+        self.staged += 1
+        try:
+            a, aval = self.expr(a_fn.body, scope, truth)
+            b, bval = self.expr(b_fn.body, scope, truth)
+        finally:
+            self.staged -= 1
         kind_a, kind_b = casts(aval, bval)
         if kind_a is not None:
             a = self.as_array(a, kind_a)
@@ -277,12 +344,29 @@ class Expressions:
         new = syntax.call(self.ref("jax.lax.cond"), [test, syntax.lambda_(a), syntax.lambda_(b)])
         return syntax.copy_location(new, e), staged_output(aval, bval, kind_a, kind_b)
 
+    def op_assigned(self, e, scope, truth):
+        """``ops.assigned(x)``: a read of ``x`` where Python might find it unbound. The output
+        reads ``x``, which Python finds unbound exactly where the original does -- unless it
+        was given a zero before a staged loop (the runtime checks that read when it runs)."""
+        name = e.args[0]
+        if isinstance(name, syntax.Name) and name.id in self.zeroed:
+            raise self.refuse("standalone-first-assigned", e, **self.zeroed[name.id])
+        return self.expr(name, scope, truth)
+
+    def op_outside(self, e, scope, truth):
+        """``ops.outside(obj)``: ``obj``, a value the function changes but does not carry;
+        changing it in a staged body would happen once, while tracing."""
+        if self.staged:
+            raise self.refuse("standalone-op", e, call=f"{self.ops}.outside (a change of a value not carried, in a "
+                                                       "staged body)")
+        return self.expr(e.args[0], scope, truth)
+
     def op_call(self, e, scope, truth):
         new = syntax.Call(func=e.args[0], args=e.args[1:], keywords=e.keywords)
         return self.call(syntax.copy_location(new, e), scope)
 
     def op_stacked(self, e, scope, truth):
-        return self.expr(e.args[0], scope, truth)
+        return self.allow_stacked(e.args[0], scope, truth)
 
     def op_enumerate(self, e, scope, truth):
         e.func = syntax.copy_location(syntax.name("enumerate"), e.func)
@@ -292,9 +376,6 @@ class Expressions:
         e.func = syntax.copy_location(syntax.name("zip"), e.func)
         return self.call(e, scope)
 
-    def op_append(self, e, scope, truth):
-        raise self.error(e, "a list append used as a value")
-
     def op_print(self, e, scope, truth):
         vals = []
         for i, a in enumerate(e.args):
@@ -302,7 +383,7 @@ class Expressions:
             vals.append(v)
         for kw in e.keywords:
             kw.value, _ = self.expr(kw.value, scope)
-        if not any(v.traced for v in vals):
+        if plan.print_form(any(v.traced for v in vals), self.staged > 0) == plan.PYTHON:
             e.func = syntax.copy_location(syntax.name("print"), e.func)
             return e, STATIC
         keywords = {kw.arg: kw.value for kw in e.keywords}
@@ -310,15 +391,17 @@ class Expressions:
         if keywords or any(isinstance(a, syntax.Starred) for a in e.args) or not (
             isinstance(sep, syntax.Constant) and isinstance(sep.value, str)
         ):
-            raise self.error(e, "`print` of traced values with `end`, `file`, `flush`, a non-constant `sep` or "
-                                "*args has no jax.debug.print form")
+            raise self.refuse("standalone-print", e, what="`end`, `file`, `flush`, a non-constant `sep` or *args")
         parts, args = [], []
-        for a in e.args:
+        for a, v in zip(e.args, vals):
             if isinstance(a, syntax.Constant) and isinstance(a.value, str):
                 parts.append(a.value.replace("{", "{{").replace("}", "}}"))
-            else:
+            elif v.is_number:
                 parts.append("{}")
                 args.append(a)
+            else:  # jax.debug.print takes arrays only
+                raise self.refuse("standalone-print", a, what="a value that is neither a string constant nor a "
+                                                               "number or array")
         fmt = sep.value.replace("{", "{{").replace("}", "}}").join(parts)
         new = syntax.call(self.ref("jax.debug.print"), [syntax.constant(fmt)] + args, {"ordered": syntax.constant(True)})
         return syntax.copy_location(new, e), STATIC

@@ -1,16 +1,31 @@
 """``--standalone``: ``while`` and ``for`` loops.
 
-A loop whose condition, bounds or iterable, or whose carried values (once they settle), are
-traced becomes ``jax.lax.while_loop`` / ``fori_loop`` / ``scan``; otherwise it is written back
-as the Python loop. ``for`` with ``break`` or an early ``return`` becomes a ``while_loop``
-over an index, which stops at the exit.
+Gathers what the runtime would observe about a loop -- is its condition, range or iterable
+traced, does it carry traced values, can it stop early, does it carry floating-point
+values, does its body print, does it append to lists -- and writes the form
+``autolax.plan`` chooses (``stages``, ``loop_form``, ``appends_forbidden``):
+
+=====================================  ==============================================
+``plan.PYTHON``                        the Python loop, as written
+``lax.scan``                           ``jax.lax.scan`` over the array (or ``jnp.arange``;
+                                       ``jax.lax.fori_loop`` with static bounds is one);
+                                       appended items are its stacked outputs
+``lax.fori_loop``                      ``jax.lax.fori_loop`` (traced bounds)
+``lax.while_loop``                     ``jax.lax.while_loop`` (over an index for a ``for``)
+``lax.while_loop (grad: masked ...)``  ``while_loop_with_masked_grad(...)``, a helper
+``lax.scan (masked)``                  ``masked_while_loop(...)``, a helper
+=====================================  ==============================================
+
+The helpers are written once into the output file (``helpers``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from autolax.sourcegen.standalone import breaks
+from autolax import plan
+from autolax.analysis.activity import writes
+from autolax.sourcegen.standalone import breaks, helpers
 from autolax.sourcegen.standalone.patterns import (
     as_builtin_iter,
     is_const,
@@ -19,16 +34,44 @@ from autolax.sourcegen.standalone.patterns import (
     range_test,
     rereadable,
     without_return,
-    writes_of,
 )
-from autolax.sourcegen.standalone.values import STATIC, TRACED, Val, item_of
+from autolax.sourcegen.standalone.values import (
+    NUMERIC,
+    STATIC,
+    TRACED,
+    UNDEFINED,
+    Val,
+    carried,
+    inexact,
+    item_of,
+)
 from autolax.transpile import syntax
+
+
+@dataclass
+class Iteration:
+    """What a ``for`` iterates over."""
+
+    kind: str  # "range" / "iter"
+    traced: bool  # bounds or iterable traced (the loop's driver)
+    python_only: bool  # a Python iterable: always a Python loop
+    item_val: Val
+    python_iter: object
+    start: object = None
+    stop: object = None
+    step: object = None
+    step_val: Val = STATIC
+    xs: object = None
+
+    @property
+    def static_trip(self) -> bool:
+        return not self.traced or self.kind == "iter"  # an array's length is static
 
 
 class Loops:
     """Loop lowering, mixed into ``Lowering``."""
 
-    # ------------------------------------------------------------------ loops: analysis
+    # ------------------------------------------------------------------ analysis
     def fixpoint(self, scope, names, run):
         """Values of the carried ``names`` at the top of an iteration, if the loop ran as a
         Python loop: joined until they settle. ``run(child_scope)`` analyses one iteration."""
@@ -42,11 +85,61 @@ class Loops:
             vals = new
         return vals
 
-    def carried_vals(self, vals):
-        return {
-            n: Val(traced=True, kind=v.kind, container=v.container, weak=v.is_weak)
-            for n, v in vals.items()
-        }
+    def reads_traced(self, fn_defs, names, scope) -> bool:
+        """Does a loop function read a traced value of the enclosing code (not carried)?"""
+        own = set(names)
+        for fn_def in fn_defs:
+            own |= set(syntax.param_names(fn_def.args)) | set(writes(fn_def.body))
+        return any(isinstance(n, syntax.Name) and n.id not in own and scope.get(n.id).traced
+                   for fn_def in fn_defs for n in syntax.walk(fn_def))
+
+    def effects(self, fn_defs) -> bool:
+        """Does a loop function print (``custom_jvp`` takes no effects), or call a function of
+        this file that prints?"""
+        printing = {f.name for f in self.module.tree.body if isinstance(f, syntax.FunctionDef)
+                    and any(isinstance(n, syntax.Name) and n.id == "print" for n in syntax.walk(f))}
+        for n in (n for fn_def in fn_defs for n in syntax.walk(fn_def)):
+            callee = n.args[0] if self.op_of(n) == "call" else getattr(n, "func", None)
+            if self.op_of(n) == "print" or isinstance(callee, syntax.Name) and callee.id in printing:
+                return True
+            if isinstance(n, syntax.Call) and syntax.unparse(n.func).startswith("jax.debug"):
+                return True
+        return False
+
+    def initialise(self, names, vals, scope, where, site):
+        """Statements giving the carried variables first assigned inside a staged loop a
+        value before it: a zero of their type where Python binds them before every read
+        (a return value), or where the loop only assigns them Python numbers; otherwise
+        there is no type to give, and it is an error."""
+        out = []
+        for n in names:
+            val = vals[n]
+            if not val.undefined:
+                continue
+            code = "standalone-early-return" if n in self.ctx.return_values else "standalone-first-assigned"
+            exact = n in self.ctx.pending or n in self.ctx.always_bound
+            if scope.get(n) != UNDEFINED or not (exact or val.is_weak and not val.container):
+                raise self.refuse(code, where, **self.about(site, n))
+            out += self.initial_value(n, val, where, code, site)
+            if not exact:  # Python leaves it unbound if the loop does not assign it
+                self.zeroed[n] = self.about(site, n)
+        return out
+
+    def promote(self, names, vals, scope, where):
+        """``t = float(t)`` for a carry that starts as a narrower number than the loop makes
+        it (``t = 0`` before ``t *= 0.5``): a lax loop traces its body with the types it
+        starts from, and the runtime, too, starts the loop from the promoted types. (A Python
+        loop over traced values is lowered once for all its iterations, so it starts so too.)"""
+        out = []
+        for n in names:
+            entry, kind = scope.get(n), vals[n].kind
+            if vals[n].traced and entry.kind in NUMERIC and kind in NUMERIC and entry.kind != kind and not entry.container:
+                if entry.traced:
+                    value = self.jnp("asarray", [syntax.name(n)], {"dtype": syntax.name(kind)})
+                else:
+                    value = syntax.call(syntax.name(kind), [syntax.name(n)])
+                out.append(syntax.copy_location(syntax.assign(syntax.name(n, "store"), value), where))
+        return out
 
     def loop_function(self, fn_def, params, body, returns):
         fn_def.args = syntax.function_def("f", params, []).args
@@ -63,102 +156,121 @@ class Loops:
     def carry_param(self, names):
         return names[0] if len(names) == 1 else self.carry_name()
 
+    def state(self, names):
+        """The carry as a value: ``a``, ``(a, b)``, or ``None``."""
+        return syntax.names_tuple(names) if names else syntax.constant(None)
+
+    def unused(self):
+        return "_" if "_" not in self.ctx.namer.used else self.new_name("ys")
+
     # ------------------------------------------------------------------ while
     def while_loop(self, s, call, scope, pending):
         t_ref, b_ref, init = call.args
         t_def, b_def = pending.pop(t_ref.id), pending.pop(b_ref.id)
         names = syntax.param_names(b_def.args)
+        site = self.site(call, "while", names)
         targets = s.targets[0] if isinstance(s, syntax.Assign) else None
         test = t_def.body[-1].value
+        _, first = self.dry(self.expr, syntax.deepcopy(test), scope, True)  # the runtime's first test
 
         def run(child):
             self.expr(syntax.deepcopy(test), child, truth=True)
             self.block(syntax.deepcopy(b_def.body), child)
 
         vals = self.fixpoint(scope, names, run)
-        probe = scope.child(dict(vals))
-        _, tval = self.dry(self.expr, syntax.deepcopy(test), probe, True)
-        if not tval.traced and not any(v.traced for v in vals.values()):
+        _, tval = self.dry(self.expr, syntax.deepcopy(test), scope.child(dict(vals)), True)
+        state_traced = any(v.traced for v in vals.values()) or self.reads_traced([t_def, b_def], names, scope)
+        if not plan.stages(tval.traced, state_traced):
+            prelude = self.promote(names, vals, scope, t_def)
             for n, v in vals.items():
                 scope.set(n, v)
             test, _ = self.expr(test, scope, truth=True)
             body = self.block(without_return(b_def.body), scope)
             loop = syntax.While(test=test, body=body or [syntax.Pass()], orelse=[])
             setattr(loop, breaks.PYTHON_LOOP, True)
-            return [syntax.copy_location(loop, t_def)]
-        inits = self.initialise(names, vals, t_def) if self.final else []
+            return prelude + [syntax.copy_location(loop, t_def)]
+        facts = plan.LoopFacts("while")
         if self.final:
-            self.check_appends([b_def], names, t_def, "this loop, which stages to jax.lax")
-        carried = self.carried_vals(vals)
-        test_scope, body_scope = scope.child(dict(carried)), scope.child(dict(carried))
-        test, tval = self.expr(test, test_scope, truth=True)
-        test = self.boolean(test, tval)
-        body = self.block(b_def.body, body_scope)
+            self.collected(b_def, names, scope, site, facts, plan.can_fall_back(first.traced))
+        inits = self.initialise(names, vals, scope, t_def, site) + self.promote(names, vals, scope, t_def) if self.final else []
+        carried_vals = {n: carried(v) for n, v in vals.items()}
+        test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
+        body = self.staged_block(b_def.body, scope.child(dict(carried_vals)))
         param = self.carry_param(names)
-        self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(test))
+        self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.as_bool(test, tval)))
         self.loop_function(b_def, [param], self.unpack(names, b_def) + body[:-1], body[-1])
-        new = syntax.call(self.ref("jax.lax.while_loop"), [syntax.name(t_def.name), syntax.name(b_def.name), init])
-        for n, v in carried.items():
+        lax_while = {plan.WHILE: "jax.lax.while_loop"}[plan.loop_form(facts)]  # the one form of a `while`
+        new = syntax.call(self.ref(lax_while), [syntax.name(t_def.name), syntax.name(b_def.name), init])
+        for n, v in carried_vals.items():
             scope.set(n, v)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
         return inits + [t_def, b_def, syntax.copy_location(stmt, s)]
 
-    def boolean(self, test, val):
-        """``lax.while_loop`` needs a boolean test: ``while n:`` becomes ``n != 0``."""
-        if val.kind == "bool":
-            return test
-        return syntax.Compare(left=test, ops=[syntax.NotEq()], comparators=[syntax.constant(0)])
-
     # ------------------------------------------------------------------ for
     def for_range(self, s, call, scope, pending):
         start, stop, step, b_ref, init, *rest = call.args
-        return self.for_loop(s, scope, pending, b_ref, init, rest, ("range", start, stop, step))
+        return self.for_loop(s, call, scope, pending, b_ref, rest, ("range", start, stop, step))
 
     def for_iter(self, s, call, scope, pending):
         iterable, b_ref, init, *rest = call.args
-        return self.for_loop(s, scope, pending, b_ref, init, rest, ("iter", iterable))
+        return self.for_loop(s, call, scope, pending, b_ref, rest, ("iter", iterable))
 
-    def for_loop(self, s, scope, pending, b_ref, init, rest, source):
+    def for_loop(self, s, call, scope, pending, b_ref, rest, source):
         b_def = pending.pop(b_ref.id)
         t_def = pending.pop(rest[0].id) if rest else None
         item, *names = syntax.param_names(b_def.args)
+        site = self.site(call, "for", names)
         targets = s.targets[0] if isinstance(s, syntax.Assign) else None
         test = t_def.body[-1].value if t_def is not None else None
         seq = self.sequence(source, scope)
-        item_val = seq.item_val
+        loop_fns = [b_def] + ([t_def] if t_def is not None else [])
 
         def run(child):
-            child.set(item, item_val)
+            child.set(item, seq.item_val)
             if test is not None:
                 self.expr(syntax.deepcopy(test), child, truth=True)
             self.block(syntax.deepcopy(b_def.body), child)
 
         vals = self.fixpoint(scope, names, run)
-        staged = seq.array or seq.traced or any(v.traced for v in vals.values())
-        if not staged or seq.python_only:
+        state_traced = any(v.traced for v in vals.values()) or self.reads_traced(loop_fns, [item] + names, scope)
+        if seq.python_only or not plan.stages(seq.traced, state_traced):
+            prelude = self.promote(names, vals, scope, b_def)
             for n, v in vals.items():
                 scope.set(n, v)
-            scope.set(item, item_val)
-            return [self.python_for(b_def, item, test, seq, scope)]
-        prelude = self.initialise(names, vals, b_def) if self.final else []
-        if self.final:
-            self.check_appends([b_def], names, b_def, "this loop, which stages to jax.lax")
-        carried = self.carried_vals(vals)
-        body_scope = scope.child(dict(carried))
-        body_scope.set(item, Val(traced=True, elts=seq.item_val.elts and tuple(TRACED for _ in seq.item_val.elts)))
-        if test is not None:
-            test_scope = scope.child(dict(carried))
-            test, tval = self.expr(test, test_scope, truth=True)
-            out = self.while_for(s, b_def, t_def, item, names, init, test, seq, body_scope, targets, prelude)
-        elif seq.kind == "range" and is_const(seq.step, 1):
-            out = self.fori(s, b_def, item, names, init, seq, body_scope, targets)
+            return prelude + [self.python_for(b_def, item, test, seq, scope, site)]
+        facts = plan.LoopFacts("for", static_trip=seq.static_trip, exit_traced=test is not None)
+        # An array's length is static: the runtime can run the loop in Python (unrolled) instead.
+        appends = self.collected(b_def, names, scope, site, facts, plan.can_fall_back(not seq.static_trip)) if self.final else {}
+        item_vals = {}
+        names = [n for n in names if n not in appends]
+        prelude = self.initialise(names, vals, scope, b_def, site) + self.promote(names, vals, scope, b_def) if self.final else []
+        carried_vals = {n: carried(vals[n]) for n in names}
+        # A carry of unknown dtype may be floating point: the early-exit form differentiates
+        # correctly for every dtype (an integer carry's derivative is just zero).
+        floats = inexact(carried_vals.values())
+        facts = replace(facts, inexact=floats is not False, effects=self.effects(loop_fns))
+        form = plan.loop_form(facts)
+        body_scope = scope.child(dict(carried_vals))
+        body_scope.set(item, Val(traced=True, kind=seq.item_val.kind, ndim=seq.item_val.ndim,
+                                 elts=seq.item_val.elts and tuple(TRACED for _ in seq.item_val.elts)))
+        if form in (plan.WHILE, plan.EARLY_EXIT, plan.MASKED_SCAN):
+            test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
+            out = self.while_for(s, b_def, t_def, item, names, self.as_bool(test, tval), seq, body_scope, targets,
+                                 prelude, site, form)
+        elif form == plan.FORI or form == plan.SCAN and seq.kind == "range" and is_const(seq.step, 1) and not appends:
+            out = self.fori(s, b_def, item, names, seq, body_scope, targets, prelude, site)
+        elif form == plan.SCAN:
+            out = self.scan(s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site)
         else:
-            out = self.scan(s, b_def, item, names, init, seq, body_scope, targets)
-        for n, v in carried.items():
+            raise NotImplementedError(f"--standalone has no form for {form!r}")
+        for n, v in carried_vals.items():
             scope.set(n, v)
+        for n, item_val in item_vals.items():
+            scope.set(n, Val(traced=True, stacked=True, kind=item_val.kind,
+                             ndim=None if item_val.ndim is None else item_val.ndim + 1))
         return prelude + out
 
-    def python_for(self, b_def, item, test, seq, scope):
+    def python_for(self, b_def, item, test, seq, scope, site):
         body = without_return(b_def.body)
         target = syntax.name(item, "store")
         if item in self.ctx.namer.generated and body and isinstance(body[0], syntax.Assign):
@@ -168,7 +280,9 @@ class Loops:
         self.bind(target, seq.item_val, scope)
         body = self.block(body, scope)
         if test is not None:
-            test, _ = self.expr(test, scope, truth=True)
+            test, tval = self.expr(test, scope, truth=True)
+            if tval.traced:  # the runtime skips the remaining iterations with lax.cond
+                raise self.refuse("standalone-masked-python-loop", b_def, **self.about(site))
             body.append(syntax.copy_location(syntax.if_stmt(negate(test), [syntax.Break()]), b_def))
         loop = syntax.For(target=target, iter=seq.python_iter, body=body or [syntax.Pass()], orelse=[], type_comment=None)
         setattr(loop, breaks.PYTHON_LOOP, True)
@@ -183,13 +297,15 @@ class Loops:
             traced = a.traced or b.traced or c.traced
             args = [stop] if is_const(start, 0) and is_const(step, 1) else [start, stop] if is_const(step, 1) else [start, stop, step]
             python_iter = syntax.call(syntax.name("range"), args)
-            item = Val(traced=True) if traced else Val(kind="int")
-            return Iteration("range", traced, False, False, item, python_iter, start=start, stop=stop, step=step, step_val=c)
-        iterable = source[1]
-        node, val, array = self.iterable(iterable, scope)
-        item = Val(traced=True, elts=item_elts(node, self.ops)) if array else item_of(val)
+            item = Val(traced=True, kind="int", ndim=0) if traced else Val(kind="int", ndim=0)
+            return Iteration("range", traced, False, item, python_iter, start=start, stop=stop, step=step, step_val=c)
+        node, val, array = self.iterable(source[1], scope)
+        if array:
+            item = replace(item_of(val), elts=item_elts(node, self.ops))
+        else:
+            item = item_of(val)
         python = as_builtin_iter(syntax.deepcopy(node), self.ops)
-        return Iteration("iter", val.traced, array, not array, item, python, xs=node)
+        return Iteration("iter", val.traced and array, not array, item, python, xs=node)
 
     def iterable(self, node, scope):
         """(lowered node, Val, is an array sequence) of a ``for`` iterable. ``ops.enumerate`` /
@@ -204,13 +320,178 @@ class Loops:
             array = all(p[2] for p in parts)
             val = Val(traced=any(p[1].traced for p in parts), container=not array)
             return node, val, array
-        node, val = self.expr(node, scope)
+        node, val = self.allow_stacked(node, scope)
         return node, val, val.traced and not val.container
 
-    def range_items(self, seq):
-        """(xs for scan, item expression) for a range with a static step other than 1."""
-        return self.jnp("arange", [seq.start, seq.stop, seq.step])
+    # ------------------------------------------------------------------ appends
+    def collected(self, b_def, names, scope, site, facts, runtime_can):
+        """The lists a staged loop appends to (name -> the appended item), their appends taken
+        out of the body: the loop's stacked outputs. Refuses what the runtime refuses, and
+        what it runs but this cannot write as plain JAX."""
+        appended = {n.args[0].id for n in syntax.walk(b_def) if self.op_of(n) == "append"} & set(names)
+        if not appended:
+            return {}
+        forbid = plan.appends_forbidden(facts)
+        items = {}
+        for name in sorted(appended):
+            about = self.about(site, name)
+            if forbid is not None:
+                raise self.refuse("append-length-depends-on-data", b_def, runtime_can, reason=forbid, **about)
+            read = site.reads_appended.get(name, -1)
+            if read is None or read >= 0:  # collected from an empty list: any read sees too little
+                raise self.refuse("append-and-read", b_def, runtime_can, **about)
+            at = [k for k, stmt in enumerate(b_def.body) if self.is_append(stmt, name)]
+            nested = sum(self.op_of(n) == "append" and n.args[0].id == name for n in syntax.walk(b_def)) - len(at)
+            if nested or len(at) != 1:
+                how = "more than once per iteration" if len(at) > 1 else "under a condition or in an inner loop"
+                raise self.refuse("standalone-append-shape", b_def, how=how, **about)
+            if not scope.get(name).empty or scope.get(name).stacked:
+                raise self.refuse("standalone-append-start", b_def, **about)
+            k = at[0]
+            item = b_def.body[k].value.args[1]
+            if not self.movable(item, set(writes(b_def.body[k + 1 :]))):  # evaluate it where it was
+                temp = self.new_name(f"{name}_item")
+                b_def.body[k] = syntax.copy_location(syntax.assign(syntax.name(temp, "store"), item), b_def.body[k])
+                item = syntax.name(temp)
+            else:
+                del b_def.body[k]
+            items[name] = item
+        if any(isinstance(n, syntax.Name) and n.id in items for s in b_def.body[:-1] for n in syntax.walk(s)):
+            raise self.refuse("append-and-read", b_def, runtime_can, **self.about(site, sorted(items)[0]))
+        return items
 
+    def is_append(self, stmt, name):
+        return (isinstance(stmt, syntax.Assign) and self.op_of(stmt.value) == "append"
+                and stmt.value.args[0].id == name)
+
+    def movable(self, node, changing) -> bool:
+        """Does evaluating ``node`` at the end of the loop body give the value it had where it
+        was appended (it reads no variable the body changes after, and has no effect)?"""
+        return self.harmless(node) and not any(
+            isinstance(n, syntax.Name) and n.id in changing or isinstance(n, syntax.NamedExpr) for n in syntax.walk(node))
+
+    def ys(self, appends, item_vals, scope, origin, site):
+        """The per-iteration outputs of a loop collecting ``appends`` (their Vals go to
+        ``item_vals``)."""
+        values = []
+        for name, item in appends.items():
+            node, val = self.expr(item, scope)
+            if val.container or not val.is_number:
+                raise self.refuse("standalone-append-shape", origin, how="with items that are not arrays",
+                                  **self.about(site, name))
+            item_vals[name] = val
+            values.append(node)
+        return values[0] if len(values) == 1 else syntax.Tuple(elts=values, ctx=syntax.Load())
+
+    # ------------------------------------------------------------------ forms
+    def fori(self, s, b_def, item, names, seq, body_scope, targets, prelude, site):
+        """``jax.lax.fori_loop``: a static trip count makes it a scan; a range with a step
+        other than 1 runs over the trip count, the item computed from it."""
+        start, stop, index, item_stmts = seq.start, seq.stop, item, []
+        if not is_const(seq.step, 1):
+            if seq.step_val.traced:
+                raise self.refuse("standalone-range-step", b_def, **self.about(site))
+            changed = writes(b_def.body)
+            first = self.once(seq.start, "start", changed, names, prelude, s)
+            last = self.once(seq.stop, "stop", changed, names, prelude, s)
+            index = self.new_name("k")
+            trip = syntax.parse_expr("-((_ - _) // _)")  # ceil((stop - start) / step)
+            trip.operand.left.left, trip.operand.left.right, trip.operand.right = first, last, seq.step
+            start, stop = syntax.constant(0), self.jnp("maximum", [syntax.constant(0), trip])
+            value = syntax.BinOp(left=syntax.deepcopy(first), op=syntax.Add(),
+                                 right=syntax.BinOp(left=syntax.name(index), op=syntax.Mult(), right=syntax.deepcopy(seq.step)))
+            item_stmts = [syntax.copy_location(syntax.assign(syntax.name(item, "store"), value), b_def)]
+        body = self.staged_block(b_def.body, body_scope)
+        param = self.carry_param(names) if names else self.carry_name()
+        returned = syntax.copy_location(syntax.ret(self.state(names)), body[-1])
+        self.loop_function(b_def, [index, param], self.unpack(names, b_def) + item_stmts + body[:-1], returned)
+        new = syntax.call(self.ref("jax.lax.fori_loop"), [start, stop, syntax.name(b_def.name), self.state(names)])
+        stmt = syntax.assign(targets, new) if targets is not None and names else syntax.expr_stmt(new)
+        return [b_def, syntax.copy_location(stmt, s)]
+
+    def scan(self, s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site):
+        if seq.kind == "range":
+            args = [seq.stop] if is_const(seq.start, 0) and is_const(seq.step, 1) else \
+                [seq.start, seq.stop] if is_const(seq.step, 1) else [seq.start, seq.stop, seq.step]
+            xs = self.jnp("arange", args)
+        else:
+            xs = self.scan_xs(seq.xs)
+        body = self.staged_block(b_def.body, body_scope)
+        ys = self.ys(appends, item_vals, body_scope, b_def, site) if appends else syntax.constant(None)
+        returned = syntax.copy_location(syntax.ret(syntax.Tuple(elts=[self.state(names), ys], ctx=syntax.Load())), body[-1])
+        self.loop_function(b_def, [self.carry_param(names) if names else self.carry_name(), item],
+                           self.unpack(names, b_def) + body[:-1], returned)
+        new = syntax.call(self.ref("jax.lax.scan"), [syntax.name(b_def.name), self.state(names), xs])
+        carry_target = syntax.names_tuple(names, "store") if names else syntax.name(self.unused(), "store")
+        ys_target = syntax.names_tuple(list(appends), "store") if appends else syntax.name(self.unused(), "store")
+        if targets is None and not appends:
+            stmt = syntax.expr_stmt(new)
+        else:
+            stmt = syntax.assign(syntax.Tuple(elts=[carry_target, ys_target], ctx=syntax.Store()), new)
+        return [b_def, syntax.copy_location(stmt, s)]
+
+    def while_for(self, s, b_def, t_def, item, names, test, seq, body_scope, targets, prelude, site, form):
+        """A staged ``for`` that can stop early (``break`` / ``return``): a ``while_loop`` over
+        an index, which stops at the exit; with a static trip count, in the helper ``form``
+        names (differentiable)."""
+        body_writes = writes(b_def.body)
+        if seq.kind == "range":
+            if seq.step_val.traced:
+                raise self.refuse("standalone-range-step", b_def, **self.about(site))
+            if item in self.ctx.namer.generated or item not in body_writes:
+                index = item
+            else:
+                index = self.new_name("index")
+            start = self.once(seq.start, "start", body_writes, names, prelude, s)
+            stop = self.once(seq.stop, "stop", body_writes, names, prelude, s)
+            step = seq.step
+            bound = range_test(index, stop, step)
+            length = syntax.call(syntax.name("len"), [syntax.call(syntax.name("range"), [
+                syntax.deepcopy(start), syntax.deepcopy(stop), syntax.deepcopy(step)])])
+            item_stmts = [] if index == item else [syntax.assign(syntax.name(item, "store"), syntax.name(index))]
+        else:
+            index = self.new_name("index")
+            xs = self.once_iterable(seq.xs, body_writes, names, prelude, s)
+            start, step = syntax.constant(0), syntax.constant(1)
+            length = self.length(xs)
+            bound = syntax.Compare(left=syntax.name(index), ops=[syntax.Lt()], comparators=[syntax.deepcopy(length)])
+            item_stmts = [syntax.assign(syntax.name(item, "store"), self.item_at(xs, index))]
+        body = self.staged_block(b_def.body, body_scope)
+        next_index = syntax.BinOp(left=syntax.name(index), op=syntax.Add(), right=syntax.deepcopy(step))
+        if names:
+            param = self.carry_name()
+            state = [index] + list(names)
+            unpack = [syntax.copy_location(syntax.assign(syntax.names_tuple(state, "store"), syntax.name(param)), b_def)]
+            returned = syntax.ret(syntax.Tuple(elts=[next_index] + [syntax.name(n) for n in names], ctx=syntax.Load()))
+            init = syntax.Tuple(elts=[start] + [syntax.name(n) for n in names], ctx=syntax.Load())
+        else:
+            param, unpack, returned, init = index, [], syntax.ret(next_index), start
+        full_test = self.jnp("logical_and", [bound, test])
+        self.loop_function(t_def, [param], list(unpack), syntax.ret(full_test))
+        item_stmts = [syntax.copy_location(x, b_def) for x in item_stmts]
+        self.loop_function(b_def, [param], syntax.deepcopy(unpack) + item_stmts + body[:-1],
+                           syntax.copy_location(returned, body[-1]))
+        args = [syntax.name(t_def.name), syntax.name(b_def.name), init]
+        if form == plan.WHILE:
+            new = syntax.call(self.ref("jax.lax.while_loop"), args)
+        else:
+            helper = helpers.EARLY_EXIT if form == plan.EARLY_EXIT else helpers.MASKED
+            new = syntax.call(self.helper(helper), args + [length])
+        if names:
+            out_targets = syntax.Tuple(elts=[syntax.name(self.unused(), "store")] + [syntax.name(n, "store") for n in names],
+                                       ctx=syntax.Store())
+            stmt = syntax.assign(out_targets, new)
+        else:
+            stmt = syntax.expr_stmt(new)
+        return [syntax.copy_location(t_def, b_def), b_def, syntax.copy_location(stmt, s)]
+
+    def helper(self, name):
+        """Helper ``name``, which the output file defines once (see ``helpers``)."""
+        self.refs.needed_helpers.add(name)
+        self.refs("jax")
+        return syntax.name(name)
+
+    # ------------------------------------------------------------------ iterables
     def scan_xs(self, node):
         op = self.op_of(node)
         if op == "zip":
@@ -245,90 +526,12 @@ class Loops:
             return syntax.Tuple(elts=[k, self.item_at(node.args[0], index)], ctx=syntax.Load())
         return syntax.Subscript(value=syntax.deepcopy(node), slice=syntax.name(index), ctx=syntax.Load())
 
-    def fori(self, s, b_def, item, names, init, seq, body_scope, targets):
-        body = self.block(b_def.body, body_scope)
-        param = self.carry_param(names)
-        self.loop_function(b_def, [item, param], self.unpack(names, b_def) + body[:-1], body[-1])
-        new = syntax.call(self.ref("jax.lax.fori_loop"), [seq.start, seq.stop, syntax.name(b_def.name), init])
-        stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
-        return [b_def, syntax.copy_location(stmt, s)]
-
-    def scan(self, s, b_def, item, names, init, seq, body_scope, targets):
-        if seq.kind == "range":
-            if seq.step_val.traced:
-                raise self.error(b_def, "the step of this `range` is traced; --standalone stages ranges with a "
-                                        "static step only")
-            xs = self.range_items(seq)
-        else:
-            xs = self.scan_xs(seq.xs)
-        body = self.block(b_def.body, body_scope)
-        returned = body[-1]
-        returned.value = syntax.Tuple(elts=[returned.value, syntax.constant(None)], ctx=syntax.Load())
-        param = self.carry_param(names)
-        self.loop_function(b_def, [param, item], self.unpack(names, b_def) + body[:-1], returned)
-        new = syntax.call(self.ref("jax.lax.scan"), [syntax.name(b_def.name), init, xs])
-        if targets is None:
-            stmt = syntax.expr_stmt(new)
-        else:
-            unused = "_" if "_" not in self.ctx.namer.used else self.ctx.namer.new("ys")
-            stmt = syntax.assign(syntax.Tuple(elts=[targets, syntax.name(unused, "store")], ctx=syntax.Store()), new)
-        return [b_def, syntax.copy_location(stmt, s)]
-
-    def while_for(self, s, b_def, t_def, item, names, init, test, seq, body_scope, targets, prelude):
-        """A staged ``for`` that can stop early (``break`` / ``return``): a ``while_loop`` over
-        an index, which stops at the exit (the runtime may use a masked ``scan`` instead)."""
-        body_writes = writes_of(b_def.body)
-        if seq.kind == "range":
-            if seq.step_val.traced:
-                raise self.error(b_def, "the step of this `range` is traced; --standalone stages ranges with a "
-                                        "static step only")
-            if item in self.ctx.namer.generated or item not in body_writes:
-                index = item
-            else:
-                index = self.ctx.namer.new("index")
-            start = seq.start
-            stop = self.once(seq.stop, "stop", body_writes, names, prelude, s)
-            step = seq.step
-            bound = range_test(index, stop, step)
-            item_stmts = [] if index == item else [syntax.assign(syntax.name(item, "store"), syntax.name(index))]
-        else:
-            index = self.ctx.namer.new("index")
-            xs = self.once_iterable(seq.xs, body_writes, names, prelude, s)
-            start, step = syntax.constant(0), syntax.constant(1)
-            bound = syntax.Compare(left=syntax.name(index), ops=[syntax.Lt()], comparators=[self.length(xs)])
-            item_stmts = [syntax.assign(syntax.name(item, "store"), self.item_at(xs, index))]
-        body = self.block(b_def.body, body_scope)
-        next_index = syntax.BinOp(left=syntax.name(index), op=syntax.Add(), right=syntax.deepcopy(step))
-        if names:
-            param = self.carry_name()
-            state = [index] + list(names)
-            unpack = [syntax.copy_location(syntax.assign(syntax.names_tuple(state, "store"), syntax.name(param)), b_def)]
-            returned = syntax.ret(syntax.Tuple(elts=[next_index] + [syntax.name(n) for n in names], ctx=syntax.Load()))
-            init_values = [start] + (list(init.elts) if isinstance(init, syntax.Tuple) else [init])
-            init = syntax.Tuple(elts=init_values, ctx=syntax.Load())
-        else:
-            param, unpack, returned, init = index, [], syntax.ret(next_index), start
-        full_test = self.jnp("logical_and", [bound, test])
-        self.loop_function(t_def, [param], list(unpack), syntax.ret(full_test))
-        item_stmts = [syntax.copy_location(x, b_def) for x in item_stmts]
-        self.loop_function(b_def, [param], syntax.deepcopy(unpack) + item_stmts + body[:-1],
-                           syntax.copy_location(returned, body[-1]))
-        new = syntax.call(self.ref("jax.lax.while_loop"), [syntax.name(t_def.name), syntax.name(b_def.name), init])
-        if names:
-            unused = "_" if "_" not in self.ctx.namer.used else self.ctx.namer.new("ys")
-            out_targets = syntax.Tuple(elts=[syntax.name(unused, "store")] + [syntax.name(n, "store") for n in names],
-                                       ctx=syntax.Store())
-            stmt = syntax.assign(out_targets, new)
-        else:
-            stmt = syntax.expr_stmt(new)
-        return [syntax.copy_location(t_def, b_def), b_def, syntax.copy_location(stmt, s)]
-
     def once(self, node, hint, body_writes, names, prelude, origin):
         """``node`` if reading it again in each iteration gives the same value, else a
         temporary bound to it before the loop (``range(n)`` reads ``n`` once)."""
         if rereadable(node, set(body_writes) | set(names)):
             return node
-        temp = self.ctx.namer.new(hint)
+        temp = self.new_name(hint)
         prelude.append(syntax.copy_location(syntax.assign(syntax.name(temp, "store"), node), origin))
         return syntax.name(temp)
 
@@ -341,20 +544,3 @@ class Loops:
             ]
             return node
         return self.once(node, "xs", body_writes, names, prelude, origin)
-
-
-@dataclass
-class Iteration:
-    """What a ``for`` iterates over."""
-
-    kind: str  # "range" / "iter"
-    traced: bool  # bounds or iterable traced
-    array: bool  # scanned over its leading axis when staged
-    python_only: bool  # a Python iterable: always a Python loop
-    item_val: Val
-    python_iter: object
-    start: object = None
-    stop: object = None
-    step: object = None
-    step_val: Val = STATIC
-    xs: object = None

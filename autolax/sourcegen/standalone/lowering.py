@@ -1,9 +1,14 @@
-"""``--standalone``: statements -- the entry point, ``if``, item and attribute assignment."""
+"""``--standalone``: the entry point, statements, ``if``, item and attribute assignment.
+
+Owns the walk over one converted function: which ``ops.*`` calls it may contain (anything
+else is refused up front), the statement-level lowering, and the ``if``: Python ``if``,
+``jnp.where`` or ``jax.lax.cond`` as ``autolax.plan.if_form`` decides.
+"""
 
 from __future__ import annotations
 
-from autolax.errors import ConversionError
-from autolax.sourcegen.standalone import breaks
+from autolax import errors, plan, sites
+from autolax.sourcegen.standalone import breaks, declarations
 from autolax.sourcegen.standalone.expressions import Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
@@ -11,6 +16,7 @@ from autolax.sourcegen.standalone.patterns import (
     assigned_names,
     at_chain,
     python_if,
+    rereadable,
     restore_target,
     without_return,
     wrap_returned,
@@ -23,23 +29,35 @@ from autolax.sourcegen.standalone.values import (
     Scope,
     Val,
     binop,
+    carried,
     casts,
-    is_container_annotation,
     item_of,
-    kind_of_constant,
     staged_output,
 )
 from autolax.transpile import syntax
 
+HINT = " (drop --standalone to use the autolax runtime)"
+ANY = None
+# The ops converted code may call: (fewest, most positional arguments, keywords).
+OPS = {
+    "cond": (3, None, {"at"}), "while_loop": (3, 3, {"at"}), "for_range": (5, 6, {"at"}),
+    "for_iter": (3, 4, {"at"}), "if_else": (3, 3, ()), "and_": (2, None, ()), "or_": (2, None, ()),
+    "not_": (1, 1, ()), "undefined": (1, 1, {"pending"}), "append": (2, 2, ()), "stacked": (1, 1, ()),
+    "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
+    "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, ()),
+    "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "asserting": (1, 2, ()),
+}
+
 
 class Refs:
-    """How the output file spells ``jax``, ``jax.lax`` and ``jax.numpy`` (and which imports
-    it needs for that)."""
+    """What the output file needs: how it spells ``jax``, ``jax.lax`` and ``jax.numpy``,
+    which imports that takes, and which helper functions (``helpers``) it defines."""
 
     def __init__(self, module, local_names):
         self.module = module
         self.local_names = set(local_names)
         self.needed_imports: set = set()
+        self.needed_helpers: set = set()
 
     def __call__(self, target: str) -> str:
         parts = target.split(".")
@@ -48,10 +66,7 @@ class Refs:
             if name is not None and name not in self.local_names:
                 return ".".join([name] + parts[i:])
         if "jax" in self.local_names:
-            raise ConversionError(
-                "a local variable named 'jax' hides the jax module the --standalone output needs; rename it",
-                filename=self.module.path,
-            )
+            raise errors.conversion_error("standalone-jax-shadowed", filename=self.module.path)
         self.needed_imports.add(parts[0])
         return target
 
@@ -59,7 +74,7 @@ class Refs:
 class Lowering(Expressions, Loops):
     """Lowers the ops calls of one converted function (``converted.node``) in place."""
 
-    def __init__(self, converted, module, refs: Refs, static_params, is_method: bool):
+    def __init__(self, converted, module, refs: Refs, static_params, is_method: bool, declared=None):
         self.ctx = converted.ctx
         self.fn = converted.node
         self.module = module
@@ -68,49 +83,72 @@ class Lowering(Expressions, Loops):
         self.generated = set(self.ctx.namer.generated)
         self.static_params = set(static_params)
         self.is_method = is_method
-        self.final = True
+        self.declared = declared or {}
+        self.final = True  # False while a loop's fixed point is analysed (dry runs)
+        self.staged = 0  # depth of staged bodies being lowered (a print there prints at run time)
+        self.zeroed = {}  # variables given a zero before a staged loop that may not assign them
         self._carry = None
 
     # ------------------------------------------------------------------ entry
     def run(self):
-        _drop_descriptors(self.fn, self.ops)
-        params = syntax.param_names(self.fn.args)
-        values = {}
-        for i, p in enumerate(params):
-            static = p in self.static_params or (self.is_method and i == 0 and p in ("self", "cls"))
-            values[p] = STATIC if static else self._param_val(p)
+        self.check_ops()
+        values = declarations.param_vals(self.fn, self.static_params, self.is_method, self.declared)
         self.fn.body = self.block(self.fn.body, Scope(None, values))
         flags = {name for name, what in self.ctx.descriptions.items() if what == "the `break` flag"}
         breaks.restore(self.fn, flags)
         return self.fn
 
-    def _param_val(self, name):
-        """Traced; a Python container if annotated so; maybe a Python number (weakly typed)
-        if its default is one (``jax.jit`` does not trace defaults)."""
-        args = self.fn.args
-        positional = args.posonlyargs + args.args
-        defaults = dict(zip([a.id for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-        defaults.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-        for a in positional + args.kwonlyargs:
-            if a.id == name and a.annotation is not None and is_container_annotation(a.annotation):
-                return Val(traced=True, container=True)
-        default = defaults.get(name)
-        if isinstance(default, syntax.Constant) and kind_of_constant(default.value) in ("int", "float", "complex"):
-            return Val(traced=True, kind=kind_of_constant(default.value), weak=True)
-        if args.vararg is not None and args.vararg.id == name or args.kwarg is not None and args.kwarg.id == name:
-            return Val(traced=True, container=True)
-        return TRACED
+    def check_ops(self):
+        """Refuses any use of ``ops`` that is not a call this module knows, with the
+        arguments it knows: the front end grows faster than this module, and an ``ops``
+        call lowered by guesswork would run differently."""
+        parents = {id(c): n for n in syntax.walk(self.fn) for c in syntax.iter_child_nodes(n)}
+        for node in syntax.walk(self.fn):
+            if not (isinstance(node, syntax.Name) and node.id == self.ops):
+                continue
+            attr = parents.get(id(node))
+            call = parents.get(id(attr))
+            name = attr.attr if isinstance(attr, syntax.Attribute) else ""
+            if not isinstance(call, syntax.Call) or call.func is not attr or name not in OPS:
+                raise self.refuse("standalone-op", parents.get(id(call), node), call=f"{self.ops}.{name}" if name else self.ops)
+            fewest, most, keywords = OPS[name]
+            n = len(call.args)
+            starred = any(isinstance(a, syntax.Starred) for a in call.args)
+            extra = [kw.arg for kw in call.keywords if keywords is not ANY and kw.arg not in keywords]
+            if extra or n < fewest and not starred or most is not None and (n > most or starred):
+                shown = f"{self.ops}.{name}(..., {extra[0]}=...)" if extra else f"{self.ops}.{name}(<{n} arguments>)"
+                raise self.refuse("standalone-op", call, call=shown)
 
     # ------------------------------------------------------------------ helpers
-    def error(self, node, reason, runtime_hint=True):
-        lineno = getattr(node, "lineno", None)
-        hint = " (drop --standalone to use the autolax runtime)" if runtime_hint else ""
-        return ConversionError(
-            f"{reason}{hint}",
-            filename=self.ctx.filename,
-            lineno=lineno,
-            col=getattr(node, "col_offset", None),
-        )
+    def refuse(self, code, node, runtime_can=True, **fields):
+        """The catalogue's ``ConversionError`` for ``code`` at ``node``'s line; ``runtime_can``:
+        the autolax runtime would run this program (the message says to drop --standalone)."""
+        source_line = None if "source" in fields else self.ctx.line_text(getattr(node, "lineno", 0)) or None
+        exc = errors.conversion_error(code, filename=self.ctx.filename, lineno=getattr(node, "lineno", None),
+                                      col=getattr(node, "col_offset", None), source_line=source_line, **fields)
+        if not runtime_can:
+            return exc
+        first, newline, rest = exc.reason.partition("\n")
+        hinted = errors.ConversionError(first + HINT + newline + rest, filename=exc.filename, lineno=exc.lineno,
+                                        col=exc.col, source_line=exc.source_line, fix=exc.fix)
+        hinted.code, hinted.docs = exc.code, exc.docs
+        return hinted
+
+    def site(self, call, kind, names=None):
+        """The statement's ``sites.Site``, from the call's ``at='...'`` descriptor (removed:
+        the output has no runtime to read it)."""
+        spec = next((getattr(kw.value, "value", None) for kw in call.keywords if kw.arg == "at"), None)
+        if not isinstance(spec, str):
+            raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) without at='...'")
+        call.keywords = [kw for kw in call.keywords if kw.arg != "at"]
+        return sites.site(kind, spec, self.ctx.filename, None if names is None else tuple(names))
+
+    def about(self, site, name=None):
+        """The catalogue fields naming a statement (and one of its variables)."""
+        fields = {"stmt": site.what, "where": site.where, "source": self.ctx.line_text(site.lineno)}
+        if name is not None:
+            fields.update(what=site.describe(name), name=name)
+        return fields
 
     def op_of(self, node):
         """``'cond'`` for a call ``ops.cond(...)``, else None."""
@@ -129,9 +167,13 @@ class Lowering(Expressions, Loops):
     def jnp(self, fn_name: str, args, keywords=None):
         return syntax.call(self.ref(f"jax.numpy.{fn_name}"), args, keywords)
 
+    def new_name(self, base: str) -> str:
+        """A fresh name for generated code (in a dry run, a stand-in that takes no name)."""
+        return self.ctx.namer.new(base) if self.final else base
+
     def carry_name(self):
         if self._carry is None:
-            self._carry = self.ctx.namer.new("carry")
+            self._carry = self.ctx.namer.new("carry")  # one per function: taken in dry runs too
         return self._carry
 
     def dry(self, fn, *args):
@@ -141,6 +183,14 @@ class Lowering(Expressions, Loops):
             return fn(*args)
         finally:
             self.final = saved
+
+    def staged_block(self, stmts, scope):
+        """Lowers a staged branch or loop body."""
+        self.staged += 1
+        try:
+            return self.block(stmts, scope)
+        finally:
+            self.staged -= 1
 
     # ------------------------------------------------------------------ statements
     def block(self, stmts, scope):
@@ -160,12 +210,23 @@ class Lowering(Expressions, Loops):
         if op == "undefined" and isinstance(s, syntax.Assign):
             scope.set(s.targets[0].id, UNDEFINED)
             return []
-        if op == "append" and isinstance(s, syntax.Assign):
+        if op == "append" and isinstance(s, syntax.Assign):  # in Python code (staged loops collect theirs)
             lst, item = value.args
+            if scope.get(lst.id).stacked:
+                raise self.refuse("standalone-stacked-use", s, what=f"'{lst.id}'", name=lst.id)
             item, ival = self.expr(item, scope)
             new = syntax.expr_stmt(syntax.call(syntax.attribute(lst, "append"), [item]))
             scope.set(lst.id, Val(traced=scope.get(lst.id).traced or ival.traced, container=True))
             return [syntax.copy_location(new, s)]
+        if op == "asserting" and isinstance(s, syntax.Expr):
+            return [syntax.copy_location(self.asserting(value, scope), s)]
+        if isinstance(s, syntax.Raise) and self.op_of(s.exc) == "raising":
+            if self.staged:  # the runtime raises when the program runs, if the branch is taken
+                raise self.refuse("standalone-op", s, call=f"{self.ops}.raising (a `raise` in a staged body)")
+            s.exc, _ = self.expr(s.exc.args[0], scope)
+            if s.cause is not None:
+                s.cause, _ = self.expr(s.cause, scope)
+            return [s]
         if isinstance(s, syntax.Assign) and at_chain(value, self.ops) is not None:
             return self.setitem(s, scope)
         if op == "setattr" and isinstance(s, syntax.Assign):
@@ -186,7 +247,7 @@ class Lowering(Expressions, Loops):
         if isinstance(s, syntax.AugAssign):
             s.value, val = self.expr(s.value, scope)
             if isinstance(s.target, syntax.Name):
-                old = scope.get(s.target.id)
+                _, old = self.expr(syntax.deepcopy(s.target), scope)
                 scope.set(s.target.id, binop(old, val, s.op))
             else:
                 self.target_parts(s.target, scope)
@@ -220,6 +281,15 @@ class Lowering(Expressions, Loops):
         self.generic(s, scope)
         return [s]
 
+    def asserting(self, call, scope):
+        """``assert test, message`` from ``ops.asserting(test, lambda: message)``: with a
+        Python test (the runtime checks a traced one when the program runs)."""
+        test, tval = self.expr(call.args[0], scope, truth=True)
+        if tval.traced:
+            raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` of a traced value)")
+        message = self.expr(call.args[1].body, scope)[0] if len(call.args) > 1 else None
+        return syntax.Assert(test=test, msg=message)
+
     def user_function(self, s, scope):
         """A nested ``def`` of the user's: its parameters are traced."""
         values = {p: TRACED for p in syntax.param_names(s.args)}
@@ -251,6 +321,8 @@ class Lowering(Expressions, Loops):
         chain = at_chain(s.value, self.ops)
         root = s.targets[0].id
         val = scope.get(root)
+        if val.stacked:
+            raise self.refuse("standalone-stacked-use", s, what=f"'{root}'", name=root)
         if val.traced and not val.container:
             s.value, _ = self.at_expr(chain, scope)
             return [s]
@@ -275,7 +347,7 @@ class Lowering(Expressions, Loops):
         if method != "set":
             current = syntax.Subscript(value=syntax.deepcopy(container), slice=syntax.deepcopy(index), ctx=syntax.Load())
             value = syntax.BinOp(left=current, op=OP_OF_METHOD[method](), right=value)
-        return syntax.call(syntax.attribute(at, "set"), [value]), Val(traced=True)
+        return syntax.call(syntax.attribute(at, "set"), [value]), Val(traced=True, kind=cval.kind, ndim=cval.ndim)
 
     def setattr(self, call, scope):
         """``p.x = v`` from ``p = ops.setattr(p, 'x', v)`` (``p.x += v`` for ``op='add'``;
@@ -303,35 +375,134 @@ class Lowering(Expressions, Loops):
     # ------------------------------------------------------------------ if
     def cond(self, s, call, scope, pending):
         test, t_ref, f_ref, *operands = call.args
+        site = self.site(call, "if")
         t_def, f_def = pending.pop(t_ref.id), pending.pop(f_ref.id)
         targets = s.targets[0] if isinstance(s, syntax.Assign) else None
         out_names = assigned_names(targets)
         test, tval = self.expr(test, scope, truth=True)
-        if not tval.traced:
+        moves = self.moves(t_def, f_def, out_names, scope)
+        # A select does not check that the condition is one value, as Python and lax.cond do:
+        # branches that only move values are selected only under a condition known to be one.
+        form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0)
+        if form == plan.PYTHON:
             t_scope, f_scope = scope.copy(), scope.copy()
             body = self.block(without_return(t_def.body), t_scope)
             orelse = self.block(without_return(f_def.body), f_scope)
             scope.merge(t_scope, f_scope)
             return [python_if(test, body, orelse, t_def)]
-        params = [o.id for o in operands]
         if self.final:
-            for n in params:
-                if scope.get(n).undefined:
-                    raise self.error(t_def, f"'{n}' is assigned in only one branch of this `if`, whose test is "
-                                            f"traced, and used after it; assign '{n}' before the `if`",
-                                     runtime_hint=False)
-            self.check_appends([t_def, f_def], out_names, t_def, "this `if`, which stages to jax.lax.cond")
-        t_scope = scope.child({p: scope.get(p) for p in params})
-        f_scope = scope.child({p: scope.get(p) for p in params})
-        t_def.body = self.block(t_def.body, t_scope)
-        f_def.body = self.block(f_def.body, f_scope)
+            self.check_branch_appends(t_def, f_def, out_names, site)
+        if form == plan.SELECT:
+            return self.select(s, test, moves, out_names, scope)
+        params = [o.id for o in operands]
+        inputs = {p: scope.get(p) if scope.get(p).undefined else carried(scope.get(p)) for p in params}
+        t_scope, f_scope = scope.child(dict(inputs)), scope.child(dict(inputs))  # operands arrive traced
+        t_def.body = self.staged_block(t_def.body, t_scope)
+        f_def.body = self.staged_block(f_def.body, f_scope)
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
+        prelude = self.one_sided(site, out_names, t_vals, f_vals, s) if self.final else []
+        given = {stmt.targets[0].id for stmt in prelude}
+        unbound = {p for p in params if scope.get(p) == UNDEFINED and p not in given}
+        if unbound:  # both branches assign it before reading it: not an operand
+            operands = [o for o in operands if o.id not in unbound]
+            for fn_def in (t_def, f_def):
+                fn_def.args.args = [a for a in fn_def.args.args if a.id not in unbound]
         for n, val in zip(out_names, self.unify_returns(t_def, f_def, out_names, t_vals, f_vals)):
             scope.set(n, val)
         new = syntax.call(self.ref("jax.lax.cond"), [test, syntax.name(t_def.name), syntax.name(f_def.name)] + operands)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
-        return [t_def, f_def, syntax.copy_location(stmt, s)]
+        return prelude + [t_def, f_def, syntax.copy_location(stmt, s)]
+
+    def moves(self, t_def, f_def, out_names, scope):
+        """If both branches only move values (``flag = True``, ``y = x``): for each output,
+        the (true, false) expressions it ends up with. Else None."""
+        pairs = []
+        for fn_def in (t_def, f_def):
+            env = {p: syntax.name(p) for p in syntax.param_names(fn_def.args)}
+            for stmt in without_return(fn_def.body):
+                v = stmt.value.operand if isinstance(getattr(stmt, "value", None), syntax.UnaryOp) else getattr(stmt, "value", None)
+                if not (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], syntax.Name)
+                        and (isinstance(stmt.value, syntax.Name) or isinstance(v, syntax.Constant))):
+                    return None  # computes something (a negative literal is a constant, too)
+                v = stmt.value
+                env[stmt.targets[0].id] = env.get(v.id, v) if isinstance(v, syntax.Name) else v
+            pairs.append([env.get(n) for n in out_names])
+        out = list(zip(*pairs))
+        for v in (v for pair in out for v in pair):
+            val = None if v is None else scope.get(v.id) if isinstance(v, syntax.Name) else self.expr(v, scope)[1]
+            if val is None or val.undefined or not val.is_number or val.stacked:
+                return None
+        return out
+
+    def select(self, s, test, moves, out_names, scope):
+        """``a, b = jnp.where(test, a1, a0), jnp.where(test, b1, b0)``: both branches only move
+        values, so both are evaluated (``plan.SELECT``)."""
+        prelude = []
+        selects = sum(syntax.dump(t) != syntax.dump(f) for t, f in moves)
+        if selects > 1 and not rereadable(test, set(out_names)):  # evaluate the condition once
+            pred = self.new_name("pred")
+            prelude.append(syntax.copy_location(syntax.assign(syntax.name(pred, "store"), test), s))
+            test = syntax.name(pred)
+        targets, values = [], []
+        for name, (t, f) in zip(out_names, moves):
+            vals = [scope.get(v.id) if isinstance(v, syntax.Name) else self.expr(v, scope)[1] for v in (t, f)]
+            if syntax.dump(t) == syntax.dump(f):
+                value, val = t, vals[0]
+            else:
+                value, val = self.jnp("where", [syntax.deepcopy(test), t, f]), staged_output(*vals)
+            scope.set(name, val)
+            if not (isinstance(value, syntax.Name) and value.id == name):
+                targets.append(syntax.name(name, "store"))
+                values.append(value)
+        if not targets:
+            return prelude
+        if len(targets) == 1:
+            stmt = syntax.assign(targets[0], values[0])
+        else:
+            stmt = syntax.assign(syntax.Tuple(elts=targets, ctx=syntax.Store()), syntax.Tuple(elts=values, ctx=syntax.Load()))
+        return prelude + [syntax.copy_location(stmt, s)]
+
+    def one_sided(self, site, names, t_vals, f_vals, s):
+        """Outputs a branch may leave unbound: the runtime's error if one branch never
+        assigns them, unless Python binds them before every read (the unbound side left by
+        a jump); then they need a value of the other side's type before the ``if``."""
+        prelude = []
+        for n, a, b in zip(names, t_vals, f_vals):
+            if not (a.undefined or b.undefined):
+                continue
+            known = UNDEFINED in (a, b) and not (a.undefined and b.undefined)  # one side never assigns it
+            if n not in site.always_bound and n not in self.ctx.pending and known:
+                side, other = ("`if`", "`else`") if b.undefined else ("`else`", "`if`")
+                raise self.refuse("if-one-sided", s, runtime_can=False, side=side, other=other, **self.about(site, n))
+            if not known:  # unbound on some paths only, which the runtime tells apart when it runs
+                raise self.refuse("standalone-one-sided", s, **self.about(site, n))
+            prelude += self.initial_value(n, b if a.undefined else a, s, "standalone-one-sided", site)
+        return prelude
+
+    def initial_value(self, name, val, where, code, site):
+        """``name = 0.0``: a first value for a variable the staged code carries before Python
+        binds it, of the type it will have (the runtime starts from zeros of the type the
+        body gives it); ``code`` if the type is not known."""
+        zero = self.zero(val)
+        if zero is None:
+            raise self.refuse(code, where, **self.about(site, name))
+        return [syntax.copy_location(syntax.assign(syntax.name(name, "store"), zero), where)]
+
+    def zero(self, val):
+        """A zero of ``val``'s type (a tuple of them), or None if its type is not known."""
+        if val.container:
+            parts = [self.zero(v) for v in val.elts] if val.elts is not None else [None]
+            return None if None in parts else syntax.Tuple(elts=parts, ctx=syntax.Load())
+        if val.kind not in NUMERIC:
+            return None
+        zero = syntax.constant({"bool": False, "int": 0, "float": 0.0, "complex": 0j}[val.kind])
+        if val.is_weak:
+            return zero
+        if val.ndim == 0:  # an array of the kind's default dtype (float32 for a float)
+            return self.jnp("zeros", [syntax.Tuple(elts=[], ctx=syntax.Load())], {"dtype": syntax.name(val.kind)})
+        return None
 
     def unify_returns(self, t_def, f_def, names, t_vals, f_vals):
         """``lax.cond`` needs both branches to return equal types, weak types included: a
@@ -350,44 +521,12 @@ class Lowering(Expressions, Loops):
     def as_array(self, node, kind):
         return self.jnp("asarray", [node], {"dtype": syntax.name(kind)})
 
-    def check_appends(self, fn_defs, names, where, what):
-        for fn_def in fn_defs:
-            for node in syntax.walk(fn_def):
-                if self.op_of(node) == "append" and isinstance(node.args[0], syntax.Name) and node.args[0].id in names:
-                    raise self.error(where, f"list '{node.args[0].id}' is appended to inside {what}; --standalone "
-                                            "cannot stage appends (preallocate an array and write it with "
-                                            ".at[i].set(...))")
-
-    def initialise(self, names, vals, where):
-        """Statements giving the carried variables first assigned inside a staged loop a
-        value before it: a zero of their kind if the loop only assigns them Python numbers
-        (as the runtime would); otherwise there is no type to give, and it is an error."""
-        out = []
-        for n in names:
-            val = vals[n]
-            if not val.undefined:
-                continue
-            if val.is_weak and val.kind in NUMERIC:
-                zero = {"bool": False, "int": 0, "float": 0.0, "complex": 0j}[val.kind]
-                out.append(syntax.copy_location(syntax.assign(syntax.name(n, "store"), syntax.constant(zero)), where))
-                continue
-            if "return value" in self.ctx.descriptions.get(n, ""):
-                raise self.error(where, "this loop stages to jax.lax and returns a traced value early; "
-                                        "--standalone needs the value's type before the loop (assign the result to "
-                                        "a variable initialised before the loop and `break` instead)")
-            raise self.error(where, f"'{n}' is first assigned inside this loop, which stages to jax.lax, and "
-                                    f"used after it; --standalone needs '{n}' assigned before the loop")
-        return out
-
-
-def _drop_descriptors(tree, ops):
-    """Removes the ``at='...'`` descriptors of ``ops.*`` calls: the runtime reads them, the
-    standalone output has no runtime."""
-    for node in syntax.walk(tree):
-        if (
-            isinstance(node, syntax.Call)
-            and isinstance(node.func, syntax.Attribute)
-            and isinstance(node.func.value, syntax.Name)
-            and node.func.value.id == ops
-        ):
-            node.keywords = [kw for kw in node.keywords if kw.arg != "at"]
+    def check_branch_appends(self, t_def, f_def, out_names, site):
+        counts = []
+        for fn_def in (t_def, f_def):
+            appended = [n.args[0].id for n in syntax.walk(fn_def) if self.op_of(n) == "append"]
+            counts.append(sorted(n for n in appended if n in out_names))
+        for name in counts[0] + counts[1]:
+            # Appending equally in both branches keeps the list's length independent of data.
+            raise self.refuse("standalone-append-in-if", t_def, runtime_can=counts[0] == counts[1],
+                              **self.about(site, name))

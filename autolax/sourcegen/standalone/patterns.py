@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from autolax.analysis.activity import writes
 from autolax.passes.setitem import AUG_METHODS
 from autolax.sourcegen.standalone.values import TRACED
 from autolax.transpile import syntax
@@ -36,6 +35,7 @@ def without_return(body):
 
 
 def python_if(test, body, orelse, origin):
+    orelse = [] if all(isinstance(s, syntax.Pass) for s in orelse) else orelse
     if not body and orelse:
         test, body, orelse = negate(test), orelse, []
     new = syntax.if_stmt(test, body or [syntax.Pass()], orelse)
@@ -53,10 +53,6 @@ def negate(test):
 
 def is_const(node, value) -> bool:
     return isinstance(node, syntax.Constant) and type(node.value) is int and node.value == value
-
-
-def is_shape(node) -> bool:
-    return isinstance(node, syntax.Attribute) and node.attr == "shape"
 
 
 def item_elts(node, ops):
@@ -95,14 +91,11 @@ def rereadable(node, changing) -> bool:
             if n.id in changing:
                 return False
         elif isinstance(n, syntax.expr) and not isinstance(
-            n, (syntax.Constant, syntax.Attribute, syntax.Subscript, syntax.BinOp, syntax.UnaryOp, syntax.Tuple, syntax.Slice)
+            n, (syntax.Constant, syntax.Attribute, syntax.Subscript, syntax.BinOp, syntax.UnaryOp, syntax.Tuple, syntax.Slice,
+                syntax.Compare, syntax.BoolOp)
         ):
             return False
     return True
-
-
-def writes_of(stmts):
-    return writes(stmts)
 
 
 def at_chain(node, ops):

@@ -1,8 +1,11 @@
-"""What ``--standalone``'s static analysis knows about a value, and how values combine.
+"""What ``--standalone``'s static analysis knows about a value (the lattice), and how
+values combine. This is knowledge, not decisions: ``autolax.plan`` decides from it.
 
-A ``Val`` says whether a value is traced, and what else is known: its Python number kind,
-whether it is a Python container, whether it may be unbound, whether it is weakly typed.
-A ``Scope`` maps the names of one function scope to ``Val``s.
+A ``Val`` says whether a value is traced, and what else is known: its Python number kind
+(the dtype's kind for arrays), its number of dimensions, whether it is a Python
+container, whether it may be unbound, whether it is weakly typed, and for lists whether
+they are empty or hold a staged loop's appends as one stacked array. A ``Scope`` maps the
+names of one function scope to ``Val``s.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from dataclasses import dataclass, replace
 from autolax.transpile import syntax
 
 NUMERIC = ("bool", "int", "float", "complex")
+INEXACT = ("float", "complex")
 STATIC_ATTRS = {"shape": None, "ndim": "int", "dtype": None, "size": "int", "itemsize": "int", "nbytes": "int",
                 "weak_type": "bool", "sharding": None, "aval": None}
 STATIC_BUILTINS = {"len": "int", "isinstance": "bool", "issubclass": "bool", "type": None, "callable": "bool",
@@ -19,13 +23,30 @@ STATIC_BUILTINS = {"len": "int", "isinstance": "bool", "issubclass": "bool", "ty
 CONTAINER_BUILTINS = {"list", "tuple", "dict", "set", "frozenset", "sorted", "reversed", "zip", "enumerate",
                       "map", "filter", "range"}
 KIND_BUILTINS = {"int": "int", "float": "float", "bool": "bool", "complex": "complex"}
+CONTAINER_METHODS = {"items", "keys", "values"}
 # JAX functions whose result is static even for traced arguments (they read types, not values).
 JAX_STATIC = {"shape", "ndim", "size", "result_type", "dtype", "issubdtype", "iinfo", "finfo", "promote_types",
               "isdtype", "can_cast", "eval_shape", "tree_structure", "typeof"}
-JAX_BOOL = {"logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isclose",
-            "allclose", "array_equal", "array_equiv", "any", "all", "signbit", "isneginf", "isposinf", "iscomplex",
-            "isreal", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isin"}
-CONTAINER_METHODS = {"items", "keys", "values"}
+# What jnp functions and array methods give: a result kind ...
+_BOOL = {"logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "isclose", "any",
+         "all", "signbit", "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "isin"}
+_FLOAT = {"sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "arctan2", "exp", "exp2", "expm1",
+          "log", "log1p", "log2", "log10", "sqrt", "cbrt", "mean", "std", "var", "hypot", "sigmoid", "true_divide",
+          "divide", "median", "rsqrt", "logaddexp"}
+_INT = {"argmax", "argmin", "argsort", "count_nonzero", "searchsorted"}
+_JOIN = {"minimum", "maximum", "abs", "absolute", "negative", "clip", "where", "square", "copy", "ravel", "reshape",
+         "squeeze", "flatten", "transpose", "max", "min", "amax", "amin", "sort", "roll", "flip", "asarray", "array",
+         "zeros_like", "ones_like", "add", "subtract", "multiply", "power", "remainder", "mod", "floor", "ceil",
+         "round", "sign", "cumsum", "cumprod", "sum", "prod", "dot", "matmul", "concatenate", "stack", "take",
+         "expand_dims", "broadcast_to", "tile", "repeat", "diff", "outer", "einsum", "real", "imag"}
+# ... and dimensions: elementwise (the operands' broadcast), or a scalar for a reduction of a
+# whole array (no axis argument).
+_ELEMENTWISE = (_BOOL | _FLOAT | _JOIN) - {"any", "all", "mean", "std", "var", "median", "ravel", "reshape", "squeeze",
+                                           "flatten", "transpose", "max", "min", "amax", "amin", "sort", "cumsum",
+                                           "cumprod", "sum", "prod", "dot", "matmul", "concatenate", "stack", "take",
+                                           "expand_dims", "broadcast_to", "tile", "repeat", "diff", "outer", "einsum"}
+_REDUCTIONS = {"sum", "prod", "max", "min", "mean", "std", "var", "any", "all", "argmax", "argmin", "amax", "amin",
+               "count_nonzero", "median"}
 
 
 @dataclass(frozen=True)
@@ -34,16 +55,24 @@ class Val:
 
     traced: bool = False
     kind: str | None = None  # "bool" / "int" / "float" / "complex" when known
+    ndim: int | None = None  # number of dimensions when known (0: a scalar)
     container: bool = False  # a Python list / tuple / dict (iterated in Python)
     undefined: bool = False  # may be unbound (an `ops.undefined` initialisation)
     elts: tuple | None = None  # Vals of the items of a tuple display
     weak: bool = False  # traced, and computed from Python numbers (and bools) only
+    empty: bool = False  # the empty list `[]`
+    stacked: bool = False  # a list appended to in a staged loop: one stacked array of its items
 
     @property
     def is_weak(self) -> bool:
         """A Python scalar, or traced and computed from Python scalars only (a JAX weak type,
         except for booleans)."""
         return self.weak or (not self.traced and self.kind in NUMERIC)
+
+    @property
+    def is_number(self) -> bool:
+        """A Python number or an array (not a container, None or another object)."""
+        return self.kind in NUMERIC or (self.traced and not self.container)
 
     def join(self, other: "Val") -> "Val":
         if self == UNDEFINED or other == UNDEFINED:  # unbound on one path: the other's type
@@ -54,11 +83,15 @@ class Val:
         return Val(
             traced=self.traced or other.traced,
             kind=self.kind if self.kind == other.kind else join_kinds(self.kind, other.kind),
+            ndim=self.ndim if self.ndim == other.ndim else None,
             container=self.container and other.container,
             undefined=self.undefined or other.undefined,
             elts=elts,
             weak=(self.traced or other.traced) and self.is_weak and other.is_weak,
+            empty=self.empty and other.empty,
+            stacked=self.stacked or other.stacked,
         )
+
 
 STATIC = Val()
 
@@ -72,6 +105,20 @@ def join_kinds(a, b):
     if a in NUMERIC and b in NUMERIC:
         return NUMERIC[max(NUMERIC.index(a), NUMERIC.index(b))]
     return None
+
+
+def join_ndims(vals):
+    """The number of dimensions of values broadcast together (None unless all known)."""
+    ndims = [v.ndim for v in vals]
+    return None if any(n is None for n in ndims) else max(ndims, default=0)
+
+
+def inexact(vals) -> bool | None:
+    """Do these values include a floating-point one (None: not known, some kinds are not)?"""
+    kinds = [v.kind for v in vals]
+    if any(k in INEXACT for k in kinds):
+        return True
+    return False if all(k in NUMERIC for k in kinds) else None
 
 
 class Scope:
@@ -118,28 +165,60 @@ class Scope:
 
 
 # ----------------------------------------------------------------------------- helpers
-def kind_of_constant(value):
+def constant(value) -> Val:
     for kind, t in (("bool", bool), ("int", int), ("float", float), ("complex", complex)):
         if type(value) is t:
-            return kind
-    return None
+            return Val(kind=kind, ndim=0)
+    return STATIC
 
 
 def binop(a: Val, b: Val, op) -> Val:
     traced = a.traced or b.traced
-    weak = a.is_weak and b.is_weak
+    kind = join_kinds(a.kind, b.kind)
+    if traced and kind is None and "float" in (a.kind, b.kind):
+        kind = "float"  # an array of any real dtype and a float give a float
+    if isinstance(op, syntax.Div) and (kind in ("bool", "int") or traced and kind is None):
+        kind = "float"
+    elif kind == "bool" and not isinstance(op, (syntax.BitAnd, syntax.BitOr, syntax.BitXor)):
+        kind = "int"
     container = a.container and b.container and isinstance(op, syntax.Add)
-    if not traced:
-        kind = join_kinds(a.kind, b.kind)
-        if kind is not None and isinstance(op, syntax.Div):
-            kind = "float" if kind in ("bool", "int") else kind
-        if kind == "bool" and not isinstance(op, (syntax.BitAnd, syntax.BitOr, syntax.BitXor)):
+    ndim = None if container or isinstance(op, syntax.MatMult) else join_ndims([a, b])
+    return Val(traced=traced, kind=kind, container=container, ndim=ndim, weak=traced and a.is_weak and b.is_weak)
+
+
+def call_result(name: str, vals, traced: bool, method_of: Val | None = None, n_args: int = 0) -> Val:
+    """The Val of ``jnp.<name>(*args)`` (or the array method ``x.<name>(*args)``)."""
+    operands = ([method_of] if method_of is not None else []) + list(vals)
+    if name in _BOOL:
+        kind = "bool"
+    elif name in _FLOAT:
+        kind = "float" if all(v.kind != "complex" for v in operands) else None
+    elif name in _INT:
+        kind = "int"
+    elif name in _JOIN and operands:
+        kind = operands[0].kind
+        for v in operands[1:]:
+            kind = kind if kind == v.kind else join_kinds(kind, v.kind)
+        if name in ("sum", "prod", "cumsum", "cumprod") and kind == "bool":
             kind = "int"
-        return Val(kind=kind, container=container)
-    kinds = {a.kind, b.kind}
-    if isinstance(op, syntax.Div) or "float" in kinds:
-        return Val(traced=True, kind="float", weak=weak)
-    return Val(traced=True, kind=a.kind if a.kind == b.kind and a.kind != "bool" else None, weak=weak)
+    else:
+        kind = None
+    if name in _REDUCTIONS and (n_args == 0 if method_of is not None else n_args == 1):
+        ndim = 0
+    else:
+        ndim = join_ndims(operands) if name in _ELEMENTWISE and operands else None
+    return Val(traced=traced, kind=kind, ndim=ndim)
+
+
+def subscript(a: Val, index: Val, index_node) -> Val:
+    """The Val of ``a[index]``."""
+    if a.elts is not None and isinstance(index_node, syntax.Constant) and isinstance(index_node.value, int):
+        if -len(a.elts) <= index_node.value < len(a.elts):
+            return a.elts[index_node.value]
+    if a.container:
+        return Val(traced=a.traced or index.traced)
+    ndim = a.ndim - 1 if a.ndim and index.kind == "int" and index.ndim == 0 else None
+    return Val(traced=a.traced or index.traced, kind=a.kind, weak=a.weak, ndim=ndim)
 
 
 def casts(a: Val, b: Val):
@@ -163,7 +242,7 @@ def casts(a: Val, b: Val):
     return None, None
 
 
-def staged_output(a: Val, b: Val, cast_a, cast_b) -> Val:
+def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
     """The Val of a staged ``if``'s output whose branches give ``a`` and ``b``."""
     if a == UNDEFINED:
         a = b
@@ -172,25 +251,23 @@ def staged_output(a: Val, b: Val, cast_a, cast_b) -> Val:
     kinds = {cast_a or a.kind, cast_b or b.kind}
     kind = kinds.pop() if len(kinds) == 1 else join_kinds(*kinds)
     weak = (a.is_weak and cast_a is None) and (b.is_weak and cast_b is None)
-    return Val(traced=True, kind=kind, weak=weak, container=a.container and b.container)
+    elts = None
+    if a.elts is not None and b.elts is not None and len(a.elts) == len(b.elts):
+        elts = tuple(staged_output(x, y) for x, y in zip(a.elts, b.elts))
+    return Val(traced=True, kind=kind, weak=weak, container=a.container and b.container, elts=elts,
+               ndim=a.ndim if a.ndim == b.ndim else None, stacked=a.stacked or b.stacked)
+
+
+def carried(val: Val) -> Val:
+    """The Val of a variable carried by a staged loop (an array of the value's type)."""
+    elts = tuple(carried(v) for v in val.elts) if val.container and val.elts is not None else None
+    return Val(traced=True, kind=val.kind, container=val.container, weak=val.is_weak, ndim=val.ndim, elts=elts)
 
 
 def item_of(val: Val) -> Val:
     """The Val of an item of an iterable with Val ``val``."""
-    return Val(traced=val.traced, kind="int" if not val.traced and val.kind == "int" else None)
-
-
-def is_container_annotation(node) -> bool:
-    """``list``, ``tuple[...]``, ``dict``, ``Sequence[...]``, ``typing.Mapping`` ..."""
-    if isinstance(node, syntax.Subscript):
-        node = node.value
-    if isinstance(node, syntax.Attribute):
-        name = node.attr
-    elif isinstance(node, syntax.Name):
-        name = node.id
-    elif isinstance(node, syntax.Constant) and isinstance(node.value, str):
-        name = node.value.split("[")[0].split(".")[-1]
-    else:
-        return False
-    return name in {"list", "tuple", "dict", "List", "Tuple", "Dict", "Sequence", "Mapping", "Iterable",
-                    "MutableSequence", "MutableMapping", "Collection"}
+    if not val.traced and val.kind == "int":
+        return Val(kind="int", ndim=0)
+    if val.traced and not val.container:  # a row of an array
+        return Val(traced=True, kind=val.kind, ndim=val.ndim - 1 if val.ndim else None)
+    return Val(traced=val.traced)

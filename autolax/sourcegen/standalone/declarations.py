@@ -1,0 +1,113 @@
+"""What ``--standalone`` assumes about a function's arguments: what annotations (or
+``--signature``) declare.
+
+Under ``jax.jit`` every argument is traced unless it is declared static. Some forms depend
+on more than that -- a loop that can stop early is written to be reverse-differentiable
+when it carries floating-point values; the two branches of a staged ``if`` must give one
+dtype -- so the declared kind (and number of dimensions) of each argument is read from:
+
+==============================================  ==========================================
+``x: float`` / ``int`` / ``bool`` / ``complex``   a Python number (a weakly typed scalar)
+``xs: Float[Array, "n"]`` (jaxtyping; also       an array of that kind; the shape string
+``Float32``, ``Inexact``, ``Int``, ``Bool``,      gives its dimensions (``""``: a scalar,
+``Complex`` ..., as written or in a string)       ``"..."``: any)
+``jax.Array``, ``jnp.ndarray``, ``np.ndarray``    an array of unknown dtype
+``list``, ``tuple``, ``dict``, ``Sequence``,     a Python container (iterated in Python)
+``Mapping`` ...
+no annotation, a Python number as default        that number's kind, weakly typed
+anything else                                    an array of unknown dtype and shape
+==============================================  ==========================================
+
+``--signature "f(x: float, xs: Float[Array, 'n'])"`` declares the same for ``f`` without
+editing the file; it overrides the annotations of the parameters it names.
+"""
+
+from __future__ import annotations
+
+from autolax import errors
+from autolax.sourcegen.standalone.values import STATIC, TRACED, Val, constant
+from autolax.transpile import syntax
+
+_PYTHON_NUMBERS = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
+_CONTAINERS = {"list", "tuple", "dict", "List", "Tuple", "Dict", "Sequence", "Mapping", "Iterable",
+               "MutableSequence", "MutableMapping", "Collection"}
+# jaxtyping's dtype markers, by prefix (``Float32`` is a ``Float``, ``UInt8`` an ``Int``).
+_JAXTYPING = (("Float", "float"), ("BFloat", "float"), ("Inexact", "float"), ("Complex", "complex"),
+              ("UInt", "int"), ("Int", "int"), ("Integer", "int"), ("Bool", "bool"), ("Shaped", None),
+              ("Num", None), ("Real", None), ("Key", None))
+_ARRAYS = {"Array", "ndarray", "ArrayLike"}
+
+
+def parse_signature(text: str):
+    """``("f", {"x": <annotation>, ...})`` from ``--signature "f(x: float, ...)"`` (``f`` may
+    be ``Class.method``)."""
+    name, paren, rest = text.partition("(")
+    name = name.strip()
+    try:
+        if not paren or not all(part.isidentifier() for part in name.split(".")):
+            raise SyntaxError("expected NAME(PARAMETERS)")
+        fn = syntax.parse(f"def _({rest}: pass\n").body[0]
+    except SyntaxError as exc:
+        raise errors.conversion_error("standalone-signature", text=text, why=exc.msg) from None
+    args = fn.args
+    params = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]
+    return name, {a.id: a.annotation for a in params if a.annotation is not None}
+
+
+def param_vals(fn, static: set, is_method: bool, declared: dict) -> dict:
+    """The Val of each parameter of ``fn`` (``declared``: annotations from ``--signature``)."""
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.id for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    out = {}
+    for i, a in enumerate(positional + args.kwonlyargs):
+        if a.id in static or (is_method and i == 0 and a.id in ("self", "cls")):
+            out[a.id] = STATIC
+            continue
+        annotation = declared.get(a.id, a.annotation)
+        default = defaults.get(a.id)
+        val = _annotated(annotation) if annotation is not None else None
+        if val is None and isinstance(default, syntax.Constant) and constant(default.value).kind in ("int", "float",
+                                                                                                     "complex"):
+            val = Val(traced=True, kind=constant(default.value).kind, weak=True, ndim=0)  # jit does not trace defaults
+        out[a.id] = val or TRACED
+    for a in (args.vararg, args.kwarg):
+        if a is not None:
+            out[a.id] = STATIC if a.id in static else Val(traced=True, container=True)
+    return out
+
+
+def _annotated(node) -> Val | None:
+    """The Val an annotation declares (None: it declares nothing ``--standalone`` uses)."""
+    if isinstance(node, syntax.Constant) and isinstance(node.value, str):  # "Float[Array, 'n']"
+        try:
+            node = syntax.parse_expr(node.value)
+        except SyntaxError:
+            return None
+    head = node.value if isinstance(node, syntax.Subscript) else node
+    name = head.attr if isinstance(head, syntax.Attribute) else getattr(head, "id", None)
+    if name in _PYTHON_NUMBERS and head is node:
+        kind = _PYTHON_NUMBERS[name]
+        return Val(traced=True, kind=kind, weak=kind != "bool", ndim=0)
+    if name in _CONTAINERS:
+        return Val(traced=True, container=True)
+    if name in _ARRAYS and head is node:
+        return TRACED
+    if isinstance(node, syntax.Subscript) and name is not None:
+        for prefix, kind in _JAXTYPING:
+            if name.startswith(prefix) and name[len(prefix):].isdigit() or name == prefix:
+                return Val(traced=True, kind=kind, ndim=_dims(node.slice))
+    return None
+
+
+def _dims(index):
+    """The number of dimensions of a jaxtyping shape string (``"n m"``: 2), None for ``...``
+    or ``*batch``."""
+    if isinstance(index, syntax.Tuple) and len(index.elts) == 2:
+        shape = index.elts[1]
+        if isinstance(shape, syntax.Constant) and isinstance(shape.value, str):
+            dims = shape.value.split()
+            if not any("..." in d or d.startswith("*") for d in dims):
+                return len(dims)
+    return None

@@ -1,0 +1,384 @@
+"""`autolax convert --standalone` (issue 14): the output, under plain `jax.jit`, gives what
+Python gives on the same inputs; it differentiates like the decorator; what it refuses it
+refuses in the runtime's words (or says to drop --standalone); its decisions come from
+`autolax.plan`. The emitted text of each form is in test_sourcegen_golden.py."""
+
+import importlib.util
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autolax
+from autolax import plan
+from autolax.errors import ConversionError
+from autolax.sourcegen import Options, convert_source
+from autolax.sourcegen.standalone import helpers
+from autolax.sourcegen.standalone.declarations import param_vals, parse_signature
+from autolax.transpile import pipeline, syntax
+from conftest import assert_close
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+PROGRAMS = '''\
+import jax.numpy as jnp
+
+
+def rnn(xs, h):
+    states = []
+    for x in xs:
+        h = jnp.tanh(0.5 * x + h)
+        states.append(h)
+    return jnp.stack(states), h
+
+
+def squares(x):
+    out = []
+    for i in range(4):
+        out.append(x * i)
+    total = 0.0
+    for y in out:
+        total = total + y
+    return jnp.stack(out), len(out), out[-1], total
+
+
+def appended_before_change(xs):
+    total = 0.0
+    out = []
+    for x in xs:
+        out.append(total * 2)
+        total = total + x
+    return total, jnp.stack(out)
+
+
+def sum_below(xs, t):
+    total = 0.0
+    for x in xs:
+        if x > t:
+            break
+        total += x * x
+    return total
+
+
+def count_below(xs, t):
+    count = 0
+    for x in xs:
+        if x > t:
+            break
+        count += 1
+    return count
+
+
+def printing_sum_below(xs, t):
+    total = 0.0
+    for x in xs:
+        if x > t:
+            break
+        print(x)
+        total += x
+    return total
+
+
+def first_above(xs: "Float[Array, 'n']", t: float):
+    for x in xs:
+        if x > t:
+            return x * 2
+    return -1.0
+
+
+def sign(x: float):
+    if x > 0:
+        y = 1.0
+    else:
+        y = -1.0
+    return y
+
+
+def countdown(x, n):
+    for i in range(n, 0, -2):
+        x = x + i
+    return x
+
+
+def half_sums(xs):
+    t = 0
+    for x in xs:
+        t += x * 0.5
+    return t
+
+
+def positive(v):
+    return v > 1
+
+
+def checked(x, y):
+    if x > 0 and positive(y):
+        x = x + 1
+    return x
+
+
+def pick(a, b):
+    return (a - 1) or b
+'''
+
+INPUTS = {
+    "rnn": [(np.array([0.5, -1.0, 2.0], np.float32), np.float32(0.1))],
+    "squares": [(np.float32(1.5),), (np.float32(-2.0),)],
+    "appended_before_change": [(np.array([1.0, 2.0, 3.0], np.float32),)],
+    "sum_below": [(np.array([0.5, 1.0, 3.0, 0.2], np.float32), np.float32(2.0)),
+                  (np.array([0.5, 1.0], np.float32), np.float32(9.0))],
+    "count_below": [(np.array([0.5, 1.0, 3.0, 0.2], np.float32), np.float32(2.0))],
+    "printing_sum_below": [(np.array([0.5, 1.0, 3.0, 0.2], np.float32), np.float32(2.0))],
+    "first_above": [(np.array([0.5, 1.0, 3.0, 0.2], np.float32), np.float32(0.7)),
+                    (np.array([0.5, 1.0], np.float32), np.float32(5.0))],
+    "sign": [(np.float32(2.5),), (np.float32(-1.0),)],
+    "countdown": [(np.float32(1.0), np.int32(5)), (np.float32(1.0), np.int32(0)), (np.float32(2.0), np.int32(6))],
+    "half_sums": [(np.array([1.0, 2.0, 3.0], np.float32),)],
+    "checked": [(np.float32(1.0), np.float32(2.0)), (np.float32(1.0), np.float32(0.5)), (np.float32(-1.0), np.float32(2.0))],
+    "pick": [(np.float32(1.0), np.float32(7.0)), (np.float32(3.0), np.float32(7.0))],
+}
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def modules(tmp_path_factory):
+    """(the original module, its --standalone conversion), both imported from files."""
+    folder = tmp_path_factory.mktemp("standalone")
+    source = folder / "programs.py"
+    source.write_text(PROGRAMS)
+    converted = folder / "programs_standalone.py"
+    converted.write_text(convert_source(PROGRAMS, str(source), Options(all=True, standalone=True)).text)
+    return load(source, "programs"), load(converted, "programs_standalone"), converted.read_text()
+
+
+def test_every_program_is_converted_and_imports_no_autolax(modules):
+    _, _, text = modules
+    assert "autolax" not in text.replace("autolax convert --standalone", "")
+    assert text.count("def while_loop_with_masked_grad(") == 1 and text.count("def masked_while_loop(") == 1
+
+
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_standalone_output_matches_python_under_plain_jit(modules, name, capfd):
+    original, standalone, _ = modules
+    for args in INPUTS[name]:
+        expected = getattr(original, name)(*args)
+        python_printed = capfd.readouterr().out
+        got = jax.jit(getattr(standalone, name))(*args)
+        jax.effects_barrier()
+        assert_close(expected, got)
+        assert capfd.readouterr().out == python_printed
+
+
+def test_forms_come_from_the_plan(modules):
+    _, standalone, _ = modules
+    xs, t = jnp.array([0.5, 1.0, 3.0]), jnp.float32(2.0)
+    assert "custom_jvp_call" in str(jax.make_jaxpr(standalone.sum_below)(xs, t))  # plan.EARLY_EXIT
+    jaxpr = str(jax.make_jaxpr(standalone.count_below)(xs, t))  # plan.WHILE: nothing to differentiate
+    assert "while[" in jaxpr and "custom_jvp_call" not in jaxpr
+    jaxpr = str(jax.make_jaxpr(standalone.printing_sum_below)(xs, t))  # plan.MASKED_SCAN: it prints
+    assert "scan[" in jaxpr and "while[" not in jaxpr
+    jaxpr = str(jax.make_jaxpr(standalone.rnn)(xs, jnp.float32(0.0)))  # appends: scan outputs
+    assert "scan[" in jaxpr and "concatenate" not in jaxpr
+    assert "select_n" in str(jax.make_jaxpr(standalone.sign)(jnp.float32(1.0)))  # plan.SELECT
+
+
+@pytest.mark.parametrize("name", ["sum_below", "first_above", "rnn"])
+def test_gradients_equal_the_decorators(modules, name):
+    original, standalone, _ = modules
+    for args in INPUTS[name]:
+        args = [jnp.asarray(a) for a in args]
+        loss = (lambda f: lambda *a: jnp.sum(jax.tree_util.tree_leaves(f(*a))[0]))
+        expected = jax.grad(loss(autolax.jit(getattr(original, name))), argnums=(0, 1))(*args)
+        got = jax.jit(jax.grad(loss(getattr(standalone, name)), argnums=(0, 1)))(*args)
+        assert_close(expected, got)
+
+
+# ----------------------------------------------------------------------------- examples
+def test_examples_convert(tmp_path):
+    """Every file in examples/ converts with --standalone --all (a function it cannot write as
+    plain JAX is left as it is, with a warning); the converted ones match Python."""
+    left = {}
+    for path in sorted(EXAMPLES.glob("*.py")):
+        text = path.read_text().replace("import autolax\n", "")
+        signature = ("bisection(lo: float, hi: float)", "newton_sqrt(a: float)")
+        result = convert_source(text, path.name, Options(all=True, standalone=True, signature=signature))
+        left[path.stem] = sorted(w.split("'")[1] for w in result.warnings)
+        (tmp_path / path.name).write_text(result.text)
+    assert left == {"adaptive_ode": [], "insertion_sort": [], "integers": [], "kmeans": ["kmeans"],
+                    "mandelbrot": [], "particles": ["first_escape"], "rnn": [], "root_finding": []}
+    sys.path.insert(0, str(tmp_path))
+    try:
+        rnn, rnn_sa = load(EXAMPLES / "rnn.py", "ex_rnn"), load(tmp_path / "rnn.py", "ex_rnn_sa")
+        roots, roots_sa = load(EXAMPLES / "root_finding.py", "ex_roots"), load(tmp_path / "root_finding.py", "ex_roots_sa")
+    finally:
+        sys.path.remove(str(tmp_path))
+    params = rnn.init_params(0, 3, 5)
+    xs, h0, targets = np.ones((7, 3), np.float32), np.zeros(5, np.float32), np.zeros(7, np.float32)
+    assert_close(rnn.run_rnn(params, xs, h0), jax.jit(rnn_sa.run_rnn)(params, xs, h0), rtol=1e-4)
+    expected = jax.grad(autolax.jit(rnn.loss))(params, xs, targets, h0)
+    assert_close(expected, jax.jit(jax.grad(rnn_sa.loss))(params, xs, targets, h0), rtol=1e-4)
+    for lo, hi in [(0.0, 3.0), (3.0, 4.0)]:
+        assert_close(roots.bisection(lo, hi), jax.jit(roots_sa.bisection)(lo, hi))
+    for a in (2.0, 0.0, 9.0):
+        assert_close(roots.newton_sqrt(a), jax.jit(roots_sa.newton_sqrt)(a))
+
+
+# ----------------------------------------------------------------------------- refusals
+def _runtime_and_standalone(tmp_path, source, *args):
+    """(the error autolax.jit raises calling ``f``, the ConversionError --standalone raises)."""
+    path = tmp_path / "refused.py"
+    path.write_text("import jax.numpy as jnp\n\n\n" + textwrap.dedent(source))
+    module = load(path, f"refused_{abs(hash(source))}")
+    with pytest.raises(Exception) as runtime:
+        autolax.jit(module.f)(*args)
+    with pytest.raises(ConversionError) as standalone:
+        convert_source(path.read_text(), str(path), Options(only=("f",), standalone=True))
+    return runtime.value, standalone.value
+
+
+REFUSED_BY_BOTH = {
+    "if-one-sided": ("""\
+        def f(x):
+            if x > 0:
+                y = 1.0
+            return y
+        """, 2.0),
+    "append-length-depends-on-data": ("""\
+        def f(x):
+            out = []
+            while x > 0:
+                out.append(x)
+                x = x - 1
+            return out
+        """, 3.0),
+}
+
+
+@pytest.mark.parametrize("code", sorted(REFUSED_BY_BOTH))
+def test_refusals_say_the_runtimes_words(tmp_path, code):
+    source, arg = REFUSED_BY_BOTH[code]
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, arg)
+    assert runtime.code == standalone.code == code
+    assert f"{standalone.reason}\nFix: {standalone.fix}" == str(runtime)
+    assert "drop --standalone" not in str(standalone)  # the runtime refuses it too
+
+
+def test_refusal_of_what_the_runtime_unrolls_says_its_reason_and_to_drop_standalone(tmp_path):
+    path = tmp_path / "unrolled.py"
+    path.write_text(textwrap.dedent("""\
+        import jax.numpy as jnp
+
+
+        def f(xs):
+            out = []
+            for x in xs:
+                out.append(x * 2)
+                x = x + len(out)
+            return jnp.stack(out)
+        """))
+    module = load(path, "unrolled")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        autolax.jit(module.f)(jnp.arange(3.0))
+    (warning,) = [w for w in caught if issubclass(w.category, autolax.UnrolledLoopWarning)]
+    with pytest.raises(ConversionError) as info:
+        convert_source(path.read_text(), str(path), Options(only=("f",), standalone=True))
+    first_line, _, rest = info.value.reason.partition("\n")
+    assert info.value.code == "append-and-read"
+    assert first_line.endswith(" (drop --standalone to use the autolax runtime)")
+    assert first_line.removesuffix(" (drop --standalone to use the autolax runtime)").rstrip(".") in str(warning.message)
+
+
+@pytest.mark.parametrize("extra", ["x = ops.frobnicate(x)", "x = ops.not_(x, at='1')", "y = ops.Undefined"])
+def test_unknown_ops_are_refused(monkeypatch, extra):
+    """The front end's vocabulary grows faster than --standalone: an ops call (or keyword) it
+    does not know is an error, never a guess."""
+    convert_node = pipeline.convert_node
+
+    def with_extra(*args, **kwargs):
+        converted = convert_node(*args, **kwargs)
+        stmt = syntax.parse(extra.replace("ops.", f"{converted.ctx.ops}.")).body[0]
+        syntax.copy_location(stmt, converted.node.body[0])
+        converted.node.body.insert(0, stmt)
+        return converted
+
+    monkeypatch.setattr(pipeline, "convert_node", with_extra)
+    with pytest.raises(ConversionError) as info:
+        convert_source("import autolax\n\n\n@autolax.jit\ndef f(x):\n    return x\n", "m.py", Options(standalone=True))
+    assert info.value.code == "standalone-op"
+    assert "--standalone cannot write as plain JAX (drop --standalone to use the autolax runtime)" in info.value.reason
+
+
+# ----------------------------------------------------------------------------- declarations
+def test_signature_declares_argument_types():
+    name, declared = parse_signature("Model.step(self, x: float, xs: Float[Array, 'n m'], flag: bool, rest: list)")
+    assert name == "Model.step" and sorted(declared) == ["flag", "rest", "x", "xs"]
+    fn = syntax.parse("def step(self, x, xs, flag, rest, n=3, *args): pass").body[0]
+    vals = param_vals(fn, static=set(), is_method=True, declared=declared)
+    assert not vals["self"].traced
+    assert (vals["x"].kind, vals["x"].ndim, vals["x"].weak) == ("float", 0, True)
+    assert (vals["xs"].kind, vals["xs"].ndim) == ("float", 2)
+    assert vals["flag"].kind == "bool" and vals["rest"].container and vals["args"].container
+    assert (vals["n"].kind, vals["n"].traced) == ("int", True)  # jax.jit traces what is passed
+
+
+def test_signature_option_changes_the_form():
+    source = "import autolax\n\n\n@autolax.jit\ndef f(x):\n    if x > 0:\n        y = 1.0\n    else:\n        y = -1.0\n    return y\n"
+    plain = convert_source(source, "m.py", Options(standalone=True)).text
+    declared = convert_source(source, "m.py", Options(standalone=True, signature=("f(x: float)",))).text
+    assert "jax.lax.cond(x > 0" in plain  # x might be an array: lax.cond checks it is one value
+    assert "y = jax.numpy.where(x > 0, 1.0, -1.0)" in declared
+
+
+def test_bad_signature():
+    with pytest.raises(ConversionError) as info:
+        parse_signature("f(x: float")
+    assert info.value.code == "standalone-signature"
+    assert info.value.reason.startswith("--signature 'f(x: float' is not a function signature")
+
+
+def test_helpers_are_plain_jax_documented_by_python():
+    for name in (helpers.MASKED, helpers.EARLY_EXIT):
+        text = helpers.text(name, "jax")
+        assert text.startswith(f"def {name}(cond_fun, body_fun, init_val, max_steps):\n")
+        compile(text, name, "exec")
+    assert helpers.closure([helpers.EARLY_EXIT]) == [helpers.MASKED, helpers.EARLY_EXIT]
+
+
+def test_print_form():
+    assert plan.print_form(False, False) == plan.PYTHON
+    assert plan.print_form(True, False) == plan.print_form(False, True) == plan.DEBUG_PRINT
+
+
+@pytest.mark.skipif(not hasattr(autolax.ops, "asserting"), reason="a front end that writes ops.asserting")
+def test_checks_and_outside_changes_in_python_code():
+    head = "import jax.numpy as jnp\nimport autolax\n\nLOG = []\n\n\n"
+    text = convert_source(head + textwrap.dedent('''\
+        @autolax.jit(static_argnames="n")
+        def f(x, n):
+            assert n > 0, "n must be positive"
+            if n > 5:
+                raise ValueError("too big")
+            LOG.append(n)
+            return x * n
+        '''), "m.py", Options(standalone=True)).text
+    assert '    assert n > 0, "n must be positive"\n    if n > 5:\n        raise ValueError("too big")\n    LOG.append(n)\n' in text
+    refused = {
+        "def g(x):\n    assert x > 0\n    return x\n": "standalone-op",  # checked when the program runs
+        "def h(xs):\n    for x in xs:\n        last = 1\n    return last\n": "standalone-first-assigned",
+    }
+    for source, code in refused.items():
+        with pytest.raises(ConversionError) as info:
+            convert_source(head + "@autolax.jit\n" + source, "m.py", Options(standalone=True))
+        assert info.value.code == code and "(drop --standalone to use the autolax runtime)" in info.value.reason
