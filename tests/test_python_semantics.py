@@ -452,3 +452,48 @@ def return_in_try_finally(x):
 def test_return_inside_try_finally_under_a_traced_if(x, tmp_path):
     # 480ca60: UndefinedVariableError ('y' is assigned only in the `else` branch).
     check_all_paths(return_in_try_finally, x, tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- and / or
+def noisy(x):
+    print("evaluated", x)
+    return x > 1
+
+
+def short_circuit(x):
+    return x > 0 and noisy(x)
+
+
+@pytest.mark.parametrize("x", [-1.0, 2.0])
+def test_and_with_a_traced_operand_keeps_pythons_short_circuit(x, tmp_path):
+    # 480ca60: the right operand was always evaluated (it printed for x = -1.0 too).
+    check_all_paths(short_circuit, x, tmp_dir=tmp_path)
+
+
+def in_bounds(i, xs):
+    return i < 3 and xs[i] > 0
+
+
+def test_harmless_operands_are_combined_without_a_conditional():
+    report = autolax.trace_check(autolax.jit(in_bounds), 1, jnp.ones(3))
+    assert [r.became for r in report.rows if r.kind == "and"] == ["jnp.logical_and"]
+    report = autolax.trace_check(autolax.jit(short_circuit), 2.0)
+    assert [r.became for r in report.rows if r.kind == "and"] == ["lax.cond"]
+
+
+# ----------------------------------------------------------------------------- classes in functions
+def method_of_a_local_class(x):
+    class Local:
+        def step(self, v):
+            if v > 0:
+                return v
+            return -v
+
+    return Local().step(x)
+
+
+@pytest.mark.parametrize("x", [-2.0, 3.0])
+def test_methods_of_a_class_defined_inside_the_function_are_converted(x, tmp_path):
+    # Its body stays as written; the method is converted when called (480ca60: the call
+    # was taken for autolax's own, and ran unconverted: TracerBoolConversionError).
+    check_all_paths(method_of_a_local_class, x, tmp_dir=tmp_path)

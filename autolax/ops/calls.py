@@ -9,6 +9,7 @@ import types
 
 import jax
 
+from autolax import plan
 from autolax.libraries import is_library_callable
 from autolax.ops import report
 from autolax.ops.lists import key_order, restore_order
@@ -61,7 +62,7 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - rep
     branch or loop body every ``print`` is staged, static arguments too (printing while
     tracing would print once, or for a branch that never runs)."""
     __tracebackhide__ = True
-    if not any_tracer(args) and not report.in_staged_body():
+    if plan.print_form(any_tracer(args), report.in_staged_body()) == plan.PYTHON:
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
     leaves, treedef = jax.tree_util.tree_flatten(args)

@@ -63,7 +63,12 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     except Exception as exc:
         report.add_staging_note(exc, site)
         raise
-    dynamic = in_state.dynamic(operands)
+    return cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
+
+
+def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=False):
+    """``staged_cond`` once both branches are traced (``dynamic``: their inputs)."""
+    __tracebackhide__ = True
     if true_traced.raises or false_traced.raises:
         return _raising_branch(pred, true_traced, false_traced, dynamic), plan.COND
     out = join_branches(true_traced.out, false_traced.out, site)
@@ -171,4 +176,4 @@ def if_else(test, if_true, if_false):
     return out.rebuild(result)[0]
 
 
-__all__ = ["cond", "if_else", "predicate", "staged_cond"]
+__all__ = ["cond", "cond_of_traced", "if_else", "predicate", "staged_cond"]

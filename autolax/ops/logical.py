@@ -1,83 +1,107 @@
-"""``and`` / ``or`` / ``not`` with Python semantics for concrete operands and ``jnp``
-semantics for traced ones."""
+"""``and`` / ``or`` / ``not`` with Python semantics for concrete operands, and staged for
+traced ones (only the operands Python would evaluate have effects)."""
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
+from autolax import plan, sites
 from autolax.ops import report
-from autolax.ops.control import predicate
-from autolax.ops.state import is_tracer
+from autolax.ops.control import cond_of_traced, predicate
+from autolax.ops.state import State, is_tracer
+from autolax.ops.tracing import trace
+
+# Primitives that cannot fail, loop, have an effect or turn a finite value into a NaN:
+# evaluating an operand made of these although Python would skip it changes nothing.
+_HARMLESS = frozenset({
+    "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "xor", "convert_element_type",
+    "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p", "select_n", "add", "sub", "mul",
+    "neg", "abs", "max", "min", "sign", "slice", "dynamic_slice", "gather", "concatenate", "iota", "pjit",
+    "reduce_and", "reduce_or", "reduce_max", "reduce_min", "reduce_sum", "is_finite",
+})
 
 
-def _truth(x, where):
-    __tracebackhide__ = True
-    return predicate(x, where)
+def _harmless(traced) -> bool:
+    jaxpr = traced.jaxpr.jaxpr
+    return (not traced.makers and not traced.raises and not jaxpr.effects
+            and all(eqn.primitive.name in _HARMLESS for eqn in jaxpr.eqns))
 
 
 def _is_bool(x) -> bool:
     return isinstance(x, bool) or getattr(x, "dtype", None) == jnp.bool_
 
 
-def _site(kind):
-    return report.expression_site(kind, depth=3)
+_ROLES = {"value": "the value of the boolean expression"}
+
+
+def _combine(kind, value, thunk, where):
+    """``value and thunk()`` (``kind`` "and") or ``value or thunk()`` for a traced ``value``,
+    and the form it took."""
+    __tracebackhide__ = True
+    site = sites.Site(kind, where.filename, where.lineno, names=("value",), roles=_ROLES)
+    pred = predicate(value, site.where)
+    rest = trace(thunk, State([]), ["value"], site=site)
+    if plan.logical_form(True, _harmless(rest)) == plan.LOGICAL:
+        leaves, _, _ = rest((), rest.out)
+        other = rest.out.rebuild(leaves)[0]
+        if _is_bool(value) and _is_bool(other):
+            return (jnp.logical_and if kind == "and" else jnp.logical_or)(value, other), f"jnp.logical_{kind}"
+        on_true, on_false = (other, value) if kind == "and" else (value, other)
+        return jnp.where(pred, on_true, on_false), f"jnp.logical_{kind}"
+    keep = trace(lambda: value, State([]), ["value"], site=site)
+    on_true, on_false = (rest, keep) if kind == "and" else (keep, rest)
+    outputs, _ = cond_of_traced(pred, on_true, on_false, [], site)
+    return outputs[0], plan.COND
+
+
+def _chain(kind, first, rest):
+    __tracebackhide__ = True
+    where = report.expression_site(kind, depth=3, always=True)
+    value, form = first, plan.PYTHON
+    for thunk in rest:
+        if not is_tracer(value):
+            if (not value) if kind == "and" else value:
+                break
+            value = thunk()
+            continue
+        value, form = _combine(kind, value, thunk, where)
+    if form == plan.PYTHON and is_tracer(value):
+        form = f"jnp.logical_{kind}"
+    report.record(where, form)
+    return value
 
 
 @report.user_facing
 def and_(first, *rest):
     """``first and rest[0]() and rest[1]() ...``: later operands are thunks, evaluated only
-    if Python would evaluate them. Traced operands combine with ``jnp.logical_and`` (or
-    ``jnp.where`` for non-booleans, which keeps Python's "first falsy operand" result)."""
+    if Python would evaluate them.
+
+    A traced operand combines with the next one through ``jnp.logical_and`` (``jnp.where``
+    for non-booleans, which keeps Python's "first falsy operand" result) when evaluating
+    that one is harmless either way; otherwise through ``lax.cond``, so its effects
+    (``print``, a check) happen only when Python would evaluate it.
+    """
     __tracebackhide__ = True
-    site = _site("and")
-    value, traced = first, False
-    for thunk in rest:
-        if not is_tracer(value):
-            if not value:
-                break
-            value = thunk()
-            continue
-        traced = True
-        other = thunk()
-        if _is_bool(value) and _is_bool(other):
-            value = jnp.logical_and(value, other)
-        else:
-            value = jnp.where(_truth(value, site.where if site else "an `and`"), other, value)
-    traced = traced or is_tracer(value)
-    report.record(site, "jnp.logical_and" if traced else "python (static)")
-    return value
+    return _chain("and", first, rest)
 
 
 @report.user_facing
 def or_(first, *rest):
     """``first or rest[0]() or ...`` (see ``and_``)."""
     __tracebackhide__ = True
-    site = _site("or")
-    value, traced = first, False
-    for thunk in rest:
-        if not is_tracer(value):
-            if value:
-                break
-            value = thunk()
-            continue
-        traced = True
-        other = thunk()
-        if _is_bool(value) and _is_bool(other):
-            value = jnp.logical_or(value, other)
-        else:
-            value = jnp.where(_truth(value, site.where if site else "an `or`"), value, other)
-    traced = traced or is_tracer(value)
-    report.record(site, "jnp.logical_or" if traced else "python (static)")
-    return value
+    return _chain("or", first, rest)
 
 
 @report.user_facing
 def not_(x):
     """``not x``; a traced ``x`` gives ``jnp.logical_not(x)`` (``x == 0`` for numbers)."""
     __tracebackhide__ = True
-    site = _site("not")
+    site = report.expression_site("not", depth=2)
     if not is_tracer(x):
-        report.record(site, "python (static)")
+        report.record(site, plan.PYTHON)
         return not x
     report.record(site, "jnp.logical_not")
-    return jnp.logical_not(_truth(x, site.where if site else "a `not`"))
+    return jnp.logical_not(predicate(x, site.where if site else "a `not`"))
+
+
+__all__ = ["and_", "not_", "or_"]

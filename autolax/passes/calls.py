@@ -66,10 +66,20 @@ class _Transformer(syntax.NodeTransformer):
 
     def _emitted(self, func) -> bool:
         """Is this the runtime, called by code an earlier pass emitted (``ops.append``,
-        ``ops.at(x)[i].set``)?"""
+        ``ops.at(x)[i].set``)? -- not a method of what a user call returned
+        (``ops.call(Local).step``: ``Local().step(x)``)."""
         while isinstance(func, (syntax.Attribute, syntax.Subscript, syntax.Call)):
-            func = func.func if isinstance(func, syntax.Call) else func.value
-        return isinstance(func, syntax.Name) and func.id == self.ctx.ops
+            if isinstance(func, syntax.Call):
+                callee = func.func
+                if isinstance(callee, syntax.Attribute) and callee.attr == "call" and self._is_ops(callee.value):
+                    return False
+                func = callee
+            else:
+                func = func.value
+        return self._is_ops(func)
+
+    def _is_ops(self, node) -> bool:
+        return isinstance(node, syntax.Name) and node.id == self.ctx.ops
 
     def visit_FunctionDef(self, node):
         inner = _function_transformer(self.ctx, node, self.local_names)

@@ -185,6 +185,7 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         spec_filename=spec_filename,
     )
     present = features(node)
+    set_aside = _set_class_bodies_aside(node)
     with activity.caching(walrus="NamedExpr" in present):
         for rewrite in PASSES:
             needs = NEEDS.get(rewrite)
@@ -193,7 +194,24 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
             node = rewrite.transform(node, ctx)
             if rewrite in _LOWERS_JUMPS:  # new flags and guards; `not flag` loop tests
                 present = features(node) | {"Not"}  # (those live in annotations, unseen)
+    for cls, body in set_aside:
+        cls.body = body
     return Converted(node=node, ctx=ctx, name=node.name)
+
+
+def _set_class_bodies_aside(fn_node):
+    """A class defined inside the function keeps its body as written: its methods are the
+    user's functions, converted on their own when called (``ops.call``). While the passes run,
+    the body stands aside, replaced by one statement reading the names it reads (a class
+    body runs where it stands). Returns ``[(class node, body)]`` to put back."""
+    out = []
+    for node in syntax.walk(fn_node):
+        if isinstance(node, syntax.ClassDef) and not any(node is c for c, _ in out):
+            names = sorted(set().union(*(activity.reads(stmt) for stmt in node.body)) if node.body else ())
+            placeholder = syntax.expr_stmt(syntax.Tuple(elts=[syntax.name(n) for n in names], ctx=syntax.Load()))
+            out.append((node, node.body))
+            node.body = [syntax.copy_location(placeholder, node)]
+    return out
 
 
 def compile_converted(fn, converted: Converted) -> types.CodeType:
