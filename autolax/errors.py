@@ -393,6 +393,15 @@ MESSAGES = {
         "jax.jit.",
         "#semantics",
     ),
+    "traced-recursion": Message(
+        TracedRecursionError,
+        "'{name}' calls itself more than {depth} levels deep while its staged `if` (or loop) is traced: "
+        "a staged `if` traces both branches, so a recursion that stops on a traced condition never stops "
+        "while tracing",
+        "write the recursion as a loop (a `while` with explicit state), or make its depth depend on Python "
+        "values only (a static argument).",
+        "#semantics",
+    ),
     "loop-bound-exceeded": Message(
         RuntimeCheckError,
         "{stmt} ran more than max_steps={max_steps} iterations while being differentiated",

@@ -145,41 +145,15 @@ async def coroutine(x):
     return x
 
 
-def global_write(x):
-    global COUNTER
-    if x > 0:
-        COUNTER = x
+def walrus_in_second_operand(x, ys):
+    if x > 0 and (y := ys[0]) > 0:
+        return y
     return x
 
 
-def nonlocal_write():
-    total = 0.0
-
-    def inner(x):
-        nonlocal total
-        for _ in range(3):
-            total = total + x
-        return x
-
-    return inner
-
-
-def delete_in_loop(xs):
-    for x in xs:
-        tmp = x
-        del tmp
-    return xs
-
-
-def walrus_in_while(n):
-    while (n := n - 1) > 0:
-        pass
-    return n
-
-
-def match_statement(x):
-    match x:
-        case 1:
+def match_class_pattern(p):
+    match p:
+        case complex(real=0):
             return 1.0
     return 0.0
 
@@ -189,11 +163,10 @@ def match_statement(x):
     [
         (generator, 2, 9, "`yield` makes 'generator' a generator", "return a stacked array"),
         (coroutine, 0, 1, "'coroutine' is an `async def` function", "call the async code outside"),
-        (global_write, 3, 9, "'COUNTER' is declared global/nonlocal and assigned inside an `if`", "return it"),
-        (nonlocal_write(), 0, 13, "'total' is declared global/nonlocal and assigned inside a `for` loop", "return it"),
-        (delete_in_loop, 3, 9, "`del tmp` inside a `for` loop cannot be staged", "placeholder"),
-        (walrus_in_while, 1, 12, "assignment expression to 'n' in a `while` condition", "assign 'n' before the loop"),
-        (match_statement, 1, 5, "`match` statements are not supported", "`if` / `elif` / `else`"),
+        (walrus_in_second_operand, 1, 19, "the assignment expression to 'y' is in an operand that Python evaluates "
+         "only sometimes", "assign 'y' in a statement of its own"),
+        (match_class_pattern, 2, 14, "this kind of `case` pattern (class, mapping or star pattern) is not supported",
+         "write the case as an `if` / `elif` test"),
     ],
 )
 def test_unsupported_syntax_is_rejected_up_front(fn, offset, col, reason, fix):

@@ -497,3 +497,134 @@ def test_methods_of_a_class_defined_inside_the_function_are_converted(x, tmp_pat
     # Its body stays as written; the method is converted when called (480ca60: the call
     # was taken for autolax's own, and ran unconverted: TracerBoolConversionError).
     check_all_paths(method_of_a_local_class, x, tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- constructs
+def delete_in_branch(x, flag):
+    y = 1.0
+    if flag:
+        del y
+    return x + y
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_del_under_a_python_condition(flag, tmp_path):
+    # 480ca60: ConversionError up front (`del` inside an `if`).
+    check_all_paths(delete_in_branch, 1.0, flag, static_argnums=(1,), tmp_dir=tmp_path)
+
+
+COUNT = [0]
+TOTAL = 0.0
+
+
+def set_global(x, flag):
+    global TOTAL
+    if flag:
+        TOTAL = 5.0
+    return x + TOTAL
+
+
+def test_global_assigned_under_a_python_condition(tmp_path):
+    # 480ca60: ConversionError up front. Under a traced condition: StagedEffectError.
+    global TOTAL
+    for path in ("autolax.jit", "convert eagerly"):
+        TOTAL = 0.0
+        check_all_paths(set_global, 1.0, True, static_argnums=(1,), tmp_dir=tmp_path, paths=(path,))
+        assert TOTAL == 5.0
+    with pytest.raises(autolax.StagedEffectError, match="'TOTAL' .declared global or nonlocal. is assigned inside the `if`"):
+        autolax.jit(set_global)(1.0, True)
+
+
+def match_kind(x, k):
+    match k:
+        case 0:
+            return x
+        case 1 | 2:
+            return 2 * x
+        case [a, b] if a > b:
+            return a - b
+        case None:
+            return -x
+        case _:
+            return 0 * x
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, None, (3, 1), (1, 3)])
+def test_match_statement(k, tmp_path):
+    # 480ca60: ConversionError (`match` statements are not supported yet).
+    check_all_paths(match_kind, 2.0, k, static_argnums=(1,), tmp_dir=tmp_path)
+
+
+def match_traced(x):
+    match x > 0:
+        case True:
+            return x
+        case _:
+            return -x
+
+
+@pytest.mark.parametrize("x", [-2.0, 3.0])
+def test_match_on_a_traced_subject(x, tmp_path):
+    check_all_paths(match_traced, x, tmp_dir=tmp_path)
+
+
+def walrus_test(x):
+    while (y := x * 2) < 10:
+        x = y
+    return x
+
+
+@pytest.mark.parametrize("x", [1.0, 20.0])
+def test_assignment_expression_in_a_while_test(x, tmp_path):
+    # 480ca60: ConversionError.
+    check_all_paths(walrus_test, x, tmp_dir=tmp_path)
+
+
+def range_bound_to_a_name(x, n):
+    r = range(n)
+    for i in r:
+        x = x + i
+    return x
+
+
+@pytest.mark.parametrize("n", [0, 4])
+def test_range_object_bound_to_a_name(n, tmp_path):
+    # 480ca60: TracerIntegerConversionError (range() of a traced bound).
+    check_all_paths(range_bound_to_a_name, 1.0, n, tmp_dir=tmp_path)
+
+
+def range_argument(x, r):
+    for i in r:
+        x = x + i
+    return x
+
+
+def test_range_object_passed_in(tmp_path):
+    check_all_paths(range_argument, 1.0, range(2, 5), static_argnums=(1,), tmp_dir=tmp_path)
+
+
+def factorial(n):
+    if n <= 1:
+        return 1
+    return n * factorial(n - 1)
+
+
+def test_traced_recursion_is_a_clear_error():
+    # 480ca60: RecursionError from deep inside JAX.
+    with pytest.raises(autolax.TracedRecursionError, match=r"'factorial' calls itself more than 32 levels deep"):
+        autolax.jit(factorial)(5)
+    assert autolax.jit(factorial, static_argnums=0)(5) == 120  # a Python-decided recursion is fine
+
+
+ELIF_CHAIN = "def chain(x):\n" + "".join(
+    f"    {'if' if i == 0 else 'elif'} x < {i}:\n        return {i}.0\n" for i in range(100)) + "    return -1.0\n"
+
+
+@pytest.mark.parametrize("x", [-5.0, 50.5, 500.0])
+def test_elif_chain_of_100_branches(x, tmp_path):
+    # 480ca60: RecursionError from about 70 branches.
+    path = tmp_path / "chain.py"
+    path.write_text(ELIF_CHAIN)
+    namespace = {}
+    exec(compile(ELIF_CHAIN, str(path), "exec"), namespace)  # noqa: S102 - the test's own program
+    check_all_paths(namespace["chain"], x, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))

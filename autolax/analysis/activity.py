@@ -239,6 +239,21 @@ def _declared_nonlocal(body) -> set[str]:
     return out
 
 
+def declared_names(body) -> tuple[set[str], set[str]]:
+    """(``global`` names, ``nonlocal`` names) declared directly in a function body."""
+    globals_, nonlocals = set(), set()
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, syntax.Global):
+            globals_ |= set(node.names)
+        elif isinstance(node, syntax.Nonlocal):
+            nonlocals |= set(node.names)
+        elif not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+            stack.extend(syntax.iter_child_nodes(node))
+    return globals_, nonlocals
+
+
 def local_names(fn_node) -> set[str]:
     """Every name local to a function: parameters and names it binds."""
     return set(_memo("locals", fn_node, lambda: _local_names(fn_node)))

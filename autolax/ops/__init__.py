@@ -10,10 +10,19 @@ from autolax.errors import AutolaxError
 from autolax.ops.calls import call, print  # noqa: A004
 from autolax.ops.checks import asserting, raising
 from autolax.ops.control import cond, if_else
-from autolax.ops.data import append, at, outside, setattr, stacked  # noqa: A004
+from autolax.ops.data import (  # noqa: A004
+    append,
+    at,
+    is_sequence,
+    is_singleton,
+    outside,
+    outside_store,
+    setattr,
+    stacked,
+)
 from autolax.ops.lists import StackedList
 from autolax.ops.logical import and_, not_, or_
-from autolax.ops.loops import enumerate, for_iter, for_range, while_loop, zip  # noqa: A004
+from autolax.ops.loops import enumerate, for_iter, for_range, range, while_loop, zip  # noqa: A004
 from autolax.ops.state import MaybeBound, Undefined, assigned, undefined
 
 __all__ = [
@@ -32,11 +41,15 @@ __all__ = [
     "for_iter",
     "for_range",
     "if_else",
+    "is_sequence",
+    "is_singleton",
     "not_",
     "or_",
     "outside",
+    "outside_store",
     "print",
     "raising",
+    "range",
     "setattr",
     "stacked",
     "undefined",

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
+import contextvars
 import functools
 import sys
 import types
 
 import jax
 
-from autolax import plan
+from autolax import errors, plan
 from autolax.libraries import is_library_callable
 from autolax.ops import report
 from autolax.ops.lists import key_order, restore_order
@@ -53,7 +55,31 @@ def call(f, *args, **kwargs):
         f()
     if not report.converts_calls():
         return f(*args, **kwargs)
-    return converted(f)(*args, **kwargs)
+    if not report.in_staged_body():
+        return converted(f)(*args, **kwargs)
+    with _recursion_guard(f):
+        return converted(f)(*args, **kwargs)
+
+
+# Calls of each function (by code) under way inside staged bodies. A function calling itself
+# under a traced condition traces both branches, each of which calls it again: tracing would
+# never end, so past this depth it is an error naming the function.
+_MAX_STAGED_RECURSION = 32
+_active: contextvars.ContextVar = contextvars.ContextVar("autolax_staged_calls", default={})
+
+
+@contextlib.contextmanager
+def _recursion_guard(f):
+    code = getattr(getattr(f, "__func__", f), "__code__", None)
+    active = _active.get()
+    depth = active.get(code, 0) + 1
+    if code is not None and depth > _MAX_STAGED_RECURSION:
+        raise errors.make("traced-recursion", name=getattr(f, "__qualname__", repr(f)), depth=_MAX_STAGED_RECURSION)
+    token = _active.set({**active, code: depth})
+    try:
+        yield
+    finally:
+        _active.reset(token)
 
 
 def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - replaces builtins.print

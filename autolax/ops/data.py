@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import collections.abc
 import operator
 
 import jax
@@ -153,3 +154,33 @@ def stacked(lst):
         tree = lst.stacked_tree()
         return lst if tree is None else tree
     return lst
+
+
+def outside_store(name: str) -> None:
+    """``ops.outside_store('total')`` before an assignment to ``total``, declared ``global`` or
+    ``nonlocal``.
+
+    Equivalent Python: nothing. Inside a staged branch or loop body the assignment would
+    happen once, while tracing: ``StagedEffectError``.
+    """
+    report.check_store(name)
+
+
+def is_singleton(value, singleton) -> bool:
+    """``ops.is_singleton(x, True)``: does ``case True`` (``None``, ``False``) match ``x``?
+
+    Equivalent Python: ``x is True``. A traced value stands for a Python scalar: it is
+    ``True`` / ``False`` exactly when it is a boolean with that value, and never ``None``.
+    """
+    if isinstance(value, jax.core.Tracer):
+        if singleton is None or getattr(value, "dtype", None) != jax.numpy.bool_ or value.shape != ():
+            return False
+        return value == singleton
+    return value is singleton
+
+
+def is_sequence(value, length: int) -> bool:
+    """``ops.is_sequence(x, 2)``: does ``case [a, b]`` match ``x``? (A sequence -- not a
+    string or bytes -- of that length, as Python's ``match`` decides.)"""
+    return (isinstance(value, collections.abc.Sequence) and not isinstance(value, (str, bytes, bytearray))
+            and len(value) == length)

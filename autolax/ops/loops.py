@@ -92,6 +92,36 @@ class zip:  # noqa: N801 - stands in for the builtin in `for ... in zip(...)`
         return iter(builtins.zip(*self.iterables))
 
 
+class range:  # noqa: N801 - stands in for the builtin outside `for ... in range(...)`
+    """``range(start, stop, step)`` whose bounds may be traced (``r = range(n)``, then
+    ``for i in r``): a Python ``range`` when they are Python ints, else a range a staged
+    loop can run over."""
+
+    def __new__(cls, *bounds):
+        if not any(is_tracer(b) for b in bounds):
+            return builtins.range(*bounds)
+        return super().__new__(cls)
+
+    def __init__(self, *bounds):
+        start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+        self.start, self.stop, self.step = start, stop, step
+
+    def _traced(self, what):
+        raise TypeError(
+            f"{what} of a range with traced bounds: its length is known only when the program runs. "
+            "Loop over it with `for` (a staged loop), or make its bounds Python ints (static arguments)."
+        )
+
+    def __len__(self):
+        self._traced("len()")
+
+    def __iter__(self):
+        self._traced("iterating in Python")
+
+    def __repr__(self):
+        return f"range({self.start}, {self.stop}, {self.step})"
+
+
 class _Sequence:
     """An iterable a staged loop can index: ``item(k)`` for k in ``range(length)``."""
 
@@ -109,6 +139,8 @@ class _Sequence:
 
 
 def _array_sequence(value):
+    if isinstance(value, range):
+        return _range_sequence(value.start, value.stop, value.step)
     if isinstance(value, StackedList):
         value = value.stacked_tree()
         if value is None:
@@ -173,7 +205,7 @@ def _range_sequence(start, stop, step):
         else:
             length = jnp.maximum(0, (start - stop - step - 1) // (-step))
         return _Sequence(length, None, lambda k, x: start + k * step, True, lambda: _index_type(start, step))
-    r = range(operator.index(start), operator.index(stop), operator.index(step))
+    r = builtins.range(operator.index(start), operator.index(stop), operator.index(step))
     return _Sequence(len(r), None, lambda k, x: r.start + k * r.step, False, lambda: _index_type()), r
 
 
@@ -306,7 +338,7 @@ class _Appends:
         values = list(values)
         it = iter(stacked_extras)
         for i, treedef, n, order in self.layout:
-            leaves = [next(it) for _ in range(n)]
+            leaves = [next(it) for _ in builtins.range(n)]
             leaves = [leaf.reshape((leaf.shape[0] * leaf.shape[1],) + leaf.shape[2:]) for leaf in leaves]
             block = restore_order(jax.tree_util.tree_unflatten(treedef, leaves), order)
             values[i] = append_block(values[i], block, extends=inputs[i])
@@ -318,7 +350,7 @@ def _fixpoint(body, state: State, names, site, *, prefix=None, split=None):
     __tracebackhide__ = True
     state = state.first_assigned_in_loop()
     rec = report.active_recorder()
-    for _ in range(_MAX_TYPE_ROUNDS):
+    for _ in builtins.range(_MAX_TYPE_ROUNDS):
         mark = rec.mark() if rec is not None else None
         report.count_trace(site)
         traced = trace(body, state, names, site=site, prefix=prefix, strong_numbers=True, split=split)
@@ -541,6 +573,13 @@ def for_iter(iterable, loop_body, init, loop_test=None, *, at):
     seq = _array_sequence(iterable)
     if seq is None:
         return _python_for(site, iterable, loop_body, loop_test, values, static=True)
+    if is_tracer(seq.length):  # a range with traced bounds (`r = range(n)`)
+        return _stage_or_fall_back(
+            site,
+            lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
+            None,
+            can_fall_back=plan.can_fall_back(True),
+        )
     if seq.traced:
         if seq.length == 0:  # a static length: nothing to stage, exactly as Python
             report.record(site, plan.PYTHON, iterations=0)
@@ -548,7 +587,7 @@ def for_iter(iterable, loop_body, init, loop_test=None, *, at):
         return _stage_or_fall_back(
             site,
             lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
-            lambda: _python_for(site, (seq.item(k) for k in range(seq.length)), loop_body, loop_test, values, static=False),
+            lambda: _python_for(site, (seq.item(k) for k in builtins.range(seq.length)), loop_body, loop_test, values, static=False),
             can_fall_back=plan.can_fall_back(False),
         )
     return _for(site, seq, iterable, loop_body, loop_test, values, names, init)

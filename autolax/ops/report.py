@@ -125,6 +125,11 @@ def in_staged_body() -> bool:
     return bool(_staging.get())
 
 
+def staging_depth() -> int:
+    """How many staged bodies are being traced, one inside the other."""
+    return len(_staging.get())
+
+
 _IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), tuple, frozenset, type)
 
 
@@ -148,6 +153,19 @@ def check_mutable(obj, what: str, outside: bool = False) -> None:
         site = frames[-1].site
         raise errors.make(
             "staged-effect", target=_describe(obj), action=what,
+            stmt=site.what if site is not None else "a staged branch or loop body",
+            source=site.source if site is not None else "",
+        )
+
+
+def check_store(name: str) -> None:
+    """Raises ``StagedEffectError`` when a ``global`` / ``nonlocal`` variable is assigned inside
+    a staged body (the assignment would happen once, while tracing)."""
+    frames = _staging.get()
+    if frames:
+        site = frames[-1].site
+        raise errors.make(
+            "staged-effect", target=f"'{name}' (declared global or nonlocal)", action="assigned",
             stmt=site.what if site is not None else "a staged branch or loop body",
             source=site.source if site is not None else "",
         )

@@ -11,6 +11,7 @@ This module is the only one that touches jaxprs.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import jax
@@ -79,6 +80,19 @@ class Traced:
         return cast_leaves, list(extras), failures
 
 
+# Python frames one level of nested staging takes (an op, JAX's tracing, the body).
+_FRAMES_PER_LEVEL = 40
+
+
+def _room_for(depth: int) -> None:
+    """Bodies staged inside bodies nest Python calls (an `elif` chain of 100 branches is 100
+    nested conditionals). Python's recursion limit is raised to leave room for ``depth`` of
+    them; it is never lowered again (other threads may rely on it)."""
+    needed = 1000 + depth * _FRAMES_PER_LEVEL
+    if sys.getrecursionlimit() < needed:
+        sys.setrecursionlimit(needed)
+
+
 def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None) -> Traced:
     """Traces ``fn(*prefix_values, *state_values)``.
 
@@ -119,5 +133,6 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
 
     abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
     with report.staging(site):
+        _room_for(report.staging_depth())
         jaxpr = jax.make_jaxpr(flat)(*abstract)
     return Traced(jaxpr, captured["out"], captured["extras"], captured["makers"], captured.get("raises", False))

@@ -33,6 +33,7 @@ _LIBRARY_METHODS = frozenset().union(
 
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, local_names, first_param):
+        self.loop_ranges: set = set()
         self.ctx = ctx
         self.local_names = local_names
         self.first_param = first_param
@@ -81,6 +82,10 @@ class _Transformer(syntax.NodeTransformer):
     def _is_ops(self, node) -> bool:
         return isinstance(node, syntax.Name) and node.id == self.ctx.ops
 
+    def visit_For(self, node):
+        self.loop_ranges.add(id(node.iter))  # `for i in range(...)` itself: ops.for_range
+        return self.generic_visit(node)
+
     def visit_FunctionDef(self, node):
         inner = _function_transformer(self.ctx, node, self.local_names)
         node.body = [inner.visit(s) for s in node.body]
@@ -94,6 +99,11 @@ class _Transformer(syntax.NodeTransformer):
             return node
         if isinstance(func, syntax.Name) and func.id == "print" and self._static_value(func) is builtins.print:
             node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)
+            return node
+        if (isinstance(func, syntax.Name) and func.id == "range" and self._static_value(func) is builtins.range
+                and id(node) not in self.loop_ranges):
+            # `r = range(n)` then `for i in r`: a range whose bounds may be traced
+            node.func = syntax.copy_location(syntax.dotted(f"{ops}.range"), func)
             return node
         if (
             isinstance(func, syntax.Name)

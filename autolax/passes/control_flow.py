@@ -35,6 +35,7 @@ import builtins
 from autolax import sites
 from autolax.analysis.activity import (
     captured_names,
+    declared_names,
     declared_nonlocal,
     local_names,
     mutated_names,
@@ -111,6 +112,7 @@ class _FunctionConverter:
         self.live = Liveness(fn_node)
         self.defined = Definedness(fn_node)
         self.nonlocal_names = declared_nonlocal(fn_node.body)
+        self.declared_globals, self.declared_nonlocals = declared_names(fn_node.body)
         self.captured = captured_names(fn_node)  # read by closures: kept in the function's cells
         params = syntax.param_names(fn_node.args)
         self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
@@ -229,6 +231,7 @@ class _FunctionConverter:
         for fn in fn_defs:
             if not isinstance(fn, syntax.FunctionDef):
                 continue
+            self.declare_outside_names(fn)
             captured = [a for a in fn.args.args if a.id in self.captured]
             if not captured:
                 continue
@@ -238,6 +241,17 @@ class _FunctionConverter:
                 prologue.append(syntax.assign(syntax.name(a.id, "store"), syntax.name(value)))
                 a.id = value
             fn.body = syntax.copy_locations(prologue, fn) + fn.body
+
+    def declare_outside_names(self, fn):
+        """A generated function assigning a name the user's function declares ``global`` or
+        ``nonlocal`` declares it too (a declaration does not reach nested functions)."""
+        assigned = writes(fn.body)
+        declarations = [
+            syntax.global_stmt(kind, sorted(assigned & names))
+            for kind, names in ((syntax.Global, self.declared_globals), (syntax.Nonlocal, self.declared_nonlocals))
+            if assigned & names
+        ]
+        fn.body = syntax.copy_locations(declarations, fn) + fn.body
 
     def ops_name(self, op):
         return syntax.dotted(f"{self.ctx.ops}.{op}")

@@ -4,6 +4,8 @@
     self.items.append(x)    ->   ops.outside(self.items, 'append').append(x)
     self.count = n          ->   ops.outside(self).count = n
     CACHE[k] = v            ->   ops.outside(CACHE)[k] = v
+    total = n               ->   ops.outside_store('total')     (`global total` declared)
+                                 total = n
 
 A global, a variable of an enclosing function or a method's ``self`` is not part of any
 staged statement's state: mutated inside a staged branch or loop body, the change would
@@ -17,14 +19,28 @@ attributes and lists passes, and carried.
 
 from __future__ import annotations
 
-from autolax.analysis.activity import MUTATING_METHODS, local_names, mutation_root
+from autolax.analysis.activity import (
+    MUTATING_METHODS,
+    declared_names,
+    local_names,
+    mutation_root,
+    target_names,
+)
 from autolax.transpile import syntax
 
 
 class _Transformer(syntax.NodeTransformer):
-    def __init__(self, ctx, owned):
+    def __init__(self, ctx, owned, declared):
         self.ctx = ctx
         self.owned = owned  # local names whose mutations other passes handle
+        self.declared = declared  # names declared global or nonlocal
+
+    def _store_checks(self, node, targets):
+        """``ops.outside_store('total')`` before a statement assigning declared names."""
+        names = sorted(set().union(*(target_names(t) for t in targets)) & self.declared) if targets else []
+        checks = [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{self.ctx.ops}.outside_store", [syntax.constant(n)])), node)
+                  for n in names]
+        return checks + [node] if checks else node
 
     def _outside(self, root_holder, field, method=None):
         """Wraps the root name at ``root_holder.<field>`` (the innermost ``.value``)."""
@@ -51,12 +67,23 @@ class _Transformer(syntax.NodeTransformer):
         for target in node.targets:
             for t in _item_and_attribute_targets(target):
                 self._wrap_target(t)
-        return node
+        return self._store_checks(node, node.targets)
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
         if isinstance(node.target, (syntax.Attribute, syntax.Subscript)):
             self._wrap_target(node.target)
+        return self._store_checks(node, [node.target])
+
+    def visit_AnnAssign(self, node):
+        self.generic_visit(node)
+        return self._store_checks(node, [node.target] if node.value is not None else [])
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        if target_names(node.target) & self.declared:
+            checks = self._store_checks(node, [node.target])
+            node.body = checks[:-1] + node.body  # each iteration assigns the target
         return node
 
     def visit_Delete(self, node):
@@ -75,8 +102,7 @@ class _Transformer(syntax.NodeTransformer):
         return node
 
     def visit_FunctionDef(self, node):
-        inner = _transformer(self.ctx, node)
-        node.body = [inner.visit(s) for s in node.body]
+        node.body = _visit_body(_transformer(self.ctx, node), node.body)
         return node
 
     def visit_Lambda(self, node):
@@ -98,10 +124,18 @@ def _item_and_attribute_targets(target):
 def _transformer(ctx, fn_node):
     params = syntax.param_names(fn_node.args)
     receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
-    return _Transformer(ctx, local_names(fn_node) - receiver)
+    globals_, nonlocals = declared_names(fn_node.body)
+    return _Transformer(ctx, local_names(fn_node) - receiver, globals_ | nonlocals)
+
+
+def _visit_body(transformer, body):
+    out = []
+    for stmt in body:
+        new = transformer.visit(stmt)
+        out.extend(new if isinstance(new, list) else [new])
+    return out
 
 
 def transform(fn_node, ctx):
-    transformer = _transformer(ctx, fn_node)
-    fn_node.body = [transformer.visit(s) for s in fn_node.body]
+    fn_node.body = _visit_body(_transformer(ctx, fn_node), fn_node.body)
     return fn_node

@@ -64,11 +64,28 @@ class _Function:
         self.defined = Definedness(fn_node)
         skip = set(ctx.always_bound) | set(ctx.namer.generated) | set(ctx.temporaries)
         self.candidates = local_names(fn_node) - skip
+        self.nested = False  # inside an `if` / loop (a generated function, later)
 
-    def block(self, stmts):
+    def block(self, stmts, nested=False):
         out = []
         for stmt in stmts:
-            out.extend(self.stmt(stmt))
+            new = self.stmt(stmt)
+            if nested and isinstance(stmt, syntax.Delete):
+                new = new[:-1] + self.unbind(stmt)
+            out.extend(new)
+        return out
+
+    def unbind(self, stmt):
+        """``del y`` inside an ``if`` / loop: ``y = ops.undefined('y')``. The branch or body is a
+        function of its own there, whose ``del`` would not unbind the user's variable; the
+        placeholder makes every later read raise as after ``del`` (reads are checked: the
+        definedness analysis saw the ``del``)."""
+        names = [t for t in stmt.targets if isinstance(t, syntax.Name)]
+        others = [t for t in stmt.targets if not isinstance(t, syntax.Name)]
+        out = [syntax.copy_location(syntax.Delete(targets=others), stmt)] if others else []
+        for name in names:
+            placeholder = syntax.call(f"{self.ctx.ops}.undefined", [syntax.constant(name.id)])
+            out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), placeholder), stmt))
         return out
 
     def stmt(self, stmt):
@@ -95,14 +112,17 @@ class _Function:
                 name = stmt.target.id
                 check = syntax.assign(syntax.name(name, "store"), syntax.call(f"{self.ctx.ops}.assigned", [syntax.name(name)]))
                 prefix.append(syntax.copy_location(check, stmt))
+        nested = isinstance(stmt, (syntax.If, syntax.For, syntax.While))
         for field in syntax.BLOCK_FIELDS:
             block = getattr(stmt, field, None)
             if isinstance(block, list) and block:
                 if field == "handlers":
                     for handler in block:
-                        handler.body = self.block(handler.body)
+                        handler.body = self.block(handler.body, self.nested)
                 elif isinstance(block[0], syntax.stmt):
-                    setattr(stmt, field, self.block(block))
+                    saved, self.nested = self.nested, self.nested or nested
+                    setattr(stmt, field, self.block(block, self.nested))
+                    self.nested = saved
         return prefix + [stmt]
 
 

@@ -7,11 +7,9 @@ plain Python.
 
 from __future__ import annotations
 
-from autolax.analysis.activity import declared_nonlocal, target_names
 from autolax.errors import ConversionError
 from autolax.transpile import syntax
 
-_BLOCKS = (syntax.If, syntax.For, syntax.While)
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 
@@ -37,6 +35,23 @@ def _own_nodes(fn_node):
             stack.extend(syntax.iter_child_nodes(node))
 
 
+def _walrus_in_later_operand(node):
+    """A ``:=`` in an operand that conversion evaluates in a thunk (a lambda, where it would
+    bind a variable of the lambda): a later operand of ``and`` / ``or`` or a branch of a
+    conditional expression."""
+    if isinstance(node, syntax.BoolOp):
+        operands = node.values[1:]
+    elif isinstance(node, syntax.IfExp):
+        operands = [node.body, node.orelse]
+    else:
+        return None
+    for operand in operands:
+        for n in syntax.walk(operand):
+            if isinstance(n, syntax.NamedExpr):
+                return n
+    return None
+
+
 class _Checker:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -53,57 +68,14 @@ class _Checker:
             if isinstance(node, (syntax.Await, syntax.AsyncFor, syntax.AsyncWith)):
                 raise _error(self.ctx, node, f"async syntax in '{name}' cannot be staged",
                              "move the async code out of the converted function")
-            if isinstance(node, syntax.Match):
-                raise _error(self.ctx, node, "`match` statements are not supported yet",
-                             "write the cases as `if` / `elif` / `else`")
-            if isinstance(node, syntax.While) and any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(node.test)):
-                walrus = next(n for n in syntax.walk(node.test) if isinstance(n, syntax.NamedExpr))
-                raise _error(self.ctx, walrus, f"the assignment expression to '{walrus.target.id}' in a `while` condition cannot be staged",
-                             f"assign '{walrus.target.id}' before the loop and again at the end of its body")
-        self.block_rules(fn_node)
+            walrus = _walrus_in_later_operand(node)
+            if walrus is not None:
+                raise _error(self.ctx, walrus, f"the assignment expression to '{walrus.target.id}' is in an operand that "
+                             "Python evaluates only sometimes (after `and` / `or`, or in a branch of `... if ... else ...`)",
+                             f"assign '{walrus.target.id}' in a statement of its own before this expression")
         for node in _own_nodes(fn_node):
             if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
                 self.function(node, top=False)
-
-    def block_rules(self, fn_node):
-        outer = declared_nonlocal(fn_node.body)
-        if not outer:
-            outer = set()
-
-        def visit(stmts, inside):
-            for stmt in stmts:
-                if inside is not None:
-                    self.check_stmt_in_block(stmt, inside, outer)
-                if isinstance(stmt, _SCOPES):
-                    continue
-                for field in syntax.BLOCK_FIELDS:
-                    block = getattr(stmt, field, None)
-                    if isinstance(block, list) and block and isinstance(block[0], (syntax.stmt, syntax.ExceptHandler)):
-                        visit(block if field != "handlers" else [s for h in block for s in h.body],
-                              stmt if isinstance(stmt, _BLOCKS) else inside)
-
-        visit(fn_node.body, None)
-
-    def check_stmt_in_block(self, stmt, block, outer):
-        kind = {syntax.If: "an `if`", syntax.For: "a `for` loop", syntax.While: "a `while` loop"}[type(block)]
-        written = set()
-        if isinstance(stmt, syntax.Assign):
-            for t in stmt.targets:
-                written |= target_names(t)
-        elif isinstance(stmt, (syntax.AugAssign, syntax.AnnAssign)):
-            written |= target_names(stmt.target)
-        elif isinstance(stmt, syntax.For):
-            written |= target_names(stmt.target)
-        bad = sorted(written & outer)
-        if bad:
-            raise _error(self.ctx, stmt, f"'{bad[0]}' is declared global/nonlocal and assigned inside {kind}; "
-                         "a staged block cannot write to variables outside the function",
-                         f"compute the new value of '{bad[0]}' in the block, return it, and assign it after the call")
-        if isinstance(stmt, syntax.Delete):
-            names = sorted(set().union(*(target_names(t) for t in stmt.targets)))
-            if names:
-                raise _error(self.ctx, stmt, f"`del {names[0]}` inside {kind} cannot be staged",
-                             f"assign '{names[0]}' a placeholder value (or leave it) instead of deleting it")
 
 
 def transform(fn_node, ctx):

@@ -20,6 +20,7 @@ from autolax.passes import (
     calls,
     continue_statements,
     control_flow,
+    desugar,
     effects,
     exceptions,
     lists,
@@ -38,6 +39,8 @@ from autolax.transpile.source import function_source
 PASSES = (
     # Reject what cannot be staged before touching anything, so errors show user code.
     unsupported,
+    # `match` and `while` tests with `:=` become `if` / `break`, which the passes below lower.
+    desugar,
     # `raise` / `assert` become ops calls (still a `raise` statement: a jump for the analyses).
     exceptions,
     # Before jump lowering adds paths that skip code: which names Python always binds first.
@@ -79,12 +82,15 @@ NEEDS = {
     setitem: {"Subscript.Store"},
     attributes: {"Attribute.Store"},
     lists: {"append"},
-    effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call"},
+    effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call", "Global", "Nonlocal"},
     exceptions: {"Raise", "Assert", "Try"},
+    desugar: {"Match", "NamedExpr"},
     ternary: {"IfExp"},
     logical: {"BoolOp", "Not", "Compare.chain"},
 }
-_LOWERS_JUMPS = (continue_statements, break_statements, return_statements)
+# Passes after which the features present are found again: they add jumps (desugar), or
+# flags and guards and `not flag` loop tests (those live in annotations, unseen).
+_LOWERS_JUMPS = (desugar, continue_statements, break_statements, return_statements)
 
 
 def features(tree) -> set[str]:
@@ -192,8 +198,8 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
             if needs is not None and not needs & present:
                 continue
             node = rewrite.transform(node, ctx)
-            if rewrite in _LOWERS_JUMPS:  # new flags and guards; `not flag` loop tests
-                present = features(node) | {"Not"}  # (those live in annotations, unseen)
+            if rewrite in _LOWERS_JUMPS:
+                present = features(node) | {"Not"}
     for cls, body in set_aside:
         cls.body = body
     return Converted(node=node, ctx=ctx, name=node.name)
