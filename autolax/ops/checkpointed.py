@@ -5,35 +5,40 @@ time, so JAX cannot size the storage for the values the backward pass needs.
 :func:`bounded_while_loop` takes a bound ``max_steps`` on the trip count and gives the loop
 a reverse-mode derivative whose cost follows the iterations actually run.
 
-Design (a ``jax.custom_vjp``):
+Design (a ``jax.custom_vjp``; ``max_steps`` is split into ``C`` chunks of ``K`` steps,
+``C * K >= max_steps``, see :func:`chunking`):
 
 * Primal: a plain ``lax.while_loop``. A call that is not differentiated runs that and
   nothing else; ``max_steps`` is not enforced there.
-* Forward pass under ``grad``/``vjp``: an outer ``while_loop`` over chunks of ``K`` steps.
-  Each chunk first stores its starting state in a buffer of ``C`` checkpoints
-  (``C * K >= max_steps``), then runs a ``K``-step ``lax.scan`` whose steps are
-  ``lax.cond``-masked: a step runs while ``cond_fun`` holds and fewer than ``max_steps``
-  steps have run. The outer loop stops at the first chunk that starts after the exit, so
-  the work follows the iterations run, plus at most ``K - 1`` skipped steps.
-* Backward pass: the chunks in reverse; each recomputes its scan from its checkpoint under
-  ``jax.vjp`` and pulls the cotangent through it, summing the cotangents of the values the
-  loop reads without carrying them. Memory: ``C`` states plus one chunk's residuals (``K``
-  steps); time about three forward passes.
-* Under ``jax.vmap`` the outer loops continue while any lane still runs (a
-  ``custom_vmap`` predicate), so the chunk loops carry no per-lane select over the
-  checkpoint buffer; each lane's steps stay masked by its own predicate.
+* Forward pass under ``grad``/``vjp``: an outer ``while_loop`` over chunks; each chunk
+  stores its starting state in a buffer of ``C`` checkpoints and runs up to ``K`` steps as a
+  plain inner ``while_loop``. The loop stops when ``cond_fun`` fails, so the work is that of
+  the iterations run.
+* Backward pass: the chunks run, last first. Each is recomputed from its checkpoint as a
+  ``lax.scan`` under ``jax.vjp`` and the cotangent pulled through it; the cotangents of the
+  values the loop reads without carrying them are summed. A chunk that ran all ``K`` steps
+  is a plain scan; in the chunk where the loop stopped each step is a ``lax.cond`` on the
+  number of iterations run. Each step keeps only its input state (and matrix products)
+  and is recomputed once more while pulling back: on CPU that is cheaper than stacking
+  every intermediate of the body. Only the parts of the state that the caller's cotangent
+  can reach are differentiated (``custom_vjp`` with symbolic zeros).
+  Memory: ``C`` states plus ``K`` states of one chunk; time about five to ten forward
+  passes (measured on CPU).
+* Under ``jax.vmap`` the outer loops run while any lane still runs (``custom_vmap``
+  predicates), so they select over nothing per lane; inside a chunk each lane's steps stay
+  masked by its own count.
 * Needing more than ``max_steps`` iterations under differentiation is a run-time error,
   never a truncated derivative.
 
-Derivatives supported: ``grad``, ``value_and_grad``, ``vjp``, ``jacrev`` and
-``hessian``/``jacfwd`` of any of those (forward mode over reverse). Not supported, as for
-every ``custom_vjp`` in JAX: forward mode of the loop itself (``jvp``, ``jacfwd``,
-``linearize``), and reverse over reverse (``grad`` of ``grad``): the backward pass is
-itself a ``while_loop``.
+Derivatives: ``grad``, ``value_and_grad``, ``vjp``, ``jacrev``, and forward over reverse
+(``hessian``, ``jacfwd(grad)``). Not supported, as for every ``custom_vjp``: forward mode of
+the loop itself (``jvp``, ``jacfwd``; ``linearize`` returns but its linear function raises),
+and reverse over reverse (``grad`` of ``grad``: the backward pass is itself a ``while_loop``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable
 
@@ -43,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
+from jax.custom_derivatives import SymbolicZero
 
 __all__ = [
     "DEFAULT_BUDGET_BYTES",
@@ -56,8 +62,8 @@ DEFAULT_BUDGET_BYTES = 64 * 2**20
 ``budget_bytes``: 64 MiB."""
 
 JVP_UNSUPPORTED = (
-    "bounded_while_loop: forward-mode differentiation (jax.jvp, jax.jacfwd, "
-    "jax.linearize) of a bounded while loop is not supported: its derivative is a "
+    "bounded_while_loop: forward-mode differentiation (jax.jvp, jax.jacfwd) of a bounded "
+    "while loop is not supported: its derivative is a "
     "custom reverse-mode rule (jax.custom_vjp). Use reverse mode (jax.grad, jax.vjp, "
     "jax.jacrev); for second derivatives use forward over reverse, as jax.hessian does "
     "(jax.jacfwd(jax.jacrev(f)))."
@@ -124,11 +130,15 @@ def bounded_while_loop(
 
     Values ``cond_fun``/``body_fun`` read without carrying them (closed-over arrays,
     tracers of an enclosing transform) get derivatives too. Under ``grad`` the forward pass
-    runs the iterations the loop needs (rounded up to a chunk) and the backward pass
-    recomputes them once: about three times the plain loop. Supported derivatives:
-    reverse mode, and forward mode over reverse mode (``jax.hessian``); forward mode of the
-    loop itself is a ``TypeError`` naming the fix. ``jax.debug.print``/``callback`` in the
-    body run again when the backward pass recomputes a chunk.
+    runs the iterations the loop needs as a plain ``while_loop`` and the backward pass
+    recomputes them (about five to ten times the plain loop in all, measured on CPU).
+    Supported derivatives: reverse mode (``grad``, ``value_and_grad``, ``vjp``,
+    ``jacrev``) and forward over reverse (``hessian``); forward mode of the loop itself
+    (``jvp``, ``jacfwd``) is a ``TypeError`` that names the fix when called eagerly and
+    JAX's own ``TypeError`` under ``jit``; ``grad`` of ``grad`` is JAX's error for reverse
+    mode through a ``while_loop``. ``jax.debug.print``/``callback`` in the body run once
+    per iteration in the forward pass and two or three more times in the backward pass,
+    chunk by chunk from the last.
     """
     __tracebackhide__ = True
     max_steps = _check_max_steps(max_steps)
@@ -157,7 +167,8 @@ def bounded_while_loop(
         "while being differentiated, so its derivative would be that of a truncated loop. "
         "Raise max_steps (memory grows with its square root) or make the loop exit sooner."
     )
-    chunked = _Chunked(cond_flat, body_flat, max_steps, steps, chunks)
+    reads = _state_dependencies(body_flat, tuple(leaves), consts)
+    chunked = _Chunked(cond_flat, body_flat, max_steps, steps, chunks, reads)
 
     @jax.custom_vjp
     def loop(x, consts):
@@ -166,14 +177,18 @@ def bounded_while_loop(
         )
 
     def loop_fwd(x, consts):
+        # With symbolic_zeros, the arguments say which of them are being differentiated
+        # and the backward pass learns which outputs the caller uses.
+        wanted = _Static((tuple(a.perturbed for a in x), tuple(a.perturbed for a in consts)))
+        x, consts = tuple(a.value for a in x), tuple(a.value for a in consts)
         x, checkpoints, n_chunks, ran = chunked.forward(x, consts)
         _runtime_error(cond_flat(x, consts), message)
-        return x, (checkpoints, n_chunks, ran, consts)
+        return x, (checkpoints, n_chunks, ran, consts, wanted)
 
     def loop_bwd(residuals, ct):
         return chunked.backward(*residuals, ct)
 
-    loop.defvjp(loop_fwd, loop_bwd)
+    loop.defvjp(loop_fwd, loop_bwd, symbolic_zeros=True)
     try:
         out = loop(tuple(leaves), consts)
     except TypeError as err:
@@ -206,10 +221,6 @@ def chunking(
         guess = max(1, min(max_steps, guess))
         chunks = -(-max_steps // guess)
         steps = -(-max_steps // chunks)  # the same number of chunks, the least waste
-        # A chunk splits into pieces of about sqrt(steps) steps: round up to a multiple.
-        piece = math.isqrt(steps - 1) + 1 if steps > 1 else 1
-        steps = piece * -(-steps // piece)
-        chunks = -(-max_steps // steps)
         need = chunks * state_bytes + steps * residual_bytes
         if best is None or need < best[0]:
             best = (need, steps, chunks)
@@ -229,10 +240,10 @@ class _Chunked:
     """The loop as chunks of ``steps`` steps, ``chunks`` of them at most: the forward pass that
     keeps checkpoints and the backward pass that uses them."""
 
-    def __init__(self, cond_flat, body_flat, max_steps, steps, chunks):
+    def __init__(self, cond_flat, body_flat, max_steps, steps, chunks, reads):
         self.cond_flat, self.body_flat = cond_flat, body_flat
         self.max_steps, self.steps, self.chunks = max_steps, steps, chunks
-        self.piece = _piece_length(steps)
+        self.reads = reads  # per output leaf of the body, the state leaves it depends on
 
     def active(self, x, consts, step):
         return jnp.logical_and(self.cond_flat(x, consts), step < self.max_steps)
@@ -270,14 +281,22 @@ class _Chunked:
         empty = tuple(jnp.zeros((self.chunks, *jnp.shape(leaf)), jnp.result_type(leaf)) for leaf in x)
         return lax.while_loop(go_on, one_chunk, (x, empty, jnp.int32(0), jnp.int32(0)))
 
-    def backward(self, checkpoints, n_chunks, ran, consts, ct):
-        """Pulls ``ct`` (the cotangent of the final state) back through the chunks run, last
-        first; returns the cotangents of the initial state and of ``consts``.
+    def backward(self, checkpoints, n_chunks, ran, consts, wanted, ct):
+        """Pulls ``ct`` (the cotangent of the final state; ``SymbolicZero`` where the caller
+        does not use a part) back through the chunks run, last first. Returns the cotangents
+        of the initial state and of ``consts`` (``None`` where ``wanted`` says that input is
+        not being differentiated).
 
-        The chunks that ran all their steps in every lane are recomputed as plain scans;
-        the others (one, when not under ``vmap``) piece by piece, see ``partial_chunk``."""
-        x_diff = [_differentiable(c) for c in checkpoints]
-        c_diff = [_differentiable(c) for c in consts]
+        Only the state leaves a cotangent can reach are differentiated: those the caller
+        uses and those the body reads to compute them (``needed``). The chunks that ran all
+        their steps in every lane are recomputed as plain scans; the others (one, when not
+        under ``vmap``) with masked steps."""
+        x_wanted, c_wanted = wanted.value
+        used = [_differentiable(c) and not isinstance(t, SymbolicZero) for c, t in zip(checkpoints, ct)]
+        x_keep = self.needed(used, [_differentiable(c) for c in checkpoints])
+        c_keep = [w and _differentiable(c) for w, c in zip(c_wanted, consts)]
+        if not any(x_keep):
+            return tuple(None for _ in checkpoints), tuple(None for _ in consts)
 
         def pull_back(run_chunk):
             def pull(carry):
@@ -285,28 +304,49 @@ class _Chunked:
                 chunk = chunk - 1
                 start = tuple(lax.dynamic_index_in_dim(c, chunk, 0, keepdims=False) for c in checkpoints)
 
-                def chunk_fn(x_float, c_float):
-                    x = _merge(start, x_diff, x_float)
-                    cs = _merge(consts, c_diff, c_float)
-                    return _pick(run_chunk(x, cs, chunk), x_diff)
+                def chunk_fn(x_part, c_part):
+                    x = _merge(start, x_keep, x_part)
+                    cs = _merge(consts, c_keep, c_part)
+                    return _pick(run_chunk(x, cs, chunk), x_keep)
 
-                _, vjp = jax.vjp(chunk_fn, _pick(start, x_diff), _pick(consts, c_diff))
+                _, vjp = jax.vjp(chunk_fn, _pick(start, x_keep), _pick(consts, c_keep))
                 ct_x, ct_c = vjp(ct_x)
                 return chunk, ct_x, tuple(a + b for a, b in zip(ct_consts, ct_c))
 
             return pull
 
         def partial_chunk(x, cs, chunk):
-            return self.partial_chunk(x, cs, chunk, ran)
+            return self.masked_steps(x, cs, chunk, ran)
 
         def full_chunk(x, cs, chunk):
             return self.plain_steps(x, cs, self.steps)
 
+        ct_x = tuple(
+            jnp.zeros(c.shape[1:], c.dtype) if isinstance(t, SymbolicZero) else t
+            for c, t in zip(_pick(checkpoints, x_keep), _pick(ct, x_keep))
+        )
         n_full = _min_lane(ran) // self.steps
-        carry = (n_chunks, _pick(ct, x_diff), tuple(jnp.zeros_like(c) for c in _pick(consts, c_diff)))
+        carry = (n_chunks, ct_x, tuple(jnp.zeros_like(c) for c in _pick(consts, c_keep)))
         carry = lax.while_loop(lambda carry: carry[0] > n_full, pull_back(partial_chunk), carry)
         _, ct_x, ct_c = lax.while_loop(lambda carry: carry[0] > 0, pull_back(full_chunk), carry)
-        return _unpick(ct_x, x_diff), _unpick(ct_c, c_diff)
+        x_out = [k and w for k, w in zip(x_keep, x_wanted)]
+        ct_x = tuple(t if w else None for t, w in zip(_unpick(ct_x, x_keep), x_out))
+        return ct_x, _unpick(ct_c, c_keep)
+
+    def needed(self, used, differentiable):
+        """The state leaves that a cotangent reaches at some chunk boundary: those ``used``
+        by the caller and, repeatedly, the differentiable ones the body reads to compute a
+        needed leaf."""
+        needed = list(used)
+        changed = True
+        while changed:
+            changed = False
+            for i in range(len(needed)):
+                if needed[i] or not differentiable[i]:
+                    continue
+                if any(needed[j] and i in reads for j, reads in enumerate(self.reads)):
+                    needed[i] = changed = True
+        return needed
 
     # Each step below keeps only its input state (and matrix products) for the backward
     # pass and recomputes the rest there: on CPU, writing and reading a stack for every
@@ -321,54 +361,42 @@ class _Chunked:
         step = jax.checkpoint(step, prevent_cse=False, policy=_SAVED)
         return lax.scan(step, x, None, length=length)[0]
 
-    def masked_steps(self, x, consts, first, ran):
-        """Iterations ``first`` to ``first + piece - 1``, each skipped (per lane) at or after
-        the lane's count of iterations run, ``ran``."""
+    def masked_steps(self, x, consts, chunk, ran):
+        """The ``steps`` iterations of chunk ``chunk``, each skipped (``lax.cond``) at or
+        after the lane's count of iterations run, ``ran``: the chunk where the loop stopped."""
 
         def step(x, i):
             return lax.cond(i < ran, lambda x: self.body_flat(x, consts), lambda x: x, x), None
 
         step = jax.checkpoint(step, prevent_cse=False, policy=_SAVED)
-        return lax.scan(step, x, first + jnp.arange(self.piece, dtype=jnp.int32))[0]
-
-    def partial_chunk(self, x, consts, chunk, ran):
-        """A chunk in which the loop stopped (in some lane), recomputed in pieces of
-        ``piece`` steps: a plain scan where every lane ran the whole piece, nothing where no
-        lane ran any of it, masked steps in the piece where the loop stopped. So no more than
-        ``piece - 1`` steps are masked, and each piece after the exit costs one branch."""
-
-        def piece(x, p):
-            first = chunk * self.steps + p * self.piece
-            done = jnp.clip(ran - first, 0, self.piece)
-            which = jnp.where(
-                _all_lanes(done == self.piece), 2, jnp.where(_any_lane(done > 0), 1, 0)
-            )
-
-            @_remat_in_scan
-            def run(x, which, first):
-                branches = (
-                    lambda x: x,
-                    lambda x: self.masked_steps(x, consts, first, ran),
-                    lambda x: self.plain_steps(x, consts, self.piece),
-                )
-                return lax.switch(which, branches, x)
-
-            return run(x, which, first), None
-
-        return lax.scan(piece, x, jnp.arange(self.steps // self.piece, dtype=jnp.int32))[0]
+        steps = chunk * self.steps + jnp.arange(self.steps, dtype=jnp.int32)
+        return lax.scan(step, x, steps)[0]
 
 
-def _remat_in_scan(fn):
-    """``jax.checkpoint`` for a function called inside a ``lax.scan``: its residuals are its
-    inputs, and it is recomputed in the backward pass."""
-    return jax.checkpoint(fn, prevent_cse=False)
+@jax.tree_util.register_static
+@dataclasses.dataclass(frozen=True)
+class _Static:
+    """A Python value carried in a pytree's structure (it has no leaves): lets a
+    ``custom_vjp`` forward rule hand static facts to its backward rule."""
+
+    value: Any
 
 
-def _piece_length(steps: int) -> int:
-    """The piece length of a chunk of ``steps`` steps: about its square root, a divisor."""
-    piece = math.isqrt(steps - 1) + 1 if steps > 1 else 1
-    assert steps % piece == 0, (steps, piece)
-    return piece
+def _state_dependencies(body_flat, x, consts) -> list[set[int]]:
+    """For each leaf of the body's output, the state leaves (indices into ``x``) whose
+    input values it depends on, read off the body's jaxpr (an equation's outputs depend
+    on all its inputs: conservative for nested control flow)."""
+    jaxpr = jax.make_jaxpr(body_flat)(x, consts).jaxpr
+    deps = {v: {i} for i, v in enumerate(jaxpr.invars[: len(x)])}
+
+    def of(v):
+        return set() if isinstance(v, jax.extend.core.Literal) else deps.get(v, set())
+
+    for eqn in jaxpr.eqns:
+        d = set().union(*(of(v) for v in eqn.invars))
+        for v in eqn.outvars:
+            deps[v] = d
+    return [of(v) for v in jaxpr.outvars]
 
 
 def _differentiable(x) -> bool:
@@ -413,7 +441,6 @@ _any_lane = _lane_reduction(
     "Whether a bool holds in any ``vmap`` lane, unbatched, so that a ``while_loop`` on it "
     "keeps a scalar predicate instead of selecting over its whole carry every iteration.",
 )
-_all_lanes = _lane_reduction(jnp.all, "Whether a bool holds in every ``vmap`` lane, unbatched.")
 _min_lane = _lane_reduction(jnp.min, "The least value of an integer across ``vmap`` lanes.")
 
 
@@ -475,11 +502,12 @@ def _nbytes(x) -> int:
 
 def _residual_bytes(body_flat, x, consts) -> int:
     """Estimates the bytes the backward pass keeps per step: the residuals of
-    ``jax.vjp(body)``, less loop invariants (values read from outside), and at least the
-    state. XLA may fuse some away; the figure chooses the chunk length, it is no promise."""
+    ``jax.vjp`` of a step as the recomputation runs it (its input state and matrix products,
+    see ``_SAVED``), less loop invariants (values read from outside)."""
 
     def residuals(x, consts):
-        return jax.tree_util.tree_leaves(jax.vjp(lambda x: body_flat(x, consts), x)[1])
+        step = jax.checkpoint(lambda x: body_flat(x, consts), policy=_SAVED)
+        return jax.tree_util.tree_leaves(jax.vjp(step, x)[1])
 
     closed = jax.make_jaxpr(residuals)(x, consts)
     invariant = set(closed.jaxpr.invars[len(x) :]) | set(closed.jaxpr.constvars)
