@@ -105,8 +105,7 @@ def fixed_point_problem(n, tol=1e-6, seed=0):
     b = (0.1 * rng.standard_normal(n)).astype(np.float32)
 
     def cond(s):
-        x, delta = s
-        return delta > tol
+        return s[1] > tol  # the last change, max |x_new - x|
 
     def make_body(params):
         w, b = params

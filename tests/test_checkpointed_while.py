@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import assert_close
 from jax import lax
 
 from autolax.ops.checkpointed import (
@@ -18,8 +19,6 @@ from autolax.ops.checkpointed import (
     bounded_while_loop,
     chunking,
 )
-
-from conftest import assert_close
 
 
 @pytest.fixture

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.extend
@@ -83,7 +84,8 @@ class LoopBoundExceededError(RuntimeError):
     The check runs inside the computation (``jax.debug.callback``). Called eagerly, the
     caller gets this error. Under ``jax.jit`` JAX reports it as a
     ``jax.errors.JaxRuntimeError`` (a ``RuntimeError``) whose message ends with this error's
-    class name and text.
+    class name and text; the computation returns no result. (On CPU a program containing a
+    host callback runs synchronously, so the error comes from the call itself.)
     """
 
 
@@ -136,8 +138,8 @@ def bounded_while_loop(
     (``jvp``, ``jacfwd``) is a ``TypeError`` that names the fix when called eagerly and
     JAX's own ``TypeError`` under ``jit``; ``grad`` of ``grad`` is JAX's error for reverse
     mode through a ``while_loop``. ``jax.debug.print``/``callback`` in the body run once
-    per iteration in the forward pass and two or three more times in the backward pass,
-    chunk by chunk from the last.
+    per iteration in the forward pass and twice more in the backward pass (chunk by chunk
+    from the last: each chunk's iterations in order, then in reverse).
     """
     __tracebackhide__ = True
     max_steps = _check_max_steps(max_steps)
