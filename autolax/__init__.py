@@ -26,7 +26,7 @@ def _working_directory_off_path():
 
 _working_directory_off_path()
 
-from autolax.api import convert, do_not_convert, jit, to_source  # noqa: E402
+from autolax.api import convert, do_not_convert, jit, loop_options, to_source  # noqa: E402
 from autolax.check import TraceReport, trace_check  # noqa: E402
 from autolax.errors import (  # noqa: E402
     ArrayConditionError,
@@ -65,6 +65,7 @@ __all__ = [
     "convert",
     "do_not_convert",
     "jit",
+    "loop_options",
     "to_source",
     "trace_check",
 ]

@@ -72,6 +72,27 @@ class JitInfo:
     static_argnums: object
     static_argnames: object
     strict: bool
+    max_steps: int | None = None
+
+
+def loop_options(*, max_steps: int | None = None) -> None:
+    """Options for the loop whose body it opens; a no-op when the function runs as Python.
+
+    ``max_steps``: a bound on the loop's iterations (a literal int). A staged ``while`` loop
+    (or ``for`` over a traced range) with a bound has a reverse-mode derivative: ``jax.grad``,
+    ``jax.value_and_grad``, ``jax.vjp`` work through it, at a cost proportional to the
+    iterations the loop ran (checkpoints, recomputed backwards). The bound never caps a call
+    that is not differentiated; a differentiated call that needs more iterations raises
+    ``autolax.RuntimeCheckError``. Forward mode (``jax.jvp``) of a bounded loop is not
+    available. Example::
+
+        while t < t_end:
+            autolax.loop_options(max_steps=4096)
+            y, t = step(y, t)
+
+    ``autolax.jit(fn, max_steps=...)`` gives every loop of ``fn`` without its own a bound.
+    """
+    del max_steps
 
 
 def do_not_convert(fn):
@@ -117,7 +138,7 @@ def _convert_function(fn):
         return new
 
 
-def _with_options(fn, converted, *, strict: bool, recursive: bool):
+def _with_options(fn, converted, *, strict: bool, recursive: bool, max_steps: int | None):
     """``converted`` run with non-default options (they hold for the whole call, including
     the functions it calls)."""
 
@@ -128,6 +149,8 @@ def _with_options(fn, converted, *, strict: bool, recursive: bool):
                 options.enter_context(report.strict_mode(True))
             if not recursive:
                 options.enter_context(report.calls_converted(False))
+            if max_steps is not None:
+                options.enter_context(report.loop_bound(max_steps))
             return converted(*args, **kwargs)
 
     del with_options.__wrapped__  # it would keep a strong reference chain to the original
@@ -135,7 +158,7 @@ def _with_options(fn, converted, *, strict: bool, recursive: bool):
     return with_options
 
 
-def convert(fn=None, *, recursive: bool = True, strict: bool = False):
+def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps: int | None = None):
     """Returns ``fn`` with its Python control flow rewritten to decide at trace time.
 
     The result is a plain Python function with the same signature, globals, closure and
@@ -152,12 +175,15 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False):
       strict: raise ``UnrolledLoopError`` instead of warning when a loop carrying traced
         values has to run as a Python loop; raise ``ConversionError`` if the source of
         ``fn`` is unavailable.
+      max_steps: a bound on the iterations of every staged ``while`` loop (and ``for`` over
+        a traced range) without ``autolax.loop_options``, so ``jax.grad`` can differentiate
+        it (see ``loop_options``).
 
     Raises:
       ConversionError: ``fn`` uses syntax that cannot be staged (see its message).
     """
     if fn is None:
-        return functools.partial(convert, recursive=recursive, strict=strict)
+        return functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps)
     if getattr(fn, "__autolax_converted__", False) or getattr(fn, "__autolax_do_not_convert__", False):
         return fn
     if not isinstance(fn, types.FunctionType):
@@ -180,8 +206,8 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False):
             stacklevel=3,
         )
         return fn
-    if strict or not recursive:
-        return _with_options(fn, converted, strict=strict, recursive=recursive)
+    if strict or not recursive or max_steps is not None:
+        return _with_options(fn, converted, strict=strict, recursive=recursive, max_steps=max_steps)
     return converted
 
 
@@ -267,11 +293,12 @@ class Jitted:
         return f"<autolax.jit of {self.__qualname__}>"
 
 
-def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, strict: bool = False, **jit_kwargs):
+def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, strict: bool = False,
+        max_steps: int | None = None, **jit_kwargs):
     """``jax.jit`` of ``autolax.convert(fn)``.
 
     Use as ``@autolax.jit`` or ``@autolax.jit(static_argnums=..., strict=True, ...)``. Every
-    keyword except ``strict`` is passed to ``jax.jit`` (``static_argnums``,
+    keyword except ``strict`` and ``max_steps`` (see ``convert``) is passed to ``jax.jit`` (``static_argnums``,
     ``static_argnames``, ``donate_argnums``, ``in_shardings``, ``out_shardings``,
     ``device``, ...). The result (a ``Jitted``) behaves as the ``jax.jit`` object: it caches
     compilations and has ``.lower``, ``.trace``, ``.eval_shape``; a check that fails when
@@ -298,9 +325,9 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     if donate_argnums is not None:
         options["donate_argnums"] = donate_argnums
     if fn is None:
-        return functools.partial(jit, strict=strict, **options)
-    converted = convert(fn, strict=strict)
-    info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict)
+        return functools.partial(jit, strict=strict, max_steps=max_steps, **options)
+    converted = convert(fn, strict=strict, max_steps=max_steps)
+    info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
     return Jitted(jax.jit(_own_function(converted), **options), info)
 
 

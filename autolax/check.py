@@ -128,15 +128,13 @@ def count_equations(jaxpr) -> int:
 
 
 def _target(fn):
+    """(the user's function, static_argnums, static_argnames, max_steps) to trace."""
     info = api.jit_info(fn)
-    if info is not None:
-        original, static_argnums, static_argnames = info.fn, info.static_argnums, info.static_argnames
-    else:
-        original = api._original(fn)
-        static_argnums = static_argnames = None
-    if not isinstance(original, types.FunctionType):
+    if info is None:
+        info = api.JitInfo(api._original(fn), None, None, False)
+    if not isinstance(info.fn, types.FunctionType):
         raise TypeError(f"autolax.trace_check expects a function or an autolax.jit object, got {fn!r}")
-    return original, static_argnums, static_argnames
+    return info
 
 
 def trace_check(fn, *args, **kwargs) -> TraceReport:
@@ -154,13 +152,13 @@ def trace_check(fn, *args, **kwargs) -> TraceReport:
       UnrolledLoopError: a loop carrying traced values ran as a Python loop (the error's
         ``report`` attribute holds the report).
     """
-    original, static_argnums, static_argnames = _target(fn)
-    converted = api.convert(original)
+    info = _target(fn)
+    converted = api.convert(info.fn, max_steps=info.max_steps)
 
     def traced(*a, **k):  # a fresh function: jax.jit's trace cache cannot skip the Python
         return converted(*a, **k)
 
-    jitted = jax.jit(traced, static_argnums=static_argnums, static_argnames=static_argnames)
+    jitted = jax.jit(traced, static_argnums=info.static_argnums, static_argnames=info.static_argnames)
     recorder = recording.Recorder()
     with recording.recording(recorder):
         jaxpr = jitted.trace(*args, **kwargs).jaxpr

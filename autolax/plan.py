@@ -22,6 +22,7 @@ EARLY_EXIT = "lax.while_loop (grad: masked lax.scan)"
 SCAN = "lax.scan"
 MASKED_SCAN = "lax.scan (masked)"
 FORI = "lax.fori_loop"
+BOUNDED = "lax.while_loop (grad: checkpointed)"
 LOGICAL = "jnp.logical"  # `and` / `or` / `not` of traced values, both operands evaluated
 
 
@@ -31,7 +32,7 @@ def unrolled(reason: str) -> str:
 
 # The jaxpr primitive each staged form shows up as (the trace report's consistency check).
 PRIMITIVE = {COND: "cond", SELECT: "select_n", WHILE: "while", EARLY_EXIT: "while", FORI: "while", SCAN: "scan",
-             MASKED_SCAN: "scan"}
+             MASKED_SCAN: "scan", BOUNDED: "while"}
 
 
 class Unstageable(Exception):
@@ -79,6 +80,7 @@ class LoopFacts:
     exit_traced: bool = False  # a `break` / `return` under a traced condition
     inexact: bool = False  # carries floating-point values (so it may be differentiated)
     effects: bool = False  # the body prints (custom_jvp takes no effects)
+    max_steps: int | None = None  # a stated bound (autolax.loop_options, autolax.jit(max_steps=))
 
 
 def stages(driver_traced: bool, state_traced: bool) -> bool:
@@ -108,16 +110,23 @@ def loop_form(facts: LoopFacts) -> str:
     no floating-point carries
     ``for``, traced trip count                  ``lax.fori_loop``; with a traced exit
                                                 ``lax.while_loop``
+    ``while`` or traced trip count, with a      a ``lax.while_loop`` whose reverse-mode
+    bound (``max_steps``) and floating-point    derivative is checkpointed (bounded by
+    carries                                     ``max_steps``; the plain loop when not
+                                                differentiated)
     ==========================================  ============================================
     """
+    bounded = facts.max_steps is not None and facts.inexact
     if facts.kind == "while":
-        return WHILE
+        return BOUNDED if bounded else WHILE
     if facts.static_trip:
         if not facts.exit_traced:
             return SCAN
         if facts.inexact:
             return MASKED_SCAN if facts.effects else EARLY_EXIT
         return WHILE
+    if bounded:
+        return BOUNDED
     return WHILE if facts.exit_traced else FORI
 
 

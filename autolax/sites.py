@@ -20,7 +20,8 @@ Grammar (clauses separated by ``;``)::
 ``bound: NAMES``  outputs Python always binds before reading them (a staged ``if`` that
                   leaves one unbound on a path that jumped takes the other side's type);
 ``reads: ...``    lists a loop appends to and also reads: ``out[0]`` (only constant
-                  indices up to 0), ``seen`` (any other read).
+                  indices up to 0), ``seen`` (any other read);
+``max_steps: N``  the loop's bound from ``autolax.loop_options(max_steps=N)``.
 
 This module is shared by the front end (which writes descriptors) and the runtime (which
 reads them); it imports nothing else of autolax.
@@ -62,6 +63,7 @@ class Site:
     # Lists a loop body appends to and also reads: name -> the largest constant index read
     # (`lst[0]`), or None for any other read.
     reads_appended: dict = field(default_factory=dict)
+    max_steps: int | None = None  # autolax.loop_options(max_steps=...)
 
     @property
     def where(self) -> str:
@@ -85,7 +87,7 @@ class Site:
 
 
 def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
-                always_bound=(), reads_appended=None) -> str:
+                always_bound=(), reads_appended=None, max_steps=None) -> str:
     """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
     head = f"{filename}:{lineno}" if filename else str(lineno)
     if outputs is not None and len(outputs):
@@ -98,18 +100,20 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
     if reads_appended:
         reads = [name if k is None else f"{name}[{k}]" for name, k in reads_appended.items()]
         clauses.append("reads: " + ", ".join(reads))
+    if max_steps is not None:
+        clauses.append(f"max_steps: {max_steps}")
     return "; ".join(clauses)
 
 
 @functools.lru_cache(maxsize=1024)
 def parse_spec(spec: str):
-    """``(filename or None, lineno, outputs, roles, always_bound, reads_appended)``."""
+    """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps)``."""
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
     location = location.strip()
     filename, _, line = location.rpartition(":")
     outputs = tuple(n.strip() for n in outs.split(",") if n.strip())
-    roles, bound, reads = {}, frozenset(), {}
+    roles, bound, reads, max_steps = {}, frozenset(), {}, None
     for clause in clauses:
         key, _, value = clause.partition(":")
         items = [v.strip() for v in value.split(",") if v.strip()]
@@ -121,7 +125,9 @@ def parse_spec(spec: str):
             for item in items:
                 name, _, index = item.partition("[")
                 reads[name] = int(index.rstrip("]")) if index else None
-    return filename or None, int(line), outputs, roles, bound, reads
+        elif key == "max_steps":
+            max_steps = int(items[0])
+    return filename or None, int(line), outputs, roles, bound, reads, max_steps
 
 
 @functools.lru_cache(maxsize=2048)
@@ -129,7 +135,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
-    filename, lineno, outputs, roles, bound, reads = parse_spec(spec)
+    filename, lineno, outputs, roles, bound, reads, max_steps = parse_spec(spec)
     return Site(
         kind=kind,
         filename=filename or code_filename,
@@ -138,4 +144,5 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         roles=roles,
         always_bound=bound,
         reads_appended=reads,
+        max_steps=max_steps,
     )

@@ -125,6 +125,20 @@ def fail_unless(ok, make_error) -> None:
     defer(Failures(jnp.where(ok, 0, 1).astype(jnp.int32), (make_error,)))
 
 
+def fail_at_once_unless(ok, make_error) -> None:
+    """Raises ``make_error()`` when the program runs and ``ok`` does not hold (in every lane),
+    by a host callback right here -- for computations whose outputs cannot carry a failure
+    code (a custom derivative rule). Elsewhere use ``fail_unless``."""
+    if not is_tracer(ok):
+        if not np.all(np.asarray(ok)):
+            raise make_error()
+        return
+    counter = _staged.get()
+    if counter is not None:
+        counter.count += 1
+    jax.debug.callback(functools.partial(_raise_code, (make_error,)), jnp.where(ok, 0, 1).astype(jnp.int32))
+
+
 def fail(make_error) -> None:
     """Fails wherever the program gets here: ``raise`` in a staged branch or loop body.
     Outside one it raises now (the path is decided by Python)."""

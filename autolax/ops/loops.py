@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
 import operator
 import types
 
@@ -33,7 +34,7 @@ from jax import lax
 
 from autolax import errors, plan, sites
 from autolax.errors import StateMismatchError, UndefinedVariableError
-from autolax.ops import checks, report
+from autolax.ops import checkpointed, checks, report
 from autolax.ops.control import predicate, staged_cond
 from autolax.ops.lists import (
     StackedList,
@@ -451,6 +452,15 @@ def _python_while(site, loop_test, loop_body, values, first, static):
     return pack(state, n)
 
 
+def _bounded_while(site, max_steps):
+    """``lax.while_loop``, or for the ``BOUNDED`` form the checkpointed loop that ``jax.grad``
+    differentiates (``autolax.ops.checkpointed``)."""
+    if max_steps is None:
+        return lax.while_loop
+    message = str(errors.make("loop-bound-exceeded", stmt=site.what, max_steps=max_steps))
+    return functools.partial(checkpointed.bounded_while_loop, max_steps=max_steps, error_message=message)
+
+
 def _staged_while(site, loop_test, loop_body, values, names, first):
     __tracebackhide__ = True
     facts = plan.LoopFacts("while")
@@ -462,6 +472,9 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
         return _raises_when_it_runs(site, body_traced, state.dynamic(values), ran, values, names)
     test_traced = _traced_test(loop_test, state, site)
     n = state.n_dynamic()
+    facts = dataclasses.replace(facts, inexact=_inexact(state), max_steps=site.max_steps or report.default_max_steps())
+    form = plan.loop_form(facts)
+    while_loop = _bounded_while(site, facts.max_steps if form == plan.BOUNDED else None)
 
     def test(leaves):
         __tracebackhide__ = True
@@ -469,7 +482,7 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
         return predicate(pred_leaves[0], site.where), failures
 
     if not (body_traced.makers or test_traced.makers):
-        out = lax.while_loop(lambda c: test(c)[0], lambda c: body_traced(c, state)[0], state.dynamic(values))
+        out = while_loop(lambda c: test(c)[0], lambda c: body_traced(c, state)[0], state.dynamic(values))
     else:
         # Checks in the loop: carry the first failure's code and stop there. The test runs
         # at the end of each iteration (and before the first), so its checks are carried too.
@@ -490,10 +503,10 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
 
         init = state.dynamic(values)
         pred0, code0 = test_and_code(init, jnp.int32(0))
-        carry = lax.while_loop(lambda c: c[n] & (c[n + 1] == 0), body_fun, (*init, pred0, code0))
+        carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), body_fun, (*init, pred0, code0))
         out = list(carry[:n])
         checks.defer(checks.Failures(carry[n + 1], makers))
-    report.record(site, plan.loop_form(facts))
+    report.record(site, form)
     ran = predicate(first, site.where) if is_tracer(first) else bool(first)
     return pack(_flag_first_assigned(values, state.rebuild(out), names, ran), len(names))
 
@@ -657,7 +670,8 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         return _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), seq.length > 0, values, names)
     test_traced = _traced_test(loop_test, state, site) if loop_test is not None else None
     effects = bool(body_traced.jaxpr.effects) or bool(test_traced is not None and test_traced.jaxpr.effects)
-    facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects)
+    facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects,
+                                max_steps=site.max_steps or report.default_max_steps())
     form = plan.loop_form(facts)
     item_avals = item_state.abstract()
     n = state.n_dynamic()
@@ -700,19 +714,22 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         (_, *out), _ = lax.scan(masked_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
         return list(out)
 
-    def early(*init):
+    def early(*init, while_loop=lax.while_loop):
         __tracebackhide__ = True
 
         def while_cond(carry):
             __tracebackhide__ = True
-            return jnp.logical_and(carry[0] < seq.length, go_on(list(carry[1:])))
+            more = carry[0] < seq.length
+            if test_traced is not None:
+                return jnp.logical_and(more, go_on(list(carry[1:])))
+            return jnp.logical_and(more, carry[1 + n] == 0) if checked else more
 
         def while_body(carry):
             __tracebackhide__ = True
             k, rest = carry[0], list(carry[1:])
             return (k + 1, *step(k, None, rest)[0])
 
-        _, *out = lax.while_loop(while_cond, while_body, (jnp.asarray(0, jnp.int32), *init))
+        _, *out = while_loop(while_cond, while_body, (jnp.asarray(0, jnp.int32), *init))
         return list(out)
 
     def fori(*init):
@@ -728,7 +745,8 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         out, ys = scan(*init)
     else:
         run = {plan.MASKED_SCAN: masked, plan.WHILE: early, plan.FORI: fori,
-               plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, masked, a)}[form]
+               plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, masked, a),
+               plan.BOUNDED: lambda *a: early(*a, while_loop=_bounded_while(site, facts.max_steps))}[form]
         out = run(*init)
     if checked:
         checks.defer(checks.Failures(out[n], body_traced.makers))

@@ -30,6 +30,7 @@ _recorder: contextvars.ContextVar = contextvars.ContextVar("autolax_recorder", d
 _strict: contextvars.ContextVar = contextvars.ContextVar("autolax_strict", default=False)
 _recursive: contextvars.ContextVar = contextvars.ContextVar("autolax_recursive", default=True)
 _staging: contextvars.ContextVar = contextvars.ContextVar("autolax_staging", default=())
+_max_steps: contextvars.ContextVar = contextvars.ContextVar("autolax_max_steps", default=None)
 
 
 @dataclass
@@ -95,6 +96,15 @@ def strict_mode(on: bool = True):
 
 def is_strict() -> bool:
     return _strict.get()
+
+
+def loop_bound(max_steps: int | None):
+    """The bound of loops without ``autolax.loop_options`` (``autolax.jit(max_steps=...)``)."""
+    return _setting(_max_steps, max_steps)
+
+
+def default_max_steps() -> int | None:
+    return _max_steps.get()
 
 
 def calls_converted(on: bool):

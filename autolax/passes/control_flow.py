@@ -185,6 +185,7 @@ class _FunctionConverter:
             # Only names that may be unbound when the statement starts need the fact.
             always_bound=[n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]],
             reads_appended=reads_appended,
+            max_steps=(anno.get(node, anno.LOOP_OPTIONS) or {}).get("max_steps"),
         )
         return syntax.constant(text)
 

@@ -15,6 +15,7 @@ _KEY = "_autolax_anno"
 EXTRA_TEST = "extra_test"  # For: expression that must hold before each iteration
 ORIGIN = "origin"  # generated statement: the user statement it stands for
 GENERATED_FLAG = "generated_flag"  # Name assigned by jump lowering ("break", "return", ...)
+LOOP_OPTIONS = "loop_options"  # For/While: {"max_steps": 4096} from autolax.loop_options
 THUNK = "thunk"  # Lambda: generated, called at once by the op it is passed to (not a closure)
 
 

@@ -24,6 +24,7 @@ from autolax.passes import (
     effects,
     exceptions,
     lists,
+    loop_options,
     logical,
     return_statements,
     setitem,
@@ -41,6 +42,8 @@ PASSES = (
     unsupported,
     # `match` and `while` tests with `:=` become `if` / `break`, which the passes below lower.
     desugar,
+    # Before jump lowering puts flag assignments at the top of loop bodies.
+    loop_options,
     # `raise` / `assert` become ops calls (still a `raise` statement: a jump for the analyses).
     exceptions,
     # Before jump lowering adds paths that skip code: which names Python always binds first.
@@ -85,6 +88,7 @@ NEEDS = {
     effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call", "Global", "Nonlocal"},
     exceptions: {"Raise", "Assert", "Try"},
     desugar: {"Match", "NamedExpr"},
+    loop_options: {"loop_options"},
     ternary: {"IfExp"},
     logical: {"BoolOp", "Not", "Compare.chain"},
 }
@@ -106,6 +110,8 @@ def features(tree) -> set[str]:
         node = stack.pop()
         kind = type(node).__name__
         out.add(kind)
+        if kind == "Name" and node.id == "loop_options":
+            out.add("loop_options")
         if kind in ("Subscript", "Attribute"):
             if isinstance(node.ctx, syntax.Store):
                 out.add(kind + ".Store")
@@ -113,6 +119,8 @@ def features(tree) -> set[str]:
                 out.add("append")
             if kind == "Attribute" and node.attr in MUTATING_METHODS:
                 out.add("mutating_call")
+            if kind == "Attribute" and node.attr == "loop_options":
+                out.add("loop_options")
         elif kind == "Compare":
             if len(node.ops) > 1:
                 out.add("Compare.chain")
