@@ -58,10 +58,20 @@ class _CodeCache:
 
 
 _CODE_CACHE = _CodeCache()
-# function -> its converted function. The converted function refers back to the original
-# only weakly (``_original``), so the entry dies with the function.
-_FN_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _FAILED_CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+# A function's converted function is kept on the function itself (``__autolax_conversion__``),
+# not in a table: the converted function shares the original's globals, which usually hold
+# the original, so a table entry would keep both alive for ever. On the function, the two
+# form a cycle that the garbage collector frees with the function.
+_CONVERSION = "__autolax_conversion__"
+
+
+def _cached_conversion(fn):
+    entry = getattr(fn, "__dict__", {}).get(_CONVERSION)
+    # (weak reference to the function, converted): a wrapper that copied the function's
+    # __dict__ (functools.wraps) does not pass for it.
+    return entry[1] if entry is not None and entry[0]() is fn else None
 
 
 @dataclass(frozen=True)
@@ -126,15 +136,16 @@ def _converted_code(fn):
 
 def _convert_function(fn):
     with _lock:
-        hit = _FN_CACHE.get(fn)
+        hit = _cached_conversion(fn)
         if hit is not None:
             return hit
         source, inner = _converted_code(fn)
         new = pipeline.make_function(fn, inner, _ops)
+        new.__dict__.pop(_CONVERSION, None)
         new.__autolax_converted__ = True
         new.__autolax_original__ = weakref.ref(fn)
         new.__autolax_source__ = source
-        _FN_CACHE[fn] = new
+        fn.__dict__[_CONVERSION] = (weakref.ref(fn), new)
         return new
 
 
@@ -214,7 +225,7 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps:
 def convert_callee(fn):
     """Conversion of a function called from converted code; on failure, ``fn`` itself
     (with a ``CallConversionWarning`` the first time)."""
-    hit = _FN_CACHE.get(fn)
+    hit = _cached_conversion(fn)
     if hit is not None:
         return hit
     if fn in _FAILED_CALLEES:

@@ -68,9 +68,10 @@ def test_callees_are_converted_once():
     from autolax import api
 
     autolax.jit(calls_everything)(2.0)
-    converted_grow = api._FN_CACHE[grow]
+    converted_grow = api._cached_conversion(grow)
+    assert converted_grow is not None
     autolax.jit(calls_everything)(4.0)
-    assert api._FN_CACHE[grow] is converted_grow
+    assert api._cached_conversion(grow) is converted_grow
 
 
 def uses_libraries(x):
@@ -107,7 +108,7 @@ def test_do_not_convert():
     assert float(autolax.jit(calls_marked)(1.0)) == 4.0
     from autolax import api
 
-    assert python_only not in api._FN_CACHE
+    assert api._cached_conversion(python_only) is None
 
 
 def recursive_sum(n):
