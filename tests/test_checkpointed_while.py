@@ -4,6 +4,7 @@ count (``jax.grad`` of a Python loop) and with float64 finite differences."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import jax
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 from jax import lax
+from jax.extend.core import jaxpr_as_fun
 
 from autolax.ops.checkpointed import (
     JVP_UNSUPPORTED,
@@ -319,6 +321,96 @@ def test_grad_of_vmap_with_a_batched_closed_over_parameter():
 
     want = jax.grad(loss, argnums=(0, 1))(xs, ps, False)
     assert_close(want, jax.jit(jax.grad(loss, argnums=(0, 1)), static_argnums=2)(xs, ps, True), rtol=1e-5)
+
+
+def _decay(loop, read_by):
+    """y' = -rate * y stepped until t reaches an end, with a per-lane value ``v`` that is
+    batched under vmap but not differentiated, read without being carried by the cond only
+    (``t < v``, fixed steps), by the body only (``t < 1``, steps of ``0.1 * v``) or by both
+    (``t < v``, steps cut short at ``v``). ``loop(cond, body, init)`` runs the loop."""
+
+    def run(y, rate, v):
+        def cond(s):
+            return s[1] < (1.0 if read_by == "body" else v)
+
+        def body(s):
+            y, t = s
+            h = {"cond": 0.1, "body": 0.1 * v, "both": jnp.minimum(0.1, v - t)}[read_by]
+            return y - h * rate * y, t + h
+
+        return loop(cond, body, (y, jnp.float32(0.0)))[0]
+
+    return run
+
+
+def _python_while(cond, body, val):
+    while cond(val):
+        val = body(val)
+    return val
+
+
+RATES = jnp.array([0.5, 1.0, 2.0])
+ENDS = jnp.array([0.35, 1.0, 2.05])  # a different trip count in each lane
+
+
+@pytest.mark.parametrize("read_by", ["cond", "body", "both"])
+def test_batched_undifferentiated_closed_over_value(read_by):
+    # A closed-over value batched by vmap but not differentiated reaches the custom_vjp as
+    # an argument, so its backward pass (run outside that vmap) has no escaped BatchTracer.
+    f = _decay(functools.partial(bounded_while_loop, max_steps=64), read_by)
+    python = _decay(_python_while, read_by)
+    want = np.array([jax.grad(python, argnums=(0, 1))(1.0, r, e) for r, e in zip(RATES, ENDS)]).T
+
+    weights = np.arange(1.0, 4.0)
+
+    def loss(y, rates):
+        return jnp.sum(jax.vmap(f, in_axes=(None, 0, 0))(y, rates, ENDS) * weights)
+
+    grad_of_vmap = jax.grad(loss, argnums=(0, 1))
+    for got in (grad_of_vmap(1.0, RATES), jax.jit(grad_of_vmap)(1.0, RATES)):
+        assert_close((np.sum(want[0] * weights), want[1] * weights), got, rtol=1e-4)
+    vmap_of_grad = jax.vmap(jax.grad(f, argnums=(0, 1)), in_axes=(None, 0, 0))
+    for got in (vmap_of_grad(1.0, RATES, ENDS), jax.jit(vmap_of_grad)(1.0, RATES, ENDS)):
+        assert_close(want, np.array(got), rtol=1e-4)
+
+
+def test_batched_tracers_in_the_constants_of_evaluated_jaxprs():
+    # autolax's runtime evaluates jaxprs made inside the vmap (jax.make_jaxpr); their
+    # constants are then BatchTracers the loop reads through jaxpr_as_fun.
+    def f(y, rate, v):
+        init = (y, jnp.float32(0.0))
+        cond_jaxpr = jax.make_jaxpr(lambda s: s[1] < v)(init)
+
+        def step(s):
+            y, t = s
+            h = jnp.minimum(0.1, v - t)
+            return y - h * rate * y, t + h
+
+        body_jaxpr = jax.make_jaxpr(step)(init)
+        cond = lambda s: jaxpr_as_fun(cond_jaxpr)(*s)[0]  # noqa: E731
+        body = lambda s: tuple(jaxpr_as_fun(body_jaxpr)(*s))  # noqa: E731
+        return bounded_while_loop(cond, body, init, max_steps=64)[0]
+
+    python = _decay(_python_while, "both")
+    want = np.array([jax.grad(python, argnums=1)(1.0, r, e) for r, e in zip(RATES, ENDS)])
+    loss = lambda rates: jnp.sum(jax.vmap(f, in_axes=(None, 0, 0))(1.0, rates, ENDS))  # noqa: E731
+    assert_close(want, jax.grad(loss)(RATES), rtol=1e-4)
+    assert_close(want, jax.jit(jax.grad(loss))(RATES), rtol=1e-4)
+    assert_close(want, jax.jit(jax.vmap(jax.grad(f, argnums=1), in_axes=(None, 0, 0)))(1.0, RATES, ENDS), rtol=1e-4)
+
+
+def test_closed_over_integer_tracer_of_an_enclosing_jit():
+    # An integer tracer (never perturbed) read by cond and body is an argument too.
+    def f(x, n):
+        cond = lambda s: s[1] < n  # noqa: E731
+        body = lambda s: (s[0] * 1.5 + n.astype(jnp.float32), s[1] + 1)  # noqa: E731
+        return bounded_while_loop(cond, body, (x, jnp.int32(0)), max_steps=16)[0]
+
+    want = [jax.grad(f)(2.0, jnp.int32(n)) for n in (5, 2)]  # eager: n is concrete
+    assert_close(1.5**5, want[0], rtol=1e-6)
+    assert_close(want[0], jax.jit(jax.grad(f))(2.0, jnp.int32(5)), rtol=1e-6)
+    got = jax.jit(jax.vmap(jax.grad(f), in_axes=(None, 0)))(2.0, jnp.array([5, 2], jnp.int32))
+    assert_close(np.array(want), got, rtol=1e-6)
 
 
 # --------------------------------------------------------------------------- derivative matrix

@@ -628,3 +628,31 @@ def test_elif_chain_of_100_branches(x, tmp_path):
     namespace = {}
     exec(compile(ELIF_CHAIN, str(path), "exec"), namespace)  # noqa: S102 - the test's own program
     check_all_paths(namespace["chain"], x, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+
+
+# ----------------------------------------------------------------------------- aliases
+def alias_of_a_carried_dict(xs):
+    d = {"a": 0.0}
+    alias = d
+    for x in xs:
+        d["a"] = d["a"] + x
+    return alias["a"], d is alias
+
+
+def test_alias_of_a_container_a_staged_loop_updates(tmp_path):
+    # 480ca60: the alias kept the value from before the loop (0.0).
+    check_all_paths(alias_of_a_carried_dict, jnp.array([1.0, 2.0]), python_args=([1.0, 2.0],), tmp_dir=tmp_path)
+
+
+def alias_through_an_enclosing_list(x):
+    buf = [0.0, 0.0]
+    rows = [buf]
+    if x > 0:
+        buf[0] = x
+    return rows[0][0]
+
+
+@pytest.mark.parametrize("x", [2.0, -2.0])
+def test_container_changed_in_a_staged_if_is_seen_through_another_reference(x, tmp_path):
+    # `buf` is not read after the `if`, but the list it holds is, through `rows`.
+    check_all_paths(alias_through_an_enclosing_list, x, tmp_dir=tmp_path)

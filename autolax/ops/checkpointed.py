@@ -51,6 +51,9 @@ from jax import lax
 from jax.custom_batching import custom_vmap
 from jax.custom_derivatives import SymbolicZero
 
+from autolax.errors import RuntimeCheckError
+from autolax.ops import checks
+
 __all__ = [
     "DEFAULT_BUDGET_BYTES",
     "LoopBoundExceededError",
@@ -72,7 +75,7 @@ JVP_UNSUPPORTED = (
 )
 
 
-class LoopBoundExceededError(RuntimeError):
+class LoopBoundExceededError(RuntimeCheckError):
     """A loop differentiated through :func:`bounded_while_loop` needed more than its
     ``max_steps`` iterations.
 
@@ -130,9 +133,10 @@ def bounded_while_loop(
       The final loop state, like ``lax.while_loop``.
 
     Values ``cond_fun``/``body_fun`` read without carrying them (closed-over arrays,
-    tracers of an enclosing transform) get derivatives too. Under ``grad`` the forward pass
-    runs the iterations the loop needs as a plain ``while_loop`` and the backward pass
-    recomputes them (about four to six times the plain loop in all, measured on CPU).
+    tracers of an enclosing transform, whether differentiated or only batched by ``vmap``)
+    get derivatives too. Under ``grad`` the forward pass runs the iterations the loop needs
+    as a plain ``while_loop`` and the backward pass recomputes them (about four to six times
+    the plain loop in all, measured on CPU).
     Supported derivatives: reverse mode (``grad``, ``value_and_grad``, ``vjp``,
     ``jacrev``) and forward over reverse (``hessian``); forward mode of the loop itself
     (``jvp``, ``jacfwd``) is a ``TypeError`` that names the fix when called eagerly and
@@ -148,8 +152,8 @@ def bounded_while_loop(
     init_val = _match_body_types(body_fun, init_val)
     leaves, treedef = jax.tree_util.tree_flatten(init_val)
 
-    cond_c, cond_consts = jax.closure_convert(cond_fun, init_val)
-    body_c, body_consts = jax.closure_convert(body_fun, init_val)
+    cond_c, cond_consts = _closure_convert(cond_fun, init_val)
+    body_c, body_consts = _closure_convert(body_fun, init_val)
     n_cond = len(cond_consts)
 
     def cond_flat(x, consts):
@@ -359,6 +363,34 @@ class _Static:
     value: Any
 
 
+def _closure_convert(fun, example):
+    """``fun`` as a function of ``(val, *consts)`` and the ``consts`` it reads: every tracer
+    ``fun`` reads without taking it as an argument (closed over directly, or through the
+    constants of a jaxpr it evaluates).
+
+    Unlike ``jax.closure_convert``, which hoists only values that may carry a tangent, this
+    hoists every tracer: a ``custom_vjp`` rule runs outside the transforms that made a
+    closed-over, unperturbed tracer (e.g. a ``vmap`` tracer of a value that is batched but
+    not differentiated), so such a value kept in a closure would escape its trace. Concrete
+    constants stay in the closure."""
+    closed, out_shape = jax.make_jaxpr(fun, return_shape=True)(example)
+    # The closure below keeps the jaxpr and the concrete constants only, not `closed`,
+    # whose constants include the hoisted tracers.
+    jaxpr, consts = closed.jaxpr, closed.consts
+    out_tree = jax.tree_util.tree_structure(out_shape)
+    hoist = [isinstance(c, jax.core.Tracer) for c in consts]
+    kept = [c for c, h in zip(consts, hoist) if not h]
+    hoisted = [c for c, h in zip(consts, hoist) if h]
+
+    def converted(val, *values):
+        kept_it, hoisted_it = iter(kept), iter(values)
+        consts = [next(hoisted_it) if h else next(kept_it) for h in hoist]
+        out = jax.core.eval_jaxpr(jaxpr, consts, *jax.tree_util.tree_leaves(val))
+        return jax.tree_util.tree_unflatten(out_tree, out)
+
+    return converted, hoisted
+
+
 def _state_dependencies(body_flat, x, consts) -> list[set[int]]:
     """For each leaf of the body's output, the state leaves (indices into ``x``) whose
     input values it depends on, read off the body's jaxpr (an equation's outputs depend
@@ -423,14 +455,10 @@ _max_lane = _lane_reduction(jnp.max, "The greatest value of an integer across ``
 
 def _runtime_error(pred, message: str) -> None:
     """Stops the computation with :class:`LoopBoundExceededError` (``message``) when
-    ``pred`` holds (in any lane). Eagerly the caller gets that error; under ``jax.jit``,
-    a ``jax.errors.JaxRuntimeError`` that carries its text."""
-
-    def check(pred):
-        if np.any(pred):
-            raise LoopBoundExceededError(message)
-
-    jax.debug.callback(check, pred)
+    ``pred`` holds (in any lane), through autolax's run-time checks (``autolax.ops.checks``:
+    ``autolax.jit`` raises the error itself; plain ``jax.jit`` a ``JaxRuntimeError`` with its
+    text). It runs inside the derivative's own computation, so it calls back at once."""
+    checks.fail_at_once_unless(jnp.logical_not(pred), lambda: LoopBoundExceededError(message))
 
 
 def _check_max_steps(max_steps) -> int:

@@ -7,7 +7,7 @@ from jax import lax
 
 from autolax import errors, plan, sites
 from autolax.ops import checks, report
-from autolax.ops.state import State, is_tracer, join_branches
+from autolax.ops.state import State, is_tracer, join_branches, write_back
 from autolax.ops.tracing import pack, trace
 
 
@@ -147,7 +147,14 @@ def cond(pred, if_true, if_false, *operands, at):
     params = code.co_varnames[: code.co_argcount]
     outputs, form = staged_cond(pred, if_true, if_false, operands, site, in_names=params, select_ok=True)
     report.record(site, form)
-    return pack(outputs, len(site.names))
+    return pack(write_back(site.names, _by_name(params, operands, site.names), outputs), len(site.names))
+
+
+def _by_name(params, operands, names):
+    """The operands (a branch function's parameters) of the names that are also outputs,
+    in output order; other outputs get None."""
+    given = dict(zip(params, operands))
+    return [given.get(name) for name in names]
 
 
 _TERNARY_ROLES = {"value": "the value of the conditional expression"}

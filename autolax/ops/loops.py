@@ -54,6 +54,7 @@ from autolax.ops.state import (
     cast,
     is_tracer,
     join_iterations,
+    write_back,
 )
 from autolax.ops.tracing import pack, trace, unpack
 
@@ -508,7 +509,8 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
         checks.defer(checks.Failures(carry[n + 1], makers))
     report.record(site, form)
     ran = predicate(first, site.where) if is_tracer(first) else bool(first)
-    return pack(_flag_first_assigned(values, state.rebuild(out), names, ran), len(names))
+    result = write_back(names, values, state.rebuild(out))
+    return pack(_flag_first_assigned(values, result, names, ran), len(names))
 
 
 def _raises_when_it_runs(site, body_traced, first_inputs, ran, values, names):
@@ -750,7 +752,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         out = run(*init)
     if checked:
         checks.defer(checks.Failures(out[n], body_traced.makers))
-    result = state.rebuild(out[:n])
+    result = write_back(names, values, state.rebuild(out[:n]))
     if ys is not None:
         result = appends.attach(result, ys, values)
     report.record(site, form)

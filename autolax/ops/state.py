@@ -12,6 +12,7 @@ error that names the variable, the statement and both types.
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import sys
 import types
@@ -523,3 +524,29 @@ def assigned(value):
         checks.fail_unless(value.assigned, lambda: errors.make("unbound-after-loop", name=name, where=where))
         return value.value
     return value
+
+
+def write_back(names, originals, results):
+    """``results`` of a staged statement (rebuilt from leaves: new lists, dicts and objects),
+    with each list, dict and (not frozen) dataclass written back into the object the
+    variable held before, as Python would have updated it in place: another reference to it
+    (an alias, an enclosing container) sees the update too."""
+    before = dict(zip(names, originals))
+    return [_into(before[name], value) if name in before else value for name, value in zip(names, results)]
+
+
+def _into(original, new):
+    if original is new or type(original) is not type(new):
+        return new
+    if type(original) is list and len(original) == len(new):
+        original[:] = [_into(a, b) for a, b in zip(original, new)]
+        return original
+    if type(original) is dict and original.keys() == new.keys():
+        for key in new:
+            original[key] = _into(original[key], new[key])
+        return original
+    if dataclasses.is_dataclass(original) and not type(original).__dataclass_params__.frozen:
+        for f in dataclasses.fields(original):
+            object.__setattr__(original, f.name, _into(getattr(original, f.name), getattr(new, f.name)))
+        return original
+    return new

@@ -132,6 +132,43 @@ class _FunctionConverter:
         mutated = mutated_names(stmts) & self.fn_locals - self.receiver
         return (writes(stmts) | mutated) - self.nonlocal_names - self.ctx.temporaries
 
+    def changed_in_place(self, stmts):
+        """Local names whose object ``stmts`` change in place (``x[i] = v``, ``p.a = v``,
+        ``lst.append(v)``, ``stack.pop()``) and do not bind to a new object: even when no
+        later statement reads the name, an alias of the object may, so a staged statement
+        returns it (and the runtime writes it back into the object)."""
+        names, rebound = mutated_names(stmts), set()
+        for stmt in stmts:
+            for node in syntax.walk(stmt):
+                if not isinstance(node, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.For)):
+                    continue
+                target = node.targets[0] if isinstance(node, syntax.Assign) and len(node.targets) == 1 else None
+                name = target.id if isinstance(target, syntax.Name) else None
+                if name is not None and self._updates(node.value, name):
+                    names.add(name)
+                else:
+                    rebound |= writes(node) if not isinstance(node, syntax.For) else target_names(node.target)
+        return (names - rebound) & self.fn_locals - self.receiver
+
+    def _updates(self, value, name) -> bool:
+        """Is ``value`` an update of ``name``'s object (``ops.at(name)...``, ``ops.append(name,
+        v)``, ``ops.setattr(name, ...)``)?"""
+        while isinstance(value, (syntax.Call, syntax.Attribute, syntax.Subscript)):
+            if isinstance(value, syntax.Call) and isinstance(value.func, syntax.Attribute) \
+                    and value.func.attr in ("at", "append", "setattr") and self._is_ops(value.func.value):
+                first = value.args[0] if value.args else None
+                return isinstance(first, syntax.Name) and first.id == name
+            value = value.func if isinstance(value, syntax.Call) else value.value
+        return False
+
+    def kept(self, node, stmts):
+        """Names a staged statement returns (carries) even when nothing reads them later:
+        those closures capture, and objects from before it that it changes in place."""
+        return self.captured | (self.changed_in_place(stmts) & self.defined.before[node][1])
+
+    def _is_ops(self, node) -> bool:
+        return isinstance(node, syntax.Name) and node.id == self.ctx.ops
+
     def undefined_inits(self, names, node):
         """``y = ops.undefined('y')`` for carried names that may be unbound before ``node``
         (at the scope's top if some path binds them, else right before ``node``)."""
@@ -296,9 +333,10 @@ class _FunctionConverter:
         assigned = self.modified(node.body) | self.modified(node.orelse)
         # A closure may read a captured name at any time: both branches start from its value
         # and the `if` always returns it, so the cell holds the taken branch's value.
-        outputs = self.order(assigned & (self.live.live_out[node] | self.captured))
+        kept = self.kept(node, node.body + node.orelse)
+        outputs = self.order(assigned & (self.live.live_out[node] | kept))
         entry = self.live.entry[(node, "body")] | self.live.entry[(node, "orelse")]
-        params = self.order(assigned & (entry | self.captured))
+        params = self.order(assigned & (entry | kept))
         inits = self.undefined_inits(params, node)
         if_true, if_false = self.ctx.namer.new("if_true"), self.ctx.namer.new("if_false")
         body = self.scoped_block(node.body, params)
@@ -324,7 +362,8 @@ class _FunctionConverter:
 
     # ------------------------------------------------------------------ while
     def convert_while(self, node):
-        state = self.order(self.modified(node.body) & (self.live.header[node] | self.captured))
+        kept = self.kept(node, node.body)
+        state = self.order(self.modified(node.body) & (self.live.header[node] | kept))
         inits = self.undefined_inits(state, node)
         loop_test, loop_body = self.ctx.namer.new("loop_test"), self.ctx.namer.new("loop_body")
         body = self.scoped_block(node.body, state)
@@ -372,7 +411,8 @@ class _FunctionConverter:
 
     def convert_for(self, node):
         targets = target_names(node.target)
-        state = self.order((self.modified(node.body) | targets) & (self.live.header[node] | self.captured))
+        kept = self.kept(node, node.body)
+        state = self.order((self.modified(node.body) | targets) & (self.live.header[node] | kept))
         inits = self.undefined_inits(state, node)
         extra = anno.get(node, anno.EXTRA_TEST)
         is_range = self._builtin(node.iter, "range") and 1 <= len(node.iter.args) <= 3
