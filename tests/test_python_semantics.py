@@ -656,3 +656,28 @@ def alias_through_an_enclosing_list(x):
 def test_container_changed_in_a_staged_if_is_seen_through_another_reference(x, tmp_path):
     # `buf` is not read after the `if`, but the list it holds is, through `rows`.
     check_all_paths(alias_through_an_enclosing_list, x, tmp_dir=tmp_path)
+
+
+class Record:
+    pass
+
+
+def key_in_one_branch(x, flag):
+    d = {"a": x}
+    if flag:
+        d["b"] = 2 * x
+    return d
+
+
+def attribute_in_one_branch(x, flag):
+    p = Record()
+    p.a = x
+    if flag:
+        p.b = 2 * x
+    return p.a + getattr(p, "b", 0.0)
+
+
+@pytest.mark.parametrize("fn", [key_in_one_branch, attribute_in_one_branch])
+@pytest.mark.parametrize("flag", [True, False])
+def test_key_or_attribute_created_in_a_python_decided_branch(fn, flag, tmp_path):
+    check_all_paths(fn, 1.0, flag, static_argnums=(1,), tmp_dir=tmp_path)
