@@ -10,7 +10,13 @@
                                           x = -1
 
 For ``for`` loops the exit test is attached to the loop (``anno.EXTRA_TEST``) and becomes the
-``loop_test`` of the staged loop.
+``loop_test`` of the staged loop. A ``while`` loop that opens with ``if c: break`` (and breaks
+nowhere else) gets ``and not c`` in its test instead, as a person writes it by hand:
+
+    while n < max_iter:               while n < max_iter and not x * x + y * y > 4.0:
+        if x * x + y * y > 4.0:  ->       ...
+            break
+        ...
 """
 
 from __future__ import annotations
@@ -23,6 +29,16 @@ def _is_break(stmt):
     return isinstance(stmt, syntax.Break)
 
 
+def _exit_test_first(loop, probe) -> bool:
+    """A ``while`` loop (no ``else``) whose body opens with ``if c: break`` (nothing else in
+    that ``if``) and breaks nowhere else."""
+    if not isinstance(loop, syntax.While) or loop.orelse or not loop.body:
+        return False
+    first = loop.body[0]
+    return (isinstance(first, syntax.If) and not first.orelse and len(first.body) == 1
+            and isinstance(first.body[0], syntax.Break) and not probe.contains_jump(loop.body[1:]))
+
+
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
@@ -30,6 +46,13 @@ class _Transformer(syntax.NodeTransformer):
     def _visit_loop(self, loop):
         self.generic_visit(loop)  # inner loops first; their breaks are their own
         probe = BlockLowering(_is_break, None, "", into_loops=False)
+        if _exit_test_first(loop, probe):
+            # `while c0: if c: break` -> `while c0 and not c:` -- the exit test is part of the
+            # loop's test (evaluated in the same order as Python does), and no flag is carried.
+            exit_test = loop.body[0].test
+            loop.test = syntax.copy_location(syntax.bool_and([loop.test, syntax.unary_not(exit_test)]), loop.test)
+            loop.body = loop.body[1:] or [syntax.copy_location(syntax.Pass(), loop)]
+            return loop
         if not probe.contains_jump(loop.body):
             if loop.orelse:
                 orelse, loop.orelse = loop.orelse, []
