@@ -92,3 +92,14 @@ def first_assigned_in_loop(xs):
     for x in xs:
         last = x
     return last
+
+
+def escape_count(c_re, c_im, max_iter):
+    x = y = 0.0
+    n = 0
+    while n < max_iter:
+        if x * x + y * y > 4.0:
+            break
+        x, y = x * x - y * y + c_re, 2.0 * x * y + c_im
+        n += 1
+    return n

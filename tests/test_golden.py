@@ -12,6 +12,22 @@ import autolax
 import golden_cases as g
 
 GOLDEN = {
+    g.escape_count: """
+        def escape_count(c_re, c_im, max_iter):
+            x = y = 0.0
+            n = 0
+
+            def loop_test(x, y, n):
+                return ops.and_(n < max_iter, lambda: ops.not_(x * x + y * y > 4.0))
+
+            def loop_body(x, y, n):
+                x, y = (x * x - y * y + c_re, 2.0 * x * y + c_im)
+                n += 1
+                return (x, y, n)
+
+            x, y, n = ops.while_loop(loop_test, loop_body, (x, y, n), at='100')
+            return n
+    """,
     g.collatz_steps: """
         def collatz_steps(n):
             steps = 0
