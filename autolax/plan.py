@@ -46,10 +46,11 @@ class Unstageable(Exception):
 
 # ----------------------------------------------------------------------------- if
 def if_form(pred_traced: bool, only_moves: bool = False) -> str:
-    """``if``: Python for a concrete condition; ``lax.select`` when neither branch computes
-    anything (they only assign existing values: nothing can fail, loop, produce a NaN or
-    have an effect on the untaken side, and a select costs less than a conditional);
-    otherwise ``lax.cond``, which runs only the taken branch."""
+    """``if``: Python for a concrete condition; ``lax.select`` when running the untaken
+    branch is harmless and cheap (``only_moves``: it assigns existing values or does a few
+    scalar sums and comparisons -- nothing can fail, loop, divide or have an effect, and a
+    select costs less than a conditional); otherwise ``lax.cond``, which runs only the taken
+    branch."""
     if not pred_traced:
         return PYTHON
     return SELECT if only_moves else COND

@@ -350,6 +350,73 @@ def mandelbrot_grid(escape):
     return grid
 
 
+
+# --------------------------------------------------------------------------- while + continue
+def positive_energy(xs, limit):
+    """Sum of squares of the positive items until it passes ``limit``: a ``while`` whose
+    body skips negative items with ``continue``."""
+    total = 0.0
+    i = 0
+    while i < xs.shape[0] and total < limit:
+        x = xs[i]
+        i += 1
+        if x < 0.0:
+            continue
+        total += x * x
+    return total, i
+
+
+def positive_energy_lax(xs, limit):
+    n = xs.shape[0]
+
+    def cond(carry):
+        total, i = carry
+        return (i < n) & (total < limit)
+
+    def body(carry):
+        total, i = carry
+        x = xs[i]
+        return total + jnp.where(x < 0.0, 0.0, x * x), i + 1
+
+    return lax.while_loop(cond, body, (jnp.float32(0.0), 0))
+
+
+# --------------------------------------------------------------------------- return from a for
+def first_negative_prefix(xs):
+    """The first index where the running sum goes below zero, and that sum; (-1, total) if
+    it never does: a ``return`` from inside a ``for``."""
+    total = 0.0
+    for i in range(xs.shape[0]):
+        total += xs[i]
+        if total < 0.0:
+            return i, total
+    return -1, total
+
+
+def first_negative_prefix_lax(xs):
+    n = xs.shape[0]
+
+    def cond(carry):
+        i, total = carry
+        return (i < n) & (total >= 0.0)
+
+    def body(carry):
+        i, total = carry
+        return i + 1, total + xs[i]
+
+    i, total = lax.while_loop(cond, body, (0, jnp.float32(0.0)))
+    return jnp.where(total < 0.0, i - 1, -1), total
+
+
+def escape_times(escape):
+    """``escape`` (x, v, limit, n_steps) vmapped over a batch of starting points."""
+
+    def batch(x0s, v, limit, n_steps):
+        return jax.vmap(lambda x: escape(x, v, limit, n_steps))(x0s)
+
+    return batch
+
+
 # --------------------------------------------------------------------------- the catalogue
 @dataclass
 class Program:
@@ -382,6 +449,17 @@ def _positions(n):
     return (1.2 * grid + 0.05 * _rng(2).normal(size=(n, 3))).astype(np.float32)
 
 
+def _signed_input(n):
+    xs = _rng(9).normal(size=n).astype(np.float32)
+    return xs, np.float32(0.4 * n)  # passes the limit about 80% of the way in
+
+
+def _prefix_input(n):
+    xs = _rng(10).uniform(0.0, 1.0, n).astype(np.float32)
+    xs[int(0.9 * n)] = -1e7  # the running sum goes negative 90% of the way in
+    return (xs,)
+
+
 def _crossing_input(n):
     xs = _rng(3).uniform(0.0, 1.0, n).astype(np.float32)
     xs[int(0.9 * n)] = 2.0  # the first item above 1.5 is 90% of the way in
@@ -393,45 +471,55 @@ def _grid(n):
 
 
 PROGRAMS = [
-    Program("energy", "for range (static N)", energy, energy_lax, lambda s: (1.0, 0.0, max(10, int(20_000 * s))), static_argnums=(2,)),
+    Program("energy", "for range (static N)", energy, energy_lax, lambda s: (1.0, 0.0, max(10, int(250_000 * s))), static_argnums=(2,)),
     Program(
         "running_moments", "for x in array", running_moments, running_moments_lax,
-        lambda s: (_rng(4).normal(size=max(10, int(20_000 * s))).astype(np.float32), np.float32(0.99)),
+        lambda s: (_rng(4).normal(size=max(10, int(250_000 * s))).astype(np.float32), np.float32(0.99)),
     ),
     Program(
         "power_iteration", "while (tolerance)", power_iteration, power_iteration_lax,
         lambda s: (_symmetric(max(4, int(64 * s))), np.float32(1e-7), max(5, int(2_000 * s))),
     ),
-    Program("pair_energy", "nested for (traced inner bounds)", pair_energy, pair_energy_lax, lambda s: (_positions(max(4, int(60 * s))),)),
-    Program("bounce", "if/elif/else in a loop", bounce, bounce_lax, lambda s: (0.5, 3.0, max(10, int(20_000 * s))), static_argnums=(2,)),
+    Program("pair_energy", "nested for (traced inner bounds)", pair_energy, pair_energy_lax, lambda s: (_positions(max(4, int(800 * s))),)),
+    Program("bounce", "if/elif/else in a loop", bounce, bounce_lax, lambda s: (0.5, 3.0, max(10, int(250_000 * s))), static_argnums=(2,)),
     Program(
-        "first_crossing", "for + break (search)", first_crossing, first_crossing_lax, lambda s: _crossing_input(max(20, int(50_000 * s))),
+        "first_crossing", "for + break (search)", first_crossing, first_crossing_lax, lambda s: _crossing_input(max(20, int(600_000 * s))),
         twin=first_crossing_flag_lax,
         note="autolax lowers `break` to a flag the body sets (with a select) and the loop condition tests; the "
         "hand-written loop tests `xs[i] <= level` in its condition instead, one comparison per iteration fewer. "
         "Same form: `first_crossing_flag_lax`.",
     ),
     Program(
-        "escape_time", "early return, float state", escape_time, escape_time_lax, lambda s: (0.1, 0.0, 2.0, max(10, int(20_000 * s))),
-        static_argnums=(3,),
+        "escape_time", "early return, float state, vmapped", escape_time, escape_time_lax,
+        lambda s: (np.geomspace(1e-25, 1e-20, max(2, int(64 * s))).astype(np.float32), 0.0, 1.0, max(10, int(100_000 * s))),
+        static_argnums=(3,), wrap=escape_times,
         twin=escape_time_flag_lax,
-        note="both stop at the exit (step 2,029 of 20,000 at full size); autolax's `lax.while_loop` also carries the "
+        note="a batch of 64 starting points, vmapped; the loop stops when the last one leaves (step 38,448 of "
+        "100,000 at full size); autolax's `lax.while_loop` also carries the "
         "`return` flag and value, set with selects, where the hand-written loop tests `abs(x) <= limit` in its "
         "condition. Same form: `escape_time_flag_lax`. (Under `jax.grad` autolax differentiates the masked "
         "`lax.scan` `escape_time_masked_lax`, where all 20,000 iterations run.)",
+    ),
+    Program(
+        "positive_energy", "while + continue", positive_energy, positive_energy_lax,
+        lambda s: _signed_input(max(20, int(400_000 * s))),
+    ),
+    Program(
+        "first_negative_prefix", "return from inside a for", first_negative_prefix, first_negative_prefix_lax,
+        lambda s: _prefix_input(max(20, int(400_000 * s))),
     ),
     Program(
         "rnn", "list appends", rnn, rnn_lax,
         lambda s: (
             _rng(5).normal(size=(32, 8)).astype(np.float32) / 3,
             _rng(6).normal(size=(32, 32)).astype(np.float32) / 6,
-            _rng(7).normal(size=(max(5, int(2_000 * s)), 8)).astype(np.float32),
+            _rng(7).normal(size=(max(5, int(8_000 * s)), 8)).astype(np.float32),
             np.zeros(32, np.float32),
         ),
     ),
-    Program("insertion_sort", "for + while + x[i] = v", insertion_sort, insertion_sort_lax, lambda s: (_rng(8).normal(size=max(5, int(300 * s))).astype(np.float32),)),
+    Program("insertion_sort", "for + while + x[i] = v", insertion_sort, insertion_sort_lax, lambda s: (_rng(8).normal(size=max(5, int(1_000 * s))).astype(np.float32),)),
     Program(
-        "mandelbrot", "while + break, vmapped", escape_count, escape_count_lax, lambda s: _grid(max(4, int(48 * s))),
+        "mandelbrot", "while + break, vmapped", escape_count, escape_count_lax, lambda s: _grid(max(4, int(128 * s))),
         wrap=mandelbrot_grid,
     ),
 ]

@@ -309,6 +309,41 @@ def test_if_that_only_moves_values_becomes_select(f_mid):
     assert grad(0.5) == py_grad(0.5)
 
 
+def skip_negatives(xs):
+    # A `continue` leaves `total += x * x` under `if not x < 0`: a few scalar operations.
+    total = 0.0
+    for x in xs:
+        if x < 0.0:
+            continue
+        total += x * x
+    return total
+
+
+def divides_or_works_on_arrays(x, v):
+    if x > 0.0:
+        x = 1.0 / x  # can divide by zero on the untaken side
+    if x > 1.0:
+        v = v * 2.0  # an array: a select would do the work on every call
+    return x, v
+
+
+def test_if_with_a_few_scalar_operations_becomes_select():
+    xs = np.array([1.0, -2.0, 3.0, -0.5], np.float32)
+    assert_matches(skip_negatives, xs)
+    counts = primitives(skip_negatives, xs)
+    assert counts["cond"] == 0 and counts["select_n"] == 1
+    # The untaken side's derivative does not leak: d/dx of x*x only where x >= 0.
+    grad = jax.grad(autolax.jit(skip_negatives))(xs)
+    np.testing.assert_array_equal(np.asarray(grad), np.where(xs < 0, 0.0, 2 * xs))
+
+
+def test_if_that_divides_or_works_on_arrays_stays_cond():
+    v = np.ones(3, np.float32)
+    for x in (0.5, -1.0, 0.0):
+        assert_matches(divides_or_works_on_arrays, x, v)
+    assert primitives(divides_or_works_on_arrays, 0.5, v)["cond"] == 2
+
+
 def test_if_that_computes_or_has_effects_stays_cond(capsys):
     for x in (4.0, -4.0):
         assert_matches(clipped_sqrt, x)

@@ -69,8 +69,9 @@ def test_root_finding_loops_are_staged():
         "while hi - lo > tol and it < max_iter:": "lax.while_loop",
         "if f_mid == 0.0:": "lax.cond",
         "if (f_mid < 0) == (f_lo < 0):": "lax.select",
-        # the return after the loop runs only if the loop did not return: a cond on the flag
-        "return 0.5 * (lo + hi), it": "lax.cond",
+        # the return after the loop takes effect only if the loop did not return: a select
+        # on the flag (its side computes one scalar sum and product)
+        "return 0.5 * (lo + hi), it": "lax.select",
     }
     assert became(autolax.jit(root_finding.newton_sqrt), 2.0) == {
         "while it < max_iter:": "lax.while_loop",
@@ -102,8 +103,9 @@ def test_adaptive_ode_rejected_steps_shrink_the_step():
 def test_adaptive_ode_loop_is_staged():
     assert became(autolax.jit(adaptive_ode.integrate), jnp.array([10.0, 5.0]), 4.0) == {
         "while t < t_end and accepted + rejected < max_steps:": "lax.while_loop",
-        "if t + h > t_end:": "lax.cond",
-        "if err <= tol:": "lax.cond",
+        # both sides only add scalars or move values (the step's work is before the `if`)
+        "if t + h > t_end:": "lax.select",
+        "if err <= tol:": "lax.select",
     }
 
 
@@ -287,7 +289,7 @@ def test_integer_loops_are_staged_and_batch():
     assert became(autolax.jit(integers.binary_search), np.arange(5), 3) == {
         "while lo <= hi:": "lax.while_loop",
         "if xs[mid] == target:": "lax.cond",
-        "elif xs[mid] < target:": "lax.cond",
+        "elif xs[mid] < target:": "lax.select",  # lo = mid + 1 / hi = mid - 1
         "return -1": "lax.select",
     }
     a, b = np.array([12, 35, 7, 0]), np.array([18, 14, 0, 9])

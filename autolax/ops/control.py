@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import jax
+import numpy as np
 import jax.numpy as jnp
 from jax import lax
 
@@ -26,16 +28,52 @@ def predicate(pred, where: str):
 _MOVES = frozenset({"convert_element_type", "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p"})
 
 
+# Scalar arithmetic whose derivatives are finite wherever its inputs are: run untaken under a
+# select, it can overflow to inf but never raises, and the select's zero cotangent keeps the
+# untaken side out of gradients (unlike `div`, `log`, `sqrt`, `pow`: the `jnp.where` trap).
+_CHEAP = frozenset({"add", "sub", "mul", "neg", "max", "min", "abs", "sign", "select_n", "not", "and", "or",
+                    "xor", "eq", "ne", "lt", "le", "gt", "ge", "floor", "ceil", "round"})
+_MAX_CHEAP = 4  # more work than this on the untaken side costs more than the cond it saves
+
+
 def only_moves(traced) -> bool:
-    """True when a traced branch assigns values without computing anything (``found = i;
-    break_ = True``): the branches of the flags that ``break``/``return`` lower to."""
+    """True when running a traced branch untaken is harmless and cheaper than a conditional:
+    it assigns values (``found = i; break_ = True``, the flags that ``break``/``return``
+    lower to), or computes at most a few scalar sums, products, comparisons (``total +=
+    x * x``); no effect, nothing that can fail or divide, nothing on arrays."""
     jaxpr = traced.jaxpr.jaxpr
-    return not jaxpr.effects and all(eqn.primitive.name in _MOVES for eqn in jaxpr.eqns)
+    if jaxpr.effects:
+        return False
+    work = 0
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name in _MOVES:
+            continue
+        if name not in _CHEAP or any(getattr(v.aval, "shape", None) != () for v in eqn.outvars):
+            return False
+        work += 1
+    return work <= _MAX_CHEAP
+
+
+def _known_bool(value):
+    """``value`` as a Python bool when it is a constant boolean scalar (``flag = True``), else None."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (jax.Array, np.ndarray)) and not is_tracer(value) and value.shape == () and value.dtype == np.bool_:
+        return bool(value)
+    return None
 
 
 def _select(pred, on_true, on_false):
+    known_true, known_false = _known_bool(on_true), _known_bool(on_false)
     on_true, on_false = jnp.asarray(on_true), jnp.asarray(on_false)  # Python numbers stay weakly typed
     pred = jnp.broadcast_to(pred, on_true.shape)
+    if on_true.dtype == jnp.bool_ and on_false.dtype == jnp.bool_ and on_true.shape == on_false.shape == ():
+        # A flag set to a constant on one side (`break_ = True`): one logical operation.
+        if known_true is not None:
+            return pred | on_false if known_true else ~pred & on_false
+        if known_false is not None:
+            return ~pred | on_true if known_false else pred & on_true
     if on_true.dtype == jnp.bool_:
         # The same as a select, but XLA's CPU backend runs a select of booleans inside a
         # loop body markedly slower than this (it also folds `flag = True` to `pred | flag`).

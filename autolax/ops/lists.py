@@ -208,8 +208,8 @@ def list_shape(value):
 
 def appended_block(before, after):
     """If ``after`` is the list described by ``before`` (a ``list_shape``) with items
-    appended: ``(prefix, block)`` -- its first items (in the original type) and the new ones
-    stacked into one block. Else None."""
+    appended: ``(prefix, block, single)`` -- its first items (in the original type) and the
+    new ones stacked into one block, or (``single``) the one new item itself. Else None."""
     if before is None or not isinstance(after, (list, StackedList)):
         return None
     n_before, was_list, original, segments = before
@@ -234,13 +234,18 @@ def appended_block(before, after):
             remaining = 0
         else:
             new_chunks.append((kind, payload))
-    blocks = [_stack_items(p) if k == "items" else p for k, p in new_chunks]
-    block = blocks[0] if len(blocks) == 1 else _concatenate(blocks)
+    single = (len(new_chunks) == 1 and new_chunks[0][0] == "items" and len(new_chunks[0][1]) == 1
+              and all(isinstance(leaf, (jax.Array, jax.core.Tracer)) for leaf in jax.tree_util.tree_leaves(new_chunks[0][1][0])))
+    if single:  # one array item: the loop stacks it as is (no block of one row to reshape)
+        block = new_chunks[0][1][0]
+    else:
+        blocks = [_stack_items(p) if k == "items" else p for k, p in new_chunks]
+        block = blocks[0] if len(blocks) == 1 else _concatenate(blocks)
     if was_list and all(k == "items" for k, _ in prefix_chunks):
         prefix = [x for _, p in prefix_chunks for x in p]
     else:
         prefix = StackedList([(k, list(p) if k == "items" else p) for k, p in prefix_chunks])
-    return prefix, block
+    return prefix, block, single
 
 
 def _parts(lst) -> list:

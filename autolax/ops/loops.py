@@ -127,8 +127,12 @@ class range:  # noqa: N801 - stands in for the builtin outside `for ... in range
 class _Sequence:
     """An iterable a staged loop can index: ``item(k)`` for k in ``range(length)``."""
 
-    def __init__(self, length, xs, make_item, traced, item_type):
+    def __init__(self, length, xs, make_item, traced, item_type, counter=None, indexed=True):
         self.length = length  # int (static) or a traced scalar
+        # (start, stop) of a unit-step range with traced bounds: a loop can count k from start
+        # to stop and use k as the item, as `lax.fori_loop(start, stop, ...)` does by hand.
+        self.counter = counter
+        self.indexed = indexed  # does an item need its index k (ranges, enumerate) or only x?
         self.xs = xs  # pytree of arrays with leading axis `length`, or None (ranges)
         self.make_item = make_item  # (k, slice of xs or None) -> item
         self.traced = traced
@@ -148,9 +152,9 @@ def _array_sequence(value):
         if value is None:
             return None
         leaves = jax.tree_util.tree_leaves(value)
-        return _Sequence(leaves[0].shape[0], value, lambda k, x: x, any_tracer(leaves), lambda: _row_type(value))
+        return _Sequence(leaves[0].shape[0], value, lambda k, x: x, any_tracer(leaves), lambda: _row_type(value), indexed=False)
     if isinstance(value, (jax.Array, jax.core.Tracer, np.ndarray)) and np.ndim(value) >= 1:
-        return _Sequence(value.shape[0], value, lambda k, x: x, is_tracer(value), lambda: _row_type(value))
+        return _Sequence(value.shape[0], value, lambda k, x: x, is_tracer(value), lambda: _row_type(value), indexed=False)
     if isinstance(value, enumerate):
         inner = _array_sequence(value.iterable)
         if inner is None:
@@ -173,7 +177,8 @@ def _array_sequence(value):
         def make_item(k, x):
             return tuple(s.make_item(k, xi) for s, xi in builtins.zip(inners, x))
 
-        return _Sequence(length, xs, make_item, any(s.traced for s in inners), lambda: tuple(s.item_type() for s in inners))
+        return _Sequence(length, xs, make_item, any(s.traced for s in inners), lambda: tuple(s.item_type() for s in inners),
+                         indexed=any(s.indexed for s in inners))
     return None
 
 
@@ -189,6 +194,11 @@ def _row_type(xs):
     return jax.tree_util.tree_map(row, xs)
 
 
+def _counter_type(*bounds):
+    """The dtype of a loop counter running between ``bounds`` (int32 unless they are wider)."""
+    return jnp.result_type(jnp.int32, *(b for b in bounds if is_tracer(b) or isinstance(b, jax.Array)))
+
+
 def _index_type(*bounds):
     """The type of ``start + k * step`` for a strong int32 counter ``k``."""
     dtype = jnp.result_type(jnp.int32, *(b for b in bounds if is_tracer(b) or isinstance(b, jax.Array)))
@@ -197,18 +207,29 @@ def _index_type(*bounds):
 
 def _range_sequence(start, stop, step):
     if any(is_tracer(b) for b in (start, stop, step)):
-        start, stop, step = (jnp.asarray(b) for b in (start, stop, step))
+        # Python ints stay Python ints: under a trace `jnp.asarray(1)` is staged, and the
+        # tests on it would be equations of the program.
+        start, stop, step = (b if isinstance(b, int) else jnp.asarray(b) for b in (start, stop, step))
         if is_tracer(step):
             up = jnp.maximum(0, (stop - start + step - 1) // jnp.where(step == 0, 1, step))
             down = jnp.maximum(0, (start - stop - step - 1) // jnp.where(step == 0, 1, -step))
             length = jnp.where(step > 0, up, jnp.where(step < 0, down, 0))
+        elif int(step) == 1:
+            length = jnp.maximum(0, stop - start)
+            return _Sequence(length, None, lambda k, x: start + k, True, lambda: _index_type(start, step), counter=(start, stop))
         elif int(step) > 0:
             length = jnp.maximum(0, (stop - start + step - 1) // step)
         else:
             length = jnp.maximum(0, (start - stop - step - 1) // (-step))
         return _Sequence(length, None, lambda k, x: start + k * step, True, lambda: _index_type(start, step))
     r = builtins.range(operator.index(start), operator.index(stop), operator.index(step))
-    return _Sequence(len(r), None, lambda k, x: r.start + k * r.step, False, lambda: _index_type()), r
+    return _Sequence(len(r), None, lambda k, x: _affine(r.start, k, r.step), False, lambda: _index_type()), r
+
+
+def _affine(start: int, k, step: int):
+    """``start + k * step`` without the equations a 0 or a 1 would cost."""
+    k = k if step == 1 else k * step
+    return k if start == 0 else start + k
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -327,10 +348,10 @@ class _Appends:
             if read is None or read >= inputs[i][0]:
                 raise plan.Unstageable(errors.make(
                     "append-and-read", what=site.describe(name), stmt=site.what, source=site.source))
-            prefix, block = split
+            prefix, block, single = split
             outputs[i] = prefix
             leaves, treedef = jax.tree_util.tree_flatten(block)
-            self.layout.append((i, treedef, len(leaves), key_order(block)))
+            self.layout.append((i, treedef, len(leaves), key_order(block), single))
             extras.extend(leaves)
         return outputs, extras
 
@@ -339,9 +360,10 @@ class _Appends:
         (``inputs``: the lists the loop started from)."""
         values = list(values)
         it = iter(stacked_extras)
-        for i, treedef, n, order in self.layout:
+        for i, treedef, n, order, single in self.layout:
             leaves = [next(it) for _ in builtins.range(n)]
-            leaves = [leaf.reshape((leaf.shape[0] * leaf.shape[1],) + leaf.shape[2:]) for leaf in leaves]
+            if not single:  # (iterations, items per iteration, ...) -> (items, ...)
+                leaves = [leaf.reshape((leaf.shape[0] * leaf.shape[1],) + leaf.shape[2:]) for leaf in leaves]
             block = restore_order(jax.tree_util.tree_unflatten(treedef, leaves), order)
             values[i] = append_block(values[i], block, extends=inputs[i])
         return values
@@ -679,12 +701,17 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     n = state.n_dynamic()
     # The body's checks (autolax.ops.checks): the first failure's code is carried last.
     checked = bool(body_traced.makers)
+    # The loop counter k runs over [k0, k_end); the item of iteration k is item_of(k, x).
+    if seq.counter is not None and form in (plan.FORI, plan.WHILE, plan.BOUNDED):
+        (k0, k_end), item_of = seq.counter, lambda k, x: k
+    else:
+        k0, k_end, item_of = 0, seq.length, seq.item
 
     def step(k, x, carry):
         """One iteration: (new carry, per-iteration outputs). The carry ends with the failure
         code when the body has checks."""
         __tracebackhide__ = True
-        item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(k, x)), item_avals)]
+        item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(item_of(k, x)), item_avals)]
         new, extras, failures = body_traced(item + list(carry[:n]), state)
         if checked:
             new = [*new, _first_code(carry[n], failures, 0)]
@@ -696,6 +723,15 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         return pred & (carry[n] == 0) if checked else pred
 
     def scan(*init):
+        if not seq.indexed:  # the items are the rows of xs: no counter to carry
+            def scan_rows(carry, x):
+                __tracebackhide__ = True
+                new, extras = step(None, x, carry)
+                return tuple(new), extras
+
+            out, ys = lax.scan(scan_rows, tuple(init), xs=seq.xs, length=seq.length)
+            return list(out), ys
+
         def scan_body(carry, x):
             __tracebackhide__ = True
             new, extras = step(carry[0], x, carry[1:])
@@ -721,7 +757,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
 
         def while_cond(carry):
             __tracebackhide__ = True
-            more = carry[0] < seq.length
+            more = carry[0] < k_end
             if test_traced is not None:
                 return jnp.logical_and(more, go_on(list(carry[1:])))
             return jnp.logical_and(more, carry[1 + n] == 0) if checked else more
@@ -731,7 +767,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             k, rest = carry[0], list(carry[1:])
             return (k + 1, *step(k, None, rest)[0])
 
-        _, *out = while_loop(while_cond, while_body, (jnp.asarray(0, jnp.int32), *init))
+        _, *out = while_loop(while_cond, while_body, (jnp.asarray(k0, _counter_type(k0, k_end)), *init))
         return list(out)
 
     def fori(*init):
@@ -739,7 +775,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             __tracebackhide__ = True
             return tuple(step(k, None, carry)[0])
 
-        return list(lax.fori_loop(0, seq.length, fori_body, tuple(init)))
+        return list(lax.fori_loop(k0, k_end, fori_body, tuple(init)))
 
     init = state.dynamic(values) + ([jnp.int32(0)] if checked else [])
     ys = None

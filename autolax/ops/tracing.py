@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.extend.core import jaxpr_as_fun
 
 from autolax.ops import checks, report
@@ -74,7 +75,11 @@ class Traced:
             for leaf, tleaf in zip(spec.leaves, tspec.leaves):
                 value = next(it) if leaf.dynamic else None
                 if tleaf.dynamic:
-                    cast_leaves.append(cast(value, tleaf.aval))
+                    if isinstance(value, bool) and tleaf.aval.dtype == np.bool_ and tleaf.aval.shape == ():
+                        value = np.bool_(value)  # a constant flag (`break_ = True`) stays known
+                    else:
+                        value = cast(value, tleaf.aval)
+                    cast_leaves.append(value)
             if tspec.is_maybe_bound and not spec.is_maybe_bound:  # assigned on this path
                 cast_leaves.append(jnp.asarray(True))
         return cast_leaves, list(extras), failures
