@@ -22,7 +22,7 @@ from autolax.ops.data import (  # noqa: A004
 )
 from autolax.ops.lists import StackedList
 from autolax.ops.logical import and_, not_, or_
-from autolax.ops.loops import enumerate, for_iter, for_range, range, while_loop, zip  # noqa: A004
+from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
 from autolax.ops.state import MaybeBound, Undefined, assigned, undefined
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "print",
     "raising",
     "range",
+    "range_split",
     "setattr",
     "stacked",
     "undefined",

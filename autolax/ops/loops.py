@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import functools
+import math
 import operator
 import types
 
@@ -92,6 +93,44 @@ class zip:  # noqa: N801 - stands in for the builtin in `for ... in zip(...)`
 
     def __iter__(self):
         return iter(builtins.zip(*self.iterables))
+
+
+def range_split(start, stop, bound, inclusive: bool):
+    """Where ``if i < C`` (``inclusive``: ``i <= C``) stops holding in ``range(start, stop)``:
+    the first index ``i`` for which it is false, clamped into ``[start, stop]``. ``bound`` is
+    ``lambda: C``, called only if the loop runs at all (as Python evaluates ``C`` only then).
+
+    Equivalent Python::
+
+        def range_split(start, stop, bound, inclusive):
+            for i in range(start, stop):
+                if not (i <= bound() if inclusive else i < bound()):
+                    return i
+            return max(start, stop)
+
+    Written by the index-set splitting of loops (``autolax.passes.index_split``).
+    """
+    __tracebackhide__ = True
+    if not any_tracer((start, stop)) and operator.index(start) >= operator.index(stop):
+        return start
+    c = bound()
+    if is_tracer(c) or any_tracer((start, stop)):
+        c = jnp.asarray(c)
+        first = (jnp.floor(c) + 1 if inclusive else jnp.ceil(c)) if jnp.issubdtype(c.dtype, jnp.floating) else c + int(inclusive)
+        first = jnp.where(jnp.isnan(c), start, first) if jnp.issubdtype(c.dtype, jnp.floating) else first
+        return jnp.clip(first, start, jnp.maximum(start, stop)).astype(_counter_type(start, stop))
+    if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)):
+        start < c  # noqa: B015 - raises Python's TypeError for a bound that is not a number
+        raise TypeError(f"a loop index is compared with a {type(c).__name__} ({c!r})")
+    if c != c:  # NaN: `i < nan` is never true
+        first = start
+    elif c in (float("inf"), float("-inf")):
+        first = stop if c > 0 else start
+    elif isinstance(c, (float, np.floating)):
+        first = math.floor(c) + 1 if inclusive else math.ceil(c)
+    else:
+        first = int(c) + int(inclusive)
+    return max(start, min(first, stop))
 
 
 class range:  # noqa: N801 - stands in for the builtin outside `for ... in range(...)`

@@ -23,6 +23,7 @@ from autolax.passes import (
     desugar,
     effects,
     exceptions,
+    index_split,
     lists,
     loop_options,
     logical,
@@ -44,6 +45,9 @@ PASSES = (
     desugar,
     # Before jump lowering puts flag assignments at the top of loop bodies.
     loop_options,
+    # A loop that appends in one branch of `if i < C` becomes two loops (before `lists`
+    # rewrites the appends; it splits only loops without jumps).
+    index_split,
     # `raise` / `assert` become ops calls (still a `raise` statement: a jump for the analyses).
     exceptions,
     # Before jump lowering adds paths that skip code: which names Python always binds first.
@@ -85,6 +89,7 @@ NEEDS = {
     setitem: {"Subscript.Store"},
     attributes: {"Attribute.Store"},
     lists: {"append"},
+    index_split: {"append"},
     effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call", "Global", "Nonlocal"},
     exceptions: {"Raise", "Assert", "Try"},
     desugar: {"Match", "NamedExpr"},
