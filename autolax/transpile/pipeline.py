@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import re
 import types
 from dataclasses import dataclass
@@ -156,8 +157,14 @@ class Converted:
     ctx: Context
     name: str  # name of the def in the generated source
 
+    @functools.cached_property
+    def ast_node(self) -> ast.FunctionDef:
+        """``node`` as an ``ast`` tree with every location filled in (made once, for both
+        ``source`` and ``compile_converted``: ``node`` must not change after)."""
+        return syntax.to_ast(self.node, fix_locations=True)
+
     def source(self) -> str:
-        return format_source(syntax.unparse(self.node))
+        return format_source(ast.unparse(self.ast_node))
 
 
 def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
@@ -238,8 +245,10 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     tracebacks and warnings point at the user's own lines. Returns its code object."""
     ctx = converted.ctx
     # Defaults and annotations are taken from the original function object instead. Shallow
-    # copies: the body is shared (converting to ``ast`` below does not modify it).
-    node = copy.copy(converted.node)
+    # copies of the ``ast`` tree ``source`` printed: the body is shared (``compile`` does not
+    # modify it). Its locations were filled in from the def's own: the def has them all.
+    assert all(getattr(converted.node, f, None) is not None for f in syntax.LOCATION_FIELDS), "an unlocated def"
+    node = copy.copy(converted.ast_node)
     args = node.args = copy.copy(node.args)
     args.defaults = []
     args.kw_defaults = [None] * len(args.kwonlyargs)
@@ -262,10 +271,10 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     # factory's local instead of the global, as a free variable.
     name, node.name = node.name, ctx.namer.new("converted_fn")
     freevars = list(fn.__code__.co_freevars)
-    factory = syntax.function_def("autolax_factory", [ctx.ops] + freevars, [node, syntax.ret(syntax.name(node.name))])
-    syntax.copy_location(factory, node)
-    tree = syntax.to_ast(syntax.Module(body=[factory], type_ignores=[]))
-    ast.fix_missing_locations(tree)
+    factory = syntax.function_def("autolax_factory", [ctx.ops] + freevars, [syntax.ret(syntax.name(node.name))])
+    factory = syntax.to_ast(syntax.copy_location(factory, converted.node), fix_locations=True)
+    factory.body.insert(0, node)
+    tree = ast.Module(body=[factory], type_ignores=[])
     module_code = compile(tree, ctx.filename, "exec", dont_inherit=True)
     factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)

@@ -10,6 +10,7 @@ import ast
 import functools
 import inspect
 import linecache
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -68,19 +69,96 @@ def _def_in_file(code):
     lines = linecache.getlines(code.co_filename)
     if not lines or code.co_name == "<lambda>":
         return None
+    found = _def_in_statement(code, lines)
+    if found is not None:
+        return syntax.from_ast(found), lines
     try:
         tree = _parsed_file(code.co_filename, "".join(lines))
     except (SyntaxError, ValueError):
         return None
+    node = _find_def(tree, code)
+    if node is None:
+        return None
+    _check_fresh(code, node, tree)
+    return syntax.from_ast(node), lines
+
+
+def _find_def(tree, code):
     for node in ast.walk(tree):
         if (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.name == code.co_name
             and min([d.lineno for d in node.decorator_list] + [node.lineno]) == code.co_firstlineno
         ):
-            _check_fresh(code, node, tree)
-            return syntax.from_ast(node), lines
+            return node
     return None
+
+
+def _def_in_statement(code, lines):
+    """The quick way to what ``_def_in_file`` finds: parse only the top-level statement
+    around ``code``'s first line, and take its ``def`` if compiling that statement (after
+    the file's imports) gives ``code`` (see ``staleness.compiled_from``). None where that
+    does not settle it; the whole file then decides, as before: parsing and compiling a long
+    file costs many times converting one function of it.
+
+    The statement's lines are guessed from the indentation: from the last line at column 0
+    at or above the ``def`` to the next one below it (closing brackets and ``else``-like
+    clauses continue a statement). A wrong guess cuts a string, a bracket or a block, so it
+    does not parse, or it does not compile to ``code``."""
+    first = code.co_firstlineno - 1
+    if not 0 <= first < len(lines):
+        return None
+    start = first
+    while start >= 0 and not _starts_statement(lines[start]):
+        start -= 1
+    if start < 0:
+        return None
+    end = first + 1
+    while end < len(lines) and not _starts_statement(lines[end]):
+        end += 1
+    # Blank lines before the statement keep its line numbers those of the file.
+    text = "\n" * start + "".join(lines[start:end])
+    try:
+        tree = ast.parse(text, code.co_filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) != 1:
+        return None
+    node = _find_def(tree, code)
+    if node is None or not staleness.compiled_from(code, tree.body[0], _imports(lines), code.co_filename):
+        return None
+    return node
+
+
+# An import statement (at any depth: only those of the module's own scope matter, the
+# others may make the comparison fail, which only costs the slow way).
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*\([^)]*\)|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n]*)",
+                     re.MULTILINE)
+
+
+def _imports(lines) -> list:
+    """The import statements of a file, parsed (without ``from __future__``, whose flags
+    the code object carries): the compiler calls a method of an imported module
+    differently (Python 3.11: ``LOAD_ATTR``, not ``LOAD_METHOD``)."""
+    found = [m.group().strip() for m in _IMPORT.finditer("".join(lines))]
+    try:
+        stmts = ast.parse("\n".join(found)).body
+    except (SyntaxError, ValueError):
+        stmts = []
+        for text in found:
+            try:
+                stmts += ast.parse(text).body
+            except (SyntaxError, ValueError):
+                pass
+    return [s for s in stmts if isinstance(s, ast.Import) or (isinstance(s, ast.ImportFrom) and s.module != "__future__")]
+
+
+_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
+
+
+def _starts_statement(line: str) -> bool:
+    """Does ``line`` look like the first line of a top-level statement?"""
+    return bool(line) and line[0] not in " \t\r\n\f#)]}" and not _CONTINUATION.match(line)
 
 
 def function_source(fn) -> FunctionSource:

@@ -33,7 +33,7 @@ def matches(code: types.CodeType, node: ast.AST, filename: str, tree: ast.Module
     found = []
     flags = code.co_flags & _FUTURE_FLAGS
     for unit in _units(code, node, tree):
-        compiled = _compile_file(unit, filename, flags) if unit is tree else _compile(unit, filename, flags)
+        compiled = _compile_file(unit, filename, flags) if unit is tree else _compile(unit, filename, flags, tree is not None)
         candidate = _find(compiled, code.co_name, code.co_firstlineno) if compiled is not None else None
         if candidate is None:
             continue
@@ -47,6 +47,17 @@ def matches(code: types.CodeType, node: ast.AST, filename: str, tree: ast.Module
         fresh_names, fresh_consts = _pooled(found[0])
         return fresh_names <= names and fresh_consts <= consts
     return False
+
+
+def compiled_from(code: types.CodeType, statement: ast.stmt, imports: list, filename: str) -> bool:
+    """Whether compiling ``statement`` -- a top-level statement of ``code``'s file, as
+    parsed -- after the file's ``imports`` gives ``code`` (as compiling the whole file would:
+    the rest of the file is global names to a function, and of those the compiler only
+    tells imported ones apart). False: cannot tell from this alone."""
+    unit = ast.Module(body=imports + [statement], type_ignores=[])
+    compiled = _compile(unit, filename, code.co_flags & _FUTURE_FLAGS, parsed=True)
+    candidate = _find(compiled, code.co_name, code.co_firstlineno) if compiled is not None else None
+    return candidate is not None and _same(candidate, code)
 
 
 def _units(code, node, tree):
@@ -73,12 +84,15 @@ def _units(code, node, tree):
 @functools.lru_cache(maxsize=8)
 def _compile_file(tree, filename, flags):
     """A whole file, compiled once for all its functions (keyed by its cached tree)."""
-    return _compile(tree, filename, flags)
+    return _compile(tree, filename, flags, parsed=True)
 
 
-def _compile(unit, filename, flags):
+def _compile(unit, filename, flags, parsed=False):
+    """``parsed``: ``unit`` is (part of) a tree from ``ast.parse``, located throughout."""
     try:
-        return compile(ast.fix_missing_locations(unit), filename, "exec", flags=flags, dont_inherit=True)
+        if not parsed:
+            ast.fix_missing_locations(unit)
+        return compile(unit, filename, "exec", flags=flags, dont_inherit=True)
     except (SyntaxError, ValueError, TypeError, RecursionError):
         return None
 

@@ -138,18 +138,295 @@ def parse_expr(source: str) -> AST:
 
 def from_ast(node: ast.AST) -> AST:
     """Converts a stdlib ``ast`` tree to gast."""
-    return gast.ast_to_gast(node)
+    return _from_ast(node) if _FAST else gast.ast_to_gast(node)
 
 
-def to_ast(node: AST) -> ast.AST:
-    """Converts a gast tree to a stdlib ``ast`` tree (for ``compile`` and ``unparse``)."""
-    return gast.gast_to_ast(node)
+def to_ast(node: AST, *, fix_locations: bool = False) -> ast.AST:
+    """Converts a gast tree to a stdlib ``ast`` tree (for ``compile`` and ``unparse``).
+
+    ``fix_locations``: also give every node without a location its parent's, as
+    ``ast.fix_missing_locations`` does (in the same walk)."""
+    if not _FAST:
+        tree = gast.gast_to_ast(node)
+        return ast.fix_missing_locations(tree) if fix_locations else tree
+    return _to_ast(node, _TOP if fix_locations else None)
 
 
 def unparse(node: AST) -> str:
-    tree = to_ast(copy.deepcopy(node))
-    ast.fix_missing_locations(tree)
-    return ast.unparse(tree)
+    return ast.unparse(to_ast(node, fix_locations=True))
+
+
+# The conversions above are gast's own (``gast.ast_to_gast`` / ``gast_to_ast``), rewritten
+# without its generic visitor, which is most of the cost of converting a function: the
+# result is the same tree, node for node and attribute for attribute
+# (tests/test_syntax_conversion.py compares them). Other Pythons or gasts use gast's.
+_MISSING = object()
+_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+_TOP = (1, 0, 1, 0)  # where ast.fix_missing_locations starts
+
+
+def _from_ast_value(value):
+    if isinstance(value, ast.AST):
+        return _from_ast(value)
+    if isinstance(value, list):
+        return [_from_ast_value(v) for v in value]
+    return value
+
+
+def _from_ast(node):
+    kind = node.__class__
+    special = _FROM_AST_SPECIAL.get(kind)
+    if special is not None and (kind is not ast.ExceptHandler or node.name):
+        return special(node)
+    target = _GAST_CLASS.get(kind, _MISSING)
+    if target is _MISSING:
+        target = _GAST_CLASS[kind] = getattr(gast, kind.__name__, None)
+    if target is None:
+        return None  # gast: a node that is not part of the tree
+    new = target.__new__(target)
+    fields = new.__dict__
+    for field in node._fields:
+        value = getattr(node, field, _MISSING)
+        if value is not _MISSING:
+            fields[field] = _from_ast_value(value)
+    for attr in node._attributes:
+        value = getattr(node, attr, _MISSING)
+        if value is not _MISSING:
+            fields[attr] = value
+    return new
+
+
+def _ast_copy_location(new, old):
+    """``ast.copy_location``."""
+    fields = new.__dict__
+    for attr in _LOCATION:
+        value = getattr(old, attr, None)
+        if value is not None or (attr[0] == "e" and hasattr(old, attr)):
+            fields[attr] = value
+    return new
+
+
+def _gast_copy_location(new, old):
+    """``gast.copy_location``."""
+    fields = new.__dict__
+    for attr in _LOCATION:
+        value = getattr(old, attr, _MISSING)
+        if value is not _MISSING:
+            fields[attr] = value
+    return new
+
+
+def _gast_node(cls, **fields):
+    new = cls.__new__(cls)
+    new.__dict__.update(fields)
+    return new
+
+
+def _from_ast_name(node):
+    new = _gast_node(Name, id=node.id, ctx=_from_ast(node.ctx), annotation=None, type_comment=None)
+    return _ast_copy_location(new, node)
+
+
+def _from_ast_arg(node):
+    new = _gast_node(Name, id=node.arg, ctx=Param(), annotation=_from_ast_value(node.annotation),
+                     type_comment=node.type_comment)
+    return _ast_copy_location(new, node)
+
+
+def _from_ast_handler(node):
+    new = _gast_node(ExceptHandler, type=_from_ast_value(node.type),
+                     name=_gast_node(Name, id=node.name, ctx=Store(), annotation=None, type_comment=None),
+                     body=_from_ast_value(node.body))
+    return _ast_copy_location(new, node)
+
+
+def _from_ast_def(node):
+    new = _gast_node(_GAST_CLASS[node.__class__], name=node.name, args=_from_ast(node.args),
+                     body=_from_ast_value(node.body), decorator_list=_from_ast_value(node.decorator_list),
+                     returns=_from_ast_value(node.returns), type_comment=node.type_comment, type_params=[])
+    return _gast_copy_location(new, node)
+
+
+def _from_ast_class(node):
+    new = _gast_node(ClassDef, name=node.name, bases=_from_ast_value(node.bases),
+                     keywords=_from_ast_value(node.keywords), body=_from_ast_value(node.body),
+                     decorator_list=_from_ast_value(node.decorator_list), type_params=[])
+    return _gast_copy_location(new, node)
+
+
+def _locate(fields, attributes, where):
+    """``ast.fix_missing_locations`` for one node whose location attributes are in
+    ``fields``, below a parent at ``where``; returns where its children are."""
+    lineno, col, end_lineno, end_col = where
+    if "lineno" in attributes:
+        if "lineno" in fields:
+            lineno = fields["lineno"]
+        else:
+            fields["lineno"] = lineno
+    if "end_lineno" in attributes:
+        if fields.get("end_lineno") is None:
+            fields["end_lineno"] = end_lineno
+        else:
+            end_lineno = fields["end_lineno"]
+    if "col_offset" in attributes:
+        if "col_offset" in fields:
+            col = fields["col_offset"]
+        else:
+            fields["col_offset"] = col
+    if "end_col_offset" in attributes:
+        if fields.get("end_col_offset") is None:
+            fields["end_col_offset"] = end_col
+        else:
+            end_col = fields["end_col_offset"]
+    return lineno, col, end_lineno, end_col
+
+
+def _to_ast_value(value, where):
+    if isinstance(value, ast.AST):
+        return _to_ast(value, where)
+    if isinstance(value, list):
+        return [_to_ast_value(v, where) for v in value]
+    return value
+
+
+def _located(fields, old, where, copy):
+    """Location attributes of a new ``ast`` node for gast node ``old``: ``copy`` as
+    ``ast.copy_location`` (else all of ``old``'s, as gast's generic conversion), then fixed
+    (``where`` not None). Returns where the node's children are."""
+    for attr in _LOCATION:
+        value = getattr(old, attr, _MISSING)
+        if value is _MISSING:
+            continue
+        if copy and value is None and attr[0] != "e":
+            continue
+        fields[attr] = value
+    return where if where is None else _locate(fields, _LOCATION, where)
+
+
+def _ast_node(cls, fields):
+    new = cls.__new__(cls)
+    new.__dict__.update(fields)
+    return new
+
+
+def _to_ast(node, where):
+    """gast -> ast; ``where``: the parent's location, or None to leave locations as they are."""
+    kind = node.__class__
+    special = _TO_AST_SPECIAL.get(kind)
+    if special is not None and (kind is not ExceptHandler or node.name):
+        return special(node, where)
+    target = _AST_CLASS.get(kind, _MISSING)
+    if target is _MISSING:
+        target = _AST_CLASS[kind] = getattr(ast, kind.__name__, None)
+    if target is None:
+        return None  # gast: a node that is not part of the tree
+    attributes = target._attributes
+    location = {}
+    for attr in node._attributes:
+        value = getattr(node, attr, _MISSING)
+        if value is not _MISSING:
+            location[attr] = value
+    inner = where if where is None or not attributes else _locate(location, attributes, where)
+    fields = {}
+    for field in node._fields:
+        value = getattr(node, field, _MISSING)
+        if value is not _MISSING:
+            fields[field] = _to_ast_value(value, inner)
+    fields.update(location)
+    return _ast_node(target, fields)
+
+
+def _to_ast_name(node, where):
+    location = {}
+    _located(location, node, where, copy=True)
+    return _ast_node(ast.Name, {"id": node.id, "ctx": _to_ast(node.ctx, where), **location})
+
+
+def _to_ast_arg(node, where):
+    if node is None:
+        return None
+    location = {}
+    inner = _located(location, node, where, copy=True)
+    fields = {"arg": node.id, "annotation": _to_ast_value(node.annotation, inner),
+              "type_comment": _to_ast_value(node.type_comment, inner)}
+    return _ast_node(ast.arg, {**fields, **location})
+
+
+def _to_ast_arguments(node, where):
+    return _ast_node(ast.arguments, {
+        "posonlyargs": [_to_ast_arg(a, where) for a in node.posonlyargs],
+        "args": [_to_ast_arg(a, where) for a in node.args],
+        "vararg": _to_ast_arg(node.vararg, where),
+        "kwonlyargs": [_to_ast_arg(a, where) for a in node.kwonlyargs],
+        "kw_defaults": _to_ast_value(node.kw_defaults, where),
+        "kwarg": _to_ast_arg(node.kwarg, where),
+        "defaults": _to_ast_value(node.defaults, where),
+    })
+
+
+def _to_ast_copied(target, fields):
+    """A converter building ``target`` from gast ``fields`` and ``ast.copy_location``."""
+
+    def convert(node, where):
+        location = {}
+        inner = _located(location, node, where, copy=True)
+        values = {field: _to_ast_value(getattr(node, field), inner) for field in fields}
+        return _ast_node(target, {**values, **location})
+
+    return convert
+
+
+def _to_ast_handler(node, where):
+    location = {}
+    inner = _located(location, node, where, copy=True)
+    return _ast_node(ast.ExceptHandler, {"type": _to_ast_value(node.type, inner), "name": node.name.id,
+                                         "body": _to_ast_value(node.body, inner), **location})
+
+
+_FROM_AST_SPECIAL = {
+    ast.Name: _from_ast_name,
+    ast.arg: _from_ast_arg,
+    ast.ExceptHandler: _from_ast_handler,
+    ast.FunctionDef: _from_ast_def,
+    ast.AsyncFunctionDef: _from_ast_def,
+    ast.ClassDef: _from_ast_class,
+}
+_DEF_FIELDS = ("name", "args", "body", "decorator_list", "returns", "type_comment")
+_TO_AST_SPECIAL = {
+    Name: _to_ast_name,
+    arguments: _to_ast_arguments,
+    ExceptHandler: _to_ast_handler,
+    Assign: _to_ast_copied(ast.Assign, ("targets", "value")),
+    ClassDef: _to_ast_copied(ast.ClassDef, ("name", "bases", "keywords", "body", "decorator_list")),
+    FunctionDef: _to_ast_copied(ast.FunctionDef, _DEF_FIELDS),
+    AsyncFunctionDef: _to_ast_copied(ast.AsyncFunctionDef, _DEF_FIELDS),
+}
+_GAST_CLASS: dict = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
+_AST_CLASS: dict = {}
+
+
+def _gast_is_as_expected() -> bool:
+    """The rewritten conversions are gast 0.6 / 0.7's on Python 3.11 (3.12 adds type
+    parameters)."""
+    import sys
+    from gast.ast3 import Ast3ToGAst, GAstToAst3
+
+    def visitors(cls):
+        return {m for m in dir(cls) if m.startswith("visit_") and getattr(cls, m) is not getattr(ast.NodeTransformer, m, None)}
+
+    return (
+        sys.version_info[:2] == (3, 11)
+        and visitors(Ast3ToGAst) == {"visit_AsyncFunctionDef", "visit_ClassDef", "visit_ExceptHandler",
+                                     "visit_FunctionDef", "visit_Name", "visit_arg"}
+        and visitors(GAstToAst3) == {"visit_Assign", "visit_AsyncFunctionDef", "visit_ClassDef",
+                                     "visit_ExceptHandler", "visit_FunctionDef", "visit_Name", "visit_arguments"}
+        and FunctionDef._fields == _DEF_FIELDS + ("type_params",)
+        and ClassDef._fields[-1] == "type_params"
+        and Name._fields == ("id", "ctx", "annotation", "type_comment")
+    )
+
+
+_FAST = _gast_is_as_expected()
 
 
 def dump(node: AST) -> str:
