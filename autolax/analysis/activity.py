@@ -84,98 +84,201 @@ def _comprehension_reads(node) -> set[str]:
 
 def reads(node) -> set[str]:
     """Names whose value ``node`` reads from the enclosing function's scope."""
-    if node is None:
-        return set()
-    if isinstance(node, list):
-        out = set()
-        for n in node:
-            out |= reads(n)
-        return out
-    if isinstance(node, syntax.Name):
-        return {node.id} if isinstance(node.ctx, syntax.Load) else set()
-    if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)):
-        return _function_free_reads(node)
-    if isinstance(node, _COMPREHENSIONS):
-        return _comprehension_reads(node)
-    if isinstance(node, syntax.ClassDef):
-        out = reads(node.bases) | reads(node.keywords) | reads(node.decorator_list)
-        for stmt in node.body:
-            out |= reads(stmt)
-        return out
-    if isinstance(node, syntax.AugAssign):
-        return reads(node.value) | _target_reads(node.target) | target_names(node.target)
-    if isinstance(node, (syntax.Assign, syntax.AnnAssign)):
-        targets = node.targets if isinstance(node, syntax.Assign) else [node.target]
-        out = reads(node.value)
-        for t in targets:
-            out |= _target_reads(t)
-        return out
-    if isinstance(node, (syntax.For, syntax.AsyncFor)):
-        out = reads(node.iter) | _target_reads(node.target) | reads(node.body) | reads(node.orelse)
-        extra = anno.get(node, anno.EXTRA_TEST)
-        return out | reads(extra)
-    if isinstance(node, syntax.Delete):
-        return set().union(*(_target_reads(t) for t in node.targets)) if node.targets else set()
-    if isinstance(node, (syntax.Global, syntax.Nonlocal)):
-        return set()
     out = set()
-    for child in syntax.iter_child_nodes(node):
-        out |= reads(child)
+    _add_reads(node, out)
     return out
+
+
+def _add_reads(node, out: set) -> None:
+    special = _READS.get(node.__class__)
+    if special is not None:
+        special(node, out)
+        return
+    for child in syntax.iter_child_nodes(node):
+        if child._fields:  # not a context or an operator
+            _add_reads(child, out)
+
+
+def _reads_of_list(nodes, out):
+    for n in nodes:
+        _add_reads(n, out)
+
+
+def _reads_of_name(node, out):
+    if isinstance(node.ctx, syntax.Load):
+        out.add(node.id)
+
+
+def _reads_of_class(node, out):
+    _reads_of_list(node.bases, out)
+    _reads_of_list(node.keywords, out)
+    _reads_of_list(node.decorator_list, out)
+    _reads_of_list(node.body, out)
+
+
+def _reads_of_augassign(node, out):
+    _add_reads(node.value, out)
+    out |= _target_reads(node.target)
+    out |= target_names(node.target)
+
+
+def _reads_of_assign(node, out):
+    _add_reads(node.value, out)
+    for t in node.targets if isinstance(node, syntax.Assign) else [node.target]:
+        out |= _target_reads(t)
+
+
+def _reads_of_for(node, out):
+    _add_reads(node.iter, out)
+    out |= _target_reads(node.target)
+    _reads_of_list(node.body, out)
+    _reads_of_list(node.orelse, out)
+    _add_reads(anno.get(node, anno.EXTRA_TEST), out)
+
+
+def _reads_of_delete(node, out):
+    for t in node.targets:
+        out |= _target_reads(t)
+
+
+def _reads_nothing(node, out):
+    pass
+
+
+# What ``reads`` does for these node classes (the others: their children's reads).
+_READS = {
+    type(None): _reads_nothing,
+    list: _reads_of_list,
+    syntax.Name: _reads_of_name,
+    syntax.FunctionDef: lambda node, out: out.update(_function_free_reads(node)),
+    syntax.AsyncFunctionDef: lambda node, out: out.update(_function_free_reads(node)),
+    syntax.Lambda: lambda node, out: out.update(_function_free_reads(node)),
+    **{kind: lambda node, out: out.update(_comprehension_reads(node)) for kind in _COMPREHENSIONS},
+    syntax.ClassDef: _reads_of_class,
+    syntax.AugAssign: _reads_of_augassign,
+    syntax.Assign: _reads_of_assign,
+    syntax.AnnAssign: _reads_of_assign,
+    syntax.For: _reads_of_for,
+    syntax.AsyncFor: _reads_of_for,
+    syntax.Delete: _reads_of_delete,
+    syntax.Global: _reads_nothing,
+    syntax.Nonlocal: _reads_nothing,
+}
 
 
 def writes(node) -> set[str]:
     """Names bound by ``node`` (statement or list of statements) in the function's scope."""
-    if node is None:
-        return set()
-    if isinstance(node, syntax.expr) and not isinstance(node, syntax.NamedExpr) and _walrus_free():
-        return set()  # only `:=` binds inside an expression, and there is none
-    if isinstance(node, list):
-        out = set()
-        for n in node:
-            out |= writes(n)
-        return out
-    if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
-        return {node.name}
-    if isinstance(node, syntax.Lambda):
-        return set()  # a `:=` in a lambda binds in the lambda's own scope
-    if isinstance(node, _COMPREHENSIONS):
-        # Only assignment expressions escape these scopes.
-        return {n.target.id for n in syntax.walk(node) if isinstance(n, syntax.NamedExpr)}
-    if isinstance(node, syntax.Assign):
-        out = set()
-        for t in node.targets:
-            out |= target_names(t)
-        return out | writes(node.value)
-    if isinstance(node, (syntax.AugAssign, syntax.AnnAssign)):
-        if isinstance(node, syntax.AnnAssign) and node.value is None:
-            return set()
-        return target_names(node.target) | writes(node.value)
-    if isinstance(node, (syntax.For, syntax.AsyncFor)):
-        return target_names(node.target) | writes(node.iter) | writes(node.body) | writes(node.orelse)
-    if isinstance(node, (syntax.With, syntax.AsyncWith)):
-        out = writes(node.body)
-        for item in node.items:
-            out |= target_names(item.optional_vars) if item.optional_vars is not None else set()
-            out |= writes(item.context_expr)
-        return out
-    if isinstance(node, syntax.ExceptHandler):
-        return ({node.name.id} if node.name is not None else set()) | writes(node.body)
-    if isinstance(node, (syntax.Import, syntax.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    if isinstance(node, syntax.NamedExpr):
-        return {node.target.id} | writes(node.value)
-    if isinstance(node, syntax.Delete):
-        out = set()
-        for t in node.targets:
-            out |= target_names(t)
-        return out
-    if isinstance(node, (syntax.Global, syntax.Nonlocal)):
-        return set()
     out = set()
-    for child in syntax.iter_child_nodes(node):
-        out |= writes(child)
+    _add_writes(node, out, _walrus_free())
     return out
+
+
+def _add_writes(node, out: set, walrus_free: bool) -> None:
+    """``walrus_free``: the function holds no ``:=``, the only binding inside an expression."""
+    kind = node.__class__
+    special = _WRITES.get(kind)
+    if special is not None:
+        special(node, out, walrus_free)
+        return
+    if walrus_free and isinstance(node, syntax.expr):
+        return
+    for child in syntax.iter_child_nodes(node):
+        if child._fields:  # not a context or an operator
+            _add_writes(child, out, walrus_free)
+
+
+def _writes_of_list(nodes, out, walrus_free):
+    for n in nodes:
+        _add_writes(n, out, walrus_free)
+
+
+def _writes_of_def(node, out, walrus_free):
+    out.add(node.name)
+
+
+def _writes_of_comprehension(node, out, walrus_free):
+    # Only assignment expressions escape these scopes.
+    if not walrus_free:
+        out.update(n.target.id for n in syntax.walk(node) if isinstance(n, syntax.NamedExpr))
+
+
+def _writes_of_assign(node, out, walrus_free):
+    for t in node.targets:
+        out |= target_names(t)
+    _add_writes(node.value, out, walrus_free)
+
+
+def _writes_of_annassign(node, out, walrus_free):
+    if isinstance(node, syntax.AnnAssign) and node.value is None:
+        return
+    out |= target_names(node.target)
+    _add_writes(node.value, out, walrus_free)
+
+
+def _writes_of_for(node, out, walrus_free):
+    out |= target_names(node.target)
+    _add_writes(node.iter, out, walrus_free)
+    _writes_of_list(node.body, out, walrus_free)
+    _writes_of_list(node.orelse, out, walrus_free)
+
+
+def _writes_of_with(node, out, walrus_free):
+    _writes_of_list(node.body, out, walrus_free)
+    for item in node.items:
+        if item.optional_vars is not None:
+            out |= target_names(item.optional_vars)
+        _add_writes(item.context_expr, out, walrus_free)
+
+
+def _writes_of_handler(node, out, walrus_free):
+    if node.name is not None:
+        out.add(node.name.id)
+    _writes_of_list(node.body, out, walrus_free)
+
+
+def _writes_of_import(node, out, walrus_free):
+    out.update((a.asname or a.name).split(".")[0] for a in node.names)
+
+
+def _writes_of_named(node, out, walrus_free):
+    out.add(node.target.id)
+    _add_writes(node.value, out, walrus_free)
+
+
+def _writes_of_delete(node, out, walrus_free):
+    for t in node.targets:
+        out |= target_names(t)
+
+
+def _writes_nothing(node, out, walrus_free):
+    pass
+
+
+# What ``writes`` does for these node classes (the others: their children's writes, none
+# for an expression in a function without ``:=``).
+_WRITES = {
+    type(None): _writes_nothing,
+    list: _writes_of_list,
+    syntax.FunctionDef: _writes_of_def,
+    syntax.AsyncFunctionDef: _writes_of_def,
+    syntax.ClassDef: _writes_of_def,
+    syntax.Lambda: _writes_nothing,  # a `:=` in a lambda binds in the lambda's own scope
+    **{kind: _writes_of_comprehension for kind in _COMPREHENSIONS},
+    syntax.Assign: _writes_of_assign,
+    syntax.AugAssign: _writes_of_annassign,
+    syntax.AnnAssign: _writes_of_annassign,
+    syntax.For: _writes_of_for,
+    syntax.AsyncFor: _writes_of_for,
+    syntax.With: _writes_of_with,
+    syntax.AsyncWith: _writes_of_with,
+    syntax.ExceptHandler: _writes_of_handler,
+    syntax.Import: _writes_of_import,
+    syntax.ImportFrom: _writes_of_import,
+    syntax.NamedExpr: _writes_of_named,
+    syntax.Delete: _writes_of_delete,
+    syntax.Global: _writes_nothing,
+    syntax.Nonlocal: _writes_nothing,
+}
 
 
 _cache: contextvars.ContextVar = contextvars.ContextVar("autolax_activity_cache", default=None)
@@ -226,32 +329,35 @@ def declared_nonlocal(body) -> set[str]:
 def _declared_nonlocal(body) -> set[str]:
     """Names declared ``global`` or ``nonlocal`` directly in a function body (any depth of
     blocks, not nested functions)."""
-    out = set()
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (syntax.Global, syntax.Nonlocal)):
-            out |= set(node.names)
-        elif isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
-            continue
-        else:
-            stack.extend(syntax.iter_child_nodes(node))
-    return out
+    globals_, nonlocals = declared_names(body)
+    return globals_ | nonlocals
 
 
 def declared_names(body) -> tuple[set[str], set[str]]:
     """(``global`` names, ``nonlocal`` names) declared directly in a function body."""
     globals_, nonlocals = set(), set()
+    for node in _own_statements(body):
+        if isinstance(node, syntax.Global):
+            globals_.update(node.names)
+        elif isinstance(node, syntax.Nonlocal):
+            nonlocals.update(node.names)
+    return globals_, nonlocals
+
+
+def _own_statements(body):
+    """The statements of a function body at any depth of blocks, not in nested functions or
+    classes (statements are found in blocks only: expressions are not searched)."""
     stack = list(body)
     while stack:
         node = stack.pop()
-        if isinstance(node, syntax.Global):
-            globals_ |= set(node.names)
-        elif isinstance(node, syntax.Nonlocal):
-            nonlocals |= set(node.names)
-        elif not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
-            stack.extend(syntax.iter_child_nodes(node))
-    return globals_, nonlocals
+        yield node
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+            continue
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(node, field, None)
+            if block:
+                for child in block:  # a handler or a `case` holds statements
+                    stack.extend(child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else (child,))
 
 
 def local_names(fn_node) -> set[str]:

@@ -22,7 +22,22 @@ class Liveness:
         self.live_out: dict = {}
         self.header: dict = {}
         self.entry: dict = {}
+        # reads / writes of a node, computed once: loops are analysed until nothing changes
+        self._reads: dict = {}
+        self._writes: dict = {}
         self._block(fn_node.body, set())
+
+    def _read(self, node) -> set:
+        key = id(node)
+        if key not in self._reads:
+            self._reads[key] = (reads(node), node)  # the node: its id stays its own
+        return self._reads[key][0]
+
+    def _written(self, node) -> set:
+        key = id(node)
+        if key not in self._writes:
+            self._writes[key] = (writes(node), node)
+        return self._writes[key][0]
 
     def _block(self, stmts, live_out: set) -> set:
         live = set(live_out)
@@ -38,10 +53,10 @@ class Liveness:
             orelse = self._block(node.orelse, out)
             self.entry[(node, "body")] = body
             self.entry[(node, "orelse")] = orelse
-            return reads(node.test) | body | orelse
+            return self._read(node.test) | body | orelse
         if isinstance(node, syntax.While):
             exit_live = self._block(node.orelse, out)
-            test = reads(node.test)
+            test = self._read(node.test)
             header = test | exit_live
             while True:
                 body = self._block(node.body, header)
@@ -54,7 +69,7 @@ class Liveness:
             return header
         if isinstance(node, syntax.For):
             exit_live = self._block(node.orelse, out)
-            extra = reads(anno.get(node, anno.EXTRA_TEST))
+            extra = self._read(anno.get(node, anno.EXTRA_TEST))
             targets = target_names(node.target)
             header = extra | exit_live
             while True:
@@ -65,13 +80,13 @@ class Liveness:
                 header = new
             self.header[node] = header
             self.entry[(node, "body")] = body
-            return reads(node.iter) | header
+            return self._read(node.iter) | header
         if isinstance(node, (syntax.With, syntax.AsyncWith)):
             body = self._block(node.body, out)
             bound = set()
             item_reads = set()
             for item in node.items:
-                item_reads |= reads(item.context_expr)
+                item_reads |= self._read(item.context_expr)
                 if item.optional_vars is not None:
                     bound |= target_names(item.optional_vars)
             return item_reads | (body - bound)
@@ -82,11 +97,11 @@ class Liveness:
                 self._block(getattr(node, field), out)
             for handler in node.handlers:
                 self._block(handler.body, out)
-            return out | reads(node)
+            return out | self._read(node)
         if isinstance(node, syntax.Return):
-            return reads(node.value)
+            return self._read(node.value)
         if isinstance(node, syntax.Raise):
-            return reads(node)
+            return self._read(node)
         if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
-            return (out - {node.name}) | reads(node)
-        return (out - writes(node)) | reads(node)
+            return (out - {node.name}) | self._read(node)
+        return (out - self._written(node)) | self._read(node)

@@ -34,6 +34,7 @@ import builtins
 
 from autolax import sites
 from autolax.analysis.activity import (
+    MUTATING_METHODS,
     captured_names,
     declared_names,
     declared_nonlocal,
@@ -94,6 +95,20 @@ def _strip_bare_returns(fn_defs):
                     fn.body.append(syntax.Pass())
 
 
+def _statements(stmt):
+    """``stmt`` and the statements nested in it, nested functions and classes included
+    (the statements ``syntax.walk`` would find, without searching expressions)."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                for child in block:  # a handler or a `case` holds statements
+                    stack.extend(child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else (child,))
+
+
 class _Scope:
     """A Python function scope of the emitted code: the user's function or a generated
     ``if_true`` / ``loop_body``. Tracks names certainly bound in it by our own rewrite."""
@@ -117,10 +132,23 @@ class _FunctionConverter:
         params = syntax.param_names(fn_node.args)
         self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
         self.rank = {}
+        # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
+        # appends to a list at all: most do not, and then no block of it needs searching.
+        self.mutates = self.appends = False
         for node in syntax.walk(fn_node):
             if isinstance(node, syntax.Name):
                 self.rank.setdefault(node.id, len(self.rank))
+            elif isinstance(node, syntax.Attribute):
+                self.mutates = self.mutates or node.attr in MUTATING_METHODS
+                self.appends = self.appends or (node.attr == "append" and self._is_ops(node.value))
+            elif isinstance(node, syntax.Delete):
+                self.mutates = True
         self.scopes = [_Scope(syntax.param_names(fn_node.args))]
+
+    def mutated(self, stmts):
+        """``mutated_names(stmts)``, known to be empty where the function mutates nothing
+        (``stmts`` are its own statements, not yet rewritten: control flow emits no such call)."""
+        return mutated_names(stmts) if self.mutates else set()
 
     # ------------------------------------------------------------------ helpers
     def order(self, names):
@@ -129,7 +157,7 @@ class _FunctionConverter:
     def modified(self, stmts):
         """Names ``stmts`` bind, and local names whose objects they change in place
         (``stack.pop()``): a staged statement carries both."""
-        mutated = mutated_names(stmts) & self.fn_locals - self.receiver
+        mutated = self.mutated(stmts) & self.fn_locals - self.receiver
         return (writes(stmts) | mutated) - self.nonlocal_names - self.ctx.temporaries
 
     def changed_in_place(self, stmts):
@@ -137,9 +165,9 @@ class _FunctionConverter:
         ``lst.append(v)``, ``stack.pop()``) and do not bind to a new object: even when no
         later statement reads the name, an alias of the object may, so a staged statement
         returns it (and the runtime writes it back into the object)."""
-        names, rebound = mutated_names(stmts), set()
+        names, rebound = self.mutated(stmts), set()
         for stmt in stmts:
-            for node in syntax.walk(stmt):
+            for node in _statements(stmt):
                 if not isinstance(node, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.For)):
                     continue
                 target = node.targets[0] if isinstance(node, syntax.Assign) and len(node.targets) == 1 else None
@@ -229,6 +257,8 @@ class _FunctionConverter:
     def appended_and_read(self, stmts):
         """Lists a block appends to (``lst = ops.append(lst, v)``) and also reads otherwise:
         name -> the largest constant index read (``lst[0]``), or None for any other read."""
+        if not self.appends:
+            return {}
         appended, own, parent = set(), set(), {}
         nodes = [n for stmt in stmts for n in syntax.walk(stmt)]
         for n in nodes:

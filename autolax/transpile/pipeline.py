@@ -83,6 +83,8 @@ PASSES = (
 # conversion time.
 _JUMPS = {"Break", "Continue", "EarlyReturn", "Raise"}
 NEEDS = {
+    # What it rejects: nothing else can make it raise.
+    unsupported: {"Yield", "YieldFrom", "Await", "AsyncFor", "AsyncWith", "AsyncFunctionDef", "NamedExpr"},
     bound_names: _JUMPS,
     continue_statements: {"Continue"},
     break_statements: {"Break", "LoopElse"},
@@ -211,7 +213,7 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         spec_filename=spec_filename,
     )
     present = features(node)
-    set_aside = _set_class_bodies_aside(node)
+    set_aside = _set_class_bodies_aside(node) if "ClassDef" in present else []
     with activity.caching(walrus="NamedExpr" in present):
         for rewrite in PASSES:
             needs = NEEDS.get(rewrite)

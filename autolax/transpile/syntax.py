@@ -9,6 +9,7 @@ A change of gast (or of Python's grammar) should only ever touch this file.
 from __future__ import annotations
 
 import ast
+import collections
 import copy
 
 import gast
@@ -110,18 +111,97 @@ from gast import (  # noqa: F401  (re-exported: node classes and operators used 
     arguments,
     comprehension,
     keyword,
+    match_case,
     withitem,
 )
 
 stmt = gast.stmt
 expr = gast.expr
 NodeVisitor = gast.NodeVisitor
-NodeTransformer = gast.NodeTransformer
-walk = gast.walk
-iter_child_nodes = gast.iter_child_nodes
 iter_fields = gast.iter_fields
 
+
+def iter_child_nodes(node: AST) -> list:
+    """The direct child nodes of ``node``, in ``ast.iter_child_nodes``'s order (a list: most
+    callers extend a stack with it; no generator is several times faster)."""
+    out = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            out += [item for item in value if isinstance(item, AST)]
+        elif isinstance(value, AST):
+            out.append(value)
+    return out
+
+
+def walk(node: AST):
+    """Every node of the tree, breadth first, as ``ast.walk`` (which it replaces for speed)."""
+    todo = collections.deque((node,))
+    while todo:
+        node = todo.popleft()
+        todo.extend(iter_child_nodes(node))
+        yield node
+
+
+_LEGACY_VISITORS = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant", "visit_Ellipsis")
+
+
+class NodeTransformer(gast.NodeTransformer):
+    """``ast.NodeTransformer`` (same visits, same results), faster: the ``visit_*`` method
+    for a node class is looked up once per transformer class, and nodes without fields that
+    no method handles (contexts, operators) are not visited: that would leave them as they
+    are."""
+
+    _visitors: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._visitors = {}
+
+    def _visitor(self, kind):
+        cls = type(self)
+        visitor = getattr(cls, "visit_" + kind.__name__, None)
+        if visitor is ast.NodeVisitor.visit_Constant and not any(hasattr(cls, m) for m in _LEGACY_VISITORS):
+            visitor = None  # its dispatch to the legacy methods would end in generic_visit
+        cls._visitors[kind] = visitor
+        return visitor
+
+    def visit(self, node):
+        kind = node.__class__
+        visitor = self._visitors.get(kind, _MISSING)
+        if visitor is _MISSING:
+            visitor = self._visitor(kind)
+        return self.generic_visit(node) if visitor is None else visitor(self, node)
+
+    def generic_visit(self, node):
+        visitors = self._visitors
+        for field in node._fields:
+            old_value = getattr(node, field, _MISSING)
+            if isinstance(old_value, list):
+                new_values = []
+                for value in old_value:
+                    if isinstance(value, AST):
+                        value = self.visit(value)
+                        if value is None:
+                            continue
+                        elif not isinstance(value, AST):
+                            new_values.extend(value)
+                            continue
+                    new_values.append(value)
+                old_value[:] = new_values
+            elif isinstance(old_value, AST):
+                kind = old_value.__class__
+                if not kind._fields and visitors.get(kind, _MISSING) is None:
+                    continue  # a context or operator: generic_visit would change nothing
+                new_node = self.visit(old_value)
+                if new_node is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new_node)
+        return node
+
 LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+_MISSING = object()
 
 # Statement kinds that hold nested statement lists, and the fields holding them.
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -159,8 +239,7 @@ def unparse(node: AST) -> str:
 # The conversions above are gast's own (``gast.ast_to_gast`` / ``gast_to_ast``), rewritten
 # without its generic visitor, which is most of the cost of converting a function: the
 # result is the same tree, node for node and attribute for attribute
-# (tests/test_syntax_conversion.py compares them). Other Pythons or gasts use gast's.
-_MISSING = object()
+# (tests/test_conversion_output.py pins the emitted code and its compiled form). Other Pythons or gasts use gast's.
 _LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 _TOP = (1, 0, 1, 0)  # where ast.fix_missing_locations starts
 
@@ -304,7 +383,7 @@ def _located(fields, old, where, copy):
 
 
 def _ast_node(cls, fields):
-    new = cls.__new__(cls)
+    new = cls()
     new.__dict__.update(fields)
     return new
 

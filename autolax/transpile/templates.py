@@ -24,6 +24,7 @@ import textwrap
 
 from autolax.transpile import syntax
 
+_MISSING = object()
 _CTX = {"load": syntax.Load, "store": syntax.Store, "param": syntax.Param}
 
 
@@ -104,7 +105,8 @@ class _Replacer:
     def visit(self, node):
         if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and node.name in self.subs:
             node.name = self.subs[node.name]
-        for field, old in syntax.iter_fields(node):
+        for field in node._fields:
+            old = getattr(node, field, _MISSING)
             if isinstance(old, list):
                 new_list = []
                 for item in old:
