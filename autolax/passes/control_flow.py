@@ -135,6 +135,7 @@ class _FunctionConverter:
         # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
         # appends to a list at all: most do not, and then no block of it needs searching.
         self.mutates = self.appends = False
+        self._mutated = {}
         for node in syntax.walk(fn_node):
             if isinstance(node, syntax.Name):
                 self.rank.setdefault(node.id, len(self.rank))
@@ -148,7 +149,35 @@ class _FunctionConverter:
     def mutated(self, stmts):
         """``mutated_names(stmts)``, known to be empty where the function mutates nothing
         (``stmts`` are its own statements, not yet rewritten: control flow emits no such call)."""
-        return mutated_names(stmts) if self.mutates else set()
+        if not self.mutates:
+            return set()
+        out = set()
+        for stmt in stmts:
+            out |= self._mutated_in(stmt)
+        return out
+
+    def _mutated_in(self, stmt):
+        """``mutated_names([stmt])``, found once per statement: a block is asked about before
+        its statements are converted (outer statements first), and each nested block again,
+        so without this the statements of a loop nest would be searched once per level. The
+        entry holds the statement, so its id stays its own while the entry lives."""
+        entry = self._mutated.get(id(stmt))
+        if entry is not None and entry[0] is stmt:
+            return entry[1]
+        out = set()
+        if not isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+            stack = syntax.iter_child_nodes(stmt)
+            out |= mutated_names([stmt]) if isinstance(stmt, syntax.Delete) else set()
+            while stack:
+                node = stack.pop()
+                if isinstance(node, syntax.stmt):
+                    out |= self._mutated_in(node)
+                elif isinstance(node, syntax.expr):
+                    out |= mutated_names([node])
+                else:  # a handler, a `case`, a `with` item, a context
+                    stack.extend(syntax.iter_child_nodes(node))
+        self._mutated[id(stmt)] = (stmt, out)
+        return out
 
     # ------------------------------------------------------------------ helpers
     def order(self, names):

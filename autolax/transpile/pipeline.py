@@ -140,12 +140,7 @@ def features(tree) -> set[str]:
                 final_returns.add(id(node.body[-1]))
         elif kind == "Return":
             returns.append(node)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, syntax.AST))
-            elif isinstance(value, syntax.AST):
-                stack.append(value)
+        stack += syntax.iter_child_nodes(node)
     if any(id(r) not in final_returns for r in returns):
         out.add("EarlyReturn")
     return out

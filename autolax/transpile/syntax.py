@@ -121,14 +121,27 @@ NodeVisitor = gast.NodeVisitor
 iter_fields = gast.iter_fields
 
 
+# Fields that hold a string, a number or a flag in every node class having them: never a
+# child node (``ExceptHandler.name`` and ``alias.name`` differ in gast, so ``name`` is not here).
+_SCALAR_FIELDS = frozenset({"id", "attr", "arg", "type_comment", "kind", "level", "module", "asname", "is_async",
+                            "conversion", "simple"})
+_CHILD_FIELDS: dict = {}
+
+
 def iter_child_nodes(node: AST) -> list:
     """The direct child nodes of ``node``, in ``ast.iter_child_nodes``'s order (a list: most
     callers extend a stack with it; no generator is several times faster)."""
+    kind = node.__class__
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
     out = []
-    for field in node._fields:
+    for field in fields:
         value = getattr(node, field, None)
-        if isinstance(value, list):
-            out += [item for item in value if isinstance(item, AST)]
+        if value.__class__ is list:
+            for item in value:
+                if isinstance(item, AST):
+                    out.append(item)
         elif isinstance(value, AST):
             out.append(value)
     return out
