@@ -140,7 +140,7 @@ def _imports(lines) -> list:
     """The import statements of a file, parsed (without ``from __future__``, whose flags
     the code object carries): the compiler calls a method of an imported module
     differently (Python 3.11: ``LOAD_ATTR``, not ``LOAD_METHOD``)."""
-    found = [m.group().strip() for m in _IMPORT.finditer("".join(lines))]
+    found = [m.group().strip() for m in _import_matches(lines)]
     try:
         stmts = ast.parse("\n".join(found)).body
     except (SyntaxError, ValueError):
@@ -151,6 +151,27 @@ def _imports(lines) -> list:
             except (SyntaxError, ValueError):
                 pass
     return [s for s in stmts if isinstance(s, ast.Import) or (isinstance(s, ast.ImportFrom) and s.module != "__future__")]
+
+
+def _import_matches(lines):
+    """``_IMPORT.finditer("".join(lines))``, trying the pattern only at the start of the lines
+    that hold the word ``import`` (a search at every character of a long file costs more
+    than the rest of finding a function's source): a match starts at a line's start (``^``)
+    and has ``import`` on its first line."""
+    text = "".join(lines)
+    end = 0  # where the last match ended: finditer's matches do not overlap
+    at = text.find("import")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        if start >= end:
+            match = _IMPORT.match(text, start)
+            if match is not None:
+                end = match.end()
+                yield match
+        next_line = text.find("\n", at)
+        if next_line == -1:
+            break
+        at = text.find("import", next_line + 1)
 
 
 _CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
