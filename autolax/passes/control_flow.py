@@ -109,6 +109,9 @@ def _statements(stmt):
                     stack.extend(child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else (child,))
 
 
+_CLOSURES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)
+
+
 class _Scope:
     """A Python function scope of the emitted code: the user's function or a generated
     ``if_true`` / ``loop_body``. Tracks names certainly bound in it by our own rewrite."""
@@ -128,7 +131,6 @@ class _FunctionConverter:
         self.defined = Definedness(fn_node)
         self.nonlocal_names = declared_nonlocal(fn_node.body)
         self.declared_globals, self.declared_nonlocals = declared_names(fn_node.body)
-        self.captured = captured_names(fn_node)  # read by closures: kept in the function's cells
         params = syntax.param_names(fn_node.args)
         self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
         self.rank = {}
@@ -136,6 +138,7 @@ class _FunctionConverter:
         # appends to a list at all: most do not, and then no block of it needs searching.
         self.mutates = self.appends = False
         self._mutated = {}
+        closures = False  # a nested def or a lambda other than a generated thunk
         for node in syntax.walk(fn_node):
             if isinstance(node, syntax.Name):
                 self.rank.setdefault(node.id, len(self.rank))
@@ -144,6 +147,10 @@ class _FunctionConverter:
                 self.appends = self.appends or (node.attr == "append" and self._is_ops(node.value))
             elif isinstance(node, syntax.Delete):
                 self.mutates = True
+            elif isinstance(node, _CLOSURES):
+                closures = closures or node is not fn_node and not anno.get(node, anno.THUNK)
+        # Read by closures: kept in the function's cells (none without closures).
+        self.captured = captured_names(fn_node) if closures else set()
         self.scopes = [_Scope(syntax.param_names(fn_node.args))]
 
     def mutated(self, stmts):
