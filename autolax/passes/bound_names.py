@@ -27,7 +27,7 @@ from autolax.transpile import syntax
 
 def transform(fn_node, ctx):
     safe, unsafe = set(), set()
-    for node in syntax.walk(fn_node):
+    for node in syntax.walk_statements(fn_node):
         if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
             analysis = BoundBeforeReads(node)
             safe |= analysis.safe

@@ -95,20 +95,6 @@ def _strip_bare_returns(fn_defs):
                     fn.body.append(syntax.Pass())
 
 
-def _statements(stmt):
-    """``stmt`` and the statements nested in it, nested functions and classes included
-    (the statements ``syntax.walk`` would find, without searching expressions)."""
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        yield node
-        for field in syntax.BLOCK_FIELDS:
-            block = getattr(node, field, None)
-            if isinstance(block, list):
-                for child in block:  # a handler or a `case` holds statements
-                    stack.extend(child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else (child,))
-
-
 _CLOSURES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)
 
 
@@ -203,7 +189,7 @@ class _FunctionConverter:
         returns it (and the runtime writes it back into the object)."""
         names, rebound = self.mutated(stmts), set()
         for stmt in stmts:
-            for node in _statements(stmt):
+            for node in syntax.walk_statements(stmt):
                 if not isinstance(node, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.For)):
                     continue
                 target = node.targets[0] if isinstance(node, syntax.Assign) and len(node.targets) == 1 else None

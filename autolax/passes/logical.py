@@ -84,7 +84,10 @@ class _Transformer(syntax.NodeTransformer):
 def transform(fn_node, ctx):
     transformer = _Transformer(ctx)
     fn_node = transformer.visit(fn_node)
-    for node in syntax.walk(fn_node):  # loop exit tests left by break/return lowering
+    # Loop exit tests left by break/return lowering, in ``walk``'s order (it names temporaries).
+    if not any(anno.get(node, anno.EXTRA_TEST) is not None for node in syntax.walk_statements(fn_node)):
+        return fn_node
+    for node in syntax.walk(fn_node):
         extra = anno.get(node, anno.EXTRA_TEST)
         if extra is not None:
             anno.set(node, anno.EXTRA_TEST, transformer.visit(extra))
