@@ -105,6 +105,11 @@ NEEDS = {
 _LOWERS_JUMPS = (desugar, continue_statements, break_statements, return_statements)
 
 
+# The node kinds ``features`` looks into (it only notes the others' names).
+_FEATURE_KINDS = frozenset({"Name", "Subscript", "Attribute", "Compare", "For", "While", "AsyncFor", "FunctionDef",
+                            "AsyncFunctionDef", "Return"})
+
+
 def features(tree) -> set[str]:
     """The node class names in ``tree``, plus: ``Subscript.Store`` / ``Attribute.Store``
     (item / attribute assignment), ``append`` (an ``.append`` attribute), ``Compare.chain``
@@ -113,11 +118,13 @@ def features(tree) -> set[str]:
     out = set()
     final_returns = set()
     returns = []
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        kind = type(node).__name__
-        out.add(kind)
+    kinds = set()
+    for node in syntax.walk(tree):
+        cls = node.__class__
+        kinds.add(cls)
+        kind = cls.__name__
+        if kind not in _FEATURE_KINDS:
+            continue
         if kind == "Name" and node.id == "loop_options":
             out.add("loop_options")
         if kind in ("Subscript", "Attribute"):
@@ -140,7 +147,7 @@ def features(tree) -> set[str]:
                 final_returns.add(id(node.body[-1]))
         elif kind == "Return":
             returns.append(node)
-        stack += syntax.iter_child_nodes(node)
+    out.update(cls.__name__ for cls in kinds)
     if any(id(r) not in final_returns for r in returns):
         out.add("EarlyReturn")
     return out

@@ -218,9 +218,13 @@ class NodeTransformer(gast.NodeTransformer):
 
     def generic_visit(self, node):
         visitors = self._visitors
-        for field in node._fields:
+        kind = node.__class__
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _child_fields(kind)
+        for field in fields:  # not those that never hold a node: nothing to visit there
             old_value = getattr(node, field, _MISSING)
-            if isinstance(old_value, list):
+            if old_value.__class__ is list:
                 new_values = []
                 for value in old_value:
                     if isinstance(value, AST):
@@ -310,7 +314,12 @@ def _from_ast(node):
     for field in node._fields:
         value = getattr(node, field, _MISSING)
         if value is not _MISSING:
-            fields[field] = _from_ast_value(value)
+            # _from_ast_value, inlined: most values are not lists
+            if isinstance(value, ast.AST):
+                value = _from_ast(value)
+            elif isinstance(value, list):
+                value = [_from_ast_value(v) for v in value]
+            fields[field] = value
     for attr in node._attributes:
         value = getattr(node, attr, _MISSING)
         if value is not _MISSING:
@@ -453,7 +462,12 @@ def _to_ast(node, where):
     for field in node._fields:
         value = getattr(node, field, _MISSING)
         if value is not _MISSING:
-            fields[field] = _to_ast_value(value, inner)
+            # _to_ast_value, inlined: most values are not lists
+            if isinstance(value, ast.AST):
+                value = _to_ast(value, inner)
+            elif isinstance(value, list):
+                value = [_to_ast_value(v, inner) for v in value]
+            fields[field] = value
     fields.update(location)
     return _ast_node(target, fields)
 
