@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import copy
+import sys
 
 import gast
+from gast.ast3 import Ast3ToGAst, GAstToAst3
 from gast import (  # noqa: F401  (re-exported: node classes and operators used by the passes)
     AST,
     Add,
@@ -130,6 +132,13 @@ _CHILD_FIELDS: dict = {}
 def _child_fields(kind) -> tuple:
     fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
     return fields
+
+
+def child_fields(kind) -> tuple:
+    """The fields of node class ``kind`` that may hold nodes (or lists of nodes): not those
+    holding a name, a number or a flag in every node of the class."""
+    fields = _CHILD_FIELDS.get(kind)
+    return _child_fields(kind) if fields is None else fields
 
 
 def iter_child_nodes(node: AST) -> list:
@@ -544,9 +553,6 @@ _AST_CLASS: dict = {}
 def _gast_is_as_expected() -> bool:
     """The rewritten conversions are gast 0.6 / 0.7's on Python 3.11 (3.12 adds type
     parameters)."""
-    import sys
-    from gast.ast3 import Ast3ToGAst, GAstToAst3
-
     def visitors(cls):
         return {m for m in dir(cls) if m.startswith("visit_") and getattr(cls, m) is not getattr(ast.NodeTransformer, m, None)}
 

@@ -105,9 +105,9 @@ class _Replacer:
     def visit(self, node):
         if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and node.name in self.subs:
             node.name = self.subs[node.name]
-        for field in node._fields:
+        for field in syntax.child_fields(node.__class__):
             old = getattr(node, field, _MISSING)
-            if isinstance(old, list):
+            if old.__class__ is list:
                 new_list = []
                 for item in old:
                     matched, value = self._value_for(item)
@@ -125,6 +125,8 @@ class _Replacer:
                         new_list.append(item)
                 setattr(node, field, new_list)
             elif isinstance(old, syntax.AST):
+                if not old._fields:
+                    continue  # a context or an operator: nothing to replace in it
                 matched, value = self._value_for(old)
                 if matched:
                     result = self._materialize(old, value)
