@@ -460,6 +460,13 @@ def _to_ast(node, where):
         target = _AST_CLASS[kind] = getattr(ast, kind.__name__, None)
     if target is None:
         return None  # gast: a node that is not part of the tree
+    if not node.__dict__ and not target._fields and not target._attributes:
+        # A context or an operator: one shared instance per class, as ``ast.parse`` gives
+        # (``compile`` and ``unparse`` read it only).
+        shared = _SHARED.get(target)
+        if shared is None:
+            shared = _SHARED[target] = target()
+        return shared
     attributes = target._attributes
     location = {}
     for attr in node._attributes:
@@ -548,6 +555,7 @@ _TO_AST_SPECIAL = {
 }
 _GAST_CLASS: dict = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
 _AST_CLASS: dict = {}
+_SHARED: dict = {}
 
 
 def _gast_is_as_expected() -> bool:

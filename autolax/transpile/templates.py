@@ -102,9 +102,10 @@ class _Replacer:
         self.used.add(id(node))
         return node
 
-    def visit(self, node):
-        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and node.name in self.subs:
-            node.name = self.subs[node.name]
+    def build(self, node):
+        """A copy of template ``node`` with its placeholders substituted (one walk: the
+        template is copied as it is substituted, not copied whole first)."""
+        new_fields = {}
         for field in syntax.child_fields(node.__class__):
             old = getattr(node, field, _MISSING)
             if old.__class__ is list:
@@ -120,13 +121,13 @@ class _Replacer:
                         else:
                             new_list.append(result)
                     elif isinstance(item, syntax.AST):
-                        new_list.append(self.visit(item))
+                        new_list.append(self.build(item))
                     else:
                         new_list.append(item)
-                setattr(node, field, new_list)
+                new_fields[field] = new_list
             elif isinstance(old, syntax.AST):
                 if not old._fields:
-                    continue  # a context or an operator: nothing to replace in it
+                    continue  # a context or an operator: copied below
                 matched, value = self._value_for(old)
                 if matched:
                     result = self._materialize(old, value)
@@ -134,13 +135,25 @@ class _Replacer:
                         result = syntax.names_tuple([]) if not result else (
                             result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load())
                         )
-                    setattr(node, field, result)
+                    new_fields[field] = result
                 else:
-                    setattr(node, field, self.visit(old))
+                    new_fields[field] = self.build(old)
+        kind = node.__class__
+        new = kind.__new__(kind)
+        fields = new.__dict__
+        for key, value in node.__dict__.items():  # in the template's order, as deepcopy
+            if key in new_fields:
+                value = new_fields[key]
+            elif isinstance(value, (syntax.AST, list, dict)):
+                value = syntax.deepcopy(value) if not isinstance(value, dict) else {
+                    k: syntax.deepcopy(v) for k, v in value.items()}
+            fields[key] = value
+        if isinstance(new, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and new.name in self.subs:
+            new.name = self.subs[new.name]
         # An assignment whose target vanished is kept for its value's side effects.
-        if isinstance(node, syntax.Assign) and not [t for t in node.targets if t is not None]:
-            return syntax.expr_stmt(node.value)
-        return node
+        if isinstance(new, syntax.Assign) and not [t for t in new.targets if t is not None]:
+            return syntax.expr_stmt(new.value)
+        return new
 
 
 @functools.lru_cache(maxsize=None)
@@ -155,9 +168,7 @@ def _parsed(template: str):
 
 def replace(template: str, **subs) -> list:
     """Parses ``template`` (a block of statements) and substitutes the placeholders."""
-    module = syntax.deepcopy(_parsed(template))
-    replacer = _Replacer(subs)
-    return replacer.visit(module).body
+    return _Replacer(subs).build(_parsed(template)).body
 
 
 def replace_expr(template: str, **subs):
