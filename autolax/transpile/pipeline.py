@@ -319,9 +319,10 @@ def format_source(text: str) -> str:
             # first statement after a nested block that is less indented than the block
             prev = out[-1]
             indent = len(line) - len(line.lstrip())
-            block_start = _enclosing_def_indent(out)
-            if block_start is not None and indent <= block_start and len(prev) - len(prev.lstrip()) > indent:
-                out.append("")
+            if len(prev) - len(prev.lstrip()) > indent:  # a dedent: only then look for the def
+                block_start = _enclosing_def_indent(out)
+                if block_start is not None and indent <= block_start:
+                    out.append("")
         out.append(line)
     return "\n".join(out) + "\n"
 

@@ -714,14 +714,26 @@ def copy_location(new: AST, old: AST) -> AST:
     # A located node's subtree is located already (every pass locates what it creates), so
     # the walk stops there: user statements placed into a template are not revisited.
     stack = [new]
+    add = stack.append
     while stack:
         node = stack.pop()
         if getattr(node, "lineno", None) is not None:
             continue
-        if "lineno" in node._attributes:
+        kind = node.__class__
+        if "lineno" in kind._attributes:
             node.lineno, node.col_offset = lineno, col
             node.end_lineno, node.end_col_offset = lineno, end_col
-        stack.extend(iter_child_nodes(node))
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _child_fields(kind)
+        for field in fields:  # iter_child_nodes, inlined
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        add(item)
+            elif isinstance(value, AST):
+                add(value)
     return new
 
 
