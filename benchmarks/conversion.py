@@ -6,8 +6,8 @@ Run from the repository root::
     python -m benchmarks.conversion --fresh 3     # each conversion in a new process (slower)
     python -m benchmarks.conversion --profile     # cProfile of all conversions, top functions
 
-For each of the benchmark's functions (the 10 programs of ``benchmarks/programs.py`` and
-the 17 functions of ``examples/``) it prints the median time of ``autolax.convert`` (read
+For each of the benchmark's functions (the programs of ``benchmarks/programs.py`` and the
+functions of ``examples/``) it prints the median time of ``autolax.convert`` (read
 the source, check it is the code running, parse, analyse, rewrite, unparse, compile), the
 floor -- ``ast.parse`` and ``compile`` of the same function's source, timed in the same
 process -- and autolax as a multiple of it, with the number of Python function calls one
@@ -45,7 +45,7 @@ from benchmarks.run import ROOT, _example_functions
 
 
 def functions():
-    """(label, function) for the 27 functions the conversion target is measured on."""
+    """(label, function) for the functions the conversion target is measured on."""
     return [(f"programs.{p.python.__name__}", p.python) for p in programs.PROGRAMS] + _example_functions()
 
 

@@ -7,8 +7,9 @@ Run from the repository root::
 
 On a shared machine absolute times move with the load; what this compares is the two
 trees under the same load: new processes alternate between them (round after round, the
-tree going first alternating too), each converting the benchmark's 27 functions
-(``benchmarks.conversion.functions``) with every cache emptied before each conversion, as
+tree going first alternating too), each converting the benchmark's functions (the programs of
+``benchmarks/programs.py`` and the functions of ``examples/``, as ``benchmarks.conversion``)
+with every cache emptied before each conversion, as
 ``benchmarks.conversion`` does. Per function it reports the median wall time of all the
 conversions of each tree, their ratio, and the Python function calls of one conversion
 (deterministic); then the median and the maximum over the functions, and the load average
