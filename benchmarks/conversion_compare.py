@@ -2,17 +2,16 @@
 
 Run from the repository root::
 
-    git worktree add /tmp/autolax-main main
+    git worktree add --detach /tmp/autolax-main main   # a checkout of main's commit
     python -m benchmarks.conversion_compare --baseline /tmp/autolax-main
 
 On a shared machine absolute times move with the load; what this compares is the two
 trees under the same load: new processes alternate between them (round after round, the
-tree going first alternating too), each converting the benchmark's functions (the programs of
-``benchmarks/programs.py`` and the functions of ``examples/``, as ``benchmarks.conversion``)
-with every cache emptied before each conversion, as
-``benchmarks.conversion`` does. Per function it reports the median wall time of all the
-conversions of each tree, their ratio, and the Python function calls of one conversion
-(deterministic); then the median and the maximum over the functions, and the load average
+tree going first alternating too), each converting the benchmark's functions (the programs
+of ``benchmarks/programs.py`` and the functions of ``examples/``) with every cache emptied
+before each conversion, as ``benchmarks.conversion`` does. Per function it reports the
+median wall time of all the conversions of each tree, their ratio, and the Python function
+calls of one conversion (deterministic); then the median and the maximum over the functions, and the load average
 before and after. ``--cpu`` reports thread CPU time instead of wall time (it leaves out
 the time the process waited for a core, not the slowdown of sharing one).
 """
