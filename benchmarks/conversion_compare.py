@@ -11,9 +11,10 @@ tree going first alternating too), each converting the benchmark's functions (th
 of ``benchmarks/programs.py`` and the functions of ``examples/``) with every cache emptied
 before each conversion, as ``benchmarks.conversion`` does. Per function it reports the
 median wall time of all the conversions of each tree, their ratio, and the Python function
-calls of one conversion (deterministic); then the median and the maximum over the functions, and the load average
-before and after. ``--cpu`` reports thread CPU time instead of wall time (it leaves out
-the time the process waited for a core, not the slowdown of sharing one).
+calls of one conversion (deterministic); then the median and the maximum over the
+functions, and the load average before and after. ``--cpu`` reports thread CPU time
+instead of wall time (it leaves out the time the process waited for a core, not the
+slowdown of sharing one).
 """
 
 from __future__ import annotations
