@@ -127,12 +127,16 @@ class _Transformer(syntax.NodeTransformer):
         return it.args[0], it.args[1]
 
     def _split(self, node):
-        if node.orelse or not isinstance(node.target, syntax.Name) or _jumps_out(node.body):
-            return None
-        bounds = self._range_bounds(node)
-        if bounds is None:
+        if node.orelse or not isinstance(node.target, syntax.Name):
             return None
         index = node.target.id
+        if not any(isinstance(s, syntax.If) and isinstance(s.test, syntax.Compare)
+                   and any(isinstance(n, syntax.Name) and n.id == index for n in (s.test.left, *s.test.comparators))
+                   for s in node.body):
+            return None  # the common case, decided without walking the body
+        bounds = self._range_bounds(node)
+        if bounds is None or _jumps_out(node.body):
+            return None
         assigned = _assigned(node.body)
         if index in assigned:
             return None
