@@ -4,7 +4,9 @@
 (each dispatched eagerly), with ``cond``, ``while`` and ``scan`` interpreted in Python: the
 reference semantics of the lax control-flow primitives, without an XLA compile of the whole
 program (several times faster for programs that run once). Effects run as they are reached:
-a ``debug_callback`` (a staged ``print``) prints when its equation is evaluated.
+a ``debug_callback`` (a staged ``print``) prints when its equation is evaluated. A jaxpr that
+reads a variable nobody defined (a tracer leaked from another trace, which XLA lowering
+reports as ``UnexpectedTracerError``) raises ``UnexpectedTracerError`` here too.
 """
 
 from __future__ import annotations
@@ -24,13 +26,21 @@ def evaluate(closed, *args):
 
 
 def _eval(jaxpr, consts, args):
+    import jax
     import jax.numpy as jnp
     from jax.extend.core import Literal
 
     env = {}
 
     def read(v):
-        return v.val if isinstance(v, Literal) else env[v]
+        if isinstance(v, Literal):
+            return v.val
+        if v not in env:  # what XLA lowering reports as an escaped tracer
+            raise jax.errors.UnexpectedTracerError(
+                f"the traced program reads {v}, a value traced elsewhere: a tracer leaked out of another trace "
+                "(found by the fuzzer's jaxpr interpreter)"
+            )
+        return env[v]
 
     for var, value in zip(jaxpr.constvars, consts):
         env[var] = value

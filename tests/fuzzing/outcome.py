@@ -147,8 +147,14 @@ def _origin(exc: BaseException) -> str:
 
 
 def _exc_text(exc) -> str:
+    """``Type: first line of the message``, then the innermost frames and the whole message
+    (long ones cut in the middle)."""
+    message = str(exc).strip().splitlines()
+    head = f"{type(exc).__name__}: {message[0] if message else ''}"
     text = "".join(traceback.format_exception(exc, limit=-6, chain=False))
-    return text[-3000:]
+    if len(text) > 4000:
+        text = text[:2000] + "\n[...]\n" + text[-2000:]
+    return head + "\n" + text
 
 
 @contextlib.contextmanager
@@ -337,9 +343,5 @@ def verdict(python: Outcome, got: Outcome, eager: bool) -> tuple[str, str]:
 
 
 def first_line(exc_text: str) -> str:
-    """The ``Type: message`` line of a formatted exception."""
-    lines = [ln for ln in exc_text.strip().splitlines() if ln and not ln.startswith(" ")]
-    for ln in lines:
-        if not ln.startswith("Traceback") and ":" in ln:
-            return ln[:300]
-    return lines[-1][:300] if lines else ""
+    """The ``Type: message`` line of an exception's text (see ``_exc_text``)."""
+    return exc_text.split("\n", 1)[0][:300]

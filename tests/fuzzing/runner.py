@@ -392,14 +392,13 @@ def run(
                 on_result(r)
     else:
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
 
         chunk = max(1, min(25, len(seeds) // (jobs * 4) or 1))
-        chunks = [seeds[i : i + chunk] for i in range(0, len(seeds), chunk)]
+        chunks = [(seeds[i : i + chunk], options) for i in range(0, len(seeds), chunk)]
         # A worker's memory grows with every program converted: start fresh ones now and then.
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(jobs, mp_context=context, max_tasks_per_child=max(1, 200 // chunk)) as pool:
-            for results in pool.map(_run_chunk, chunks, [options] * len(chunks)):
+        with context.Pool(jobs, maxtasksperchild=max(1, 200 // chunk)) as pool:
+            for results in pool.imap(_run_chunk, chunks):
                 for r in results:
                     summary.add(r)
                     if on_result:
@@ -423,5 +422,6 @@ def _results(seeds, options):
             ws.close()
 
 
-def _run_chunk(seeds, options):
+def _run_chunk(task):
+    seeds, options = task
     return list(_results(seeds, options))
