@@ -10,7 +10,9 @@ and every path did on them.
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
+import signal
 
 from .generator import generate
 from .paths import ALL_PATHS, Workspace, make_shell
@@ -34,7 +36,11 @@ def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, ma
                     compile(text, "<reduce>", "exec")
                 except SyntaxError:
                     return False
-                r = check_program(seed, source=text, paths=(target.path,), workspace=ws, shell=shell, stats=False)
+                try:
+                    with _time_limit(20):  # a cut can make a `while` loop endless
+                        r = check_program(seed, source=text, paths=(target.path,), workspace=ws, shell=shell, stats=False)
+                except _TimeUp:
+                    return False
                 return any((f.path, f.category, f.error.split(":")[0]) == want for f in r.failures)
 
             reduced = shrink(source, still_fails, max_checks)
@@ -45,15 +51,53 @@ def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, ma
     return describe(seed, target, reduced, log)
 
 
-def describe(seed, target, reduced, log) -> str:
+class _TimeUp(BaseException):
+    """Raised by ``_time_limit`` (a BaseException: the runner records Exceptions as outcomes)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    def up(signum, frame):
+        raise _TimeUp()
+
+    previous = signal.signal(signal.SIGALRM, up)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def explain(source: str, inputs, static=(), paths=ALL_PATHS) -> str:
+    """What Python and every path do with ``source`` on each argument tuple of ``inputs``
+    (``static``: the static_argnums of a second plan on the same inputs)."""
+    from .runner import Plan
+
+    plans = [Plan((), list(inputs), "all traced")]
+    if static:
+        plans.append(Plan(tuple(static), list(inputs), f"static {tuple(static)}"))
+    log = []
+    with configured():
+        ws = Workspace()
+        shell = make_shell() if "magic" in paths else None
+        try:
+            check_program(0, source=source, paths=paths, plans=plans, workspace=ws, shell=shell, stats=False, log=log)
+        finally:
+            ws.close()
+    return describe(None, None, source, log, everything=True)
+
+
+def describe(seed, target, reduced, log, everything=False) -> str:
     from .runner import _show
 
-    lines = [f"program {seed}, reduced; the mismatch: [{target.path}] {target.category}", "", reduced.rstrip(), ""]
+    lines = [f"program {seed}, reduced; the mismatch: [{target.path}] {target.category}", ""] if target else []
+    lines += [reduced.rstrip(), ""]
     by_plan: dict = {}
     for path, plan, args, python, got, verdict in log:
         by_plan.setdefault((plan.label, tuple(_show(a) for a in args)), []).append((path, python, got, verdict))
     for (label, args), rows in by_plan.items():
-        if all(v == "ok" for *_, v in rows):
+        if all(v == "ok" for *_, v in rows) and not everything:
             continue
         static = f"  ({label})" if label else ""
         lines.append(f"f({', '.join(args)}){static}")

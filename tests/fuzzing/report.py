@@ -15,6 +15,7 @@ from .paths import ALL_PATHS
 class Summary:
     programs: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # summed over the processes that ran programs
     python: Counter = field(default_factory=Counter)
     runs: Counter = field(default_factory=Counter)  # (path, verdict)
     refusals: Counter = field(default_factory=Counter)  # (path, exception type)
@@ -28,6 +29,7 @@ class Summary:
 
     def add(self, r) -> None:
         self.programs += 1
+        self.cpu_seconds += r.cpu_seconds
         self.python.update(r.python)
         self.runs.update(r.runs)
         self.refusals.update(r.refusals)
@@ -55,6 +57,7 @@ class Summary:
             self.constructs.setdefault(c, Counter()).update(row)
         self.failures.extend(other.failures)
         self.programs += other.programs
+        self.cpu_seconds += other.cpu_seconds
         for name in ("failed_programs", "silent_programs", "refused_programs"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
@@ -80,7 +83,7 @@ class Summary:
         mism = self.mismatches()
         share = self.refused_runs / runs if runs else 0.0
         out.append(
-            f"{self.programs} programs in {self.seconds:.0f} s; {runs} compared runs: "
+            f"{self.programs} programs in {self.seconds:.0f} s ({self.cpu_seconds:.0f} CPU-s in the runs); {runs} compared runs: "
             f"{runs - self.refused_runs - sum(mism.values())} ok, {self.refused_runs} refused ({share:.1%}), "
             f"{sum(mism.values())} mismatched"
         )
