@@ -116,6 +116,7 @@ class ProgramPaths:
         self.base_name = f"fuzz_{seed}"
         self._base = None
         self._cli = None
+        self._own_modules: dict = {}
         self.shell_names: set = set()
 
     @property
@@ -135,6 +136,14 @@ class ProgramPaths:
             self._base = self.ws.load(self.base_name, self.source)
         return self._base
 
+    def _own(self, name):
+        """The program loaded once more, for one path: ``autolax.convert(f)`` of the same
+        function is the function ``autolax.jit(f)`` jits, so the two would share jax.jit's
+        trace cache, and the second path would never trace (nor run its trace-time Python)."""
+        if name not in self._own_modules:
+            self._own_modules[name] = self.ws.load(f"{self.base_name}_{name}", self.source)
+        return self._own_modules[name]
+
     def target(self, path: str, static: tuple) -> Target:
         """Raises ``Refused`` when the path rejects the program before it runs."""
         import jax
@@ -144,7 +153,7 @@ class ProgramPaths:
             m = self.base()
             return Target(autolax.jit(m.f, static_argnums=static or None), m.__dict__, static)
         if path == "jax.jit(convert)":
-            m = self.base()
+            m = self._own("convert")
             return Target(jax.jit(autolax.convert(m.f), static_argnums=static or None), m.__dict__, static)
         if path in EAGER:
             m = self.base()

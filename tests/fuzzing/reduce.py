@@ -29,7 +29,7 @@ def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, ma
             if not first.failures:
                 return f"program {seed} has no mismatch on {', '.join(paths)}"
             target = first.failures[0]
-            want = (target.path, target.category, target.error.split(":")[0])
+            want = _key(target)
 
             def still_fails(text):
                 try:
@@ -41,7 +41,7 @@ def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, ma
                         r = check_program(seed, source=text, paths=(target.path,), workspace=ws, shell=shell, stats=False)
                 except _TimeUp:
                     return False
-                return any((f.path, f.category, f.error.split(":")[0]) == want for f in r.failures)
+                return any(_key(f) == want for f in r.failures)
 
             reduced = shrink(source, still_fails, max_checks)
             log = []
@@ -49,6 +49,13 @@ def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, ma
         finally:
             ws.close()
     return describe(seed, target, reduced, log)
+
+
+def _key(failure):
+    """What must stay the same while a program shrinks: the path, the category, the type of
+    the exception the path raised and what Python did (returned, or raised which type)."""
+    python = failure.python.split(":")[0]
+    return failure.path, failure.category, failure.error.split(":")[0], python if python.startswith("raised") else "returned"
 
 
 class _TimeUp(BaseException):
