@@ -17,7 +17,9 @@ A program is a small module: ``import jax.numpy as jnp``, sometimes a few global
   times followed by reads of what they assign, list methods (``pop``, ``insert``,
   ``extend``, ``remove``, ``clear``, ``+=``, ``del l[i]``), ``del`` of names, globals (read,
   appended to, and declared ``global`` and assigned), aliases of lists and dicts, reads of a
-  name on a path where it is unbound, ``print`` and ``assert``.
+  name on a path where it is unbound, ``print`` and ``assert``, reads of a list inside the
+  loop that appends to it, ``or`` with a side effect on its right, ``range`` objects bound
+  to a name.
 
 Every loop terminates (bounded trip counts; ``while`` loops count with a variable the body
 cannot touch; no loop changes the list it iterates). Programs need not stage: the contract
@@ -201,6 +203,13 @@ class Generator:
                 return self.pick(names), ATOM
             if arrays and roll < 0.68:
                 return f"{self.pick(arrays)}[{self.index(scope)}]", ATOM
+            growing = [x for x in scope.lists if x in scope.vars]  # appended to by an enclosing loop
+            if growing and self.chance(0.08 * self.boost("appends")):
+                lst = self.pick(growing)
+                if t == "i":
+                    return f"len({lst})", ATOM
+                if scope.vars[lst] == "Lf":  # the items earlier iterations appended
+                    return f"({lst}[-1] if {lst} else {self.literal('f')[0]})", ATOM
             if t == "i" and roll < 0.76:
                 sized = scope.of_type("F") + scope.of_type("I") + scope.of_type("P") + scope.of_type("S") + self.lists(scope)
                 return f"len({self.pick(sized)})", ATOM
@@ -324,6 +333,10 @@ class Generator:
             lambda: (f"{self.pick(scope.of_type('F'))}.sum() > {self.wrap(self.expr('f', scope, depth), ADD)}", CMP),
             lambda: self.expr(self.pick("fi"), scope, depth + 1),  # truthiness: `if s:`
         ]
+        stacks = self.stacks(scope)
+        if stacks and not scope.in_def:  # a right operand with a side effect: short-circuit matters
+            x = self.pick(stacks)
+            forms.append(lambda: (f"{e(OR)} or {x}.pop() > 0", OR))
         return self.pick(forms)()
 
     def array_expr(self, t, scope, depth=1):
@@ -696,7 +709,11 @@ class Generator:
             return self.assign(scope, indent)
         self.types[var] = "i"
         args, small, trips = self.range_args(scope)
-        self.emit(indent, f"for {var} in range({args}):")
+        if self.chance(0.08) and "steps" not in scope.vars:
+            self.emit(indent, f"steps = range({args})")
+            self.emit(indent, f"for {var} in steps:")
+        else:
+            self.emit(indent, f"for {var} in range({args}):")
         inner = self.loop_scope(scope, readonly=scope.readonly | {var}, small=(scope.small | {var}) if small else scope.small)
         inner.bind(var, "i")
         if self.chance(0.08):  # Python rebinds the target at the next iteration anyway
@@ -838,6 +855,8 @@ class Generator:
             self.emit(indent, f"{lst} = []")
         self.types[lst] = "L" + elem
         self.emit(indent, f"for {header}:")
+        scope = scope.child()
+        scope.bind(lst, "L" + elem)
         inner = self.loop_scope(
             scope,
             readonly=scope.readonly | set(targets),

@@ -19,7 +19,9 @@ from .paths import ALL_PATHS, Workspace, make_shell
 from .runner import check_program, configured
 
 
-def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, max_checks=600) -> str:
+def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, max_checks=600, show=ALL_PATHS) -> str:
+    """Shrinks program ``seed`` while the first mismatch found on ``paths`` persists; the
+    report shows what every path of ``show`` does with the result."""
     source = source if source is not None else generate(seed, big, focus)
     with configured():
         ws = Workspace()
@@ -45,7 +47,9 @@ def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, ma
 
             reduced = shrink(source, still_fails, max_checks)
             log = []
-            check_program(seed, source=reduced, paths=paths, workspace=ws, shell=shell, stats=False, log=log)
+            if "magic" in show and shell is None:
+                shell = make_shell()
+            check_program(seed, source=reduced, paths=show, workspace=ws, shell=shell, stats=False, log=log)
         finally:
             ws.close()
     return describe(seed, target, reduced, log)
@@ -84,6 +88,11 @@ def explain(source: str, inputs, static=(), paths=ALL_PATHS) -> str:
     plans = [Plan((), list(inputs), "all traced")]
     if static:
         plans.append(Plan(tuple(static), list(inputs), f"static {tuple(static)}"))
+    return explain_plans(source, plans, paths)
+
+
+def explain_plans(source: str, plans, paths=ALL_PATHS) -> str:
+    """What Python and every path do with ``source`` on each plan of arguments."""
     log = []
     with configured():
         ws = Workspace()
@@ -216,7 +225,7 @@ def _parts(expr):
         yield ast.Compare(expr.left, expr.ops[:1], expr.comparators[:1])
     elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("abs",) and expr.args:
         yield expr.args[0]
-    elif isinstance(expr, ast.Tuple) and len(expr.elts) > 1:
+    elif isinstance(expr, ast.Tuple) and len(expr.elts) > 1 and isinstance(expr.ctx, ast.Load):
         for elt in expr.elts:
             yield elt
     elif isinstance(expr, ast.List) and len(expr.elts) > 1:
