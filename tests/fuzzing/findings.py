@@ -133,6 +133,29 @@ REPROS = [
             LOG.append(1.0)
             return a
         """, [_args(a=1.0), _args(a=2.0)]),
+    Repro("or-side-effect", "A traced `or` evaluates its right operand (a `pop`) even when the left is true", """
+        def f(a, b, n, xs, ys):
+            stack = [1.0, 2.0]
+            if a > 0 or stack.pop() > 0:
+                a = a + 1.0
+            return a, len(stack)
+        """, [_args(a=1.0)]),
+    Repro("alias-of-carried-list", "An alias of a list updated in a staged loop does not see the update", """
+        def f(a, b, n, xs, ys):
+            pts = [0.0, 0.0]
+            view = pts
+            for x in xs:
+                pts[0] = pts[0] + x
+            return view[0]
+        """, [_args()]),
+    Repro("range-object", "A `range` bound to a name, then iterated", """
+        def f(a, b, n, xs, ys):
+            total = 0.0
+            steps = range(n)
+            for i in steps:
+                total += xs[i % 4]
+            return total
+        """, [_args(n=3)]),
     Repro("cli-reads-appended-list", "A loop that reads the list it appends to: the CLI's output differs", """
         def f(a, b, n, xs, ys):
             seen = [0.0]

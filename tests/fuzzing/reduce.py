@@ -118,10 +118,24 @@ def describe(seed, target, reduced, log, everything=False) -> str:
         static = f"  ({label})" if label else ""
         lines.append(f"f({', '.join(args)}){static}")
         lines.append(f"  Python: {rows[0][1]}")
+        groups: dict = {}
         for path, _, got, verdict in rows:
-            lines.append(f"  {path}: {got}" + ("" if verdict == "ok" else f"   <- {verdict}"))
+            groups.setdefault((_tidy(got), verdict), []).append(path)
+        for (got, verdict), paths in groups.items():
+            lines.append(f"  {', '.join(paths)}: {got}" + ("" if verdict == "ok" else f"   <- {verdict}"))
         lines.append("")
     return "\n".join(lines)
+
+
+def _tidy(label: str) -> str:
+    """A path's outcome without what differs between paths but says nothing: temporary file
+    names, JAX's typed Python scalars."""
+    import re
+
+    label = re.sub(r"/tmp/autolax-fuzz-[^/]+/fuzz_\d+(_\w+)?\.py", "<file>", label)
+    label = re.sub(r"In\[\d+\]", "<file>", label)
+    label = re.sub(r"Typed(?:Float|Int)\(([^,]+), dtype=\w+\)", r"\1", label)
+    return label
 
 
 def shrink(source: str, still_fails, max_checks=600) -> str:
