@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 import autolax
+from autolax.sourcegen import Options, convert_source
 from paths import check_all_paths
 
 
@@ -479,6 +480,29 @@ def test_harmless_operands_are_combined_without_a_conditional():
     assert [r.became for r in report.rows if r.kind == "and"] == ["jnp.logical_and"]
     report = autolax.trace_check(autolax.jit(short_circuit), 2.0)
     assert [r.became for r in report.rows if r.kind == "and"] == ["lax.cond"]
+
+
+def or_pops(x):
+    stack = [1.0, 2.0]
+    if x > 0 or stack.pop() > 0:
+        x = x + 1.0
+    return x, len(stack)
+
+
+@pytest.mark.parametrize("x", [-1.0, 1.0])
+def test_list_method_in_a_later_operand_of_a_traced_or_is_refused(x, tmp_path):
+    # Fuzzer (tests/fuzzing/findings.py, or-side-effect): the right operand is traced once
+    # whatever `x` is, so `stack.pop()` ran at trace time: len(stack) was 1 for x = 1.0.
+    check_all_paths(or_pops, x, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"a list \(\[1.0, 2.0\]\) is changed \(`.pop`\)"):
+        autolax.jit(or_pops)(x)
+    assert autolax.convert(or_pops)(x) == or_pops(x)  # concrete: Python's short circuit
+
+
+def test_list_method_in_a_later_operand_of_a_traced_or_is_refused_by_standalone():
+    source = "def or_pops(x):\n    stack = [1.0]\n    return x > 0 or stack.pop() > 0\n"
+    result = convert_source(source, "m.py", Options(all=True, standalone=True))
+    assert any("'or_pops' is left as it is" in w and "ops.outside" in w for w in result.warnings), result.warnings
 
 
 # ----------------------------------------------------------------------------- classes in functions
