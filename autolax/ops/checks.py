@@ -263,7 +263,10 @@ def asserting(test, message=None):
         return
     if not is_tracer(test):
         if not test:
-            raise AssertionError(message()) if message is not None else AssertionError
+            error = AssertionError(message()) if message is not None else AssertionError()
+            # In a staged body (a branch Python may not take) the failure is the path's, as
+            # for `raise`: raised when the program runs and takes it.
+            raise raising(error) if report.in_staged_body() else error
         return
     text = message() if message is not None else None
     ok = jnp.all(jnp.asarray(test) != 0) if jnp.asarray(test).dtype != jnp.bool_ else jnp.all(test)
