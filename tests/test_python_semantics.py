@@ -552,6 +552,22 @@ def test_del_under_a_python_condition(flag, tmp_path):
     check_all_paths(delete_in_branch, 1.0, flag, static_argnums=(1,), tmp_dir=tmp_path)
 
 
+def delete_in_loop(x, xs):
+    y = 1.0
+    for v in xs:
+        x = x + v
+        del y
+    return x
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")  # y's placeholder: a Python loop
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_del_in_a_loop_raises_on_the_second_iteration(k, tmp_path):
+    # Fuzzer (seed 219 of `--n 300 --seed 1`): the second `del y` found y deleted, but the
+    # loop never checked it -- every path, eager too, returned a value.
+    check_all_paths(delete_in_loop, 1.0, jnp.ones(k), python_args=(1.0, [1.0] * k), tmp_dir=tmp_path)
+
+
 COUNT = [0]
 TOTAL = 0.0
 
