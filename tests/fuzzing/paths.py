@@ -154,7 +154,7 @@ class ProgramPaths:
             return Target(autolax.jit(m.f, static_argnums=static or None), m.__dict__, static)
         if path == "jax.jit(convert)":
             m = self._own("convert")
-            return Target(jax.jit(autolax.convert(m.f), static_argnums=static or None), m.__dict__, static)
+            return Target(jax.jit(_fresh(autolax.convert(m.f)), static_argnums=static or None), m.__dict__, static)
         if path in EAGER:
             m = self.base()
             return Target(autolax.convert(m.f), m.__dict__, traced=False)
@@ -229,8 +229,11 @@ def _fresh(fn):
     """A new function object calling ``fn``: each ``jax.jit`` of it has its own trace cache.
     (JAX's cache keys on the function and the static values, not on which positions are
     static; two wrappers of one function with different ``static_argnums`` share traces.
-    That pitfall is JAX's: the harness keeps it away from the paths that are plain
-    ``jax.jit`` of converted files.)"""
+    That pitfall is JAX's -- plain ``jax.jit(f, static_argnums=(0,))(1.5, 0.5)`` then
+    ``jax.jit(f, static_argnums=(1,))(0.5, 1.5)`` returns the first call's value -- so the
+    harness keeps it away from the paths that are plain ``jax.jit`` of a converted function:
+    ``jax.jit(convert)``, ``cli`` and ``standalone``. ``autolax.jit`` keys its own cache on
+    the static positions and is tested without this shield.)"""
 
     def entry(*args):
         return fn(*args)
