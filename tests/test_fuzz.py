@@ -32,8 +32,12 @@ from fuzzing.paths import ALL_PATHS, Workspace, make_shell
 from fuzzing.report import Summary
 from fuzzing.runner import check_program, configured, make_plans, paths_for, run
 
-PROGRAMS_PER_CONSTRUCT = 10
+PROGRAMS_PER_CONSTRUCT = 3  # CI's sample: about 80 programs, under a minute on two cores
 EVERY = 4  # magic, vmap and eager-jax run on every 4th program
+# What CI asserts never happens: a silently different outcome, or a crash inside autolax.
+# The other categories (a JAX error, an error with autolax's note, ...) are counted by the
+# long run and listed in tests/fuzzing/FINDINGS.md; see that file for what remains.
+ASSERTED = (*outcome.SILENT, "autolax-crash")
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +59,10 @@ def _check(seeds, env, **options):
         paths = paths_for(seed, ALL_PATHS, EVERY)
         summary.add(check_program(seed, paths=paths, workspace=ws, shell=shell, stats=False, **options))
     assert summary.programs == len(seeds)
-    if summary.failures:
-        shown = "\n".join(f.report() for f in summary.failures[:4])
-        pytest.fail(f"{len(summary.failures)} mismatches\n{summary.signatures()}\n\n{shown}", pytrace=False)
+    failures = [f for f in summary.failures if f.category in ASSERTED]
+    if failures:
+        shown = "\n".join(f.report() for f in failures[:4])
+        pytest.fail(f"{len(failures)} silent mismatches or crashes\n{summary.signatures()}\n\n{shown}", pytrace=False)
     return summary
 
 
@@ -75,14 +80,14 @@ def test_programs_with(construct, fuzz_env):
 @pytest.mark.fuzz
 def test_compiled_programs(fuzz_env):
     # What the interpreter stands in for: XLA compiles each traced program.
-    _check(range(500_000, 500_006), fuzz_env, compile=True)
+    _check(range(500_000, 500_003), fuzz_env, compile=True)
 
 
 @pytest.mark.fuzz
 def test_big_programs(fuzz_env):
     # Twice the text, one more level of nesting: the shapes of state that only deep nests
     # produce (a loop's carry set computed inside a loop inside a loop).
-    _check(range(300_000, 300_004), fuzz_env, big=True)
+    _check(range(300_000, 300_002), fuzz_env, big=True)
 
 
 # ----------------------------------------------------------------------------- the generator
