@@ -378,6 +378,14 @@ MESSAGES = {
         "and return them.",
         "#the-rules-semantics",
     ),
+    "traced-effect": Message(
+        StagedEffectError,
+        "{target} is {action} in a function that jax.jit is tracing: the change would happen once, "
+        "while tracing (and hold traced values), not on every call as in Python",
+        "return the new values and update {target} outside the jitted function (or call the function "
+        "without jax.jit).",
+        "#the-rules-semantics",
+    ),
     "raise-in-try": Message(
         StagedEffectError,
         "`raise` under a traced condition at {where} is inside a `try` that catches it; whether the handler "

@@ -273,6 +273,24 @@ def test_appending_to_a_global_in_a_staged_loop_is_refused():
     assert autolax.convert(append_to_global)([1.0, 2.0]) == 2  # eagerly: Python's loop
 
 
+def log_and_double(x):
+    LOG.append(x)
+    return x * 2
+
+
+def test_appending_to_a_global_at_the_top_of_a_jitted_function_is_refused(tmp_path):
+    # Fuzzer (`--n 300 --seed 1`, seeds 15, 18, 117, 190): the append ran once, while
+    # tracing, and left a tracer in the global list; the next call appended nothing.
+    LOG.clear()
+    check_all_paths(log_and_double, 1.0, tmp_dir=tmp_path, refusal=True, paths=("autolax.jit", "jax.jit(convert)"))
+    LOG.clear()  # Python's own call appended
+    with pytest.raises(autolax.StagedEffectError, match=r"a list \(\[\]\) is changed \(`.append`\) in a function that jax.jit is tracing"):
+        autolax.jit(log_and_double)(1.0)
+    assert LOG == []
+    assert autolax.convert(log_and_double)(1.0) == 2.0 and LOG == [1.0]  # eagerly: Python's append
+    LOG.clear()
+
+
 class Plain:
     def __init__(self):
         self.k = 1.0

@@ -15,7 +15,7 @@ from autolax import errors, plan
 from autolax.libraries import is_library_callable
 from autolax.ops import report
 from autolax.ops.lists import key_order, restore_order
-from autolax.ops.state import Undefined, any_tracer, under_trace
+from autolax.ops.state import Undefined, any_tracer
 
 # How a user function reached from converted code is converted: set by ``autolax.api`` when
 # autolax is imported (the runtime does not import the front end). Until then -- and for code
@@ -90,7 +90,7 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - rep
     a branch that never runs)."""
     __tracebackhide__ = True
     traced = any_tracer(args)
-    if plan.print_form(traced, traced or report.in_staged_body() or under_trace()) == plan.PYTHON:
+    if plan.print_form(traced, traced or report.in_staged_body() or report.under_trace()) == plan.PYTHON:
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
     leaves, treedef = jax.tree_util.tree_flatten(args)

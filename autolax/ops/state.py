@@ -126,12 +126,6 @@ def any_tracer(tree) -> bool:
     return any(is_tracer(leaf) or _holds_tracer(leaf) for leaf in jax.tree_util.tree_leaves(tree))
 
 
-def under_trace() -> bool:
-    """Is a JAX trace being built (``jax.jit``, ``lax.scan`` ...)? Then an operation on no
-    traced input is recorded too: a fresh constant is a tracer."""
-    return is_tracer(jax.numpy.zeros((), bool))
-
-
 def _holds_tracer(obj) -> bool:
     """A plain object (not registered as a pytree) with a traced value among its attributes."""
     fields = getattr(obj, "__dict__", None)
