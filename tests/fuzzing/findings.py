@@ -163,12 +163,51 @@ REPROS = [
                 seen.append(jnp.maximum(seen[-1], x))
             return seen[-1]
         """, [_args(xs=np.array([1.0, 3.0, 2.0, 0.0]))]),
+    Repro("del-in-loop", "`del y` in a loop: the second iteration's `del` found y deleted, nobody checked", """
+        def f(a, b, n, xs, ys):
+            y = 1.0
+            for x in xs:
+                a = a + x
+                del y
+            return a
+        """, [_args()]),
+    Repro("global-store-at-top", "`global T; T += a` at the top of a jitted function: once per trace, a tracer kept", """
+        TOTAL = 0.0
+
+        def f(a, b, n, xs, ys):
+            global TOTAL
+            TOTAL += a
+            return b
+        """, [_args(a=1.0), _args(a=2.0)]),
     # ------------------------------------------------------------------ errors that are not autolax's
     Repro("traced-assert", "`assert` of a traced condition: TracerBoolConversionError", """
         def f(a, b, n, xs, ys):
             assert a < b, "a must be below b"
             return b - a
         """, [_args(a=1.0, b=2.0)]),
+    Repro("assert-untaken-branch", "A failing `assert` on Python values in an untaken traced branch", """
+        def f(a, b, n, xs, ys):
+            r = 0
+            if a > 100.0:
+                assert r > 3
+                a = a + 1.0
+            return a
+        """, [_args(a=1.0)]),
+    Repro("loop-always-raises", "A loop whose body always raises leaves an empty list; what follows fails while tracing", """
+        def f(a, b, n, xs, ys):
+            out = []
+            for x in xs:
+                if len(out) == 0:
+                    raise ValueError("no solution")
+                out.append(x)
+            return jnp.stack(out).sum()
+        """, [_args()]),
+    Repro("list-remove-traced", "`list.remove` of a list holding traced values compares tracers", """
+        def f(a, b, n, xs, ys):
+            stack = [a, b]
+            stack.remove(stack[-1])
+            return len(stack)
+        """, [_args()]),
     Repro("traced-raise-untaken", "`raise` under a traced condition fires at trace time", """
         def f(a, b, n, xs, ys):
             if a < 0:
