@@ -401,6 +401,14 @@ MESSAGES = {
         "jax.jit.",
         "#semantics",
     ),
+    "raise-every-time": Message(
+        StagedEffectError,
+        "{stmt} raises on every path each time it runs, and it always runs, so this traced function "
+        "raises on every call; which exception, or whether a check before it fails first, depends on "
+        "traced values",
+        "decide with a Python value (a static argument) whether to raise, or raise before calling jax.jit.",
+        "#semantics",
+    ),
     "traced-recursion": Message(
         TracedRecursionError,
         "'{name}' calls itself more than {depth} levels deep while its staged `if` (or loop) is traced: "

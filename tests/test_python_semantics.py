@@ -472,6 +472,25 @@ def test_failing_static_assert_in_a_traced_branch_fails_only_when_taken(x, tmp_p
     check_all_paths(failing_assert_in_a_branch, x, tmp_dir=tmp_path)
 
 
+def assert_in_every_iteration(xs, n):
+    seen = []
+    for x in xs:
+        assert n, "out of range"
+        seen.append(x)
+    return seen[-1]
+
+
+def test_loop_that_always_raises_raises_and_runs_nothing_after_it(tmp_path):
+    # Fuzzer (seed 251 of `--n 300 --seed 1`): the loop's body raises on every path, so
+    # autolax staged it as "raises when it runs" and traced on: `seen[-1]` of the list the
+    # loop never appended to was an IndexError while tracing, not Python's AssertionError.
+    check_all_paths(assert_in_every_iteration, jnp.ones(3), 0, static_argnums=(1,), python_args=([1.0] * 3, 0),
+                    tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(AssertionError, match="out of range"):
+        autolax.jit(assert_in_every_iteration, static_argnums=(1,))(jnp.ones(3), 0)
+    assert autolax.jit(assert_in_every_iteration, static_argnums=(1,))(jnp.ones(3), 1) == 1.0
+
+
 def return_in_try_finally(x):
     try:
         if x > 0:
