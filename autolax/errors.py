@@ -378,6 +378,14 @@ MESSAGES = {
         "and return them.",
         "#the-rules-semantics",
     ),
+    "traced-effect": Message(
+        StagedEffectError,
+        "{target} is {action} in a function that jax.jit is tracing: the change would happen once, "
+        "while tracing (and hold traced values), not on every call as in Python",
+        "return the new values and update {target} outside the jitted function (or call the function "
+        "without jax.jit).",
+        "#the-rules-semantics",
+    ),
     "raise-in-try": Message(
         StagedEffectError,
         "`raise` under a traced condition at {where} is inside a `try` that catches it; whether the handler "
@@ -391,6 +399,14 @@ MESSAGES = {
         "exception depends on traced values",
         "decide between the exceptions with a Python value (a static argument), or raise before calling "
         "jax.jit.",
+        "#semantics",
+    ),
+    "raise-every-time": Message(
+        StagedEffectError,
+        "{stmt} raises on every path each time it runs, and it always runs, so this traced function "
+        "raises on every call; which exception, or whether a check before it fails first, depends on "
+        "traced values",
+        "decide with a Python value (a static argument) whether to raise, or raise before calling jax.jit.",
         "#semantics",
     ),
     "traced-recursion": Message(

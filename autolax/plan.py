@@ -150,6 +150,7 @@ DEBUG_PRINT = "jax.debug print"
 def print_form(args_traced: bool, in_staged_body: bool) -> str:
     """``print(*args)``: Python's ``print`` for concrete arguments outside staged code;
     otherwise printed when the program runs (``jax.debug``), once per executed iteration
-    or branch. Inside a staged branch or loop body even concrete arguments are printed so:
-    Python would print them once, while tracing, instead of each time the statement runs."""
+    or branch. Inside a staged branch or loop body (or a traced function: ``in_staged_body``
+    is then true for its top level too) even concrete arguments are printed so: Python would
+    print them once, while tracing, instead of each time the statement runs."""
     return DEBUG_PRINT if args_traced or in_staged_body else PYTHON

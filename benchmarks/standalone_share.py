@@ -1,9 +1,11 @@
 """How many of the differential fuzzer's programs ``autolax convert --standalone`` converts,
 and whether the converted ones give Python's results under plain ``jax.jit``.
 
-Each program of ``benchmarks.fuzz`` is converted with ``Options(all=True, standalone=True)``
-(with ``n`` declared static in a third of the batches, as the fuzzer does), written to a
-file, imported, and its ``f`` called under ``jax.jit`` on the fuzzer's inputs (JAX arrays).
+Each program of the differential fuzzer (``tests.fuzzing``) is converted with
+``Options(all=True, standalone=True)`` (with ``n`` declared static in a third of the
+batches), written to a file, imported, and its ``f`` called under ``jax.jit`` on the fuzzer's
+inputs (JAX arrays). Only the value is compared here (``python -m tests.fuzzing --paths
+standalone`` also compares exceptions, printed output and globals).
 
     python -m benchmarks.standalone_share --n 1000
 
@@ -16,17 +18,21 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import importlib.util
+import io
 import os
 import random
 import re
 import sys
 import tempfile
 
+import types
 
-from benchmarks import fuzz
-
-HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\n\n\n"
+from tests.fuzzing.generator import generate
+from tests.fuzzing.outcome import compare_values
+from tests.fuzzing.paths import python_source
+from tests.fuzzing.runner import make_inputs
 
 
 def _load(path, name):
@@ -48,6 +54,22 @@ def _reason(text: str) -> str:
 SIGNATURE = "f(a: Float[Array, ''], b: Float[Array, ''], n: Int[Array, ''], xs: Float[Array, 'k'], ys: Int[Array, 'k'])"
 
 
+def _python(source, inputs_list):
+    """Python's values on each input set (``jnp`` bound to NumPy), or None when Python
+    raises on one of them (the program is not counted as valid)."""
+    module = types.ModuleType("fuzz_python")
+    exec(compile(python_source(source), "fuzz_python.py", "exec"), module.__dict__)
+    values = []
+    for inputs in inputs_list:
+        args = [x.copy() if hasattr(x, "copy") else x for x in inputs]
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                values.append(module.f(*args))
+        except Exception:  # noqa: BLE001 - a program Python rejects is skipped, whatever it raises
+            return None
+    return values
+
+
 def run(seeds, workdir, verbose=False, declare=False):
     import jax
     import jax.numpy as jnp
@@ -62,20 +84,20 @@ def run(seeds, workdir, verbose=False, declare=False):
         rng = random.Random(seed * 7919 + 17)
         static_n = rng.random() < 0.3
         n_static = rng.randint(0, 5) if static_n else None
-        inputs_list = [fuzz.make_inputs(rng, n_static) for _ in range(3)]
-        program = fuzz.Program(seed, fuzz.generate(seed))
-        if "def helper(" in program.source:  # --static applies to every function: helper's n is traced
+        fixed = {2: n_static} if static_n else None
+        inputs_list = [make_inputs(rng, fixed=fixed) for _ in range(3)]
+        source = generate(seed)
+        if "def helper(" in source:  # --static applies to every function: helper's n is traced
             static_n = False
-        fuzz.load(program)
         counts["programs"] += 1
-        expected = fuzz.check_python(program, inputs_list)
-        if expected is None or isinstance(expected, fuzz.Failure):
+        expected = _python(source, inputs_list)
+        if expected is None:
             continue
         counts["valid"] += 1
         options = Options(all=True, standalone=True, static=("n",) if static_n else (),
                           signature=(SIGNATURE,) if declare else ())
         try:
-            result = convert_source(HEADER + program.source, f"fuzz_{seed}.py", options)
+            result = convert_source(source, f"fuzz_{seed}.py", options)
         except ConversionError as exc:
             counts["refused"] += 1
             refusals[_reason(exc.one_line())] += 1
@@ -95,7 +117,7 @@ def run(seeds, workdir, verbose=False, declare=False):
                 args = [jnp.asarray(x) for x in inputs]
                 if static_n:
                     args[2] = int(inputs[2])
-                diff = fuzz.compare(want, fn(*args))
+                diff = compare_values(want, fn(*args))
                 if diff:
                     raise AssertionError(diff)
         except Exception as exc:  # noqa: BLE001 - any failure of converted code is a mismatch

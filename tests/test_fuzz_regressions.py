@@ -1,4 +1,4 @@
-"""Bugs the differential fuzzer (benchmarks/fuzz.py) found, each as a short program compared
+"""Bugs the differential fuzzer (tests/fuzzing) found, each as a short program compared
 against plain Python (eagerly and under jax.jit)."""
 
 import jax

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 import autolax
+from autolax.sourcegen import Options, convert_source
 from paths import check_all_paths
 
 
@@ -272,6 +273,24 @@ def test_appending_to_a_global_in_a_staged_loop_is_refused():
     assert autolax.convert(append_to_global)([1.0, 2.0]) == 2  # eagerly: Python's loop
 
 
+def log_and_double(x):
+    LOG.append(x)
+    return x * 2
+
+
+def test_appending_to_a_global_at_the_top_of_a_jitted_function_is_refused(tmp_path):
+    # Fuzzer (`--n 300 --seed 1`, seeds 15, 18, 117, 190): the append ran once, while
+    # tracing, and left a tracer in the global list; the next call appended nothing.
+    LOG.clear()
+    check_all_paths(log_and_double, 1.0, tmp_dir=tmp_path, refusal=True, paths=("autolax.jit", "jax.jit(convert)"))
+    LOG.clear()  # Python's own call appended
+    with pytest.raises(autolax.StagedEffectError, match=r"a list \(\[\]\) is changed \(`.append`\) in a function that jax.jit is tracing"):
+        autolax.jit(log_and_double)(1.0)
+    assert LOG == []
+    assert autolax.convert(log_and_double)(1.0) == 2.0 and LOG == [1.0]  # eagerly: Python's append
+    LOG.clear()
+
+
 class Plain:
     def __init__(self):
         self.k = 1.0
@@ -438,6 +457,40 @@ def test_traced_assert_is_checked_when_the_program_runs(x, tmp_path):
     check_all_paths(positive_only, x, tmp_dir=tmp_path)
 
 
+def failing_assert_in_a_branch(x):
+    r = 0
+    if x > 100.0:
+        assert r > 3, "r too small"
+        x = x + 1.0
+    return x
+
+
+@pytest.mark.parametrize("x", [1.0, 200.0])
+def test_failing_static_assert_in_a_traced_branch_fails_only_when_taken(x, tmp_path):
+    # Fuzzer (seed 237 of `--n 300 --seed 1`): the assert's test is a Python value, so it
+    # failed while the branch was traced -- an AssertionError though Python never runs it.
+    check_all_paths(failing_assert_in_a_branch, x, tmp_dir=tmp_path)
+
+
+def assert_in_every_iteration(xs, n):
+    seen = []
+    for x in xs:
+        assert n, "out of range"
+        seen.append(x)
+    return seen[-1]
+
+
+def test_loop_that_always_raises_raises_and_runs_nothing_after_it(tmp_path):
+    # Fuzzer (seed 251 of `--n 300 --seed 1`): the loop's body raises on every path, so
+    # autolax staged it as "raises when it runs" and traced on: `seen[-1]` of the list the
+    # loop never appended to was an IndexError while tracing, not Python's AssertionError.
+    check_all_paths(assert_in_every_iteration, jnp.ones(3), 0, static_argnums=(1,), python_args=([1.0] * 3, 0),
+                    tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(AssertionError, match="out of range"):
+        autolax.jit(assert_in_every_iteration, static_argnums=(1,))(jnp.ones(3), 0)
+    assert autolax.jit(assert_in_every_iteration, static_argnums=(1,))(jnp.ones(3), 1) == 1.0
+
+
 def return_in_try_finally(x):
     try:
         if x > 0:
@@ -481,6 +534,46 @@ def test_harmless_operands_are_combined_without_a_conditional():
     assert [r.became for r in report.rows if r.kind == "and"] == ["lax.cond"]
 
 
+def or_pops(x):
+    stack = [1.0, 2.0]
+    if x > 0 or stack.pop() > 0:
+        x = x + 1.0
+    return x, len(stack)
+
+
+@pytest.mark.parametrize("x", [-1.0, 1.0])
+def test_list_method_in_a_later_operand_of_a_traced_or_is_refused(x, tmp_path):
+    # Fuzzer (tests/fuzzing/findings.py, or-side-effect): the right operand is traced once
+    # whatever `x` is, so `stack.pop()` ran at trace time: len(stack) was 1 for x = 1.0.
+    check_all_paths(or_pops, x, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"a list \(\[1.0, 2.0\]\) is changed \(`.pop`\)"):
+        autolax.jit(or_pops)(x)
+    assert autolax.convert(or_pops)(x) == or_pops(x)  # concrete: Python's short circuit
+
+
+def test_list_method_in_a_later_operand_of_a_traced_or_is_refused_by_standalone():
+    source = "def or_pops(x):\n    stack = [1.0]\n    return x > 0 or stack.pop() > 0\n"
+    result = convert_source(source, "m.py", Options(all=True, standalone=True))
+    assert any("'or_pops' is left as it is" in w and "ops.outside" in w for w in result.warnings), result.warnings
+
+
+def announce(x, n):
+    print("n:", n)
+    return x * n
+
+
+@pytest.mark.parametrize("make", [lambda f: autolax.jit(f, static_argnums=(1,)),
+                                  lambda f: jax.jit(autolax.convert(f), static_argnums=(1,))])
+def test_print_of_python_values_at_the_top_of_a_traced_function_prints_on_every_call(make, capsys):
+    # Fuzzer (`--n 300 --seed 1`, seeds 21, 42, 166): printed while tracing, so once per
+    # trace; the second call with the same static values printed nothing.
+    fn = make(announce)
+    for x in (1.0, 2.0):
+        assert fn(x, 3) == announce(x, 3)
+    jax.effects_barrier()
+    assert capsys.readouterr().out == "n: 3\n" * 4
+
+
 # ----------------------------------------------------------------------------- classes in functions
 def method_of_a_local_class(x):
     class Local:
@@ -511,6 +604,22 @@ def delete_in_branch(x, flag):
 def test_del_under_a_python_condition(flag, tmp_path):
     # 480ca60: ConversionError up front (`del` inside an `if`).
     check_all_paths(delete_in_branch, 1.0, flag, static_argnums=(1,), tmp_dir=tmp_path)
+
+
+def delete_in_loop(x, xs):
+    y = 1.0
+    for v in xs:
+        x = x + v
+        del y
+    return x
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")  # y's placeholder: a Python loop
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_del_in_a_loop_raises_on_the_second_iteration(k, tmp_path):
+    # Fuzzer (seed 219 of `--n 300 --seed 1`): the second `del y` found y deleted, but the
+    # loop never checked it -- every path, eager too, returned a value.
+    check_all_paths(delete_in_loop, 1.0, jnp.ones(k), python_args=(1.0, [1.0] * k), tmp_dir=tmp_path)
 
 
 COUNT = [0]

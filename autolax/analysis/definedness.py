@@ -37,6 +37,7 @@ class Definedness:
             return (bd & od), (bm | om)
         if isinstance(node, (syntax.While, syntax.For)):
             targets = target_names(node.target) if isinstance(node, syntax.For) else set()
+            d = d - _deleted(node.body)  # an earlier iteration may have deleted them
             body_m = m | w
             self._block(node.body, d | targets, body_m)
             od, om = self._block(node.orelse, d, body_m)
@@ -102,6 +103,7 @@ class BoundBeforeReads:
                 return orelse if body is None else body
             return body & orelse
         if isinstance(node, (syntax.For, syntax.While)):
+            bound = bound - _deleted(node.body)  # an earlier iteration may have deleted them
             if isinstance(node, syntax.For):
                 self._check(reads(node.iter), bound)
                 self._block(node.body, bound | target_names(node.target))
@@ -133,8 +135,23 @@ class BoundBeforeReads:
             return None if after is None or final is None else final
         self._check(reads(node), bound)
         if isinstance(node, syntax.Delete):
+            self._check(writes(node), bound)  # `del y` raises if y is unbound, as a read does
             return bound - writes(node)
         return bound | writes(node)
+
+
+def _deleted(stmts) -> set:
+    """Names a ``del`` in ``stmts`` unbinds (not looking into nested functions)."""
+    out = set()
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, syntax.Delete):
+            for t in node.targets:
+                out |= target_names(t) if isinstance(t, (syntax.Name, syntax.Tuple, syntax.List)) else set()
+        elif not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+            stack.extend(syntax.iter_child_nodes(node))
+    return out
 
 
 def _own_jumps(stmts):

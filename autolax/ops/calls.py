@@ -85,10 +85,12 @@ def _recursion_guard(f):
 def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - replaces builtins.print
     """``print`` that shows runtime values of traced arguments (via ``jax.debug.callback``),
     once per executed iteration or branch, like the original Python. Inside a staged
-    branch or loop body every ``print`` is staged, static arguments too (printing while
-    tracing would print once, or for a branch that never runs)."""
+    branch or loop body, or anywhere in a function ``jax.jit`` traces, every ``print`` is
+    staged, static arguments too (printing while tracing would print once per trace, or for
+    a branch that never runs)."""
     __tracebackhide__ = True
-    if plan.print_form(any_tracer(args), report.in_staged_body()) == plan.PYTHON:
+    traced = any_tracer(args)
+    if plan.print_form(traced, traced or report.in_staged_body() or report.under_trace()) == plan.PYTHON:
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
     leaves, treedef = jax.tree_util.tree_flatten(args)

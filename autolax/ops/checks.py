@@ -263,11 +263,28 @@ def asserting(test, message=None):
         return
     if not is_tracer(test):
         if not test:
-            raise AssertionError(message()) if message is not None else AssertionError
+            error = AssertionError(message()) if message is not None else AssertionError()
+            # In a staged body (a branch Python may not take) the failure is the path's, as
+            # for `raise`: raised when the program runs and takes it.
+            raise raising(error) if report.in_staged_body() else error
         return
     text = message() if message is not None else None
     ok = jnp.all(jnp.asarray(test) != 0) if jnp.asarray(test).dtype != jnp.bool_ else jnp.all(test)
     fail_unless(ok, lambda: AssertionError(text) if text is not None else AssertionError())
+
+
+def raise_every_time(failures, stmt: str) -> None:
+    """``stmt`` (a loop whose body always raises, and which always runs) raises on every
+    path: nothing after it runs. Inside a staged body, that body's path raises
+    (``StagedRaise``). At the top of the traced function its one exception is raised now,
+    if no check staged earlier in the function could fail first (``autolax.jit`` counts
+    them); otherwise autolax refuses (tracing on would run code Python never reaches)."""
+    if _collector.get() is not None:
+        raise StagedRaise(failures)
+    counter = _staged.get()
+    if len(failures.makers) == 1 and counter is not None and counter.count == 0:
+        raise failures.makers[0]()
+    raise errors.make("raise-every-time", stmt=stmt)
 
 
 def raise_from_both_branches(failures) -> None:

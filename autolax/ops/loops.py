@@ -580,6 +580,8 @@ def _raises_when_it_runs(site, body_traced, first_inputs, ran, values, names):
     leaves are never used then."""
     __tracebackhide__ = True
     _, _, failures = body_traced(first_inputs)
+    if not is_tracer(ran) and ran:  # it raises: what follows it never runs
+        checks.raise_every_time(failures, site.what)
     checks.defer(checks.Failures(jnp.where(ran, failures.code, 0).astype(jnp.int32), failures.makers))
     report.record(site, plan.PYTHON)
     return pack(values, len(names))

@@ -153,12 +153,24 @@ def given_to_body(values) -> None:
         frames[-1].originals |= {id(x) for x in leaves if not isinstance(x, _IMMUTABLE + (jax.Array, jax.core.Tracer))}
 
 
+def under_trace() -> bool:
+    """Is ``jax.jit`` (or another staging trace) tracing the function? Then an operation on
+    no traced input is recorded too: a fresh constant is a tracer. (``grad``, ``vmap`` and
+    ``jvp`` run the Python code on every call: False.)"""
+    return isinstance(jax.numpy.zeros((), bool), jax.core.Tracer)
+
+
 def check_mutable(obj, what: str, outside: bool = False) -> None:
     """Raises ``StagedEffectError`` when ``obj`` is mutated (``what``: how) inside a staged
     body and the body does not own it -- a global, a method's ``self``, a closure's object
     (``outside``), or a carried object that is not a pytree: the change would happen once,
-    while tracing, not each time the statement runs."""
+    while tracing, not each time the statement runs. The same for an ``outside`` list, dict
+    or set anywhere in a function ``jax.jit`` traces: once per trace, not once per call.
+    (Objects' attributes are left alone there: a method of a registered pytree updating
+    ``self`` is common and harmless.)"""
     frames = _staging.get()
+    if not frames and outside and isinstance(obj, (list, dict, set)) and under_trace():
+        raise errors.make("traced-effect", target=_describe(obj), action=what)
     if frames and (outside or id(obj) in frames[-1].originals):
         site = frames[-1].site
         raise errors.make(

@@ -101,6 +101,20 @@ class _Transformer(syntax.NodeTransformer):
                 self._outside(func, "value", func.attr)  # the receiver: `ops.outside(self.items, 'append')`
         return node
 
+    def visit_BoolOp(self, node):
+        # A later operand of a traced `and`/`or` is traced once, whatever the first operand
+        # turns out to be: a list method there (`a > 0 or stack.pop()`) would change the
+        # function's own list at trace time too. Treated as an outside mutation, it is
+        # refused inside that trace and stays plain Python when the operand is concrete.
+        first, *rest = node.values
+        node.values = [self.visit(first)]
+        owned, self.owned = self.owned, set()
+        try:
+            node.values += [self.visit(v) for v in rest]
+        finally:
+            self.owned = owned
+        return node
+
     def visit_FunctionDef(self, node):
         node.body = _visit_body(_transformer(self.ctx, node), node.body)
         return node

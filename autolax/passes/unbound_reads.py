@@ -83,7 +83,12 @@ class _Function:
         names = [t for t in stmt.targets if isinstance(t, syntax.Name)]
         others = [t for t in stmt.targets if not isinstance(t, syntax.Name)]
         out = [syntax.copy_location(syntax.Delete(targets=others), stmt)] if others else []
+        definitely, _ = self.defined.before[stmt]
         for name in names:
+            if name.id in self.candidates - definitely:
+                # `del y` raises when y is unbound (deleted by an earlier iteration): a read.
+                check = syntax.call(f"{self.ctx.ops}.assigned", [syntax.name(name.id)])
+                out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), check), stmt))
             placeholder = syntax.call(f"{self.ctx.ops}.undefined", [syntax.constant(name.id)])
             out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), placeholder), stmt))
         return out

@@ -275,11 +275,18 @@ class Expressions:
     def logical(self, e, scope, truth, which):
         operands = [e.args[0]] + [lam.body for lam in e.args[1:]]
         cheap = [self.harmless(o) for o in operands]
-        lowered = [self.expr(o, scope, truth) for o in operands]
         # Python short-circuits while the value so far is static; from the first traced one on, the
-        # plan decides how each later operand combines.
-        first_traced = next((i for i, (_, v) in enumerate(lowered) if plan.logical_form(v.traced, True) != plan.PYTHON),
-                            None)
+        # plan decides how each later operand combines. Those later operands are traced whatever
+        # the value turns out to be: lowered as a staged body (`ops.outside` there is refused).
+        lowered, first_traced = [], None
+        for i, o in enumerate(operands):
+            self.staged += first_traced is not None
+            try:
+                lowered.append(self.expr(o, scope, truth))
+            finally:
+                self.staged -= first_traced is not None
+            if first_traced is None and plan.logical_form(lowered[-1][1].traced, True) != plan.PYTHON:
+                first_traced = i
         py_op = syntax.And() if which == "and" else syntax.Or()
         if first_traced is None:
             kind = lowered[0][1].kind
