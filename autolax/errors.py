@@ -388,7 +388,7 @@ MESSAGES = {
     ),
     "raise-in-try": Message(
         StagedEffectError,
-        "`raise` under a traced condition at {where} is inside a `try` that catches it; whether the handler "
+        "`{statement}` under a traced condition at {where} is inside a `try` that catches it; whether the handler "
         "runs would depend on data, which a staged program cannot decide.\n    {source}",
         "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `try`.",
         "#semantics",

@@ -346,6 +346,25 @@ def test_raise_caught_by_a_handler_is_refused_when_the_condition_is_traced(x, tm
         autolax.jit(guarded)(x)
 
 
+def assert_caught(x):
+    y = 0.0
+    if x > 0:
+        try:
+            assert x < 5, "big"
+            y = x
+        except AssertionError:
+            y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("x", [1.0, 7.0, -1.0])
+def test_assert_caught_by_a_handler_is_refused_when_the_condition_is_traced(x, tmp_path):
+    # Before: AssertionError when the program ran with 7.0, where Python's handler returns -1.0.
+    check_all_paths(assert_caught, x, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"`assert` under a traced condition at .*:\d+ is inside a `try` that catches it"):
+        autolax.jit(assert_caught)(x)
+
+
 @pytest.mark.parametrize("x", [3.0, -3.0])
 def test_raise_caught_by_a_handler_under_a_python_condition(x, tmp_path):
     check_all_paths(guarded, x, static_argnums=(0,), tmp_dir=tmp_path)

@@ -224,7 +224,15 @@ class StagedRaise(BaseException):
         self.failures = failures
 
 
-def raising(exception, caught_by=()):
+def _refuse_in_try(statement: str, depth: int):
+    """The ``raise-in-try`` refusal, at the user's line ``depth`` frames up."""
+    frame = sys._getframe(depth + 1)
+    where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
+    raise errors.make("raise-in-try", statement=statement, where=where,
+                      source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+
+
+def raising(exception, caught_by=(), _depth=1):
     """``raise ops.raising(E)`` for ``raise E``; inside ``try`` blocks, ``caught_by`` holds the
     exception types their handlers catch.
 
@@ -239,25 +247,26 @@ def raising(exception, caught_by=()):
         return exception
     error = exception() if isinstance(exception, type) else exception
     if caught_by and isinstance(error, caught_by):
-        frame = sys._getframe(1)
-        where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
-        raise errors.make("raise-in-try", where=where, source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+        _refuse_in_try("raise", _depth)
     pending = _collector.get()
     prior = first(pending) if pending else None
     raise StagedRaise(first([prior, Failures(jnp.int32(1), (lambda: error,))]))
 
 
-def asserting(test, message=None):
-    """``ops.asserting(test, lambda: message)`` for ``assert test, message``.
+def asserting(test, message=None, caught_by=()):
+    """``ops.asserting(test, lambda: message)`` for ``assert test, message``; inside ``try``
+    blocks, ``caught_by`` holds the exception types their handlers catch.
 
     Equivalent Python::
 
-        def asserting(test, message=None):
+        def asserting(test, message=None, caught_by=()):
             if __debug__ and not test:
                 raise AssertionError(message()) if message else AssertionError
 
     A traced ``test`` is checked when the program runs (``autolax.ops.checks``); the message
-    is made while tracing.
+    is made while tracing. An ``assert`` that decides when the program runs, inside a
+    ``try`` that catches ``AssertionError``, is refused as such a ``raise`` is
+    (``StagedEffectError``): whether the handler runs would depend on data.
     """
     if sys.flags.optimize:
         return
@@ -266,8 +275,14 @@ def asserting(test, message=None):
             error = AssertionError(message()) if message is not None else AssertionError()
             # In a staged body (a branch Python may not take) the failure is the path's, as
             # for `raise`: raised when the program runs and takes it.
-            raise raising(error) if report.in_staged_body() else error
+            if not report.in_staged_body():
+                raise error
+            if caught_by and isinstance(error, caught_by):
+                _refuse_in_try("assert", 1)
+            raise raising(error)
         return
+    if caught_by and issubclass(AssertionError, caught_by):
+        _refuse_in_try("assert", 1)
     text = message() if message is not None else None
     ok = jnp.all(jnp.asarray(test) != 0) if jnp.asarray(test).dtype != jnp.bool_ else jnp.all(test)
     fail_unless(ok, lambda: AssertionError(text) if text is not None else AssertionError())

@@ -60,7 +60,8 @@ class _Transformer:
             return [node]
         if isinstance(node, syntax.Assert):
             args = [node.test] + ([anno.thunk(node.msg)] if node.msg is not None else [])
-            return [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{ops}.asserting", args)), node)]
+            keywords = {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())} if caught else None
+            return [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{ops}.asserting", args, keywords)), node)]
         if isinstance(node, syntax.Try):
             inner = caught + _handler_types(node.handlers)
             node.body = self.block(node.body, inner)
