@@ -4,7 +4,8 @@
 #
 #   tools/jax_matrix.sh                          # JAX 0.8, 0.9, 0.10; the whole suite
 #   tools/jax_matrix.sh 0.9 0.10                 # chosen minors
-#   tools/jax_matrix.sh 0.9 0.10 -- tests/test_transforms.py -x   # pytest arguments after --
+#   tools/jax_matrix.sh 0.9 0.10 -- -x tests/test_transforms.py   # pytest arguments after --
+# (pytest.ini already adds -q: a second -q hides the pass/fail counts from the table)
 #
 # Each minor gets its newest patch release ("jax==0.9.*", with the matching jaxlib). autolax
 # is installed without its dependency pins (--no-deps) so that a release outside the range in
@@ -18,7 +19,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do minors+=("$1"); shift; done
 [ $# -gt 0 ] && shift  # the "--"
 pytest_args=("$@")
 [ ${#minors[@]} -eq 0 ] && minors=(0.8 0.9 0.10)
-[ ${#pytest_args[@]} -eq 0 ] && pytest_args=(-q -p no:cacheprovider)
+[ ${#pytest_args[@]} -eq 0 ] && pytest_args=(-p no:cacheprovider)
 
 python=${PYTHON:-python3}
 # Everything autolax needs except jax/jaxlib, and its test extra, as pip requirements.
