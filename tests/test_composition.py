@@ -370,6 +370,14 @@ def key_while(key, x):
     return x, key
 
 
+def key_for_range(key, x):
+    for i in range(jnp.floor(jnp.abs(x)).astype(jnp.int32)):
+        autolax.loop_options(max_steps=16)
+        key, sub = jax.random.split(key)
+        x = x + jax.random.uniform(sub)
+    return x, key
+
+
 def key_for_array(key, x):
     for v in jnp.arange(3.0) * x:
         key, sub = jax.random.split(key)
@@ -436,6 +444,7 @@ def python_key_setitem(key, x):
 KEYED = {
     "if": (key_if, key_if, frozenset({"if"})),
     "while": (key_while, key_while, frozenset({"while"})),
+    "for-range": (key_for_range, key_for_range, frozenset({"for"})),
     "for-array": (key_for_array, key_for_array, frozenset({"for", "if"})),
     "break": (key_break, key_break, frozenset({"for", "if"})),
     "continue": (key_continue, key_continue, frozenset({"for", "if"})),
@@ -518,8 +527,8 @@ SHARDED_BUGS = {
     # shard_map(vmap(f)) where a staged `if` in a staged `for` compares with or reads the
     # loop index (`if x > i: y = x * i`): the index is device-invariant, the lanes vary, and
     # the branch's operands are cast to device-varying when one already is (minimal:
-    # `for i in range(3): if x > 1.0: x = x * 0.5 + i`). shard_map of f itself, and vmap
-    # of f on a sharded batch, work.
+    # `for i in range(3): if x > 1.0: x = x * 0.5 + i`). vmap of f on a sharded batch
+    # works.
     ("appends", "shard_map"): "ValueError: pvary is a invariant->variant collective",
     ("setitem", "shard_map"): "ValueError: Primitive lt requires varying manual axes to match",
 }
