@@ -383,7 +383,8 @@ MESSAGES = {
         "{target} is {action} in a function that jax.jit is tracing: the change would happen once, "
         "while tracing (and hold traced values), not on every call as in Python",
         "return the new values and update {target} outside the jitted function (or call the function "
-        "without jax.jit).",
+        "without jax.jit); to do it once per trace on purpose (a trace counter), do it in a function "
+        "marked @autolax.do_not_convert.",
         "#the-rules-semantics",
     ),
     "raise-in-try": Message(

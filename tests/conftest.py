@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# On a GPU, each test process (pytest-xdist workers included) would otherwise take most of the
+# device memory up front; on CPU the setting changes nothing. It must precede the jax import.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
 import jax
 import numpy as np
 import autolax

@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "autolax"
 
-SHARED = {"errors", "sites", "libraries", "plan"}
+SHARED = {"errors", "sites", "libraries", "plan", "compat"}
 FRONT_END = {"transpile", "analysis", "passes"}
 TOP = {"api", "check", "cli", "magic", "demo", "interrupt", "__init__", "__main__", "examples"}
 

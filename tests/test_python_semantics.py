@@ -748,6 +748,8 @@ ELIF_CHAIN = "def chain(x):\n" + "".join(
     f"    {'if' if i == 0 else 'elif'} x < {i}:\n        return {i}.0\n" for i in range(100)) + "    return -1.0\n"
 
 
+@pytest.mark.skipif(jax.__version_info__[:2] == (0, 9), reason="jaxlib 0.9 crashes (segmentation fault) compiling "
+                    "100 nested lax.conds; 0.8 and 0.10 pass (README: JAX versions)")
 @pytest.mark.parametrize("x", [-5.0, 50.5, 500.0])
 def test_elif_chain_of_100_branches(x, tmp_path):
     # 480ca60: RecursionError from about 70 branches.

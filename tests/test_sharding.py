@@ -100,7 +100,8 @@ def varying_carry(x):
 
 @pytest.fixture(scope="module")
 def one_device_mesh():
-    return jax.make_mesh((1,), ("d",))
+    # Explicit axes, JAX's default from 0.9 on (0.8 defaults to Auto)
+    return jax.make_mesh((1,), ("d",), axis_types=(jax.sharding.AxisType.Explicit,))
 
 
 def _shard_mapped(fn, mesh):

@@ -502,4 +502,4 @@ def _match_body_types(body_fun, init_val):
 
 def _nbytes(x) -> int:
     t = jax.typeof(x)
-    return int(np.prod(t.shape, dtype=np.int64)) * np.dtype(t.dtype).itemsize
+    return int(np.prod(t.shape, dtype=np.int64)) * t.dtype.itemsize  # PRNG key dtypes have one too

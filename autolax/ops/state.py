@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from autolax import errors, sites
+from autolax import compat, errors, sites
 from autolax.ops import checks
 from autolax.ops.lists import StackedList, is_tracer, key_order, restore_order
 
@@ -186,8 +186,7 @@ def _placement(aval):
     sharding = getattr(aval, "sharding", None)
     if getattr(getattr(sharding, "mesh", None), "empty", True):
         sharding = None
-    mat = getattr(aval, "manual_axis_type", None)
-    return sharding, (mat.varying if mat is not None else frozenset())
+    return sharding, compat.varying_axes(aval)
 
 
 def abstract(aval, *, weak_type=None) -> jax.ShapeDtypeStruct:
@@ -199,13 +198,12 @@ def abstract(aval, *, weak_type=None) -> jax.ShapeDtypeStruct:
     values.
     """
     sharding, _ = _placement(aval)
-    mat = getattr(aval, "manual_axis_type", None)
-    return jax.ShapeDtypeStruct(
+    return compat.shape_dtype_struct(
         aval.shape,
         aval.dtype,
         weak_type=aval.weak_type if weak_type is None else weak_type,
         sharding=sharding,
-        manual_axis_type=None if mat is None or mat.empty else mat,
+        like=(aval,),
     )
 
 
@@ -402,15 +400,13 @@ def _join_placement(a, b, dtype, weak_type):
     ``shard_map`` axes either varies over, with ``b``'s sharding if it has one."""
     sharding_a, varying_a = _placement(a)
     sharding_b, varying_b = _placement(b)
-    mat = getattr(b, "manual_axis_type", None) or getattr(a, "manual_axis_type", None)
-    if varying_a != varying_b:
-        mat = mat.update(varying=varying_a | varying_b)
-    return jax.ShapeDtypeStruct(
+    return compat.shape_dtype_struct(
         a.shape,
         dtype,
         weak_type=weak_type,
         sharding=sharding_b if sharding_b is not None else sharding_a,
-        manual_axis_type=None if mat is None or mat.empty else mat,
+        like=(b, a),
+        varying=varying_a | varying_b if varying_a != varying_b else None,
     )
 
 

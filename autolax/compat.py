@@ -1,0 +1,40 @@
+"""What differs between the JAX releases autolax supports, in one place.
+
+JAX 0.10 describes the ``shard_map`` axes a value varies over with ``aval.manual_axis_type``
+(``.varying``, ``.empty``, ``.update``) and ``jax.ShapeDtypeStruct(manual_axis_type=...)``;
+JAX 0.8 and 0.9 with ``aval.vma`` (a frozenset of axis names) and
+``jax.ShapeDtypeStruct(vma=...)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import jax
+
+MANUAL_AXIS_TYPE = "manual_axis_type" in inspect.signature(jax.ShapeDtypeStruct.__init__).parameters
+
+
+def varying_axes(aval) -> frozenset:
+    """The ``shard_map`` axes ``aval`` varies over (empty outside ``shard_map``)."""
+    if MANUAL_AXIS_TYPE:
+        mat = getattr(aval, "manual_axis_type", None)
+        return mat.varying if mat is not None else frozenset()
+    return frozenset(getattr(aval, "vma", None) or ())
+
+
+def shape_dtype_struct(shape, dtype, *, weak_type, sharding, like, varying=None) -> jax.ShapeDtypeStruct:
+    """A ``jax.ShapeDtypeStruct`` whose manual-axis type is that of the first of the avals
+    ``like`` that has one, varying over ``varying`` axes where given."""
+    if MANUAL_AXIS_TYPE:
+        mat = None
+        for aval in like:
+            mat = mat or getattr(aval, "manual_axis_type", None)
+        if mat is not None and varying is not None and mat.varying != varying:
+            mat = mat.update(varying=varying)
+        extra = {"manual_axis_type": None if mat is None or mat.empty else mat}
+    else:
+        if varying is None:
+            varying = next((varying_axes(a) for a in like if varying_axes(a)), frozenset())
+        extra = {"vma": frozenset(varying) or None}
+    return jax.ShapeDtypeStruct(shape, dtype, weak_type=weak_type, sharding=sharding, **extra)

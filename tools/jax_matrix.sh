@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Run the test suite against each JAX minor release: one fresh venv per release under
+# .jax-matrix/ (git-ignored, reused on the next run), then a table of the outcomes.
+#
+#   tools/jax_matrix.sh                          # JAX 0.8, 0.9, 0.10; the whole suite
+#   tools/jax_matrix.sh 0.9 0.10                 # chosen minors
+#   tools/jax_matrix.sh 0.9 0.10 -- -x tests/test_transforms.py   # pytest arguments after --
+# (pytest.ini already adds -q: a second -q hides the pass/fail counts from the table)
+#
+# Each minor gets its newest patch release ("jax==0.9.*", with the matching jaxlib). autolax
+# is installed without its dependency pins (--no-deps) so that a release outside the range in
+# pyproject.toml can be tried before the pin is widened; its other dependencies and the test
+# extra are read from pyproject.toml. Exit status: 0 if every minor passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+minors=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do minors+=("$1"); shift; done
+[ $# -gt 0 ] && shift  # the "--"
+pytest_args=("$@")
+[ ${#minors[@]} -eq 0 ] && minors=(0.8 0.9 0.10)
+[ ${#pytest_args[@]} -eq 0 ] && pytest_args=(-p no:cacheprovider)
+
+python=${PYTHON:-python3}
+# Everything autolax needs except jax/jaxlib, and its test extra, as pip requirements.
+mapfile -t deps < <("$python" - <<'EOF'
+import re, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+for req in project["dependencies"] + project["optional-dependencies"]["test"]:
+    if re.split(r"[<>=!~ \[]", req, maxsplit=1)[0].lower() not in ("jax", "jaxlib"):
+        print(req)
+EOF
+)
+
+mkdir -p .jax-matrix
+results=()
+status=0
+for minor in "${minors[@]}"; do
+  venv=".jax-matrix/jax-$minor"
+  log=".jax-matrix/jax-$minor.log"
+  echo "=== JAX $minor: $venv (log: $log)"
+  if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv" || { results+=("$minor|-|venv failed|-"); status=1; continue; }
+  fi
+  if ! "$venv/bin/python" -m pip install --quiet "jax==$minor.*" "jaxlib==$minor.*" "${deps[@]}" >"$log" 2>&1 \
+     || ! "$venv/bin/python" -m pip install --quiet --no-deps -e . >>"$log" 2>&1; then
+    echo "    install failed (see $log)"
+    results+=("$minor|-|install failed|-")
+    status=1
+    continue
+  fi
+  version=$("$venv/bin/python" -c "import jax, jaxlib; print(jax.__version__ + ' / ' + jaxlib.__version__)")
+  start=$(date +%s)
+  "$venv/bin/python" -m pytest "${pytest_args[@]}" >>"$log" 2>&1
+  rc=$?
+  seconds=$(( $(date +%s) - start ))
+  summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed)|^(=+ )?[0-9]+ (error|skipped)|(passed|failed|error).* in [0-9.]+s" "$log" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//')
+  [ $rc -eq 0 ] || status=1
+  echo "    jax/jaxlib $version: ${summary:-pytest exit $rc} (exit $rc, ${seconds}s)"
+  results+=("$minor|$version|${summary:-pytest exit $rc}|$rc")
+done
+
+echo
+echo "pytest ${pytest_args[*]}"
+printf '| %-6s | %-16s | %-50s | %-4s |\n' "minor" "jax / jaxlib" "pytest" "exit"
+printf '|%s|%s|%s|%s|\n' "--------" "------------------" "----------------------------------------------------" "------"
+for row in "${results[@]}"; do
+  IFS='|' read -r minor version summary rc <<<"$row"
+  printf '| %-6s | %-16s | %-50s | %-4s |\n' "$minor" "$version" "$summary" "$rc"
+done
+exit $status
