@@ -22,6 +22,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import types
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -107,11 +108,14 @@ def snapshot() -> dict:
             label = f"{path.parent.name}/{path.name}"
             out["files"][label + " default"] = _convert_file(path, Options(all=True))
             out["files"][label + " standalone"] = _convert_file(path, Options(standalone=True, all=True))
-        fuzz = _load(ROOT / "benchmarks" / "fuzz.py", "conversion_corpus_fuzz")
+        sys.path.insert(0, str(ROOT))
+        from tests.fuzzing import generator
+        workdir = pathlib.Path(tempfile.mkdtemp(prefix="autolax-corpus-"))
         for big, seeds in ((False, FUZZ_SEEDS), (True, FUZZ_BIG_SEEDS)):
             for seed in seeds:
-                program = fuzz.Program(seed=seed, source=fuzz.generate(seed, big=big))
-                fn = fuzz.load(program)
+                path = workdir / f"fuzz_{'big_' if big else ''}{seed}.py"
+                path.write_text(generator.generate(seed, big=big))
+                fn = _load(path, f"conversion_corpus_{path.stem}").f
                 got = _convert(fn)
                 if "source" in got:
                     got["source"] = _digest(got["source"])

@@ -11,6 +11,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import autolax
@@ -811,3 +812,25 @@ def attribute_in_one_branch(x, flag):
 @pytest.mark.parametrize("flag", [True, False])
 def test_key_or_attribute_created_in_a_python_decided_branch(fn, flag, tmp_path):
     check_all_paths(fn, 1.0, flag, static_argnums=(1,), tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- appends on every path
+def append_on_every_path(xs):
+    out = []
+    for x in xs:
+        if x > 1.0:
+            y = x * 2.0
+            out.append(y)
+        elif x < -1.0:
+            out.append(-x)
+        else:
+            out.append(x * x)
+    return jnp.stack(out), len(out)
+
+
+@pytest.mark.parametrize("xs", [np.array([2.0, -3.0, 0.5], np.float32), np.array([0.0], np.float32)])
+def test_an_append_on_every_path_of_an_if_is_staged(xs, tmp_path):
+    # Each path appends one item, so the loop around it is a scan (before: unrolled).
+    check_all_paths(append_on_every_path, xs, tmp_dir=tmp_path)
+    report = autolax.trace_check(append_on_every_path, xs)
+    assert "lax.scan" in [r.became for r in report.rows]

@@ -18,11 +18,56 @@ from autolax.transpile import syntax
 _STACKING = {"stack", "vstack"}
 
 
+def _append_target(stmt, local_names):
+    """``name`` for a statement ``name.append(value)`` on a local list, else None."""
+    call = stmt.value if isinstance(stmt, syntax.Expr) else None
+    if (isinstance(call, syntax.Call) and isinstance(call.func, syntax.Attribute) and call.func.attr == "append"
+            and isinstance(call.func.value, syntax.Name) and call.func.value.id in local_names
+            and len(call.args) == 1 and not isinstance(call.args[0], syntax.Starred) and not call.keywords):
+        return call.func.value.id
+    return None
+
+
+def _tail_appends(block, local_names):
+    """The list that every path through ``block`` appends to as its last step (``if`` / ``elif``
+    / ``else`` chains included), or None."""
+    if not block:
+        return None
+    last = block[-1]
+    if isinstance(last, syntax.If):
+        name = _tail_appends(last.body, local_names)
+        return name if name is not None and _tail_appends(last.orelse, local_names) == name else None
+    return _append_target(last, local_names)
+
+
+def _replace_tail_appends(block, temp):
+    """Makes each path's final ``lst.append(value)`` an assignment ``temp = value``."""
+    last = block[-1]
+    if isinstance(last, syntax.If):
+        _replace_tail_appends(last.body, temp)
+        _replace_tail_appends(last.orelse, temp)
+    else:
+        block[-1] = syntax.copy_location(syntax.assign(syntax.name(temp, "store"), last.value.args[0]), last)
+
+
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, local_names):
         self.ctx = ctx
         self.local_names = local_names
         self.appended: set[str] = set()
+
+    def visit_If(self, node):
+        # `if c: ...; out.append(a) else: ...; out.append(b)` appends one item on every path:
+        # written as one append after the `if` (`item = a` / `item = b`), so a staged loop
+        # around it sees a list growing by one item per iteration, not two different lists.
+        name = _tail_appends([node], self.local_names)
+        if name is None:
+            return self.generic_visit(node)
+        temp = self.ctx.namer.new(f"{name}_item")
+        _replace_tail_appends([node], temp)
+        hoisted = syntax.copy_location(syntax.expr_stmt(syntax.call(
+            syntax.Attribute(value=syntax.name(name), attr="append", ctx=syntax.Load()), [syntax.name(temp)])), node)
+        return [self.generic_visit(node), self.visit(hoisted)]
 
     def visit_FunctionDef(self, node):
         inner = _Transformer(self.ctx, local_names(node))
