@@ -38,3 +38,29 @@ def shape_dtype_struct(shape, dtype, *, weak_type, sharding, like, varying=None)
             varying = next((varying_axes(a) for a in like if varying_axes(a)), frozenset())
         extra = {"vma": frozenset(varying) or None}
     return jax.ShapeDtypeStruct(shape, dtype, weak_type=weak_type, sharding=sharding, **extra)
+
+
+# The base class of every tracer (jax.core.Tracer is public and stable in 0.8 - 0.10; JAX
+# has been trimming jax.core, so it is named here once).
+Tracer = jax.core.Tracer
+
+
+def is_tracer(x) -> bool:
+    """Is ``x`` a tracer (a value being traced by ``jit``, ``grad``, ``vmap`` ...)?"""
+    return isinstance(x, Tracer)
+
+
+def bind_equation(eqn, invals):
+    """Applies one equation of a jaxpr to ``invals`` (what ``jax.core.eval_jaxpr`` does for
+    each equation). ``Primitive.get_bind_params`` returned ``(subfuns, params)`` before JAX
+    0.10 and the params alone since."""
+    bound = eqn.primitive.get_bind_params(eqn.params)
+    if isinstance(bound, tuple) and len(bound) == 2 and isinstance(bound[1], dict):
+        subfuns, params = bound
+    else:
+        subfuns, params = (), bound
+    manager = getattr(getattr(eqn, "ctx", None), "manager", None)
+    if manager is None:
+        return eqn.primitive.bind(*subfuns, *invals, **params)
+    with manager:
+        return eqn.primitive.bind(*subfuns, *invals, **params)

@@ -758,9 +758,10 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             new = [*new, _first_code(carry[n], failures, 0)]
         return list(new), extras
 
-    def go_on(carry):
+    def go_on(carry, guard=False):
         __tracebackhide__ = True
-        pred = predicate(test_traced(list(carry[:n]))[0][0], site.where)
+        leaves = test_traced(list(carry[:n]), guard=True if guard else None)[0]
+        pred = predicate(leaves[0], site.where)
         return pred & (carry[n] == 0) if checked else pred
 
     def scan(*init):
@@ -791,6 +792,25 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             return (k + 1, *new), None
 
         (_, *out), _ = lax.scan(masked_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
+        return list(out)
+
+    def selected(*init):
+        # The masked scan for the derivative of the early exit: every iteration runs the
+        # body (its `if`s as selects, see tracing.selecting) and a select keeps its result
+        # while the loop goes on; an iteration that does not run has no derivative. Unlike
+        # `masked` it has no `lax.cond`, which `vmap` would batch after differentiation:
+        # `jax.grad(jax.vmap(f))` could not transpose it (jax-ml/jax#22011).
+        def selected_body(carry, x):
+            __tracebackhide__ = True
+            k, rest = carry[0], list(carry[1:])
+            go = go_on(rest, guard=True)
+            item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(k, x)), item_avals)]
+            new, _, failures = body_traced(item + rest[:n], state, guard=go)
+            if checked:
+                new = [*new, _first_code(rest[n], failures, 0)]
+            return (k + 1, *(lax.select(go, a, b) for a, b in builtins.zip(new, rest))), None
+
+        (_, *out), _ = lax.scan(selected_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
         return list(out)
 
     def early(*init, while_loop=lax.while_loop):
@@ -824,7 +844,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         out, ys = scan(*init)
     else:
         run = {plan.MASKED_SCAN: masked, plan.WHILE: early, plan.FORI: fori,
-               plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, masked, a),
+               plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, selected, a),
                plan.BOUNDED: lambda *a: early(*a, while_loop=_bounded_while(site, facts.max_steps))}[form]
         out = run(*init)
     if checked:

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import jaxpr_as_fun
+from jax.extend import core as jax_core
+from jax.extend.core import jaxpr_as_fun, primitives
 
+from autolax import compat
 from autolax.ops import checks, report
 from autolax.ops.lists import list_shape
 from autolax.ops.state import State, Undefined, cast
@@ -52,11 +54,19 @@ class Traced:
     makers: tuple = ()  # the body's checks (see autolax.ops.checks): their code is the last output
     raises: bool = False  # every path through the body raises: it returns only the code
 
-    def __call__(self, dynamic_inputs, target: State | None = None):
+    def __call__(self, dynamic_inputs, target: State | None = None, *, guard=None):
         """Runs the jaxpr; returns (state leaves cast to ``target``'s types, extras,
-        ``checks.Failures`` or None)."""
+        ``checks.Failures`` or None). With ``guard`` it runs as ``selecting`` does; a
+        boolean scalar ``guard`` also takes the derivative off its inputs and constants
+        where it is false."""
         __tracebackhide__ = True
-        outs = jaxpr_as_fun(self.jaxpr)(*dynamic_inputs)
+        if guard is None:
+            outs = jaxpr_as_fun(self.jaxpr)(*dynamic_inputs)
+        elif guard is True:
+            outs = selecting(self.jaxpr)(*dynamic_inputs)
+        else:
+            consts = [guarded(guard, c) for c in self.jaxpr.consts]
+            outs = _evaluate(self.jaxpr.jaxpr, consts, [guarded(guard, x) for x in dynamic_inputs])
         failures = None
         if self.makers:
             outs, failures = outs[:-1], checks.Failures(outs[-1], self.makers)
@@ -141,3 +151,82 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
         _room_for(report.staging_depth())
         jaxpr = jax.make_jaxpr(flat)(*abstract)
     return Traced(jaxpr, captured["out"], captured["extras"], captured["makers"], captured.get("raises", False))
+
+
+# ----------------------------------------------------------------------------- selecting
+def guarded(keep, value):
+    """``value`` where ``keep``, else ``value`` without a derivative (inexact values only).
+
+    What JAX's batched ``lax.cond`` does to the operands of a branch not taken: an untaken
+    computation's NaN or inf derivative (``jnp.sqrt`` of a negative) never reaches a
+    gradient."""
+    if not jnp.issubdtype(jnp.result_type(value), jnp.inexact):
+        return value
+    return jax.lax.select(keep, value, jax.lax.stop_gradient(value))
+
+
+def selecting(closed_jaxpr):
+    """``closed_jaxpr`` as a function in which every ``cond`` runs all its branches, each on
+    ``guarded`` operands, and selects the taken branch's results (nested in ``scan`` and
+    ``jit`` too).
+
+    The same values and derivatives as the jaxpr, for a derivative rule that ``vmap`` may
+    batch after it is differentiated: JAX batches a ``cond`` whose predicate is batched into
+    a select with ``stop_gradient`` on its operands -- tangents too, once differentiated,
+    which reverse mode cannot transpose (jax-ml/jax#22011). A select has no such problem.
+    """
+    return lambda *args: _evaluate(closed_jaxpr.jaxpr, closed_jaxpr.consts, args)
+
+
+def _has_cond(eqn) -> bool:
+    return eqn.primitive is primitives.cond_p or any(
+        _has_cond(e) for sub in jax_core.jaxprs_in_params(eqn.params) for e in sub.eqns)
+
+
+def _evaluate(jaxpr, consts, args):
+    env = {}
+
+    def read(v):
+        return v.val if isinstance(v, jax_core.Literal) else env[v]
+
+    for var, value in zip(jaxpr.constvars, consts):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, args):
+        env[var] = value
+    for eqn in jaxpr.eqns:
+        invals = [read(v) for v in eqn.invars]
+        outs = _evaluate_equation(eqn, invals)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for var, value in zip(eqn.outvars, outs):
+            env[var] = value
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _evaluate_equation(eqn, invals):
+    prim, params = eqn.primitive, eqn.params
+    if prim is primitives.cond_p:
+        index, *operands = invals
+        outs = []
+        for i, branch in enumerate(params["branches"]):
+            taken = index == i
+            outs.append(_evaluate(branch.jaxpr, branch.consts, [guarded(taken, x) for x in operands]))
+        return [jax.lax.select_n(index, *values) for values in zip(*outs)]
+    if not _has_cond(eqn):
+        return compat.bind_equation(eqn, invals)
+    if prim is primitives.scan_p:
+        body = params["jaxpr"]
+        n_consts, n_carry = params["num_consts"], params["num_carry"]
+        consts, init, xs = invals[:n_consts], invals[n_consts : n_consts + n_carry], invals[n_consts + n_carry :]
+
+        def scan_body(carry, x):
+            outs = _evaluate(body.jaxpr, body.consts, [*consts, *carry, *x])
+            return outs[:n_carry], outs[n_carry:]
+
+        carry, ys = jax.lax.scan(scan_body, init, xs, length=params["length"], reverse=params["reverse"],
+                                 unroll=params["unroll"])
+        return [*carry, *ys]
+    inner = params.get("jaxpr")
+    if isinstance(inner, jax_core.ClosedJaxpr) and prim.name in ("jit", "pjit", "closed_call", "core_call"):
+        return _evaluate(inner.jaxpr, inner.consts, invals)  # inlined
+    return compat.bind_equation(eqn, invals)  # a while_loop: not reverse-differentiable anyway
