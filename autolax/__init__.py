@@ -26,8 +26,9 @@ def _working_directory_off_path():
 
 _working_directory_off_path()
 
-from autolax.api import convert, do_not_convert, jit, loop_options, to_source  # noqa: E402
+from autolax.api import convert, do_not_convert, filter_jit, jit, loop_options, to_source  # noqa: E402
 from autolax.check import TraceReport, trace_check  # noqa: E402
+from autolax.libraries import convert_package  # noqa: E402
 from autolax.errors import (  # noqa: E402
     ArrayConditionError,
     AutolaxError,
@@ -63,7 +64,9 @@ __all__ = [
     "UnrolledLoopError",
     "UnrolledLoopWarning",
     "convert",
+    "convert_package",
     "do_not_convert",
+    "filter_jit",
     "jit",
     "loop_options",
     "to_source",

@@ -1,4 +1,4 @@
-"""Public entry points: ``jit``, ``convert``, ``to_source``, ``do_not_convert``.
+"""Public entry points: ``jit``, ``filter_jit``, ``convert``, ``to_source``, ``do_not_convert``.
 
 Conversion is cached per code object (one conversion per function body) and per function
 object (one converted function per function), without keeping either alive: a redefined
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import jax
 
+from autolax import callables, filtering
 from autolax import ops as _ops
 from autolax.errors import (
     CallConversionWarning,
@@ -24,6 +25,7 @@ from autolax.errors import (
     NoSourceWarning,
     SourceChangedError,
 )
+from autolax.libraries import is_library_callable
 from autolax.ops import calls as _calls
 from autolax.ops import checks as _checks
 from autolax.ops import report
@@ -83,6 +85,7 @@ class JitInfo:
     static_argnames: object
     strict: bool
     max_steps: int | None = None
+    filtered: bool = False  # autolax.filter_jit: non-array leaves of the arguments are static
 
 
 def loop_options(*, max_steps: int | None = None) -> None:
@@ -178,6 +181,14 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps:
     bounds or carried values are traced become ``lax.cond`` / ``while_loop`` / ``scan`` /
     ``fori_loop``. User functions it calls are converted too (once per function).
 
+    ``fn`` may also be any other callable ``jax.jit`` takes, converted part by part (see
+    ``autolax.callables``): a ``functools.partial`` (of the converted function), a bound
+    method, a callable object or module (a ``jax.tree_util.Partial`` of its converted
+    ``__call__``, so its arrays stay leaves), a ``staticmethod`` / ``classmethod``, a
+    ``jax.custom_jvp`` / ``custom_vjp`` of your function, a Flax Linen method. Library code
+    is returned as it is; a library's wrapper of your function (``jax.vmap(f)``) is a
+    ``ConversionError`` that shows the rewrite (``jax.vmap(autolax.convert(f))``).
+
     Args:
       fn: the function (also usable as ``@autolax.convert`` or ``@autolax.convert(...)``).
       recursive: convert the user functions ``fn`` calls (on their first call). With
@@ -197,8 +208,9 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps:
         return functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps)
     if getattr(fn, "__autolax_converted__", False) or getattr(fn, "__autolax_do_not_convert__", False):
         return fn
-    if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"autolax.convert expects a Python function, got {type(fn).__name__}: {fn!r}")
+    if not isinstance(fn, types.FunctionType) or is_library_callable(fn):
+        return callables.convert_callable(
+            fn, functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps), "convert")
     try:
         converted = _convert_function(fn)
     except SourceChanged as exc:
@@ -308,6 +320,10 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
         max_steps: int | None = None, **jit_kwargs):
     """``jax.jit`` of ``autolax.convert(fn)``.
 
+    ``fn`` is any callable ``jax.jit`` takes: a function, a ``functools.partial``, a bound
+    method, a callable object or module (its ``__call__`` is converted), a
+    ``staticmethod`` / ``classmethod`` (``cls`` is a static argument).
+
     Use as ``@autolax.jit`` or ``@autolax.jit(static_argnums=..., strict=True, ...)``. Every
     keyword except ``strict`` and ``max_steps`` (see ``convert``) is passed to ``jax.jit`` (``static_argnums``,
     ``static_argnames``, ``donate_argnums``, ``in_shardings``, ``out_shardings``,
@@ -337,9 +353,49 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
         options["donate_argnums"] = donate_argnums
     if fn is None:
         return functools.partial(jit, strict=strict, max_steps=max_steps, **options)
-    converted = convert(fn, strict=strict, max_steps=max_steps)
+    if isinstance(fn, (staticmethod, classmethod)):
+        return callables.jit_method_descriptor(fn, functools.partial(jit, strict=strict, max_steps=max_steps), options)
+    if isinstance(fn, types.FunctionType) and not is_library_callable(fn):
+        converted = convert(fn, strict=strict, max_steps=max_steps)
+    else:
+        converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit")
     info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
-    return Jitted(jax.jit(_own_function(converted), **options), info)
+    return Jitted(jax.jit(callables.own_callable(converted, _own_function), **options), info)
+
+
+def filter_jit(fn=None, *, donate: str = "none", strict: bool = False, max_steps: int | None = None):
+    """``autolax.jit`` with Equinox's ``filter_jit`` semantics: the array leaves of the
+    arguments -- and of ``fn`` itself, when it is a module -- are traced, every other leaf
+    (Python numbers, strings, functions, a module's non-array fields) is static (hashed,
+    part of the compilation's cache key). Non-array outputs are returned as they are.
+
+    For Equinox modules and other pytrees holding arrays next to Python values; works
+    without Equinox. ``donate``: ``"none"`` (default) or ``"all"`` (donate every array
+    argument's buffer). ``strict`` and ``max_steps`` as for ``autolax.jit``. Example::
+
+        class Solver(eqx.Module):
+            tol: float
+            w: jax.Array
+
+            def __call__(self, x):
+                while jnp.abs(x).max() > self.tol:
+                    x = self.w * x
+                return x
+
+        solve = autolax.filter_jit(Solver(1e-3, w))   # w traced, tol static
+        solve(x)
+
+    ``autolax.trace_check`` takes the result (and traces with the same filtering).
+    """
+    if fn is None:
+        return functools.partial(filter_jit, donate=donate, strict=strict, max_steps=max_steps)
+    if isinstance(fn, types.FunctionType) and not is_library_callable(fn):
+        converted = convert(fn, strict=strict, max_steps=max_steps)
+    else:
+        converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps),
+                                               "filter_jit")
+    info = JitInfo(fn, None, None, strict, max_steps, filtered=True)
+    return Jitted(filtering.FilterJit(callables.own_callable(converted, _own_function), donate), info)
 
 
 def jit_info(fn) -> JitInfo | None:
@@ -355,8 +411,11 @@ def to_source(fn) -> str:
     if isinstance(source, str):
         return source
     original = _original(fn)
-    if not isinstance(original, types.FunctionType):
-        raise TypeError(f"autolax.to_source expects a Python function, got {type(fn).__name__}")
+    if not isinstance(original, types.FunctionType) or is_library_callable(original):
+        original = callables.user_function(original, "to_source")
+        source = getattr(original, "__autolax_source__", None)
+        if isinstance(source, str):
+            return source
     try:
         source, _ = _converted_code(original)
     except SourceUnavailable as exc:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import jax
 
-from autolax import api, plan, sites
+from autolax import api, filtering, plan, sites
 from autolax.errors import UnrolledLoopError
 from autolax.ops import report as recording
 
@@ -128,40 +128,50 @@ def count_equations(jaxpr) -> int:
 
 
 def _target(fn):
-    """(the user's function, static_argnums, static_argnames, max_steps) to trace."""
+    """(what ``autolax.jit`` was given -- or a ``JitInfo`` for a plain callable --, the
+    arguments bound before the call's own: a method's ``self``)."""
+    bound = ()
+    if isinstance(fn, types.MethodType) and api.jit_info(fn.__func__) is not None:  # autolax.jit as a method
+        bound, fn = (fn.__self__,), fn.__func__
     info = api.jit_info(fn)
     if info is None:
         info = api.JitInfo(api._original(fn), None, None, False)
-    if not isinstance(info.fn, types.FunctionType):
-        raise TypeError(f"autolax.trace_check expects a function or an autolax.jit object, got {fn!r}")
-    return info
+    if not callable(info.fn):
+        raise TypeError(f"autolax.trace_check expects a function or another callable, got {fn!r}")
+    return info, bound
 
 
 def trace_check(fn, *args, **kwargs) -> TraceReport:
     """Traces ``fn(*args, **kwargs)`` once and reports every control-flow statement.
 
-    ``fn`` is a function, a converted function or an ``autolax.jit`` object (its static
-    arguments are honoured). Each row gives the statement's ``file:line``, what it became
-    (``lax.cond``, ``lax.select``, ``lax.while_loop``,
-    ``lax.while_loop (grad: masked lax.scan)``, ``lax.scan``, ``lax.scan (masked)``,
-    ``lax.fori_loop``, ``python (static)`` or ``python (unrolled: <reason>)``), how many
-    times it was reached
-    and how many times its body was traced. ``print(report)`` shows a table.
+    ``fn`` is a function -- or any callable ``autolax.jit`` takes (a ``functools.partial``,
+    a bound method, a callable object or module) --, a converted function, an
+    ``autolax.jit`` object (its static arguments are honoured) or an
+    ``autolax.filter_jit`` object (non-array arguments are static). Each row gives the
+    statement's ``file:line``, what it became (``lax.cond``, ``lax.select``,
+    ``lax.while_loop``, ``lax.while_loop (grad: masked lax.scan)``, ``lax.scan``,
+    ``lax.scan (masked)``, ``lax.fori_loop``, ``python (static)`` or
+    ``python (unrolled: <reason>)``), how many times it was reached and how many times its
+    body was traced. ``print(report)`` shows a table.
 
     Raises:
       UnrolledLoopError: a loop carrying traced values ran as a Python loop (the error's
         ``report`` attribute holds the report).
     """
-    info = _target(fn)
+    info, bound = _target(fn)
+    args = (*bound, *args)
     converted = api.convert(info.fn, max_steps=info.max_steps)
 
     def traced(*a, **k):  # a fresh function: jax.jit's trace cache cannot skip the Python
         return converted(*a, **k)
 
-    jitted = jax.jit(traced, static_argnums=info.static_argnums, static_argnames=info.static_argnames)
     recorder = recording.Recorder()
     with recording.recording(recorder):
-        jaxpr = jitted.trace(*args, **kwargs).jaxpr
+        if info.filtered:
+            jaxpr = filtering.filter_trace(traced, args, kwargs)
+        else:
+            jitted = jax.jit(traced, static_argnums=info.static_argnums, static_argnames=info.static_argnames)
+            jaxpr = jitted.trace(*args, **kwargs).jaxpr
     report = TraceReport(_rows(recorder), jaxpr, dict(primitive_counts(jaxpr.jaxpr)))
     if report.unrolled:
         lines = [f"{r.location}: {r.became}" for r in report.unrolled]

@@ -64,3 +64,22 @@ def bind_equation(eqn, invals):
         return eqn.primitive.bind(*subfuns, *invals, **params)
     with manager:
         return eqn.primitive.bind(*subfuns, *invals, **params)
+
+
+def rebuild_custom_jvp(f, convert):
+    """``f`` (a ``jax.custom_jvp``) made again from ``convert(f.fun)`` and ``convert`` of its
+    JVP rule."""
+    new = jax.custom_jvp(convert(f.fun), nondiff_argnums=tuple(getattr(f, "nondiff_argnums", ())))
+    rule = getattr(f, "jvp", None)
+    if rule is not None:
+        new.defjvp(convert(rule), symbolic_zeros=getattr(f, "symbolic_zeros", False))
+    return new
+
+
+def rebuild_custom_vjp(f, convert):
+    """``f`` (a ``jax.custom_vjp``) made again from ``convert`` of its function and rules."""
+    new = jax.custom_vjp(convert(f.fun), nondiff_argnums=tuple(getattr(f, "nondiff_argnums", ())))
+    if getattr(f, "fwd", None) is not None:
+        options = {k: getattr(f, k) for k in ("symbolic_zeros", "optimize_remat") if hasattr(f, k)}
+        new.defvjp(convert(f.fwd), convert(f.bwd), **options)
+    return new

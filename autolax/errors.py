@@ -546,6 +546,30 @@ MESSAGES = {
         "write a `def` header without `def` and `:`, for example --signature \"f(x: float, xs: Float[Array, 'n'])\".",
         "#command-line",
     ),
+    # ------------------------------------------------------------------ ecosystem (issue 15)
+    # Entry points and library code. Fields: {name} (what was given), {inner} (the user's
+    # function inside it), {rewrite} (the one-line fix).
+    "transformed-function": Message(
+        ConversionError,
+        "{name} is a library's wrapper around your function '{inner}' (made by a JAX transform such as "
+        "jax.vmap, jax.grad or jax.jit, or by another library): autolax converts your own code, never a "
+        "library's, and cannot reach '{inner}' inside the wrapper",
+        "convert the function before transforming it: {rewrite}.",
+        "#callables-and-libraries",
+    ),
+    "not-callable": Message(
+        TypeError,
+        "autolax.{api} expects a function or another callable (a functools.partial, a bound method, a "
+        "callable object such as a module), got {kind}: {value}",
+        "pass the function itself.",
+        "#callables-and-libraries",
+    ),
+    "no-user-function": Message(
+        TypeError,
+        "autolax.{api}: {value} holds no Python function of yours to convert ({why})",
+        "pass the function itself.",
+        "#callables-and-libraries",
+    ),
 }
 
 

@@ -44,9 +44,36 @@ def _path_is_library(filename: str) -> bool:
     return os.path.realpath(filename).startswith(_LIBRARY_DIRS)
 
 
+# Packages installed into site-packages (or the standard library's directory) whose code is
+# the user's own, converted like a script's: `autolax.convert_package("mypkg")`, or the
+# environment variable AUTOLAX_CONVERT_PACKAGES="mypkg,otherpkg" read when autolax is imported.
+_USER_PACKAGES: set = {p.strip() for p in os.environ.get("AUTOLAX_CONVERT_PACKAGES", "").split(",") if p.strip()}
+
+
+def convert_package(name: str) -> None:
+    """Treats the installed package ``name`` (top-level name, e.g. ``"mypkg"``) as your own
+    code: its functions called from converted code are converted, though it lives in
+    site-packages. For a package of your own installed with ``pip install`` (an editable
+    install outside site-packages needs nothing). Also set by the environment variable
+    ``AUTOLAX_CONVERT_PACKAGES=mypkg,otherpkg``. Packages autolax knows as libraries
+    (``jax``, ``numpy``, ``equinox``, ...) cannot be named.
+
+    Raises:
+      ValueError: ``name`` is not a top-level package name, or is a known library.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"autolax.convert_package expects a top-level package name such as 'mypkg', got {name!r}")
+    if name in LIBRARY_PACKAGES:
+        raise ValueError(f"'{name}' is library code, which autolax never converts")
+    _USER_PACKAGES.add(name)
+
+
 def module_is_library(module_name: str | None, filename: str | None) -> bool:
     """Is code of this module (and file) library code?"""
-    if module_name and module_name.split(".")[0] in LIBRARY_PACKAGES:
+    top = module_name.split(".")[0] if module_name else None
+    if top in _USER_PACKAGES:
+        return False
+    if top in LIBRARY_PACKAGES:
         return True
     return bool(filename) and _path_is_library(filename)
 
@@ -64,9 +91,18 @@ def is_library_callable(value) -> bool:
         return is_library_callable(value.__func__)
     if isinstance(value, types.FunctionType):
         return module_is_library(value.__module__, value.__code__.co_filename)
+    if is_bound_method(value):
+        return is_library_callable(value.__func__)
     if callable(value):
         call = getattr(type(value), "__call__", None)
         if isinstance(call, types.FunctionType):
             return module_is_library(call.__module__, call.__code__.co_filename)
         return True
     return True
+
+
+def is_bound_method(value) -> bool:
+    """A method bound to an object by a library, not a ``types.MethodType``: Equinox's
+    ``model.method`` (a pytree holding ``__func__`` and ``__self__``)."""
+    return (not isinstance(value, types.MethodType) and isinstance(getattr(value, "__func__", None), types.FunctionType)
+            and hasattr(value, "__self__"))

@@ -15,9 +15,9 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "autolax"
 
-SHARED = {"errors", "sites", "libraries", "plan", "compat"}
+SHARED = {"errors", "sites", "libraries", "plan", "compat", "transforms"}
 FRONT_END = {"transpile", "analysis", "passes"}
-TOP = {"api", "check", "cli", "magic", "demo", "interrupt", "__init__", "__main__", "examples"}
+TOP = {"api", "callables", "check", "filtering", "cli", "magic", "demo", "interrupt", "__init__", "__main__", "examples"}
 
 # layer -> the layers it may import (besides itself)
 ALLOWED = {

@@ -194,8 +194,10 @@ def test_no_source_falls_back_to_plain_jit_with_warning():
     assert float(jitted(2.0)) == 4.0
     with pytest.raises(autolax.ConversionError, match="cannot read the source of 'made_by_exec'"):
         autolax.jit(fn, strict=True)
-    with pytest.raises(TypeError, match="expects a Python function"):
-        autolax.convert(jnp.sin)
+    # Library code is never converted: it is returned as it is (issue 15).
+    assert autolax.convert(jnp.sin) is jnp.sin
+    with pytest.raises(TypeError, match="expects a function or another callable"):
+        autolax.convert(3.0)
 
 
 def calls_generator(x):

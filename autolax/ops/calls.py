@@ -8,11 +8,12 @@ import contextvars
 import functools
 import sys
 import types
+import weakref
 
 import jax
 
-from autolax import errors, plan
-from autolax.libraries import is_library_callable
+from autolax import errors, plan, transforms
+from autolax.libraries import is_bound_method, is_library_callable
 from autolax.ops import report
 from autolax.ops.lists import key_order, restore_order
 from autolax.ops.state import Undefined, any_tracer
@@ -31,29 +32,74 @@ def set_converter(convert) -> None:
 
 def converted(f):
     """The converted version of a callable reached from converted code (or ``f`` itself)."""
-    if is_library_callable(f) or _converter is None:
+    if _converter is None:
+        return f
+    rebuilt = _rebuilt(f)
+    if rebuilt is not None:
+        return rebuilt
+    if is_library_callable(f):
         return f
     if isinstance(f, types.MethodType):
         fn = converted(f.__func__)
         return f if fn is f.__func__ else types.MethodType(fn, f.__self__)
     if isinstance(f, functools.partial):
         fn = converted(f.func)
-        return f if fn is f.func else functools.partial(fn, *f.args, **f.keywords)
+        return f if fn is f.func else type(f)(fn, *f.args, **f.keywords)
     if isinstance(f, types.FunctionType):
         return _converter(f)
+    if is_bound_method(f):  # a method bound by a library, as a pytree (Equinox)
+        fn = converted(f.__func__)
+        return f if fn is f.__func__ else jax.tree_util.Partial(fn, f.__self__)
     call = type(f).__call__
     fn = converted(call)
     return f if fn is call else types.MethodType(fn, f)
 
 
+def converted_argument(f):
+    """``converted(f)`` for a function handed to a transform (``jax.vmap(step)``): a callable
+    object (an Equinox or NNX module) stays a pytree with the same leaves, as
+    ``jax.tree_util.Partial(converted __call__, f)``, so ``eqx.filter_jit`` and friends
+    still see its arrays."""
+    if not callable(f):
+        return f
+    g = converted(f)
+    if isinstance(g, types.MethodType) and not isinstance(f, types.MethodType):
+        return jax.tree_util.Partial(g.__func__, f)
+    return g
+
+
+# Library objects made from user functions (a `jax.custom_jvp`, Flax Linen's method wrapper)
+# -> the same made from their conversions: one per object, so `jax.jit` caches still hit.
+_REBUILT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _rebuilt(f):
+    try:
+        hit = _REBUILT.get(f)
+    except TypeError:  # not weakly referable (nor hashable)
+        return None
+    if hit is not None:
+        return hit
+    new = transforms.rebuild(f, converted, lambda fn: not is_library_callable(fn))
+    if new is not None:
+        new.__autolax_converted__ = True
+        _REBUILT[f] = new
+    return new
+
+
 @report.user_facing
 def call(f, *args, **kwargs):
     """``ops.call(f, *args)`` for ``f(*args)``: converts ``f`` first if it is user code
-    (cached per function), then calls it."""
+    (cached per function), then calls it. For a transform that takes functions
+    (``jax.vmap(step)``, ``lax.scan(body, ...)``, ``eqx.filter_grad(loss)``; see
+    ``autolax.transforms``) the user functions among its arguments are converted."""
     __tracebackhide__ = True
     if isinstance(f, Undefined):
         f()
     if not report.converts_calls():
+        return f(*args, **kwargs)
+    if transforms.is_transform(f):
+        args, kwargs = transforms.convert_arguments(f, args, kwargs, converted_argument)
         return f(*args, **kwargs)
     if not report.in_staged_body():
         return converted(f)(*args, **kwargs)

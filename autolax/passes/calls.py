@@ -10,6 +10,12 @@ builtin, or a name or module attribute that resolves to a function, class or mod
 NumPy, the standard library or another installed package, or when it is a method call
 whose name is a method of arrays or builtin containers (``x.sum()``, ``lst.pop()``,
 ``d.items()``). Other method calls (``self.step(x)``, ``model.apply(x)``) are converted.
+
+A call of a library transform that takes functions goes through ``ops.call`` too, which
+converts the user functions among its arguments (``autolax.transforms``), unless those are
+only lambdas (converted with this function):
+
+    ys = jax.vmap(step)(xs)  ->   ys = ops.call(ops.call(jax.vmap, step), xs)
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import numpy as np
 
 from autolax.analysis.activity import local_names
 from autolax.libraries import is_library_callable
+from autolax.transforms import is_transform
 from autolax.transpile import syntax
 
 # Methods of arrays and builtin containers: `x.sum()`, `lst.pop()`, `d.items()` are library
@@ -114,12 +121,20 @@ class _Transformer(syntax.NodeTransformer):
         ):
             node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
             return node
-        if not self._wants_conversion(func):
+        value = self._static_value(func)
+        if value is not self.ctx.MISSING and is_transform(value):
+            if all(isinstance(a, (syntax.Lambda, syntax.Constant)) for a in _arguments(node)):
+                return node  # nothing to convert: a lambda here is converted with this function
+        elif not self._wants_conversion(func):
             return node
         new = syntax.Call(
             func=syntax.dotted(f"{ops}.call"), args=[func] + node.args, keywords=node.keywords
         )
         return syntax.copy_location(new, node)
+
+
+def _arguments(call):
+    return [a.value if isinstance(a, syntax.Starred) else a for a in call.args] + [k.value for k in call.keywords]
 
 
 def _function_transformer(ctx, node, outer_locals=frozenset()):
