@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import jax
 
-from autolax import callables, filtering
+from autolax import callables, filtering, libraries
 from autolax import ops as _ops
 from autolax.errors import (
     CallConversionWarning,
@@ -257,6 +257,16 @@ def convert_callee(fn):
 
 
 _calls.set_converter(convert_callee)
+
+
+def _forget_conversions():
+    with _lock:
+        _CODE_CACHE.clear()
+        _FN_CACHE.clear()
+        _FAILED_CALLEES.clear()
+
+
+libraries.on_change(_forget_conversions)
 
 
 def _own_function(converted):

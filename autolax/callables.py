@@ -65,6 +65,8 @@ def convert_callable(fn, convert, api: str):
 
 def user_function(fn, api: str) -> types.FunctionType:
     """The user's own function inside ``fn`` (what ``to_source`` shows)."""
+    if not callable(fn):
+        raise errors.make("not-callable", api=api, kind=type(fn).__name__, value=_short(fn))
     inner = fn
     for _ in range(16):
         if isinstance(inner, types.FunctionType) and _is_user(inner):
@@ -82,7 +84,7 @@ def user_function(fn, api: str) -> types.FunctionType:
             wrapped = transforms.wrapped_user_function(inner, is_library_callable)
             if wrapped is None:
                 raise errors.make("no-user-function", api=api, value=_short(fn), why="it is library code")
-            if transforms.rebuild(inner, lambda f: f, _is_user) is None:
+            if not transforms.is_rebuilt(inner, _is_user):
                 _refuse_library_wrapper(inner, api)
             inner = wrapped
         elif callable(inner):

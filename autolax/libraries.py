@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import site
+import sys
 import sysconfig
 import types
 
@@ -55,7 +56,9 @@ def convert_package(name: str) -> None:
     code: its functions called from converted code are converted, though it lives in
     site-packages. For a package of your own installed with ``pip install`` (an editable
     install outside site-packages needs nothing). Also set by the environment variable
-    ``AUTOLAX_CONVERT_PACKAGES=mypkg,otherpkg``. Packages autolax knows as libraries
+    ``AUTOLAX_CONVERT_PACKAGES=mypkg,otherpkg``. Functions converted before the call are
+    converted again when next converted (``autolax.jit`` objects made before keep their
+    conversion). Packages autolax knows as libraries
     (``jax``, ``numpy``, ``equinox``, ...) cannot be named.
 
     Raises:
@@ -65,7 +68,19 @@ def convert_package(name: str) -> None:
         raise ValueError(f"autolax.convert_package expects a top-level package name such as 'mypkg', got {name!r}")
     if name in LIBRARY_PACKAGES:
         raise ValueError(f"'{name}' is library code, which autolax never converts")
-    _USER_PACKAGES.add(name)
+    if name not in _USER_PACKAGES:
+        _USER_PACKAGES.add(name)
+        for listener in _LISTENERS:  # conversions made before decided otherwise
+            listener()
+
+
+_LISTENERS: list = []
+
+
+def on_change(listener) -> None:
+    """Calls ``listener()`` whenever what counts as library code changes (set by
+    ``autolax.api``, which then forgets its conversions)."""
+    _LISTENERS.append(listener)
 
 
 def module_is_library(module_name: str | None, filename: str | None) -> bool:
@@ -73,7 +88,7 @@ def module_is_library(module_name: str | None, filename: str | None) -> bool:
     top = module_name.split(".")[0] if module_name else None
     if top in _USER_PACKAGES:
         return False
-    if top in LIBRARY_PACKAGES:
+    if top in LIBRARY_PACKAGES or top in sys.stdlib_module_names:  # frozen modules have no file
         return True
     return bool(filename) and _path_is_library(filename)
 

@@ -182,20 +182,26 @@ def wrapped_user_function(fn, is_library):
     return inner if inner is not fn else None
 
 
+def is_rebuilt(f, is_user) -> bool:
+    """Does ``rebuild`` make ``f`` again (is it a library object made from user functions)?"""
+    return rebuild(f, None, is_user) is not None
+
+
 def rebuild(f, convert, is_user):
     """A library object made from user functions (``jax.custom_jvp(f)``, the wrapper Flax
     Linen puts around each method of a module class), made again from ``convert`` of those
     functions, so the library's own code still runs around them; None for anything else.
-    ``is_user(fn)``: is ``fn`` user code (to convert)?"""
+    ``is_user(fn)``: is ``fn`` user code (to convert)? With ``convert=None`` it only says
+    whether it would (``True``), making nothing."""
     if isinstance(f, jax.custom_jvp) and is_user(f.fun):
-        return compat.rebuild_custom_jvp(f, convert)
+        return True if convert is None else compat.rebuild_custom_jvp(f, convert)
     if isinstance(f, jax.custom_vjp) and is_user(f.fun):
-        return compat.rebuild_custom_vjp(f, convert)
+        return True if convert is None else compat.rebuild_custom_vjp(f, convert)
     linen = sys.modules.get("flax.linen.module")
     if linen is not None and getattr(f, "method_handler_wrapped", False) and isinstance(f, types.FunctionType):
         inner = getattr(f, "__wrapped__", None)
         if isinstance(inner, types.FunctionType) and is_user(inner):
-            return linen.wrap_method_once(convert(inner))
+            return True if convert is None else linen.wrap_method_once(convert(inner))
     return None
 
 

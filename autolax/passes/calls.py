@@ -28,7 +28,7 @@ import numpy as np
 
 from autolax.analysis.activity import local_names
 from autolax.libraries import is_library_callable
-from autolax.transforms import is_transform
+from autolax.transforms import is_rebuilt, is_transform
 from autolax.transpile import syntax
 
 # Methods of arrays and builtin containers: `x.sum()`, `lst.pop()`, `d.items()` are library
@@ -64,8 +64,8 @@ class _Transformer(syntax.NodeTransformer):
 
     def _wants_conversion(self, func) -> bool:
         value = self._static_value(func)
-        if value is not self.ctx.MISSING:
-            return not is_library_callable(value)
+        if value is not self.ctx.MISSING:  # a `jax.custom_jvp` of a user function is converted too
+            return not is_library_callable(value) or is_rebuilt(value, lambda fn: not is_library_callable(fn))
         if isinstance(func, syntax.Name):
             return True  # local function, parameter, or a global defined later
         if isinstance(func, syntax.Attribute):

@@ -211,7 +211,10 @@ def function_source(fn) -> FunctionSource:
             tree = syntax.parse("(\n" + dedented + "\n)")
             start -= 1
         except SyntaxError:
-            raise SourceUnavailable("the source line of this lambda does not parse on its own") from None
+            node = _lambda_in_file(code)  # e.g. a lambda in a dict entry, whose line alone does not parse
+            if node is None:
+                raise SourceUnavailable("the source line of this lambda does not parse on its own") from None
+            return FunctionSource(node=node, filename=filename, file_lines=file_lines, is_lambda=True)
     syntax.shift_locations(tree, start - 1, indent)
     if is_lambda:
         node = _lambda_to_def(_pick_lambda(tree, code), "lambda_fn")
@@ -223,6 +226,22 @@ def function_source(fn) -> FunctionSource:
         _check_fresh(code, syntax.to_ast(node))
     node.decorator_list = []
     return FunctionSource(node=node, filename=filename, file_lines=file_lines, is_lambda=is_lambda)
+
+
+def _lambda_in_file(code):
+    """The lambda of ``code`` found in its whole file's tree, turned into a ``def``; None if
+    the file does not parse or the lambda cannot be told from others on its line."""
+    lines = linecache.getlines(code.co_filename)
+    try:
+        tree = _parsed_file(code.co_filename, "".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    on_line = [syntax.expr_stmt(syntax.from_ast(n))
+               for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    try:
+        return _lambda_to_def(_pick_lambda(syntax.Module(body=on_line, type_ignores=[]), code), "lambda_fn")
+    except SourceUnavailable:
+        return None
 
 
 def _check_fresh(code, ast_node, tree=None):
