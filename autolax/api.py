@@ -69,11 +69,14 @@ _FAILED_CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _CONVERSION = "__autolax_conversion__"
 
 
+_generation = 0  # bumped when what counts as library code changes (autolax.convert_package)
+
+
 def _cached_conversion(fn):
     entry = getattr(fn, "__dict__", {}).get(_CONVERSION)
-    # (weak reference to the function, converted): a wrapper that copied the function's
-    # __dict__ (functools.wraps) does not pass for it.
-    return entry[1] if entry is not None and entry[0]() is fn else None
+    # (weak reference to the function, converted, generation): a wrapper that copied the
+    # function's __dict__ (functools.wraps) does not pass for it.
+    return entry[1] if entry is not None and entry[0]() is fn and entry[2] == _generation else None
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ def _convert_function(fn):
         new.__autolax_converted__ = True
         new.__autolax_original__ = weakref.ref(fn)
         new.__autolax_source__ = source
-        fn.__dict__[_CONVERSION] = (weakref.ref(fn), new)
+        fn.__dict__[_CONVERSION] = (weakref.ref(fn), new, _generation)
         return new
 
 
@@ -260,10 +263,11 @@ _calls.set_converter(convert_callee)
 
 
 def _forget_conversions():
+    global _generation
     with _lock:
         _CODE_CACHE.clear()
-        _FN_CACHE.clear()
         _FAILED_CALLEES.clear()
+        _generation += 1
 
 
 libraries.on_change(_forget_conversions)
