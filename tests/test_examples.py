@@ -32,6 +32,10 @@ mandelbrot = load("mandelbrot")
 kmeans = load("kmeans")
 particles = load("particles")
 integers = load("integers")
+# Library examples: Equinox, Flax and Optax are test dependencies (the compat extra).
+equinox_ode = load("equinox_ode")
+flax_rnn = load("flax_rnn")
+optax_early_stopping = load("optax_early_stopping")
 
 
 def became(fn, *args, **kwargs):
@@ -295,3 +299,50 @@ def test_integer_loops_are_staged_and_batch():
     a, b = np.array([12, 35, 7, 0]), np.array([18, 14, 0, 9])
     got = jax.jit(jax.vmap(autolax.convert(integers.gcd)))(a, b)
     np.testing.assert_array_equal(got, [integers.gcd(int(x), int(y)) for x, y in zip(a, b)])
+
+
+# --------------------------------------------------------------------------- Equinox, Flax, Optax
+def test_equinox_ode():
+    import equinox as eqx
+
+    solver = equinox_ode.make_solver(jax.random.key(0))
+    y0 = jnp.array([1.0, -0.5])
+    expected = solver(y0, 2.0)
+    got = autolax.filter_jit(solver)(y0, jnp.float32(2.0))
+    assert_close(expected[0], got[0], rtol=1e-4, atol=1e-5)
+    assert (int(got[1]), int(got[2])) == (int(expected[1]), int(expected[2]))
+    rows = became(autolax.filter_jit(solver), y0, jnp.float32(2.0))
+    assert rows["while t < t1:"].startswith("lax.while_loop"), rows
+    expected_grad = eqx.filter_grad(equinox_ode.final_energy)(solver, y0)
+    grad = autolax.filter_jit(eqx.filter_grad(autolax.convert(equinox_ode.final_energy)))(solver, y0)
+    assert_close(eqx.filter(expected_grad, eqx.is_array), eqx.filter(grad, eqx.is_array), rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("scale", [0.1, 10.0])
+def test_flax_rnn(scale):
+    from flax import nnx
+
+    model = flax_rnn.RNN(3, 8, nnx.Rngs(0))
+    xs = jax.random.normal(jax.random.key(1), (10, 3)) * scale
+    expected = model(xs)
+    assert_close(expected, nnx.jit(autolax.convert(flax_rnn.RNN.__call__))(model, xs), rtol=1e-4, atol=1e-5)
+    graphdef, state = nnx.split(model)
+
+    def functional(state, xs):
+        return nnx.merge(graphdef, state)(xs)
+
+    rows = became(functional, state, xs)
+    assert rows["for x in xs:"] == "lax.while_loop (grad: masked lax.scan)", rows
+    expected_grad = nnx.grad(flax_rnn.loss)(model, xs)
+    grad = nnx.jit(nnx.grad(autolax.convert(flax_rnn.loss)))(model, xs)
+    assert_close(nnx.state(expected_grad), nnx.state(grad), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("tol", [1e-1, 1e-4])
+def test_optax_early_stopping(tol):
+    data = optax_early_stopping.make_data()
+    params = optax_early_stopping.init_params()
+    expected = assert_matches(optax_early_stopping.train, params, *data, tol)
+    assert 0 < int(expected[2]) < 1000
+    rows = became(autolax.jit(optax_early_stopping.train), params, *data, tol)
+    assert rows["while step < max_steps:"] == "lax.while_loop", rows
