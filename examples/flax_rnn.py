@@ -44,4 +44,4 @@ if __name__ == "__main__":
     xs = jax.random.normal(jax.random.key(1), (10, 3))
     print(nnx.jit(autolax.convert(RNN.__call__))(model, xs))
     grads = nnx.jit(nnx.grad(autolax.convert(loss)))(model, xs)
-    print(grads.cell.kernel.value.shape)
+    print(grads.cell.kernel[...].shape)

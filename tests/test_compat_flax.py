@@ -1,8 +1,8 @@
 """Flax (issue 15): an NNX RNN with a Python loop over time, an NNX module that mutates
-``self.x.value`` in a staged loop, and a Linen method (the user's method is converted, not
-Flax's wrapper around it). Each compares with the same program as plain Python and asserts
-with ``trace_check`` that the loop was staged. Flax is a test dependency (the ``compat``
-extra)."""
+``self.x[...]`` (``self.x.value`` before Flax 0.12) in a staged loop, and a Linen method
+(the user's method is converted, not Flax's wrapper around it). Each compares with the same
+program as plain Python and asserts with ``trace_check`` that the loop was staged. Flax is a
+test dependency (the ``compat`` extra)."""
 
 import jax
 import jax.numpy as jnp
@@ -63,7 +63,7 @@ def test_nnx_rnn_loss_under_nnx_grad():
 
 
 class Accumulator(nnx.Module):
-    """Mutates ``self.total.value`` inside a loop on traced data."""
+    """Mutates ``self.total[...]`` inside a loop on traced data."""
 
     def __init__(self):
         self.total = nnx.Variable(jnp.float32(0.0))
@@ -72,9 +72,9 @@ class Accumulator(nnx.Module):
     def __call__(self, xs):
         for x in xs:
             if x > 0:
-                self.total.value = self.total.value + x
-                self.count.value = self.count.value + 1
-        return self.total.value
+                self.total[...] = self.total[...] + x
+                self.count[...] = self.count[...] + 1
+        return self.total[...]
 
 
 def test_nnx_variable_mutated_in_a_staged_loop_is_refused_never_a_trace_time_update():
@@ -85,7 +85,7 @@ def test_nnx_variable_mutated_in_a_staged_loop_is_refused_never_a_trace_time_upd
     text = str(info.value)
     assert "Accumulator object is changed inside the `if`" in text and "test_compat_flax.py:" in text
     assert "Fix: keep the values in a local variable" in text
-    assert float(model.total.value) == 0.0  # no trace-time update left behind
+    assert float(model.total[...]) == 0.0  # no trace-time update left behind
 
 
 def test_nnx_variable_mutated_in_a_staged_while():
@@ -96,15 +96,15 @@ def test_nnx_variable_mutated_in_a_staged_while():
         def __call__(self, x):
             while x > 1.0:
                 x = x / 2.0
-                self.steps.value = self.steps.value + 1
+                self.steps[...] = self.steps[...] + 1
             return x
 
     python, model = Halver(), Halver()
     python(jnp.float32(37.0))
-    assert int(python.steps.value) == 6
+    assert int(python.steps[...]) == 6
     with pytest.raises(autolax.StagedEffectError, match="Halver object is changed inside the `while` loop"):
         nnx.jit(autolax.convert(model))(jnp.float32(37.0))
-    assert int(model.steps.value) == 0
+    assert int(model.steps[...]) == 0
 
 
 def test_the_rewrite_of_an_nnx_variable_update_carries_it():
@@ -113,18 +113,18 @@ def test_the_rewrite_of_an_nnx_variable_update_carries_it():
             self.steps = nnx.Variable(jnp.int32(0))
 
         def __call__(self, x):
-            steps = self.steps.value  # a local, carried through the staged loop
+            steps = self.steps[...]  # a local, carried through the staged loop
             while x > 1.0:
                 x = x / 2.0
                 steps = steps + 1
-            self.steps.value = steps
+            self.steps[...] = steps
             return x
 
     python, model = Halver(), Halver()
     expected = python(jnp.float32(37.0))
     # The module is an argument of nnx.jit (NNX refuses updates of a module closed over).
     assert_close(expected, nnx.jit(autolax.convert(Halver.__call__))(model, jnp.float32(37.0)))
-    assert int(model.steps.value) == int(python.steps.value) == 6
+    assert int(model.steps[...]) == int(python.steps[...]) == 6
 
     def functional(graphdef, state, x):  # NNX's functional form, for trace_check
         m = nnx.merge(graphdef, state)
