@@ -195,3 +195,6 @@ def test_equinox_is_called_not_converted():
     source = autolax.to_source(uses_equinox)
     assert "eqx.partition(model, eqx.is_array)" in source and "eqx.combine(params, static)" in source
     assert_close(uses_equinox(MLP_, X4), autolax.filter_jit(uses_equinox)(MLP_, X4))
+    for fn in (eqx.partition, eqx.combine, eqx.filter, eqx.is_array, eqx.nn.Linear.__call__):
+        assert autolax.convert(fn) is fn
+        assert "__autolax_conversion__" not in vars(fn)  # called from converted code, never converted

@@ -191,3 +191,6 @@ def test_flax_is_called_not_converted():
     source = autolax.to_source(uses_flax)
     assert "nnx.relu(x)" in source and "linen.softmax(x)" in source
     assert_close(uses_flax(XS[0]), autolax.jit(uses_flax)(XS[0]))
+    for fn in (nnx.relu, linen.softmax, nnx.Linear.__call__, nnx.split, nnx.merge):
+        assert autolax.convert(fn) is fn
+        assert "__autolax_conversion__" not in vars(fn)  # called from converted code, never converted

@@ -90,3 +90,7 @@ def test_optax_is_called_not_converted():
     source = autolax.to_source(train)
     assert "optimizer.update(grads, state, params)" in source
     assert "optax.apply_updates(params, updates)" in source
+    autolax.jit(train)(PARAMS, XS, YS, 1e-2)
+    for fn in (optax.apply_updates, optax.adam, optax.sgd, optax.chain):
+        assert autolax.convert(fn) is fn
+        assert "__autolax_conversion__" not in vars(fn)  # called from converted code, never converted
