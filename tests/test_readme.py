@@ -56,3 +56,12 @@ def test_trace_check_example_matches_the_report(tmp_path):
     shown_rows = [line.split()[:2] for line in shown.splitlines() if line.startswith("demo.py")]
     assert rows == shown_rows
     assert textwrap.dedent(shown).count("no loop was unrolled") == 1 and "no loop was unrolled" in printed
+
+
+def test_equinox_example_runs(tmp_path):
+    block = next(b for b in PYTHON_BLOCKS if "class Doubler(eqx.Module):" in b)
+    source = block.replace("autolax.filter_jit(model)(jnp.float32(0.5))",
+                           "print(float(autolax.filter_jit(model)(jnp.float32(0.5))))")
+    source = source.replace("eqx.filter_vmap(autolax.convert(model))(jnp.array([0.5, 50.0]))",
+                            "print(eqx.filter_vmap(autolax.convert(model))(jnp.array([0.5, 50.0])).tolist())")
+    assert _run(source, tmp_path).split() == ["191.0", "[191.0,", "101.0]"]
