@@ -78,7 +78,7 @@ class Stepper:
 
     def grow(self, x):
         while x < self.k:
-            x = x * 2.0 + 0.5
+            x = x * x + 0.5  # ends for every x
         return x
 
 

@@ -65,7 +65,20 @@ def converted_argument(f):
     g = converted(f)
     if isinstance(g, types.MethodType) and not isinstance(f, types.MethodType):
         return jax.tree_util.Partial(g.__func__, f)
+    if report.active_recorder() is not None and isinstance(g, types.FunctionType):
+        g = _fresh(g)
     return g
+
+
+def _fresh(fn):
+    """A new function object running ``fn``'s code. Under ``trace_check``: JAX caches the
+    trace of a function given to ``lax.scan`` (and others) by the function object, and a
+    cached trace records none of its statements."""
+    new = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    new.__dict__.update(fn.__dict__)
+    return new
 
 
 # Library objects made from user functions (a `jax.custom_jvp`, Flax Linen's method wrapper)
