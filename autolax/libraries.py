@@ -86,7 +86,7 @@ def on_change(listener) -> None:
 def module_is_library(module_name: str | None, filename: str | None) -> bool:
     """Is code of this module (and file) library code?"""
     top = module_name.split(".")[0] if module_name else None
-    if top in _USER_PACKAGES:
+    if top in _USER_PACKAGES or (module_name or "").startswith("autolax.examples"):  # the demo's programs
         return False
     if top in LIBRARY_PACKAGES or top in sys.stdlib_module_names:  # frozen modules have no file
         return True

@@ -216,7 +216,8 @@ def test_examples_convert(tmp_path):
         left[path.stem] = sorted(w.split("'")[1] for w in result.warnings)
         (tmp_path / path.name).write_text(result.text)
     assert left == {"adaptive_ode": [], "insertion_sort": [], "integers": [], "kmeans": ["kmeans"],
-                    "mandelbrot": [], "particles": ["first_escape"], "rnn": [], "root_finding": []}
+                    "mandelbrot": [], "particles": ["first_escape"], "rnn": [], "root_finding": [],
+                    "equinox_ode": [], "flax_rnn": [], "optax_early_stopping": []}
     sys.path.insert(0, str(tmp_path))
     try:
         rnn, rnn_sa = load(EXAMPLES / "rnn.py", "ex_rnn"), load(tmp_path / "rnn.py", "ex_rnn_sa")
