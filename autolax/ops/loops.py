@@ -810,7 +810,17 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
                 new = [*new, _first_code(rest[n], failures, 0)]
             return (k + 1, *(lax.select(go, a, b) for a, b in builtins.zip(new, rest))), None
 
-        (_, *out), _ = lax.scan(selected_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
+        carry = (jnp.int32(0), *init)
+        # Under shard_map the selects vary over the axes the exit test varies over: start the
+        # carry varying there too, or the scan's carry types differ.
+        x0 = None if seq.xs is None else jax.tree_util.tree_map(lambda a: a[0], seq.xs)
+        for _ in builtins.range(3):
+            out_types = jax.eval_shape(lambda c: selected_body(c, x0)[0], carry)
+            widened = tuple(cast(v, t) for v, t in builtins.zip(carry, out_types))
+            if all(jax.typeof(a) == jax.typeof(b) for a, b in builtins.zip(widened, carry)):
+                break
+            carry = widened
+        (_, *out), _ = lax.scan(selected_body, carry, xs=seq.xs, length=seq.length)
         return list(out)
 
     def early(*init, while_loop=lax.while_loop):
