@@ -36,7 +36,7 @@ CEILING = {
     "running_moments": 10,  # 10
     "power_iteration": 22,  # 18: see WHY_OVER
     "pair_energy": 34,  # 33
-    "bounce": 20,  # 19
+    "bounce": 19,  # 19
     "first_crossing": 13,  # 16
     "escape_time": 29,  # 25
     "positive_energy": 16,  # 18

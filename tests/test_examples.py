@@ -73,9 +73,9 @@ def test_root_finding_loops_are_staged():
         "while hi - lo > tol and it < max_iter:": "lax.while_loop",
         "if f_mid == 0.0:": "lax.cond",
         "if (f_mid < 0) == (f_lo < 0):": "lax.select",
-        # the return after the loop takes effect only if the loop did not return: a select
-        # on the flag (its side computes one scalar sum and product)
-        "return 0.5 * (lo + hi), it": "lax.select",
+        # the return after the loop takes effect only if the loop did not return: a cond on
+        # the flag (the rest of the function is the first `if`'s staged else branch)
+        "return 0.5 * (lo + hi), it": "lax.cond",
     }
     assert became(autolax.jit(root_finding.newton_sqrt), 2.0) == {
         "while it < max_iter:": "lax.while_loop",
@@ -293,7 +293,7 @@ def test_integer_loops_are_staged_and_batch():
     assert became(autolax.jit(integers.binary_search), np.arange(5), 3) == {
         "while lo <= hi:": "lax.while_loop",
         "if xs[mid] == target:": "lax.cond",
-        "elif xs[mid] < target:": "lax.select",  # lo = mid + 1 / hi = mid - 1
+        "elif xs[mid] < target:": "lax.cond",  # inside the `if`'s else branch: stays a cond
         "return -1": "lax.select",
     }
     a, b = np.array([12, 35, 7, 0]), np.array([18, 14, 0, 9])

@@ -36,15 +36,15 @@ _CHEAP = frozenset({"add", "sub", "mul", "neg", "max", "min", "abs", "sign", "se
 _MAX_CHEAP = 4  # more work than this on the untaken side costs more than the cond it saves
 
 
-def only_moves(traced) -> bool:
+def only_moves(traced, cheap_ok: bool = True) -> bool:
     """True when running a traced branch untaken is harmless and cheaper than a conditional:
     it assigns values (``found = i; break_ = True``, the flags that ``break``/``return``
-    lower to), or computes at most a few scalar sums, products, comparisons (``total +=
-    x * x``); no effect, nothing that can fail or divide, nothing on arrays."""
+    lower to), or (``cheap_ok``) computes at most a few scalar sums, products, comparisons
+    (``total += x * x``); no effect, nothing that can fail or divide, nothing on arrays."""
     jaxpr = traced.jaxpr.jaxpr
     if jaxpr.effects:
         return False
-    work = 0
+    work = 0 if cheap_ok else _MAX_CHEAP
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         if name in _MOVES:
@@ -110,7 +110,11 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
     if true_traced.raises or false_traced.raises:
         return _raising_branch(pred, true_traced, false_traced, dynamic), plan.COND
     out = join_branches(true_traced.out, false_traced.out, site)
-    form = plan.if_form(True, select_ok and only_moves(true_traced) and only_moves(false_traced))
+    # Arithmetic under a select only directly in a loop body or the function: an `if` inside
+    # another staged `if`'s branch stays a cond (XLA's CPU backend ran the select form of the
+    # `bounce` benchmark, an if/elif chain in a loop, 1.7x slower than nested conds).
+    cheap_ok = not report.in_staged_branch()
+    form = plan.if_form(True, select_ok and only_moves(true_traced, cheap_ok) and only_moves(false_traced, cheap_ok))
     if form == plan.SELECT:
         on_true, _, true_failures = true_traced(dynamic, out)
         on_false, _, false_failures = false_traced(dynamic, out)

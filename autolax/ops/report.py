@@ -135,6 +135,12 @@ def in_staged_body() -> bool:
     return bool(_staging.get())
 
 
+def in_staged_branch() -> bool:
+    """Is the innermost body being traced a branch of a staged ``if`` (not a loop body)?"""
+    stack = _staging.get()
+    return bool(stack) and getattr(stack[-1].site, "kind", None) in ("if", "ternary")
+
+
 def staging_depth() -> int:
     """How many staged bodies are being traced, one inside the other."""
     return len(_staging.get())
