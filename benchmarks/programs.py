@@ -498,7 +498,7 @@ PROGRAMS = [
         "100,000 at full size); autolax's `lax.while_loop` also carries the "
         "`return` flag and value, set with selects, where the hand-written loop tests `abs(x) <= limit` in its "
         "condition. Same form: `escape_time_flag_lax`. (Under `jax.grad` autolax differentiates the masked "
-        "`lax.scan` `escape_time_masked_lax`, where all 20,000 iterations run.)",
+        "`lax.scan` `escape_time_masked_lax`, where all 100,000 iterations run.)",
     ),
     Program(
         "positive_energy", "while + continue", positive_energy, positive_energy_lax,
