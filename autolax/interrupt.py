@@ -24,6 +24,7 @@ import threading
 
 import jax
 
+from autolax import compat
 from autolax.ops import checks
 
 _POLL_S = 0.05
@@ -106,7 +107,7 @@ def call(jitted, args, kwargs, static_positions=frozenset(), static_names=frozen
     runs on a worker (see ``run``). Called with tracers (inside ``jax.vmap``, ``grad`` or
     another trace) it is a plain call."""
     __tracebackhide__ = True
-    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs))):
+    if any(isinstance(leaf, compat.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs))):
         return jitted(*args, **kwargs)
     compiled = jitted.lower(*args, **kwargs).compile()
     dynamic = (tuple(a for i, a in enumerate(args) if i not in static_positions),

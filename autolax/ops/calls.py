@@ -12,7 +12,7 @@ import weakref
 
 import jax
 
-from autolax import errors, plan, transforms
+from autolax import compat, errors, plan, transforms
 from autolax.libraries import is_bound_method, is_library_callable
 from autolax.ops import report
 from autolax.ops.lists import key_order, restore_order
@@ -154,7 +154,7 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - rep
         return
     leaves, treedef = jax.tree_util.tree_flatten(args)
     order = key_order(args)  # the flattening sorts dict keys; print shows insertion order
-    dynamic = [i for i, x in enumerate(leaves) if isinstance(x, (jax.Array, jax.core.Tracer))]
+    dynamic = [i for i, x in enumerate(leaves) if isinstance(x, (jax.Array, compat.Tracer))]
 
     def show(*values):
         out = list(leaves)

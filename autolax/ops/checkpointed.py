@@ -51,6 +51,7 @@ from jax import lax
 from jax.custom_batching import custom_vmap
 from jax.custom_derivatives import SymbolicZero
 
+from autolax import compat
 from autolax.errors import RuntimeCheckError
 from autolax.ops import checks
 
@@ -378,7 +379,7 @@ def _closure_convert(fun, example):
     # whose constants include the hoisted tracers.
     jaxpr, consts = closed.jaxpr, closed.consts
     out_tree = jax.tree_util.tree_structure(out_shape)
-    hoist = [isinstance(c, jax.core.Tracer) for c in consts]
+    hoist = [isinstance(c, compat.Tracer) for c in consts]
     kept = [c for c, h in zip(consts, hoist) if not h]
     hoisted = [c for c, h in zip(consts, hoist) if h]
 

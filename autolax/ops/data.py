@@ -9,6 +9,7 @@ import operator
 
 import jax
 
+from autolax import compat
 from autolax.ops import report
 from autolax.ops.lists import StackedList
 
@@ -38,7 +39,7 @@ class _Ref:
 
     def set(self, value):
         x, i = self.container, self.index
-        if isinstance(x, (jax.Array, jax.core.Tracer)):
+        if isinstance(x, (jax.Array, compat.Tracer)):
             return x.at[i].set(value)
         report.check_mutable(x, "assigned an item")
         x[i] = value
@@ -46,7 +47,7 @@ class _Ref:
 
     def _update(self, op, value):
         x, i = self.container, self.index
-        if isinstance(x, (jax.Array, jax.core.Tracer)):
+        if isinstance(x, (jax.Array, compat.Tracer)):
             # x[i] = x[i] <op> v, exactly as NumPy's `x[i] += v` (no accumulation of repeated
             # indices, unlike `.at[i].add`).
             return x.at[i].set(op(x[i], value))
@@ -172,7 +173,7 @@ def is_singleton(value, singleton) -> bool:
     Equivalent Python: ``x is True``. A traced value stands for a Python scalar: it is
     ``True`` / ``False`` exactly when it is a boolean with that value, and never ``None``.
     """
-    if isinstance(value, jax.core.Tracer):
+    if isinstance(value, compat.Tracer):
         if singleton is None or getattr(value, "dtype", None) != jax.numpy.bool_ or value.shape != ():
             return False
         return value == singleton

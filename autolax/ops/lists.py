@@ -9,12 +9,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autolax import errors
+from autolax import compat, errors
 from autolax.plan import Unstageable
 
 
 def is_tracer(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
+    return isinstance(x, compat.Tracer)
 
 
 def key_order(value):
@@ -169,7 +169,7 @@ class StackedList:
         tree = self.stacked_tree()
         if tree is None:
             return jnp.zeros((0,))
-        if not isinstance(tree, (jax.Array, jax.core.Tracer)):
+        if not isinstance(tree, (jax.Array, compat.Tracer)):
             raise TypeError("a list of non-array items cannot be converted to an array")
         return tree
 
@@ -235,7 +235,7 @@ def appended_block(before, after):
         else:
             new_chunks.append((kind, payload))
     single = (len(new_chunks) == 1 and new_chunks[0][0] == "items" and len(new_chunks[0][1]) == 1
-              and all(isinstance(leaf, (jax.Array, jax.core.Tracer)) for leaf in jax.tree_util.tree_leaves(new_chunks[0][1][0])))
+              and all(isinstance(leaf, (jax.Array, compat.Tracer)) for leaf in jax.tree_util.tree_leaves(new_chunks[0][1][0])))
     if single:  # one array item: the loop stacks it as is (no block of one row to reshape)
         block = new_chunks[0][1][0]
     else:

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from autolax import errors, plan, sites
+from autolax import compat, errors, plan, sites
 from autolax.errors import StateMismatchError, UndefinedVariableError
 from autolax.ops import checkpointed, checks, report
 from autolax.ops.control import predicate, staged_cond
@@ -192,7 +192,7 @@ def _array_sequence(value):
             return None
         leaves = jax.tree_util.tree_leaves(value)
         return _Sequence(leaves[0].shape[0], value, lambda k, x: x, any_tracer(leaves), lambda: _row_type(value), indexed=False)
-    if isinstance(value, (jax.Array, jax.core.Tracer, np.ndarray)) and np.ndim(value) >= 1:
+    if isinstance(value, (jax.Array, compat.Tracer, np.ndarray)) and np.ndim(value) >= 1:
         return _Sequence(value.shape[0], value, lambda k, x: x, is_tracer(value), lambda: _row_type(value), indexed=False)
     if isinstance(value, enumerate):
         inner = _array_sequence(value.iterable)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import jax
 
-from autolax import errors, plan, sites
+from autolax import compat, errors, plan, sites
 from autolax.errors import AutolaxError, UnrolledLoopWarning
 
 _recorder: contextvars.ContextVar = contextvars.ContextVar("autolax_recorder", default=None)
@@ -156,14 +156,14 @@ def given_to_body(values) -> None:
     frames = _staging.get()
     if frames:
         leaves = jax.tree_util.tree_leaves(values)
-        frames[-1].originals |= {id(x) for x in leaves if not isinstance(x, _IMMUTABLE + (jax.Array, jax.core.Tracer))}
+        frames[-1].originals |= {id(x) for x in leaves if not isinstance(x, _IMMUTABLE + (jax.Array, compat.Tracer))}
 
 
 def under_trace() -> bool:
     """Is ``jax.jit`` (or another staging trace) tracing the function? Then an operation on
     no traced input is recorded too: a fresh constant is a tracer. (``grad``, ``vmap`` and
     ``jvp`` run the Python code on every call: False.)"""
-    return isinstance(jax.numpy.zeros((), bool), jax.core.Tracer)
+    return isinstance(jax.numpy.zeros((), bool), compat.Tracer)
 
 
 def check_mutable(obj, what: str, outside: bool = False) -> None:

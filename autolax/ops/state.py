@@ -135,7 +135,7 @@ def _holds_tracer(obj) -> bool:
 
 
 def is_dynamic(leaf) -> bool:
-    return isinstance(leaf, (jax.Array, jax.core.Tracer, np.ndarray, np.generic)) or type(leaf) in PY_SCALARS
+    return isinstance(leaf, (jax.Array, compat.Tracer, np.ndarray, np.generic)) or type(leaf) in PY_SCALARS
 
 
 def _is_leaf(x):
