@@ -7,6 +7,9 @@ Equinox is a test dependency (the ``compat`` extra); the import guard only keeps
 ``pip install autolax`` able to run the rest of the suite.
 """
 
+import importlib.util
+import pathlib
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -131,33 +134,18 @@ def test_filter_value_and_grad_of_a_converted_loss_under_eqx_filter_jit():
     assert_close(eqx.filter(expected_grad, eqx.is_array), eqx.filter(grad, eqx.is_array), rtol=1e-4)
 
 
-class AdaptiveHeun(eqx.Module):
-    """Heun's method with an embedded Euler error estimate and step-size control: the number
-    of steps, and which are accepted, depend on the data (as in an adaptive neural ODE)."""
+def _example(name):
+    """examples/<name>.py, imported from its file (autolax reads its real source)."""
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"compat_examples_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    field: eqx.nn.MLP
-    tol: float = eqx.field(static=True)
 
-    def __call__(self, y, t1):
-        t = 0.0
-        dt = 0.1
-        accepted = 0
-        rejected = 0
-        while t < t1:
-            autolax.loop_options(max_steps=500)  # a bound: jax.grad can go through the loop
-            dt = jnp.minimum(dt, t1 - t)
-            k1 = self.field(y)
-            k2 = self.field(y + dt * k1)
-            error = jnp.max(jnp.abs(0.5 * dt * (k2 - k1)))
-            if error <= self.tol:
-                y = y + 0.5 * dt * (k1 + k2)
-                t = t + dt
-                accepted += 1
-            else:
-                rejected += 1
-            dt = dt * jnp.clip(0.9 * jnp.sqrt(self.tol / (error + 1e-12)), 0.2, 5.0)
-        return y, accepted, rejected
-
+# The example's adaptive-step solver: Heun's method with an embedded Euler error estimate;
+# the number of steps, and which are accepted, depend on the data.
+AdaptiveHeun = _example("equinox_ode").AdaptiveHeun
 
 SOLVER = AdaptiveHeun(eqx.nn.MLP(2, 2, 8, 1, key=jax.random.key(1)), 1e-3)
 
