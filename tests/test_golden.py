@@ -93,25 +93,27 @@ GOLDEN = {
     g.first_negative: """
         def first_negative(xs):
             idx = -1
-            break_ = False
+            exit_ = False
+            i = ops.undefined('i')
 
-            def loop_test(idx, break_):
-                return ops.not_(break_)
+            def loop_test(exit_, i):
+                return ops.not_(exit_)
 
-            def loop_body(i, idx, break_):
+            def loop_body(index, exit_, i):
+                i = index
+                exit_ = xs[i] < 0
+                return (exit_, i)
 
-                def if_true(idx, break_):
-                    idx = i
-                    break_ = True
-                    return (idx, break_)
+            exit_, i = ops.for_range(0, xs.shape[0], 1, loop_body, (exit_, i), loop_test, at='38; bound: i')
 
-                def if_false(idx, break_):
-                    return (idx, break_)
+            def if_true(idx):
+                idx = ops.bound(i)
+                return idx
 
-                idx, break_ = ops.cond(xs[i] < 0, if_true, if_false, idx, break_, at='39 -> idx, break_')
-                return (idx, break_)
+            def if_false(idx):
+                return idx
 
-            idx, break_ = ops.for_range(0, xs.shape[0], 1, loop_body, (idx, break_), loop_test, at='38')
+            idx = ops.cond(exit_, if_true, if_false, idx, at='39 -> idx')
             return idx
     """,
     g.skip_negative: """
@@ -135,35 +137,28 @@ GOLDEN = {
     """,
     g.return_in_loop: """
         def return_in_loop(xs, t):
-            do_return = False
-            retval = ops.undefined('retval', pending=True)
+            exit_ = False
+            x = ops.undefined('x')
 
-            def loop_test(do_return, retval):
-                return ops.not_(do_return)
+            def loop_test(exit_, x):
+                return ops.not_(exit_)
 
-            def loop_body(x, do_return, retval):
+            def loop_body(item, exit_, x):
+                x = item
+                exit_ = x > t
+                return (exit_, x)
 
-                def if_true(do_return, retval):
-                    do_return = True
-                    retval = x
-                    return (do_return, retval)
+            exit_, x = ops.for_iter(xs, loop_body, (exit_, x), loop_test, at='55; bound: x')
 
-                def if_false(do_return, retval):
-                    return (do_return, retval)
+            def if_true():
+                retval = ops.bound(x)
+                return retval
 
-                do_return, retval = ops.cond(x > t, if_true, if_false, do_return, retval, at='56 -> do_return, retval; return: retval')
-                return (do_return, retval)
-
-            do_return, retval = ops.for_iter(xs, loop_body, (do_return, retval), loop_test, at='55; return: retval')
-
-            def if_true_1(retval):
+            def if_false():
                 retval = t
                 return retval
 
-            def if_false_1(retval):
-                return retval
-
-            retval = ops.cond(ops.not_(do_return), if_true_1, if_false_1, retval, at='58 -> retval; return: retval')
+            retval = ops.cond(exit_, if_true, if_false, at='56 -> retval; return: retval')
             return retval
     """,
     g.item_updates: """

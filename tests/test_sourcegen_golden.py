@@ -205,34 +205,26 @@ DEFAULT = {
         """,
         """\
         def f(xs, t):
-            do_return = False
-            retval = ops.undefined('retval', pending=True)
+            exit_ = False
 
-            def loop_test(do_return, retval):
-                return ops.not_(do_return)
+            def loop_test(exit_):
+                return ops.not_(exit_)
 
-            def loop_body(x, do_return, retval):
-                def if_true(do_return, retval):
-                    do_return = True
-                    retval = 1
-                    return (do_return, retval)
+            def loop_body(x, exit_):
+                exit_ = x > t
+                return exit_
 
-                def if_false(do_return, retval):
-                    return (do_return, retval)
+            exit_ = ops.for_iter(xs, loop_body, exit_, loop_test, at='golden.py:8')
 
-                do_return, retval = ops.cond(x > t, if_true, if_false, do_return, retval, at='golden.py:9 -> do_return, retval; return: retval')
-                return (do_return, retval)
+            def if_true():
+                retval = 1
+                return retval
 
-            do_return, retval = ops.for_iter(xs, loop_body, (do_return, retval), loop_test, at='golden.py:8; return: retval')
-
-            def if_true_1(retval):
+            def if_false():
                 retval = 0
                 return retval
 
-            def if_false_1(retval):
-                return retval
-
-            retval = ops.cond(ops.not_(do_return), if_true_1, if_false_1, retval, at='golden.py:11 -> retval; return: retval')
+            retval = ops.cond(exit_, if_true, if_false, at='golden.py:9 -> retval; return: retval')
             return retval
         """,
     ),
@@ -498,30 +490,29 @@ STANDALONE = {
         """,
         """\
         def f(xs, t):
-            do_return = False
-            retval = 0
+            exit_ = False
 
             def loop_test(carry):
-                index, do_return, retval = carry
-                return jnp.logical_and(index < len(xs), jnp.logical_not(do_return))
+                index, exit_ = carry
+                return jnp.logical_and(index < len(xs), jnp.logical_not(exit_))
 
             def loop_body(carry):
-                index, do_return, retval = carry
+                index, exit_ = carry
                 x = xs[index]
+                exit_ = x > t
+                return (index + 1, exit_)
 
-                def if_true(do_return, retval):
-                    do_return = True
-                    retval = 1
-                    return (do_return, retval)
+            _, exit_ = jax.lax.while_loop(loop_test, loop_body, (0, exit_))
 
-                def if_false(do_return, retval):
-                    return (do_return, retval)
+            def if_true():
+                retval = 1
+                return retval
 
-                do_return, retval = jax.lax.cond(x > t, if_true, if_false, do_return, retval)
-                return (index + 1, do_return, retval)
+            def if_false():
+                retval = 0
+                return retval
 
-            _, do_return, retval = jax.lax.while_loop(loop_test, loop_body, (0, do_return, retval))
-            retval = jnp.where(jnp.logical_not(do_return), 0, retval)
+            retval = jax.lax.cond(exit_, if_true, if_false)
             return retval
         """,
     ),
@@ -888,19 +879,20 @@ STANDALONE = {
         """\
         def f(xs: Float[Array, "n"], t: float):
             found = False
-            break_ = False
+            exit_ = False
 
             def loop_test(carry):
-                index, found, break_ = carry
-                return jnp.logical_and(index < len(xs), jnp.logical_not(break_))
+                index, exit_ = carry
+                return jnp.logical_and(index < len(xs), jnp.logical_not(exit_))
 
             def loop_body(carry):
-                index, found, break_ = carry
+                index, exit_ = carry
                 x = xs[index]
-                found, break_ = (jnp.where(x > t, True, found), jnp.where(x > t, True, break_))
-                return (index + 1, found, break_)
+                exit_ = x > t
+                return (index + 1, exit_)
 
-            _, found, break_ = jax.lax.while_loop(loop_test, loop_body, (0, found, break_))
+            _, exit_ = jax.lax.while_loop(loop_test, loop_body, (0, exit_))
+            found = jnp.where(exit_, True, found)
             return found
         """,
     ),
@@ -1289,9 +1281,8 @@ STANDALONE_ERRORS = {
                     return x
             return 0.0
         """,
-        "golden.py:8:5: error: the `for` loop at golden.py:8 is staged and returns a traced value from inside the "
-        "loop: --standalone needs the returned value's type before the loop (drop --standalone to use the autolax "
-        "runtime)",
+        "golden.py:8:5: error: 'x' is first assigned inside the `for` loop at golden.py:8, which is staged, and "
+        "used after it: --standalone needs its type before the loop (drop --standalone to use the autolax runtime)",
     ),
     "one_branch": (
         """\

@@ -23,7 +23,7 @@ from autolax.ops.data import (  # noqa: A004
 from autolax.ops.lists import StackedList
 from autolax.ops.logical import and_, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
-from autolax.ops.state import MaybeBound, Undefined, assigned, undefined
+from autolax.ops.state import MaybeBound, Undefined, assigned, bound, undefined
 
 __all__ = [
     "AutolaxError",
@@ -35,6 +35,7 @@ __all__ = [
     "asserting",
     "assigned",
     "at",
+    "bound",
     "call",
     "cond",
     "enumerate",

@@ -522,6 +522,18 @@ def assigned(value):
     return value
 
 
+def bound(value):
+    """``ops.bound(x)`` at a read of ``x``, a variable a loop assigns, in the code that ran the
+    loop's exit after the loop (``passes.loop_exits``): the exit proves an iteration ran.
+
+    Equivalent Python: ``x``.
+
+    After a staged loop over a traced range, ``x`` is a ``MaybeBound``; here its flag is known
+    to be set, so no run-time check is needed.
+    """
+    return value.value if isinstance(value, MaybeBound) else value
+
+
 def write_back(names, originals, results):
     """``results`` of a staged statement (rebuilt from leaves: new lists, dicts and objects),
     with each list, dict and (not frozen) dataclass written back into the object the

@@ -26,6 +26,7 @@ from autolax.passes import (
     exceptions,
     index_split,
     lists,
+    loop_exits,
     loop_options,
     logical,
     return_statements,
@@ -53,6 +54,9 @@ PASSES = (
     exceptions,
     # Before jump lowering adds paths that skip code: which names Python always binds first.
     bound_names,
+    # An exit that ends a loop body leaves its work to after the loop (the loop then only
+    # records the test): before the jump lowering, which would carry a flag and the values.
+    loop_exits,
     # Jumps become flags. `continue` first: its guards may hold `break`s; `break` before
     # `return`, because it also removes loop `else` clauses, which `return` lowering assumes.
     continue_statements,
@@ -89,6 +93,7 @@ NEEDS = {
     continue_statements: {"Continue"},
     break_statements: {"Break", "LoopElse"},
     return_statements: {"EarlyReturn"},
+    loop_exits: {"Break", "EarlyReturn"},
     setitem: {"Subscript.Store"},
     attributes: {"Attribute.Store"},
     lists: {"append"},
@@ -102,7 +107,7 @@ NEEDS = {
 }
 # Passes after which the features present are found again: they add jumps (desugar), or
 # flags and guards and `not flag` loop tests (those live in annotations, unseen).
-_LOWERS_JUMPS = (desugar, continue_statements, break_statements, return_statements)
+_LOWERS_JUMPS = (desugar, loop_exits, continue_statements, break_statements, return_statements)
 
 
 # The node kinds ``features`` looks into (it only notes the others' names).

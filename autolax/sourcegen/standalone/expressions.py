@@ -360,6 +360,11 @@ class Expressions:
             raise self.refuse("standalone-first-assigned", e, **self.zeroed[name.id])
         return self.expr(name, scope, truth)
 
+    def op_bound(self, e, scope, truth):
+        """``ops.bound(x)``: a read of ``x`` after a loop, where the loop's exit proves that an
+        iteration assigned it."""
+        return self.expr(e.args[0], scope, truth)
+
     def op_outside(self, e, scope, truth):
         """``ops.outside(obj)``: ``obj``, a value the function changes but does not carry;
         changing it in a staged body would happen once, while tracing."""
