@@ -527,6 +527,40 @@ def test_return_inside_try_finally_under_a_traced_if(x, tmp_path):
     check_all_paths(return_in_try_finally, x, tmp_dir=tmp_path)
 
 
+def finally_reads_loop_result(n):
+    r = 0
+    try:
+        for j in range(2):
+            r = 4
+    finally:
+        if n - r == n:
+            return 1
+    return 2
+
+
+def handler_reads_loop_result(xs, k):
+    count = 0
+    try:
+        for x in xs:
+            count = count + x
+        [0.0][k]  # IndexError for k > 0
+    except IndexError:
+        return count
+    return -count
+
+
+@pytest.mark.parametrize("n", [-1, 3])
+def test_finally_sees_what_a_loop_in_the_try_changed(n, tmp_path):
+    # Fuzzer seed 7078 (`--focus return`): the loop in the `try` did not give back `r`,
+    # which only the `finally` reads, so the `finally` saw r == 0 and returned 1.
+    check_all_paths(finally_reads_loop_result, n, tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_handler_sees_what_a_loop_in_the_try_changed(k, tmp_path):
+    check_all_paths(handler_reads_loop_result, np.array([1.0, 2.0, 3.0], np.float32), k, static_argnums=(1,), tmp_dir=tmp_path)
+
+
 # ----------------------------------------------------------------------------- and / or
 def noisy(x):
     print("evaluated", x)

@@ -91,12 +91,21 @@ class Liveness:
                     bound |= target_names(item.optional_vars)
             return item_reads | (body - bound)
         if isinstance(node, syntax.Try):
-            # Any statement may raise, so nothing the try binds is certain: keep ``out`` and
-            # add every read. Nested blocks are still analysed for their own loops and ifs.
-            for field in ("body", "orelse", "finalbody"):
-                self._block(getattr(node, field), out)
+            # `finally` runs after everything else; the handlers after any statement of the
+            # body, which may raise anywhere: what they read is live throughout the body (a
+            # loop in it must give back what it changes of it). Nothing the try binds is
+            # certain, so ``out`` stays live before it, with every read.
+            final_in = self._block(node.finalbody, out)
+            orelse_in = self._block(node.orelse, final_in)
+            raised = set(final_in)
             for handler in node.handlers:
-                self._block(handler.body, out)
+                raised |= self._block(handler.body, final_in) | self._read(handler.type)
+            self._block(node.body, orelse_in | raised)
+            for stmt in node.body:
+                for inner in syntax.walk_statements(stmt):
+                    for table in (self.live_in, self.live_out, self.header):
+                        if inner in table:
+                            table[inner] = table[inner] | raised
             return out | self._read(node)
         if isinstance(node, syntax.Return):
             return self._read(node.value)
