@@ -21,7 +21,11 @@ Grammar (clauses separated by ``;``)::
                   leaves one unbound on a path that jumped takes the other side's type);
 ``reads: ...``    lists a loop appends to and also reads: ``out[0]`` (only constant
                   indices up to 0), ``seen`` (any other read);
-``max_steps: N``  the loop's bound from ``autolax.loop_options(max_steps=N)``.
+``max_steps: N``  the loop's bound from ``autolax.loop_options(max_steps=N)``;
+``test: NAME``    a ``for`` loop over ``NAME`` whose test runs before each iteration with
+                  its item (the loop's ``if c: break`` at the top of the body,
+                  ``passes.loop_exits``): ``loop_test(NAME, *state)``; the call returns
+                  ``NAME`` (not carried) and whether the test stopped the loop after the state.
 
 This module is shared by the front end (which writes descriptors) and the runtime (which
 reads them); it imports nothing else of autolax.
@@ -64,6 +68,8 @@ class Site:
     # (`lst[0]`), or None for any other read.
     reads_appended: dict = field(default_factory=dict)
     max_steps: int | None = None  # autolax.loop_options(max_steps=...)
+    # `for` loops tested with each item first: the loop target's name
+    item_test: str | None = None
 
     @property
     def where(self) -> str:
@@ -87,7 +93,7 @@ class Site:
 
 
 def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
-                always_bound=(), reads_appended=None, max_steps=None) -> str:
+                always_bound=(), reads_appended=None, max_steps=None, item_test=None) -> str:
     """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
     head = f"{filename}:{lineno}" if filename else str(lineno)
     if outputs is not None and len(outputs):
@@ -102,18 +108,21 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
         clauses.append("reads: " + ", ".join(reads))
     if max_steps is not None:
         clauses.append(f"max_steps: {max_steps}")
+    if item_test is not None:
+        clauses.append(f"test: {item_test}")
     return "; ".join(clauses)
 
 
 @functools.lru_cache(maxsize=1024)
 def parse_spec(spec: str):
-    """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps)``."""
+    """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps,
+    item_test)``."""
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
     location = location.strip()
     filename, _, line = location.rpartition(":")
     outputs = tuple(n.strip() for n in outs.split(",") if n.strip())
-    roles, bound, reads, max_steps = {}, frozenset(), {}, None
+    roles, bound, reads, max_steps, item_test = {}, frozenset(), {}, None, None
     for clause in clauses:
         key, _, value = clause.partition(":")
         items = [v.strip() for v in value.split(",") if v.strip()]
@@ -127,7 +136,9 @@ def parse_spec(spec: str):
                 reads[name] = int(index.rstrip("]")) if index else None
         elif key == "max_steps":
             max_steps = int(items[0])
-    return filename or None, int(line), outputs, roles, bound, reads, max_steps
+        elif key == "test":
+            item_test = items[0]
+    return filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test
 
 
 @functools.lru_cache(maxsize=2048)
@@ -135,7 +146,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
-    filename, lineno, outputs, roles, bound, reads, max_steps = parse_spec(spec)
+    filename, lineno, outputs, roles, bound, reads, max_steps, item_test = parse_spec(spec)
     return Site(
         kind=kind,
         filename=filename or code_filename,
@@ -145,4 +156,5 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         always_bound=bound,
         reads_appended=reads,
         max_steps=max_steps,
+        item_test=item_test,
     )

@@ -93,18 +93,14 @@ GOLDEN = {
     g.first_negative: """
         def first_negative(xs):
             idx = -1
-            exit_ = False
-            i = ops.undefined('i')
 
-            def loop_test(exit_, i):
-                return ops.not_(exit_)
+            def loop_test(i):
+                return ops.not_(xs[i] < 0)
 
-            def loop_body(index, exit_, i):
-                i = index
-                exit_ = xs[i] < 0
-                return (exit_, i)
+            def loop_body(i):
+                return ()
 
-            exit_, i = ops.for_range(0, xs.shape[0], 1, loop_body, (exit_, i), loop_test, at='38; bound: i')
+            i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
 
             def if_true(idx):
                 idx = ops.bound(i)
@@ -137,18 +133,14 @@ GOLDEN = {
     """,
     g.return_in_loop: """
         def return_in_loop(xs, t):
-            exit_ = False
-            x = ops.undefined('x')
 
-            def loop_test(exit_, x):
-                return ops.not_(exit_)
+            def loop_test(x):
+                return ops.not_(x > t)
 
-            def loop_body(item, exit_, x):
-                x = item
-                exit_ = x > t
-                return (exit_, x)
+            def loop_body(x):
+                return ()
 
-            exit_, x = ops.for_iter(xs, loop_body, (exit_, x), loop_test, at='55; bound: x')
+            x, exit_ = ops.for_iter(xs, loop_body, (), loop_test, at='55; test: x')
 
             def if_true():
                 retval = ops.bound(x)

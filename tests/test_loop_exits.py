@@ -158,3 +158,157 @@ def test_gradient_of_a_return_at_the_end_matches_the_unrolled_program():
     np.testing.assert_allclose(converted(xs), unrolled(xs))
     batch = jnp.stack([xs, -xs, jnp.ones(4)])
     np.testing.assert_allclose(jax.vmap(converted)(batch), jnp.stack([unrolled(x) for x in batch]))
+
+
+# ----------------------------------------------------------------------------- exit at the top
+# `for i in ...: if c: ...; break` where c reads only the item and what the body does not
+# change: the loop tests c with each item before its iteration (ops.for_range's item test),
+# as a hand-written `lax.while_loop` tests it in its predicate.
+def search(xs, level, n):
+    for i in range(n):
+        if xs[i] > level:
+            break
+    return i
+
+
+@pytest.mark.parametrize("level, n", [(-10.0, 4), (2.5, 4), (10.0, 4), (2.5, 0), (2.5, 1)])
+def test_search_leaves_the_target_where_python_does(level, n, tmp_path):
+    # n == 0: Python raises UnboundLocalError for `i`; without a hit `i` is the last index.
+    check_all_paths(search, np.array([1.0, 3.0, 2.0, 5.0], np.float32), level, n, tmp_dir=tmp_path)
+
+
+def sum_before(xs, t):
+    total = 0.0
+    for x in xs:
+        if x > t:
+            return total, x
+        total += x * x
+    return total, -1.0
+
+
+@pytest.mark.parametrize("t", [-10.0, 1.5, 10.0])
+def test_return_at_the_top_of_a_loop_over_rows(t, tmp_path):
+    check_all_paths(sum_before, np.array([1.0, -1.0, 2.0, 0.5], np.float32), t, tmp_dir=tmp_path)
+
+
+def test_gradient_of_a_loop_tested_with_each_item_matches_the_unrolled_program():
+    xs = jnp.array([1.0, -1.0, 2.0, 0.5])
+    for t in (-10.0, 1.5, 10.0):
+        converted = jax.grad(lambda xs, t=t: autolax.convert(sum_before)(xs, t)[0])
+        unrolled = jax.grad(lambda xs, t=t: sum_before(xs, t)[0])
+        np.testing.assert_allclose(converted(xs), unrolled(xs))
+        batch = jnp.stack([xs, xs[::-1], jnp.full(4, 3.0)])
+        np.testing.assert_allclose(jax.vmap(converted)(batch), jnp.stack([unrolled(x) for x in batch]))
+
+
+def test_vmap_lanes_stop_at_different_items():
+    lanes = jnp.array([[1.0, 3.0, 2.0, 5.0], [9.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    got = jax.vmap(lambda xs: autolax.convert(search)(xs, 2.5, 4))(lanes)
+    assert got.tolist() == [search(np.asarray(x), 2.5, 4) for x in lanes] == [1, 0, 3]
+
+
+def first_positive(a, b, c):
+    found = 0.0
+    for v in [a, b, c]:
+        if v > 0.0:
+            found = v * 10.0
+            break
+    else:
+        found = -1.0
+    return found, v
+
+
+@pytest.mark.parametrize("args", [(1.0, 2.0, 3.0), (-1.0, 2.0, 3.0), (-1.0, -2.0, -3.0)])
+def test_unrolled_loop_over_a_list_with_a_traced_test(args, tmp_path):
+    check_all_paths(first_positive, *(np.float32(a) for a in args), tmp_dir=tmp_path)
+
+
+def first_pair(xs, t):
+    for pair in enumerate(xs):
+        if pair[1] > t:
+            break
+    return pair[0], pair[1]
+
+
+@pytest.mark.parametrize("t", [0.0, 10.0])
+def test_item_that_is_a_tuple(t, tmp_path):
+    check_all_paths(first_pair, np.array([-1.0, 2.0, 3.0], np.float32), t, tmp_dir=tmp_path)
+
+
+def running_until(xs, t):
+    total = 0.0
+    for x in xs:
+        if total > t:  # reads what the body changes: tested inside the loop, not folded
+            break
+        total += x
+    return total
+
+
+@pytest.mark.parametrize("t", [-1.0, 2.0, 100.0])
+def test_test_on_the_carry_is_not_folded(t, tmp_path):
+    check_all_paths(running_until, np.array([1.0, 2.0, 3.0], np.float32), t, tmp_dir=tmp_path)
+    assert "test: x" not in autolax.to_source(running_until)
+
+
+def test_the_search_loop_carries_only_its_counter():
+    source = autolax.to_source(search)
+    assert "def loop_test(i):\n        return ops.not_(xs[i] > level)" in source
+    assert "i, exit_ = ops.for_range(0, n, 1, loop_body, (), loop_test, at=" in source
+    jaxpr = jax.make_jaxpr(autolax.convert(search))(jnp.ones(4), 0.5, 4).jaxpr
+    (loop,) = [e for e in jaxpr.eqns if e.primitive.name == "while"]
+    assert len(loop.outvars) == 1  # the counter: the test is the loop's predicate
+    rows = autolax.trace_check(search, jnp.ones(4), 0.5, 4).rows
+    assert [r.became for r in rows if r.kind == "for"] == ["lax.while_loop"]
+
+
+def loud_sum(xs, t):
+    total = 0.0
+    for x in xs:
+        if x > t:
+            break
+        print("adding", x)
+        total += x
+    return total
+
+
+@pytest.mark.parametrize("t", [-10.0, 1.5, 10.0])
+def test_item_test_of_a_loop_that_prints(t, tmp_path):
+    # A body with effects is staged as the masked scan (every iteration runs, masked): the
+    # test must stay stopped once it stopped, and print only for the iterations Python runs.
+    check_all_paths(loud_sum, np.array([1.0, -1.0, 2.0, 0.5], np.float32), t, tmp_dir=tmp_path)
+
+
+def is_big(v):
+    if v > 2.0:  # a traced `if`: the function must be converted to be called in the test
+        return True
+    return False
+
+
+def search_with_helper(xs):
+    for i in range(xs.shape[0]):
+        if is_big(xs[i]) or (xs[i] if i > 10 else -xs[i]) > 100.0:
+            break
+    return i
+
+
+@pytest.mark.parametrize("xs", [[1.0, 3.0, 2.0], [0.0, -500.0, 0.0], [0.0, 0.0, 0.0]])
+def test_test_calling_a_user_function_or_a_conditional_expression(xs, tmp_path):
+    # Not run as the loop's predicate (a user function and `x if c else y` are rewritten in
+    # the body's statements only): it stays an `if` of the body, with the same results.
+    check_all_paths(search_with_helper, np.array(xs, np.float32), tmp_dir=tmp_path)
+    assert "test: i" not in autolax.to_source(search_with_helper)
+
+
+def stop_on_python_value(xs, n):
+    total = 0.0
+    for x in xs:
+        if n > 3:  # a Python value: the test is the same for every item
+            break
+        total += x
+    return total, x
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_test_that_does_not_depend_on_the_item(n, tmp_path):
+    check_all_paths(stop_on_python_value, np.array([1.0, 2.0, 3.0], np.float32), n, static_argnums=(1,),
+                    tmp_dir=tmp_path)

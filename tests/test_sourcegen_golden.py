@@ -145,24 +145,15 @@ DEFAULT = {
         """\
         def f(xs):
             total = 0.0
-            break_ = False
 
-            def loop_test(total, break_):
-                return ops.not_(break_)
+            def loop_test(x, total):
+                return ops.not_(x < 0)
 
-            def loop_body(x, total, break_):
-                def if_true(total, break_):
-                    break_ = True
-                    return (total, break_)
+            def loop_body(x, total):
+                total += x
+                return total
 
-                def if_false(total, break_):
-                    total += x
-                    return (total, break_)
-
-                total, break_ = ops.cond(x < 0, if_true, if_false, total, break_, at='golden.py:10 -> total, break_')
-                return (total, break_)
-
-            total, break_ = ops.for_iter(xs, loop_body, (total, break_), loop_test, at='golden.py:9')
+            total, x, exit_ = ops.for_iter(xs, loop_body, total, loop_test, at='golden.py:9; test: x')
             return total
         """,
     ),
@@ -205,16 +196,13 @@ DEFAULT = {
         """,
         """\
         def f(xs, t):
-            exit_ = False
+            def loop_test(x):
+                return ops.not_(x > t)
 
-            def loop_test(exit_):
-                return ops.not_(exit_)
+            def loop_body(x):
+                return ()
 
-            def loop_body(x, exit_):
-                exit_ = x > t
-                return exit_
-
-            exit_ = ops.for_iter(xs, loop_body, exit_, loop_test, at='golden.py:8')
+            x, exit_ = ops.for_iter(xs, loop_body, (), loop_test, at='golden.py:8; test: x')
 
             def if_true():
                 retval = 1

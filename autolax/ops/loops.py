@@ -435,9 +435,10 @@ def _item_state(seq: _Sequence) -> State:
     return State([VarSpec("item", treedef, specs)])
 
 
-def _traced_test(loop_test, state, site):
-    """The loop's exit test traced as a function of the carry (a boolean scalar)."""
-    test = trace(loop_test, state, ["the loop condition"], site=site)
+def _traced_test(loop_test, state, site, prefix=None):
+    """The loop's exit test traced as a function of the carry (a boolean scalar); with
+    ``prefix`` (a ``for`` loop's item state), of the next item and the carry."""
+    test = trace(loop_test, state, ["the loop condition"], site=site, prefix=prefix)
     leaf = test.out.specs[0].leaves
     if len(leaf) != 1 or not leaf[0].dynamic or leaf[0].value is not None:
         raise plan.Unstageable(errors.make("loop-condition-static", stmt=site.what, source=site.source))
@@ -595,6 +596,34 @@ def _first_code(code, failures, offset):
 
 
 # ----------------------------------------------------------------------------- for
+def _no_trip(site, values, names, init):
+    """What a loop that runs no iteration returns."""
+    if site.item_test is None:
+        return init
+    return pack(list(values) + [Undefined(site.item_test), False], len(names) + 2)
+
+
+def _constant_test(loop_test, state, item_state, site):
+    """An item test's value when it depends on neither the item nor traced values (True,
+    False), else None."""
+    probe = trace(loop_test, state, ["the loop condition"], site=site, prefix=item_state)
+    leaves = probe.out.specs[0].leaves
+    if len(leaves) == 1 and not leaves[0].is_undefined and (not leaves[0].dynamic or leaves[0].value is not None):
+        return bool(leaves[0].value)  # a Python value (a Python number's leaf holds it too)
+    return None
+
+
+def _first_bound(site, seq, item):
+    """The loop target after a loop that bound it to ``item`` if it ran an iteration."""
+    return MaybeBound(item, seq.length > 0, site.item_test) if is_tracer(seq.length) else item
+
+
+def _with_target(site, names, result, target, stopped):
+    """The outputs of a loop with an item test (``sites.Site.item_test``): its state, its
+    target (the item it stopped at, else the last item) and whether the test stopped it."""
+    return pack(list(result) + [target, stopped], len(names) + 2)
+
+
 @report.user_facing
 def for_range(start, stop, step, loop_body, init, loop_test=None, *, at):
     """``for i in range(start, stop, step)``, decided when it runs.
@@ -609,7 +638,11 @@ def for_range(start, stop, step, loop_body, init, loop_test=None, *, at):
                 state = loop_body(i, *state)
             return state
 
-    ``loop_test`` comes from ``break`` / ``return`` inside the loop.
+    ``loop_test`` comes from ``break`` / ``return`` inside the loop. With ``test: i`` in
+    ``at`` (``sites``), ``loop_test(i, *state)`` runs with each item before its iteration,
+    as ``if c: break`` at the top of the body does (the body does not assign ``i``), and
+    the call returns ``(*state, i, stopped)``: ``i`` as Python leaves it (the item the test
+    stopped at, else the last item) and whether the test stopped the loop.
     """
     __tracebackhide__ = True
     site = _loop_site("for", at, loop_body, 1)
@@ -661,7 +694,7 @@ def for_iter(iterable, loop_body, init, loop_test=None, *, at):
     if seq.traced:
         if seq.length == 0:  # a static length: nothing to stage, exactly as Python
             report.record(site, plan.PYTHON, iterations=0)
-            return init
+            return _no_trip(site, values, names, init)
         return _stage_or_fall_back(
             site,
             lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
@@ -675,7 +708,7 @@ def _for(site, seq, iterable, loop_body, loop_test, values, names, init):
     __tracebackhide__ = True
     if seq.length == 0:
         report.record(site, plan.PYTHON, iterations=0)
-        return init
+        return _no_trip(site, values, names, init)
     if not plan.stages(False, any_tracer(values) or _closure_traced(loop_body, loop_test)):
         return _python_for(site, iterable, loop_body, loop_test, values, static=True)
     return _stage_or_fall_back(
@@ -690,15 +723,29 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
     __tracebackhide__ = True
     n = len(values)
     state, count = list(values), 0
+    item_test = site.item_test is not None
+    stopped = False  # item tests: has the test stopped the loop (maybe traced)
+    target = Undefined(site.item_test) if item_test else None  # the loop target, as Python binds it
     it = iter(iterable)
     while True:
-        pred = True if loop_test is None else loop_test(*state)
+        pred = True if loop_test is None or item_test else loop_test(*state)
         if not is_tracer(pred) and not pred:
             break
         try:
             item = next(it)
         except StopIteration:
             break
+        if item_test:
+            # Python binds the target, then tests: a test that stops leaves the target bound
+            # to this item.
+            target = item if stopped is False else jax.tree_util.tree_map(
+                lambda a, b: jnp.where(stopped, b, jnp.asarray(a, jnp.result_type(b))), item, target)
+            test = loop_test(item, *state)
+            pred = test if stopped is False else jnp.logical_and(jnp.logical_not(stopped), test)
+            if not is_tracer(pred) and not pred:
+                stopped = True
+                break
+            stopped = False if not is_tracer(pred) else jnp.logical_not(pred)
         if is_tracer(pred):  # a traced `break` in an unrolled loop: mask the iteration
             # The masked side is a path that already left the loop (`break` or `return`):
             # a variable still unassigned there is one Python never reads on it (after a
@@ -719,6 +766,8 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
         count += 1
     if static:
         report.record(site, plan.PYTHON, iterations=count)
+    if item_test:
+        return pack(state + [target, stopped], n + 2)
     return pack(state, n)
 
 
@@ -730,10 +779,25 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     item_state = _item_state(seq)
     appends = _Appends(site, forbid=plan.appends_forbidden(facts))
     body_traced, state = _fixpoint(loop_body, state, names, site, prefix=item_state, split=appends)
+    item_test = site.item_test is not None
+    if item_test:
+        constant = _constant_test(loop_test, state, item_state, site)
+        if constant is False:  # it stops at the first item, if there is one
+            report.record(site, plan.PYTHON, iterations=0)
+            return _with_target(site, names, values, _first_bound(site, seq, seq.item(0)), seq.length > 0)
+        if constant is True:  # it never stops the loop: a loop without a test
+            loop_test, item_test = None, False
+            facts = dataclasses.replace(facts, exit_traced=False)
+    test_traced = _traced_test(loop_test, state, site, item_state if item_test else None) if loop_test is not None else None
     if body_traced.raises:
         first_item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(0)), item_state.abstract())]
-        return _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), seq.length > 0, values, names)
-    test_traced = _traced_test(loop_test, state, site) if loop_test is not None else None
+        ran = seq.length > 0
+        if not item_test:
+            return _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), ran, values, names)
+        # The first iteration raises unless the test stops the loop at the first item.
+        go = predicate(test_traced(first_item + state.dynamic(values))[0][0], site.where)
+        _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), jnp.logical_and(ran, go), values, names)
+        return _with_target(site, names, values, _first_bound(site, seq, seq.item(0)), jnp.logical_and(ran, jnp.logical_not(go)))
     effects = bool(body_traced.jaxpr.effects) or bool(test_traced is not None and test_traced.jaxpr.effects)
     facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects,
                                 max_steps=site.max_steps or report.default_max_steps())
@@ -758,9 +822,13 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             new = [*new, _first_code(carry[n], failures, 0)]
         return list(new), extras
 
-    def go_on(carry, guard=False):
+    def go_on(carry, guard=False, k=None, x=None, item_of=item_of):
+        """The loop test on ``carry`` (with an item test: and on the item of iteration k)."""
         __tracebackhide__ = True
-        leaves = test_traced(list(carry[:n]), guard=True if guard else None)[0]
+        item = []
+        if item_test:
+            item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(item_of(k, x)), item_avals)]
+        leaves = test_traced(item + list(carry[:n]), guard=True if guard else None)[0]
         pred = predicate(leaves[0], site.where)
         return pred & (carry[n] == 0) if checked else pred
 
@@ -788,10 +856,18 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         def masked_body(carry, x):
             __tracebackhide__ = True
             k, rest = carry[0], list(carry[1:])
-            new = lax.cond(go_on(rest), lambda c: step(k, x, c)[0], lambda c: list(c), rest)
-            return (k + 1, *new), None
+            if not item_test:
+                new = lax.cond(go_on(rest), lambda c: step(k, x, c)[0], lambda c: list(c), rest)
+                return (k + 1, *new), None
+            # An item test runs before each iteration; once it stops the loop, it stays stopped.
+            (stopped, stop_k), rest = rest[:2], rest[2:]
+            go = jnp.logical_and(jnp.logical_not(stopped), go_on(rest, k=k, x=x, item_of=seq.item))
+            new = lax.cond(go, lambda c: step(k, x, c)[0], lambda c: list(c), rest)
+            stop_k = jnp.where(jnp.logical_or(go, stopped), stop_k, k)
+            return (k + 1, jnp.logical_not(go), stop_k, *new), None
 
-        (_, *out), _ = lax.scan(masked_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
+        extra = [jnp.asarray(False), jnp.int32(0)] if item_test else []
+        (_, *out), _ = lax.scan(masked_body, (jnp.int32(0), *extra, *init), xs=seq.xs, length=seq.length)
         return list(out)
 
     def selected(*init):
@@ -803,14 +879,19 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         def selected_body(carry, x):
             __tracebackhide__ = True
             k, rest = carry[0], list(carry[1:])
-            go = go_on(rest, guard=True)
+            if item_test:
+                (stopped, stop_k), rest = rest[:2], rest[2:]
+                go = jnp.logical_and(jnp.logical_not(stopped), go_on(rest, guard=True, k=k, x=x, item_of=seq.item))
+                flags = [jnp.logical_not(go), jnp.where(jnp.logical_or(go, stopped), stop_k, k)]
+            else:
+                go, flags = go_on(rest, guard=True), []
             item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(k, x)), item_avals)]
             new, _, failures = body_traced(item + rest[:n], state, guard=go)
             if checked:
                 new = [*new, _first_code(rest[n], failures, 0)]
-            return (k + 1, *(lax.select(go, a, b) for a, b in builtins.zip(new, rest))), None
+            return (k + 1, *flags, *(lax.select(go, a, b) for a, b in builtins.zip(new, rest))), None
 
-        carry = (jnp.int32(0), *init)
+        carry = (jnp.int32(0), *([jnp.asarray(False), jnp.int32(0)] if item_test else []), *init)
         # Under shard_map the selects vary over the axes the exit test varies over: start the
         # carry varying there too, or the scan's carry types differ.
         x0 = None if seq.xs is None else jax.tree_util.tree_map(lambda a: a[0], seq.xs)
@@ -830,7 +911,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             __tracebackhide__ = True
             more = carry[0] < k_end
             if test_traced is not None:
-                return jnp.logical_and(more, go_on(list(carry[1:])))
+                return jnp.logical_and(more, go_on(list(carry[1:]), k=carry[0]))
             return jnp.logical_and(more, carry[1 + n] == 0) if checked else more
 
         def while_body(carry):
@@ -838,7 +919,11 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             k, rest = carry[0], list(carry[1:])
             return (k + 1, *step(k, None, rest)[0])
 
-        _, *out = while_loop(while_cond, while_body, (jnp.asarray(k0, _counter_type(k0, k_end)), *init))
+        k, *out = while_loop(while_cond, while_body, (jnp.asarray(k0, _counter_type(k0, k_end)), *init))
+        if item_test:  # it stopped before the end (a failed check stops it too: then it raises)
+            # The index of the item it stopped at, counted from 0 as the masked forms count.
+            index = k if isinstance(k0, int) and k0 == 0 else k - k0
+            return [k < k_end, index.astype(jnp.int32), *out]
         return list(out)
 
     def fori(*init):
@@ -857,13 +942,22 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
                plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, selected, a),
                plan.BOUNDED: lambda *a: early(*a, while_loop=_bounded_while(site, facts.max_steps))}[form]
         out = run(*init)
+    if item_test:  # (stopped, the index of the item it stopped at) come first
+        (stopped, stop_k), out = out[:2], out[2:]
+        last = lax.select(stopped, stop_k, jnp.asarray(seq.length - 1, stop_k.dtype))
+        target = _first_bound(site, seq, seq.item(last))
+    elif site.item_test is not None:  # a test that never stops it: the target is the last item
+        stopped, target = False, _first_bound(site, seq, seq.item(seq.length - 1))
     if checked:
         checks.defer(checks.Failures(out[n], body_traced.makers))
     result = write_back(names, values, state.rebuild(out[:n]))
     if ys is not None:
         result = appends.attach(result, ys, values)
     report.record(site, form)
-    return pack(_flag_first_assigned(values, result, names, seq.length > 0), len(names))
+    result = _flag_first_assigned(values, result, names, seq.length > 0)
+    if site.item_test is not None:
+        return _with_target(site, names, result, target, stopped)
+    return pack(result, len(names))
 
 
 def _early_exit_with_masked_derivative(early, masked, init):

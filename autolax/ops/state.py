@@ -531,6 +531,9 @@ def bound(value):
     After a staged loop over a traced range, ``x`` is a ``MaybeBound``; here its flag is known
     to be set, so no run-time check is needed.
     """
+    __tracebackhide__ = True
+    if isinstance(value, Undefined):  # cannot happen: the exit ran an iteration that bound it
+        raise unbound_error(value.name, sys._getframe(1))
     return value.value if isinstance(value, MaybeBound) else value
 
 

@@ -71,6 +71,12 @@ def loop_test(state):
     return test
 """
 
+# A test that runs with each item first (`if c: break` at the top of the body).
+_FOR_ITEM_TEST = """
+def loop_test(item, state):
+    return test
+"""
+
 _FOR = """
 def loop_body(item, state):
     body
@@ -261,7 +267,7 @@ class _FunctionConverter:
         )
         return syntax.copy_location(stmt, origin)
 
-    def spec(self, node, names, outputs=False, reads_appended=None):
+    def spec(self, node, names, outputs=False, reads_appended=None, item_test=None):
         """The ``at='...'`` descriptor of a statement (see ``autolax.sites``): ``names`` are its
         carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
         text = sites.format_spec(
@@ -273,6 +279,7 @@ class _FunctionConverter:
             always_bound=[n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]],
             reads_appended=reads_appended,
             max_steps=(anno.get(node, anno.LOOP_OPTIONS) or {}).get("max_steps"),
+            item_test=item_test,
         )
         return syntax.constant(text)
 
@@ -464,6 +471,11 @@ class _FunctionConverter:
     def convert_for(self, node):
         targets = target_names(node.target)
         kept = self.kept(node, node.body)
+        stopped = anno.get(node, anno.ITEM_TEST)  # the flag saying the item test stopped it
+        if stopped is not None:
+            # The runtime gives back the target (passes.loop_exits folds only loops over one
+            # name, which the body does not assign): it is not carried.
+            targets = set()
         state = self.order((self.modified(node.body) | targets) & (self.live.header[node] | kept))
         inits = self.undefined_inits(state, node)
         extra = anno.get(node, anno.EXTRA_TEST)
@@ -478,9 +490,16 @@ class _FunctionConverter:
         loop_test = self.ctx.namer.new("loop_test") if extra is not None else None
         reads_appended = self.appended_and_read(node.body)
         body = self.scoped_block(node.body, set(state) | {item} | targets)
-        self.bind(state)
+        if stopped is not None:  # a body that was only the exit (`pass` stands for it)
+            body = [stmt for stmt in body if not isinstance(stmt, syntax.Pass)]
+        outputs = list(state) + ([node.target.id, stopped] if stopped is not None else [])
+        self.bind(outputs)
         stmts = []
-        if extra is not None:
+        item_test = None
+        if stopped is not None:
+            item_test = node.target.id
+            stmts += templates.replace(_FOR_ITEM_TEST, loop_test=loop_test, item=item, state=list(state), test=extra)
+        elif extra is not None:
             stmts += templates.replace(_FOR_TEST, loop_test=loop_test, state=list(state), test=extra)
         if is_range:
             args = list(node.iter.args)
@@ -503,8 +522,8 @@ class _FunctionConverter:
             iter_args=args,
             init=_state_expr(state),
             loop_test=loop_test,
-            targets=syntax.names_tuple(state),
-            spec=self.spec(node, state, reads_appended=reads_appended),
+            targets=syntax.names_tuple(outputs),
+            spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test),
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         return inits + syntax.copy_locations(stmts, node)

@@ -26,10 +26,13 @@ also leaves the loop elsewhere keeps the flag lowering.
 
 from __future__ import annotations
 
-from autolax.analysis.activity import target_names, writes
+import types
+
+from autolax.analysis.activity import local_names, reads, target_names, writes
 from autolax.analysis.definedness import Definedness
 from autolax.passes.jumps import add_loop_test, flag_assign
-from autolax.transpile import syntax
+from autolax.libraries import is_library_callable
+from autolax.transpile import anno, syntax
 
 _EXITS = (syntax.Break, syntax.Return)
 _LOOPS = (syntax.For, syntax.While)
@@ -59,6 +62,69 @@ def _has(stmts, kinds, into_loops: bool) -> bool:
             continue
         stack.extend(syntax.iter_child_nodes(node))
     return False
+
+
+# What a test run as the loop's predicate may hold: the passes after this one rewrite the
+# statements of the body (calls, conditional expressions, reads of maybe-unbound names), not
+# the test, which stands aside as an annotation until the loop is built.
+_NOT_PLAIN = frozenset({"IfExp", "Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp", "NamedExpr",
+                        "Await", "Yield", "YieldFrom", "Starred"})
+
+
+class _Test:
+    """Can a loop's opening ``if`` test run in the loop's predicate?"""
+
+    def __init__(self, ctx, fn_node, defined):
+        self.ctx = ctx
+        self.local = local_names(fn_node)
+        self.defined = defined
+
+    def _static(self, node):
+        if isinstance(node, syntax.Name):
+            return self.ctx.resolve(node.id, self.local)
+        if isinstance(node, syntax.Attribute):
+            base = self._static(node.value)
+            if isinstance(base, types.ModuleType):
+                return getattr(base, node.attr, self.ctx.MISSING)
+        return self.ctx.MISSING
+
+    def plain(self, test, loop) -> bool:
+        if loop not in self.defined.before:
+            return False
+        for node in syntax.walk(test):
+            if type(node).__name__ in _NOT_PLAIN:
+                return False
+            if isinstance(node, syntax.Call):
+                value = self._static(node.func)
+                # only library functions (`abs`, `jnp.abs`): a user's function is converted
+                # when called from the body, and `print` must print once per iteration
+                if value is self.ctx.MISSING or value is print or not is_library_callable(value):
+                    return False
+        bound = self.defined.before[loop][0] | {loop.target.id}
+        return not (reads(test) & self.local) - bound
+
+
+def _leading_exit(loop, test_check):
+    """The ``if`` that opens a ``for`` loop's body (over one name) and leaves the loop, when
+    it is the only exit and its test reads nothing the body changes but the target: it can
+    run before each iteration, with the item, as a hand-written loop tests it."""
+    if not isinstance(loop, syntax.For) or not isinstance(loop.target, syntax.Name) or not loop.body:
+        return None
+    first = loop.body[0]
+    if not (isinstance(first, syntax.If) and not first.orelse and first.body and _yields_bool(first.test)):
+        return None
+    *work, jump = first.body
+    if not isinstance(jump, _EXITS) or _has(work, (syntax.Break, syntax.Continue, syntax.Return), True):
+        return None
+    if any(isinstance(n, (syntax.NamedExpr, syntax.Lambda)) for n in syntax.walk(first.test)):
+        return None
+    rest = loop.body[1:]
+    if _has(rest, syntax.Break, False) or _has(rest, syntax.Return, True):
+        return None
+    changed = set().union(*(writes(stmt) for stmt in rest)) if rest else set()
+    if loop.target.id in changed or reads(first.test) & changed:
+        return None  # the runtime gives the target back; the test sees the carry as it enters
+    return first if test_check.plain(first.test, loop) else None
 
 
 def _trailing_exit(loop):
@@ -104,12 +170,23 @@ class _BoundReads(syntax.NodeTransformer):
 
 
 class _Transformer(syntax.NodeTransformer):
-    def __init__(self, ctx, defined):
+    def __init__(self, ctx, fn_node):
         self.ctx = ctx
-        self.defined = defined  # Definedness of the function as written, before any rewrite
+        self.defined = Definedness(fn_node)  # of the function as written, before any rewrite
+        self.tests = _Test(ctx, fn_node, self.defined)
 
     def _visit_loop(self, loop):
         self.generic_visit(loop)  # inner loops first
+        exit_if = _leading_exit(loop, self.tests) if self.ctx.item_tests else None
+        if exit_if is not None:
+            # The loop tests `c` with each item before its iteration and reports whether
+            # that stopped it (ops.for_range's item test): nothing is carried for the exit.
+            flag = self.ctx.namer.new("exit_")
+            self.ctx.descriptions[flag] = "the loop's exit test"
+            loop.body = loop.body[1:] or [syntax.copy_location(syntax.Pass(), exit_if)]
+            anno.set(loop, anno.EXTRA_TEST, syntax.copy_location(syntax.unary_not(exit_if.test), exit_if.test))
+            anno.set(loop, anno.ITEM_TEST, flag)
+            return self._after(loop, exit_if, flag, [loop])
         exit_if = _trailing_exit(loop)
         if exit_if is None:
             return loop
@@ -118,6 +195,10 @@ class _Transformer(syntax.NodeTransformer):
         record = syntax.copy_location(syntax.assign(syntax.name(flag, "store"), exit_if.test), exit_if)
         loop.body = loop.body[:-1] + [record]
         add_loop_test(loop, syntax.unary_not(syntax.name(flag)))
+        return self._after(loop, exit_if, flag, [flag_assign(flag, False, loop), loop])
+
+    def _after(self, loop, exit_if, flag, out):
+        """``out`` followed by ``if flag: <what the exit did>`` (``else``: the loop's ``else``)."""
         *work, jump = exit_if.body
         after = work + ([jump] if isinstance(jump, syntax.Return) else [])
         first_bound = writes(loop) | (target_names(loop.target) if isinstance(loop, syntax.For) else set())
@@ -127,15 +208,13 @@ class _Transformer(syntax.NodeTransformer):
         after = [reads.visit(stmt) for stmt in after]
         orelse, loop.orelse = loop.orelse, []
         if not after and not orelse:
-            return [flag_assign(flag, False, loop), loop]
-        exit_if.test = syntax.copy_location(syntax.name(flag), exit_if.test)
-        exit_if.body = after or [syntax.copy_location(syntax.Pass(), exit_if)]
-        exit_if.orelse = orelse
-        return [flag_assign(flag, False, loop), loop, exit_if]
+            return out
+        exit_if = syntax.copy_location(syntax.if_stmt(syntax.name(flag), after or [syntax.Pass()], orelse), exit_if)
+        return out + [exit_if]
 
     visit_For = _visit_loop
     visit_While = _visit_loop
 
 
 def transform(fn_node, ctx):
-    return _Transformer(ctx, Definedness(fn_node)).visit(fn_node)
+    return _Transformer(ctx, fn_node).visit(fn_node)

@@ -13,6 +13,9 @@ _KEY = "_autolax_anno"
 
 # Keys
 EXTRA_TEST = "extra_test"  # For: expression that must hold before each iteration
+# For: EXTRA_TEST runs with each item, before its iteration; the name set to whether it
+# stopped the loop (passes.loop_exits)
+ITEM_TEST = "item_test"
 ORIGIN = "origin"  # generated statement: the user statement it stands for
 GENERATED_FLAG = "generated_flag"  # Name assigned by jump lowering ("break", "return", ...)
 LOOP_OPTIONS = "loop_options"  # For/While: {"max_steps": 4096} from autolax.loop_options
