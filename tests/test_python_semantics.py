@@ -37,6 +37,20 @@ def test_zero_trip_error_names_the_variable_and_is_an_unbound_local_error():
         autolax.jit(last_item)(0)
 
 
+def assigned_in_a_nested_loop(n):
+    for _ in range(2):
+        for _ in range(n):
+            w = 1.0
+    return w
+
+
+@pytest.mark.parametrize("n", [-1, 0, 2])
+def test_variable_first_assigned_in_a_nested_loop_that_ran_zero_times(n, tmp_path):
+    # Fuzzer seed 9010 (`--focus for-range`): the inner loop over a traced range did not
+    # flag `w` as maybe unbound inside the staged outer loop, so n <= 0 returned 0.0.
+    check_all_paths(assigned_in_a_nested_loop, n, tmp_dir=tmp_path)
+
+
 def last_positive(xs):
     for i in range(xs.shape[0]):
         if xs[i] > 0:
@@ -326,6 +340,24 @@ def test_mutating_self_in_a_staged_loop_is_refused():
     acc = Accumulator()
     with pytest.raises(autolax.StagedEffectError, match="is changed inside the `for` loop"):
         jax.jit(autolax.convert(Accumulator.add_all), static_argnums=0)(acc, jnp.array([1.0, 2.0]))
+
+
+def prints_f_strings(a, xs):
+    print(f"a = {a}, {{braces}} {a * 2:.3f} [{'text'}]")
+    total = 0.0
+    for x in xs:
+        total = total + x
+        if x > a:
+            print(f"over: {x} (total {total:.1f})")
+    return total
+
+
+@pytest.mark.parametrize("a", [0.5, 10.0])
+def test_print_of_an_f_string_shows_the_values(a, tmp_path):
+    # Fuzzer seed 9060 (`--focus for-array`): an f-string was formatted while tracing, so
+    # print showed the tracer ("JitTracer(...)") instead of the number.
+    expected = check_all_paths(prints_f_strings, np.float32(a), np.array([1.0, 2.0], np.float32), tmp_dir=tmp_path)
+    assert expected.printed.startswith(f"a = {a}, {{braces}} {a * 2:.3f} [text]\n")
 
 
 # ----------------------------------------------------------------------------- raise, assert, try

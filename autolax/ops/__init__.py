@@ -7,7 +7,7 @@ Generated code reaches this module as ``ops`` (see ``autolax.to_source``).
 """
 
 from autolax.errors import AutolaxError
-from autolax.ops.calls import call, print  # noqa: A004
+from autolax.ops.calls import call, fstring, print  # noqa: A004
 from autolax.ops.checks import asserting, raising
 from autolax.ops.control import cond, if_else
 from autolax.ops.data import (  # noqa: A004
@@ -41,6 +41,7 @@ __all__ = [
     "enumerate",
     "for_iter",
     "for_range",
+    "fstring",
     "if_else",
     "is_sequence",
     "is_singleton",

@@ -141,6 +141,35 @@ def _recursion_guard(f):
         _active.reset(token)
 
 
+class FString:
+    """An f-string argument of ``print``, formatted when it is printed: ``print(f"x = {x}")``
+    with a traced ``x`` shows the value the program computes, not the tracer (converted code:
+    ``ops.print(ops.fstring('x = {}', x))``)."""
+
+    __slots__ = ("template", "values")
+
+    def __init__(self, template: str, values: tuple):
+        self.template = template  # str.format's syntax: f"{x!r:>8}" -> "{!r:>8}"
+        self.values = values
+
+    def __str__(self):
+        return self.template.format(*self.values)
+
+    __repr__ = __str__
+
+
+jax.tree_util.register_pytree_node(FString, lambda f: (f.values, f.template), lambda t, values: FString(t, tuple(values)))
+
+
+def fstring(template, *values):
+    """``f"..."`` given to ``print``: ``template`` is the f-string in ``str.format``'s syntax,
+    ``values`` its expressions.
+
+    Equivalent Python: ``template.format(*values)``, formatted when printed.
+    """
+    return FString(template, values)
+
+
 def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - replaces builtins.print
     """``print`` that shows runtime values of traced arguments (via ``jax.debug.callback``),
     once per executed iteration or branch, like the original Python. Inside a staged

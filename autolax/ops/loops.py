@@ -448,12 +448,14 @@ def _traced_test(loop_test, state, site, prefix=None):
 def _flag_first_assigned(values, results, names, ran):
     """A variable first assigned in a staged loop whose body always assigns it has a value
     after the loop exactly when the loop ran (``ran``): a ``MaybeBound`` if that is traced.
-    (One the body assigns only sometimes is a ``MaybeBound`` already.)"""
+    (One the body assigns only sometimes is a ``MaybeBound`` already.) That holds for a loop
+    nested in another staged loop too, where the variable enters as ``Undefined`` of kind
+    "loop": the outer loop carries the flag."""
     if not is_tracer(ran):
         return results
     out = list(results)
     for i, (before, after) in enumerate(builtins.zip(values, results)):
-        if isinstance(before, Undefined) and before.kind == "unbound" and not isinstance(after, (Undefined, MaybeBound)):
+        if isinstance(before, Undefined) and before.kind in ("unbound", "loop") and not isinstance(after, (Undefined, MaybeBound)):
             out[i] = MaybeBound(after, ran, names[i])
     return out
 

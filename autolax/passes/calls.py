@@ -57,6 +57,29 @@ class _Transformer(syntax.NodeTransformer):
             return getattr(base, node.attr, missing)
         return missing
 
+    def _fstring(self, node):
+        """``f"x = {x:.2f}"`` -> ``ops.fstring('x = {:.2f}', x)``, formatted when printed (a
+        traced ``x`` has its value only then). Left as it is without a field, or with a field
+        in a format spec (``{x:{width}}``)."""
+        if not isinstance(node, syntax.JoinedStr):
+            return node
+        template, values = [], []
+        for part in node.values:
+            if isinstance(part, syntax.Constant):
+                template.append(str(part.value).replace("{", "{{").replace("}", "}}"))
+                continue
+            spec = part.format_spec
+            if spec is not None and not all(isinstance(v, syntax.Constant) for v in spec.values):
+                return node
+            conversion = {-1: "", 115: "!s", 114: "!r", 97: "!a"}[part.conversion]
+            text = "".join(str(v.value) for v in spec.values) if spec is not None else ""
+            template.append("{" + conversion + (":" + text if text else "") + "}")
+            values.append(part.value)
+        if not values:
+            return node
+        call = syntax.call(f"{self.ctx.ops}.fstring", [syntax.constant("".join(template)), *values])
+        return syntax.copy_location(call, node)
+
     def _rooted_in_self(self, node) -> bool:
         while isinstance(node, syntax.Attribute):
             node = node.value
@@ -106,6 +129,8 @@ class _Transformer(syntax.NodeTransformer):
             return node
         if isinstance(func, syntax.Name) and func.id == "print" and self._static_value(func) is builtins.print:
             node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)
+            if not self.ctx.standalone:
+                node.args = [self._fstring(a) for a in node.args]
             return node
         if (isinstance(func, syntax.Name) and func.id == "range" and self._static_value(func) is builtins.range
                 and id(node) not in self.loop_ranges):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import types
 
-from autolax.analysis.activity import local_names, reads, target_names, writes
+from autolax.analysis.activity import MUTATING_METHODS, local_names, reads, target_names, writes
 from autolax.analysis.definedness import Definedness
 from autolax.passes.jumps import add_loop_test, flag_assign
 from autolax.libraries import is_library_callable
@@ -124,6 +124,11 @@ def _leading_exit(loop, test_check):
     changed = set().union(*(writes(stmt) for stmt in rest)) if rest else set()
     if loop.target.id in changed or reads(first.test) & changed:
         return None  # the runtime gives the target back; the test sees the carry as it enters
+    if any(isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute) and n.func.attr in MUTATING_METHODS
+           for stmt in rest for n in syntax.walk(stmt)):
+        # A list the body changes: with a traced exit its length would depend on data, and
+        # the error names the user's `if` only while the `if` stays in the body.
+        return None
     return first if test_check.plain(first.test, loop) else None
 
 
@@ -177,7 +182,7 @@ class _Transformer(syntax.NodeTransformer):
 
     def _visit_loop(self, loop):
         self.generic_visit(loop)  # inner loops first
-        exit_if = _leading_exit(loop, self.tests) if self.ctx.item_tests else None
+        exit_if = None if self.ctx.standalone else _leading_exit(loop, self.tests)
         if exit_if is not None:
             # The loop tests `c` with each item before its iteration and reports whether
             # that stopped it (ops.for_range's item test): nothing is carried for the exit.

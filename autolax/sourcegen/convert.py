@@ -154,7 +154,7 @@ class _FileConverter:
             closure=closure,
             ops_name_hint=self.ops_alias,
             spec_filename=module.path,
-            item_tests=not self.options.standalone,
+            standalone=self.options.standalone,
         )
         if converted.ctx.ops != self.ops_alias:
             raise self._error(node, f"'{self.ops_alias}' is a local name in '{site.qualname}'; the converted code "

@@ -199,14 +199,14 @@ def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
 
 
 def convert_node(node, *, filename, source_lines, globals, closure=None, reserved=(), ops_name_hint="ops",
-                 spec_filename=None, item_tests=True) -> Converted:
+                 spec_filename=None, standalone=False) -> Converted:
     """Runs every pass over a parsed ``def`` (with its real positions in ``filename``).
 
     ``globals`` and ``closure`` are what free names resolve to when the passes ask (a
     source file converted without importing it passes the values it can know statically).
     ``spec_filename``: the file the emitted descriptors name, when the converted code will
-    run from another file (``autolax convert``). ``item_tests``: may a ``for`` loop test each
-    item before its iteration (``passes.loop_exits``; not in ``--standalone`` output).
+    run from another file (``autolax convert``). ``standalone``: the code is for
+    ``--standalone`` output (``transpile.context.Context.standalone``).
     """
     namer = Namer(node, reserved=reserved)
     ops_name = namer.new(ops_name_hint) if ops_name_hint in namer.used else ops_name_hint
@@ -219,7 +219,7 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         globals=globals,
         closure=dict(closure or {}),
         spec_filename=spec_filename,
-        item_tests=item_tests,
+        standalone=standalone,
     )
     present = features(node)
     set_aside = _set_class_bodies_aside(node) if "ClassDef" in present else []

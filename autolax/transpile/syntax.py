@@ -36,6 +36,8 @@ from gast import (  # noqa: F401  (re-exported: node classes and operators used 
     Call,
     ClassDef,
     Compare,
+    FormattedValue,
+    JoinedStr,
     Constant,
     Continue,
     Del,
