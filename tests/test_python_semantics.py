@@ -855,6 +855,34 @@ def test_container_changed_in_a_staged_if_is_seen_through_another_reference(x, t
     check_all_paths(alias_through_an_enclosing_list, x, tmp_dir=tmp_path)
 
 
+def change_through_an_alias_in_a_loop(b, n):
+    coef = [b, 0.0, 0.0]
+    for i in range(n):
+        same = coef
+        same[1] = -b
+        same[2] += i
+    return coef[1], coef[2]
+
+
+def append_through_an_alias_in_a_loop(xs):
+    out = []
+    for x in xs:
+        view = out
+        view.append(x * 2.0)
+    return out[-1], len(out)
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_change_through_an_alias_made_in_a_staged_body(n, tmp_path):
+    # Fuzzer seed 9125 (`--focus for-range`): only the alias looked changed, so the loop
+    # did not carry `coef` and wrote its traced value into the list (a leaked tracer).
+    check_all_paths(change_through_an_alias_in_a_loop, np.float32(-2.5), n, tmp_dir=tmp_path)
+
+
+def test_append_through_an_alias_made_in_a_staged_body(tmp_path):
+    check_all_paths(append_through_an_alias_in_a_loop, np.array([1.0, 2.0, 3.0], np.float32), tmp_dir=tmp_path)
+
+
 class Record:
     pass
 

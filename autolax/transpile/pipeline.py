@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from autolax.analysis import activity
 from autolax.analysis.activity import MUTATING_METHODS
 from autolax.passes import (
+    aliases,
     attributes,
     bound_names,
     break_statements,
@@ -62,6 +63,8 @@ PASSES = (
     continue_statements,
     break_statements,
     return_statements,
+    # A change through `a = b`'s alias rebinds `b` too: before mutation becomes assignment.
+    aliases,
     # Mutation becomes assignment, so the analyses see a carried variable.
     setitem,
     # After setitem, which leaves `p.w[i] = v` (rooted in an attribute) to this pass.
@@ -95,6 +98,7 @@ NEEDS = {
     return_statements: {"EarlyReturn"},
     loop_exits: {"Break", "EarlyReturn"},
     setitem: {"Subscript.Store"},
+    aliases: {"Subscript.Store", "Attribute.Store", "mutating_call", "Delete"},
     attributes: {"Attribute.Store"},
     lists: {"append"},
     index_split: {"append"},

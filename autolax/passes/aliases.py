@@ -1,0 +1,97 @@
+"""Rebinds a local container after a change made through an alias of it.
+
+    same = coef                       same = coef
+    same[1] = -b           ->         same[1] = -b
+                                      coef = same
+
+Python changes the one object both names hold. Converted code passes carried variables as
+values, and a staged statement carries only the names it binds or changes: without the
+rebinding ``coef`` would not be carried, and a staged body would write its traced value
+into the caller's list (the tracer leaks out of the trace). With it, ``coef`` is carried
+and holds the changed object, as in Python.
+
+Only a plain ``a = b`` of two local names, followed in the same block by a change through
+``a`` (an item or attribute assignment, or a mutating method call) with neither name bound
+again in between: then ``a`` is ``b``'s object for certain.
+"""
+
+from __future__ import annotations
+
+from autolax.analysis.activity import MUTATING_METHODS, local_names, mutation_root, writes
+from autolax.transpile import syntax
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+
+
+def _changed_through(stmt) -> set:
+    """Local names whose object ``stmt`` changes in place (at any depth, not in nested defs)."""
+    out = set()
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES) and node is not stmt:
+            continue
+        targets = []
+        if isinstance(node, syntax.Assign):
+            targets = node.targets
+        elif isinstance(node, (syntax.AugAssign, syntax.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, syntax.Delete):
+            targets = node.targets
+        for target in targets:
+            for t in (target.elts if isinstance(target, (syntax.Tuple, syntax.List)) else [target]):
+                if isinstance(t, (syntax.Subscript, syntax.Attribute)):
+                    root = mutation_root(t)
+                    if root is not None:
+                        out.add(root.id)
+        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in MUTATING_METHODS:
+            root = mutation_root(node.func.value)
+            if root is not None:
+                out.add(root.id)
+        stack.extend(syntax.iter_child_nodes(node))
+    return out
+
+
+class _Function:
+    def __init__(self, fn_node):
+        self.local = local_names(fn_node)
+
+    def block(self, stmts):
+        aliases = {}  # alias -> the name whose object it holds
+        out = []
+        for stmt in stmts:
+            self.nested(stmt)
+            out.append(stmt)
+            bound = writes(stmt)
+            if aliases:
+                for alias in sorted(_changed_through(stmt)):
+                    source = aliases.get(alias)
+                    if source is not None and alias not in bound and source not in bound:
+                        rebind = syntax.assign(syntax.name(source, "store"), syntax.name(alias))
+                        out.append(syntax.copy_location(rebind, stmt))
+            aliases = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
+            if (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
+                    and isinstance(stmt.value, syntax.Name) and stmt.value.id in self.local
+                    and stmt.targets[0].id != stmt.value.id):
+                aliases[stmt.targets[0].id] = stmt.value.id
+        return out
+
+    def nested(self, stmt):
+        if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+            stmt.body = _Function(stmt).block(stmt.body)  # its own locals
+            return
+        if isinstance(stmt, syntax.ClassDef):
+            return
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block:
+                setattr(stmt, field, self.block(block))
+        for handler in getattr(stmt, "handlers", None) or ():
+            handler.body = self.block(handler.body)
+        for case in getattr(stmt, "cases", None) or ():
+            case.body = self.block(case.body)
+
+
+def transform(fn_node, ctx):
+    fn_node.body = _Function(fn_node).block(fn_node.body)
+    return fn_node
