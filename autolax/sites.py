@@ -22,6 +22,9 @@ Grammar (clauses separated by ``;``)::
 ``reads: ...``    lists a loop appends to and also reads: ``out[0]`` (only constant
                   indices up to 0), ``seen`` (any other read);
 ``max_steps: N``  the loop's bound from ``autolax.loop_options(max_steps=N)``;
+``maybe: NAMES``  a loop's carried names its body may read before binding them
+                  (``ops.assigned``): first assigned in the loop, they are carried with the
+                  flag saying whether an iteration bound them;
 ``test: NAME``    a ``for`` loop over ``NAME`` whose test runs before each iteration with
                   its item (the loop's ``if c: break`` at the top of the body,
                   ``passes.loop_exits``): ``loop_test(NAME, *state)``; the call returns
@@ -70,6 +73,7 @@ class Site:
     max_steps: int | None = None  # autolax.loop_options(max_steps=...)
     # `for` loops tested with each item first: the loop target's name
     item_test: str | None = None
+    read_unbound: frozenset = frozenset()  # see the `maybe:` clause
 
     @property
     def where(self) -> str:
@@ -93,7 +97,7 @@ class Site:
 
 
 def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
-                always_bound=(), reads_appended=None, max_steps=None, item_test=None) -> str:
+                always_bound=(), reads_appended=None, max_steps=None, item_test=None, read_unbound=()) -> str:
     """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
     head = f"{filename}:{lineno}" if filename else str(lineno)
     if outputs is not None and len(outputs):
@@ -108,6 +112,8 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
         clauses.append("reads: " + ", ".join(reads))
     if max_steps is not None:
         clauses.append(f"max_steps: {max_steps}")
+    if read_unbound:
+        clauses.append("maybe: " + ", ".join(read_unbound))
     if item_test is not None:
         clauses.append(f"test: {item_test}")
     return "; ".join(clauses)
@@ -116,13 +122,13 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
 @functools.lru_cache(maxsize=1024)
 def parse_spec(spec: str):
     """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps,
-    item_test)``."""
+    item_test, read_unbound)``."""
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
     location = location.strip()
     filename, _, line = location.rpartition(":")
     outputs = tuple(n.strip() for n in outs.split(",") if n.strip())
-    roles, bound, reads, max_steps, item_test = {}, frozenset(), {}, None, None
+    roles, bound, reads, max_steps, item_test, maybe = {}, frozenset(), {}, None, None, frozenset()
     for clause in clauses:
         key, _, value = clause.partition(":")
         items = [v.strip() for v in value.split(",") if v.strip()]
@@ -138,7 +144,9 @@ def parse_spec(spec: str):
             max_steps = int(items[0])
         elif key == "test":
             item_test = items[0]
-    return filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test
+        elif key == "maybe":
+            maybe = frozenset(items)
+    return filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, maybe
 
 
 @functools.lru_cache(maxsize=2048)
@@ -146,7 +154,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
-    filename, lineno, outputs, roles, bound, reads, max_steps, item_test = parse_spec(spec)
+    filename, lineno, outputs, roles, bound, reads, max_steps, item_test, maybe = parse_spec(spec)
     return Site(
         kind=kind,
         filename=filename or code_filename,
@@ -157,4 +165,5 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         reads_appended=reads,
         max_steps=max_steps,
         item_test=item_test,
+        read_unbound=maybe,
     )

@@ -51,6 +51,22 @@ def test_variable_first_assigned_in_a_nested_loop_that_ran_zero_times(n, tmp_pat
     check_all_paths(assigned_in_a_nested_loop, n, tmp_dir=tmp_path)
 
 
+def read_before_bound_in_an_outer_loop(n, ys):
+    for _ in ys:
+        for k in range(n, 1, 2):
+            pass
+        k = k + 1
+    return 1
+
+
+@pytest.mark.parametrize("n", [4, -3])
+def test_read_that_may_precede_the_first_binding_in_a_staged_loop(n, tmp_path):
+    # Fuzzer seed 11014 (`--focus zero-trip`): the outer loop carried `k` as bound after its
+    # first iteration's trace, so the first iteration's read of an unbound `k` (n >= 1: the
+    # inner loop runs no iteration) went unchecked and the function returned.
+    check_all_paths(read_before_bound_in_an_outer_loop, n, np.array([1, 2], np.int32), tmp_dir=tmp_path)
+
+
 def last_positive(xs):
     for i in range(xs.shape[0]):
         if xs[i] > 0:

@@ -481,6 +481,10 @@ def join_iterations(before: State, after: State, site) -> State:
     specs = []
     for a, b in zip(before.specs, after.specs):
         if a.is_undefined:
+            if not b.is_undefined and a.name in getattr(site, "read_unbound", ()):
+                # The body may read it before binding it (`ops.assigned`): carry the flag, so
+                # a later iteration's read knows whether an earlier one bound it.
+                b = b.maybe_bound()
             specs.append(b if not b.is_undefined else a)
             continue
         if b.is_undefined:

@@ -267,7 +267,21 @@ class _FunctionConverter:
         )
         return syntax.copy_location(stmt, origin)
 
-    def spec(self, node, names, outputs=False, reads_appended=None, item_test=None):
+    def read_unbound(self, stmts, names):
+        """The ``names`` read through ``ops.assigned`` in ``stmts``: a loop body may read them
+        before binding them (``sites``' ``maybe:`` clause)."""
+        if not names:
+            return []
+        found = set()
+        for stmt in stmts:
+            for n in syntax.walk(stmt):
+                func = n.func if isinstance(n, syntax.Call) else None
+                if (isinstance(func, syntax.Attribute) and func.attr == "assigned" and isinstance(func.value, syntax.Name)
+                        and func.value.id == self.ctx.ops and n.args and isinstance(n.args[0], syntax.Name)):
+                    found.add(n.args[0].id)
+        return [n for n in names if n in found]
+
+    def spec(self, node, names, outputs=False, reads_appended=None, item_test=None, read_unbound=()):
         """The ``at='...'`` descriptor of a statement (see ``autolax.sites``): ``names`` are its
         carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
         text = sites.format_spec(
@@ -280,6 +294,7 @@ class _FunctionConverter:
             reads_appended=reads_appended,
             max_steps=(anno.get(node, anno.LOOP_OPTIONS) or {}).get("max_steps"),
             item_test=item_test,
+            read_unbound=read_unbound,
         )
         return syntax.constant(text)
 
@@ -438,7 +453,7 @@ class _FunctionConverter:
             init=_state_expr(state),
             targets=syntax.names_tuple(state),
             ops_while_loop=self.ops_name("while_loop"),
-            spec=self.spec(node, state),
+            spec=self.spec(node, state, read_unbound=self.read_unbound(node.body, state)),
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         return inits + syntax.copy_locations(stmts, node)
@@ -523,7 +538,8 @@ class _FunctionConverter:
             init=_state_expr(state),
             loop_test=loop_test,
             targets=syntax.names_tuple(outputs),
-            spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test),
+            spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test,
+                           read_unbound=self.read_unbound(node.body, state)),
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         return inits + syntax.copy_locations(stmts, node)
