@@ -67,6 +67,25 @@ def test_read_that_may_precede_the_first_binding_in_a_staged_loop(n, tmp_path):
     check_all_paths(read_before_bound_in_an_outer_loop, n, np.array([1, 2], np.int32), tmp_dir=tmp_path)
 
 
+def read_after_del_in_a_loop(b, n):
+    z = 1.5
+    del z
+    for _ in range(2, n, 2):
+        b = b + z
+    return b
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_read_in_a_loop_after_del_is_an_unbound_local_error(n, tmp_path):
+    # Fuzzer seed 11000 (`--focus undefined`): the loop body, a function of its own, read the
+    # deleted `z` as a free variable: NameError, where Python raises UnboundLocalError. With
+    # n traced the staged body reads `z` even when it would run no iteration (n = 1): an
+    # autolax error then, naming `z`.
+    check_all_paths(read_after_del_in_a_loop, np.float32(-3.0), n, tmp_dir=tmp_path, refusal=(n == 1))
+    with pytest.raises(UnboundLocalError, match="'z'"):
+        autolax.jit(read_after_del_in_a_loop)(np.float32(-3.0), n)
+
+
 def last_positive(xs):
     for i in range(xs.shape[0]):
         if xs[i] > 0:
@@ -609,6 +628,23 @@ def test_handler_sees_what_a_loop_in_the_try_changed(k, tmp_path):
     check_all_paths(handler_reads_loop_result, np.array([1.0, 2.0, 3.0], np.float32), k, static_argnums=(1,), tmp_dir=tmp_path)
 
 
+def continue_in_finally(n):
+    t = 0
+    for _ in range(n, 1, 2):
+        try:
+            t += 1
+        finally:
+            continue
+    return t
+
+
+@pytest.mark.parametrize("n", [-3, 5])
+def test_finally_that_only_continues(n, tmp_path):
+    # Fuzzer seed 11065 (`--focus try`): lowering the `continue` left the `finally` empty,
+    # an AST that does not compile ("Try has neither except handlers nor finalbody").
+    check_all_paths(continue_in_finally, n, tmp_dir=tmp_path)
+
+
 # ----------------------------------------------------------------------------- and / or
 def noisy(x):
     print("evaluated", x)
@@ -922,6 +958,24 @@ def attribute_in_one_branch(x, flag):
 @pytest.mark.parametrize("flag", [True, False])
 def test_key_or_attribute_created_in_a_python_decided_branch(fn, flag, tmp_path):
     check_all_paths(fn, 1.0, flag, static_argnums=(1,), tmp_dir=tmp_path)
+
+
+def append_in_a_loop_in_one_branch(xs, ys):
+    queue = [1.0]
+    if ys[0] > 3:
+        pass
+    else:
+        for x, y in zip(xs, ys):
+            queue.append(0.0)
+    return len(queue)
+
+
+def test_append_in_a_loop_in_one_branch_is_a_clear_error():
+    # Fuzzer seed 11005 (`--focus aliases`): describing the appended list for the error
+    # crashed inside autolax (AttributeError: '_Repr' object has no attribute 'shape').
+    with pytest.raises(autolax.StateMismatchError, match=r"'queue' is \[float32\[\]\] in the `if` branch and "
+                                                         r"\[4 items\] in the `else` branch"):
+        autolax.jit(append_in_a_loop_in_one_branch)(jnp.ones(3), jnp.array([2, 3, 4]))
 
 
 # ----------------------------------------------------------------------------- appends on every path

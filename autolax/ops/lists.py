@@ -177,7 +177,7 @@ class StackedList:
         return np.asarray(self.__jax_array__(), dtype=dtype)
 
     def __repr__(self):
-        return f"StackedList(len={len(self)})"
+        return f"[{len(self)} items]"  # how errors show a list a loop appended to
 
 
 def _flatten(lst):

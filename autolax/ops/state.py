@@ -269,13 +269,18 @@ class VarSpec:
             return "undefined"
         if not self.leaves and self.treedef == jax.tree_util.tree_structure(None):
             return "None"
-        parts = [_Repr(describe_leaf(leaf)) for leaf in self.leaves]
+        parts = [_Repr(describe_leaf(leaf), leaf.aval.shape if leaf.dynamic and leaf.aval is not None else ())
+                 for leaf in self.leaves]
         return repr(jax.tree_util.tree_unflatten(self.treedef, parts))
 
 
 class _Repr:
-    def __init__(self, text):
+    """A leaf in a description: its text, and its shape (a list built by appends counts its
+    items from its blocks' shapes)."""
+
+    def __init__(self, text, shape=()):
         self.text = text
+        self.shape = shape
 
     def __repr__(self):
         return self.text

@@ -177,6 +177,15 @@ def remove_flag_assignments(tree, flag: str) -> None:
             return node
 
     Remover().visit(tree)
+    # A block that held only the jump (`finally: continue`) is left empty: `pass` keeps it.
+    for node in syntax.walk_statements(tree):
+        for field in ("body", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and not block and (field == "body" or not node.handlers):
+                setattr(node, field, [syntax.copy_location(syntax.Pass(), node)])
+        for handler in getattr(node, "handlers", None) or ():
+            if not handler.body:
+                handler.body = [syntax.copy_location(syntax.Pass(), handler)]
     _fill_empty_blocks(tree)
 
 

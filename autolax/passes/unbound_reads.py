@@ -70,10 +70,18 @@ class _Function:
         out = []
         for stmt in stmts:
             new = self.stmt(stmt)
-            if nested and isinstance(stmt, syntax.Delete):
+            if isinstance(stmt, syntax.Delete) and (nested or self.read_in_a_body(stmt)):
                 new = new[:-1] + self.unbind(stmt)
             out.extend(new)
         return out
+
+    def read_in_a_body(self, stmt) -> bool:
+        """``del y`` outside any ``if`` / loop, of a local that a later branch or loop body may
+        read: that body becomes a function of its own, where a deleted ``y`` would be a free
+        variable (``NameError``, not ``UnboundLocalError``). The placeholder keeps Python's
+        error."""
+        return any(isinstance(t, syntax.Name) and t.id in self.candidates for t in stmt.targets) and all(
+            isinstance(t, syntax.Name) and t.id in self.candidates or not isinstance(t, syntax.Name) for t in stmt.targets)
 
     def unbind(self, stmt):
         """``del y`` inside an ``if`` / loop: ``y = ops.undefined('y')``. The branch or body is a
