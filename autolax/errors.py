@@ -139,7 +139,9 @@ class StagedEffectError(AutolaxError):
 
     Fix: return the values from the function (or carry them in a local variable of the
     function), and compute the flag that decides an error with ``jnp`` instead of
-    catching it.
+    catching it. An operand of ``and`` / ``or`` after a traced one that raises while it is
+    staged (Python evaluates it only on the runs the traced value lets through): make it
+    safe to evaluate on every run.
     """
 
 
@@ -376,6 +378,15 @@ MESSAGES = {
         "the change would happen once, while tracing, not each time the statement runs.\n    {source}",
         "keep the values in a local variable of the function (a list it appends to, an array it updates) "
         "and return them.",
+        "#the-rules-semantics",
+    ),
+    "operand-fails": Message(
+        StagedEffectError,
+        "the operand after `{kind}` at {where} raised {error} while autolax staged it:\n    {source}\n"
+        "Python evaluates it only when the traced value before it is {needed}, which only the running "
+        "program knows, so autolax evaluates it on every run",
+        "make the operand safe to evaluate whatever the value before it (define every name it reads, "
+        "keep indices in range), or decide the value before it in Python.",
         "#the-rules-semantics",
     ),
     "traced-effect": Message(

@@ -712,6 +712,23 @@ def test_print_of_python_values_at_the_top_of_a_traced_function_prints_on_every_
     assert capsys.readouterr().out == "n: 3\n" * 4
 
 
+def guarded_by_a_traced_and(a, xs):
+    if xs[0] <= 1.0 and a <= undefined_anywhere:  # noqa: F821 - Python never evaluates it here
+        return 1
+    return 0
+
+
+def test_failing_operand_after_a_traced_one_is_autolax_s_error(tmp_path):
+    # Fuzzer seed 11073 (`--focus closures`): Python skips the right operand (xs[0] > 1); a
+    # staged `and` evaluates it on every run, and it raised a bare NameError.
+    check_all_paths(guarded_by_a_traced_and, np.float32(0.5), np.array([3.0], np.float32), tmp_dir=tmp_path,
+                    refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"(?s)the operand after `and` at .*raised NameError: name "
+                                                        r"'undefined_anywhere' is not defined.*Python evaluates it only "
+                                                        r"when the traced value before it is true"):
+        autolax.jit(guarded_by_a_traced_and)(np.float32(0.5), np.array([3.0], np.float32))
+
+
 # ----------------------------------------------------------------------------- classes in functions
 def method_of_a_local_class(x):
     class Local:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from autolax import plan, sites
+from autolax import errors, plan, sites
 from autolax.ops import report
 from autolax.ops.control import cond_of_traced, predicate
 from autolax.ops.state import State, is_tracer
@@ -40,7 +40,14 @@ def _combine(kind, value, thunk, where):
     __tracebackhide__ = True
     site = sites.Site(kind, where.filename, where.lineno, names=("value",), roles=_ROLES)
     pred = predicate(value, site.where)
-    rest = trace(thunk, State([]), ["value"], site=site)
+    try:
+        rest = trace(thunk, State([]), ["value"], site=site)
+    except (NameError, LookupError, ArithmeticError, AttributeError, TypeError, ValueError) as exc:
+        if isinstance(exc, errors.AutolaxError) or type(exc).__module__.split(".")[0] in ("jax", "jaxlib"):
+            raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
+        raise errors.make("operand-fails", kind=kind, where=site.where, source=site.source,
+                          error=f"{type(exc).__name__}: {exc}",
+                          needed="true" if kind == "and" else "false") from exc
     if plan.logical_form(True, _harmless(rest)) == plan.LOGICAL:
         leaves, _, _ = rest((), rest.out)
         other = rest.out.rebuild(leaves)[0]
