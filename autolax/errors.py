@@ -380,6 +380,16 @@ MESSAGES = {
         "and return them.",
         "#the-rules-semantics",
     ),
+    "branch-fails": Message(
+        StagedEffectError,
+        "the `{side}` branch of {stmt} raised {error} while autolax staged it:\n    {source}\n"
+        "The condition is traced: Python raises this only on the runs that take that branch, which only "
+        "the running program knows, so autolax stages both branches on every run",
+        "make the branch safe to run whatever the condition (keep indices in range, do not take items "
+        "from an empty list), or raise the error yourself with `raise` / `assert` under the condition "
+        "(autolax checks those when the program runs).",
+        "#the-rules-semantics",
+    ),
     "operand-fails": Message(
         StagedEffectError,
         "the operand after `{kind}` at {where} raised {error} while autolax staged it:\n    {source}\n"

@@ -645,6 +645,30 @@ def test_finally_that_only_continues(n, tmp_path):
     check_all_paths(continue_in_finally, n, tmp_dir=tmp_path)
 
 
+def pop_in_a_branch_under_try(b, xs):
+    queue = []
+    try:
+        if xs.sum() > 0:
+            pass
+        else:
+            b = queue.pop(0)
+    except IndexError:
+        b = -1.0
+    return b
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_python_error_in_a_staged_branch_is_not_caught_by_the_user_s_handler(x, tmp_path):
+    # Fuzzer seed 12028 (`--focus list-methods`): staging the untaken branch raised
+    # IndexError while tracing, the user's handler caught it, and the function returned
+    # -1.0 where Python (x > 0) returns b. The branch's error is autolax's own now.
+    check_all_paths(pop_in_a_branch_under_try, np.float32(2.0), np.array([x], np.float32), tmp_dir=tmp_path,
+                    refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `else` branch of the `if` at .*raised IndexError: "
+                                                        r"pop from empty list while autolax staged it"):
+        autolax.jit(pop_in_a_branch_under_try)(np.float32(2.0), np.array([x], np.float32))
+
+
 # ----------------------------------------------------------------------------- and / or
 def noisy(x):
     print("evaluated", x)

@@ -95,13 +95,22 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     pred = predicate(pred, site.where)
     in_state = State.of(in_names, operands, site)
     report.count_trace(site)
+    true_traced = _trace_branch(true_fn, in_state, out_names, site, "if")
+    false_traced = _trace_branch(false_fn, in_state, out_names, site, "else")
+    return cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
+
+
+def _trace_branch(fn, in_state, out_names, site, side):
+    __tracebackhide__ = True
     try:
-        true_traced = trace(true_fn, in_state, out_names, site=site)
-        false_traced = trace(false_fn, in_state, out_names, site=site)
+        return trace(fn, in_state, out_names, site=site)
     except Exception as exc:
+        if site.kind in ("if", "ternary") and report.raised_by_user_code(exc):
+            # Python raises it only if this branch runs, which only the running program knows.
+            raise errors.make("branch-fails", side=side, stmt=site.what, source=site.source,
+                              error=f"{type(exc).__name__}: {exc}") from exc
         report.add_staging_note(exc, site)
         raise
-    return cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
 
 
 def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=False):

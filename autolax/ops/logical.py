@@ -42,8 +42,8 @@ def _combine(kind, value, thunk, where):
     pred = predicate(value, site.where)
     try:
         rest = trace(thunk, State([]), ["value"], site=site)
-    except (NameError, LookupError, ArithmeticError, AttributeError, TypeError, ValueError) as exc:
-        if isinstance(exc, errors.AutolaxError) or type(exc).__module__.split(".")[0] in ("jax", "jaxlib"):
+    except Exception as exc:
+        if not report.raised_by_user_code(exc):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
         raise errors.make("operand-fails", kind=kind, where=site.where, source=site.source,
                           error=f"{type(exc).__name__}: {exc}",

@@ -252,6 +252,19 @@ def add_staging_note(exc: BaseException, site) -> None:
     exc.add_note(f"autolax: raised while staging {site.what}: {site.source}")
 
 
+def raised_by_user_code(exc: BaseException) -> bool:
+    """Did ``exc`` come from the user's code (its innermost frame is neither autolax's nor
+    JAX's), and is it not an error autolax or JAX raise to say why something cannot be staged?"""
+    if isinstance(exc, AutolaxError) or type(exc).__module__.split(".")[0] in ("jax", "jaxlib"):
+        return False
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return not tb.tb_frame.f_code.co_filename.startswith(_INTERNAL_DIRS)
+
+
 def _past_wrappers(frame):
     """The first frame at or above ``frame`` that is not a ``user_facing`` wrapper."""
     while frame is not None and frame.f_code is _WRAPPER_CODE:
