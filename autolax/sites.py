@@ -25,6 +25,8 @@ Grammar (clauses separated by ``;``)::
 ``maybe: NAMES``  a loop's carried names its body may read before binding them
                   (``ops.assigned``): first assigned in the loop, they are carried with the
                   flag saying whether an iteration bound them;
+``cell: P=NAME``  a loop body's parameter ``P`` stands for the user's ``NAME`` (a
+                  variable closures capture: the body assigns it to the cell ``NAME``);
 ``test: NAME``    a ``for`` loop over ``NAME`` whose test runs before each iteration with
                   its item (the loop's ``if c: break`` at the top of the body,
                   ``passes.loop_exits``): ``loop_test(NAME, *state)``; the call returns
@@ -122,13 +124,14 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
 @functools.lru_cache(maxsize=1024)
 def parse_spec(spec: str):
     """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps,
-    item_test, read_unbound)``."""
+    item_test, read_unbound, cells)``."""
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
     location = location.strip()
     filename, _, line = location.rpartition(":")
     outputs = tuple(n.strip() for n in outs.split(",") if n.strip())
     roles, bound, reads, max_steps, item_test, maybe = {}, frozenset(), {}, None, None, frozenset()
+    cells = {}
     for clause in clauses:
         key, _, value = clause.partition(":")
         items = [v.strip() for v in value.split(",") if v.strip()]
@@ -146,7 +149,9 @@ def parse_spec(spec: str):
             item_test = items[0]
         elif key == "maybe":
             maybe = frozenset(items)
-    return filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, maybe
+        elif key == "cell":
+            cells.update(item.split("=", 1) for item in items)
+    return filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, maybe, cells
 
 
 @functools.lru_cache(maxsize=2048)
@@ -154,7 +159,9 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
-    filename, lineno, outputs, roles, bound, reads, max_steps, item_test, maybe = parse_spec(spec)
+    filename, lineno, outputs, roles, bound, reads, max_steps, item_test, maybe, cells = parse_spec(spec)
+    if names is not None and cells:
+        names = tuple(cells.get(n, n) for n in names)
     return Site(
         kind=kind,
         filename=filename or code_filename,

@@ -227,6 +227,27 @@ def test_bound_method_sees_its_object_updated(tmp_path):
     check_all_paths(bound_method_in_loop, jnp.ones(3), python_args=([1.0, 1.0, 1.0],), tmp_dir=tmp_path, refusal=True)
 
 
+def appends_and_reads_a_list_a_closure_captures(xs, ys):
+    out = []
+    for _ in xs:
+        out.append(0.5)
+        flag = ys[len(out) % 4]
+
+    def total():
+        return jnp.stack(out).sum()
+    return flag, total()
+
+
+def test_list_a_closure_captures_appended_and_read_in_a_loop(tmp_path):
+    # Fuzzer seed 12050 (`--focus nested-def`): the loop body's parameter for the captured
+    # `out` is renamed (`out_1`), so the fact "the body reads what it appends to" did not
+    # reach it: the loop was staged and len(out) read 1 in every iteration.
+    xs, ys = np.ones(4, np.float32), np.array([-1, 1, 2, 2], np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)  # runs as a Python loop, correctly
+        check_all_paths(appends_and_reads_a_list_a_closure_captures, xs, ys, tmp_dir=tmp_path)
+
+
 # ----------------------------------------------------------------------------- list methods
 def pop_sum(n):
     stack = [1.0, 2.0, 3.0, 4.0]

@@ -456,6 +456,7 @@ class _FunctionConverter:
             spec=self.spec(node, state, read_unbound=self.read_unbound(node.body, state)),
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
+        _name_cells(stmts)
         return inits + syntax.copy_locations(stmts, node)
 
     # ------------------------------------------------------------------ for
@@ -542,7 +543,27 @@ class _FunctionConverter:
                            read_unbound=self.read_unbound(node.body, state)),
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
+        _name_cells(stmts)
         return inits + syntax.copy_locations(stmts, node)
+
+
+def _name_cells(stmts):
+    """A loop body's parameter renamed for a closure's cell (``sync_cells``: ``out_1`` for
+    ``out``) stands for the user's variable: the descriptor says so (``cell: out_1=out``), so
+    the runtime's facts and errors use the user's name."""
+    body = next((s for s in stmts if isinstance(s, syntax.FunctionDef) and s.name.startswith("loop_body")), None)
+    call = next((s.value for s in stmts if isinstance(getattr(s, "value", None), syntax.Call)), None)
+    if body is None or call is None:
+        return
+    renames = []
+    for stmt in body.body:
+        if (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Name)
+                and stmt.value.id in syntax.param_names(body.args) and isinstance(stmt.targets[0], syntax.Name)
+                and any(isinstance(d, syntax.Nonlocal) and stmt.targets[0].id in d.names for d in body.body)):
+            renames.append(f"{stmt.value.id}={stmt.targets[0].id}")
+    at = next((k for k in call.keywords if k.arg == "at"), None)
+    if renames and at is not None and isinstance(at.value, syntax.Constant):
+        at.value = syntax.copy_location(syntax.constant(at.value.value + "; cell: " + ", ".join(renames)), at.value)
 
 
 def transform(fn_node, ctx):
