@@ -997,6 +997,26 @@ def test_append_through_an_alias_made_in_a_staged_body(tmp_path):
     check_all_paths(append_through_an_alias_in_a_loop, np.array([1.0, 2.0, 3.0], np.float32), tmp_dir=tmp_path)
 
 
+def change_through_an_alias_of_an_argument(xs):
+    acc = xs
+    try:
+        acc[0] += 3.0
+        if xs[0] <= 1.0:
+            raise RuntimeError("too large")
+    except IndexError:
+        pass
+    return xs
+
+
+def test_argument_changed_through_an_alias_in_a_try(tmp_path):
+    # Fuzzer seed 12046 (`--focus raise`): `xs` kept its old value inside the `try` (the
+    # rebinding came after the whole statement), so the `raise` fired where Python's does not.
+    # A JAX array on autolax's paths (NumPy's would be changed in place by the eager path);
+    # Python gets a NumPy array of its own, which it changes in place.
+    check_all_paths(change_through_an_alias_of_an_argument, jnp.array([1.0, 2.0]), tmp_dir=tmp_path,
+                    python_args=(np.array([1.0, 2.0], np.float32),))
+
+
 class Record:
     pass
 

@@ -10,9 +10,9 @@ rebinding ``coef`` would not be carried, and a staged body would write its trace
 into the caller's list (the tracer leaks out of the trace). With it, ``coef`` is carried
 and holds the changed object, as in Python.
 
-Only a plain ``a = b`` of two local names, followed in the same block by a change through
-``a`` (an item or attribute assignment, or a mutating method call) with neither name bound
-again in between: then ``a`` is ``b``'s object for certain.
+Only a plain ``a = b`` of two local names, followed in the same block (or a block nested
+in it) by a change through ``a`` (an item or attribute assignment, or a mutating method
+call) with neither name bound again in between: then ``a`` is ``b``'s object for certain.
 """
 
 from __future__ import annotations
@@ -56,11 +56,11 @@ class _Function:
     def __init__(self, fn_node):
         self.local = local_names(fn_node)
 
-    def block(self, stmts):
-        aliases = {}  # alias -> the name whose object it holds
+    def block(self, stmts, aliases=None):
+        aliases = dict(aliases or {})  # alias -> the name whose object it holds
         out = []
         for stmt in stmts:
-            self.nested(stmt)
+            self.nested(stmt, aliases)
             out.append(stmt)
             bound = writes(stmt)
             if aliases:
@@ -76,20 +76,24 @@ class _Function:
                 aliases[stmt.targets[0].id] = stmt.value.id
         return out
 
-    def nested(self, stmt):
+    def nested(self, stmt, aliases):
+        """The blocks of ``stmt``, knowing the aliases made before it that nothing in it
+        rebinds (a loop body may run again after a rebinding later in it)."""
         if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
             stmt.body = _Function(stmt).block(stmt.body)  # its own locals
             return
         if isinstance(stmt, syntax.ClassDef):
             return
+        bound = writes(stmt)
+        inherited = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
             if isinstance(block, list) and block:
-                setattr(stmt, field, self.block(block))
+                setattr(stmt, field, self.block(block, inherited))
         for handler in getattr(stmt, "handlers", None) or ():
-            handler.body = self.block(handler.body)
+            handler.body = self.block(handler.body, inherited)
         for case in getattr(stmt, "cases", None) or ():
-            case.body = self.block(case.body)
+            case.body = self.block(case.body, inherited)
 
 
 def transform(fn_node, ctx):
