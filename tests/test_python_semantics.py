@@ -1017,6 +1017,18 @@ def test_argument_changed_through_an_alias_in_a_try(tmp_path):
                     python_args=(np.array([1.0, 2.0], np.float32),))
 
 
+def change_of_the_aliased_name(xs, a):
+    ys = xs
+    for i in range(3):
+        xs[i] = xs[i] + a
+    return ys
+
+
+def test_alias_sees_a_change_made_through_the_original_name(tmp_path):
+    check_all_paths(change_of_the_aliased_name, jnp.array([1.0, 2.0, 3.0]), np.float32(1.0), tmp_dir=tmp_path,
+                    python_args=(np.array([1.0, 2.0, 3.0], np.float32), np.float32(1.0)))
+
+
 class Record:
     pass
 

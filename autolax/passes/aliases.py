@@ -4,6 +4,7 @@
     same[1] = -b           ->         same[1] = -b
                                       coef = same
 
+(and ``coef[1] = -b`` rebinds ``same``).
 Python changes the one object both names hold. Converted code passes carried variables as
 values, and a staged statement carries only the names it binds or changes: without the
 rebinding ``coef`` would not be carried, and a staged body would write its traced value
@@ -11,7 +12,7 @@ into the caller's list (the tracer leaks out of the trace). With it, ``coef`` is
 and holds the changed object, as in Python.
 
 Only a plain ``a = b`` of two local names, followed in the same block (or a block nested
-in it) by a change through ``a`` (an item or attribute assignment, or a mutating method
+in it) by a change through ``a`` or ``b`` (an item or attribute assignment, or a mutating method
 call) with neither name bound again in between: then ``a`` is ``b``'s object for certain.
 """
 
@@ -64,11 +65,15 @@ class _Function:
             out.append(stmt)
             bound = writes(stmt)
             if aliases:
-                for alias in sorted(_changed_through(stmt)):
-                    source = aliases.get(alias)
-                    if source is not None and alias not in bound and source not in bound:
-                        rebind = syntax.assign(syntax.name(source, "store"), syntax.name(alias))
-                        out.append(syntax.copy_location(rebind, stmt))
+                changed = _changed_through(stmt)
+                for alias, source in sorted(aliases.items()):
+                    if alias in bound or source in bound:
+                        continue
+                    # Either name changes the one object: the other is rebound to it.
+                    if alias in changed:
+                        out.append(syntax.copy_location(syntax.assign(syntax.name(source, "store"), syntax.name(alias)), stmt))
+                    elif source in changed:
+                        out.append(syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt))
             aliases = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
             if (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
                     and isinstance(stmt.value, syntax.Name) and stmt.value.id in self.local
