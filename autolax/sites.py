@@ -30,7 +30,10 @@ Grammar (clauses separated by ``;``)::
 ``test: NAME``    a ``for`` loop over ``NAME`` whose test runs before each iteration with
                   its item (the loop's ``if c: break`` at the top of the body,
                   ``passes.loop_exits``): ``loop_test(NAME, *state)``; the call returns
-                  ``NAME`` (not carried) and whether the test stopped the loop after the state.
+                  ``NAME`` (not carried) and whether the test stopped the loop after the state;
+``test: after NAME``  the same, with the test run after each iteration on the state it
+                  leaves (``if c: break`` at the end of the body): ``loop_test(*state)`` is
+                  ``c``, true to stop.
 
 This module is shared by the front end (which writes descriptors) and the runtime (which
 reads them); it imports nothing else of autolax.
@@ -75,6 +78,7 @@ class Site:
     max_steps: int | None = None  # autolax.loop_options(max_steps=...)
     # `for` loops tested with each item first: the loop target's name
     item_test: str | None = None
+    test_after: bool = False  # ... tested after each iteration instead (`test: after NAME`)
     read_unbound: frozenset = frozenset()  # see the `maybe:` clause
 
     @property
@@ -99,7 +103,8 @@ class Site:
 
 
 def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
-                always_bound=(), reads_appended=None, max_steps=None, item_test=None, read_unbound=()) -> str:
+                always_bound=(), reads_appended=None, max_steps=None, item_test=None, read_unbound=(),
+                test_after=False) -> str:
     """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
     head = f"{filename}:{lineno}" if filename else str(lineno)
     if outputs is not None and len(outputs):
@@ -117,20 +122,21 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
     if read_unbound:
         clauses.append("maybe: " + ", ".join(read_unbound))
     if item_test is not None:
-        clauses.append(f"test: {item_test}")
+        clauses.append(f"test: after {item_test}" if test_after else f"test: {item_test}")
     return "; ".join(clauses)
 
 
 @functools.lru_cache(maxsize=1024)
 def parse_spec(spec: str):
     """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps,
-    item_test, read_unbound, cells)``."""
+    item_test, test_after, read_unbound, cells)``."""
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
     location = location.strip()
     filename, _, line = location.rpartition(":")
     outputs = tuple(n.strip() for n in outs.split(",") if n.strip())
     roles, bound, reads, max_steps, item_test, maybe = {}, frozenset(), {}, None, None, frozenset()
+    test_after = False
     cells = {}
     for clause in clauses:
         key, _, value = clause.partition(":")
@@ -146,12 +152,13 @@ def parse_spec(spec: str):
         elif key == "max_steps":
             max_steps = int(items[0])
         elif key == "test":
-            item_test = items[0]
+            after, _, name = items[0].rpartition(" ")
+            item_test, test_after = name, after == "after"
         elif key == "maybe":
             maybe = frozenset(items)
         elif key == "cell":
             cells.update(item.split("=", 1) for item in items)
-    return filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, maybe, cells
+    return filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells
 
 
 @functools.lru_cache(maxsize=2048)
@@ -159,7 +166,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
-    filename, lineno, outputs, roles, bound, reads, max_steps, item_test, maybe, cells = parse_spec(spec)
+    filename, lineno, outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells = parse_spec(spec)
     if names is not None and cells:
         names = tuple(cells.get(n, n) for n in names)
     return Site(
@@ -172,5 +179,6 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         reads_appended=reads,
         max_steps=max_steps,
         item_test=item_test,
+        test_after=test_after,
         read_unbound=maybe,
     )

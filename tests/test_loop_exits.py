@@ -136,14 +136,32 @@ def escape(x, v, limit, n):
     return n, x
 
 
-def test_the_loop_carries_the_test_not_the_returned_values():
+def test_the_loop_tests_after_each_iteration_and_carries_no_exit_value():
     source = autolax.to_source(escape)
-    assert "exit_ = abs(x) > limit" in source
-    assert "retval" not in source.split("ops.for_range")[0].split("def loop_body")[1]
+    assert "def loop_test(x, v):\n        return abs(x) > limit" in source
+    assert "at='%d; test: after step')" % (escape.__code__.co_firstlineno + 1) in source
     jaxpr = jax.make_jaxpr(autolax.convert(escape))(1.0, 0.0, 1.5, 100).jaxpr
     (loop,) = [e for e in jaxpr.eqns if e.primitive.name == "while"]
-    # counter, x, v, the exit test and the loop target: the return value is not carried.
-    assert len(loop.outvars) == 5
+    # The counter, x and v: neither the exit flag nor the returned values nor `step`.
+    assert len(loop.outvars) == 3
+
+
+def halve_or_stop(x, limit):
+    steps = 0
+    while x > 1.0:
+        x = x / 2.0
+        steps += 1
+        if steps >= limit:
+            break
+    return x, steps
+
+
+def test_a_while_loop_records_its_exit_test():
+    # A `while` loop has no item: the test ending its body is recorded in a flag its
+    # predicate reads (no select of the values the exit would have kept).
+    source = autolax.to_source(halve_or_stop)
+    assert "exit_ = steps >= limit" in source
+    assert "def if_true" not in source
 
 
 @pytest.mark.parametrize("n", [0, 5, 100])
@@ -312,3 +330,49 @@ def stop_on_python_value(xs, n):
 def test_test_that_does_not_depend_on_the_item(n, tmp_path):
     check_all_paths(stop_on_python_value, np.array([1.0, 2.0, 3.0], np.float32), n, static_argnums=(1,),
                     tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- test after each iteration
+def grow_until(a, b, c, t):
+    total = 0.0
+    for v in [a, b, c]:
+        doubled = v * 2.0
+        total = total + doubled
+        if doubled > t:
+            break
+    return total, v
+
+
+@pytest.mark.parametrize("t", [0.0, 3.0, 100.0])
+def test_unrolled_loop_over_a_list_tested_after_each_iteration(t, tmp_path):
+    check_all_paths(grow_until, np.float32(1.0), np.float32(2.0), np.float32(3.0), np.float32(t), tmp_dir=tmp_path)
+
+
+def loud_until(xs, t):
+    total = 0.0
+    for x in xs:
+        print("adding", x)
+        total = total + x
+        if total > t:
+            return total
+    return -total
+
+
+@pytest.mark.parametrize("t", [-10.0, 1.5, 100.0])
+def test_test_after_each_iteration_of_a_loop_that_prints(t, tmp_path):
+    # The masked scan (a body that prints): iterations after the exit print nothing.
+    check_all_paths(loud_until, np.array([1.0, 2.0, 3.0], np.float32), t, tmp_dir=tmp_path)
+
+
+def exit_reads_the_item(xs):
+    total = 0.0
+    for x in xs:
+        total = total + x
+        if x > total:  # reads the loop variable: recorded in a flag instead
+            break
+    return total
+
+
+def test_test_reading_the_loop_variable_is_recorded(tmp_path):
+    check_all_paths(exit_reads_the_item, np.array([1.0, -3.0, 5.0], np.float32), tmp_dir=tmp_path)
+    assert "test: after" not in autolax.to_source(exit_reads_the_item)

@@ -65,6 +65,8 @@ def _known_bool(value):
 
 
 def _select(pred, on_true, on_false):
+    if on_true is on_false:  # both sides give the value as it was: no select
+        return on_true
     known_true, known_false = _known_bool(on_true), _known_bool(on_false)
     on_true, on_false = jnp.asarray(on_true), jnp.asarray(on_false)  # Python numbers stay weakly typed
     pred = jnp.broadcast_to(pred, on_true.shape)

@@ -742,12 +742,15 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
             # to this item.
             target = item if stopped is False else jax.tree_util.tree_map(
                 lambda a, b: jnp.where(stopped, b, jnp.asarray(a, jnp.result_type(b))), item, target)
-            test = loop_test(item, *state)
-            pred = test if stopped is False else jnp.logical_and(jnp.logical_not(stopped), test)
-            if not is_tracer(pred) and not pred:
-                stopped = True
-                break
-            stopped = False if not is_tracer(pred) else jnp.logical_not(pred)
+            if site.test_after:  # tested after the iteration (below); a stopped loop is masked
+                pred = True if stopped is False else jnp.logical_not(stopped)
+            else:
+                test = loop_test(item, *state)
+                pred = test if stopped is False else jnp.logical_and(jnp.logical_not(stopped), test)
+                if not is_tracer(pred) and not pred:
+                    stopped = True
+                    break
+                stopped = False if not is_tracer(pred) else jnp.logical_not(pred)
         if is_tracer(pred):  # a traced `break` in an unrolled loop: mask the iteration
             # The masked side is a path that already left the loop (`break` or `return`):
             # a variable still unassigned there is one Python never reads on it (after a
@@ -766,6 +769,14 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
         else:
             state = list(unpack(loop_body(item, *state), n))
         count += 1
+        if item_test and site.test_after:
+            stop = loop_test(*state)
+            if not is_tracer(stop) and not is_tracer(stopped):
+                if stop:
+                    stopped = True
+                    break
+            else:
+                stopped = jnp.logical_or(stopped, stop)
     if static:
         report.record(site, plan.PYTHON, iterations=count)
     if item_test:
@@ -782,7 +793,8 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     appends = _Appends(site, forbid=plan.appends_forbidden(facts))
     body_traced, state = _fixpoint(loop_body, state, names, site, prefix=item_state, split=appends)
     item_test = site.item_test is not None
-    if item_test:
+    after = site.test_after  # the test runs after each iteration, on the state it leaves
+    if item_test and not after:
         constant = _constant_test(loop_test, state, item_state, site)
         if constant is False:  # it stops at the first item, if there is one
             report.record(site, plan.PYTHON, iterations=0)
@@ -790,7 +802,13 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         if constant is True:  # it never stops the loop: a loop without a test
             loop_test, item_test = None, False
             facts = dataclasses.replace(facts, exit_traced=False)
-    test_traced = _traced_test(loop_test, state, site, item_state if item_test else None) if loop_test is not None else None
+    test_traced = (_traced_test(loop_test, state, site, item_state if item_test and not after else None)
+                   if loop_test is not None else None)
+    if body_traced.raises and item_test and after:  # it raises in its first iteration, if it runs one
+        _raises_when_it_runs(site, body_traced, [cast(v, aval) for v, aval in builtins.zip(
+            jax.tree_util.tree_leaves(seq.item(0)), item_state.abstract())] + state.dynamic(values),
+            seq.length > 0, values, names)
+        return _with_target(site, names, values, _first_bound(site, seq, seq.item(0)), False)
     if body_traced.raises:
         first_item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(0)), item_state.abstract())]
         ran = seq.length > 0
@@ -824,11 +842,16 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             new = [*new, _first_code(carry[n], failures, 0)]
         return list(new), extras
 
+    def stop_test(carry, guard=False):
+        """A test run after each iteration (``test: after``): does ``carry`` stop the loop?"""
+        __tracebackhide__ = True
+        return predicate(test_traced(list(carry[:n]), guard=True if guard else None)[0][0], site.where)
+
     def go_on(carry, guard=False, k=None, x=None, item_of=item_of):
         """The loop test on ``carry`` (with an item test: and on the item of iteration k)."""
         __tracebackhide__ = True
         item = []
-        if item_test:
+        if item_test and not after:
             item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(item_of(k, x)), item_avals)]
         leaves = test_traced(item + list(carry[:n]), guard=True if guard else None)[0]
         pred = predicate(leaves[0], site.where)
@@ -863,6 +886,11 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
                 return (k + 1, *new), None
             # An item test runs before each iteration; once it stops the loop, it stays stopped.
             (stopped, stop_k), rest = rest[:2], rest[2:]
+            if after:  # the test runs on what the iteration leaves; stop_k: the last item run
+                go = jnp.logical_not(stopped)
+                new = lax.cond(go, lambda c: step(k, x, c)[0], lambda c: list(c), rest)
+                stops = jnp.logical_and(go, stop_test(new))
+                return (k + 1, jnp.logical_or(stopped, stops), jnp.where(go, k, stop_k), *new), None
             go = jnp.logical_and(jnp.logical_not(stopped), go_on(rest, k=k, x=x, item_of=seq.item))
             new = lax.cond(go, lambda c: step(k, x, c)[0], lambda c: list(c), rest)
             stop_k = jnp.where(jnp.logical_or(go, stopped), stop_k, k)
@@ -881,7 +909,10 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         def selected_body(carry, x):
             __tracebackhide__ = True
             k, rest = carry[0], list(carry[1:])
-            if item_test:
+            if item_test and after:
+                (stopped, stop_k), rest = rest[:2], rest[2:]
+                go = jnp.logical_not(stopped)
+            elif item_test:
                 (stopped, stop_k), rest = rest[:2], rest[2:]
                 go = jnp.logical_and(jnp.logical_not(stopped), go_on(rest, guard=True, k=k, x=x, item_of=seq.item))
                 flags = [jnp.logical_not(go), jnp.where(jnp.logical_or(go, stopped), stop_k, k)]
@@ -891,7 +922,11 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             new, _, failures = body_traced(item + rest[:n], state, guard=go)
             if checked:
                 new = [*new, _first_code(rest[n], failures, 0)]
-            return (k + 1, *flags, *(lax.select(go, a, b) for a, b in builtins.zip(new, rest))), None
+            new = [lax.select(go, a, b) for a, b in builtins.zip(new, rest)]
+            if item_test and after:
+                stops = jnp.logical_and(go, stop_test(new, guard=True))
+                flags = [jnp.logical_or(stopped, stops), jnp.where(go, k, stop_k)]
+            return (k + 1, *flags, *new), None
 
         carry = (jnp.int32(0), *([jnp.asarray(False), jnp.int32(0)] if item_test else []), *init)
         # Under shard_map the selects vary over the axes the exit test varies over: start the
@@ -912,6 +947,11 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         def while_cond(carry):
             __tracebackhide__ = True
             more = carry[0] < k_end
+            if test_traced is not None and item_test and after:
+                # A test after each iteration is the next one's test, except before the first.
+                go = jnp.logical_or(carry[0] == k0, jnp.logical_not(stop_test(list(carry[1:]))))
+                go = jnp.logical_and(go, carry[1 + n] == 0) if checked else go
+                return jnp.logical_and(more, go)
             if test_traced is not None:
                 return jnp.logical_and(more, go_on(list(carry[1:]), k=carry[0]))
             return jnp.logical_and(more, carry[1 + n] == 0) if checked else more
@@ -922,9 +962,14 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             return (k + 1, *step(k, None, rest)[0])
 
         k, *out = while_loop(while_cond, while_body, (jnp.asarray(k0, _counter_type(k0, k_end)), *init))
+        index = k if isinstance(k0, int) and k0 == 0 else k - k0
+        if item_test and after:  # the test on the state the last iteration left; its item
+            stopped = stop_test(list(out))
+            if is_tracer(seq.length) or not seq.length:  # did it run an iteration?
+                stopped = jnp.logical_and(index > 0, stopped)
+            return [stopped, (index - 1).astype(jnp.int32), *out]
         if item_test:  # it stopped before the end (a failed check stops it too: then it raises)
             # The index of the item it stopped at, counted from 0 as the masked forms count.
-            index = k if isinstance(k0, int) and k0 == 0 else k - k0
             return [k < k_end, index.astype(jnp.int32), *out]
         return list(out)
 
@@ -946,7 +991,8 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         out = run(*init)
     if item_test:  # (stopped, the index of the item it stopped at) come first
         (stopped, stop_k), out = out[:2], out[2:]
-        last = lax.select(stopped, stop_k, jnp.asarray(seq.length - 1, stop_k.dtype))
+        # the item it stopped at; a test after each iteration: the last item it ran
+        last = stop_k if after else lax.select(stopped, stop_k, jnp.asarray(seq.length - 1, stop_k.dtype))
         target = _first_bound(site, seq, seq.item(last))
     elif site.item_test is not None:  # a test that never stops it: the target is the last item
         stopped, target = False, _first_bound(site, seq, seq.item(seq.length - 1))

@@ -281,7 +281,8 @@ class _FunctionConverter:
                     found.add(n.args[0].id)
         return [n for n in names if n in found]
 
-    def spec(self, node, names, outputs=False, reads_appended=None, item_test=None, read_unbound=()):
+    def spec(self, node, names, outputs=False, reads_appended=None, item_test=None, read_unbound=(),
+             test_after=False):
         """The ``at='...'`` descriptor of a statement (see ``autolax.sites``): ``names`` are its
         carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
         text = sites.format_spec(
@@ -294,6 +295,7 @@ class _FunctionConverter:
             reads_appended=reads_appended,
             max_steps=(anno.get(node, anno.LOOP_OPTIONS) or {}).get("max_steps"),
             item_test=item_test,
+            test_after=test_after,
             read_unbound=read_unbound,
         )
         return syntax.constant(text)
@@ -512,9 +514,11 @@ class _FunctionConverter:
         self.bind(outputs)
         stmts = []
         item_test = None
+        test_after = bool(anno.get(node, anno.TEST_AFTER))
         if stopped is not None:
             item_test = node.target.id
-            stmts += templates.replace(_FOR_ITEM_TEST, loop_test=loop_test, item=item, state=list(state), test=extra)
+            template = _FOR_TEST if test_after else _FOR_ITEM_TEST
+            stmts += templates.replace(template, loop_test=loop_test, item=item, state=list(state), test=extra)
         elif extra is not None:
             stmts += templates.replace(_FOR_TEST, loop_test=loop_test, state=list(state), test=extra)
         if is_range:
@@ -539,7 +543,7 @@ class _FunctionConverter:
             init=_state_expr(state),
             loop_test=loop_test,
             targets=syntax.names_tuple(outputs),
-            spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test,
+            spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test, test_after=test_after,
                            read_unbound=self.read_unbound(node.body, state)),
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))

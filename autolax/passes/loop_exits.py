@@ -88,7 +88,7 @@ class _Test:
                 return getattr(base, node.attr, self.ctx.MISSING)
         return self.ctx.MISSING
 
-    def plain(self, test, loop) -> bool:
+    def plain(self, test, loop, also_bound=frozenset()) -> bool:
         if loop not in self.defined.before:
             return False
         for node in syntax.walk(test):
@@ -100,7 +100,7 @@ class _Test:
                 # when called from the body, and `print` must print once per iteration
                 if value is self.ctx.MISSING or value is print or not is_library_callable(value):
                     return False
-        bound = self.defined.before[loop][0] | {loop.target.id}
+        bound = self.defined.before[loop][0] | {loop.target.id} | also_bound
         return not (reads(test) & self.local) - bound
 
 
@@ -150,6 +150,24 @@ def _trailing_exit(loop):
     return last
 
 
+def _tested_after(loop, exit_if, test_check):
+    """Can the test of ``exit_if``, which ends ``loop``'s body, run after each iteration on
+    the carried state (``ops.for_range``'s ``test: after``)? A ``for`` over one name the body
+    does not assign, a plain test that does not read that name and reads only what is bound
+    before the loop or by a statement of the body's own block."""
+    if not isinstance(loop, syntax.For) or not isinstance(loop.target, syntax.Name):
+        return False
+    rest = loop.body[:-1]
+    changed = set().union(*(writes(stmt) for stmt in rest)) if rest else set()
+    if loop.target.id in changed or loop.target.id in reads(exit_if.test):
+        return False
+    own = set()
+    for stmt in rest:
+        if isinstance(stmt, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign)):
+            own |= writes(stmt)
+    return test_check.plain(exit_if.test, loop, frozenset(own))
+
+
 class _BoundReads(syntax.NodeTransformer):
     """Reads ``ops.bound(x)`` for the ``names`` the loop may be the first to bind: after a
     staged loop over a traced range they hold a ``MaybeBound``, which the exit proves set."""
@@ -195,6 +213,16 @@ class _Transformer(syntax.NodeTransformer):
         exit_if = _trailing_exit(loop)
         if exit_if is None:
             return loop
+        if not self.ctx.standalone and _tested_after(loop, exit_if, self.tests):
+            # The loop tests `c` after each iteration, on the state it leaves, and reports
+            # whether that stopped it: nothing is carried for the exit, not even its flag.
+            flag = self.ctx.namer.new("exit_")
+            self.ctx.descriptions[flag] = "the loop's exit test"
+            loop.body = loop.body[:-1] or [syntax.copy_location(syntax.Pass(), exit_if)]
+            anno.set(loop, anno.EXTRA_TEST, exit_if.test)  # here: the test that stops it
+            anno.set(loop, anno.ITEM_TEST, flag)
+            anno.set(loop, anno.TEST_AFTER, True)
+            return self._after(loop, exit_if, flag, [loop])
         flag = self.ctx.namer.new("exit_")
         self.ctx.descriptions[flag] = "the loop's exit test"
         record = syntax.copy_location(syntax.assign(syntax.name(flag, "store"), exit_if.test), exit_if)

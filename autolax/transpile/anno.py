@@ -16,6 +16,9 @@ EXTRA_TEST = "extra_test"  # For: expression that must hold before each iteratio
 # For: EXTRA_TEST runs with each item, before its iteration; the name set to whether it
 # stopped the loop (passes.loop_exits)
 ITEM_TEST = "item_test"
+# For with ITEM_TEST: the test runs after each iteration instead, and EXTRA_TEST is the test
+# that stops the loop (not the one that lets it go on)
+TEST_AFTER = "test_after"
 ORIGIN = "origin"  # generated statement: the user statement it stands for
 GENERATED_FLAG = "generated_flag"  # Name assigned by jump lowering ("break", "return", ...)
 LOOP_OPTIONS = "loop_options"  # For/While: {"max_steps": 4096} from autolax.loop_options
