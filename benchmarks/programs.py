@@ -184,7 +184,8 @@ def first_crossing_lax(xs, level):
 
 
 def first_crossing_flag_lax(xs, level):
-    """The same search written the way autolax lowers it: a ``found`` flag, set in the body
+    """The same search written the way autolax lowered it before it tested the item in the
+    loop's predicate: a ``found`` flag, set in the body
     with selects (the ``if`` only assigns values), tested by the loop condition."""
     n = xs.shape[0]
 
@@ -230,7 +231,8 @@ def escape_time_lax(x, v, limit, n_steps):
 
 
 def escape_time_flag_lax(x, v, limit, n_steps):
-    """The same loop written the way autolax lowers it for a plain call: a ``lax.while_loop``
+    """The same loop written the way autolax lowered it for a plain call before it tested the
+    exit in the loop's predicate: a ``lax.while_loop``
     that carries the ``return`` flag and value, set with selects (under ``jax.grad`` autolax
     differentiates ``escape_time_masked_lax`` instead)."""
 
@@ -485,9 +487,9 @@ PROGRAMS = [
     Program(
         "first_crossing", "for + break (search)", first_crossing, first_crossing_lax, lambda s: _crossing_input(max(20, int(600_000 * s))),
         twin=first_crossing_flag_lax,
-        note="autolax lowers `break` to a flag the body sets (with a select) and the loop condition tests; the "
-        "hand-written loop tests `xs[i] <= level` in its condition instead, one comparison per iteration fewer. "
-        "Same form: `first_crossing_flag_lax`.",
+        note="autolax tests `xs[i] > level` with each item in the `lax.while_loop` predicate, as the "
+        "hand-written loop does (the `break` opens the body). \"vs same-form\" compares with "
+        "`first_crossing_flag_lax`, the form autolax emitted before: a flag set in the body.",
     ),
     Program(
         "escape_time", "early return, float state, vmapped", escape_time, escape_time_lax,
@@ -495,10 +497,11 @@ PROGRAMS = [
         static_argnums=(3,), wrap=escape_times,
         twin=escape_time_flag_lax,
         note="a batch of 64 starting points, vmapped; the loop stops when the last one leaves (step 38,448 of "
-        "100,000 at full size); autolax's `lax.while_loop` also carries the "
-        "`return` flag and value, set with selects, where the hand-written loop tests `abs(x) <= limit` in its "
-        "condition. Same form: `escape_time_flag_lax`. (Under `jax.grad` autolax differentiates the masked "
-        "`lax.scan` `escape_time_masked_lax`, where all 100,000 iterations run.)",
+        "100,000 at full size); the `return` ends the body, so autolax tests `abs(x) > limit` in the "
+        "`lax.while_loop` predicate after each iteration and returns after the loop, as the hand-written loop "
+        "does. \"vs same-form\" compares with `escape_time_flag_lax`, the form autolax emitted before (the "
+        "`return` flag and value carried, set with selects). (Under `jax.grad` autolax differentiates the "
+        "masked `lax.scan` form, where all 100,000 iterations run.)",
     ),
     Program(
         "positive_energy", "while + continue", positive_energy, positive_energy_lax,

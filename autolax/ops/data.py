@@ -9,7 +9,7 @@ import operator
 
 import jax
 
-from autolax import compat
+from autolax import compat, errors
 from autolax.ops import report
 from autolax.ops.lists import StackedList
 
@@ -157,14 +157,17 @@ def stacked(lst):
     return lst
 
 
-def outside_store(name: str) -> None:
-    """``ops.outside_store('total')`` before an assignment to ``total``, declared ``global`` or
-    ``nonlocal``.
+def outside_store(name: str, declared: str = "nonlocal") -> None:
+    """``ops.outside_store('total')`` before an assignment to ``total``, declared ``nonlocal``
+    (``ops.outside_store('total', 'global')``: declared ``global``).
 
     Equivalent Python: nothing. Inside a staged branch or loop body the assignment would
-    happen once, while tracing: ``StagedEffectError``.
+    happen once, while tracing: ``StagedEffectError``. So would a global's anywhere in a
+    function ``jax.jit`` traces: once per trace, not once per call.
     """
     report.check_store(name)
+    if declared == "global" and report.under_trace():
+        raise errors.make("traced-effect", target=f"the global '{name}'", action="assigned")
 
 
 def is_singleton(value, singleton) -> bool:

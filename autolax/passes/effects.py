@@ -4,7 +4,7 @@
     self.items.append(x)    ->   ops.outside(self.items, 'append').append(x)
     self.count = n          ->   ops.outside(self).count = n
     CACHE[k] = v            ->   ops.outside(CACHE)[k] = v
-    total = n               ->   ops.outside_store('total')     (`global total` declared)
+    total = n               ->   ops.outside_store('total', 'global')   (`global total`)
                                  total = n
 
 A global, a variable of an enclosing function or a method's ``self`` is not part of any
@@ -30,16 +30,18 @@ from autolax.transpile import syntax
 
 
 class _Transformer(syntax.NodeTransformer):
-    def __init__(self, ctx, owned, declared):
+    def __init__(self, ctx, owned, declared, globals_=frozenset()):
         self.ctx = ctx
         self.owned = owned  # local names whose mutations other passes handle
         self.declared = declared  # names declared global or nonlocal
+        self.globals = globals_  # ... of them, those declared global
 
     def _store_checks(self, node, targets):
         """``ops.outside_store('total')`` before a statement assigning declared names."""
         names = sorted(set().union(*(target_names(t) for t in targets)) & self.declared) if targets else []
-        checks = [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{self.ctx.ops}.outside_store", [syntax.constant(n)])), node)
-                  for n in names]
+        checks = [syntax.copy_location(syntax.expr_stmt(syntax.call(
+            f"{self.ctx.ops}.outside_store", [syntax.constant(n)] + ([syntax.constant("global")] if n in self.globals else []))),
+            node) for n in names]
         return checks + [node] if checks else node
 
     def _outside(self, root_holder, field, method=None):
@@ -139,7 +141,7 @@ def _transformer(ctx, fn_node):
     params = syntax.param_names(fn_node.args)
     receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
     globals_, nonlocals = declared_names(fn_node.body)
-    return _Transformer(ctx, local_names(fn_node) - receiver, globals_ | nonlocals)
+    return _Transformer(ctx, local_names(fn_node) - receiver, globals_ | nonlocals, globals_)
 
 
 def _visit_body(transformer, body):
