@@ -6,6 +6,8 @@ where the exit is taken at the first, a middle and no iteration, and where the l
 zero times; the emitted code and the jaxpr show that nothing but the test is carried.
 """
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -376,3 +378,33 @@ def exit_reads_the_item(xs):
 def test_test_reading_the_loop_variable_is_recorded(tmp_path):
     check_all_paths(exit_reads_the_item, np.array([1.0, -3.0, 5.0], np.float32), tmp_dir=tmp_path)
     assert "test: after" not in autolax.to_source(exit_reads_the_item)
+
+
+def skipped_exit(xs, t):
+    for x in xs:
+        continue
+        if t <= 0.0:  # never reached: every iteration continues first
+            return 1.0, x
+    return 0.0, t
+
+
+def sometimes_skipped_exit(xs, t):
+    total = 0.0
+    for x in xs:
+        total = total + x
+        if x < 0.0:
+            continue
+        if total > t:
+            return 1.0, total
+    return 0.0, total
+
+
+@pytest.mark.parametrize("t", [-1.0, 2.0])
+def test_exit_that_a_continue_skips_is_not_tested(t, tmp_path):
+    # Fuzzer seed 2240: testing after every iteration ran the `return` an earlier `continue`
+    # skips in Python. Such a loop records its test in the body instead.
+    with warnings.catch_warnings():  # the never-set flag leaves a test Python decides: unrolled, correctly
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        check_all_paths(skipped_exit, np.array([1.0, 2.0], np.float32), t, tmp_dir=tmp_path)
+    check_all_paths(sometimes_skipped_exit, np.array([1.0, -5.0, 3.0], np.float32), t, tmp_dir=tmp_path)
+    assert "test: after" not in autolax.to_source(sometimes_skipped_exit)

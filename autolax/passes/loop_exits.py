@@ -158,6 +158,8 @@ def _tested_after(loop, exit_if, test_check):
     if not isinstance(loop, syntax.For) or not isinstance(loop.target, syntax.Name):
         return False
     rest = loop.body[:-1]
+    if _has(rest, syntax.Continue, False):
+        return False  # an iteration that continues skips the test: Python does not test it then
     changed = set().union(*(writes(stmt) for stmt in rest)) if rest else set()
     if loop.target.id in changed or loop.target.id in reads(exit_if.test):
         return False
