@@ -620,7 +620,7 @@ def _first_bound(site, seq, item):
     return MaybeBound(item, seq.length > 0, site.item_test) if is_tracer(seq.length) else item
 
 
-def _with_target(site, names, result, target, stopped):
+def _with_target(names, result, target, stopped):
     """The outputs of a loop with an item test (``sites.Site.item_test``): its state, its
     target (the item it stopped at, else the last item) and whether the test stopped it."""
     return pack(list(result) + [target, stopped], len(names) + 2)
@@ -798,7 +798,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         constant = _constant_test(loop_test, state, item_state, site)
         if constant is False:  # it stops at the first item, if there is one
             report.record(site, plan.PYTHON, iterations=0)
-            return _with_target(site, names, values, _first_bound(site, seq, seq.item(0)), seq.length > 0)
+            return _with_target(names, values, _first_bound(site, seq, seq.item(0)), seq.length > 0)
         if constant is True:  # it never stops the loop: a loop without a test
             loop_test, item_test = None, False
             facts = dataclasses.replace(facts, exit_traced=False)
@@ -808,7 +808,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         _raises_when_it_runs(site, body_traced, [cast(v, aval) for v, aval in builtins.zip(
             jax.tree_util.tree_leaves(seq.item(0)), item_state.abstract())] + state.dynamic(values),
             seq.length > 0, values, names)
-        return _with_target(site, names, values, _first_bound(site, seq, seq.item(0)), False)
+        return _with_target(names, values, _first_bound(site, seq, seq.item(0)), False)
     if body_traced.raises:
         first_item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(0)), item_state.abstract())]
         ran = seq.length > 0
@@ -817,7 +817,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         # The first iteration raises unless the test stops the loop at the first item.
         go = predicate(test_traced(first_item + state.dynamic(values))[0][0], site.where)
         _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), jnp.logical_and(ran, go), values, names)
-        return _with_target(site, names, values, _first_bound(site, seq, seq.item(0)), jnp.logical_and(ran, jnp.logical_not(go)))
+        return _with_target(names, values, _first_bound(site, seq, seq.item(0)), jnp.logical_and(ran, jnp.logical_not(go)))
     effects = bool(body_traced.jaxpr.effects) or bool(test_traced is not None and test_traced.jaxpr.effects)
     facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects,
                                 max_steps=site.max_steps or report.default_max_steps())
@@ -1004,7 +1004,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     report.record(site, form)
     result = _flag_first_assigned(values, result, names, seq.length > 0)
     if site.item_test is not None:
-        return _with_target(site, names, result, target, stopped)
+        return _with_target(names, result, target, stopped)
     return pack(result, len(names))
 
 

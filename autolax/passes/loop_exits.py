@@ -31,6 +31,7 @@ import types
 from autolax.analysis.activity import MUTATING_METHODS, local_names, reads, target_names, writes
 from autolax.analysis.definedness import Definedness
 from autolax.passes.jumps import add_loop_test, flag_assign
+from autolax.passes.unbound_reads import Reads
 from autolax.libraries import is_library_callable
 from autolax.transpile import anno, syntax
 
@@ -170,30 +171,6 @@ def _tested_after(loop, exit_if, test_check):
     return test_check.plain(exit_if.test, loop, frozenset(own))
 
 
-class _BoundReads(syntax.NodeTransformer):
-    """Reads ``ops.bound(x)`` for the ``names`` the loop may be the first to bind: after a
-    staged loop over a traced range they hold a ``MaybeBound``, which the exit proves set."""
-
-    def __init__(self, names, ops):
-        self.names = names
-        self.ops = ops
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, syntax.Load) and node.id in self.names:
-            return syntax.copy_location(syntax.call(f"{self.ops}.bound", [node]), node)
-        return node
-
-    def visit_Lambda(self, node):
-        inner = _BoundReads(self.names - set(syntax.param_names(node.args)), self.ops)
-        node.body = inner.visit(node.body)
-        return node
-
-    def visit_FunctionDef(self, node):
-        return node  # reads when called, maybe after something rebinds the name
-
-    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
-
-
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, fn_node):
         self.ctx = ctx
@@ -239,8 +216,10 @@ class _Transformer(syntax.NodeTransformer):
         first_bound = writes(loop) | (target_names(loop.target) if isinstance(loop, syntax.For) else set())
         if loop in self.defined.before:
             first_bound -= self.defined.before[loop][0]
-        reads = _BoundReads(first_bound, self.ctx.ops)
-        after = [reads.visit(stmt) for stmt in after]
+        # After a staged loop over a traced range these names hold a `MaybeBound`, which the
+        # exit proves set: `ops.bound`, no run-time check.
+        bound_reads = Reads(first_bound, self.ctx.ops, op="bound")
+        after = [bound_reads.visit(stmt) for stmt in after]
         orelse, loop.orelse = loop.orelse, []
         if not after and not orelse:
             return out

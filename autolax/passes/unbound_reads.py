@@ -25,21 +25,23 @@ from autolax.transpile import syntax
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)
 
 
-class _Reads(syntax.NodeTransformer):
-    """Wraps loads of ``names`` in one statement (not inside nested ``def``/``class``)."""
+class Reads(syntax.NodeTransformer):
+    """Wraps loads of ``names`` in one statement (not inside nested ``def``/``class``) in
+    ``ops.<op>(name)``: ``ops.assigned`` here, ``ops.bound`` for ``passes.loop_exits``."""
 
-    def __init__(self, names, ops):
+    def __init__(self, names, ops, op="assigned"):
         self.names = names
         self.ops = ops
+        self.op = op
 
     def visit_Name(self, node):
         if isinstance(node.ctx, syntax.Load) and node.id in self.names:
-            return syntax.copy_location(syntax.call(f"{self.ops}.assigned", [node]), node)
+            return syntax.copy_location(syntax.call(f"{self.ops}.{self.op}", [node]), node)
         return node
 
     def visit_Lambda(self, node):
         params = set(syntax.param_names(node.args))
-        inner = _Reads(self.names - params, self.ops)
+        inner = Reads(self.names - params, self.ops, self.op)
         node.body = inner.visit(node.body)
         return node
 
@@ -47,7 +49,7 @@ class _Reads(syntax.NodeTransformer):
         bound = set()
         for gen in node.generators:
             bound |= target_names(gen.target)
-        self.generic_visit(node) if not bound & self.names else _Reads(self.names - bound, self.ops).generic_visit(node)
+        self.generic_visit(node) if not bound & self.names else Reads(self.names - bound, self.ops, self.op).generic_visit(node)
         return node
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
@@ -110,7 +112,7 @@ class _Function:
         maybe_unbound = self.candidates - definitely
         prefix = []
         if maybe_unbound:
-            reads = _Reads(maybe_unbound, self.ctx.ops)
+            reads = Reads(maybe_unbound, self.ctx.ops)
             for field, value in syntax.iter_fields(stmt):
                 if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
                     continue
@@ -119,7 +121,7 @@ class _Function:
                 elif isinstance(value, list):
                     setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
             for target in _targets(stmt):
-                _Reads(maybe_unbound, self.ctx.ops).visit(target)  # `x[i] = v` reads x and i
+                Reads(maybe_unbound, self.ctx.ops).visit(target)  # `x[i] = v` reads x and i
             if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name) and stmt.target.id in maybe_unbound:
                 # `x += v` reads x first: `x = ops.assigned(x)` before it.
                 name = stmt.target.id
