@@ -103,7 +103,8 @@ def agrees(expected: Outcome, got: Outcome, path: str, allow_refusal: bool = Tru
     if len(e_leaves) != len(g_leaves):
         return f"returned {got.value!r}; Python returned {expected.value!r}"
     for e, g in zip(e_leaves, g_leaves):
-        if not np.allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=1e-5, atol=1e-6):
+        if not np.allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=1e-5, atol=1e-6,
+                           equal_nan=True):
             return f"returned {got.value!r}; Python returned {expected.value!r}"
     if got.printed.split() != expected.printed.split() and _numbers(got.printed) != _numbers(expected.printed):
         return f"printed {got.printed!r}; Python printed {expected.printed!r}"

@@ -10,7 +10,7 @@ from jax import lax
 from autolax import errors, plan, sites
 from autolax.ops import checks, report
 from autolax.ops.state import State, is_tracer, join_branches, write_back
-from autolax.ops.tracing import pack, trace
+from autolax.ops.tracing import accumulations, pack, trace
 
 
 def predicate(pred, where: str):
@@ -127,13 +127,43 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
     cheap_ok = not report.in_staged_branch()
     form = plan.if_form(True, select_ok and only_moves(true_traced, cheap_ok) and only_moves(false_traced, cheap_ok))
     if form == plan.SELECT:
-        on_true, _, true_failures = true_traced(dynamic, out)
-        on_false, _, false_failures = false_traced(dynamic, out)
-        results = [_select(pred, t, f) for t, f in zip(on_true, on_false)]
-        checks.defer(checks.select(pred, true_failures, false_failures))
+        results = _select_outputs(pred, true_traced, false_traced, dynamic, out)
     else:
         results = _cond_with_checks(pred, true_traced, false_traced, dynamic, out)
     return tuple(out.rebuild(results)), form
+
+
+def _select_outputs(pred, true_traced, false_traced, dynamic, out):
+    """The outputs of both branches, selected; an output one branch accumulates into
+    (``total += x * x``) while the other leaves it is ``total + select(pred, x * x, -0.0)``
+    (see ``tracing.accumulations``)."""
+    __tracebackhide__ = True
+    sunk = {}  # state leaf index -> (op, unit, True if the `if` branch accumulates)
+    for changed, same, on_true in ((true_traced, false_traced, True), (false_traced, true_traced, False)):
+        found = accumulations(changed, same)
+        if found:
+            for i, (k, k_same) in enumerate(zip(changed.sources(out), same.sources(out))):
+                if k is not None and k == k_same and k in found and i not in sunk:
+                    sunk[i] = (k,) + found[k] + (on_true,)
+    true_outputs = {k: e for k, _, e, _, side in sunk.values() if side}
+    false_outputs = {k: e for k, _, e, _, side in sunk.values() if not side}
+    on_true, _, true_failures = true_traced(dynamic, out, outputs=true_outputs)
+    on_false, _, false_failures = false_traced(dynamic, out, outputs=false_outputs)
+    checks.defer(checks.select(pred, true_failures, false_failures))
+    results = []
+    for i, (t, f) in enumerate(zip(on_true, on_false)):
+        if i not in sunk:
+            results.append(_select(pred, t, f))
+            continue
+        _, op, _, unit, side = sunk[i]
+        base, term = (f, t) if side else (t, f)
+        unit = lax.full_like(term, unit)  # keeps a weak type
+        term = lax.select(pred, term, unit) if side else lax.select(pred, unit, term)
+        results.append(_UNIT_OPS[op](base, term))
+    return results
+
+
+_UNIT_OPS = {"add": lax.add, "sub": lax.sub, "mul": lax.mul}
 
 
 def _raising_branch(pred, true_traced, false_traced, operands):

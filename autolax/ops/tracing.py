@@ -54,13 +54,18 @@ class Traced:
     makers: tuple = ()  # the body's checks (see autolax.ops.checks): their code is the last output
     raises: bool = False  # every path through the body raises: it returns only the code
 
-    def __call__(self, dynamic_inputs, target: State | None = None, *, guard=None):
+    def __call__(self, dynamic_inputs, target: State | None = None, *, guard=None, outputs=None):
         """Runs the jaxpr; returns (state leaves cast to ``target``'s types, extras,
         ``checks.Failures`` or None). With ``guard`` it runs as ``selecting`` does; a
         boolean scalar ``guard`` also takes the derivative off its inputs and constants
-        where it is false."""
+        where it is false. ``outputs`` ({output index: variable}) returns other variables
+        of the jaxpr in place of some outputs (see ``accumulations``)."""
         __tracebackhide__ = True
-        if guard is None:
+        if outputs:
+            jaxpr = self.jaxpr.jaxpr
+            outvars = [outputs.get(k, v) for k, v in enumerate(jaxpr.outvars)]
+            outs = _evaluate(jaxpr, self.jaxpr.consts, dynamic_inputs, outvars)
+        elif guard is None:
             outs = jaxpr_as_fun(self.jaxpr)(*dynamic_inputs)
         elif guard is True:
             outs = selecting(self.jaxpr)(*dynamic_inputs)
@@ -93,6 +98,24 @@ class Traced:
             if tspec.is_maybe_bound and not spec.is_maybe_bound:  # assigned on this path
                 cast_leaves.append(jnp.asarray(True))
         return cast_leaves, list(extras), failures
+
+    def sources(self, target: State) -> list:
+        """For each state leaf ``self(..., target)`` returns, the index of the jaxpr output
+        it is (its type ``target``'s), or None for a leaf made there (a zero for a variable
+        this body leaves unbound, a bound flag)."""
+        sources = []
+        k = 0
+        for spec, tspec in zip(self.out.specs, target.specs):
+            if spec.is_undefined and not tspec.is_undefined:
+                sources.extend(None for t in tspec.leaves if t.dynamic)
+                continue
+            for leaf, tleaf in zip(spec.leaves, tspec.leaves):
+                if tleaf.dynamic:
+                    sources.append(k if leaf.dynamic and leaf.aval == tleaf.aval else None)
+                k += leaf.dynamic
+            if tspec.is_maybe_bound and not spec.is_maybe_bound:
+                sources.append(None)
+        return sources
 
 
 # Python frames one level of nested staging takes (an op, JAX's tracing, the body).
@@ -183,7 +206,53 @@ def _has_cond(eqn) -> bool:
         _has_cond(e) for sub in jax_core.jaxprs_in_params(eqn.params) for e in sub.eqns)
 
 
-def _evaluate(jaxpr, consts, args):
+# ----------------------------------------------------------------------------- accumulating
+# `x OP e` for an operation with a unit: `x OP unit` is `x` bit for bit, for every `x`
+# (-0.0 and +0.0, inf and NaN included): x + -0.0, x - 0.0, x * 1.
+_UNITS = {"add": (-0.0, (0, 1)), "sub": (0.0, (0,)), "mul": (1.0, (0, 1))}
+
+
+def accumulations(changed: Traced, same: Traced) -> dict:
+    """The outputs that branch ``changed`` computes as ``x OP e`` from an input ``x`` that
+    branch ``same`` returns unchanged there (``if c: total += x * x``):
+    ``{output index: (OP, e's variable, unit)}``.
+
+    ``select(p, x OP e, x)`` is then ``x OP select(p, e, unit)``: the same bits, the same
+    derivatives, and the carried value stays out of the select, which XLA's CPU backend
+    runs markedly faster in a loop body (a ``while`` summing under a condition: 1.15x ->
+    1.02x of the hand-written ``total + jnp.where(c, x * x, 0.0)``). Scalars of integer or
+    floating type only; bodies with checks are left as they are."""
+    if changed.makers or same.makers or changed.raises or same.raises:
+        return {}
+    cj, sj = changed.jaxpr.jaxpr, same.jaxpr.jaxpr
+    inputs = {id(v): j for j, v in enumerate(sj.invars)}
+    producers = {id(v): eqn for eqn in cj.eqns for v in eqn.outvars}
+    found = {}
+    for k, (cv, sv) in enumerate(zip(cj.outvars, sj.outvars)):
+        j = inputs.get(id(sv)) if isinstance(sv, jax_core.Var) else None
+        eqn = producers.get(id(cv)) if isinstance(cv, jax_core.Var) else None
+        if j is None or eqn is None or eqn.primitive.name not in _UNITS:
+            continue
+        unit, positions = _UNITS[eqn.primitive.name]
+        base = cj.invars[j]
+        for pos in positions:
+            other = eqn.invars[1 - pos]
+            if eqn.invars[pos] is base and isinstance(other, jax_core.Var) and _same_number_type(cv.aval, base.aval, sv.aval, other.aval):
+                found[k] = (eqn.primitive.name, other, unit)
+                break
+    return found
+
+
+def _same_number_type(*avals) -> bool:
+    first = avals[0]
+    if getattr(first, "shape", None) != () or not (
+            jnp.issubdtype(first.dtype, jnp.floating) or jnp.issubdtype(first.dtype, jnp.integer)):
+        return False
+    return all(a.shape == () and a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals)
+
+
+def _evaluate(jaxpr, consts, args, outvars=None):
+    eqns = jaxpr.eqns if outvars is None else _needed(jaxpr.eqns, outvars)
     env = {}
 
     def read(v):
@@ -193,14 +262,25 @@ def _evaluate(jaxpr, consts, args):
         env[var] = value
     for var, value in zip(jaxpr.invars, args):
         env[var] = value
-    for eqn in jaxpr.eqns:
+    for eqn in eqns:
         invals = [read(v) for v in eqn.invars]
         outs = _evaluate_equation(eqn, invals)
         if not eqn.primitive.multiple_results:
             outs = [outs]
         for var, value in zip(eqn.outvars, outs):
             env[var] = value
-    return [read(v) for v in jaxpr.outvars]
+    return [read(v) for v in (jaxpr.outvars if outvars is None else outvars)]
+
+
+def _needed(eqns, outvars) -> list:
+    """The equations of ``eqns`` (without effects) that ``outvars`` depend on, in order."""
+    live = {id(v) for v in outvars if isinstance(v, jax_core.Var)}
+    kept = []
+    for eqn in reversed(eqns):
+        if eqn.effects or any(id(v) in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(id(v) for v in eqn.invars if isinstance(v, jax_core.Var))
+    return kept[::-1]
 
 
 def _evaluate_equation(eqn, invals):
