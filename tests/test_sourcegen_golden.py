@@ -307,12 +307,12 @@ STANDALONE = {
 
                 def if_false_1():
                     y = 0.0
-                    return jnp.asarray(y, dtype=float)
+                    return y
 
-                y = jax.lax.cond(x < -1, if_true_1, if_false_1)
+                y = promoting_cond(x < -1, if_true_1, if_false_1)
                 return y
 
-            y = jax.lax.cond(x > 0, if_true, if_false)
+            y = promoting_cond(x > 0, if_true, if_false)
             return y
         """,
     ),
@@ -1125,6 +1125,41 @@ import jax
 import jax.numpy as jnp
 
 
+def promoting_cond(pred, true_fun, false_fun, *operands):
+    """``jax.lax.cond(pred, true_fun, false_fun, *operands)`` for branches whose results may
+    differ in dtype, as the two sides of a Python ``if`` may (a Python number on one side, a
+    float32 array on the other): each result takes the dtype both sides promote to.
+    (Written by ``autolax convert --standalone``.)
+
+    Equivalent Python::
+
+        return true_fun(*operands) if pred else false_fun(*operands)
+    """
+    from jax.extend.core import jaxpr_as_fun
+
+    # Each branch is traced once (a chain of `elif`s stays linear), then replayed in the cond.
+    (true_jaxpr, true_types), (false_jaxpr, false_types) = (
+        jax.make_jaxpr(fun, return_shape=True)(*operands) for fun in (true_fun, false_fun))
+    if jax.tree.structure(true_types) != jax.tree.structure(false_types):
+        return jax.lax.cond(pred, true_fun, false_fun, *operands)  # JAX's error names the difference
+
+    def promotes_as(t):  # a weakly typed value promotes as the Python number it stands for
+        if not t.weak_type:
+            return t.dtype
+        return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[jax.numpy.dtype(t.dtype).kind]
+
+    leaves, tree = jax.tree.flatten(true_types)
+    dtypes = [jax.dtypes.result_type(promotes_as(a), promotes_as(b))
+              for a, b in zip(leaves, jax.tree.leaves(false_types))]
+
+    def promoted(jaxpr):
+        run = jaxpr_as_fun(jaxpr)
+        return lambda *args: tree.unflatten(
+            [jax.numpy.asarray(x, dtype) for x, dtype in zip(run(*jax.tree.leaves(args)), dtypes)])
+
+    return jax.lax.cond(pred, promoted(true_jaxpr), promoted(false_jaxpr), *operands)
+
+
 class Model:
     def __init__(self, scale):
         self.scale = scale
@@ -1139,7 +1174,7 @@ class Model:
         def if_false(x):
             return x
 
-        x = jax.lax.cond(x > 0, if_true, if_false, x)
+        x = promoting_cond(x > 0, if_true, if_false, x)
         return x
 
 
@@ -1149,12 +1184,12 @@ def clamp(x, lo=0.0):
     # too small
     def if_true(x):
         x = lo
-        return jnp.asarray(x, dtype=float)
+        return x
 
     def if_false(x):
         return x
 
-    x = jax.lax.cond(x < lo, if_true, if_false, x)
+    x = promoting_cond(x < lo, if_true, if_false, x)
     return x
 
 

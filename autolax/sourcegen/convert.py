@@ -83,6 +83,8 @@ class _FileConverter:
                 continue
             if not explicit and (isinstance(site.node, syntax.AsyncFunctionDef) or _is_generator(site.node)):
                 continue  # --all: functions autolax cannot convert are left as they are
+            if not explicit and self._is_helper(site):
+                continue  # a helper an earlier --standalone run wrote: plain JAX already
             if not self.options.standalone and not explicit and self._calls_runtime(site.node):
                 if not site.is_method:
                     self.converted_names.add(site.node.name)
@@ -99,6 +101,12 @@ class _FileConverter:
             self.warnings.append(f"{location}: warning: '{qualname}' is left as it is (--all): it is a method of a "
                                  "class defined inside a function, which autolax convert does not convert (move the "
                                  "class to module level)")
+
+    def _is_helper(self, site) -> bool:
+        name = site.node.name
+        aliases = {"jax", self.module.imported_as("jax")} - {None}
+        return (not site.is_method and name in helpers.NEEDS
+                and any(helpers.text(name, alias) in self.module.text for alias in aliases))
 
     def _calls_runtime(self, node) -> bool:
         alias = self.module.imported_as("autolax.ops")

@@ -24,6 +24,8 @@ editing the file; it overrides the annotations of the parameters it names.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from autolax import errors
 from autolax.sourcegen.standalone.values import STATIC, TRACED, Val, constant
 from autolax.transpile import syntax
@@ -71,7 +73,7 @@ def param_vals(fn, static: set, is_method: bool, declared: dict) -> dict:
         if val is None and isinstance(default, syntax.Constant) and constant(default.value).kind in ("int", "float",
                                                                                                      "complex"):
             val = Val(traced=True, kind=constant(default.value).kind, weak=True, ndim=0)  # jit does not trace defaults
-        out[a.id] = val or TRACED
+        out[a.id] = replace(TRACED, like=a.id) if val in (None, TRACED) else val
     for a in (args.vararg, args.kwarg):
         if a is not None:
             out[a.id] = STATIC if a.id in static else Val(traced=True, container=True)

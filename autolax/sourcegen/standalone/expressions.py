@@ -104,7 +104,8 @@ class Expressions:
             e.operand, a = self.expr(e.operand, scope, truth=isinstance(e.op, syntax.Not))
             if isinstance(e.op, syntax.Not):
                 return e, Val(traced=a.traced, kind="bool", ndim=a.ndim)
-            return e, replace(a, container=False, elts=None, kind="int" if a.kind == "bool" else a.kind)
+            return e, replace(a, container=False, elts=None, kind="int" if a.kind == "bool" else a.kind,
+                              like=None if a.container or a.kind == "bool" else a.like)
         if isinstance(e, syntax.Compare):
             e.left, a = self.expr(e.left, scope)
             vals = [a]
@@ -343,13 +344,8 @@ class Expressions:
             b, bval = self.expr(b_fn.body, scope, truth)
         finally:
             self.staged -= 1
-        kind_a, kind_b = casts(aval, bval)
-        if kind_a is not None:
-            a = self.as_array(a, kind_a)
-        if kind_b is not None:
-            b = self.as_array(b, kind_b)
-        new = syntax.call(self.ref("jax.lax.cond"), [test, syntax.lambda_(a), syntax.lambda_(b)])
-        return syntax.copy_location(new, e), staged_output(aval, bval, kind_a, kind_b)
+        new = syntax.call(self.cond_callee([aval], [bval]), [test, syntax.lambda_(a), syntax.lambda_(b)])
+        return syntax.copy_location(new, e), staged_output(aval, bval, *casts(aval, bval))
 
     def op_assigned(self, e, scope, truth):
         """``ops.assigned(x)``: a read of ``x`` where Python might find it unbound. The output

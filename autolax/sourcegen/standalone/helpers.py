@@ -12,6 +12,7 @@ from __future__ import annotations
 
 MASKED = "masked_while_loop"
 EARLY_EXIT = "while_loop_with_masked_grad"
+PROMOTING_COND = "promoting_cond"
 
 _TEXT = {
     MASKED: '''\
@@ -68,7 +69,43 @@ def while_loop_with_masked_grad(cond_fun, body_fun, init_val, max_steps):
 ''',
 }
 
-NEEDS = {EARLY_EXIT: (MASKED,), MASKED: ()}
+_TEXT[PROMOTING_COND] = '''\
+def promoting_cond(pred, true_fun, false_fun, *operands):
+    """``jax.lax.cond(pred, true_fun, false_fun, *operands)`` for branches whose results may
+    differ in dtype, as the two sides of a Python ``if`` may (a Python number on one side, a
+    float32 array on the other): each result takes the dtype both sides promote to.
+    (Written by ``autolax convert --standalone``.)
+
+    Equivalent Python::
+
+        return true_fun(*operands) if pred else false_fun(*operands)
+    """
+    from jax.extend.core import jaxpr_as_fun
+
+    # Each branch is traced once (a chain of `elif`s stays linear), then replayed in the cond.
+    (true_jaxpr, true_types), (false_jaxpr, false_types) = (
+        {jax}.make_jaxpr(fun, return_shape=True)(*operands) for fun in (true_fun, false_fun))
+    if {jax}.tree.structure(true_types) != {jax}.tree.structure(false_types):
+        return {jax}.lax.cond(pred, true_fun, false_fun, *operands)  # JAX's error names the difference
+
+    def promotes_as(t):  # a weakly typed value promotes as the Python number it stands for
+        if not t.weak_type:
+            return t.dtype
+        return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[{jax}.numpy.dtype(t.dtype).kind]
+
+    leaves, tree = {jax}.tree.flatten(true_types)
+    dtypes = [{jax}.dtypes.result_type(promotes_as(a), promotes_as(b))
+              for a, b in zip(leaves, {jax}.tree.leaves(false_types))]
+
+    def promoted(jaxpr):
+        run = jaxpr_as_fun(jaxpr)
+        return lambda *args: tree.unflatten(
+            [{jax}.numpy.asarray(x, dtype) for x, dtype in zip(run(*{jax}.tree.leaves(args)), dtypes)])
+
+    return {jax}.lax.cond(pred, promoted(true_jaxpr), promoted(false_jaxpr), *operands)
+'''
+
+NEEDS = {EARLY_EXIT: (MASKED,), MASKED: (), PROMOTING_COND: ()}
 
 
 def closure(names) -> list:

@@ -8,7 +8,7 @@ else is refused up front), the statement-level lowering, and the ``if``: Python 
 from __future__ import annotations
 
 from autolax import errors, plan, sites
-from autolax.sourcegen.standalone import breaks, declarations
+from autolax.sourcegen.standalone import breaks, declarations, helpers
 from autolax.sourcegen.standalone.expressions import Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
@@ -19,7 +19,6 @@ from autolax.sourcegen.standalone.patterns import (
     rereadable,
     restore_target,
     without_return,
-    wrap_returned,
 )
 from autolax.sourcegen.standalone.values import (
     NUMERIC,
@@ -32,6 +31,7 @@ from autolax.sourcegen.standalone.values import (
     carried,
     casts,
     item_of,
+    may_differ,
     staged_output,
 )
 from autolax.transpile import syntax
@@ -410,7 +410,8 @@ class Lowering(Expressions, Loops):
                 fn_def.args.args = [a for a in fn_def.args.args if a.id not in unbound]
         for n, val in zip(out_names, self.unify_returns(t_def, f_def, out_names, t_vals, f_vals)):
             scope.set(n, val)
-        new = syntax.call(self.ref("jax.lax.cond"), [test, syntax.name(t_def.name), syntax.name(f_def.name)] + operands)
+        callee = self.cond_callee(t_vals, f_vals)
+        new = syntax.call(callee, [test, syntax.name(t_def.name), syntax.name(f_def.name)] + operands)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
         return prelude + [t_def, f_def, syntax.copy_location(stmt, s)]
 
@@ -505,21 +506,18 @@ class Lowering(Expressions, Loops):
         return None
 
     def unify_returns(self, t_def, f_def, names, t_vals, f_vals):
-        """``lax.cond`` needs both branches to return equal types, weak types included: a
-        Python number returned where the other branch returns an array becomes an array of
-        its kind's default dtype. Returns the Vals of the outputs."""
-        out = []
-        for i, (a, b) in enumerate(zip(t_vals, f_vals)):
-            cast_a, cast_b = casts(a, b)
-            if cast_a is not None:
-                wrap_returned(t_def, i, len(names), lambda e, k=cast_a: self.as_array(e, k))
-            if cast_b is not None:
-                wrap_returned(f_def, i, len(names), lambda e, k=cast_b: self.as_array(e, k))
-            out.append(staged_output(a, b, cast_a, cast_b))
-        return out
+        """The Vals of a staged ``if``'s outputs. ``lax.cond`` needs both branches to return
+        equal types: where they may differ (``cond_callee``), the file calls
+        ``promoting_cond``, which gives each output the dtype both sides promote to when the
+        program is traced (a Python number beside a float32 array becomes float32, as in
+        ``autolax.jit``; a default dtype written here would be float64 under x64)."""
+        return [staged_output(a, b, *casts(a, b)) for a, b in zip(t_vals, f_vals)]
 
-    def as_array(self, node, kind):
-        return self.jnp("asarray", [node], {"dtype": syntax.name(kind)})
+    def cond_callee(self, t_vals, f_vals):
+        """``jax.lax.cond``, or ``promoting_cond`` where the branches' output dtypes may differ."""
+        if any(may_differ(a, b) for a, b in zip(t_vals, f_vals)):
+            return self.helper(helpers.PROMOTING_COND)
+        return self.ref("jax.lax.cond")
 
     def check_branch_appends(self, t_def, f_def, out_names, site):
         counts = []

@@ -9,16 +9,6 @@ from autolax.transpile import syntax
 OP_OF_METHOD = {method: op for op, method in AUG_METHODS.items()}
 
 
-def wrap_returned(fn_def, index, n, wrap):
-    ret = fn_def.body[-1]
-    if not isinstance(ret, syntax.Return) or ret.value is None:
-        return
-    if n == 1:
-        ret.value = wrap(ret.value)
-    elif isinstance(ret.value, syntax.Tuple):
-        ret.value.elts[index] = wrap(ret.value.elts[index])
-
-
 def assigned_names(target):
     if target is None:
         return []

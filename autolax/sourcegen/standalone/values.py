@@ -62,6 +62,7 @@ class Val:
     weak: bool = False  # traced, and computed from Python numbers (and bools) only
     empty: bool = False  # the empty list `[]`
     stacked: bool = False  # a list appended to in a staged loop: one stacked array of its items
+    like: str | None = None  # has the dtype of this parameter, whose dtype nothing declares
 
     @property
     def is_weak(self) -> bool:
@@ -90,6 +91,7 @@ class Val:
             weak=(self.traced or other.traced) and self.is_weak and other.is_weak,
             empty=self.empty and other.empty,
             stacked=self.stacked or other.stacked,
+            like=self.like if self.like == other.like else None,
         )
 
 
@@ -183,7 +185,22 @@ def binop(a: Val, b: Val, op) -> Val:
         kind = "int"
     container = a.container and b.container and isinstance(op, syntax.Add)
     ndim = None if container or isinstance(op, syntax.MatMult) else join_ndims([a, b])
-    return Val(traced=traced, kind=kind, container=container, ndim=ndim, weak=traced and a.is_weak and b.is_weak)
+    return Val(traced=traced, kind=kind, container=container, ndim=ndim, weak=traced and a.is_weak and b.is_weak,
+               like=None if container else _dtype_kept(a, b, op))
+
+
+# Operations whose result has the dtype of an array operand when the other operand is a
+# Python int (or an array of the same dtype): `x + 1`, `2 * x`, `x // 2`, `x ** 2`.
+_DTYPE_KEEPING = (syntax.Add, syntax.Sub, syntax.Mult, syntax.FloorDiv, syntax.Mod, syntax.Pow)
+
+
+def _dtype_kept(a: Val, b: Val, op):
+    if not isinstance(op, _DTYPE_KEEPING):
+        return None
+    for x, y in ((a, b), (b, a)):
+        if x.like is not None and (y.like == x.like or y.is_weak and y.kind in ("int", "bool") and not y.container):
+            return x.like
+    return None
 
 
 def call_result(name: str, vals, traced: bool, method_of: Val | None = None, n_args: int = 0) -> Val:
@@ -218,7 +235,7 @@ def subscript(a: Val, index: Val, index_node) -> Val:
     if a.container:
         return Val(traced=a.traced or index.traced)
     ndim = a.ndim - 1 if a.ndim and index.kind == "int" and index.ndim == 0 else None
-    return Val(traced=a.traced or index.traced, kind=a.kind, weak=a.weak, ndim=ndim)
+    return Val(traced=a.traced or index.traced, kind=a.kind, weak=a.weak, ndim=ndim, like=a.like)
 
 
 def casts(a: Val, b: Val):
@@ -242,6 +259,23 @@ def casts(a: Val, b: Val):
     return None, None
 
 
+def may_differ(a: Val, b: Val) -> bool:
+    """May the two branches of a staged ``if`` give this output different dtypes, which
+    ``lax.cond`` rejects? A Python number beside an array (whose dtype, float32 or float64,
+    nothing here knows), values of two kinds or of a kind not known (an argument nothing
+    declares), or containers whose items are not known."""
+    if a == UNDEFINED or b == UNDEFINED:
+        return False
+    if a.like is not None and a.like == b.like and not (a.container or b.container):
+        return False  # both have the dtype of one parameter (`x if c else -x`)
+    if a.container or b.container:
+        if a.elts is None or b.elts is None or len(a.elts) != len(b.elts):
+            return a.container != b.container or a.elts != b.elts
+        return any(may_differ(x, y) for x, y in zip(a.elts, b.elts))
+    cast_a, cast_b = casts(a, b)
+    return cast_a is not None or cast_b is not None or a.kind is None or a.kind != b.kind
+
+
 def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
     """The Val of a staged ``if``'s output whose branches give ``a`` and ``b``."""
     if a == UNDEFINED:
@@ -255,13 +289,15 @@ def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
     if a.elts is not None and b.elts is not None and len(a.elts) == len(b.elts):
         elts = tuple(staged_output(x, y) for x, y in zip(a.elts, b.elts))
     return Val(traced=True, kind=kind, weak=weak, container=a.container and b.container, elts=elts,
-               ndim=a.ndim if a.ndim == b.ndim else None, stacked=a.stacked or b.stacked)
+               ndim=a.ndim if a.ndim == b.ndim else None, stacked=a.stacked or b.stacked,
+               like=a.like if a.like == b.like else None)
 
 
 def carried(val: Val) -> Val:
     """The Val of a variable carried by a staged loop (an array of the value's type)."""
     elts = tuple(carried(v) for v in val.elts) if val.container and val.elts is not None else None
-    return Val(traced=True, kind=val.kind, container=val.container, weak=val.is_weak, ndim=val.ndim, elts=elts)
+    return Val(traced=True, kind=val.kind, container=val.container, weak=val.is_weak, ndim=val.ndim, elts=elts,
+               like=val.like)
 
 
 def item_of(val: Val) -> Val:
