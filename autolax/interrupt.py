@@ -98,6 +98,13 @@ def run(thunk):
     return task.result
 
 
+def _static_traced(args, kwargs, static_positions, static_names) -> bool:
+    """Does a traced value reach a static parameter (a call from inside another trace)?"""
+    static = [a for i, a in enumerate(args) if i in static_positions]
+    static += [v for k, v in kwargs.items() if k in static_names]
+    return any(isinstance(leaf, compat.Tracer) for leaf in jax.tree_util.tree_leaves(static))
+
+
 def call(jitted, args, kwargs, static_positions=frozenset(), static_names=frozenset()):
     """``jitted(*args, **kwargs)`` for a ``jax.jit`` object whose static arguments are at
     ``static_positions`` / named ``static_names``, interruptible by Ctrl-C.
@@ -138,8 +145,9 @@ class Interruptible:
     Calling it is ``call(jitted, ...)``; everything else (``.lower``, ``.trace``,
     ``.eval_shape``, ``__wrapped__``) is the ``jax.jit`` object's."""
 
-    def __init__(self, jitted, static_argnames=()):
+    def __init__(self, jitted, static_argnames=(), unjitted=None):
         self._jitted = jitted
+        self._unjitted = unjitted  # () -> the converted function, for a traced static argument
         self.__autolax_jit__ = getattr(jitted, "__autolax_jit__", None)  # what autolax.jit was given
         self._static_names = frozenset(static_argnames)
         self._static_positions = _static_positions(jitted, self._static_names)
@@ -152,6 +160,11 @@ class Interruptible:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
+        if self._unjitted is not None and _static_traced(args, kwargs, self._static_positions, self._static_names):
+            # Called from another function's trace with a traced value for a parameter the
+            # cell declared static (`--static n` applies to every function of the cell):
+            # jax.jit cannot hash it, and the caller's trace needs no jit of its own.
+            return self._unjitted()(*args, **kwargs)
         return call(self._jitted, args, kwargs, self._static_positions, self._static_names)
 
     def __getattr__(self, name):

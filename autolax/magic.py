@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import sys
 import types
@@ -118,7 +119,8 @@ class AutolaxMagics(Magics):
             new = autolax.convert(fn, strict=args.strict)
         else:
             own = tuple(n for n in static if n in fn.__code__.co_varnames[: _n_params(fn.__code__)])
-            new = Interruptible(autolax.jit(fn, static_argnames=own or None, strict=args.strict), own)
+            new = Interruptible(autolax.jit(fn, static_argnames=own or None, strict=args.strict), own,
+                                unjitted=functools.partial(autolax.convert, fn, strict=args.strict))
         if args.show:
             display(ConvertedSource(autolax.to_source(new)))
         ns[name] = new

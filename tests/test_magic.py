@@ -150,6 +150,34 @@ def scale(x, k):
     assert "--static m: no function in the cell has such an argument" in str(result.error_in_exec)
 
 
+def test_a_function_of_the_cell_called_with_a_traced_static_argument_runs_in_the_callers_trace(ip):
+    # `--static n` makes `n` static in every function of the cell; `total` passes `helper` a
+    # traced `n`, as plain Python may: it runs inside `total`'s trace instead of failing to
+    # hash the tracer (fuzzer seed 32).
+    cell = """\
+def helper(x, n):
+    if x > n:
+        return x - n
+    return x
+
+def total(xs, n):
+    acc = 0.0
+    for x in xs:
+        acc += helper(x, x * n)
+    return acc + n
+"""
+    ok(ip, cell)
+    plain = ip.user_ns["total"]
+    ok(ip, "%%autolax --static n\n" + cell)
+    xs = np.array([1.0, -2.0, 3.0], np.float32)
+    assert float(ip.user_ns["total"](xs, 2)) == pytest.approx(plain(xs, 2))
+    assert float(ip.user_ns["helper"](3.0, 2)) == 1.0  # called alone: static, jitted
+
+    result = run(ip, "%%autolax --static m\n" + cell)
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "--static m: no function in the cell has such an argument" in str(result.error_in_exec)
+
+
 UNROLLS = """\
 def apply_all(x):
     scales = [1.0, 2.0, 3.0]
