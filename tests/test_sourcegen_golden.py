@@ -356,7 +356,7 @@ STANDALONE = {
                 x = x * 2 + i
                 return x
 
-            x = jax.lax.fori_loop(0, n, loop_body, x)
+            x = promoting_fori_loop(0, n, loop_body, x)
             return x
         """,
     ),
@@ -807,7 +807,7 @@ STANDALONE = {
                 h = jnp.tanh(x + h)
                 return (h, h)
 
-            h, states = jax.lax.scan(loop_body, h, xs)
+            h, states = promoting_scan(loop_body, h, xs)
             return jnp.stack(states), h
         """,
     ),
@@ -898,7 +898,7 @@ STANDALONE = {
                 x = x + i
                 return x
 
-            x = jax.lax.fori_loop(0, jnp.maximum(0, -((n - 0) // -2)), loop_body, x)
+            x = promoting_fori_loop(0, jnp.maximum(0, -((n - 0) // -2)), loop_body, x)
             return x
         """,
     ),
@@ -1125,6 +1125,48 @@ import jax
 import jax.numpy as jnp
 
 
+def promoted_dtype(a, b):
+    """The dtype values of types ``a`` and ``b`` (``jax.ShapeDtypeStruct``) promote to; a
+    weakly typed value promotes as the Python number it stands for (a float32 array and
+    ``0.5`` give float32). (Written by ``autolax convert --standalone``.)"""
+    def promotes_as(t):
+        if not t.weak_type:
+            return t.dtype
+        return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[jax.numpy.dtype(t.dtype).kind]
+
+    return jax.dtypes.result_type(promotes_as(a), promotes_as(b))
+
+
+def carry_types(step, init_val, *args):
+    """The types of a staged loop's carry: ``init_val``'s, each promoted with the type one
+    iteration (``step(val, *args)``) gives it, until no iteration changes them -- a Python
+    loop may turn an int it carries into the float it assigns.
+    (Written by ``autolax convert --standalone``.)"""
+    def join(a, b):
+        return jax.ShapeDtypeStruct(a.shape, promoted_dtype(a, b), weak_type=a.weak_type and b.weak_type)
+
+    types = jax.eval_shape(lambda val: val, init_val)
+    while True:
+        joined = jax.tree.map(join, types, jax.eval_shape(step, types, *args))
+        if joined == types:
+            return types
+        types = joined
+
+
+def as_types(val, types):
+    """``val`` with the dtypes of ``types``. (Written by ``autolax convert --standalone``.)"""
+    return jax.tree.map(lambda x, t: jax.numpy.asarray(x, t.dtype), val, types)
+
+
+def promoting_fori_loop(lower, upper, body_fun, init_val):
+    """``jax.lax.fori_loop(lower, upper, body_fun, init_val)`` for a body that may change the
+    dtypes of what it carries (see ``promoting_while_loop``).
+    (Written by ``autolax convert --standalone``.)"""
+    types = carry_types(lambda val, i: body_fun(i, val), init_val, jax.numpy.asarray(lower))
+    return jax.lax.fori_loop(lower, upper, lambda i, val: as_types(body_fun(i, val), types),
+                             as_types(init_val, types))
+
+
 def promoting_cond(pred, true_fun, false_fun, *operands):
     """``jax.lax.cond(pred, true_fun, false_fun, *operands)`` for branches whose results may
     differ in dtype, as the two sides of a Python ``if`` may (a Python number on one side, a
@@ -1143,14 +1185,8 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
     if jax.tree.structure(true_types) != jax.tree.structure(false_types):
         return jax.lax.cond(pred, true_fun, false_fun, *operands)  # JAX's error names the difference
 
-    def promotes_as(t):  # a weakly typed value promotes as the Python number it stands for
-        if not t.weak_type:
-            return t.dtype
-        return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[jax.numpy.dtype(t.dtype).kind]
-
     leaves, tree = jax.tree.flatten(true_types)
-    dtypes = [jax.dtypes.result_type(promotes_as(a), promotes_as(b))
-              for a, b in zip(leaves, jax.tree.leaves(false_types))]
+    dtypes = [promoted_dtype(a, b) for a, b in zip(leaves, jax.tree.leaves(false_types))]
 
     def promoted(jaxpr):
         run = jaxpr_as_fun(jaxpr)
@@ -1201,7 +1237,7 @@ def poly(x, n: int):
         total = total + x ** i
         return total
 
-    total = jax.lax.fori_loop(0, n, loop_body, total)
+    total = promoting_fori_loop(0, n, loop_body, total)
     return total
 
 

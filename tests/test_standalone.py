@@ -383,3 +383,129 @@ def test_checks_and_outside_changes_in_python_code():
         with pytest.raises(ConversionError) as info:
             convert_source(head + "@autolax.jit\n" + source, "m.py", Options(standalone=True))
         assert info.value.code == code and "(drop --standalone to use the autolax runtime)" in info.value.reason
+
+
+# ----------------------------------------------------------------------------- dtypes
+# Python's `if` and loops let a value change dtype; lax.cond and lax loops do not. Where the
+# output's dtype is not known at conversion, --standalone calls the promoting_* helpers,
+# which find it when traced, as autolax.jit does (fuzzer seeds 3, 114: under x64 the
+# default dtype written before was float64 beside float32 arguments).
+PROMOTING = '''\
+import jax.numpy as jnp
+
+
+def ternary_number(b, xs):
+    t = 1.5
+    b += b if xs[1] != xs[0] else t
+    return b
+
+
+def piecewise(x):
+    if x < -5:
+        y = 0.0
+    elif x < -4:
+        y = 1.0
+    elif x < -3:
+        y = 2
+    elif x < -2:
+        y = x * 2
+    elif x < -1:
+        y = 4.0
+    elif x < 0:
+        y = 5.0
+    elif x < 1:
+        y = 6.0
+    elif x < 2:
+        y = 7.0
+    elif x < 3:
+        y = 8.0
+    elif x < 4:
+        y = 9.0
+    elif x < 5:
+        y = 10.0
+    elif x < 6:
+        y = 11.0
+    else:
+        y = x
+    return y
+
+
+def assigns_int(b):
+    k = 2
+    while k > 0:
+        k -= 1
+        b = k
+    return b
+
+
+def int_to_float(n, xs):
+    total = n
+    for i in range(n):
+        total = total + xs[i]
+    return total
+
+
+def scan_to_float(c, xs):
+    for x in xs:
+        c = c * 0.5 + x
+    return c
+'''
+
+PROMOTING_INPUTS = {
+    "ternary_number": [(np.float32(-4.0), np.array([-0.5, -2.0], np.float32)),
+                       (np.float32(-4.0), np.array([1.0, 1.0], np.float32))],
+    "piecewise": [(v,) for v in (np.float32(-6), np.float32(-3.5), np.float32(-2.5), np.float32(0.5),
+                                 np.float32(7.0), np.int32(-3), np.int32(7))],
+    "assigns_int": [(np.float32(2.0),), (np.int32(5),)],
+    "int_to_float": [(np.int32(3), np.array([0.5, 1.5, 2.5, 9.0], np.float32)), (np.int32(0), np.zeros(2, np.float32))],
+    "scan_to_float": [(np.int32(3), np.array([0.5, 1.5], np.float32))],
+}
+
+
+@pytest.fixture(scope="module")
+def promoting(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("promoting")
+    source = folder / "promoting.py"
+    source.write_text(PROMOTING)
+    converted = folder / "promoting_standalone.py"
+    converted.write_text(convert_source(PROMOTING, str(source), Options(all=True, standalone=True)).text)
+    return load(source, "promoting"), load(converted, "promoting_standalone"), converted.read_text()
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("name", sorted(PROMOTING_INPUTS))
+def test_branches_and_iterations_of_other_dtypes_agree_with_python(promoting, name, x64):
+    original, standalone, _ = promoting
+    with jax.enable_x64(x64):
+        for args in PROMOTING_INPUTS[name]:
+            assert_close(getattr(original, name)(*args), jax.jit(getattr(standalone, name))(*args))
+
+
+def test_promoting_forms_are_written_only_where_a_dtype_may_change(promoting):
+    _, _, text = promoting
+    assert "promoting_cond(x < -5" in text and "promoting_cond(xs[1] != xs[0]" in text
+    assert "promoting_while_loop(" in text and "promoting_fori_loop(" in text and "promoting_scan(" in text
+    for name in (helpers.PROMOTING_COND, helpers.CARRY_TYPES, helpers.PROMOTING_WHILE):
+        assert text.count(f"def {name}(") == 1
+    plain = convert_source("def f(x, n):\n    y = x if n > 0 else -x\n    return y * 2 if x > 0 else x\n", "plain.py",
+                           Options(all=True, standalone=True)).text
+    assert "promoting" not in plain and plain.count("jax.lax.cond(") == 2  # x, -x, y * 2: x's dtype
+
+
+def test_an_elif_chain_is_traced_once_per_branch(promoting):
+    _, standalone, _ = promoting
+    calls = []
+    real = jax.make_jaxpr
+
+    def counting(fun, *args, **kwargs):
+        calls.append(fun)
+        return real(fun, *args, **kwargs)
+
+    jax.make_jaxpr = counting
+    try:
+        jaxpr = real(lambda x: standalone.piecewise(x))(np.float32(1.0))  # a new function: traced afresh
+    finally:
+        jax.make_jaxpr = real
+    # 12 staged `if`s, each tracing its two branches once: 24, not 2 ** 12.
+    assert len(calls) == 24
+    assert str(jaxpr).count("cond[") == 12

@@ -2,7 +2,10 @@
 ``jax.lax`` has no single call for (``autolax.plan.EARLY_EXIT`` and ``MASKED_SCAN``): a
 ``for`` that can stop early (``break`` / ``return`` under a traced condition) has a static
 trip count, so it can be differentiated as a scan that skips the iterations after the
-exit, as ``autolax.jit`` does.
+exit, as ``autolax.jit`` does. And for values whose dtype is known only when the program
+is traced: ``promoting_cond`` and the ``promoting_*`` loops give what a staged ``if`` or
+loop produces the dtype both sides (every iteration) promote to, as the runtime's type
+join does, where ``lax.cond`` and the lax loops need equal types.
 
 Each is plain JAX, documented by the Python it stands for; ``{jax}`` is how the file spells
 the ``jax`` module.
@@ -13,6 +16,12 @@ from __future__ import annotations
 MASKED = "masked_while_loop"
 EARLY_EXIT = "while_loop_with_masked_grad"
 PROMOTING_COND = "promoting_cond"
+PROMOTED_DTYPE = "promoted_dtype"
+CARRY_TYPES = "carry_types"
+AS_TYPES = "as_types"
+PROMOTING_WHILE = "promoting_while_loop"
+PROMOTING_FORI = "promoting_fori_loop"
+PROMOTING_SCAN = "promoting_scan"
 
 _TEXT = {
     MASKED: '''\
@@ -69,6 +78,83 @@ def while_loop_with_masked_grad(cond_fun, body_fun, init_val, max_steps):
 ''',
 }
 
+_TEXT[PROMOTED_DTYPE] = '''\
+def promoted_dtype(a, b):
+    """The dtype values of types ``a`` and ``b`` (``jax.ShapeDtypeStruct``) promote to; a
+    weakly typed value promotes as the Python number it stands for (a float32 array and
+    ``0.5`` give float32). (Written by ``autolax convert --standalone``.)"""
+    def promotes_as(t):
+        if not t.weak_type:
+            return t.dtype
+        return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[{jax}.numpy.dtype(t.dtype).kind]
+
+    return {jax}.dtypes.result_type(promotes_as(a), promotes_as(b))
+'''
+
+_TEXT[CARRY_TYPES] = '''\
+def carry_types(step, init_val, *args):
+    """The types of a staged loop's carry: ``init_val``'s, each promoted with the type one
+    iteration (``step(val, *args)``) gives it, until no iteration changes them -- a Python
+    loop may turn an int it carries into the float it assigns.
+    (Written by ``autolax convert --standalone``.)"""
+    def join(a, b):
+        return {jax}.ShapeDtypeStruct(a.shape, promoted_dtype(a, b), weak_type=a.weak_type and b.weak_type)
+
+    types = {jax}.eval_shape(lambda val: val, init_val)
+    while True:
+        joined = {jax}.tree.map(join, types, {jax}.eval_shape(step, types, *args))
+        if joined == types:
+            return types
+        types = joined
+'''
+
+_TEXT[AS_TYPES] = '''\
+def as_types(val, types):
+    """``val`` with the dtypes of ``types``. (Written by ``autolax convert --standalone``.)"""
+    return {jax}.tree.map(lambda x, t: {jax}.numpy.asarray(x, t.dtype), val, types)
+'''
+
+_TEXT[PROMOTING_WHILE] = '''\
+def promoting_while_loop(cond_fun, body_fun, init_val):
+    """``jax.lax.while_loop(cond_fun, body_fun, init_val)`` for a body that may change the
+    dtypes of what it carries, as a Python loop may: the carry has the types ``carry_types``
+    finds. (Written by ``autolax convert --standalone``.)
+
+    Equivalent Python::
+
+        val = init_val
+        while cond_fun(val):
+            val = body_fun(val)
+        return val
+    """
+    types = carry_types(body_fun, init_val)
+    return {jax}.lax.while_loop(cond_fun, lambda val: as_types(body_fun(val), types), as_types(init_val, types))
+'''
+
+_TEXT[PROMOTING_FORI] = '''\
+def promoting_fori_loop(lower, upper, body_fun, init_val):
+    """``jax.lax.fori_loop(lower, upper, body_fun, init_val)`` for a body that may change the
+    dtypes of what it carries (see ``promoting_while_loop``).
+    (Written by ``autolax convert --standalone``.)"""
+    types = carry_types(lambda val, i: body_fun(i, val), init_val, {jax}.numpy.asarray(lower))
+    return {jax}.lax.fori_loop(lower, upper, lambda i, val: as_types(body_fun(i, val), types),
+                             as_types(init_val, types))
+'''
+
+_TEXT[PROMOTING_SCAN] = '''\
+def promoting_scan(f, init, xs):
+    """``jax.lax.scan(f, init, xs)`` for a body that may change the dtypes of what it
+    carries (see ``promoting_while_loop``). (Written by ``autolax convert --standalone``.)"""
+    item = {jax}.tree.map(lambda x: {jax}.ShapeDtypeStruct(x.shape[1:], x.dtype), xs)
+    types = carry_types(lambda carry, x: f(carry, x)[0], init, item)
+
+    def step(carry, x):
+        carry, y = f(carry, x)
+        return as_types(carry, types), y
+
+    return {jax}.lax.scan(step, as_types(init, types), xs)
+'''
+
 _TEXT[PROMOTING_COND] = '''\
 def promoting_cond(pred, true_fun, false_fun, *operands):
     """``jax.lax.cond(pred, true_fun, false_fun, *operands)`` for branches whose results may
@@ -88,14 +174,8 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
     if {jax}.tree.structure(true_types) != {jax}.tree.structure(false_types):
         return {jax}.lax.cond(pred, true_fun, false_fun, *operands)  # JAX's error names the difference
 
-    def promotes_as(t):  # a weakly typed value promotes as the Python number it stands for
-        if not t.weak_type:
-            return t.dtype
-        return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[{jax}.numpy.dtype(t.dtype).kind]
-
     leaves, tree = {jax}.tree.flatten(true_types)
-    dtypes = [{jax}.dtypes.result_type(promotes_as(a), promotes_as(b))
-              for a, b in zip(leaves, {jax}.tree.leaves(false_types))]
+    dtypes = [promoted_dtype(a, b) for a, b in zip(leaves, {jax}.tree.leaves(false_types))]
 
     def promoted(jaxpr):
         run = jaxpr_as_fun(jaxpr)
@@ -105,7 +185,13 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
     return {jax}.lax.cond(pred, promoted(true_jaxpr), promoted(false_jaxpr), *operands)
 '''
 
-NEEDS = {EARLY_EXIT: (MASKED,), MASKED: (), PROMOTING_COND: ()}
+NEEDS = {
+    EARLY_EXIT: (MASKED,), MASKED: (), PROMOTED_DTYPE: (), PROMOTING_COND: (PROMOTED_DTYPE,),
+    CARRY_TYPES: (PROMOTED_DTYPE,), AS_TYPES: (),
+    PROMOTING_WHILE: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
+    PROMOTING_FORI: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
+    PROMOTING_SCAN: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
+}
 
 
 def closure(names) -> list:

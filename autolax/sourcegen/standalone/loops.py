@@ -42,6 +42,7 @@ from autolax.sourcegen.standalone.values import (
     UNDEFINED,
     Val,
     carried,
+    carry_may_change,
     inexact,
     item_of,
 )
@@ -125,6 +126,12 @@ class Loops:
                 self.zeroed[n] = self.about(site, n)
         return out
 
+    def carry_mixed(self, names, vals, scope) -> bool:
+        """May the loop change the dtype of something it carries where ``promote`` cannot
+        write the promoted type before it (kinds not known)? Then the file calls the
+        ``promoting_*`` form of the loop (see ``helpers``), which finds the types when traced."""
+        return any(carry_may_change(scope.get(n), vals[n]) for n in names)
+
     def promote(self, names, vals, scope, where):
         """``t = float(t)`` for a carry that starts as a narrower number than the loop makes
         it (``t = 0`` before ``t *= 0.5``): a lax loop traces its body with the types it
@@ -192,6 +199,7 @@ class Loops:
         facts = plan.LoopFacts("while")
         if self.final:
             self.collected(b_def, names, scope, site, facts, plan.can_fall_back(first.traced))
+        mixed = self.carry_mixed(names, vals, scope)
         inits = self.initialise(names, vals, scope, t_def, site) + self.promote(names, vals, scope, t_def) if self.final else []
         carried_vals = {n: carried(v) for n, v in vals.items()}
         test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
@@ -200,7 +208,8 @@ class Loops:
         self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.as_bool(test, tval)))
         self.loop_function(b_def, [param], self.unpack(names, b_def) + body[:-1], body[-1])
         lax_while = {plan.WHILE: "jax.lax.while_loop"}[plan.loop_form(facts)]  # the one form of a `while`
-        new = syntax.call(self.ref(lax_while), [syntax.name(t_def.name), syntax.name(b_def.name), init])
+        callee = self.helper(helpers.PROMOTING_WHILE) if mixed else self.ref(lax_while)
+        new = syntax.call(callee, [syntax.name(t_def.name), syntax.name(b_def.name), init])
         for n, v in carried_vals.items():
             scope.set(n, v)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
@@ -243,6 +252,7 @@ class Loops:
         appends = self.collected(b_def, names, scope, site, facts, plan.can_fall_back(not seq.static_trip)) if self.final else {}
         item_vals = {}
         names = [n for n in names if n not in appends]
+        mixed = self.carry_mixed(names, vals, scope)
         prelude = self.initialise(names, vals, scope, b_def, site) + self.promote(names, vals, scope, b_def) if self.final else []
         carried_vals = {n: carried(vals[n]) for n in names}
         # A carry of unknown dtype may be floating point: the early-exit form differentiates
@@ -258,9 +268,9 @@ class Loops:
             out = self.while_for(s, b_def, t_def, item, names, self.as_bool(test, tval), seq, body_scope, targets,
                                  prelude, site, form)
         elif form == plan.FORI or form == plan.SCAN and seq.kind == "range" and is_const(seq.step, 1) and not appends:
-            out = self.fori(s, b_def, item, names, seq, body_scope, targets, prelude, site)
+            out = self.fori(s, b_def, item, names, seq, body_scope, targets, prelude, site, mixed)
         elif form == plan.SCAN:
-            out = self.scan(s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site)
+            out = self.scan(s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site, mixed)
         else:
             raise NotImplementedError(f"--standalone has no form for {form!r}")
         for n, v in carried_vals.items():
@@ -384,7 +394,7 @@ class Loops:
         return values[0] if len(values) == 1 else syntax.Tuple(elts=values, ctx=syntax.Load())
 
     # ------------------------------------------------------------------ forms
-    def fori(self, s, b_def, item, names, seq, body_scope, targets, prelude, site):
+    def fori(self, s, b_def, item, names, seq, body_scope, targets, prelude, site, mixed=False):
         """``jax.lax.fori_loop``: a static trip count makes it a scan; a range with a step
         other than 1 runs over the trip count, the item computed from it."""
         start, stop, index, item_stmts = seq.start, seq.stop, item, []
@@ -405,11 +415,12 @@ class Loops:
         param = self.carry_param(names) if names else self.carry_name()
         returned = syntax.copy_location(syntax.ret(self.state(names)), body[-1])
         self.loop_function(b_def, [index, param], self.unpack(names, b_def) + item_stmts + body[:-1], returned)
-        new = syntax.call(self.ref("jax.lax.fori_loop"), [start, stop, syntax.name(b_def.name), self.state(names)])
+        callee = self.helper(helpers.PROMOTING_FORI) if mixed else self.ref("jax.lax.fori_loop")
+        new = syntax.call(callee, [start, stop, syntax.name(b_def.name), self.state(names)])
         stmt = syntax.assign(targets, new) if targets is not None and names else syntax.expr_stmt(new)
         return [b_def, syntax.copy_location(stmt, s)]
 
-    def scan(self, s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site):
+    def scan(self, s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site, mixed=False):
         if seq.kind == "range":
             args = [seq.stop] if is_const(seq.start, 0) and is_const(seq.step, 1) else \
                 [seq.start, seq.stop] if is_const(seq.step, 1) else [seq.start, seq.stop, seq.step]
@@ -421,7 +432,8 @@ class Loops:
         returned = syntax.copy_location(syntax.ret(syntax.Tuple(elts=[self.state(names), ys], ctx=syntax.Load())), body[-1])
         self.loop_function(b_def, [self.carry_param(names) if names else self.carry_name(), item],
                            self.unpack(names, b_def) + body[:-1], returned)
-        new = syntax.call(self.ref("jax.lax.scan"), [syntax.name(b_def.name), self.state(names), xs])
+        callee = self.helper(helpers.PROMOTING_SCAN) if mixed else self.ref("jax.lax.scan")
+        new = syntax.call(callee, [syntax.name(b_def.name), self.state(names), xs])
         carry_target = syntax.names_tuple(names, "store") if names else syntax.name(self.unused(), "store")
         ys_target = syntax.names_tuple(list(appends), "store") if appends else syntax.name(self.unused(), "store")
         if targets is None and not appends:

@@ -276,6 +276,17 @@ def may_differ(a: Val, b: Val) -> bool:
     return cast_a is not None or cast_b is not None or a.kind is None or a.kind != b.kind
 
 
+def carry_may_change(entry: Val, final: Val) -> bool:
+    """May a staged loop's iterations give a value it carries a dtype its value before the
+    loop does not have, where the kinds are not known (known kinds are promoted before the
+    loop, ``Loops.promote``)?"""
+    if entry == UNDEFINED or entry.container or final.container or entry.undefined:
+        return False
+    if entry.kind in NUMERIC and final.kind in NUMERIC:
+        return False
+    return may_differ(entry, final)
+
+
 def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
     """The Val of a staged ``if``'s output whose branches give ``a`` and ``b``."""
     if a == UNDEFINED:
