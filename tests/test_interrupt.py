@@ -39,16 +39,21 @@ SHELL = textwrap.dedent('''
 ''')
 
 
-def _default_sigint():
+@pytest.fixture(autouse=True)
+def _sigint_not_ignored():
     # A suite started in the background (`pytest &` from a shell without job control) runs
     # with SIGINT ignored, which children inherit: Python then installs no Ctrl-C handler.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 def start(code):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, preexec_fn=_default_sigint)
+                            text=True, env=env)
 
 
 def wait_for(proc, marker, timeout):
@@ -138,7 +143,7 @@ def test_ctrl_c_stops_the_demo_in_a_staged_loop():
 
 def test_ctrl_c_stops_the_autolax_demo_command():
     proc = subprocess.Popen([sys.executable, "-m", "autolax", "demo", "--steps", "2000000000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = wait_for(proc, "5. ", timeout=120)
         assert lines and lines[-1].startswith("5. "), (lines, proc.stderr.read() if proc.poll() else "")
