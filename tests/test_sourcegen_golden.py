@@ -599,7 +599,7 @@ STANDALONE = {
         """\
         def f(x):
             jax.debug.print('x is {} {{braces}}', x, ordered=True)
-            print("static")
+            jax.debug.print('static', ordered=True)
             return x
         """,
     ),

@@ -371,10 +371,14 @@ def test_checks_and_outside_changes_in_python_code():
             assert n > 0, "n must be positive"
             if n > 5:
                 raise ValueError("too big")
-            LOG.append(n)
             return x * n
         '''), "m.py", Options(standalone=True)).text
-    assert '    assert n > 0, "n must be positive"\n    if n > 5:\n        raise ValueError("too big")\n    LOG.append(n)\n' in text
+    assert '    assert n > 0, "n must be positive"\n    if n > 5:\n        raise ValueError("too big")\n    return' in text
+    # A module's list changed under jax.jit: once per trace, static value or not (the runtime refuses it too).
+    with pytest.raises(ConversionError) as info:
+        convert_source(head + '@autolax.jit(static_argnames="n")\ndef f(x, n):\n    LOG.append(n)\n    return x\n',
+                       "m.py", Options(standalone=True))
+    assert info.value.code == "traced-effect" and "drop --standalone" not in info.value.reason
     refused = {
         "def g(x):\n    assert x > 0\n    return x\n": "standalone-op",  # checked when the program runs
         "def h(xs):\n    for x in xs:\n        last = 1\n    return last\n": "standalone-first-assigned",
@@ -509,3 +513,49 @@ def test_an_elif_chain_is_traced_once_per_branch(promoting):
     # 12 staged `if`s, each tracing its two branches once: 24, not 2 ** 12.
     assert len(calls) == 24
     assert str(jaxpr).count("cond[") == 12
+
+
+# ----------------------------------------------------------------------------- effects
+def test_a_print_of_static_values_prints_on_every_call_under_jit(tmp_path, capfd):
+    # Python's print under jax.jit runs once per trace (fuzzer seed 166): the output prints
+    # when the program runs, as a function autolax.jit traces does.
+    source = "def f(x, n):\n    print(n == 4)\n    print('scale')\n    if x > 0:\n        x = x * n\n    return x\n"
+    path = tmp_path / "prints.py"
+    path.write_text(convert_source(source, "prints.py", Options(all=True, standalone=True, static=("n",))).text)
+    f = jax.jit(load(path, "prints_standalone").f, static_argnames="n")
+    for _ in range(2):
+        f(1.0, 4)
+        jax.effects_barrier()
+    assert capfd.readouterr().out == "True\nscale\n" * 2
+
+
+def test_changing_a_global_list_is_refused_in_the_runtimes_words(tmp_path):
+    source = """\
+        LOG = [1.0]
+
+        def f(x):
+            LOG.append(x)
+            return x
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 2.0)
+    assert runtime.code == standalone.code == "traced-effect"
+    assert "the global list 'LOG' is changed (`.append`) in a function that jax.jit is tracing" in str(standalone)
+    assert "drop --standalone" not in str(standalone)
+
+
+def test_a_loop_carrying_a_variable_a_closure_captures_is_refused(tmp_path):
+    source = """\
+        def f(xs, ys):
+            for y in ys:
+                xs = xs - y
+            scale = lambda v: v * xs[0]
+            return scale(2.0)
+        """
+    path = tmp_path / "cells.py"
+    path.write_text("import jax.numpy as jnp\n\n\n" + textwrap.dedent(source))
+    module = load(path, "cells")
+    args = (jnp.array([1.0, 2.0]), jnp.array([0.5, 0.25]))
+    assert_close(autolax.jit(module.f)(*args), module.f(*args))  # the runtime carries it
+    with pytest.raises(ConversionError, match="a variable that a nested function or lambda captures") as info:
+        convert_source(path.read_text(), str(path), Options(only=("f",), standalone=True))
+    assert "drop --standalone to use the autolax runtime" in str(info.value)

@@ -363,11 +363,43 @@ class Expressions:
 
     def op_outside(self, e, scope, truth):
         """``ops.outside(obj)``: ``obj``, a value the function changes but does not carry;
-        changing it in a staged body would happen once, while tracing."""
+        changing it in a staged body would happen once, while tracing -- and anywhere in
+        the function, under jax.jit, for a module's list, dict or set (``LOG.append(x)``),
+        which the runtime refuses too."""
         if self.staged:
             raise self.refuse("standalone-op", e, call=f"{self.ops}.outside (a change of a value not carried, in a "
                                                        "staged body)")
-        return self.expr(e.args[0], scope, truth)
+        target = e.args[0]
+        kind = self.module_containers().get(target.id) if isinstance(target, syntax.Name) else None
+        if kind is not None:
+            method = e.args[1].value if len(e.args) > 1 and isinstance(e.args[1], syntax.Constant) else None
+            raise self.refuse("traced-effect", e, runtime_can=False, target=f"the global {kind} '{target.id}'",
+                              action=f"changed (`.{method}`)" if method else "changed")
+        return self.expr(target, scope, truth)
+
+    def module_containers(self) -> dict:
+        """Module-level names bound to a list, dict or set (a display, a comprehension or a
+        call of ``list`` / ``dict`` / ``set``): name -> its kind."""
+        found = getattr(self.module, "_containers", None)
+        if found is None:
+            found = {}
+            kinds = {syntax.List: "list", syntax.ListComp: "list", syntax.Dict: "dict", syntax.DictComp: "dict",
+                     syntax.Set: "set", syntax.SetComp: "set"}
+            for stmt in self.module.tree.body:
+                value = getattr(stmt, "value", None) if isinstance(stmt, (syntax.Assign, syntax.AnnAssign)) else None
+                kind = kinds.get(type(value))
+                if kind is None and isinstance(value, syntax.Call) and isinstance(value.func, syntax.Name) \
+                        and value.func.id in ("list", "dict", "set"):
+                    kind = value.func.id
+                targets = stmt.targets if isinstance(stmt, syntax.Assign) else [getattr(stmt, "target", None)]
+                for t in targets:
+                    if isinstance(t, syntax.Name):
+                        if kind is None:
+                            found.pop(t.id, None)
+                        else:
+                            found[t.id] = kind
+            self.module._containers = found
+        return found
 
     def op_call(self, e, scope, truth):
         new = syntax.Call(func=e.args[0], args=e.args[1:], keywords=e.keywords)
@@ -391,7 +423,9 @@ class Expressions:
             vals.append(v)
         for kw in e.keywords:
             kw.value, _ = self.expr(kw.value, scope)
-        if plan.print_form(any(v.traced for v in vals), self.staged > 0) == plan.PYTHON:
+        # The output is meant for jax.jit, which runs Python's print once per trace: as in a
+        # function autolax.jit traces, every print is written to print when the program runs.
+        if plan.print_form(any(v.traced for v in vals), in_staged_body=True) == plan.PYTHON:
             e.func = syntax.copy_location(syntax.name("print"), e.func)
             return e, STATIC
         keywords = {kw.arg: kw.value for kw in e.keywords}

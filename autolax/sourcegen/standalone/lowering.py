@@ -141,6 +141,9 @@ class Lowering(Expressions, Loops):
         if not isinstance(spec, str):
             raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) without at='...'")
         call.keywords = [kw for kw in call.keywords if kw.arg != "at"]
+        if sites.parse_spec(spec)[-1]:  # `cell: P=NAME`: a closure captures a variable the loop carries
+            raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) carrying a variable that "
+                                                          "a nested function or lambda captures")
         return sites.site(kind, spec, self.ctx.filename, None if names is None else tuple(names))
 
     def about(self, site, name=None):
