@@ -559,3 +559,29 @@ def test_a_loop_carrying_a_variable_a_closure_captures_is_refused(tmp_path):
     with pytest.raises(ConversionError, match="a variable that a nested function or lambda captures") as info:
         convert_source(path.read_text(), str(path), Options(only=("f",), standalone=True))
     assert "drop --standalone to use the autolax runtime" in str(info.value)
+
+
+def test_branches_that_hand_values_to_captured_variables(tmp_path):
+    # A closure captures `xs` and `ys`: each branch function hands its operands to them
+    # (`nonlocal ys; ys = ys_1`). Fuzzer seed 136: the inner `if`, inlined as Python, kept
+    # that prologue (a SyntaxError), and the renamed operands were taken as static.
+    source = textwrap.dedent("""\
+        def f(xs, ys):
+            cnt = ys
+            shift = lambda: xs.min() + ys.min()
+            if xs.sum() > 0:
+                xs = xs * 2
+            elif xs[1] == 0.0:
+                cnt = cnt + 1
+                ys = cnt
+            return xs, ys, shift()
+        """)
+    path = tmp_path / "captured.py"
+    path.write_text(source)
+    original = load(path, "captured")
+    out = tmp_path / "captured_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    standalone = load(out, "captured_standalone")
+    for xs in ([1.0, 2.0], [-1.0, 0.0], [-1.0, 3.0]):
+        args = (np.array(xs, np.float32), np.array([5.0, 6.0], np.float32))
+        assert_close(original.f(*args), jax.jit(standalone.f)(*args))

@@ -18,6 +18,7 @@ from autolax.sourcegen.standalone.patterns import (
     python_if,
     rereadable,
     restore_target,
+    without_cells,
     without_return,
 )
 from autolax.sourcegen.standalone.values import (
@@ -389,8 +390,9 @@ class Lowering(Expressions, Loops):
         form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0)
         if form == plan.PYTHON:
             t_scope, f_scope = scope.copy(), scope.copy()
-            body = self.block(without_return(t_def.body), t_scope)
-            orelse = self.block(without_return(f_def.body), f_scope)
+            body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands), t_scope)
+            orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
+                                f_scope)
             scope.merge(t_scope, f_scope)
             return [python_if(test, body, orelse, t_def)]
         if self.final:
@@ -399,7 +401,10 @@ class Lowering(Expressions, Loops):
             return self.select(s, test, moves, out_names, scope)
         params = [o.id for o in operands]
         inputs = {p: scope.get(p) if scope.get(p).undefined else carried(scope.get(p)) for p in params}
-        t_scope, f_scope = scope.child(dict(inputs)), scope.child(dict(inputs))  # operands arrive traced
+        # Operands arrive traced, under the branch function's parameter names (``xs_1`` where a
+        # closure captures ``xs``: the body hands it to ``xs``, see ``without_cells``).
+        t_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(t_def.args), params)})
+        f_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(f_def.args), params)})
         t_def.body = self.staged_block(t_def.body, t_scope)
         f_def.body = self.staged_block(f_def.body, f_scope)
         t_vals = [t_scope.get(n) for n in out_names]

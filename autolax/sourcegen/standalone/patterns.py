@@ -17,6 +17,20 @@ def assigned_names(target):
     return [e.id for e in target.elts]
 
 
+def without_cells(body, params, operands):
+    """A branch function's body to inline as a Python ``if``: without the prologue that
+    hands a renamed parameter to a variable closures capture (``nonlocal ys; ys = ys_1``,
+    see ``control_flow``): inlined, ``ys`` already holds the value."""
+    given = {p: o.id for p, o in zip(params, operands) if isinstance(o, syntax.Name)}
+    body = list(body)
+    while body and (isinstance(body[0], syntax.Nonlocal) or (
+            isinstance(body[0], syntax.Assign) and len(body[0].targets) == 1
+            and isinstance(body[0].targets[0], syntax.Name) and isinstance(body[0].value, syntax.Name)
+            and given.get(body[0].value.id) == body[0].targets[0].id != body[0].value.id)):
+        body.pop(0)
+    return body
+
+
 def without_return(body):
     body = list(body)
     if body and isinstance(body[-1], syntax.Return):
