@@ -480,12 +480,12 @@ PROGRAMS = [
     ),
     Program(
         "power_iteration", "while (tolerance)", power_iteration, power_iteration_lax,
-        lambda s: (_symmetric(max(4, int(64 * s))), np.float32(1e-7), max(5, int(2_000 * s))),
+        lambda s: (_symmetric(max(4, int(400 * s))), np.float32(1e-7), max(5, int(2_000 * s))),
     ),
     Program("pair_energy", "nested for (traced inner bounds)", pair_energy, pair_energy_lax, lambda s: (_positions(max(4, int(800 * s))),)),
     Program("bounce", "if/elif/else in a loop", bounce, bounce_lax, lambda s: (0.5, 3.0, max(10, int(250_000 * s))), static_argnums=(2,)),
     Program(
-        "first_crossing", "for + break (search)", first_crossing, first_crossing_lax, lambda s: _crossing_input(max(20, int(600_000 * s))),
+        "first_crossing", "for + break (search)", first_crossing, first_crossing_lax, lambda s: _crossing_input(max(20, int(1_200_000 * s))),
         twin=first_crossing_flag_lax,
         note="autolax tests `xs[i] > level` with each item in the `lax.while_loop` predicate, as the "
         "hand-written loop does (the `break` opens the body). \"vs same-form\" compares with "
@@ -520,7 +520,7 @@ PROGRAMS = [
             np.zeros(32, np.float32),
         ),
     ),
-    Program("insertion_sort", "for + while + x[i] = v", insertion_sort, insertion_sort_lax, lambda s: (_rng(8).normal(size=max(5, int(1_000 * s))).astype(np.float32),)),
+    Program("insertion_sort", "for + while + x[i] = v", insertion_sort, insertion_sort_lax, lambda s: (_rng(8).normal(size=max(5, int(1_400 * s))).astype(np.float32),)),
     Program(
         "mandelbrot", "while + break, vmapped", escape_count, escape_count_lax, lambda s: _grid(max(4, int(128 * s))),
         wrap=mandelbrot_grid,
