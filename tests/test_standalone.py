@@ -585,3 +585,25 @@ def test_branches_that_hand_values_to_captured_variables(tmp_path):
     for xs in ([1.0, 2.0], [-1.0, 0.0], [-1.0, 3.0]):
         args = (np.array(xs, np.float32), np.array([5.0, 6.0], np.float32))
         assert_close(original.f(*args), jax.jit(standalone.f)(*args))
+
+
+@pytest.mark.parametrize("branches", [
+    ("return [3.0]", "pass"),  # a list, and the None a function returns at its end (fuzzer seed 60)
+    ("y = (x, x)", "y = (x, x, x)"),
+    ("y = None", "y = 2.0"),
+])
+def test_branches_of_different_structures_are_refused_as_the_runtime_refuses_them(tmp_path, branches):
+    then, orelse = branches
+    source = f"""\
+        def f(x):
+            y = 0.0
+            if x > 0:
+                {then}
+            else:
+                {orelse}
+            return y
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "if-structure"
+    assert "in the `if` branch and" in str(standalone) and "same structure" in str(standalone)
+    assert "drop --standalone" not in str(standalone)

@@ -34,6 +34,7 @@ from autolax.sourcegen.standalone.values import (
     item_of,
     may_differ,
     staged_output,
+    structures_differ,
 )
 from autolax.transpile import syntax
 
@@ -410,6 +411,11 @@ class Lowering(Expressions, Loops):
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
         prelude = self.one_sided(site, out_names, t_vals, f_vals, s) if self.final else []
+        for n, a, b in zip(out_names, t_vals, f_vals):
+            differ = structures_differ(a, b)
+            if differ is not None and self.final:
+                raise self.refuse("if-structure", s, runtime_can=False, first=differ[0], second=differ[1],
+                                  **self.about(site, n))
         given = {stmt.targets[0].id for stmt in prelude}
         unbound = {p for p in params if scope.get(p) == UNDEFINED and p not in given}
         if unbound:  # both branches assign it before reading it: not an operand

@@ -63,6 +63,7 @@ class Val:
     empty: bool = False  # the empty list `[]`
     stacked: bool = False  # a list appended to in a staged loop: one stacked array of its items
     like: str | None = None  # has the dtype of this parameter, whose dtype nothing declares
+    none: bool = False  # the constant None
 
     @property
     def is_weak(self) -> bool:
@@ -92,6 +93,7 @@ class Val:
             empty=self.empty and other.empty,
             stacked=self.stacked or other.stacked,
             like=self.like if self.like == other.like else None,
+            none=self.none and other.none,
         )
 
 
@@ -171,7 +173,36 @@ def constant(value) -> Val:
     for kind, t in (("bool", bool), ("int", int), ("float", float), ("complex", complex)):
         if type(value) is t:
             return Val(kind=kind, ndim=0)
-    return STATIC
+    return Val(none=True) if value is None else STATIC
+
+
+def _structure(v: Val):
+    """What is known of a value's pytree structure: "None", "a number or array" (a known
+    numeric kind), ("items", n) for a display of n items, or None when not known."""
+    if v.none:
+        return "None"
+    if v.container:
+        return ("items", len(v.elts)) if v.elts is not None else "a container"
+    return "a number or array" if v.kind in NUMERIC else None
+
+
+def structures_differ(a: Val, b: Val):
+    """(a's, b's) description when the two branches of a staged ``if`` surely give a value
+    of different pytree structures (``lax.cond`` rejects them; so does the runtime), else None."""
+    if a == UNDEFINED or b == UNDEFINED or a.undefined or b.undefined:
+        return None
+    sa, sb = _structure(a), _structure(b)
+    if sa is None or sb is None:
+        return None
+    if a.container and b.container:  # two containers: known to differ only in their numbers of items
+        if not (isinstance(sa, tuple) and isinstance(sb, tuple)):
+            return None
+        if sa[1] == sb[1]:
+            return next(filter(None, (structures_differ(x, y) for x, y in zip(a.elts, b.elts))), None)
+    elif sa == sb:
+        return None
+    describe = {str: lambda d: d, tuple: lambda d: f"a container of {d[1]} item{'s' if d[1] != 1 else ''}"}
+    return describe[type(sa)](sa), describe[type(sb)](sb)
 
 
 def binop(a: Val, b: Val, op) -> Val:
@@ -270,7 +301,7 @@ def may_differ(a: Val, b: Val) -> bool:
         return False  # both have the dtype of one parameter (`x if c else -x`)
     if a.container or b.container:
         if a.elts is None or b.elts is None or len(a.elts) != len(b.elts):
-            return a.container != b.container or a.elts != b.elts
+            return True  # items not known
         return any(may_differ(x, y) for x, y in zip(a.elts, b.elts))
     cast_a, cast_b = casts(a, b)
     return cast_a is not None or cast_b is not None or a.kind is None or a.kind != b.kind
