@@ -1121,3 +1121,21 @@ def test_an_append_on_every_path_of_an_if_is_staged(xs, tmp_path):
     check_all_paths(append_on_every_path, xs, tmp_dir=tmp_path)
     report = autolax.trace_check(append_on_every_path, xs)
     assert "lax.scan" in [r.became for r in report.rows]
+
+
+def unpacks_in_loop(b, n):
+    for i in range(n):
+        k, b = i  # TypeError in Python, but only if an iteration runs
+    return b
+
+
+def test_a_loop_body_that_fails_while_staged_is_autolax_error_naming_it(tmp_path):
+    # Fuzzer seed 236: the staged body raised JAX's "iteration over a 0-d array", where
+    # Python (n = 0) returns b.
+    assert unpacks_in_loop(2.0, 0) == 2.0
+    with pytest.raises(autolax.errors.StagedEffectError) as info:
+        autolax.jit(unpacks_in_loop)(2.0, 0)
+    message = str(info.value)
+    assert "the body of the `for` loop at" in message and "raised TypeError: iteration over a 0-d array" in message
+    assert "Python raises this only if an iteration runs" in message
+    assert isinstance(info.value.__cause__, TypeError)

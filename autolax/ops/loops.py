@@ -332,6 +332,11 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             raise
         reason = _reason(exc, site)
     except Exception as exc:
+        if not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while"):
+            # The loop may run no iteration (its bounds or condition are traced): Python would
+            # raise this only if one runs.
+            raise errors.make("body-fails", stmt=site.what, source=site.source,
+                              error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
         report.add_staging_note(exc, site)
         raise
     if rec is not None:

@@ -311,8 +311,10 @@ def carry_may_change(entry: Val, final: Val) -> bool:
     """May a staged loop's iterations give a value it carries a dtype its value before the
     loop does not have, where the kinds are not known (known kinds are promoted before the
     loop, ``Loops.promote``)?"""
-    if entry == UNDEFINED or entry.container or final.container or entry.undefined:
+    if entry == UNDEFINED or entry.undefined:
         return False
+    if entry.container or final.container:  # items of unknown (or changing) types
+        return may_differ(entry, final)
     if entry.kind in NUMERIC and final.kind in NUMERIC:
         return False
     return may_differ(entry, final)
