@@ -607,3 +607,20 @@ def test_branches_of_different_structures_are_refused_as_the_runtime_refuses_the
     assert runtime.code == standalone.code == "if-structure"
     assert "in the `if` branch and" in str(standalone) and "same structure" in str(standalone)
     assert "drop --standalone" not in str(standalone)
+
+
+def test_del_keeps_pythons_unbound_reads(tmp_path):
+    # Fuzzer seed 1173: after `del z` in a staged loop, the output read the carried `z`
+    # where Python raises UnboundLocalError. In an `if` run as Python, `del` stays `del`.
+    staged = "def f(x, n):\n    z = 1.5\n    k = 0\n    while k < n:\n        k += 1\n        del z\n        z = x + k\n    return z\n"
+    with pytest.raises(ConversionError, match="a read of 'z' in a staged body, where Python may find it unbound"):
+        convert_source("def f(x, n):\n    z = 1.5\n    k = 0\n    while k < n:\n        k += 1\n        del z\n"
+                       "        t, z = z, k\n    return z\n", "d.py", Options(only=("f",), standalone=True))
+    assert "def f" in convert_source(staged, "d.py", Options(only=("f",), standalone=True)).text  # no read: converted
+    source = "def f(x, n):\n    z = 1.5\n    if n > 2:\n        del z\n    if x > 0:\n        x = x * 2\n    return x + z\n"
+    path = tmp_path / "dels.py"
+    path.write_text(convert_source(source, "dels.py", Options(all=True, standalone=True, static=("n",))).text)
+    f = jax.jit(load(path, "dels_standalone").f, static_argnames="n")
+    assert float(f(1.0, 1)) == 3.5
+    with pytest.raises(UnboundLocalError):
+        f(1.0, 3)

@@ -354,6 +354,12 @@ class Expressions:
         name = e.args[0]
         if isinstance(name, syntax.Name) and name.id in self.zeroed:
             raise self.refuse("standalone-first-assigned", e, **self.zeroed[name.id])
+        if self.staged and isinstance(name, syntax.Name) and scope.get(name.id).undefined:
+            # In a staged body the name is a parameter of the body's function: reading it never
+            # raises there, where Python raises UnboundLocalError (after `del`, or before any
+            # assignment on this path); the runtime checks it when the program runs.
+            raise self.refuse("standalone-op", e, call=f"{self.ops}.assigned (a read of '{name.id}' in a staged body, "
+                                                       "where Python may find it unbound)")
         return self.expr(name, scope, truth)
 
     def op_bound(self, e, scope, truth):

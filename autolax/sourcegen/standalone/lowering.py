@@ -213,7 +213,11 @@ class Lowering(Expressions, Loops):
         if op in ("cond", "while_loop", "for_range", "for_iter"):
             return getattr(self, op)(s, value, scope, pending)
         if op == "undefined" and isinstance(s, syntax.Assign):
-            scope.set(s.targets[0].id, UNDEFINED)
+            name = s.targets[0].id
+            bound = scope.bound(name) and not scope.get(name).undefined
+            scope.set(name, UNDEFINED)
+            if bound and not self.staged:  # `del y` in an `if` the output runs as Python: unbind it
+                return [syntax.copy_location(syntax.Delete(targets=[syntax.name(name, "del")]), s)]
             return []
         if op == "append" and isinstance(s, syntax.Assign):  # in Python code (staged loops collect theirs)
             lst, item = value.args
