@@ -591,6 +591,7 @@ def test_branches_that_hand_values_to_captured_variables(tmp_path):
     ("return [3.0]", "pass"),  # a list, and the None a function returns at its end (fuzzer seed 60)
     ("y = (x, x)", "y = (x, x, x)"),
     ("y = None", "y = 2.0"),
+    ("y = [x]", "y = {'a': x}"),  # a list and a dict (fuzzer seed 130)
 ])
 def test_branches_of_different_structures_are_refused_as_the_runtime_refuses_them(tmp_path, branches):
     then, orelse = branches

@@ -125,8 +125,9 @@ class Expressions:
                 e.elts[i], v = self.expr(elt, scope)
                 vals.append(v)
             elts = tuple(vals) if isinstance(e, syntax.Tuple) and not any(isinstance(x, syntax.Starred) for x in e.elts) else None
+            ctype = {syntax.Tuple: "tuple", syntax.List: "list", syntax.Set: "set"}[type(e)]
             return e, Val(traced=any(v.traced for v in vals), container=True, elts=elts,
-                          empty=isinstance(e, syntax.List) and not e.elts)
+                          empty=isinstance(e, syntax.List) and not e.elts, ctype=ctype)
         if isinstance(e, syntax.Dict):
             traced = False
             for field in ("keys", "values"):
@@ -135,7 +136,7 @@ class Expressions:
                     if x is not None:
                         items[i], v = self.expr(x, scope)
                         traced = traced or v.traced
-            return e, Val(traced=traced, container=True)
+            return e, Val(traced=traced, container=True, ctype="dict")
         if isinstance(e, (syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)):
             inner = scope.child({})
             traced = False

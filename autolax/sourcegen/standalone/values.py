@@ -64,6 +64,7 @@ class Val:
     stacked: bool = False  # a list appended to in a staged loop: one stacked array of its items
     like: str | None = None  # has the dtype of this parameter, whose dtype nothing declares
     none: bool = False  # the constant None
+    ctype: str | None = None  # "list" / "tuple" / "set" / "dict": a container made by a display
 
     @property
     def is_weak(self) -> bool:
@@ -94,6 +95,7 @@ class Val:
             stacked=self.stacked or other.stacked,
             like=self.like if self.like == other.like else None,
             none=self.none and other.none,
+            ctype=self.ctype if self.ctype == other.ctype else None,
         )
 
 
@@ -194,7 +196,9 @@ def structures_differ(a: Val, b: Val):
     sa, sb = _structure(a), _structure(b)
     if sa is None or sb is None:
         return None
-    if a.container and b.container:  # two containers: known to differ only in their numbers of items
+    if a.container and b.container:  # two containers: of two types, or of different numbers of items
+        if a.ctype is not None and b.ctype is not None and a.ctype != b.ctype:
+            return f"a {a.ctype}", f"a {b.ctype}"
         if not (isinstance(sa, tuple) and isinstance(sb, tuple)):
             return None
         if sa[1] == sb[1]:
