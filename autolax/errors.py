@@ -392,10 +392,10 @@ MESSAGES = {
     ),
     "body-fails": Message(
         StagedEffectError,
-        "the body of {stmt} raised {error} while autolax staged it:\n    {source}\n"
+        "{stmt} raised {error} while autolax staged it:\n    {source}\n"
         "The loop's condition or bounds are traced: Python raises this only if an iteration runs, which "
-        "only the running program knows, so autolax stages the body on every run",
-        "make the body safe to stage whatever the values (keep indices in range, do not unpack or iterate "
+        "only the running program knows, so autolax stages the loop on every run",
+        "make the loop safe to stage whatever the values (keep indices in range, do not unpack or iterate "
         "over a traced number), or raise the error yourself with `raise` / `assert` under a condition "
         "(autolax checks those when the program runs).",
         "#the-rules-semantics",

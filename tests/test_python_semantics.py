@@ -1136,6 +1136,6 @@ def test_a_loop_body_that_fails_while_staged_is_autolax_error_naming_it(tmp_path
     with pytest.raises(autolax.errors.StagedEffectError) as info:
         autolax.jit(unpacks_in_loop)(2.0, 0)
     message = str(info.value)
-    assert "the body of the `for` loop at" in message and "raised TypeError: iteration over a 0-d array" in message
+    assert "the `for` loop at" in message and "raised TypeError: iteration over a 0-d array" in message
     assert "Python raises this only if an iteration runs" in message
     assert isinstance(info.value.__cause__, TypeError)

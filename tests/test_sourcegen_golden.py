@@ -1155,7 +1155,8 @@ def carry_types(step, init_val, *args):
 
 def as_types(val, types):
     """``val`` with the dtypes of ``types``. (Written by ``autolax convert --standalone``.)"""
-    return jax.tree.map(lambda x, t: jax.numpy.asarray(x, t.dtype), val, types)
+    return jax.tree.map(lambda x, t: x if jax.numpy.result_type(x) == t.dtype else jax.numpy.asarray(x, t.dtype),
+                        val, types)
 
 
 def promoting_fori_loop(lower, upper, body_fun, init_val):
@@ -1189,9 +1190,11 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
     dtypes = [promoted_dtype(a, b) for a, b in zip(leaves, jax.tree.leaves(false_types))]
 
     def promoted(jaxpr):
+        # A value that already has the dtype is left as it is (a weakly typed one stays so).
         run = jaxpr_as_fun(jaxpr)
         return lambda *args: tree.unflatten(
-            [jax.numpy.asarray(x, dtype) for x, dtype in zip(run(*jax.tree.leaves(args)), dtypes)])
+            [x if jax.numpy.result_type(x) == dtype else jax.numpy.asarray(x, dtype)
+             for x, dtype in zip(run(*jax.tree.leaves(args)), dtypes)])
 
     return jax.lax.cond(pred, promoted(true_jaxpr), promoted(false_jaxpr), *operands)
 

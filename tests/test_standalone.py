@@ -491,9 +491,13 @@ def test_promoting_forms_are_written_only_where_a_dtype_may_change(promoting):
     assert "promoting_while_loop(" in text and "promoting_fori_loop(" in text and "promoting_scan(" in text
     for name in (helpers.PROMOTING_COND, helpers.CARRY_TYPES, helpers.PROMOTING_WHILE):
         assert text.count(f"def {name}(") == 1
-    plain = convert_source("def f(x, n):\n    y = x if n > 0 else -x\n    return y * 2 if x > 0 else x\n", "plain.py",
+    plain = convert_source("def f(x, n):\n    y = x if n > 0 else -x\n    return y * y if x > 0 else x\n", "plain.py",
                            Options(all=True, standalone=True)).text
-    assert "promoting" not in plain and plain.count("jax.lax.cond(") == 2  # x, -x, y * 2: x's dtype
+    assert "promoting" not in plain and plain.count("jax.lax.cond(") == 2  # x, -x, y * y: x's dtype
+    # An argument nothing declares may be a tuple of values of two dtypes.
+    for body in ("y = x[0] if n > 0 else x[1]",):
+        assert "promoting_cond(" in convert_source(f"def f(x, n):\n    {body}\n    return y\n", "p.py",
+                                                   Options(all=True, standalone=True)).text
 
 
 def test_an_elif_chain_is_traced_once_per_branch(promoting):

@@ -332,7 +332,8 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             raise
         reason = _reason(exc, site)
     except Exception as exc:
-        if not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while"):
+        if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
+                and _in_user_code(exc, site)):
             # The loop may run no iteration (its bounds or condition are traced): Python would
             # raise this only if one runs.
             raise errors.make("body-fails", stmt=site.what, source=site.source,
@@ -354,6 +355,16 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
         raise
     report.unrolled(site, reason)
     return result
+
+
+def _in_user_code(exc, site) -> bool:
+    """Was ``exc`` raised while running the user's code (a frame of the loop's file)?"""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == site.filename:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _inexact(state: State) -> bool:

@@ -111,7 +111,8 @@ def carry_types(step, init_val, *args):
 _TEXT[AS_TYPES] = '''\
 def as_types(val, types):
     """``val`` with the dtypes of ``types``. (Written by ``autolax convert --standalone``.)"""
-    return {jax}.tree.map(lambda x, t: {jax}.numpy.asarray(x, t.dtype), val, types)
+    return {jax}.tree.map(lambda x, t: x if {jax}.numpy.result_type(x) == t.dtype else {jax}.numpy.asarray(x, t.dtype),
+                        val, types)
 '''
 
 _TEXT[PROMOTING_WHILE] = '''\
@@ -178,9 +179,11 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
     dtypes = [promoted_dtype(a, b) for a, b in zip(leaves, {jax}.tree.leaves(false_types))]
 
     def promoted(jaxpr):
+        # A value that already has the dtype is left as it is (a weakly typed one stays so).
         run = jaxpr_as_fun(jaxpr)
         return lambda *args: tree.unflatten(
-            [{jax}.numpy.asarray(x, dtype) for x, dtype in zip(run(*{jax}.tree.leaves(args)), dtypes)])
+            [x if {jax}.numpy.result_type(x) == dtype else {jax}.numpy.asarray(x, dtype)
+             for x, dtype in zip(run(*{jax}.tree.leaves(args)), dtypes)])
 
     return {jax}.lax.cond(pred, promoted(true_jaxpr), promoted(false_jaxpr), *operands)
 '''

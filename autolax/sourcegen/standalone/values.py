@@ -225,7 +225,9 @@ def binop(a: Val, b: Val, op) -> Val:
 
 
 # Operations whose result has the dtype of an array operand when the other operand is a
-# Python int (or an array of the same dtype): `x + 1`, `2 * x`, `x // 2`, `x ** 2`.
+# Python int (or an array of the same dtype): `x + 1`, `3 * n + 1`, `x // 2`, `x ** 2`.
+# (Not so for a bool array, `x * 2` being an int: lax.cond then raises JAX's type error when
+# the file is traced, never a wrong value. Declaring the argument's type avoids it.)
 _DTYPE_KEEPING = (syntax.Add, syntax.Sub, syntax.Mult, syntax.FloorDiv, syntax.Mod, syntax.Pow)
 
 
@@ -270,7 +272,8 @@ def subscript(a: Val, index: Val, index_node) -> Val:
     if a.container:
         return Val(traced=a.traced or index.traced)
     ndim = a.ndim - 1 if a.ndim and index.kind == "int" and index.ndim == 0 else None
-    return Val(traced=a.traced or index.traced, kind=a.kind, weak=a.weak, ndim=ndim, like=a.like)
+    # No `like`: an argument nothing declares may be a tuple or dict of values of other dtypes.
+    return Val(traced=a.traced or index.traced, kind=a.kind, weak=a.weak, ndim=ndim)
 
 
 def casts(a: Val, b: Val):
