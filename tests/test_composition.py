@@ -522,16 +522,11 @@ SHARDED = textwrap.dedent(
     """
 )
 
-# Sharded cells that are bugs: (construct, form) -> the start of the error.
-SHARDED_BUGS = {
-    # shard_map(vmap(f)) where a staged `if` in a staged `for` compares with or reads the
-    # loop index (`if x > i: y = x * i`): the index is device-invariant, the lanes vary, and
-    # the branch's operands are cast to device-varying when one already is (minimal:
-    # `for i in range(3): if x > 1.0: x = x * 0.5 + i`). vmap of f on a sharded batch
-    # works.
-    ("appends", "shard_map"): "ValueError: pvary is a invariant->variant collective",
-    ("setitem", "shard_map"): "ValueError: Primitive lt requires varying manual axes to match",
-}
+# Sharded cells that are bugs: (construct, form) -> the start of the error. None today.
+# (shard_map(vmap(f)) of a staged `if` in a staged `for` reading the loop index failed with
+# JAX's "pvary is a invariant->variant collective" until the index was made to vary over the
+# axes the carry varies over: see ops.loops._item_state.)
+SHARDED_BUGS = {}
 
 
 def test_sharded_over_8_cpu_devices():

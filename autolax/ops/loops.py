@@ -444,11 +444,31 @@ def _fixpoint(body, state: State, names, site, *, prefix=None, split=None):
     raise errors.make("loop-types-unsettled", stmt=site.what, source=site.source)
 
 
-def _item_state(seq: _Sequence) -> State:
-    """The abstract type of one item of ``seq`` (a loop body's first argument)."""
+def _item_state(seq: _Sequence, state: State) -> State:
+    """The abstract type of one item of ``seq`` (a loop body's first argument).
+
+    Under ``shard_map`` an item varies over the axes the carried ``state`` varies over (a
+    ``range`` index is device-invariant, the carry is not). JAX's ``vmap`` of a ``lax.cond``
+    fails on an operand that varies over fewer axes than its predicate ("pvary is a
+    invariant->variant collective"), even when written by hand: ``if x > i: x = x * i``
+    in the loop body, ``x`` varying and ``i`` not, would reach it.
+    """
     leaves, treedef = jax.tree_util.tree_flatten(seq.item_type())
-    specs = tuple(Leaf(True, abstract(x)) for x in leaves)
+    carried = [a for a in state.abstract() if compat.varying_axes(a)]
+    axes = frozenset().union(*(compat.varying_axes(a) for a in carried))
+    specs = tuple(Leaf(True, _varying_over(abstract(x), axes, carried)) for x in leaves)
     return State([VarSpec("item", treedef, specs)])
+
+
+def _varying_over(aval, axes: frozenset, like):
+    """``aval`` varying over the ``shard_map`` axes ``axes`` too (``like``: values that do)."""
+    if axes <= compat.varying_axes(aval):
+        return aval
+    sharding = aval.sharding
+    if sharding is None and like[0].sharding is not None:  # a manual axis type needs its mesh
+        sharding = like[0].sharding.update(spec=jax.sharding.PartitionSpec(*[None] * len(aval.shape)))
+    return compat.shape_dtype_struct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding,
+                                     like=(aval, *like), varying=axes | compat.varying_axes(aval))
 
 
 def _traced_test(loop_test, state, site, prefix=None):
@@ -805,7 +825,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     __tracebackhide__ = True
     facts = plan.LoopFacts("for", static_trip=not is_tracer(seq.length), exit_traced=loop_test is not None)
     state = State.of(names, values, site, strong_numbers=True)
-    item_state = _item_state(seq)
+    item_state = _item_state(seq, state)
     appends = _Appends(site, forbid=plan.appends_forbidden(facts))
     body_traced, state = _fixpoint(loop_body, state, names, site, prefix=item_state, split=appends)
     item_test = site.item_test is not None
