@@ -17,6 +17,7 @@ callable object, module                ``jax.tree_util.Partial(convert(type(obj)
 ``staticmethod(f)``, ``classmethod(f)``  the same descriptor of ``convert(f)``
 ``jax.custom_jvp(f)`` / ``custom_vjp``   made again from the converted function and rules
 a Flax Linen method (Flax's wrapper)   Flax's wrapper around ``convert(user's method)``
+``linen_module.apply`` / ``.init``     runs ``convert(the method it is given)``
 library code (``jnp.sin``)             itself: library code is never converted
 a library's wrapper of your function   ``ConversionError`` with the rewrite
 (``jax.vmap(f)``, ``jax.jit(f)``)      (``jax.vmap(autolax.convert(f))``)
@@ -71,6 +72,10 @@ def user_function(fn, api: str) -> types.FunctionType:
     for _ in range(16):
         if isinstance(inner, types.FunctionType) and _is_user(inner):
             return inner
+        module = transforms.linen_entry_module(inner)
+        if module is not None:  # `module.apply`: the method it runs by default
+            inner = transforms.linen_method(module, None)
+            continue
         if isinstance(inner, (staticmethod, classmethod)) or isinstance(inner, types.MethodType) or is_bound_method(inner):
             inner = inner.__func__
         elif isinstance(inner, functools.partial):

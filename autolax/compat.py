@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 
 import jax
+import jax.interpreters.ad
 
 MANUAL_AXIS_TYPE = "manual_axis_type" in inspect.signature(jax.ShapeDtypeStruct.__init__).parameters
 
@@ -48,6 +49,18 @@ Tracer = jax.core.Tracer
 def is_tracer(x) -> bool:
     """Is ``x`` a tracer (a value being traced by ``jit``, ``grad``, ``vmap`` ...)?"""
     return isinstance(x, Tracer)
+
+
+def forward_mode(values) -> bool:
+    """Is one of ``values`` being differentiated in forward mode (``jax.jvp``, ``jacfwd``)
+    rather than linearized for reverse mode (``grad``, ``vjp``)? Reverse mode traces with
+    ``LinearizeTracer`` while JAX linearizes directly (its default since 0.5; with
+    ``jax_use_direct_linearize`` off, reverse mode traces with ``JVPTracer`` too, so the
+    answer is always no)."""
+    if not getattr(jax.config, "jax_use_direct_linearize", True):
+        return False
+    jvp_tracer = getattr(jax.interpreters.ad, "JVPTracer", None)
+    return jvp_tracer is not None and any(isinstance(v, jvp_tracer) for v in values)
 
 
 def bind_equation(eqn, invals):

@@ -198,11 +198,55 @@ def rebuild(f, convert, is_user):
     if isinstance(f, jax.custom_vjp) and is_user(f.fun):
         return True if convert is None else compat.rebuild_custom_vjp(f, convert)
     linen = sys.modules.get("flax.linen.module")
-    if linen is not None and getattr(f, "method_handler_wrapped", False) and isinstance(f, types.FunctionType):
+    if linen is None:
+        return None
+    if getattr(f, "method_handler_wrapped", False) and isinstance(f, types.FunctionType):
         inner = getattr(f, "__wrapped__", None)
         if isinstance(inner, types.FunctionType) and is_user(inner):
             return True if convert is None else linen.wrap_method_once(convert(inner))
+    if linen_entry_module(f) is not None:
+        return True if convert is None else _linen_entry(f, convert, is_user)
     return None
+
+
+# The methods of a Flax Linen module that run one of its methods on variables.
+_LINEN_ENTRIES = ("apply", "init", "init_with_output")
+
+
+def linen_entry_module(f):
+    """The Linen module ``f`` is the bound ``apply`` / ``init`` / ``init_with_output`` of,
+    else None."""
+    linen = sys.modules.get("flax.linen.module")
+    if linen is None or not isinstance(f, types.MethodType) or not isinstance(f.__self__, linen.Module):
+        return None
+    name = getattr(f.__func__, "__name__", None)
+    if name not in _LINEN_ENTRIES or getattr(linen.Module, name, None) is not f.__func__:
+        return None
+    return f.__self__
+
+
+def linen_method(module, method):
+    """The method ``module.apply(..., method=method)`` runs, unbound (Flax's own rule:
+    a name, a method or function, or None for ``__call__``)."""
+    chosen = getattr(module, method) if isinstance(method, str) else module.__call__ if method is None else method
+    if isinstance(chosen, types.MethodType) and chosen.__self__ is module:
+        chosen = chosen.__func__
+    return chosen
+
+
+def _linen_entry(f, convert, is_user):
+    """``module.apply`` (or ``init``) that runs the converted method: Flax calls the method
+    from its own code, where a converted caller cannot reach it."""
+    module, entry = f.__self__, f
+
+    def run(*args, method=None, **kwargs):
+        chosen = linen_method(module, method)
+        if rebuild(chosen, None, is_user) or (isinstance(chosen, types.FunctionType) and is_user(chosen)):
+            chosen = convert(chosen)
+        return entry(*args, method=chosen, **kwargs)
+
+    run.__name__, run.__qualname__, run.__doc__ = entry.__name__, entry.__qualname__, entry.__doc__
+    return run
 
 
 def is_jit_object(f) -> bool:

@@ -194,3 +194,48 @@ def test_flax_is_called_not_converted():
     for fn in (nnx.relu, linen.softmax, nnx.Linear.__call__, nnx.split, nnx.merge):
         assert autolax.convert(fn) is fn
         assert "__autolax_conversion__" not in vars(fn)  # called from converted code, never converted
+
+
+def test_linen_apply_runs_the_converted_method():
+    """``autolax.jit(module.apply)``: Flax calls the method from its own code, so autolax
+    hands ``apply`` the converted method (``__call__``, or the one named by ``method=``)."""
+    module = Decoder()
+    x = jnp.array([0.1, 0.2])
+    variables = module.init(jax.random.key(0), x)
+    expected = module.apply(variables, x)
+    assert_close(expected, autolax.jit(module.apply)(variables, x), rtol=1e-4, atol=1e-5)
+    assert_close(expected, jax.jit(autolax.convert(module.apply))(variables, x), rtol=1e-4, atol=1e-5)
+    by_name = autolax.jit(module.apply, static_argnames="method")(variables, x, method="__call__")
+    assert_close(expected, by_name, rtol=1e-4, atol=1e-5)
+    assert loops(module.apply, variables, x) == ["lax.while_loop"]
+    assert "def __call__(self, x):" in autolax.to_source(module.apply)
+
+
+def test_linen_apply_called_from_converted_code():
+    module = Decoder()
+    x = jnp.array([0.1, 0.2])
+    variables = module.init(jax.random.key(0), x)
+
+    def loss(variables, x):
+        y, n = module.apply(variables, x)
+        return jnp.sum(y) + n
+
+    assert_close(loss(variables, x), autolax.jit(loss)(variables, x), rtol=1e-4, atol=1e-5)
+    assert loops(loss, variables, x) == ["lax.while_loop"]
+
+
+def test_linen_init_of_a_method_with_a_staged_loop():
+    class Scaled(linen.Module):
+        @linen.compact
+        def __call__(self, x):
+            scale = self.param("scale", lambda key: jnp.float32(0.5))
+            while jnp.sum(x) > 1.0:
+                x = x * scale
+            return x
+
+    module = Scaled()
+    x = jnp.array([3.0, 4.0])
+    expected = module.init_with_output(jax.random.key(0), x)
+    got = autolax.jit(module.init_with_output)(jax.random.key(0), x)
+    assert_close(expected[0], got[0])
+    assert_close(expected[1]["params"]["scale"], got[1]["params"]["scale"])

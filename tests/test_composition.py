@@ -161,15 +161,10 @@ CONSTRUCTS = {
     "setitem": Construct(setitem, (-0.5, 1.5, 2.5, 6.0), frozenset({"for", "if"}), python_setitem),
 }
 
-# Cells that are documented limitations: (construct, cell) -> (error type, message).
-_NO_JVP = (TypeError, "can't apply forward-mode autodiff \\(jvp\\) to a custom_vjp function")
-LIMITATIONS = {
-    # A bounded loop (loop_options(max_steps=...)) is reverse-differentiable through a
-    # jax.custom_vjp, and JAX has no forward mode for a custom_vjp. Without the bound, jvp
-    # works and grad is JAX's error (test_while_without_bound_has_forward_mode_not_reverse).
-    ("while", "jvp"): _NO_JVP,
-    ("for-range", "jvp"): _NO_JVP,
-}
+# Cells that are documented limitations: (construct, cell) -> (error type, message). None
+# today: a bounded loop (loop_options(max_steps=...)) is reverse-differentiable through a
+# jax.custom_vjp, which has no forward mode, so under jvp it runs as a plain while_loop.
+LIMITATIONS: dict = {}
 
 # Cells that are bugs: xfail(strict=True) until fixed.
 _STOP_GRADIENT = (

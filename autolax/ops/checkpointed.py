@@ -139,9 +139,11 @@ def bounded_while_loop(
     as a plain ``while_loop`` and the backward pass recomputes them (about four to six times
     the plain loop in all, measured on CPU).
     Supported derivatives: reverse mode (``grad``, ``value_and_grad``, ``vjp``,
-    ``jacrev``) and forward over reverse (``hessian``); forward mode of the loop itself
-    (``jvp``, ``jacfwd``) is a ``TypeError`` that names the fix when called eagerly and
-    JAX's own ``TypeError`` under ``jit``; ``grad`` of ``grad`` is JAX's error for reverse
+    ``jacrev``) and forward over reverse (``hessian``). Forward mode (``jvp``, ``jacfwd``)
+    of a loop that sees ``jvp``'s tracers runs it as a plain ``while_loop`` (a
+    ``custom_vjp`` has no forward mode); where another transform's tracers hide them
+    (``jvp`` of ``vmap``) it is a ``TypeError`` that names the fix when called eagerly
+    and JAX's own ``TypeError`` under ``jit``; ``grad`` of ``grad`` is JAX's error for reverse
     mode through a ``while_loop``. ``jax.debug.print``/``callback`` in the body run once
     per iteration in the forward pass and twice more in the backward pass (chunk by chunk
     from the last: each chunk's iterations in order, then in reverse).
@@ -172,6 +174,11 @@ def bounded_while_loop(
         "while being differentiated, so its derivative would be that of a truncated loop. "
         "Raise max_steps (memory grows with its square root) or make the loop exit sooner."
     )
+    if compat.forward_mode((*leaves, *consts)):
+        # jvp / jacfwd: a while_loop has a forward-mode derivative (the custom_vjp below has
+        # none), exact whatever the trip count.
+        return treedef.unflatten(lax.while_loop(lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts),
+                                                tuple(leaves)))
     reads = _state_dependencies(body_flat, tuple(leaves), consts)
     chunked = _Chunked(cond_flat, body_flat, max_steps, steps, chunks, reads)
 
