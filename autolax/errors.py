@@ -242,8 +242,11 @@ MESSAGES = {
         "{what} is {first} in the `if` branch and {second} in the `else` branch of {stmt}\n    {source}\n"
         "The condition is traced, so appending to a list in one branch only would make the list's length "
         "depend on data.",
-        "append in both branches (for example a masked value), or write into a preallocated array with "
-        ".at[i].set(...) instead of {what}.",
+        "append in both branches (for example a masked value: `{name}.append(jnp.where(c, item, 0.0))`), "
+        "or keep a buffer and a count in place of the list:\n"
+        "        {name}_buf = jnp.zeros((N, *item_shape)); {name}_count = 0    # before; N: the most items\n"
+        "        {name}_buf = {name}_buf.at[{name}_count].set(item); {name}_count += 1    # for {name}.append(item)\n"
+        "    and take {name}_buf[:{name}_count] outside jax.jit (its length depends on data).",
         "#the-rules-semantics",
     ),
     "if-structure": Message(
@@ -353,8 +356,11 @@ MESSAGES = {
         StateMismatchError,
         "{what} is appended to in {stmt}, but {reason}, so the length of {what} would depend on data.\n"
         "    {source}",
-        "preallocate an array and write item i with `.at[i].set(...)`, or loop over a static range without "
-        "a traced `break`.",
+        "keep a buffer and a count in place of the list:\n"
+        "        {name}_buf = jnp.zeros((N, *item_shape)); {name}_count = 0    # before; N: the most items\n"
+        "        {name}_buf = {name}_buf.at[{name}_count].set(item); {name}_count += 1    # for {name}.append(item)\n"
+        "    and take {name}_buf[:{name}_count] outside jax.jit (its length depends on data); or loop over a "
+        "static range without a traced `break`.",
         "#the-rules-semantics",
     ),
     "appended-items-differ": Message(
@@ -460,7 +466,7 @@ MESSAGES = {
         UnrolledLoopError,
         "the loop at {where} carries traced values but ran as a Python loop (unrolled into the trace): "
         "{reason}.\n    {source}",
-        "stage the loop (see the reason), or drop strict=True to accept the unrolled loop.",
+        "{rewrite}\nOr drop strict=True to accept the unrolled loop.",
         "#when-autolax-says-no",
     ),
     # ------------------------------------------------------------------ --standalone only
@@ -612,6 +618,7 @@ def make(code: str, **fields) -> AutolaxError:
     exc = entry.error(f"{text}\nFix: {fix}")
     exc.code = code
     exc.docs = entry.docs
+    exc.fix = fix
     return exc
 
 

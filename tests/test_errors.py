@@ -263,3 +263,57 @@ def test_plain_object_holding_traced_values():
     with pytest.raises(autolax.StateMismatchError) as info:
         autolax.jit(doubles_plain_object)(1.0, 3)
     assert "Fix: register Plain as a pytree" in str(info.value)
+
+
+def keeps_positive(xs):
+    kept = []
+    for x in xs:
+        if x > 0:
+            kept.append(x * 2.0)
+    return kept
+
+
+def weighted_by_table(xs):
+    table = [1.0, 2.0, 3.0]
+    total = 0.0
+    for i in range(3):
+        total += table[i] * xs[i]
+    return total
+
+
+def test_unrolled_warning_shows_the_rewrite():
+    xs = jnp.array([1.0, -2.0, 3.0])
+    with pytest.warns(autolax.UnrolledLoopWarning) as caught:
+        got = autolax.jit(weighted_by_table)(xs)
+    assert float(got) == weighted_by_table([1.0, -2.0, 3.0])
+    text = str(caught[0].message)
+    assert "line " in text and "uses a traced value as a Python int" in text
+    assert "Fix: to stage the loop, make the Python list the loop indexes an array before the loop" in text
+    assert "Or pass strict=True to make this an error." in text
+
+
+def test_strict_error_for_a_data_dependent_append_count_shows_the_rewrite():
+    # Python's list has as many items as positive xs: no staged loop can give that shape.
+    with pytest.raises(autolax.UnrolledLoopError) as info:
+        autolax.jit(keeps_positive, strict=True)(jnp.array([1.0, -2.0, 3.0]))
+    text = str(info.value)
+    assert "'kept' is [float32[]] in the `if` branch and [] in the `else` branch" in text
+    assert "Fix: to stage the loop, append in both branches" in text
+    assert "kept_buf = kept_buf.at[kept_count].set(item); kept_count += 1    # for kept.append(item)" in text
+    assert "kept_buf[:kept_count] outside jax.jit" in text
+    assert text.rstrip().endswith("Or drop strict=True to accept the unrolled loop.")
+
+
+def test_data_dependent_append_count_in_a_while_shows_the_rewrite():
+    def halvings(x):
+        out = []
+        while x > 1.0:
+            x = x / 2.0
+            out.append(x)
+        return out
+
+    with pytest.raises(autolax.StateMismatchError) as info:
+        autolax.jit(halvings)(10.0)
+    text = str(info.value)
+    assert "a `while` loop's trip count is decided at run time" in text
+    assert "out_buf = jnp.zeros((N, *item_shape)); out_count = 0" in text

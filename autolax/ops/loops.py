@@ -316,6 +316,34 @@ def _reason(exc, site) -> str:
     return first.rstrip(":.")
 
 
+# How to change a loop body that raised one of these while staged, so that it can be staged.
+_REWRITES = (
+    (jax.errors.TracerIntegerConversionError,
+     "make the Python list the loop indexes an array before the loop (`table = jnp.asarray(table)`, "
+     "or `jnp.stack(table)` for a list of arrays) and index that, or loop over its items."),
+    (jax.errors.TracerBoolConversionError,
+     "decide with `jnp.where(c, a, b)` or `lax.cond` in the function that tests the traced value (autolax "
+     "does not convert library code or functions marked @autolax.do_not_convert)."),
+    (jax.errors.TracerArrayConversionError, "use `jnp` in place of `np` on the traced values."),
+    (jax.errors.NonConcreteBooleanIndexError,
+     "use `jnp.where(mask, x, 0)` (or a masked sum) in place of `x[mask]`: it keeps the shape."),
+    (jax.errors.ConcretizationTypeError,
+     "make shapes and Python decisions depend on static values only (mark such arguments static with "
+     "static_argnums / static_argnames)."),
+)
+
+
+def _rewrite(exc) -> str | None:
+    """How to change the loop so that it can be staged: the fix of autolax's own error, or
+    one for JAX's tracer errors."""
+    if isinstance(exc, plan.Unstageable):
+        exc = exc.error
+    fix = getattr(exc, "fix", None)
+    if fix is not None:
+        return fix
+    return next((text for kind, text in _REWRITES if isinstance(exc, kind)), None)
+
+
 def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     """Stages the loop; if its body cannot be staged and the loop's bounds are static, runs
     it as a Python loop instead (warning afterwards, or raising first under strict mode)."""
@@ -331,6 +359,7 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             report.add_staging_note(exc, site)
             raise
         reason = _reason(exc, site)
+        rewrite = _rewrite(exc)
     except Exception as exc:
         if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
                 and _in_user_code(exc, site)):
@@ -343,7 +372,7 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     if rec is not None:
         rec.rollback(mark)
     if report.is_strict():
-        report.unrolled(site, reason)  # raises UnrolledLoopError
+        report.unrolled(site, reason, rewrite)  # raises UnrolledLoopError
     try:
         result = python()
     except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
@@ -353,7 +382,7 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
                 "as a Python loop, where this error occurred."
             )
         raise
-    report.unrolled(site, reason)
+    report.unrolled(site, reason, rewrite)
     return result
 
 
@@ -397,7 +426,7 @@ class _Appends:
             name = site.names[i]
             if self.forbid is not None:
                 raise plan.Unstageable(errors.make(
-                    "append-length-depends-on-data", what=site.describe(name), stmt=site.what,
+                    "append-length-depends-on-data", what=site.describe(name), name=name, stmt=site.what,
                     reason=self.forbid, source=site.source))
             read = site.reads_appended.get(name, -1)
             if read is None or read >= inputs[i][0]:

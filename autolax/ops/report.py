@@ -230,16 +230,19 @@ def expression_site(kind: str, depth: int = 2, always: bool = False):
     return ExpressionSite(kind, frame.f_code.co_filename, frame.f_lineno, line)
 
 
-def unrolled(site, reason: str) -> None:
-    """A loop carrying traced values could not be staged: warn, or raise under strict."""
+def unrolled(site, reason: str, rewrite: str | None = None) -> None:
+    """A loop carrying traced values could not be staged: warn, or raise under strict.
+    ``rewrite``: how to change the loop so that it can be staged (the fix of the error that
+    stopped it), if known."""
     record(site, plan.unrolled(reason), reason)
+    rewrite = f"to stage the loop, {rewrite}" if rewrite else "stage the loop (see the reason)."
     if is_strict():
-        raise errors.make("unrolled", where=site.where, reason=reason, source=site.source)
+        raise errors.make("unrolled", where=site.where, reason=reason, source=site.source, rewrite=rewrite)
     message = (
         f"the loop at {site.where} carries traced values but ran as a Python loop "
         f"(unrolled into the trace): {reason}.\n    {site.source}\n"
-        "The result is correct, but the traced program grows with the trip count. "
-        "Pass strict=True to make this an error."
+        "The result is correct, but the traced program grows with the trip count.\n"
+        f"Fix: {rewrite}\nOr pass strict=True to make this an error."
     )
     warnings.warn_explicit(message, UnrolledLoopWarning, site.filename, site.lineno)
 
