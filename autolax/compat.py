@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 
 import jax
+import jax.extend.core
 import jax.interpreters.ad
 
 MANUAL_AXIS_TYPE = "manual_axis_type" in inspect.signature(jax.ShapeDtypeStruct.__init__).parameters
@@ -61,6 +62,28 @@ def forward_mode(values) -> bool:
         return False
     jvp_tracer = getattr(jax.interpreters.ad, "JVPTracer", None)
     return jvp_tracer is not None and any(isinstance(v, jvp_tracer) for v in values)
+
+
+def jaxprs_in_params(params):
+    """The jaxprs among an equation's params (a ``cond``'s branches, a ``scan``'s body):
+    ``jax.extend.core.jaxprs_in_params`` from JAX 0.10, the same walk before it."""
+    public = getattr(jax.extend.core, "jaxprs_in_params", None)
+    if public is not None:
+        return public(params)
+    found = []
+
+    def walk(value):
+        if isinstance(value, jax.extend.core.ClosedJaxpr):
+            found.append(value.jaxpr)
+        elif isinstance(value, jax.extend.core.Jaxpr):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                walk(item)
+
+    for value in params.values():
+        walk(value)
+    return found
 
 
 def bind_equation(eqn, invals):

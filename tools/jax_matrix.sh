@@ -26,7 +26,15 @@ python=${PYTHON:-python3}
 mapfile -t deps < <("$python" - <<'EOF'
 import re, tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-for req in project["dependencies"] + project["optional-dependencies"]["test"]:
+extras = project["optional-dependencies"]
+reqs = project["dependencies"] + extras["test"]
+while any(r.startswith("autolax[") for r in reqs):  # the test extra names others: autolax[compat]
+    own = [r for r in reqs if r.startswith("autolax[")]
+    reqs = [r for r in reqs if not r.startswith("autolax[")]
+    for r in own:
+        for extra in r[len("autolax["):-1].split(","):
+            reqs += extras[extra.strip()]
+for req in reqs:
     if re.split(r"[<>=!~ \[]", req, maxsplit=1)[0].lower() not in ("jax", "jaxlib"):
         print(req)
 EOF

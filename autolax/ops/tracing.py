@@ -203,7 +203,7 @@ def selecting(closed_jaxpr):
 
 def _has_cond(eqn) -> bool:
     return eqn.primitive is primitives.cond_p or any(
-        _has_cond(e) for sub in jax_core.jaxprs_in_params(eqn.params) for e in sub.eqns)
+        _has_cond(e) for sub in compat.jaxprs_in_params(eqn.params) for e in sub.eqns)
 
 
 # ----------------------------------------------------------------------------- accumulating
