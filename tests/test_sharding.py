@@ -294,6 +294,31 @@ _MULTI_DEVICE = textwrap.dedent(
 
     sm = jax.jit(jax.shard_map(autolax.convert(smooth), mesh=mesh, in_specs=P("d"), out_specs=P("d")))
     close(np.concatenate([smooth(b) for b in blocks]), sm(xs))
+
+    # shard_map(vmap(f)): a staged `if` in a staged loop reads the loop's index or item,
+    # which do not vary over "d" while x does (JAX's vmap of lax.cond failed on that:
+    # "pvary is a invariant->variant collective"); the table is replicated (P()).
+    def halve_past_index(x):
+        for i in range(3):
+            if x > 1.0:
+                x = x * 0.5 + i
+        return x
+
+    def halve_past_items(x, table):
+        for t in table:
+            if x > t:
+                x = x * 0.5 + t
+        return x
+
+    lanes = np.arange(16.0, dtype=np.float32) * 0.5
+    xs = jax.device_put(jnp.asarray(lanes), NamedSharding(mesh, P("d")))
+    sm = jax.jit(jax.shard_map(jax.vmap(autolax.convert(halve_past_index)), mesh=mesh, in_specs=P("d"),
+                               out_specs=P("d")))
+    close(np.array([halve_past_index(float(v)) for v in lanes]), sm(xs))
+    table = [0.5, 1.5, 2.5]
+    sm = jax.jit(jax.shard_map(jax.vmap(autolax.convert(halve_past_items), in_axes=(0, None)), mesh=mesh,
+                               in_specs=(P("d"), P()), out_specs=P("d")))
+    close(np.array([halve_past_items(float(v), table) for v in lanes]), sm(xs, jnp.asarray(table)))
     print("ok")
     """
 )
