@@ -227,8 +227,11 @@ def linen_entry_module(f):
 
 def linen_method(module, method):
     """The method ``module.apply(..., method=method)`` runs, unbound (Flax's own rule:
-    a name, a method or function, or None for ``__call__``)."""
-    chosen = getattr(module, method) if isinstance(method, str) else module.__call__ if method is None else method
+    a name, a method or function, or None for ``__call__``). A name is looked up on the
+    class: a submodule ``setup`` makes exists only inside ``apply`` (then None)."""
+    if isinstance(method, str):
+        return getattr(type(module), method, None)
+    chosen = module.__call__ if method is None else method
     if isinstance(chosen, types.MethodType) and chosen.__self__ is module:
         chosen = chosen.__func__
     return chosen
@@ -242,8 +245,9 @@ def _linen_entry(f, convert, is_user):
     def run(*args, method=None, **kwargs):
         chosen = linen_method(module, method)
         if rebuild(chosen, None, is_user) or (isinstance(chosen, types.FunctionType) and is_user(chosen)):
-            chosen = convert(chosen)
-        return entry(*args, method=chosen, **kwargs)
+            method = convert(chosen)
+        # else Flax gets what the caller gave (a submodule's name, which Flax resolves itself)
+        return entry(*args, method=method, **kwargs)
 
     run.__name__, run.__qualname__, run.__doc__ = entry.__name__, entry.__qualname__, entry.__doc__
     return run

@@ -239,3 +239,30 @@ def test_linen_init_of_a_method_with_a_staged_loop():
     got = autolax.jit(module.init_with_output)(jax.random.key(0), x)
     assert_close(expected[0], got[0])
     assert_close(expected[1]["params"]["scale"], got[1]["params"]["scale"])
+
+
+def test_linen_apply_of_a_submodule_by_name_is_flaxs():
+    class Outer(linen.Module):
+        def setup(self):
+            self.inner = linen.Dense(2)
+
+        def __call__(self, x):
+            while jnp.sum(x) > 1.0:
+                x = x * 0.5
+            return self.inner(x)
+
+    module = Outer()
+    x = jnp.array([3.0, 4.0])
+    variables = module.init(jax.random.key(0), x)
+    # Flax resolves the name itself; where it refuses (a setup submodule is not an
+    # attribute of the unbound module here), autolax raises what Flax raises.
+    try:
+        expected = module.apply(variables, x, method="inner")
+    except AttributeError as err:
+        with pytest.raises(AttributeError, match="no attribute \"inner\""):
+            autolax.jit(module.apply, static_argnames="method")(variables, x, method="inner")
+        assert "inner" in str(err)
+    else:
+        got = autolax.jit(module.apply, static_argnames="method")(variables, x, method="inner")
+        assert_close(expected, got, rtol=1e-5)
+    assert_close(module.apply(variables, x), autolax.jit(module.apply)(variables, x), rtol=1e-5)
