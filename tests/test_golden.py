@@ -171,7 +171,7 @@ GOLDEN = {
                 return out
 
             out = ops.for_iter(xs, loop_body, out, at='70')
-            return jnp.stack(ops.stacked(out))
+            return ops.stack(jnp.stack, out)
     """,
     g.calls_and_print: """
         def calls_and_print(x):

@@ -137,6 +137,27 @@ def test_list_append_jaxpr_does_not_grow():
     assert primitives(rnn_stack_only, jnp.zeros(1000), 0.0)["scan"] == 1
 
 
+def test_stack_of_the_appended_list_is_the_loops_output():
+    # jnp.stack along axis 0 of the stacked outputs is those outputs: no expand/reshape after
+    # the scan (the scan and nothing else).
+    jaxpr = jax.make_jaxpr(autolax.convert(rnn_stack_only))(jnp.zeros(10), 0.0).jaxpr
+    assert jaxpr.eqns[-1].primitive.name == "scan"
+    assert jaxpr.outvars == [jaxpr.eqns[-1].outvars[-1]]
+
+
+def stack_variants(xs, h):
+    hs = []
+    for x in xs:
+        h = jnp.tanh(0.5 * h + x)
+        hs.append(h * jnp.ones(2))
+    return jnp.stack(hs, axis=1), jnp.stack(hs, 0), jnp.stack(hs, dtype=jnp.int32), jnp.stack(hs + [h * jnp.ones(2)])
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_stack_of_an_appended_list_with_arguments(n):
+    assert_matches(stack_variants, jnp.linspace(-1.0, 1.0, n), 0.1)
+
+
 def appends_in_range(x, n):
     out = [x]
     for i in range(n):

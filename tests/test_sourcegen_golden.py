@@ -277,7 +277,7 @@ DEFAULT = {
                 return out
 
             out = ops.for_range(0, 3, 1, loop_body, out, at='golden.py:9')
-            return jnp.stack(ops.stacked(out))
+            return ops.stack(jnp.stack, out)
         """,
     ),
 }

@@ -8,6 +8,7 @@ import collections.abc
 import operator
 
 import jax
+import jax.numpy as jnp
 
 from autolax import compat, errors
 from autolax.ops import report
@@ -155,6 +156,21 @@ def stacked(lst):
         tree = lst.stacked_tree()
         return lst if tree is None else tree
     return lst
+
+
+def stack(func, lst, *args, **kwargs):
+    """``ops.stack(jnp.stack, lst)`` for ``jnp.stack(lst)`` of a list the function appends to.
+
+    Equivalent Python: ``func(lst, *args, **kwargs)``. The items a staged loop appended are
+    already one array stacked along a new leading axis, and ``jnp.stack`` along axis 0 of
+    that array is the array itself: it is returned as is (``jnp.stack`` would copy it through
+    an expand and a reshape).
+    """
+    value = stacked(lst)
+    if (func is jnp.stack and value is not lst and not args and set(kwargs) <= {"axis"}
+            and kwargs.get("axis", 0) == 0 and isinstance(value, (jax.Array, compat.Tracer))):
+        return value
+    return func(value, *args, **kwargs)
 
 
 def outside_store(name: str, declared: str = "nonlocal") -> None:

@@ -1,11 +1,13 @@
 """List appends become assignments, so a staged loop can carry the list as scan outputs.
 
     out.append(y)       ->   out = ops.append(out, y)
-    jnp.stack(out)      ->   jnp.stack(ops.stacked(out))     (only for appended lists)
+    jnp.stack(out)      ->   ops.stack(jnp.stack, out)       (only for appended lists)
+    np.vstack(out)      ->   np.vstack(ops.stacked(out))
 
 ``ops.append`` appends in place and returns the list, so plain Python behaviour is
 unchanged. In a staged loop the appended values become the loop's stacked outputs;
-``ops.stacked`` hands ``jnp.stack`` that stacked array instead of one slice per element.
+``ops.stacked`` hands ``vstack`` that stacked array instead of one slice per element, and
+``ops.stack`` returns it as ``jnp.stack``'s answer.
 """
 
 from __future__ import annotations
@@ -114,7 +116,12 @@ class _StackCalls(syntax.NodeTransformer):
             and node.args[0].id in self.appended
         ):
             module = self.ctx.resolve(func.value.id, self.local_names)
-            if getattr(module, "__name__", None) in ("jax.numpy", "numpy") or module is np:
+            name = getattr(module, "__name__", None)
+            if name == "jax.numpy" and func.attr == "stack":
+                new = syntax.call(f"{self.ctx.ops}.stack", [func, *node.args])
+                new.keywords = node.keywords
+                return syntax.copy_location(new, node)
+            if name in ("jax.numpy", "numpy") or module is np:
                 node.args[0] = syntax.copy_location(
                     syntax.call(f"{self.ctx.ops}.stacked", [node.args[0]]), node.args[0]
                 )

@@ -415,6 +415,13 @@ class Expressions:
     def op_stacked(self, e, scope, truth):
         return self.allow_stacked(e.args[0], scope, truth)
 
+    def op_stack(self, e, scope, truth):
+        # ops.stack(jnp.stack, out, ...): here a stacked list is already its stacked array,
+        # which jnp.stack along axis 0 returns unchanged.
+        lst = syntax.copy_location(syntax.call(f"{self.ops}.stacked", [e.args[1]]), e.args[1])
+        new = syntax.Call(func=e.args[0], args=[lst, *e.args[2:]], keywords=e.keywords)
+        return self.call(syntax.copy_location(new, e), scope)
+
     def op_enumerate(self, e, scope, truth):
         e.func = syntax.copy_location(syntax.name("enumerate"), e.func)
         return self.call(e, scope)

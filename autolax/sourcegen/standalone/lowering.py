@@ -45,6 +45,7 @@ OPS = {
     "cond": (3, None, {"at"}), "while_loop": (3, 3, {"at"}), "for_range": (5, 6, {"at"}),
     "for_iter": (3, 4, {"at"}), "if_else": (3, 3, ()), "and_": (2, None, ()), "or_": (2, None, ()),
     "not_": (1, 1, ()), "undefined": (1, 1, {"pending"}), "append": (2, 2, ()), "stacked": (1, 1, ()),
+    "stack": (2, None, ANY),
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
     "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, ()),
     "bound": (1, 1, ()), "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "asserting": (1, 2, ()),
