@@ -4,6 +4,7 @@ traced ones (only the operands Python would evaluate have effects)."""
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import lax
 
 from autolax import errors, plan, sites
 from autolax.ops import report
@@ -34,6 +35,14 @@ def _is_bool(x) -> bool:
 _ROLES = {"value": "the value of the boolean expression"}
 
 
+def _logical(kind, a, b):
+    """``jnp.logical_and`` / ``logical_or`` of two booleans; of two boolean arrays of one shape,
+    the bare ``lax`` operation (jnp's would first convert each operand to the bool it is)."""
+    if all(getattr(x, "dtype", None) == jnp.bool_ for x in (a, b)) and jnp.shape(a) == jnp.shape(b):
+        return (lax.bitwise_and if kind == "and" else lax.bitwise_or)(a, b)
+    return (jnp.logical_and if kind == "and" else jnp.logical_or)(a, b)
+
+
 def _combine(kind, value, thunk, where):
     """``value and thunk()`` (``kind`` "and") or ``value or thunk()`` for a traced ``value``,
     and the form it took."""
@@ -52,7 +61,7 @@ def _combine(kind, value, thunk, where):
         leaves, _, _ = rest((), rest.out)
         other = rest.out.rebuild(leaves)[0]
         if _is_bool(value) and _is_bool(other):
-            return (jnp.logical_and if kind == "and" else jnp.logical_or)(value, other), f"jnp.logical_{kind}"
+            return _logical(kind, value, other), f"jnp.logical_{kind}"
         on_true, on_false = (other, value) if kind == "and" else (value, other)
         return jnp.where(pred, on_true, on_false), f"jnp.logical_{kind}"
     keep = trace(lambda: value, State([]), ["value"], site=site)
