@@ -135,7 +135,7 @@ def _converted_code(fn):
         hit = _CODE_CACHE.get(code)
         if hit is None:
             converted = pipeline.convert_function(fn)
-            hit = (converted.source(), pipeline.compile_converted(fn, converted))
+            hit = (converted.lazy_source(), pipeline.compile_converted(fn, converted))
             _CODE_CACHE.put(code, hit)
         return hit
 
@@ -422,16 +422,16 @@ def to_source(fn) -> str:
     """The converted source of ``fn`` (a function, a converted function or an
     ``autolax.jit`` object), as autolax runs it."""
     source = getattr(fn, "__autolax_source__", None)
-    if isinstance(source, str):
-        return source
+    if isinstance(source, pipeline.SourceText):
+        return source.text
     original = _original(fn)
     if not isinstance(original, types.FunctionType) or is_library_callable(original):
         original = callables.user_function(original, "to_source")
         source = getattr(original, "__autolax_source__", None)
-        if isinstance(source, str):
-            return source
+        if isinstance(source, pipeline.SourceText):
+            return source.text
     try:
         source, _ = _converted_code(original)
     except SourceUnavailable as exc:
         raise ConversionError(f"cannot read the source of '{original.__qualname__}': {exc}") from None
-    return source
+    return source.text

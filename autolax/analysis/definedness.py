@@ -149,8 +149,12 @@ def _deleted(stmts) -> set:
         if isinstance(node, syntax.Delete):
             for t in node.targets:
                 out |= target_names(t) if isinstance(t, (syntax.Name, syntax.Tuple, syntax.List)) else set()
-        elif not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
-            stack.extend(syntax.iter_child_nodes(node))
+        elif not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+            for field in syntax.BLOCK_FIELDS:  # `del` is a statement: expressions hold none
+                block = getattr(node, field, None)
+                if block.__class__ is list:
+                    for child in block:
+                        stack.extend(child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else (child,))
     return out
 
 

@@ -179,6 +179,26 @@ class Converted:
     def source(self) -> str:
         return format_source(ast.unparse(self.ast_node))
 
+    def lazy_source(self) -> "SourceText":
+        """``source()``, printed only when first read (most conversions are never shown)."""
+        return SourceText(self.ast_node)
+
+
+class SourceText:
+    """A converted function's source text, printed from its ``ast`` tree on first use."""
+
+    __slots__ = ("_node", "_text")
+
+    def __init__(self, node: ast.AST):
+        self._node, self._text = node, None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = format_source(ast.unparse(self._node))
+            self._node = None
+        return self._text
+
 
 def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
     """Parses ``fn``'s source and runs every pass over it."""
