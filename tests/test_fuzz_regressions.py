@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import autolax
-from conftest import assert_matches
+from conftest import assert_close, assert_matches
 
 XS = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 
@@ -246,3 +246,40 @@ def first_assigned_in_list_loop_after_return(a, n, xs):
 @pytest.mark.parametrize("a", [1.0, 2.0, 10.0])
 def test_variable_first_assigned_in_masked_python_loop(a):
     assert_matches(first_assigned_in_list_loop_after_return, a, 2, np.array([1.5, 0.0], np.float32))
+
+
+def rebinds_aliased_list_in_loop(a, n):
+    # Found by the fuzzer (seed 363, reduced): `coef` gets a new list each iteration while
+    # `view` holds the old one; the staged loop wrote the new items into the old list.
+    coef = [a, 0.0]
+    view = coef
+    for j in range(1, n):
+        coef = [coef[0] + 1.0, coef[-1]]
+    return sum(view), coef[0]
+
+
+def rebinds_aliased_list_in_if(a, b):
+    coef = [a, 0.0]
+    view = coef
+    if a > b:
+        coef = [b, a]
+    return view[0], view[1], coef[0]
+
+
+def changes_aliased_list_in_place_in_loop(a, n):
+    coef = [a, 0.0]
+    view = coef
+    for j in range(1, n):
+        coef[1] = coef[1] + coef[0]
+    return view[1], coef[1]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (rebinds_aliased_list_in_loop, (1.0, 3)),
+    (rebinds_aliased_list_in_if, (2.0, 1.0)),
+    (rebinds_aliased_list_in_if, (1.0, 2.0)),
+    (changes_aliased_list_in_place_in_loop, (1.5, 4)),
+])
+def test_alias_of_a_rebound_list_keeps_the_old_items(fn, args):
+    assert_matches(fn, *args)
+    assert_close(fn(*args), jax.jit(autolax.convert(fn))(*args))

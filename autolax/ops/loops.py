@@ -638,7 +638,7 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
         checks.defer(checks.Failures(carry[n + 1], makers))
     report.record(site, form)
     ran = predicate(first, site.where) if is_tracer(first) else bool(first)
-    result = write_back(names, values, state.rebuild(out))
+    result = write_back(names, dict(zip(names, values)), state.rebuild(out), body_traced.kept)
     return pack(_flag_first_assigned(values, result, names, ran), len(names))
 
 
@@ -1063,7 +1063,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         stopped, target = False, _first_bound(site, seq, seq.item(seq.length - 1))
     if checked:
         checks.defer(checks.Failures(out[n], body_traced.makers))
-    result = write_back(names, values, state.rebuild(out[:n]))
+    result = write_back(names, dict(zip(names, values)), state.rebuild(out[:n]), body_traced.kept)
     if ys is not None:
         result = appends.attach(result, ys, values)
     report.record(site, form)
