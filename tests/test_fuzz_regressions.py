@@ -1,6 +1,8 @@
 """Bugs the differential fuzzer (tests/fuzzing) found, each as a short program compared
 against plain Python (eagerly and under jax.jit)."""
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -283,3 +285,52 @@ def changes_aliased_list_in_place_in_loop(a, n):
 def test_alias_of_a_rebound_list_keeps_the_old_items(fn, args):
     assert_matches(fn, *args)
     assert_close(fn(*args), jax.jit(autolax.convert(fn))(*args))
+
+
+def removes_last_item_by_value(b, xs):
+    # Found by the fuzzer (seed 288, reduced): Python compares stack[-1] with stack[0]
+    # first, a traced comparison (JAX's TracerBoolConversionError came out of list.remove).
+    stack = [b, xs.min()]
+    stack.remove(stack[-1])
+    return len(stack)
+
+
+def finds_traced_value(b, xs):
+    items = [xs[0], xs[1]]
+    return b in items
+
+
+def indexes_traced_value(b, xs):
+    items = [xs[0], b]
+    return items.index(b)
+
+
+@pytest.mark.parametrize("fn, line, statement", [
+    (removes_last_item_by_value, "stack.remove(stack[-1])", "'stack' is searched for a value"),
+    (finds_traced_value, "return b in items", "'items' is searched for a value"),
+    (indexes_traced_value, "return items.index(b)", "'items' is searched for a value"),
+])
+def test_searching_a_list_of_traced_values_is_refused_clearly(fn, line, statement):
+    assert fn(1.5, XS) is not None  # Python, on concrete values
+    assert autolax.convert(fn)(1.5, XS) == fn(1.5, XS)  # so does the converted function, eagerly
+    for run in (autolax.jit(fn), jax.jit(autolax.convert(fn))):
+        with pytest.raises(autolax.TracedComparisonError) as info:
+            run(1.5, XS)
+        message = str(info.value)
+        assert statement in message and "item 0 gives a traced boolean" in message
+        lines, first = inspect.getsourcelines(fn)
+        lineno = first + next(k for k, text in enumerate(lines) if line in text)
+        assert f"test_fuzz_regressions.py:{lineno}" in message
+        assert line in message and "Fix: keep positions rather than values" in message
+    assert isinstance(info.value, TypeError)
+
+
+def removes_item_found_by_identity(b, xs):
+    stack = [b, xs.min(), b + 1.0]
+    stack.remove(stack[0])  # the first item is the value itself: no comparison
+    return len(stack), stack[0], 2.0 in (1.0, 2.0)
+
+
+def test_searching_finds_the_item_itself_without_comparing():
+    assert_matches(removes_item_found_by_identity, 1.5, XS)
+

@@ -18,6 +18,7 @@ from autolax.ops.data import (  # noqa: A004
     outside,
     outside_store,
     setattr,
+    sought,
     stacked,
 )
 from autolax.ops.lists import StackedList
@@ -54,6 +55,7 @@ __all__ = [
     "range",
     "range_split",
     "setattr",
+    "sought",
     "stacked",
     "undefined",
     "while_loop",
