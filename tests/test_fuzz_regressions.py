@@ -334,3 +334,52 @@ def removes_item_found_by_identity(b, xs):
 def test_searching_finds_the_item_itself_without_comparing():
     assert_matches(removes_item_found_by_identity, 1.5, XS)
 
+
+def pops_past_the_end_in_try(a, xs):
+    # Found by the fuzzer (seed 1953, reduced): the second iteration raises IndexError; the
+    # handler must see `a` as the first iteration left it (the loop's state was lost).
+    stack = [xs[0]]
+    try:
+        for i in range(len(xs)):
+            a += stack.pop()
+    except IndexError:
+        a = a * 10.0
+    return a, len(stack)
+
+
+def raises_mid_iteration_in_while(a, xs):
+    stack = [xs[0], xs[1]]
+    count = 0
+    try:
+        while count < 5:
+            count += 1  # done before the raise in the same iteration: Python keeps it
+            a = a + stack.pop()
+    except IndexError:
+        pass
+    finally:
+        a = a + count
+    return a, count
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")  # the list changes length
+@pytest.mark.parametrize("fn", [pops_past_the_end_in_try, raises_mid_iteration_in_while])
+def test_exception_out_of_a_loop_keeps_the_finished_iterations(fn):
+    assert_matches(fn, 0.5, XS)
+    assert_close(fn(0.5, XS), jax.jit(autolax.convert(fn))(0.5, XS))
+
+
+def raises_in_a_branch_in_try(a, xs):
+    # seed 1953 itself: the loop sits in an `if` inside the `try`; the branch's values were lost.
+    stack = [xs[0]]
+    try:
+        if xs[1] > 0:
+            a = a + 1.0
+            for i in range(3):
+                a += stack.pop()
+    except IndexError:
+        pass
+    return a
+
+
+def test_exception_out_of_an_if_keeps_the_branch_values_eagerly():
+    assert autolax.convert(raises_in_a_branch_in_try)(0.5, XS) == raises_in_a_branch_in_try(0.5, XS) == 2.5

@@ -9,7 +9,7 @@ from jax import lax
 
 from autolax import errors, plan, sites
 from autolax.ops import checks, report
-from autolax.ops.state import State, is_tracer, join_branches, merge_kept, write_back
+from autolax.ops.state import State, is_tracer, join_branches, keep_raised_state, merge_kept, write_back
 from autolax.ops.tracing import accumulations, pack, trace
 
 
@@ -236,7 +236,12 @@ def cond(pred, if_true, if_false, *operands, at):
     site = sites.site("if", at, code.co_filename)
     if not is_tracer(pred):
         report.record(site, plan.PYTHON)
-        return if_true(*operands) if pred else if_false(*operands)
+        branch = if_true if pred else if_false
+        try:
+            return branch(*operands)
+        except BaseException as exc:
+            keep_raised_state(exc, if_true, branch, 0, operands)
+            raise
     params = code.co_varnames[: code.co_argcount]
     outputs, form, kept = staged_cond(pred, if_true, if_false, operands, site, in_names=params, select_ok=True)
     report.record(site, form)

@@ -55,6 +55,7 @@ from autolax.ops.state import (
     cast,
     is_tracer,
     join_iterations,
+    keep_raised_state,
     write_back,
 )
 from autolax.ops.tracing import pack, trace, unpack
@@ -574,7 +575,11 @@ def _python_while(site, loop_test, loop_body, values, first, static):
             raise errors.make("while-became-traced", stmt=site.what, count=count, source=site.source)
         if not pred:
             break
-        state = list(unpack(loop_body(*state), n))
+        try:
+            state = list(unpack(loop_body(*state), n))
+        except BaseException as exc:
+            keep_raised_state(exc, loop_body, loop_body, 0, state)
+            raise
         count += 1
         pred = loop_test(*state)
     if static:
@@ -832,7 +837,11 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
                 )[0]
             )
         else:
-            state = list(unpack(loop_body(item, *state), n))
+            try:
+                state = list(unpack(loop_body(item, *state), n))
+            except BaseException as exc:
+                keep_raised_state(exc, loop_body, loop_body, 1, state)
+                raise
         count += 1
         if item_test and site.test_after:
             stop = loop_test(*state)

@@ -12,6 +12,7 @@ error that names the variable, the statement and both types.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import linecache
 import sys
@@ -681,3 +682,36 @@ def _into(original, new):
             object.__setattr__(original, f.name, _into(getattr(original, f.name), getattr(new, f.name)))
         return original
     return new
+
+
+def keep_raised_state(exc, key, fn, n_items, values):
+    """Notes on ``exc``, raised by ``fn`` (a loop body or an ``if``'s branch run in Python,
+    called with ``n_items`` leading items and then ``values``), those variables as the raise
+    left them, for ``raised_state(exc, key, ...)``: ``fn``'s own variables at the raise (its
+    frame in the traceback), else ``values``."""
+    values = list(values)
+    code = fn.__code__
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not code:
+        tb = tb.tb_next
+    if tb is not None:
+        seen = tb.tb_frame.f_locals
+        params = code.co_varnames[n_items:n_items + len(values)]
+        values = [seen.get(p, v) for p, v in zip(params, values)]
+    packed = values[0] if len(values) == 1 else tuple(values)
+    with contextlib.suppress(AttributeError, TypeError):  # an exception without a __dict__
+        exc.__autolax_raised_state__ = (key, packed)
+
+
+def raised_state(exc, key, init):
+    """The variables a loop or ``if`` carries after ``exc`` came out of it (inside a
+    ``try``): ``x, y = ops.raised_state(raised, loop_body, (x, y))``.
+
+    Equivalent Python: the variables as they were when the exception was raised. A loop
+    (or branch) run in Python gives the values it left (``keep_raised_state``); otherwise
+    (it raised before it ran, or while it was staged) the values before it, ``init``."""
+    found = getattr(exc, "__autolax_raised_state__", None)
+    if found is not None and found[0] is key:
+        del exc.__autolax_raised_state__
+        return found[1]
+    return init
