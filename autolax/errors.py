@@ -128,6 +128,22 @@ class ArrayConditionError(AutolaxError, ValueError):
     """
 
 
+class TracedComparisonError(AutolaxError, TypeError):
+    """Python would have to test a traced comparison to search a list or tuple by value:
+    ``x in lst``, ``lst.remove(x)``, ``lst.index(x)``, ``lst.count(x)``.
+
+    Python compares ``x`` with the items in turn (``item is x or item == x``) and tests
+    each answer. When ``x`` or an item is traced, the answer is a traced boolean whose value
+    only the running program knows (JAX would raise ``TracerBoolConversionError``). autolax
+    does not guess: the message names the list and the line. An item that *is* ``x``
+    (``stack.remove(stack[0])``) is found without a comparison, as in Python.
+
+    Fix: keep positions rather than values (``del stack[-1]`` / ``stack.pop()`` for
+    ``stack.remove(stack[-1])``), or compare with ``jnp``:
+    ``jnp.any(jnp.stack(lst) == x)`` for ``x in lst``.
+    """
+
+
 class StagedEffectError(AutolaxError):
     """A Python side effect inside a staged branch or loop body would run once, while
     tracing, instead of when the program runs.
@@ -376,6 +392,16 @@ MESSAGES = {
         "collected as its stacked outputs).\n    {source}",
         "use a fixed-size array with a count (`buf = buf.at[k].set(v); k += 1`) instead of changing the "
         "list's length, or loop over a static range.",
+        "#the-rules-semantics",
+    ),
+    "traced-comparison": Message(
+        TracedComparisonError,
+        "{what} is searched for a value at {where}, and comparing the value with its item {index} gives a "
+        "traced boolean ({detail}): Python tests each comparison (`item is x or item == x`), which only the "
+        "running program can decide.\n    {source}",
+        "keep positions rather than values (`del {name}[i]` or `{name}.pop(i)` in place of "
+        "`{name}.remove({name}[i])`, the index itself in place of `{name}.index(...)`), or compare with jnp: "
+        "`jnp.any(jnp.stack({name}) == x)` for `x in {name}`.",
         "#the-rules-semantics",
     ),
     "staged-effect": Message(

@@ -1,13 +1,15 @@
 """Bugs the differential fuzzer (tests/fuzzing) found, each as a short program compared
 against plain Python (eagerly and under jax.jit)."""
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import autolax
-from conftest import assert_matches
+from conftest import assert_close, assert_matches
 
 XS = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 
@@ -246,3 +248,138 @@ def first_assigned_in_list_loop_after_return(a, n, xs):
 @pytest.mark.parametrize("a", [1.0, 2.0, 10.0])
 def test_variable_first_assigned_in_masked_python_loop(a):
     assert_matches(first_assigned_in_list_loop_after_return, a, 2, np.array([1.5, 0.0], np.float32))
+
+
+def rebinds_aliased_list_in_loop(a, n):
+    # Found by the fuzzer (seed 363, reduced): `coef` gets a new list each iteration while
+    # `view` holds the old one; the staged loop wrote the new items into the old list.
+    coef = [a, 0.0]
+    view = coef
+    for j in range(1, n):
+        coef = [coef[0] + 1.0, coef[-1]]
+    return sum(view), coef[0]
+
+
+def rebinds_aliased_list_in_if(a, b):
+    coef = [a, 0.0]
+    view = coef
+    if a > b:
+        coef = [b, a]
+    return view[0], view[1], coef[0]
+
+
+def changes_aliased_list_in_place_in_loop(a, n):
+    coef = [a, 0.0]
+    view = coef
+    for j in range(1, n):
+        coef[1] = coef[1] + coef[0]
+    return view[1], coef[1]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (rebinds_aliased_list_in_loop, (1.0, 3)),
+    (rebinds_aliased_list_in_if, (2.0, 1.0)),
+    (rebinds_aliased_list_in_if, (1.0, 2.0)),
+    (changes_aliased_list_in_place_in_loop, (1.5, 4)),
+])
+def test_alias_of_a_rebound_list_keeps_the_old_items(fn, args):
+    assert_matches(fn, *args)
+    assert_close(fn(*args), jax.jit(autolax.convert(fn))(*args))
+
+
+def removes_last_item_by_value(b, xs):
+    # Found by the fuzzer (seed 288, reduced): Python compares stack[-1] with stack[0]
+    # first, a traced comparison (JAX's TracerBoolConversionError came out of list.remove).
+    stack = [b, xs.min()]
+    stack.remove(stack[-1])
+    return len(stack)
+
+
+def finds_traced_value(b, xs):
+    items = [xs[0], xs[1]]
+    return b in items
+
+
+def indexes_traced_value(b, xs):
+    items = [xs[0], b]
+    return items.index(b)
+
+
+@pytest.mark.parametrize("fn, line, statement", [
+    (removes_last_item_by_value, "stack.remove(stack[-1])", "'stack' is searched for a value"),
+    (finds_traced_value, "return b in items", "'items' is searched for a value"),
+    (indexes_traced_value, "return items.index(b)", "'items' is searched for a value"),
+])
+def test_searching_a_list_of_traced_values_is_refused_clearly(fn, line, statement):
+    assert fn(1.5, XS) is not None  # Python, on concrete values
+    assert autolax.convert(fn)(1.5, XS) == fn(1.5, XS)  # so does the converted function, eagerly
+    for run in (autolax.jit(fn), jax.jit(autolax.convert(fn))):
+        with pytest.raises(autolax.TracedComparisonError) as info:
+            run(1.5, XS)
+        message = str(info.value)
+        assert statement in message and "item 0 gives a traced boolean" in message
+        lines, first = inspect.getsourcelines(fn)
+        lineno = first + next(k for k, text in enumerate(lines) if line in text)
+        assert f"test_fuzz_regressions.py:{lineno}" in message
+        assert line in message and "Fix: keep positions rather than values" in message
+    assert isinstance(info.value, TypeError)
+
+
+def removes_item_found_by_identity(b, xs):
+    stack = [b, xs.min(), b + 1.0]
+    stack.remove(stack[0])  # the first item is the value itself: no comparison
+    return len(stack), stack[0], 2.0 in (1.0, 2.0)
+
+
+def test_searching_finds_the_item_itself_without_comparing():
+    assert_matches(removes_item_found_by_identity, 1.5, XS)
+
+
+def pops_past_the_end_in_try(a, xs):
+    # Found by the fuzzer (seed 1953, reduced): the second iteration raises IndexError; the
+    # handler must see `a` as the first iteration left it (the loop's state was lost).
+    stack = [xs[0]]
+    try:
+        for i in range(len(xs)):
+            a += stack.pop()
+    except IndexError:
+        a = a * 10.0
+    return a, len(stack)
+
+
+def raises_mid_iteration_in_while(a, xs):
+    stack = [xs[0], xs[1]]
+    count = 0
+    try:
+        while count < 5:
+            count += 1  # done before the raise in the same iteration: Python keeps it
+            a = a + stack.pop()
+    except IndexError:
+        pass
+    finally:
+        a = a + count
+    return a, count
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")  # the list changes length
+@pytest.mark.parametrize("fn", [pops_past_the_end_in_try, raises_mid_iteration_in_while])
+def test_exception_out_of_a_loop_keeps_the_finished_iterations(fn):
+    assert_matches(fn, 0.5, XS)
+    assert_close(fn(0.5, XS), jax.jit(autolax.convert(fn))(0.5, XS))
+
+
+def raises_in_a_branch_in_try(a, xs):
+    # seed 1953 itself: the loop sits in an `if` inside the `try`; the branch's values were lost.
+    stack = [xs[0]]
+    try:
+        if xs[1] > 0:
+            a = a + 1.0
+            for i in range(3):
+                a += stack.pop()
+    except IndexError:
+        pass
+    return a
+
+
+def test_exception_out_of_an_if_keeps_the_branch_values_eagerly():
+    assert autolax.convert(raises_in_a_branch_in_try)(0.5, XS) == raises_in_a_branch_in_try(0.5, XS) == 2.5

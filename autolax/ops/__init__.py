@@ -18,13 +18,14 @@ from autolax.ops.data import (  # noqa: A004
     outside,
     outside_store,
     setattr,
+    sought,
     stack,
     stacked,
 )
 from autolax.ops.lists import StackedList
 from autolax.ops.logical import and_, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
-from autolax.ops.state import MaybeBound, Undefined, assigned, bound, undefined
+from autolax.ops.state import MaybeBound, Undefined, assigned, bound, raised_state, undefined
 
 __all__ = [
     "AutolaxError",
@@ -52,9 +53,11 @@ __all__ = [
     "outside_store",
     "print",
     "raising",
+    "raised_state",
     "range",
     "range_split",
     "setattr",
+    "sought",
     "stack",
     "stacked",
     "undefined",

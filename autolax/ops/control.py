@@ -9,7 +9,7 @@ from jax import lax
 
 from autolax import errors, plan, sites
 from autolax.ops import checks, report
-from autolax.ops.state import State, is_tracer, join_branches, write_back
+from autolax.ops.state import State, is_tracer, join_branches, keep_raised_state, merge_kept, write_back
 from autolax.ops.tracing import accumulations, pack, trace
 
 
@@ -87,9 +87,10 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     """Stages ``true_fn(*operands) if pred else false_fn(*operands)``.
 
     Each function is traced once; their outputs (``out_names``, default: the site's names)
-    are reconciled to one type. Returns ``(outputs, form)``: the tuple of outputs and the
+    are reconciled to one type. Returns ``(outputs, form, kept)``: the tuple of outputs, the
     form ``plan.if_form`` chose -- ``lax.select`` when ``select_ok`` and both branches only
-    move values, else ``lax.cond``.
+    move values, else ``lax.cond`` -- and per output the objects both branches changed in
+    place (``state.kept_in_place``, for ``write_back``).
     """
     __tracebackhide__ = True
     out_names = list(site.names if out_names is None else out_names)
@@ -99,7 +100,16 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     report.count_trace(site)
     true_traced = _trace_branch(true_fn, in_state, out_names, site, "if")
     false_traced = _trace_branch(false_fn, in_state, out_names, site, "else")
-    return cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
+    outputs, form = cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
+    return outputs, form, _kept(true_traced, false_traced)
+
+
+def _kept(true_traced, false_traced):
+    """Per output, the objects the ``if`` changed in place whichever side runs (a side
+    that always raises leaves none)."""
+    if true_traced.raises or false_traced.raises:
+        return (false_traced if true_traced.raises else true_traced).kept
+    return [merge_kept(a, b) for a, b in zip(true_traced.kept, false_traced.kept)]
 
 
 def _trace_branch(fn, in_state, out_names, site, side):
@@ -226,18 +236,16 @@ def cond(pred, if_true, if_false, *operands, at):
     site = sites.site("if", at, code.co_filename)
     if not is_tracer(pred):
         report.record(site, plan.PYTHON)
-        return if_true(*operands) if pred else if_false(*operands)
+        branch = if_true if pred else if_false
+        try:
+            return branch(*operands)
+        except BaseException as exc:
+            keep_raised_state(exc, if_true, branch, 0, operands)
+            raise
     params = code.co_varnames[: code.co_argcount]
-    outputs, form = staged_cond(pred, if_true, if_false, operands, site, in_names=params, select_ok=True)
+    outputs, form, kept = staged_cond(pred, if_true, if_false, operands, site, in_names=params, select_ok=True)
     report.record(site, form)
-    return pack(write_back(site.names, _by_name(params, operands, site.names), outputs), len(site.names))
-
-
-def _by_name(params, operands, names):
-    """The operands (a branch function's parameters) of the names that are also outputs,
-    in output order; other outputs get None."""
-    given = dict(zip(params, operands))
-    return [given.get(name) for name in names]
+    return pack(write_back(site.names, dict(zip(params, operands)), outputs, kept), len(site.names))
 
 
 _TERNARY_ROLES = {"value": "the value of the conditional expression"}

@@ -12,7 +12,8 @@ import jax.numpy as jnp
 
 from autolax import compat, errors
 from autolax.ops import report
-from autolax.ops.lists import StackedList
+from autolax.ops.lists import StackedList, is_tracer
+from autolax.ops.state import describe_aval
 
 _OPS = {
     "add": operator.iadd,
@@ -131,6 +132,44 @@ def append(lst, value):
 
 
 _CONTAINERS = (list, dict, set, bytearray, collections.deque)
+
+
+@report.user_facing
+def sought(container, value, name: str):
+    """``ops.sought(lst, x, 'lst') in lst`` for ``x in lst``; ``lst.remove(ops.sought(lst,
+    x, 'lst'))`` for ``lst.remove(x)`` (also ``.index``, ``.count``).
+
+    Equivalent Python::
+
+        def sought(container, value, name):
+            return value
+
+    Python searches a list, tuple or deque by comparing ``value`` with each item in turn
+    (``item is value or item == value``) and testing the answer. Where an answer is traced
+    (a traced item or value), that test is JAX's ``TracerBoolConversionError``: this makes
+    the same comparisons first and raises ``TracedComparisonError`` naming the list
+    instead. Anything else (a dict, a set, a string) is searched as Python does.
+    """
+    __tracebackhide__ = True
+    if isinstance(container, (list, tuple, collections.deque)):
+        for index, item in enumerate(container):
+            if item is value:
+                break
+            equal = item == value
+            if is_tracer(equal):
+                where = report.expression_site("sought", always=True)
+                raise errors.make("traced-comparison", what=f"'{name}'", name=name, where=where.where,
+                                  index=index, detail=f"{_describe(item)} == {_describe(value)}",
+                                  source=where.source)
+            if equal:  # a concrete answer: tested as Python tests it (an array's raises here too)
+                break
+    return value
+
+
+def _describe(value) -> str:
+    if is_tracer(value) or isinstance(value, jax.Array):
+        return describe_aval(jax.typeof(value))
+    return type(value).__name__
 
 
 def outside(obj, method=None):

@@ -55,6 +55,7 @@ from autolax.ops.state import (
     cast,
     is_tracer,
     join_iterations,
+    keep_raised_state,
     write_back,
 )
 from autolax.ops.tracing import pack, trace, unpack
@@ -574,7 +575,11 @@ def _python_while(site, loop_test, loop_body, values, first, static):
             raise errors.make("while-became-traced", stmt=site.what, count=count, source=site.source)
         if not pred:
             break
-        state = list(unpack(loop_body(*state), n))
+        try:
+            state = list(unpack(loop_body(*state), n))
+        except BaseException as exc:
+            keep_raised_state(exc, loop_body, loop_body, 0, state)
+            raise
         count += 1
         pred = loop_test(*state)
     if static:
@@ -638,7 +643,7 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
         checks.defer(checks.Failures(carry[n + 1], makers))
     report.record(site, form)
     ran = predicate(first, site.where) if is_tracer(first) else bool(first)
-    result = write_back(names, values, state.rebuild(out))
+    result = write_back(names, dict(zip(names, values)), state.rebuild(out), body_traced.kept)
     return pack(_flag_first_assigned(values, result, names, ran), len(names))
 
 
@@ -832,7 +837,11 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
                 )[0]
             )
         else:
-            state = list(unpack(loop_body(item, *state), n))
+            try:
+                state = list(unpack(loop_body(item, *state), n))
+            except BaseException as exc:
+                keep_raised_state(exc, loop_body, loop_body, 1, state)
+                raise
         count += 1
         if item_test and site.test_after:
             stop = loop_test(*state)
@@ -1063,7 +1072,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         stopped, target = False, _first_bound(site, seq, seq.item(seq.length - 1))
     if checked:
         checks.defer(checks.Failures(out[n], body_traced.makers))
-    result = write_back(names, values, state.rebuild(out[:n]))
+    result = write_back(names, dict(zip(names, values)), state.rebuild(out[:n]), body_traced.kept)
     if ys is not None:
         result = appends.attach(result, ys, values)
     report.record(site, form)

@@ -12,6 +12,7 @@ error that names the variable, the statement and both types.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import linecache
 import sys
@@ -546,13 +547,124 @@ def bound(value):
     return value.value if isinstance(value, MaybeBound) else value
 
 
-def write_back(names, originals, results):
+def _children(value):
+    """The items of a list, dict or (not frozen) dataclass that a write back updates in place."""
+    if type(value) is list:
+        return list(enumerate(value))
+    if type(value) is dict:
+        return list(value.items())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and not type(value).__dataclass_params__.frozen:
+        return [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+    return None
+
+
+def received(values: dict) -> dict:
+    """``{id(object): (name, path)}`` for each list, dict and dataclass in the values a
+    staged body receives (``{name: value}``), for ``kept_in_place``."""
+    index = {}
+
+    def visit(value, name, path):
+        children = _children(value)
+        if children is not None:
+            index[id(value)] = (name, path)
+            for key, item in children:
+                visit(item, name, (*path, key))
+
+    for name, value in values.items():
+        visit(value, name, ())
+    return index
+
+
+def kept_in_place(index: dict, after):
+    """Which objects of the value a staged body returns (``after``) are ones it received
+    (``index``, from ``received``): ``(source, {key: ...})`` for each list, dict and
+    dataclass, ``source`` the ``(name, path)`` of the received object it is (the body
+    changed it in place: ``coef[0] = x``; or took it: ``alias = coef``) or None (the body
+    built a new one: ``coef = [x, y]``). None for anything else."""
+    children = _children(after)
+    if children is None:
+        return None
+    return index.get(id(after)), {key: kept_in_place(index, item) for key, item in children}
+
+
+def merge_kept(a, b):
+    """``kept_in_place`` of an ``if``: an object is one the statement received only where
+    both branches keep the same one (an ``if`` that rebinds a list on one side leaves the
+    alias of the old one as it was whichever side runs, unless the other side changed it
+    in place)."""
+    if a is None or b is None:
+        return None
+    source = a[0] if a[0] == b[0] else None
+    return source, {key: merge_kept(a[1][key], b[1][key]) for key in a[1] if key in b[1]}
+
+
+def write_back(names, originals, results, kept=None):
     """``results`` of a staged statement (rebuilt from leaves: new lists, dicts and objects),
     with each list, dict and (not frozen) dataclass written back into the object the
     variable held before, as Python would have updated it in place: another reference to it
-    (an alias, an enclosing container) sees the update too."""
-    before = dict(zip(names, originals))
-    return [_into(before[name], value) if name in before else value for name, value in zip(names, results)]
+    (an alias, an enclosing container) sees the update too.
+
+    ``originals``: ``{name: value}`` of the statement's inputs. ``kept`` (per name, a
+    ``kept_in_place`` tree of the traced body) says which objects the body kept: one it
+    replaced (``coef = [x, y]``) is not written into, and an alias of the old list keeps
+    the old items, as in Python. An object is written back where the body keeps the one
+    the variable held (or another name's that is the same object, ``alias = coef``) and
+    that one is never replaced (a loop repeats the body: ``prev = cur; cur = [...]`` leaves
+    ``prev`` a list of the loop's own after two iterations).
+    """
+    if kept is None:
+        return [_into(originals[name], value) if name in originals else value for name, value in zip(names, results)]
+    trees = dict(zip(names, kept))
+
+    def walk(value, path):
+        for key in path:
+            children = _children(value)
+            items = dict(children) if children is not None else {}
+            if key not in items:
+                return _MISSING_ITEM
+            value = items[key]
+        return value
+
+    def tree_at(name, path):
+        node = trees.get(name)
+        for key in path:
+            if node is None:
+                return None
+            node = node[1].get(key)
+        return node
+
+    def stays(source) -> bool:
+        """The received object at ``source`` is the statement's result there too."""
+        name, path = source
+        if name not in trees:  # an input the statement does not change
+            return True
+        node = tree_at(name, path)
+        return node is not None and node[0] == source
+
+    def into(original, new, node):
+        if node is None or original is new or type(original) is not type(new):
+            return new
+        source, items = node
+        same = source is not None and stays(source) and walk(originals.get(source[0]), source[1]) is original
+        target = original if same else new
+        if type(original) is list and len(original) == len(new):
+            target[:] = [into(a, b, items.get(k)) for k, (a, b) in enumerate(zip(original, new))]
+            return target
+        if type(original) is dict and original.keys() == new.keys():
+            for key in new:
+                target[key] = into(original[key], new[key], items.get(key))
+            return target
+        if dataclasses.is_dataclass(original) and not type(original).__dataclass_params__.frozen:
+            for f in dataclasses.fields(original):
+                object.__setattr__(target, f.name, into(getattr(original, f.name), getattr(new, f.name), items.get(f.name)))
+            return target
+        return new
+
+    return [into(originals[name], value, trees[name]) if name in originals else value
+            for name, value in zip(names, results)]
+
+
+_MISSING_ITEM = object()
 
 
 def _into(original, new):
@@ -570,3 +682,36 @@ def _into(original, new):
             object.__setattr__(original, f.name, _into(getattr(original, f.name), getattr(new, f.name)))
         return original
     return new
+
+
+def keep_raised_state(exc, key, fn, n_items, values):
+    """Notes on ``exc``, raised by ``fn`` (a loop body or an ``if``'s branch run in Python,
+    called with ``n_items`` leading items and then ``values``), those variables as the raise
+    left them, for ``raised_state(exc, key, ...)``: ``fn``'s own variables at the raise (its
+    frame in the traceback), else ``values``."""
+    values = list(values)
+    code = fn.__code__
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not code:
+        tb = tb.tb_next
+    if tb is not None:
+        seen = tb.tb_frame.f_locals
+        params = code.co_varnames[n_items:n_items + len(values)]
+        values = [seen.get(p, v) for p, v in zip(params, values)]
+    packed = values[0] if len(values) == 1 else tuple(values)
+    with contextlib.suppress(AttributeError, TypeError):  # an exception without a __dict__
+        exc.__autolax_raised_state__ = (key, packed)
+
+
+def raised_state(exc, key, init):
+    """The variables a loop or ``if`` carries after ``exc`` came out of it (inside a
+    ``try``): ``x, y = ops.raised_state(raised, loop_body, (x, y))``.
+
+    Equivalent Python: the variables as they were when the exception was raised. A loop
+    (or branch) run in Python gives the values it left (``keep_raised_state``); otherwise
+    (it raised before it ran, or while it was staged) the values before it, ``init``."""
+    found = getattr(exc, "__autolax_raised_state__", None)
+    if found is not None and found[0] is key:
+        del exc.__autolax_raised_state__
+        return found[1]
+    return init

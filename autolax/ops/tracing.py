@@ -23,7 +23,7 @@ from jax.extend.core import jaxpr_as_fun, primitives
 from autolax import compat
 from autolax.ops import checks, report
 from autolax.ops.lists import list_shape
-from autolax.ops.state import State, Undefined, cast
+from autolax.ops.state import State, Undefined, cast, kept_in_place, received
 
 
 def unpack(result, n: int, what: str = "function"):
@@ -53,6 +53,7 @@ class Traced:
     extras: list  # avals of per-iteration outputs (list appends), after the state leaves
     makers: tuple = ()  # the body's checks (see autolax.ops.checks): their code is the last output
     raises: bool = False  # every path through the body raises: it returns only the code
+    kept: list | None = None  # per returned name, ``state.kept_in_place``
 
     def __call__(self, dynamic_inputs, target: State | None = None, *, guard=None, outputs=None):
         """Runs the jaxpr; returns (state leaves cast to ``target``'s types, extras,
@@ -149,6 +150,7 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
         args = in_state.rebuild(dynamic[n_prefix:])
         report.given_to_body(args)
         shapes = [list_shape(a) for a in args]
+        index = received(dict(zip(in_state.names, args)))
         with checks.collecting() as pending:
             try:
                 values = unpack(fn(*pre_values, *args), len(out_names))
@@ -157,6 +159,7 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
                 return [raised.failures.code]
         failures = checks.first(pending)
         captured["makers"] = failures.makers if failures is not None else ()
+        captured["kept"] = [kept_in_place(index, v) for v in values]
         extras = []
         if split is not None:
             values, extras = split(shapes, list(values))
@@ -173,7 +176,8 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
     with report.staging(site):
         _room_for(report.staging_depth())
         jaxpr = jax.make_jaxpr(flat)(*abstract)
-    return Traced(jaxpr, captured["out"], captured["extras"], captured["makers"], captured.get("raises", False))
+    return Traced(jaxpr, captured["out"], captured["extras"], captured["makers"], captured.get("raises", False),
+                  captured.get("kept"))
 
 
 # ----------------------------------------------------------------------------- selecting

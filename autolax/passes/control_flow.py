@@ -66,6 +66,17 @@ def loop_body(state):
 targets = ops_while_loop(loop_test, loop_body, init, at=spec)
 """
 
+# A loop or `if` inside a `try`: an exception out of it leaves the variables as the code
+# before the raise left them (finished iterations, the raising one up to the raise), as in
+# Python.
+_KEEP_ON_RAISE = """
+try:
+    call
+except BaseException as raised:
+    state = ops_raised_state(raised, key, state)
+    raise
+"""
+
 _FOR_TEST = """
 def loop_test(state):
     return test
@@ -144,6 +155,7 @@ class _FunctionConverter:
         # Read by closures: kept in the function's cells (none without closures).
         self.captured = captured_names(fn_node) if closures else set()
         self.scopes = [_Scope(syntax.param_names(fn_node.args))]
+        self.in_try = False  # inside the body of a `try` (an exception may be caught)
 
     def mutated(self, stmts):
         """``mutated_names(stmts)``, known to be empty where the function mutates nothing
@@ -398,7 +410,10 @@ class _FunctionConverter:
         if isinstance(node, (syntax.With, syntax.AsyncWith)):
             node.body = self.block(node.body)
         elif isinstance(node, syntax.Try):
-            for field in ("body", "orelse", "finalbody"):
+            in_try, self.in_try = self.in_try, True
+            node.body = self.block(node.body)
+            self.in_try = in_try
+            for field in ("orelse", "finalbody"):
                 setattr(node, field, self.block(getattr(node, field)))
             for handler in node.handlers:
                 handler.body = self.block(handler.body)
@@ -434,7 +449,7 @@ class _FunctionConverter:
         )
         _strip_bare_returns(stmts[:2])
         self.sync_cells(stmts[:2])
-        return inits + syntax.copy_locations(stmts, node)
+        return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)
 
     # ------------------------------------------------------------------ while
     def convert_while(self, node):
@@ -459,7 +474,7 @@ class _FunctionConverter:
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         _name_cells(stmts)
-        return inits + syntax.copy_locations(stmts, node)
+        return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)
 
     # ------------------------------------------------------------------ for
     def _builtin(self, node, name):
@@ -548,7 +563,19 @@ class _FunctionConverter:
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         _name_cells(stmts)
-        return inits + syntax.copy_locations(stmts, node)
+        return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)
+
+    def keep_on_raise(self, stmts, state, key):
+        """Inside a ``try``, the op's call in ``_KEEP_ON_RAISE`` (``key``: the body function
+        or ``if_true``): an exception out of a loop or branch run in Python gives back the
+        variables (``state``: passed to it) as the raise left them
+        (``ops.raised_state``). Not in ``--standalone`` output, whose loops are lax's."""
+        if not self.in_try or not state or self.ctx.standalone:
+            return stmts
+        wrapped = templates.replace(_KEEP_ON_RAISE, call=[stmts[-1]], raised=self.ctx.namer.new("raised"),
+                                    state=_state_expr(state), ops_raised_state=self.ops_name("raised_state"),
+                                    key=key)
+        return stmts[:-1] + wrapped
 
 
 def _name_cells(stmts):

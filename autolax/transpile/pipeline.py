@@ -30,6 +30,7 @@ from autolax.passes import (
     loop_exits,
     loop_options,
     logical,
+    membership,
     return_statements,
     setitem,
     ternary,
@@ -75,6 +76,8 @@ PASSES = (
     effects,
     # Calls next: the passes below emit `ops.*` calls that must not be wrapped again.
     calls,
+    # After the passes that read `lst.remove(x)` as a change of `lst` (it still is one).
+    membership,
     ternary,
     logical,
     # After jump lowering (which adds guarded paths) and every expression rewrite: reads the
@@ -108,6 +111,7 @@ NEEDS = {
     loop_options: {"loop_options"},
     ternary: {"IfExp"},
     logical: {"BoolOp", "Not", "Compare.chain"},
+    membership: {"membership"},
 }
 # Passes after which the features present are found again: they add jumps (desugar), or
 # flags and guards and `not flag` loop tests (those live in annotations, unseen).
@@ -122,8 +126,9 @@ _FEATURE_KINDS = frozenset({"Name", "Subscript", "Attribute", "Compare", "For", 
 def features(tree) -> set[str]:
     """The node class names in ``tree``, plus: ``Subscript.Store`` / ``Attribute.Store``
     (item / attribute assignment), ``append`` (an ``.append`` attribute), ``Compare.chain``
-    (``a < b < c``), ``LoopElse`` (``for``/``while ... else``) and ``EarlyReturn`` (a
-    ``return`` other than the last statement of its function)."""
+    (``a < b < c``), ``membership`` (``x in y``, ``.remove`` / ``.index`` / ``.count``),
+    ``LoopElse`` (``for``/``while ... else``) and ``EarlyReturn`` (a ``return`` other than
+    the last statement of its function)."""
     out = set()
     final_returns = set()
     returns = []
@@ -145,9 +150,13 @@ def features(tree) -> set[str]:
                 out.add("mutating_call")
             if kind == "Attribute" and node.attr == "loop_options":
                 out.add("loop_options")
+            if kind == "Attribute" and node.attr in membership.SEARCHING_METHODS:
+                out.add("membership")
         elif kind == "Compare":
             if len(node.ops) > 1:
                 out.add("Compare.chain")
+            if any(isinstance(op, (syntax.In, syntax.NotIn)) for op in node.ops):
+                out.add("membership")
         elif kind in ("For", "While", "AsyncFor"):
             if node.orelse:
                 out.add("LoopElse")
