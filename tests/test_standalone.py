@@ -596,6 +596,7 @@ def test_branches_that_hand_values_to_captured_variables(tmp_path):
     ("y = (x, x)", "y = (x, x, x)"),
     ("y = None", "y = 2.0"),
     ("y = [x]", "y = {'a': x}"),  # a list and a dict (fuzzer seed 130)
+    ("return 1.0, [x]", "return 2.0, [x, x, x]"),  # returned lists of two lengths (fuzzer seeds 130, 147, 175)
 ])
 def test_branches_of_different_structures_are_refused_as_the_runtime_refuses_them(tmp_path, branches):
     then, orelse = branches
@@ -612,6 +613,42 @@ def test_branches_of_different_structures_are_refused_as_the_runtime_refuses_the
     assert runtime.code == standalone.code == "if-structure"
     assert "in the `if` branch and" in str(standalone) and "same structure" in str(standalone)
     assert "drop --standalone" not in str(standalone)
+
+
+def test_returned_lists_of_two_lengths_are_refused_as_the_runtime_refuses_them(tmp_path):
+    source = """\
+        def f(x):
+            if x > 0:
+                return [x]
+            return []
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "if-list-append"
+    assert "a list of 1 item in the `if` branch and a list of 0 items in the `else` branch" in str(standalone)
+
+
+def test_a_list_an_alias_changed_is_not_refused_for_its_display_length(tmp_path):
+    # The length of a list display is known only while no variable of the user's holds it:
+    # `y = [x]` has two items when the `if` runs (an alias appended to it).
+    source = textwrap.dedent("""\
+        def f(x):
+            y = [x]
+            z = y
+            z.append(x + 1.0)
+            if x > 0:
+                r = y
+            else:
+                r = [x, 2.0 * x]
+            return r
+        """)
+    path = tmp_path / "alias_list.py"
+    path.write_text(source)
+    original = load(path, "alias_list")
+    out = tmp_path / "alias_list_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    standalone = load(out, "alias_list_standalone")
+    for x in (1.0, -1.0):
+        assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
 
 
 def test_del_keeps_pythons_unbound_reads(tmp_path):

@@ -38,6 +38,7 @@ from autolax.sourcegen.standalone.values import (
     join_ndims,
     staged_output,
     subscript,
+    without_items,
 )
 from autolax.transpile import syntax
 
@@ -124,10 +125,12 @@ class Expressions:
             for i, elt in enumerate(e.elts):
                 e.elts[i], v = self.expr(elt, scope)
                 vals.append(v)
-            elts = tuple(vals) if isinstance(e, syntax.Tuple) and not any(isinstance(x, syntax.Starred) for x in e.elts) else None
+            starred = any(isinstance(x, syntax.Starred) for x in e.elts)
+            elts = tuple(vals) if isinstance(e, syntax.Tuple) and not starred else None
+            items = len(vals) if isinstance(e, syntax.List) and not starred else None
             ctype = {syntax.Tuple: "tuple", syntax.List: "list", syntax.Set: "set"}[type(e)]
             return e, Val(traced=any(v.traced for v in vals), container=True, elts=elts,
-                          empty=isinstance(e, syntax.List) and not e.elts, ctype=ctype)
+                          empty=isinstance(e, syntax.List) and not e.elts, ctype=ctype, items=items)
         if isinstance(e, syntax.Dict):
             traced = False
             for field in ("keys", "values"):
@@ -154,7 +157,7 @@ class Expressions:
             return e, Val(traced=traced, container=True)
         if isinstance(e, syntax.NamedExpr):
             e.value, val = self.expr(e.value, scope)
-            scope.set(e.target.id, val)
+            scope.set(e.target.id, without_items(val))
             return e, val
         if isinstance(e, syntax.Starred):
             e.value, val = self.expr(e.value, scope)

@@ -35,6 +35,7 @@ from autolax.sourcegen.standalone.values import (
     may_differ,
     staged_output,
     structures_differ,
+    without_items,
 )
 from autolax.transpile import syntax
 
@@ -307,7 +308,7 @@ class Lowering(Expressions, Loops):
 
     def bind(self, target, val, scope):
         if isinstance(target, syntax.Name):
-            scope.set(target.id, val)
+            scope.set(target.id, val if target.id in self.generated else without_items(val))
         elif isinstance(target, (syntax.Tuple, syntax.List)):
             elts = val.elts if val.elts is not None and len(val.elts) == len(target.elts) else None
             for i, elt in enumerate(target.elts):
@@ -418,7 +419,8 @@ class Lowering(Expressions, Loops):
         for n, a, b in zip(out_names, t_vals, f_vals):
             differ = structures_differ(a, b)
             if differ is not None and self.final:
-                raise self.refuse("if-structure", s, runtime_can=False, first=differ[0], second=differ[1],
+                code = "if-list-append" if a.ctype == b.ctype == "list" else "if-structure"
+                raise self.refuse(code, s, runtime_can=False, first=differ[0], second=differ[1],
                                   **self.about(site, n))
         given = {stmt.targets[0].id for stmt in prelude}
         unbound = {p for p in params if scope.get(p) == UNDEFINED and p not in given}
