@@ -651,6 +651,81 @@ def test_a_list_an_alias_changed_is_not_refused_for_its_display_length(tmp_path)
         assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
 
 
+FAILS_WHILE_STAGED = {
+    # Fuzzer seed 113: Python reads `items[0]` only when `xs[0]` is 0; jnp.where reads it always.
+    "operand-fails": ("""\
+        def f(x):
+            items = []
+            return x or items[0]
+        """, "the operand after `or` at"),
+    # Fuzzer seed 211: the later comparison of a chain.
+    "operand-fails ": ("""\
+        def f(x):
+            items = []
+            if 0.0 < x < items[0]:
+                x = x + 1.0
+            return x
+        """, "the operand after `and` at"),
+    "branch-fails": ("""\
+        def f(x):
+            items = []
+            if x > 0:
+                y = items[0]
+            else:
+                y = x
+            return y
+        """, "the `if` branch of the `if` at"),
+}
+
+
+@pytest.mark.parametrize("code", sorted(FAILS_WHILE_STAGED))
+def test_code_python_may_not_run_that_fails_while_staged_is_refused_as_the_runtime_refuses_it(tmp_path, code):
+    source, where = FAILS_WHILE_STAGED[code]
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 0.0)
+    assert runtime.code == standalone.code == code.strip()
+    assert where in str(standalone) and "raised IndexError: list index out of range while autolax staged it" in str(standalone)
+    assert "drop --standalone" not in str(standalone)
+
+
+def test_a_ternary_branch_that_fails_while_staged_is_refused():
+    # (The runtime raises the IndexError itself here, where Python returns x for x > 0.)
+    source = "def f(x):\n    items = []\n    return x if x > 0 else items[-1]\n"
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "t.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "branch-fails"
+    assert "the `else` branch of the conditional expression at t.py:3 raised IndexError" in str(info.value)
+
+
+def test_an_empty_list_code_may_change_is_not_taken_to_be_empty(tmp_path):
+    # `items` is handed to a function (which appends), or indexed only in a Python `if`:
+    # nothing is known to fail, and the output runs as Python does.
+    source = textwrap.dedent("""\
+        def fill(lst, v):
+            lst.append(v)
+
+
+        def f(x):
+            items = []
+            fill(items, x + 1.0)
+            if x > 0:
+                y = items[0]
+            else:
+                y = x
+            more = []
+            if len(more) > 0:
+                y = y + more[0]
+            return y
+        """)
+    path = tmp_path / "filled.py"
+    path.write_text(source)
+    original = load(path, "filled")
+    out = tmp_path / "filled_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True)).text)
+    standalone = load(out, "filled_standalone")
+    for x in (1.0, -1.0):
+        assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
+
+
 def test_del_keeps_pythons_unbound_reads(tmp_path):
     # Fuzzer seed 1173: after `del z` in a staged loop, the output read the carried `z`
     # where Python raises UnboundLocalError. In an `if` run as Python, `del` stays `del`.

@@ -16,7 +16,8 @@ import builtins
 import types
 from dataclasses import replace
 
-from autolax import plan
+from autolax import plan, sites
+from autolax.sites import display_filename
 from autolax.sourcegen.module import LibraryRef
 from autolax.sourcegen.standalone.patterns import at_chain
 from autolax.sourcegen.standalone.values import (
@@ -96,6 +97,9 @@ class Expressions:
             e.slice, b = self.expr(e.slice, scope)
             if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
                 return e, Val(kind="int", ndim=0)
+            if (self.failing is not None and a.empty and not a.traced and not isinstance(e.slice, syntax.Slice)
+                    and isinstance(e.value, syntax.Name) and e.value.id in self.unaliased):
+                raise self.fails_while_staged(e, "IndexError: list index out of range")
             return e, subscript(a, b, e.slice)
         if isinstance(e, syntax.BinOp):
             e.left, a = self.expr(e.left, scope)
@@ -118,7 +122,8 @@ class Expressions:
             return e, Val(traced=any(v.traced for v in vals), kind="bool", ndim=join_ndims(vals))
         if isinstance(e, syntax.Lambda):
             values = {p: TRACED for p in syntax.param_names(e.args)}
-            e.body, _ = self.expr(e.body, scope.child(values))
+            with self.staging(None):  # runs when it is called
+                e.body, _ = self.expr(e.body, scope.child(values))
             return e, STATIC
         if isinstance(e, (syntax.Tuple, syntax.List, syntax.Set)):
             vals = []
@@ -284,10 +289,14 @@ class Expressions:
         # plan decides how each later operand combines. Those later operands are traced whatever
         # the value turns out to be: lowered as a staged body (`ops.outside` there is refused).
         lowered, first_traced = [], None
+        where = f"{display_filename(self.ctx.filename)}:{getattr(e, 'lineno', '?')}"
+        failing = ("operand-fails", {"kind": which, "where": where, "source": self.ctx.line_text(getattr(e, "lineno", 0)),
+                                     "needed": "true" if which == "and" else "false"})
         for i, o in enumerate(operands):
             self.staged += first_traced is not None
             try:
-                lowered.append(self.expr(o, scope, truth))
+                with self.staging(failing if first_traced is not None else self.failing):
+                    lowered.append(self.expr(o, scope, truth))
             finally:
                 self.staged -= first_traced is not None
             if first_traced is None and plan.logical_form(lowered[-1][1].traced, True) != plan.PYTHON:
@@ -342,10 +351,13 @@ class Expressions:
             a, aval = self.expr(a_fn.body, scope, truth)
             b, bval = self.expr(b_fn.body, scope, truth)
             return syntax.copy_location(syntax.IfExp(test=test, body=a, orelse=b), e), aval.join(bval)
+        site = sites.Site("ternary", self.ctx.filename, getattr(e, "lineno", 0))
         self.staged += 1
         try:
-            a, aval = self.expr(a_fn.body, scope, truth)
-            b, bval = self.expr(b_fn.body, scope, truth)
+            with self.staging(("branch-fails", {"side": "if", **self.about(site)})):
+                a, aval = self.expr(a_fn.body, scope, truth)
+            with self.staging(("branch-fails", {"side": "else", **self.about(site)})):
+                b, bval = self.expr(b_fn.body, scope, truth)
         finally:
             self.staged -= 1
         new = syntax.call(self.cond_callee([aval], [bval]), [test, syntax.lambda_(a), syntax.lambda_(b)])
