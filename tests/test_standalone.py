@@ -726,6 +726,36 @@ def test_an_empty_list_code_may_change_is_not_taken_to_be_empty(tmp_path):
         assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
 
 
+def test_a_traced_value_for_a_parameter_static_made_static_is_refused(tmp_path):
+    # Fuzzer seed 259: --static n made `n` static in `helper` too, which `f` calls with a
+    # traced value: the output wrote `range(n)` as a scan of jnp.arange(n) (JAX's
+    # ConcretizationTypeError). A Python value for it converts.
+    source = textwrap.dedent("""\
+        def helper(x, n):
+            for i in range(n):
+                x = x + i
+            return x
+
+
+        def f(xs, n):
+            a = helper(xs[0], n)
+            return a + helper(xs[1], m := 2), helper(xs[2], n=xs.argmax())
+        """)
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "s.py", Options(only=("f", "helper"), standalone=True, static=("n",)))
+    assert info.value.code == "standalone-static-traced"
+    assert info.value.lineno == 9 and "'n' is a parameter of 'helper', which --static makes a Python value" in str(info.value)
+    assert "drop --standalone" in str(info.value)
+    path = tmp_path / "static_helper.py"
+    path.write_text(source.replace("n=xs.argmax()", "n=3"))
+    original = load(path, "static_helper")
+    out = tmp_path / "static_helper_standalone.py"
+    out.write_text(convert_source(path.read_text(), str(path), Options(all=True, standalone=True, static=("n",))).text)
+    standalone = load(out, "static_helper_standalone")
+    xs = np.array([1.0, 2.0, 3.0], np.float32)
+    assert_close(original.f(xs, 4), jax.jit(standalone.f, static_argnames="n")(xs, 4))
+
+
 def test_del_keeps_pythons_unbound_reads(tmp_path):
     # Fuzzer seed 1173: after `del z` in a staged loop, the output read the carried `z`
     # where Python raises UnboundLocalError. In an `if` run as Python, `del` stays `del`.

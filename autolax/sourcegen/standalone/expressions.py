@@ -212,6 +212,7 @@ class Expressions:
             kw.value, v = self.expr(kw.value, scope)
             vals.append(v)
         traced = any(v.traced for v in vals)
+        self.check_static_arguments(e, vals, scope)
         if builtin:
             name = value.__name__
             if name in STATIC_BUILTINS:
@@ -244,6 +245,21 @@ class Expressions:
                 return e, call_result(e.func.attr, vals, True, method_of=owner, n_args=len(e.args))
             return e, Val(traced=fval.traced or traced)
         return e, Val(traced=traced or fval.traced)
+
+    def check_static_arguments(self, e, vals, scope):
+        """Refuses a call of a converted function of the module that passes a traced value to
+        a parameter --static makes a Python value there (fuzzer seed 259: `range(n)` of a
+        helper given `ys.min()` was written as a static scan)."""
+        if not (isinstance(e.func, syntax.Name) and e.func.id in self.static_callees and not scope.bound(e.func.id)):
+            return
+        positional, static = self.static_callees[e.func.id]
+        if any(isinstance(a, syntax.Starred) for a in e.args) or any(kw.arg is None for kw in e.keywords):
+            names = sorted(static) if any(v.traced for v in vals) else []
+        else:
+            names = [n for n, v in zip(positional, vals[:len(e.args)]) if v.traced and n in static]
+            names += [kw.arg for kw, v in zip(e.keywords, vals[len(e.args):]) if v.traced and kw.arg in static]
+        if names:
+            raise self.refuse("standalone-static-traced", e, name=names[0], callee=e.func.id)
 
     def static_value(self, node, scope):
         """The library object a callee names (``jnp.sum``, ``len``), or None."""

@@ -80,7 +80,8 @@ class Refs:
 class Lowering(Expressions, Loops):
     """Lowers the ops calls of one converted function (``converted.node``) in place."""
 
-    def __init__(self, converted, module, refs: Refs, static_params, is_method: bool, declared=None):
+    def __init__(self, converted, module, refs: Refs, static_params, is_method: bool, declared=None,
+                 static_callees=None):
         self.ctx = converted.ctx
         self.fn = converted.node
         self.module = module
@@ -90,6 +91,7 @@ class Lowering(Expressions, Loops):
         self.static_params = set(static_params)
         self.is_method = is_method
         self.declared = declared or {}
+        self.static_callees = static_callees or {}  # see Converter.static_by_option
         self.final = True  # False while a loop's fixed point is analysed (dry runs)
         self.staged = 0  # depth of staged bodies being lowered (a print there prints at run time)
         self.zeroed = {}  # variables given a zero before a staged loop that may not assign them
