@@ -771,3 +771,18 @@ def test_del_keeps_pythons_unbound_reads(tmp_path):
     assert float(f(1.0, 1)) == 3.5
     with pytest.raises(UnboundLocalError):
         f(1.0, 3)
+
+
+def test_a_staged_branch_that_only_deletes_a_name(tmp_path):
+    # Fuzzer seeds 59, 80, 278: `del k3` was the branch's only statement; the branch
+    # function was written without a body ("internal error: the converted file does not parse").
+    source = "def f(a, n, xs):\n    k3 = 0\n    while k3 < 5:\n        k3 += 1\n    if a + n:\n        del k3\n    return xs[1] * a\n"
+    path = tmp_path / "del_only.py"
+    path.write_text(source)
+    original = load(path, "del_only")
+    out = tmp_path / "del_only_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    standalone = load(out, "del_only_standalone")
+    xs = np.array([1.0, 2.0], np.float32)
+    for a in (1.5, -2.0):
+        assert_close(original.f(np.float32(a), np.int32(2), xs), jax.jit(standalone.f)(np.float32(a), np.int32(2), xs))

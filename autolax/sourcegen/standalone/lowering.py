@@ -220,7 +220,8 @@ class Lowering(Expressions, Loops):
         """Lowers a staged branch or loop body."""
         self.staged += 1
         try:
-            return self.block(stmts, scope)
+            # A function needs a statement: a branch that only unbinds a name (`del z`) has none left.
+            return self.block(stmts, scope) or [syntax.Pass()]
         finally:
             self.staged -= 1
 
