@@ -591,6 +591,14 @@ MESSAGES = {
         "rename the local variable.",
         "#command-line",
     ),
+    "standalone-static-traced": Message(
+        ConversionError,
+        "'{name}' is a parameter of '{callee}', which --static makes a Python value in every function, and this "
+        "call passes it a traced value",
+        "pass '{callee}' a Python value for '{name}', or give that parameter of '{callee}' another name (--static "
+        "names the parameters of every function converted).",
+        "#command-line",
+    ),
     "standalone-helper-taken": Message(
         ConversionError,
         "the module defines '{name}' at module level, the name of a helper the --standalone output needs",

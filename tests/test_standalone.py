@@ -596,6 +596,7 @@ def test_branches_that_hand_values_to_captured_variables(tmp_path):
     ("y = (x, x)", "y = (x, x, x)"),
     ("y = None", "y = 2.0"),
     ("y = [x]", "y = {'a': x}"),  # a list and a dict (fuzzer seed 130)
+    ("return 1.0, [x]", "return 2.0, [x, x, x]"),  # returned lists of two lengths (fuzzer seeds 130, 147, 175)
 ])
 def test_branches_of_different_structures_are_refused_as_the_runtime_refuses_them(tmp_path, branches):
     then, orelse = branches
@@ -614,6 +615,147 @@ def test_branches_of_different_structures_are_refused_as_the_runtime_refuses_the
     assert "drop --standalone" not in str(standalone)
 
 
+def test_returned_lists_of_two_lengths_are_refused_as_the_runtime_refuses_them(tmp_path):
+    source = """\
+        def f(x):
+            if x > 0:
+                return [x]
+            return []
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "if-list-append"
+    assert "a list of 1 item in the `if` branch and a list of 0 items in the `else` branch" in str(standalone)
+
+
+def test_a_list_an_alias_changed_is_not_refused_for_its_display_length(tmp_path):
+    # The length of a list display is known only while no variable of the user's holds it:
+    # `y = [x]` has two items when the `if` runs (an alias appended to it).
+    source = textwrap.dedent("""\
+        def f(x):
+            y = [x]
+            z = y
+            z.append(x + 1.0)
+            if x > 0:
+                r = y
+            else:
+                r = [x, 2.0 * x]
+            return r
+        """)
+    path = tmp_path / "alias_list.py"
+    path.write_text(source)
+    original = load(path, "alias_list")
+    out = tmp_path / "alias_list_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    standalone = load(out, "alias_list_standalone")
+    for x in (1.0, -1.0):
+        assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
+
+
+FAILS_WHILE_STAGED = {
+    # Fuzzer seed 113: Python reads `items[0]` only when `xs[0]` is 0; jnp.where reads it always.
+    "operand-fails": ("""\
+        def f(x):
+            items = []
+            return x or items[0]
+        """, "the operand after `or` at"),
+    # Fuzzer seed 211: the later comparison of a chain.
+    "operand-fails ": ("""\
+        def f(x):
+            items = []
+            if 0.0 < x < items[0]:
+                x = x + 1.0
+            return x
+        """, "the operand after `and` at"),
+    "branch-fails": ("""\
+        def f(x):
+            items = []
+            if x > 0:
+                y = items[0]
+            else:
+                y = x
+            return y
+        """, "the `if` branch of the `if` at"),
+}
+
+
+@pytest.mark.parametrize("code", sorted(FAILS_WHILE_STAGED))
+def test_code_python_may_not_run_that_fails_while_staged_is_refused_as_the_runtime_refuses_it(tmp_path, code):
+    source, where = FAILS_WHILE_STAGED[code]
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 0.0)
+    assert runtime.code == standalone.code == code.strip()
+    assert where in str(standalone) and "raised IndexError: list index out of range while autolax staged it" in str(standalone)
+    assert "drop --standalone" not in str(standalone)
+
+
+def test_a_ternary_branch_that_fails_while_staged_is_refused():
+    # (The runtime raises the IndexError itself here, where Python returns x for x > 0.)
+    source = "def f(x):\n    items = []\n    return x if x > 0 else items[-1]\n"
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "t.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "branch-fails"
+    assert "the `else` branch of the conditional expression at t.py:3 raised IndexError" in str(info.value)
+
+
+def test_an_empty_list_code_may_change_is_not_taken_to_be_empty(tmp_path):
+    # `items` is handed to a function (which appends), or indexed only in a Python `if`:
+    # nothing is known to fail, and the output runs as Python does.
+    source = textwrap.dedent("""\
+        def fill(lst, v):
+            lst.append(v)
+
+
+        def f(x):
+            items = []
+            fill(items, x + 1.0)
+            if x > 0:
+                y = items[0]
+            else:
+                y = x
+            more = []
+            if len(more) > 0:
+                y = y + more[0]
+            return y
+        """)
+    path = tmp_path / "filled.py"
+    path.write_text(source)
+    original = load(path, "filled")
+    out = tmp_path / "filled_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True)).text)
+    standalone = load(out, "filled_standalone")
+    for x in (1.0, -1.0):
+        assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
+
+
+def test_a_traced_value_for_a_parameter_static_made_static_is_refused(tmp_path):
+    # Fuzzer seed 259: --static n made `n` static in `helper` too, which `f` calls with a
+    # traced value: the output wrote `range(n)` as a scan of jnp.arange(n) (JAX's
+    # ConcretizationTypeError). A Python value for it converts.
+    source = textwrap.dedent("""\
+        def helper(x, n):
+            for i in range(n):
+                x = x + i
+            return x
+
+
+        def f(xs, n):
+            a = helper(xs[0], n)
+            return a + helper(xs[1], m := 2), helper(xs[2], n=xs.argmax())
+        """)
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "s.py", Options(only=("f", "helper"), standalone=True, static=("n",)))
+    assert info.value.code == "standalone-static-traced"
+    assert info.value.lineno == 9 and "'n' is a parameter of 'helper', which --static makes a Python value" in str(info.value)
+    assert "drop --standalone" in str(info.value)
+    path = tmp_path / "static_helper.py"
+    path.write_text(source.replace("n=xs.argmax()", "n=3"))
+    original = load(path, "static_helper")
+    out = tmp_path / "static_helper_standalone.py"
+    out.write_text(convert_source(path.read_text(), str(path), Options(all=True, standalone=True, static=("n",))).text)
+    standalone = load(out, "static_helper_standalone")
+    xs = np.array([1.0, 2.0, 3.0], np.float32)
+    assert_close(original.f(xs, 4), jax.jit(standalone.f, static_argnames="n")(xs, 4))
+
+
 def test_del_keeps_pythons_unbound_reads(tmp_path):
     # Fuzzer seed 1173: after `del z` in a staged loop, the output read the carried `z`
     # where Python raises UnboundLocalError. In an `if` run as Python, `del` stays `del`.
@@ -629,3 +771,18 @@ def test_del_keeps_pythons_unbound_reads(tmp_path):
     assert float(f(1.0, 1)) == 3.5
     with pytest.raises(UnboundLocalError):
         f(1.0, 3)
+
+
+def test_a_staged_branch_that_only_deletes_a_name(tmp_path):
+    # Fuzzer seeds 59, 80, 278: `del k3` was the branch's only statement; the branch
+    # function was written without a body ("internal error: the converted file does not parse").
+    source = "def f(a, n, xs):\n    k3 = 0\n    while k3 < 5:\n        k3 += 1\n    if a + n:\n        del k3\n    return xs[1] * a\n"
+    path = tmp_path / "del_only.py"
+    path.write_text(source)
+    original = load(path, "del_only")
+    out = tmp_path / "del_only_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    standalone = load(out, "del_only_standalone")
+    xs = np.array([1.0, 2.0], np.float32)
+    for a in (1.5, -2.0):
+        assert_close(original.f(np.float32(a), np.int32(2), xs), jax.jit(standalone.f)(np.float32(a), np.int32(2), xs))

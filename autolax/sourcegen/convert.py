@@ -170,7 +170,8 @@ class _FileConverter:
         if self.options.standalone:
             refs = Refs(module, local_names(fn))
             declared = self.signatures.get(site.qualname, self.signatures.get(site.node.name))
-            Lowering(converted, module, refs, self.static_params(site), site.is_method, declared).run()
+            Lowering(converted, module, refs, self.static_params(site), site.is_method, declared,
+                     self.static_by_option()).run()
             self.refs.needed_imports |= refs.needed_imports
             self.refs.needed_helpers |= refs.needed_helpers
         else:
@@ -224,6 +225,21 @@ class _FileConverter:
             text = syntax.unparse(syntax.Call(func=syntax.dotted(jit), args=d.args, keywords=keywords))
         indent = emit.indent_of(text_lines[0])
         return [f"{indent}@{text}"]
+
+    def static_by_option(self) -> dict:
+        """Module-level functions converted here with parameters --static makes Python
+        values: name -> (positional parameter names, the static ones)."""
+        if getattr(self, "_static_by_option", None) is not None:
+            return self._static_by_option
+        out = self._static_by_option = {}
+        for site in self.selected():
+            if site.is_method or "." in site.qualname:
+                continue
+            args = site.node.args
+            static = set(self.options.static) & set(syntax.param_names(args))
+            if static:
+                out[site.node.name] = ([a.id for a in args.posonlyargs + args.args], static)
+        return out
 
     def static_params(self, site):
         """Parameters the staged code may treat as Python values."""

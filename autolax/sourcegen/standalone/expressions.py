@@ -16,7 +16,8 @@ import builtins
 import types
 from dataclasses import replace
 
-from autolax import plan
+from autolax import plan, sites
+from autolax.sites import display_filename
 from autolax.sourcegen.module import LibraryRef
 from autolax.sourcegen.standalone.patterns import at_chain
 from autolax.sourcegen.standalone.values import (
@@ -38,6 +39,7 @@ from autolax.sourcegen.standalone.values import (
     join_ndims,
     staged_output,
     subscript,
+    without_items,
 )
 from autolax.transpile import syntax
 
@@ -95,6 +97,9 @@ class Expressions:
             e.slice, b = self.expr(e.slice, scope)
             if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
                 return e, Val(kind="int", ndim=0)
+            if (self.failing is not None and a.empty and not a.traced and not isinstance(e.slice, syntax.Slice)
+                    and isinstance(e.value, syntax.Name) and e.value.id in self.unaliased):
+                raise self.fails_while_staged(e, "IndexError: list index out of range")
             return e, subscript(a, b, e.slice)
         if isinstance(e, syntax.BinOp):
             e.left, a = self.expr(e.left, scope)
@@ -117,17 +122,20 @@ class Expressions:
             return e, Val(traced=any(v.traced for v in vals), kind="bool", ndim=join_ndims(vals))
         if isinstance(e, syntax.Lambda):
             values = {p: TRACED for p in syntax.param_names(e.args)}
-            e.body, _ = self.expr(e.body, scope.child(values))
+            with self.staging(None):  # runs when it is called
+                e.body, _ = self.expr(e.body, scope.child(values))
             return e, STATIC
         if isinstance(e, (syntax.Tuple, syntax.List, syntax.Set)):
             vals = []
             for i, elt in enumerate(e.elts):
                 e.elts[i], v = self.expr(elt, scope)
                 vals.append(v)
-            elts = tuple(vals) if isinstance(e, syntax.Tuple) and not any(isinstance(x, syntax.Starred) for x in e.elts) else None
+            starred = any(isinstance(x, syntax.Starred) for x in e.elts)
+            elts = tuple(vals) if isinstance(e, syntax.Tuple) and not starred else None
+            items = len(vals) if isinstance(e, syntax.List) and not starred else None
             ctype = {syntax.Tuple: "tuple", syntax.List: "list", syntax.Set: "set"}[type(e)]
             return e, Val(traced=any(v.traced for v in vals), container=True, elts=elts,
-                          empty=isinstance(e, syntax.List) and not e.elts, ctype=ctype)
+                          empty=isinstance(e, syntax.List) and not e.elts, ctype=ctype, items=items)
         if isinstance(e, syntax.Dict):
             traced = False
             for field in ("keys", "values"):
@@ -154,7 +162,7 @@ class Expressions:
             return e, Val(traced=traced, container=True)
         if isinstance(e, syntax.NamedExpr):
             e.value, val = self.expr(e.value, scope)
-            scope.set(e.target.id, val)
+            scope.set(e.target.id, without_items(val))
             return e, val
         if isinstance(e, syntax.Starred):
             e.value, val = self.expr(e.value, scope)
@@ -204,6 +212,7 @@ class Expressions:
             kw.value, v = self.expr(kw.value, scope)
             vals.append(v)
         traced = any(v.traced for v in vals)
+        self.check_static_arguments(e, vals, scope)
         if builtin:
             name = value.__name__
             if name in STATIC_BUILTINS:
@@ -236,6 +245,21 @@ class Expressions:
                 return e, call_result(e.func.attr, vals, True, method_of=owner, n_args=len(e.args))
             return e, Val(traced=fval.traced or traced)
         return e, Val(traced=traced or fval.traced)
+
+    def check_static_arguments(self, e, vals, scope):
+        """Refuses a call of a converted function of the module that passes a traced value to
+        a parameter --static makes a Python value there (fuzzer seed 259: `range(n)` of a
+        helper given `ys.min()` was written as a static scan)."""
+        if not (isinstance(e.func, syntax.Name) and e.func.id in self.static_callees and not scope.bound(e.func.id)):
+            return
+        positional, static = self.static_callees[e.func.id]
+        if any(isinstance(a, syntax.Starred) for a in e.args) or any(kw.arg is None for kw in e.keywords):
+            names = sorted(static) if any(v.traced for v in vals) else []
+        else:
+            names = [n for n, v in zip(positional, vals[:len(e.args)]) if v.traced and n in static]
+            names += [kw.arg for kw, v in zip(e.keywords, vals[len(e.args):]) if v.traced and kw.arg in static]
+        if names:
+            raise self.refuse("standalone-static-traced", e, name=names[0], callee=e.func.id)
 
     def static_value(self, node, scope):
         """The library object a callee names (``jnp.sum``, ``len``), or None."""
@@ -281,10 +305,14 @@ class Expressions:
         # plan decides how each later operand combines. Those later operands are traced whatever
         # the value turns out to be: lowered as a staged body (`ops.outside` there is refused).
         lowered, first_traced = [], None
+        where = f"{display_filename(self.ctx.filename)}:{getattr(e, 'lineno', '?')}"
+        failing = ("operand-fails", {"kind": which, "where": where, "source": self.ctx.line_text(getattr(e, "lineno", 0)),
+                                     "needed": "true" if which == "and" else "false"})
         for i, o in enumerate(operands):
             self.staged += first_traced is not None
             try:
-                lowered.append(self.expr(o, scope, truth))
+                with self.staging(failing if first_traced is not None else self.failing):
+                    lowered.append(self.expr(o, scope, truth))
             finally:
                 self.staged -= first_traced is not None
             if first_traced is None and plan.logical_form(lowered[-1][1].traced, True) != plan.PYTHON:
@@ -339,10 +367,13 @@ class Expressions:
             a, aval = self.expr(a_fn.body, scope, truth)
             b, bval = self.expr(b_fn.body, scope, truth)
             return syntax.copy_location(syntax.IfExp(test=test, body=a, orelse=b), e), aval.join(bval)
+        site = sites.Site("ternary", self.ctx.filename, getattr(e, "lineno", 0))
         self.staged += 1
         try:
-            a, aval = self.expr(a_fn.body, scope, truth)
-            b, bval = self.expr(b_fn.body, scope, truth)
+            with self.staging(("branch-fails", {"side": "if", **self.about(site)})):
+                a, aval = self.expr(a_fn.body, scope, truth)
+            with self.staging(("branch-fails", {"side": "else", **self.about(site)})):
+                b, bval = self.expr(b_fn.body, scope, truth)
         finally:
             self.staged -= 1
         new = syntax.call(self.cond_callee([aval], [bval]), [test, syntax.lambda_(a), syntax.lambda_(b)])

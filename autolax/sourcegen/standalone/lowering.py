@@ -7,6 +7,8 @@ else is refused up front), the statement-level lowering, and the ``if``: Python 
 
 from __future__ import annotations
 
+import contextlib
+
 from autolax import errors, plan, sites
 from autolax.sourcegen.standalone import breaks, declarations, helpers
 from autolax.sourcegen.standalone.expressions import Expressions
@@ -18,6 +20,7 @@ from autolax.sourcegen.standalone.patterns import (
     python_if,
     rereadable,
     restore_target,
+    unaliased_lists,
     without_cells,
     without_return,
 )
@@ -35,6 +38,7 @@ from autolax.sourcegen.standalone.values import (
     may_differ,
     staged_output,
     structures_differ,
+    without_items,
 )
 from autolax.transpile import syntax
 
@@ -77,7 +81,8 @@ class Refs:
 class Lowering(Expressions, Loops):
     """Lowers the ops calls of one converted function (``converted.node``) in place."""
 
-    def __init__(self, converted, module, refs: Refs, static_params, is_method: bool, declared=None):
+    def __init__(self, converted, module, refs: Refs, static_params, is_method: bool, declared=None,
+                 static_callees=None):
         self.ctx = converted.ctx
         self.fn = converted.node
         self.module = module
@@ -87,9 +92,15 @@ class Lowering(Expressions, Loops):
         self.static_params = set(static_params)
         self.is_method = is_method
         self.declared = declared or {}
+        self.static_callees = static_callees or {}  # see Converter.static_by_option
         self.final = True  # False while a loop's fixed point is analysed (dry runs)
         self.staged = 0  # depth of staged bodies being lowered (a print there prints at run time)
         self.zeroed = {}  # variables given a zero before a staged loop that may not assign them
+        # The catalogue error (code, fields) for code that raises while it is staged although
+        # Python may not run it (a branch of a staged `if`, an operand after a traced `and`),
+        # as the runtime raises it; None where the output runs the code as Python would.
+        self.failing = None
+        self.unaliased = unaliased_lists(self.fn, self.ops)
         self._carry = None
 
     # ------------------------------------------------------------------ entry
@@ -190,11 +201,28 @@ class Lowering(Expressions, Loops):
         finally:
             self.final = saved
 
+    @contextlib.contextmanager
+    def staging(self, failing):
+        """Lowers code the output stages where Python may not run it (``failing``: the error
+        the runtime raises if it fails while staged; None: the output runs it as Python)."""
+        saved, self.failing = self.failing, failing
+        try:
+            yield
+        finally:
+            self.failing = saved
+
+    def fails_while_staged(self, node, error):
+        """The runtime's error for ``node``, which surely raises ``error`` when the output
+        stages it, where Python may not run it."""
+        code, fields = self.failing
+        return self.refuse(code, node, runtime_can=False, error=error, **fields)
+
     def staged_block(self, stmts, scope):
         """Lowers a staged branch or loop body."""
         self.staged += 1
         try:
-            return self.block(stmts, scope)
+            # A function needs a statement: a branch that only unbinds a name (`del z`) has none left.
+            return self.block(stmts, scope) or [syntax.Pass()]
         finally:
             self.staged -= 1
 
@@ -268,12 +296,14 @@ class Lowering(Expressions, Loops):
             return [s]
         if isinstance(s, (syntax.If, syntax.While)):
             s.test, _ = self.expr(s.test, scope, truth=True)
-            s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+            with self.staging(None):  # runs as Python does, when Python does
+                s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
             return [s]
         if isinstance(s, syntax.For):
             s.iter, val = self.expr(s.iter, scope)
             self.bind(s.target, item_of(val), scope)
-            s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+            with self.staging(None):
+                s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
             return [s]
         if isinstance(s, syntax.With):
             for item in s.items:
@@ -303,12 +333,13 @@ class Lowering(Expressions, Loops):
     def user_function(self, s, scope):
         """A nested ``def`` of the user's: its parameters are traced."""
         values = {p: TRACED for p in syntax.param_names(s.args)}
-        s.body = self.block(s.body, scope.child(values))
+        with self.staging(None):  # runs when it is called
+            s.body = self.block(s.body, scope.child(values))
         scope.set(s.name, STATIC)
 
     def bind(self, target, val, scope):
         if isinstance(target, syntax.Name):
-            scope.set(target.id, val)
+            scope.set(target.id, val if target.id in self.generated else without_items(val))
         elif isinstance(target, (syntax.Tuple, syntax.List)):
             elts = val.elts if val.elts is not None and len(val.elts) == len(target.elts) else None
             for i, elt in enumerate(target.elts):
@@ -396,9 +427,11 @@ class Lowering(Expressions, Loops):
         form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0)
         if form == plan.PYTHON:
             t_scope, f_scope = scope.copy(), scope.copy()
-            body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands), t_scope)
-            orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
-                                f_scope)
+            with self.staging(None):  # runs as Python does, when Python does
+                body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands),
+                                  t_scope)
+                orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
+                                    f_scope)
             scope.merge(t_scope, f_scope)
             return [python_if(test, body, orelse, t_def)]
         if self.final:
@@ -411,15 +444,18 @@ class Lowering(Expressions, Loops):
         # closure captures ``xs``: the body hands it to ``xs``, see ``without_cells``).
         t_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(t_def.args), params)})
         f_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(f_def.args), params)})
-        t_def.body = self.staged_block(t_def.body, t_scope)
-        f_def.body = self.staged_block(f_def.body, f_scope)
+        with self.staging(("branch-fails", {"side": "if", **self.about(site)})):
+            t_def.body = self.staged_block(t_def.body, t_scope)
+        with self.staging(("branch-fails", {"side": "else", **self.about(site)})):
+            f_def.body = self.staged_block(f_def.body, f_scope)
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
         prelude = self.one_sided(site, out_names, t_vals, f_vals, s) if self.final else []
         for n, a, b in zip(out_names, t_vals, f_vals):
             differ = structures_differ(a, b)
             if differ is not None and self.final:
-                raise self.refuse("if-structure", s, runtime_can=False, first=differ[0], second=differ[1],
+                code = "if-list-append" if a.ctype == b.ctype == "list" else "if-structure"
+                raise self.refuse(code, s, runtime_can=False, first=differ[0], second=differ[1],
                                   **self.about(site, n))
         given = {stmt.targets[0].id for stmt in prelude}
         unbound = {p for p in params if scope.get(p) == UNDEFINED and p not in given}

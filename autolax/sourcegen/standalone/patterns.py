@@ -132,3 +132,41 @@ def restore_target(chain, ops):
         if syntax.dump(inner[0]) == syntax.dump(expected):
             return restore_target(inner, ops)
     return chain
+
+
+# The ops through which converted code hands a list on without another name holding it.
+_PASSING_OPS = {"cond", "while_loop", "for_range", "for_iter", "append", "stacked", "assigned", "bound", "undefined"}
+
+
+def unaliased_lists(fn, ops) -> set:
+    """Names of ``fn`` that no other variable, call or container can come to hold: every
+    read is ``name[...]``, ``len(name)``, or hands it to a staged statement or an append
+    (``ops.cond(..., name)``). What the analysis knows of such a list's length (empty)
+    holds until the function assigns or appends to it."""
+    parents = {id(c): n for n in syntax.walk(fn) for c in syntax.iter_child_nodes(n)}
+
+    def passed(node):
+        parent = parents.get(id(node))
+        if isinstance(parent, syntax.Tuple):
+            node, parent = parent, parents.get(id(parent))
+        return (isinstance(parent, syntax.Call) and node in parent.args and isinstance(parent.func, syntax.Attribute)
+                and isinstance(parent.func.value, syntax.Name) and parent.func.value.id == ops
+                and parent.func.attr in _PASSING_OPS)
+
+    names, aliased = set(), set()
+    for node in syntax.walk(fn):
+        if not isinstance(node, syntax.Name):
+            continue
+        names.add(node.id)
+        if not isinstance(node.ctx, syntax.Load):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, syntax.Subscript) and parent.value is node:
+            continue
+        if (isinstance(parent, syntax.Call) and isinstance(parent.func, syntax.Name) and parent.func.id == "len"
+                and parent.args == [node]):
+            continue
+        if passed(node) or node is getattr(parent, "func", None):
+            continue
+        aliased.add(node.id)
+    return names - aliased

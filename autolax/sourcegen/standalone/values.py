@@ -65,6 +65,9 @@ class Val:
     like: str | None = None  # has the dtype of this parameter, whose dtype nothing declares
     none: bool = False  # the constant None
     ctype: str | None = None  # "list" / "tuple" / "set" / "dict": a container made by a display
+    # The number of items of a list display held by no variable of the user's (a return
+    # value): no alias can change it. (A user's variable forgets it: ``without_items``.)
+    items: int | None = None
 
     @property
     def is_weak(self) -> bool:
@@ -96,6 +99,7 @@ class Val:
             like=self.like if self.like == other.like else None,
             none=self.none and other.none,
             ctype=self.ctype if self.ctype == other.ctype else None,
+            items=self.items if self.items == other.items else None,
         )
 
 
@@ -184,7 +188,9 @@ def _structure(v: Val):
     if v.none:
         return "None"
     if v.container:
-        return ("items", len(v.elts)) if v.elts is not None else "a container"
+        if v.elts is not None:
+            return ("items", len(v.elts))
+        return ("items", v.items) if v.items is not None else "a container"
     return "a number or array" if v.kind in NUMERIC else None
 
 
@@ -202,11 +208,15 @@ def structures_differ(a: Val, b: Val):
         if not (isinstance(sa, tuple) and isinstance(sb, tuple)):
             return None
         if sa[1] == sb[1]:
+            if a.elts is None or b.elts is None:
+                return None
             return next(filter(None, (structures_differ(x, y) for x, y in zip(a.elts, b.elts))), None)
     elif sa == sb:
         return None
-    describe = {str: lambda d: d, tuple: lambda d: f"a container of {d[1]} item{'s' if d[1] != 1 else ''}"}
-    return describe[type(sa)](sa), describe[type(sb)](sb)
+    def describe(d, v):
+        return d if isinstance(d, str) else f"a {v.ctype or 'container'} of {d[1]} item{'s' if d[1] != 1 else ''}"
+
+    return describe(sa, a), describe(sb, b)
 
 
 def binop(a: Val, b: Val, op) -> Val:
@@ -341,7 +351,16 @@ def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
         elts = tuple(staged_output(x, y) for x, y in zip(a.elts, b.elts))
     return Val(traced=True, kind=kind, weak=weak, container=a.container and b.container, elts=elts,
                ndim=a.ndim if a.ndim == b.ndim else None, stacked=a.stacked or b.stacked,
-               like=a.like if a.like == b.like else None)
+               like=a.like if a.like == b.like else None, items=a.items if a.items == b.items else None)
+
+
+def without_items(val: Val) -> Val:
+    """``val`` bound to a variable of the user's: the lengths of the lists it holds are no
+    longer known (an alias may append to them)."""
+    if val.items is None and val.elts is None:
+        return val
+    elts = tuple(without_items(v) for v in val.elts) if val.elts is not None else None
+    return replace(val, items=None, elts=elts)
 
 
 def carried(val: Val) -> Val:
