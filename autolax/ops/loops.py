@@ -58,7 +58,7 @@ from autolax.ops.state import (
     keep_raised_state,
     write_back,
 )
-from autolax.ops.tracing import pack, trace, unpack
+from autolax.ops.tracing import cast_to, pack, run_body, staging, trace, unpack
 
 # Errors that mean "this body cannot be staged": the loop runs in Python instead when it can.
 UNSTAGEABLE = (
@@ -858,6 +858,79 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
     return pack(state, n)
 
 
+class _Unsettled(Exception):
+    """The one-trace scan's body did not return the carried types (see _scan_in_one_trace)."""
+
+
+_RETRACE = object()  # what _scan_in_one_trace returns when the loop must be traced first
+
+
+def _scan_in_one_trace(site, seq, loop_body, state, item_state, names, values, appends):
+    """A ``for`` loop with a static trip count and no exit is a ``lax.scan``, whatever its
+    body holds (``plan.loop_form``). Its body is traced once, inside the scan, when it
+    returns the types it was given (the common case); ``_fixpoint``'s trace first and replay
+    inside the scan would cost about as much again as the body's own trace (the first
+    call's cost over hand-written lax). Returns the loop's result, or ``_RETRACE`` where the
+    body changes a carried type, has a check or always raises, or fails: then nothing of
+    this attempt is kept and the caller traces first, as for every other loop.
+    """
+    __tracebackhide__ = True
+    state = state.first_assigned_in_loop()
+    if any(spec.is_undefined or spec.is_maybe_bound for spec in state.specs):
+        return _RETRACE
+    rec = report.active_recorder()
+    mark = rec.mark() if rec is not None else None
+    n = state.n_dynamic()
+    item_avals = item_state.abstract()
+    captured = {}
+
+    def step(k, x, carry):
+        __tracebackhide__ = True
+        item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(k, x)), item_avals)]
+        leaves = run_body(loop_body, state, names, item + list(carry), captured, site=site, prefix_state=item_state,
+                          strong_numbers=True, split=appends)
+        out = captured.get("out")
+        if captured.get("raises") or captured["makers"] or not join_iterations(state, out, site).same(state):
+            raise _Unsettled
+        return cast_to(out, state, leaves[:out.n_dynamic()]), leaves[out.n_dynamic():]
+
+    init = state.dynamic(values)
+    try:
+        report.count_trace(site)
+        with staging(site):
+            out, ys = (_scan_indexed if seq.indexed else _scan_rows)(step, init, seq)
+    except Exception:  # noqa: BLE001 - the usual path traces again and raises what it raises
+        if rec is not None:
+            rec.rollback(mark)
+        return _RETRACE
+    result = write_back(names, dict(zip(names, values)), state.rebuild(list(out)[:n]), captured.get("kept"))
+    if ys:
+        result = appends.attach(result, ys, values)
+    report.record(site, plan.SCAN)
+    result = _flag_first_assigned(values, result, names, seq.length > 0)
+    return pack(result, len(names))
+
+
+def _scan_rows(step, init, seq):
+    def body(carry, x):
+        __tracebackhide__ = True
+        new, extras = step(None, x, carry)
+        return tuple(new), extras
+
+    out, ys = lax.scan(body, tuple(init), xs=seq.xs, length=seq.length)
+    return list(out), ys
+
+
+def _scan_indexed(step, init, seq):
+    def body(carry, x):
+        __tracebackhide__ = True
+        new, extras = step(carry[0], x, carry[1:])
+        return (carry[0] + 1, *new), extras
+
+    (_, *out), ys = lax.scan(body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
+    return out, ys
+
+
 def _staged_for(site, seq, loop_body, loop_test, values, names):
     """Stages a ``for`` loop in the form ``plan.loop_form`` chooses."""
     __tracebackhide__ = True
@@ -865,6 +938,10 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     state = State.of(names, values, site, strong_numbers=True)
     item_state = _item_state(seq, state)
     appends = _Appends(site, forbid=plan.appends_forbidden(facts))
+    if facts.static_trip and loop_test is None and site.item_test is None:
+        done = _scan_in_one_trace(site, seq, loop_body, state, item_state, names, values, appends)
+        if done is not _RETRACE:
+            return done
     body_traced, state = _fixpoint(loop_body, state, names, site, prefix=item_state, split=appends)
     item_test = site.item_test is not None
     after = site.test_after  # the test runs after each iteration, on the state it leaves

@@ -11,6 +11,7 @@ This module is the only one that touches jaxprs.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 
@@ -82,23 +83,7 @@ class Traced:
         state_leaves, extras = outs[:n_state], outs[n_state:]
         if target is None:
             return list(state_leaves), list(extras), failures
-        cast_leaves = []
-        it = iter(state_leaves)
-        for spec, tspec in zip(self.out.specs, target.specs):
-            if spec.is_undefined and not tspec.is_undefined:  # see Undefined.pending
-                cast_leaves.extend(cast(jnp.zeros(t.aval.shape, t.aval.dtype), t.aval) for t in tspec.leaves if t.dynamic)
-                continue
-            for leaf, tleaf in zip(spec.leaves, tspec.leaves):
-                value = next(it) if leaf.dynamic else None
-                if tleaf.dynamic:
-                    if isinstance(value, bool) and tleaf.aval.dtype == np.bool_ and tleaf.aval.shape == ():
-                        value = np.bool_(value)  # a constant flag (`break_ = True`) stays known
-                    else:
-                        value = cast(value, tleaf.aval)
-                    cast_leaves.append(value)
-            if tspec.is_maybe_bound and not spec.is_maybe_bound:  # assigned on this path
-                cast_leaves.append(jnp.asarray(True))
-        return cast_leaves, list(extras), failures
+        return cast_to(self.out, target, state_leaves), list(extras), failures
 
     def sources(self, target: State) -> list:
         """For each state leaf ``self(..., target)`` returns, the index of the jaxpr output
@@ -119,6 +104,36 @@ class Traced:
         return sources
 
 
+def cast_to(out: State, target: State, state_leaves) -> list:
+    """The dynamic leaves of a body's returned state ``out``, as the leaves of ``target``
+    (the carried types): cast, a zero for a variable this body leaves unbound, a bound flag."""
+    cast_leaves = []
+    it = iter(state_leaves)
+    for spec, tspec in zip(out.specs, target.specs):
+        if spec.is_undefined and not tspec.is_undefined:  # see Undefined.pending
+            cast_leaves.extend(cast(jnp.zeros(t.aval.shape, t.aval.dtype), t.aval) for t in tspec.leaves if t.dynamic)
+            continue
+        for leaf, tleaf in zip(spec.leaves, tspec.leaves):
+            value = next(it) if leaf.dynamic else None
+            if tleaf.dynamic:
+                if isinstance(value, bool) and tleaf.aval.dtype == np.bool_ and tleaf.aval.shape == ():
+                    value = np.bool_(value)  # a constant flag (`break_ = True`) stays known
+                else:
+                    value = cast(value, tleaf.aval)
+                cast_leaves.append(value)
+        if tspec.is_maybe_bound and not spec.is_maybe_bound:  # assigned on this path
+            cast_leaves.append(jnp.asarray(True))
+    return cast_leaves
+
+
+@contextlib.contextmanager
+def staging(site):
+    """The context a staged body is traced in (``report.staging``, room for nesting)."""
+    with report.staging(site):
+        _room_for(report.staging_depth())
+        yield
+
+
 # Python frames one level of nested staging takes (an op, JAX's tracing, the body).
 _FRAMES_PER_LEVEL = 40
 
@@ -130,6 +145,40 @@ def _room_for(depth: int) -> None:
     needed = 1000 + depth * _FRAMES_PER_LEVEL
     if sys.getrecursionlimit() < needed:
         sys.setrecursionlimit(needed)
+
+
+def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=None, prefix_state=None,
+             strong_numbers=False, split=None) -> list:
+    """Runs ``fn`` on the values ``dynamic`` (the prefix's leaves, then ``in_state``'s) stand
+    for, while some trace records it; returns the leaves ``trace``'s jaxpr returns and fills
+    ``captured`` (out, extras, makers, raises, kept) as ``Traced`` holds them."""
+    __tracebackhide__ = True
+    n_prefix = prefix_state.n_dynamic() if prefix_state is not None else 0
+    pre_values = prefix_state.rebuild(dynamic[:n_prefix]) if prefix_state is not None else []
+    args = in_state.rebuild(dynamic[n_prefix:])
+    report.given_to_body(args)
+    shapes = [list_shape(a) for a in args]
+    index = received(dict(zip(in_state.names, args)))
+    with checks.collecting() as pending:
+        try:
+            values = unpack(fn(*pre_values, *args), len(out_names))
+        except checks.StagedRaise as raised:  # this body always raises when it runs
+            captured.update(out=None, extras=[], makers=raised.failures.makers, raises=True)
+            return [raised.failures.code]
+    failures = checks.first(pending)
+    captured["makers"] = failures.makers if failures is not None else ()
+    captured["kept"] = [kept_in_place(index, v) for v in values]
+    extras = []
+    if split is not None:
+        values, extras = split(shapes, list(values))
+    out = State.of(out_names, values, site, strong_numbers=strong_numbers)
+    captured["out"] = out
+    captured["extras"] = [jax.typeof(e) for e in extras]
+    leaves = []
+    for spec, value in zip(out.specs, values):
+        flat_values = jax.tree_util.tree_leaves(value, is_leaf=lambda x: isinstance(x, Undefined))
+        leaves.extend(x for leaf, x in zip(spec.leaves, flat_values) if leaf.dynamic)
+    return leaves + list(extras) + ([failures.code] if failures is not None else [])
 
 
 def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None) -> Traced:
@@ -145,36 +194,11 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
 
     def flat(*dynamic):
         __tracebackhide__ = True
-        n_prefix = prefix_state.n_dynamic() if prefix_state is not None else 0
-        pre_values = prefix_state.rebuild(dynamic[:n_prefix]) if prefix_state is not None else []
-        args = in_state.rebuild(dynamic[n_prefix:])
-        report.given_to_body(args)
-        shapes = [list_shape(a) for a in args]
-        index = received(dict(zip(in_state.names, args)))
-        with checks.collecting() as pending:
-            try:
-                values = unpack(fn(*pre_values, *args), len(out_names))
-            except checks.StagedRaise as raised:  # this body always raises when it runs
-                captured.update(out=None, extras=[], makers=raised.failures.makers, raises=True)
-                return [raised.failures.code]
-        failures = checks.first(pending)
-        captured["makers"] = failures.makers if failures is not None else ()
-        captured["kept"] = [kept_in_place(index, v) for v in values]
-        extras = []
-        if split is not None:
-            values, extras = split(shapes, list(values))
-        out = State.of(out_names, values, site, strong_numbers=strong_numbers)
-        captured["out"] = out
-        captured["extras"] = [jax.typeof(e) for e in extras]
-        leaves = []
-        for spec, value in zip(out.specs, values):
-            flat_values = jax.tree_util.tree_leaves(value, is_leaf=lambda x: isinstance(x, Undefined))
-            leaves.extend(x for leaf, x in zip(spec.leaves, flat_values) if leaf.dynamic)
-        return leaves + list(extras) + ([failures.code] if failures is not None else [])
+        return run_body(fn, in_state, out_names, dynamic, captured, site=site, prefix_state=prefix_state,
+                        strong_numbers=strong_numbers, split=split)
 
     abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
-    with report.staging(site):
-        _room_for(report.staging_depth())
+    with staging(site):
         jaxpr = jax.make_jaxpr(flat)(*abstract)
     return Traced(jaxpr, captured["out"], captured["extras"], captured["makers"], captured.get("raises", False),
                   captured.get("kept"))
