@@ -185,3 +185,38 @@ def test_float_to_complex_promotion_and_jvp():
     # reverse mode through the complex scan, for a real loss
     grad = jax.grad(lambda x: jnp.abs(autolax.convert(phase_sum)(x)) ** 2)(0.7)
     assert_close(jax.grad(lambda x: jnp.abs(phase_sum(x)) ** 2)(0.7), grad)
+
+
+# ----------------------------------------------------------------------------- weak types
+def decay(x, xs, n):
+    for i in range(n):
+        x = x * 0.5 + xs[i]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [jnp.float16, jnp.bfloat16, jnp.float32])
+def test_a_weakly_typed_argument_carried_keeps_the_unrolled_loops_type(dtype):
+    # A Python float argument is weakly typed under jit; carried by a staged loop it takes
+    # the type JAX gives the unrolled loop: float16 items make it float16, float32 items a
+    # (strong) float32.
+    xs = jnp.arange(1, 4, dtype=dtype)
+    want = jax.jit(decay, static_argnums=2)(2.0, xs, 3)  # static n: the loop unrolls
+    got = autolax.jit(decay, static_argnums=2)(2.0, xs, 3)
+    assert primitives(decay, 2.0, xs, 3, static_argnums=2)["scan"] == 1
+    assert jax.typeof(got) == jax.typeof(want) and got.dtype == dtype
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32))
+
+
+def halve(x, n):
+    for _ in range(n):
+        x = x * 0.5
+    return x
+
+
+def test_a_weakly_typed_argument_stays_weak():
+    want = jax.jit(halve, static_argnums=1)(3.0, 4)
+    got = autolax.jit(halve, static_argnums=1)(3.0, 4)
+    assert jax.typeof(want).weak_type and jax.typeof(got) == jax.typeof(want)
+    assert float(got) == halve(3.0, 4)
+    # its weak type then promotes as JAX promotes it: with float16, float16
+    assert (got + jnp.float16(1)).dtype == jnp.float16

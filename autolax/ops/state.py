@@ -223,7 +223,10 @@ def leaf_spec(leaf, strong_numbers: bool = False) -> Leaf:
     if isinstance(leaf, Undefined) or not is_dynamic(leaf):
         return Leaf(dynamic=False, value=leaf)
     aval = jax.typeof(leaf)
-    weak = aval.weak_type and not strong_numbers
+    # A loop carries a Python number (`total = 0.0`) strongly typed, so that the body's
+    # arithmetic with arrays does not retype it (a second trace); a value that is already an
+    # array, a weakly typed argument included, keeps its type, as the unrolled loop would.
+    weak = aval.weak_type and not (strong_numbers and type(leaf) in PY_SCALARS)
     sds = abstract(aval, weak_type=weak)
     return Leaf(dynamic=True, aval=sds, value=leaf if type(leaf) in PY_SCALARS else None)
 
@@ -385,7 +388,8 @@ def cast(x, aval):
     (varying over more ``shard_map`` axes, another sharding); shapes already match."""
     sharding, varying = _placement(aval)
     if type(x) in PY_SCALARS:
-        if aval.weak_type and sharding is None and not varying:
+        if (aval.weak_type and sharding is None and not varying
+                and jax.dtypes.canonicalize_dtype(type(x)) == aval.dtype):
             return x
         x = jnp.asarray(x, dtype=aval.dtype)
     if x.dtype != aval.dtype or (getattr(x, "weak_type", False) and not aval.weak_type):
@@ -416,6 +420,18 @@ def _join_placement(a, b, dtype, weak_type):
     )
 
 
+def _promotes_as(aval):
+    """What ``jax.dtypes.result_type`` promotes as ``aval`` does: it takes every aval as
+    strongly typed, so a weakly typed one is given as a Python number of its kind (``0.0 + float16`` is float16, as in JAX's own arithmetic)."""
+    probe = _PROBES.get(aval.dtype.kind)
+    if aval.weak_type and probe is not None and jax.dtypes.canonicalize_dtype(type(probe)) == aval.dtype:
+        return probe
+    return aval
+
+
+_PROBES = {"f": 0.0, "i": 0, "c": 0j}
+
+
 def _join_leaf(a: Leaf, b: Leaf, loop: bool):
     """The common type of two leaves, or None if they cannot be reconciled."""
     if a.dynamic and b.dynamic:
@@ -426,7 +442,7 @@ def _join_leaf(a: Leaf, b: Leaf, loop: bool):
             if not loop and a.value is not None and b.value is not None and _static_equal(a.value, b.value):
                 return a
             return Leaf(True, a.aval)
-        dtype, weak = jax.dtypes.result_type(a.aval, b.aval, return_weak_type_flag=True)
+        dtype, weak = jax.dtypes.result_type(_promotes_as(a.aval), _promotes_as(b.aval), return_weak_type_flag=True)
         return Leaf(True, _join_placement(a.aval, b.aval, dtype, weak))
     if not a.dynamic and not b.dynamic:
         return a if _static_equal(a.value, b.value) else None
