@@ -10,6 +10,7 @@ import pytest
 
 import autolax
 from conftest import assert_close, assert_matches
+from paths import check_all_paths
 
 XS = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 
@@ -383,3 +384,36 @@ def raises_in_a_branch_in_try(a, xs):
 
 def test_exception_out_of_an_if_keeps_the_branch_values_eagerly():
     assert autolax.convert(raises_in_a_branch_in_try)(0.5, XS) == raises_in_a_branch_in_try(0.5, XS) == 2.5
+
+
+def last_item_unless_positive(x, items):
+    return x if x > 0 else items[-1]
+
+
+def last_item_in_a_loop(xs, items):
+    total = 0.0
+    for x in xs:
+        total = total + (x if x > 0 else items[-1])
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (last_item_unless_positive, (1.0, [])),  # Python never reads items[-1]: it returns x
+    (last_item_unless_positive, (-1.0, [])),  # Python raises IndexError
+    (last_item_unless_positive, (-1.0, [2.0])),
+    (last_item_in_a_loop, (np.array([1.0, 2.0], np.float32), [])),
+    (last_item_in_a_loop, (np.array([1.0, -2.0], np.float32), [])),
+])
+def test_untaken_side_of_a_conditional_expression_raises_only_when_taken(fn, args, tmp_path):
+    # The runtime raised the IndexError of `items[-1]` while it traced the `else` side, also
+    # where the program takes the other side (Python returns x).
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+def test_the_side_taken_raises_the_error_python_raises_and_says_where():
+    with pytest.raises(IndexError, match="list index out of range") as info:
+        autolax.jit(last_item_unless_positive)(-1.0, [])
+    lines, first = inspect.getsourcelines(last_item_unless_positive)
+    (note,) = info.value.__notes__
+    assert "the `else` side of the conditional expression at" in note
+    assert f"test_fuzz_regressions.py:{first + 1}," in note
