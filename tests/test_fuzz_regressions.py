@@ -417,3 +417,33 @@ def test_the_side_taken_raises_the_error_python_raises_and_says_where():
     (note,) = info.value.__notes__
     assert "the `else` side of the conditional expression at" in note
     assert f"test_fuzz_regressions.py:{first + 1}," in note
+
+
+COUNTER = 0.0
+
+
+def deletes_global_in_untaken_branch(a, ys):
+    # Found by the fuzzer (seed 1708, reduced): `del` of a global in a staged branch ran while
+    # tracing, bound the global to autolax's placeholder, and JAX failed on it
+    # ("Triggering __jax_array__() ...") where Python never takes the branch.
+    global COUNTER
+    for i, y in enumerate(ys, 1):
+        if i >= 1:
+            pass
+        else:
+            del COUNTER
+    return COUNTER + a
+
+
+def test_del_of_a_global_in_a_staged_branch_is_refused_clearly(tmp_path):
+    ys = np.array([3, 2, -2], np.int32)
+    check_all_paths(deletes_global_in_untaken_branch, 1.0, ys, tmp_dir=tmp_path, refusal=True)
+    assert autolax.convert(deletes_global_in_untaken_branch)(1.0, ys) == 1.0  # eagerly, as Python
+    with pytest.raises(autolax.StagedEffectError) as info:
+        autolax.jit(deletes_global_in_untaken_branch)(1.0, ys)
+    lines, first = inspect.getsourcelines(deletes_global_in_untaken_branch)
+    lineno = first + next(k for k, text in enumerate(lines) if "if i >= 1" in text)
+    message = str(info.value)
+    assert "'COUNTER' (declared global or nonlocal) is assigned inside the `if` at" in message
+    assert f"test_fuzz_regressions.py:{lineno}," in message and "Fix: keep the values in a local variable" in message
+    assert COUNTER == 0.0  # the global is still bound
