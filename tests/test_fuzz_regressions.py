@@ -447,3 +447,23 @@ def test_del_of_a_global_in_a_staged_branch_is_refused_clearly(tmp_path):
     assert "'COUNTER' (declared global or nonlocal) is assigned inside the `if` at" in message
     assert f"test_fuzz_regressions.py:{lineno}," in message and "Fix: keep the values in a local variable" in message
     assert COUNTER == 0.0  # the global is still bound
+
+
+def stacks_after_a_checked_loop(b, xs, ys):
+    # Found by the fuzzer (seed 602, reduced): the staged loop's `assert` is checked when the
+    # program runs, but tracing stopped first at `jnp.stack([])` (ValueError while tracing),
+    # where Python raises the AssertionError of the first iteration.
+    for y in ys:
+        assert xs[1]
+    else:
+        rows = []
+        b += jnp.stack(rows).max()
+    return b
+
+
+@pytest.mark.parametrize("xs", [np.array([1.0, 0.0], np.float32), np.array([1.0, 2.0], np.float32)])
+def test_an_error_while_tracing_after_a_staged_check_is_the_error_python_raises_first(xs, tmp_path):
+    # (Plain jax.jit of autolax.convert, and the CLI's output, have no call step of autolax's
+    # to run the function as Python: they still raise the ValueError of the trace.)
+    ys = np.array([1, 2], np.int32)
+    check_all_paths(stacks_after_a_checked_loop, 1.0, xs, ys, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
