@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import jax
 
-from autolax import callables, filtering, libraries
+from autolax import callables, compat, filtering, libraries
 from autolax import ops as _ops
 from autolax.errors import (
+    AutolaxError,
     CallConversionWarning,
     ConversionError,
     NoSourceWarning,
@@ -298,8 +299,9 @@ class Jitted:
     condition) waits for its result, so a failed check is raised by the call itself.
     """
 
-    def __init__(self, jitted, info: JitInfo):
+    def __init__(self, jitted, info: JitInfo, python=None):
         self._jitted = jitted
+        self._python = python  # the converted function, run as Python (see ``_python_error``)
         self._has_checks = False
         self.__autolax_jit__ = info
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -318,7 +320,22 @@ class Jitted:
                 if error is None:
                     raise
                 raise error from None
+            except Exception as exc:
+                if staged.count and self._python is not None and _user_error(exc) and not _any_tracer(args, kwargs):
+                    self._raise_python_error(args, kwargs)
+                raise
         return out
+
+    def _raise_python_error(self, args, kwargs):
+        """Tracing raised an error of the user's code after it staged checks (an ``assert``
+        in a staged loop) that the running program would make first: Python raises the first
+        of them that fails, else this error, which only running the function can tell. It
+        runs as Python on these concrete arguments and its error, if any, is raised."""
+        __tracebackhide__ = True
+        try:
+            self._python(*args, **kwargs)
+        except Exception as error:
+            raise error from error.__cause__  # not shown as raised while handling the trace's error
 
     def __getattr__(self, name):
         return getattr(self._jitted, name)
@@ -374,7 +391,7 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     else:
         converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit")
     info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
-    return Jitted(jax.jit(callables.own_callable(converted, _own_function), **options), info)
+    return Jitted(jax.jit(callables.own_callable(converted, _own_function), **options), info, converted)
 
 
 def filter_jit(fn=None, *, donate: str = "none", strict: bool = False, max_steps: int | None = None):
@@ -410,6 +427,15 @@ def filter_jit(fn=None, *, donate: str = "none", strict: bool = False, max_steps
                                                "filter_jit")
     info = JitInfo(fn, None, None, strict, max_steps, filtered=True)
     return Jitted(filtering.FilterJit(callables.own_callable(converted, _own_function), donate), info)
+
+
+def _user_error(exc) -> bool:
+    """An error Python could raise too: neither autolax's nor JAX's own."""
+    return not isinstance(exc, AutolaxError) and type(exc).__module__.split(".")[0] not in ("jax", "jaxlib")
+
+
+def _any_tracer(args, kwargs) -> bool:
+    return any(isinstance(leaf, compat.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
 
 
 def jit_info(fn) -> JitInfo | None:

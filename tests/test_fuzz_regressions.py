@@ -10,6 +10,7 @@ import pytest
 
 import autolax
 from conftest import assert_close, assert_matches
+from paths import check_all_paths
 
 XS = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 
@@ -383,3 +384,86 @@ def raises_in_a_branch_in_try(a, xs):
 
 def test_exception_out_of_an_if_keeps_the_branch_values_eagerly():
     assert autolax.convert(raises_in_a_branch_in_try)(0.5, XS) == raises_in_a_branch_in_try(0.5, XS) == 2.5
+
+
+def last_item_unless_positive(x, items):
+    return x if x > 0 else items[-1]
+
+
+def last_item_in_a_loop(xs, items):
+    total = 0.0
+    for x in xs:
+        total = total + (x if x > 0 else items[-1])
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (last_item_unless_positive, (1.0, [])),  # Python never reads items[-1]: it returns x
+    (last_item_unless_positive, (-1.0, [])),  # Python raises IndexError
+    (last_item_unless_positive, (-1.0, [2.0])),
+    (last_item_in_a_loop, (np.array([1.0, 2.0], np.float32), [])),
+    (last_item_in_a_loop, (np.array([1.0, -2.0], np.float32), [])),
+])
+def test_untaken_side_of_a_conditional_expression_raises_only_when_taken(fn, args, tmp_path):
+    # The runtime raised the IndexError of `items[-1]` while it traced the `else` side, also
+    # where the program takes the other side (Python returns x).
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+def test_the_side_taken_raises_the_error_python_raises_and_says_where():
+    with pytest.raises(IndexError, match="list index out of range") as info:
+        autolax.jit(last_item_unless_positive)(-1.0, [])
+    lines, first = inspect.getsourcelines(last_item_unless_positive)
+    (note,) = info.value.__notes__
+    assert "the `else` side of the conditional expression at" in note
+    assert f"test_fuzz_regressions.py:{first + 1}," in note
+
+
+COUNTER = 0.0
+
+
+def deletes_global_in_untaken_branch(a, ys):
+    # Found by the fuzzer (seed 1708, reduced): `del` of a global in a staged branch ran while
+    # tracing, bound the global to autolax's placeholder, and JAX failed on it
+    # ("Triggering __jax_array__() ...") where Python never takes the branch.
+    global COUNTER
+    for i, y in enumerate(ys, 1):
+        if i >= 1:
+            pass
+        else:
+            del COUNTER
+    return COUNTER + a
+
+
+def test_del_of_a_global_in_a_staged_branch_is_refused_clearly(tmp_path):
+    ys = np.array([3, 2, -2], np.int32)
+    check_all_paths(deletes_global_in_untaken_branch, 1.0, ys, tmp_dir=tmp_path, refusal=True)
+    assert autolax.convert(deletes_global_in_untaken_branch)(1.0, ys) == 1.0  # eagerly, as Python
+    with pytest.raises(autolax.StagedEffectError) as info:
+        autolax.jit(deletes_global_in_untaken_branch)(1.0, ys)
+    lines, first = inspect.getsourcelines(deletes_global_in_untaken_branch)
+    lineno = first + next(k for k, text in enumerate(lines) if "if i >= 1" in text)
+    message = str(info.value)
+    assert "'COUNTER' (declared global or nonlocal) is assigned inside the `if` at" in message
+    assert f"test_fuzz_regressions.py:{lineno}," in message and "Fix: keep the values in a local variable" in message
+    assert COUNTER == 0.0  # the global is still bound
+
+
+def stacks_after_a_checked_loop(b, xs, ys):
+    # Found by the fuzzer (seed 602, reduced): the staged loop's `assert` is checked when the
+    # program runs, but tracing stopped first at `jnp.stack([])` (ValueError while tracing),
+    # where Python raises the AssertionError of the first iteration.
+    for y in ys:
+        assert xs[1]
+    else:
+        rows = []
+        b += jnp.stack(rows).max()
+    return b
+
+
+@pytest.mark.parametrize("xs", [np.array([1.0, 0.0], np.float32), np.array([1.0, 2.0], np.float32)])
+def test_an_error_while_tracing_after_a_staged_check_is_the_error_python_raises_first(xs, tmp_path):
+    # (Plain jax.jit of autolax.convert, and the CLI's output, have no call step of autolax's
+    # to run the function as Python: they still raise the ValueError of the trace.)
+    ys = np.array([1, 2], np.int32)
+    check_all_paths(stacks_after_a_checked_loop, 1.0, xs, ys, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))

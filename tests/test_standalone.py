@@ -688,7 +688,8 @@ def test_code_python_may_not_run_that_fails_while_staged_is_refused_as_the_runti
 
 
 def test_a_ternary_branch_that_fails_while_staged_is_refused():
-    # (The runtime raises the IndexError itself here, where Python returns x for x > 0.)
+    # (The runtime stages the failing side as raising IndexError only when the program takes it;
+    # a standalone file has no runtime to do so.)
     source = "def f(x):\n    items = []\n    return x if x > 0 else items[-1]\n"
     with pytest.raises(ConversionError) as info:
         convert_source(source, "t.py", Options(only=("f",), standalone=True))

@@ -251,6 +251,27 @@ def cond(pred, if_true, if_false, *operands, at):
 _TERNARY_ROLES = {"value": "the value of the conditional expression"}
 
 
+def _trace_side(thunk, site, side):
+    """One side of a conditional expression with a traced test, traced. A side that raises
+    an error of the user's code while traced (``items[-1]`` of an empty list) is staged as
+    raising that error when the program takes it, as Python raises it only then (``raise``
+    and ``assert`` in a staged branch are staged so too, see ``checks.raising``)."""
+    __tracebackhide__ = True
+    try:
+        return trace(thunk, State([]), ["value"], site=site)
+    except Exception as exc:
+        if not report.raised_by_user_code(exc):
+            raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
+        error = exc.with_traceback(None)  # its frames hold the tracers of the abandoned trace
+        error.add_note(f"(raised by the `{side}` side of the conditional expression at {site.where}, "
+                       "which the program took)")
+
+        def raises():
+            raise checks.StagedRaise(checks.Failures(jnp.int32(1), (lambda: error,)))
+
+        return trace(raises, State([]), ["value"], site=site)
+
+
 @report.user_facing
 def if_else(test, if_true, if_false):
     """``if_true() if test else if_false()``: a conditional expression with a traced ``test``
@@ -262,9 +283,8 @@ def if_else(test, if_true, if_false):
     where = report.expression_site("ternary", always=True)
     site = sites.Site("ternary", where.filename, where.lineno, names=("value",), roles=_TERNARY_ROLES)
     pred = predicate(test, site.where)
-    empty = State([])
-    a = trace(if_true, empty, ["value"], site=site)
-    b = trace(if_false, empty, ["value"], site=site)
+    a = _trace_side(if_true, site, "if")
+    b = _trace_side(if_false, site, "else")
     if a.raises or b.raises:
         report.record(where, plan.COND)
         return _raising_branch(pred, a, b, ())[0]

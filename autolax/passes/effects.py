@@ -92,7 +92,8 @@ class _Transformer(syntax.NodeTransformer):
         for target in node.targets:
             if isinstance(target, (syntax.Attribute, syntax.Subscript)):
                 self._wrap_target(target)
-        return node
+        # `del total` of a declared name unbinds the user's variable: checked as an assignment.
+        return self._store_checks(node, node.targets)
 
     def visit_Call(self, node):
         self.generic_visit(node)
