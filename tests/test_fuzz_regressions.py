@@ -467,3 +467,19 @@ def test_an_error_while_tracing_after_a_staged_check_is_the_error_python_raises_
     # to run the function as Python: they still raise the ValueError of the trace.)
     ys = np.array([1, 2], np.int32)
     check_all_paths(stacks_after_a_checked_loop, 1.0, xs, ys, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+
+
+def ternary_pops(x, n):
+    items = [1.0, 2.0]
+    y = x if x > 0 else items.pop()
+    return y, len(items)
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_a_list_changed_in_a_side_of_a_traced_conditional_expression(x, tmp_path):
+    # Both sides are traced whatever the test: the `pop` would run at trace time (Python's
+    # len 2 came back as 1). Refused where the test is traced, Python where it is not.
+    check_all_paths(ternary_pops, x, 2, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"is changed \(`\.pop`\) inside the conditional expression at "):
+        autolax.jit(ternary_pops)(x, 2)
+    assert autolax.convert(ternary_pops)(x, 2) == ternary_pops(x, 2)

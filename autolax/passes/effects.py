@@ -118,6 +118,19 @@ class _Transformer(syntax.NodeTransformer):
             self.owned = owned
         return node
 
+    def visit_IfExp(self, node):
+        # Both sides of a conditional expression with a traced test are traced, whichever the
+        # program takes: `x if x > 0 else stack.pop()` would pop at trace time. As for the
+        # operands of `and`/`or`, a change of the function's own list there is refused in
+        # that trace and plain Python when the test is concrete.
+        node.test = self.visit(node.test)
+        owned, self.owned = self.owned, set()
+        try:
+            node.body, node.orelse = self.visit(node.body), self.visit(node.orelse)
+        finally:
+            self.owned = owned
+        return node
+
     def visit_FunctionDef(self, node):
         node.body = _visit_body(_transformer(self.ctx, node), node.body)
         return node
