@@ -909,6 +909,26 @@ def python_loop(x, m):
         if total > m:
             break
     return x * total
+
+
+def python_search(x, m):
+    found = -1
+    for k in range(10):
+        if k * k > m:
+            found = k
+            break
+    else:
+        found = 99
+    return x * found
+
+
+def python_return(x, m):
+    total = 0
+    for k in range(10):
+        total += k
+        if total > m:
+            return x * k
+    return x * total
 '''
 
 _f32 = lambda *v: np.array(v, np.float32)  # noqa: E731
@@ -925,6 +945,8 @@ ITEM_TEST_INPUTS = {
     "after_else": [(_f32(5, 1, 2), 2.5), (_f32(1, 2, 9), 12.5), (_f32(1, 2, 3), 9.0), (_f32(1, 2, 9), 2.5)],
     "after_return": [(_f32(5, 1, 2), 2.5), (_f32(1, 2, 9), 9.5), (_f32(1, 2, 3), 9.0)],
     "python_loop": [(np.float32(2.0), 0), (np.float32(2.0), 3), (np.float32(2.0), 11), (np.float32(2.0), 50)],
+    "python_search": [(np.float32(2.0), -1), (np.float32(2.0), 3), (np.float32(2.0), 80), (np.float32(2.0), 81)],
+    "python_return": [(np.float32(2.0), -1), (np.float32(2.0), 3), (np.float32(2.0), 44), (np.float32(2.0), 45)],
 }
 
 
@@ -947,7 +969,7 @@ _RUNTIME_RETURNS_MAYBE_BOUND = {"leading_range_target", "after_target"}
 @pytest.mark.parametrize("name", sorted(ITEM_TEST_INPUTS))
 def test_item_tests_agree_with_python_and_the_runtime(item_tests, name):
     original, standalone, _ = item_tests
-    static = ("m",) if name == "python_loop" else ()
+    static = ("m",) if name.startswith("python_") else ()
     for args in ITEM_TEST_INPUTS[name]:
         expected = getattr(original, name)(*args)
         assert_close(expected, jax.jit(getattr(standalone, name), static_argnames=static)(*args))
@@ -964,6 +986,9 @@ def test_item_tests_are_the_loops_predicate(item_tests):
     assert "jnp.logical_and(i < n, jnp.logical_or(i == 0, jnp.logical_not(total > limit)))" in text
     assert text.count("        if i >= m:\n            break\n") == 1
     assert text.count("        if total > m:\n            break\n") == 1
+    # the exit's work and the loop's `else` where the user wrote them
+    assert "        if k * k > m:\n            found = k\n            break\n    else:\n        found = 99\n" in text
+    assert "        if total > m:\n            retval = x * k\n            break\n    else:\n        retval = x * total\n" in text
     xs, t = jnp.array([0.5, 1.0, 3.0]), jnp.float32(2.0)
     assert "custom_jvp_call" in str(jax.make_jaxpr(standalone.leading_sum)(xs, t))  # plan.EARLY_EXIT
     jaxpr = str(jax.make_jaxpr(standalone.after_sum)(3, 4))  # plan.WHILE: nothing to differentiate
