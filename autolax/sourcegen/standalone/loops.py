@@ -63,6 +63,7 @@ class Iteration:
     step: object = None
     step_val: Val = STATIC
     xs: object = None
+    start_val: Val = STATIC
 
     @property
     def static_trip(self) -> bool:
@@ -309,7 +310,10 @@ class Loops:
         for n, v in carried_vals.items():
             scope.set(n, v)
         if exits is not None:
-            scope.set(exits.target, body_scope.get(item))
+            target_val = body_scope.get(item)
+            if seq.kind == "range":  # the while loop's index, counted from a Python int: weakly typed
+                target_val = replace(target_val, weak=not seq.start_val.traced and not seq.step_val.traced)
+            scope.set(exits.target, target_val)
             scope.set(exits.stopped, Val(traced=True, kind="bool", ndim=0))
         for n, item_val in item_vals.items():
             scope.set(n, Val(traced=True, stacked=True, kind=item_val.kind,
@@ -375,7 +379,8 @@ class Loops:
             args = [stop] if is_const(start, 0) and is_const(step, 1) else [start, stop] if is_const(step, 1) else [start, stop, step]
             python_iter = syntax.call(syntax.name("range"), args)
             item = Val(traced=True, kind="int", ndim=0) if traced else Val(kind="int", ndim=0)
-            return Iteration("range", traced, False, item, python_iter, start=start, stop=stop, step=step, step_val=c)
+            return Iteration("range", traced, False, item, python_iter, start=start, stop=stop, step=step, step_val=c,
+                             start_val=a)
         node, val, array = self.iterable(source[1], scope)
         if array:
             item = replace(item_of(val), elts=item_elts(node, self.ops))
