@@ -414,28 +414,19 @@ STANDALONE = {
         """\
         def f(xs):
             total = 0.0
-            break_ = False
 
             def loop_test(carry):
-                index, total, break_ = carry
-                return jnp.logical_and(index < len(xs), jnp.logical_not(break_))
+                index, total = carry
+                x = xs[index]
+                return jnp.logical_and(index < len(xs), jnp.logical_not(x < 0))
 
             def loop_body(carry):
-                index, total, break_ = carry
+                index, total = carry
                 x = xs[index]
+                total += x
+                return (index + 1, total)
 
-                def if_true(total, break_):
-                    break_ = True
-                    return (total, break_)
-
-                def if_false(total, break_):
-                    total += x
-                    return (total, break_)
-
-                total, break_ = jax.lax.cond(x < 0, if_true, if_false, total, break_)
-                return (index + 1, total, break_)
-
-            _, total, break_ = while_loop_with_masked_grad(loop_test, loop_body, (0, total, break_), len(xs))
+            _, total = while_loop_with_masked_grad(loop_test, loop_body, (0, total), len(xs))
             return total
         """,
     ),
@@ -478,29 +469,16 @@ STANDALONE = {
         """,
         """\
         def f(xs, t):
-            exit_ = False
-
-            def loop_test(carry):
-                index, exit_ = carry
-                return jnp.logical_and(index < len(xs), jnp.logical_not(exit_))
-
-            def loop_body(carry):
-                index, exit_ = carry
+            def loop_test(index):
                 x = xs[index]
-                exit_ = x > t
-                return (index + 1, exit_)
+                return jnp.logical_and(index < len(xs), jnp.logical_not(x > t))
 
-            _, exit_ = jax.lax.while_loop(loop_test, loop_body, (0, exit_))
+            def loop_body(index):
+                return index + 1
 
-            def if_true():
-                retval = 1
-                return retval
-
-            def if_false():
-                retval = 0
-                return retval
-
-            retval = jax.lax.cond(exit_, if_true, if_false)
+            index = jax.lax.while_loop(loop_test, loop_body, 0)
+            exit_ = index < len(xs)
+            retval = jnp.where(exit_, 1, 0)
             return retval
         """,
     ),
@@ -584,8 +562,7 @@ STANDALONE = {
             for i in range(10):
                 if i >= n:
                     break
-                else:
-                    total += i
+                total += i
             return x * total
         """,
     ),
@@ -725,28 +702,18 @@ STANDALONE = {
         """\
         def f(xs):
             count = 0
-            break_ = False
 
             def loop_test(carry):
-                index, count, break_ = carry
-                return jnp.logical_and(index < len(xs), jnp.logical_not(break_))
+                index, count = carry
+                x = xs[index]
+                return jnp.logical_and(index < len(xs), jnp.logical_not(x < 0))
 
             def loop_body(carry):
-                index, count, break_ = carry
-                x = xs[index]
+                index, count = carry
+                count += 1
+                return (index + 1, count)
 
-                def if_true(count, break_):
-                    break_ = True
-                    return (count, break_)
-
-                def if_false(count, break_):
-                    count += 1
-                    return (count, break_)
-
-                count, break_ = jax.lax.cond(x < 0, if_true, if_false, count, break_)
-                return (index + 1, count, break_)
-
-            _, count, break_ = jax.lax.while_loop(loop_test, loop_body, (0, count, break_))
+            _, count = jax.lax.while_loop(loop_test, loop_body, (0, count))
             return count
         """,
     ),
@@ -764,30 +731,75 @@ STANDALONE = {
         """\
         def f(xs):
             total = 0.0
-            break_ = False
 
             def loop_test(carry):
-                index, total, break_ = carry
-                return jnp.logical_and(index < len(xs), jnp.logical_not(break_))
+                index, total = carry
+                x = xs[index]
+                return jnp.logical_and(index < len(xs), jnp.logical_not(x < 0))
 
             def loop_body(carry):
-                index, total, break_ = carry
+                index, total = carry
                 x = xs[index]
+                jax.debug.print('{}', x, ordered=True)
+                total += x
+                return (index + 1, total)
 
-                def if_true(total, break_):
-                    break_ = True
-                    return (total, break_)
-
-                def if_false(total, break_):
-                    jax.debug.print('{}', x, ordered=True)
-                    total += x
-                    return (total, break_)
-
-                total, break_ = jax.lax.cond(x < 0, if_true, if_false, total, break_)
-                return (index + 1, total, break_)
-
-            _, total, break_ = masked_while_loop(loop_test, loop_body, (0, total, break_), len(xs))
+            _, total = masked_while_loop(loop_test, loop_body, (0, total), len(xs))
             return total
+        """,
+    ),
+    "break_after": (  # the exit ends the body: tested after each iteration, in the predicate
+        """\
+        def f(n, limit):
+            total = 0
+            for i in range(n):
+                total += i
+                if total > limit:
+                    break
+            return total
+        """,
+        """\
+        def f(n, limit):
+            total = 0
+
+            def loop_test(carry):
+                i, total = carry
+                return jnp.logical_and(i < n, jnp.logical_or(i == 0, jnp.logical_not(total > limit)))
+
+            def loop_body(carry):
+                i, total = carry
+                total += i
+                return (i + 1, total)
+
+            _, total = jax.lax.while_loop(loop_test, loop_body, (0, total))
+            return total
+        """,
+    ),
+    "break_target_read": (  # the loop target read after the loop: the item it stopped at, else the last
+        """\
+        def f(xs, level):
+            i = -1
+            for i in range(len(xs)):
+                if xs[i] > level:
+                    break
+            return i
+        """,
+        """\
+        def f(xs, level):
+            i = -1
+            stop = len(xs)
+
+            def loop_test(index):
+                i = index
+                return jnp.logical_and(index < stop, jnp.logical_not(xs[i] > level))
+
+            def loop_body(index):
+                return index + 1
+
+            index = jax.lax.while_loop(loop_test, loop_body, 0)
+            exit_ = index < stop
+            i = jnp.where(index != 0, jnp.where(exit_, index, index - 1), i)
+            return i
         """,
     ),
     "append_scan": (
@@ -867,19 +879,16 @@ STANDALONE = {
         """\
         def f(xs: Float[Array, "n"], t: float):
             found = False
-            exit_ = False
 
-            def loop_test(carry):
-                index, exit_ = carry
-                return jnp.logical_and(index < len(xs), jnp.logical_not(exit_))
-
-            def loop_body(carry):
-                index, exit_ = carry
+            def loop_test(index):
                 x = xs[index]
-                exit_ = x > t
-                return (index + 1, exit_)
+                return jnp.logical_and(index < len(xs), jnp.logical_not(x > t))
 
-            _, exit_ = jax.lax.while_loop(loop_test, loop_body, (0, exit_))
+            def loop_body(index):
+                return index + 1
+
+            index = jax.lax.while_loop(loop_test, loop_body, 0)
+            exit_ = index < len(xs)
             found = jnp.where(exit_, True, found)
             return found
         """,
@@ -1339,11 +1348,12 @@ STANDALONE_ERRORS = {
         """\
         def f(xs):
             for x in xs:
-                if x > 0:
-                    return x
+                y = x * 2
+                if y > 0:
+                    return y
             return 0.0
         """,
-        "golden.py:8:5: error: 'x' is first assigned inside the `for` loop at golden.py:8, which is staged, and "
+        "golden.py:8:5: error: 'y' is first assigned inside the `for` loop at golden.py:8, which is staged, and "
         "used after it: --standalone needs its type before the loop (drop --standalone to use the autolax runtime)",
     ),
     "one_branch": (

@@ -787,3 +787,233 @@ def test_a_staged_branch_that_only_deletes_a_name(tmp_path):
     xs = np.array([1.0, 2.0], np.float32)
     for a in (1.5, -2.0):
         assert_close(original.f(np.float32(a), np.int32(2), xs), jax.jit(standalone.f)(np.float32(a), np.int32(2), xs))
+
+
+# ----------------------------------------------------------------------------- item tests
+# A loop whose body opens (`test: x`) or ends (`test: after x`) with `if c: break` /
+# `return` is tested in the loop's predicate, as the runtime stages it (passes.loop_exits):
+# no exit flag carried. The call also gives back the loop target (the item it stopped at,
+# else the last item) and whether the test stopped it. Inputs: no iteration, the exit at
+# the first item, at the last item, and no exit.
+ITEM_TESTS = '''\
+import jax.numpy as jnp
+
+
+def leading_sum(xs, level):
+    total = 0.0
+    for x in xs:
+        if x > level:
+            break
+        total += x
+    return total
+
+
+def leading_target(xs, level):
+    total = 0.0
+    x = -5.0
+    for x in xs:
+        if x > level:
+            break
+        total += x
+    return total, x
+
+
+def leading_range_target(n, x):
+    i = -1
+    for i in range(n):
+        if i * x > 10:
+            break
+    return i
+
+
+def leading_return_index(xs, level):
+    for i in range(xs.shape[0]):
+        if xs[i] > level:
+            return i
+    return -1
+
+
+def leading_zip(xs, ys, t):
+    total = 0.0
+    for p in zip(xs, ys):
+        if p[0] + p[1] > t:
+            break
+        total += p[0] * p[1]
+    return total
+
+
+def leading_negative_step(n, t):
+    total = 0
+    for i in range(n, 0, -2):
+        if i < t:
+            break
+        total += i
+    return total
+
+
+def after_sum(n, limit):
+    total = 0
+    for i in range(n):
+        total += i
+        if total > limit:
+            break
+    return total
+
+
+def after_static_trip(xs, limit):
+    total = 0.0
+    for i in range(4):
+        total += xs[i]
+        if total > limit:
+            break
+    return total
+
+
+def after_target(n, limit):
+    total = 0
+    i = -7
+    for i in range(n):
+        total += i
+        if total > limit:
+            break
+    return total, i
+
+
+def after_else(xs, t):
+    total = 0.0
+    for x in xs:
+        total += x
+        if total > t:
+            break
+    else:
+        total = -1.0
+    return total
+
+
+def after_return(xs, t):
+    acc = 0.0
+    for x in xs:
+        acc = acc * 0.5 + x
+        if acc > t:
+            return acc, 1
+    return acc, 0
+
+
+def python_loop(x, m):
+    total = 0
+    for i in range(10):
+        if i >= m:
+            break
+        total += i
+    for i in range(10):
+        total += i
+        if total > m:
+            break
+    return x * total
+
+
+def python_search(x, m):
+    found = -1
+    for k in range(10):
+        if k * k > m:
+            found = k
+            break
+    else:
+        found = 99
+    return x * found
+
+
+def python_return(x, m):
+    total = 0
+    for k in range(10):
+        total += k
+        if total > m:
+            return x * k
+    return x * total
+'''
+
+_f32 = lambda *v: np.array(v, np.float32)  # noqa: E731
+ITEM_TEST_INPUTS = {
+    "leading_sum": [(_f32(1, 2, 3, 4), 2.5), (_f32(5, 1, 2), 2.5), (_f32(1, 2, 9), 2.5), (_f32(1, 2, 3), 9.0)],
+    "leading_target": [(_f32(1, 2, 3, 4), 2.5), (_f32(5, 1, 2), 2.5), (_f32(1, 2, 9), 2.5), (_f32(1, 2, 3), 9.0)],
+    "leading_range_target": [(0, 1.0), (5, 1.0), (12, 5.0), (20, 1.0), (3, 100.0)],
+    "leading_return_index": [(_f32(5, 1, 2), 2.5), (_f32(1, 2, 9), 2.5), (_f32(1, 2, 3), 9.0)],
+    "leading_zip": [(_f32(5, 1), _f32(1, 1), 3.0), (_f32(1, 2, 3), _f32(1, 1, 1), 3.5), (_f32(1, 2), _f32(1, 2), 99.0)],
+    "leading_negative_step": [(0, 3), (1, 3), (7, 3), (8, 100), (9, -1), (6, 5)],
+    "after_sum": [(0, 3), (1, -1), (5, 3), (4, 5), (5, 100)],
+    "after_static_trip": [(_f32(5, 1, 2, 1), 2.5), (_f32(0, 0, 0, 9), 2.5), (_f32(1, 2, 3, 4), 99.0)],
+    "after_target": [(0, 3), (1, -1), (5, 3), (4, 5), (5, 100)],
+    "after_else": [(_f32(5, 1, 2), 2.5), (_f32(1, 2, 9), 12.5), (_f32(1, 2, 3), 9.0), (_f32(1, 2, 9), 2.5)],
+    "after_return": [(_f32(5, 1, 2), 2.5), (_f32(1, 2, 9), 9.5), (_f32(1, 2, 3), 9.0)],
+    "python_loop": [(np.float32(2.0), 0), (np.float32(2.0), 3), (np.float32(2.0), 11), (np.float32(2.0), 50)],
+    "python_search": [(np.float32(2.0), -1), (np.float32(2.0), 3), (np.float32(2.0), 80), (np.float32(2.0), 81)],
+    "python_return": [(np.float32(2.0), -1), (np.float32(2.0), 3), (np.float32(2.0), 44), (np.float32(2.0), 45)],
+}
+
+
+@pytest.fixture(scope="module")
+def item_tests(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("item_tests")
+    source = folder / "item_tests.py"
+    source.write_text(ITEM_TESTS)
+    converted = folder / "item_tests_standalone.py"
+    options = Options(all=True, standalone=True, static=("m",))
+    converted.write_text(convert_source(ITEM_TESTS, str(source), options).text)
+    return load(source, "item_tests"), load(converted, "item_tests_standalone"), converted.read_text()
+
+
+# The runtime gives back a target bound before the loop as a `MaybeBound` (not the value):
+# compared with Python only.
+_RUNTIME_RETURNS_MAYBE_BOUND = {"leading_range_target", "after_target"}
+
+
+@pytest.mark.parametrize("name", sorted(ITEM_TEST_INPUTS))
+def test_item_tests_agree_with_python_and_the_runtime(item_tests, name):
+    original, standalone, _ = item_tests
+    static = ("m",) if name.startswith("python_") else ()
+    for args in ITEM_TEST_INPUTS[name]:
+        expected = getattr(original, name)(*args)
+        assert_close(expected, jax.jit(getattr(standalone, name), static_argnames=static)(*args))
+        if name not in _RUNTIME_RETURNS_MAYBE_BOUND:
+            assert_close(expected, autolax.jit(getattr(original, name), static_argnames=static)(*args))
+
+
+def test_item_tests_are_the_loops_predicate(item_tests):
+    """No exit flag is carried: the test is in the while loop's predicate, as the runtime
+    stages it; the Python loop gets its `if c: break` back where the user wrote it."""
+    _, standalone, text = item_tests
+    assert "exit_ = False" not in text and "break_ = False" not in text
+    assert "jnp.logical_and(index < len(xs), jnp.logical_not(x > level))" in text
+    assert "jnp.logical_and(i < n, jnp.logical_or(i == 0, jnp.logical_not(total > limit)))" in text
+    assert text.count("        if i >= m:\n            break\n") == 1
+    assert text.count("        if total > m:\n            break\n") == 1
+    # the exit's work and the loop's `else` where the user wrote them
+    assert "        if k * k > m:\n            found = k\n            break\n    else:\n        found = 99\n" in text
+    assert "        if total > m:\n            retval = x * k\n            break\n    else:\n        retval = x * total\n" in text
+    xs, t = jnp.array([0.5, 1.0, 3.0]), jnp.float32(2.0)
+    assert "custom_jvp_call" in str(jax.make_jaxpr(standalone.leading_sum)(xs, t))  # plan.EARLY_EXIT
+    jaxpr = str(jax.make_jaxpr(standalone.after_sum)(3, 4))  # plan.WHILE: nothing to differentiate
+    assert "while[" in jaxpr and "custom_jvp_call" not in jaxpr
+
+
+@pytest.mark.parametrize("name", ["leading_sum", "after_static_trip", "after_else"])
+def test_item_test_gradients_equal_the_decorators(item_tests, name):
+    original, standalone, _ = item_tests
+    for args in ITEM_TEST_INPUTS[name]:
+        args = [jnp.asarray(a) for a in args]
+        loss = (lambda f: lambda *a: jnp.sum(jax.tree_util.tree_leaves(f(*a))[0]))
+        expected = jax.grad(loss(autolax.jit(getattr(original, name))), argnums=(0, 1))(*args)
+        got = jax.jit(jax.grad(loss(getattr(standalone, name)), argnums=(0, 1)))(*args)
+        assert_close(expected, got)
+
+
+def test_an_early_return_of_the_loop_target():
+    """Refused before (the target was carried, first assigned in the loop): the call gives
+    the item it stopped at, read only where the exit proves it bound."""
+    source = "import autolax\n\n\n@autolax.jit\ndef f(xs):\n    for x in xs:\n        if x > 0:\n            return x\n    return 0.0\n"
+    text = convert_source(source, "ret.py", Options(standalone=True)).text
+    namespace = {}
+    exec(compile(text, "ret.py", "exec"), namespace)
+    for xs in ([-1.0, 2.0, 3.0], [-1.0, -2.0], [5.0], [-1.0, 4.0]):
+        expected = next((x for x in xs if x > 0), 0.0)
+        assert_close(np.float32(expected), namespace["f"](jnp.array(xs, jnp.float32)))

@@ -179,7 +179,7 @@ class _Transformer(syntax.NodeTransformer):
 
     def _visit_loop(self, loop):
         self.generic_visit(loop)  # inner loops first
-        exit_if = None if self.ctx.standalone else _leading_exit(loop, self.tests)
+        exit_if = _leading_exit(loop, self.tests)
         if exit_if is not None:
             # The loop tests `c` with each item before its iteration and reports whether
             # that stopped it (ops.for_range's item test): nothing is carried for the exit.
@@ -192,7 +192,7 @@ class _Transformer(syntax.NodeTransformer):
         exit_if = _trailing_exit(loop)
         if exit_if is None:
             return loop
-        if not self.ctx.standalone and _tested_after(loop, exit_if, self.tests):
+        if _tested_after(loop, exit_if, self.tests):
             # The loop tests `c` after each iteration, on the state it leaves, and reports
             # whether that stopped it: nothing is carried for the exit, not even its flag.
             flag = self.ctx.namer.new("exit_")

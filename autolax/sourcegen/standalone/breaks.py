@@ -17,6 +17,24 @@ again would lower the restored Python ``break`` into a second flag. So the flag 
 This is exact: after ``break_ = True`` jump lowering leaves nothing else to run in that
 iteration (the rest sits in ``else`` branches or under ``if not break_:`` guards, which are
 always true while the loop runs). A flag read after the loop (``for ... else``) is kept.
+
+A loop whose item test (``passes.loop_exits``) stays Python gets ``if c: exit_ = True;
+break`` where the user's ``if`` was; the work of the exit, which ``loop_exits`` moved after
+the loop, goes back before the ``break``, and the loop's ``else`` back to the loop
+(``restore_exits``):
+
+    exit_ = False                          for k in range(10):
+    for k in range(10):                        if k * k > limit:
+        if k * k > limit:                          found = k
+            exit_ = True           ->              break
+            break                              total += k
+        total += k                         else:
+    if exit_:                                  total = -1
+        found = k
+    else:
+        total = -1
+
+Exact too: what the exit runs after the loop sees the state of the iteration that left it.
 """
 
 from __future__ import annotations
@@ -136,3 +154,46 @@ def _drop_while_test(test, flag):
         return syntax.constant(True)
     rest = [t for t in test.values if not _is_not(t, flag)]
     return rest[0] if len(rest) == 1 else syntax.BoolOp(op=syntax.And(), values=rest)
+
+
+def restore_exits(fn_node, flags) -> None:
+    """Rewrites the Python loops of ``fn_node`` whose item-test flags are in ``flags``."""
+    for node in list(syntax.walk(fn_node)):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], syntax.stmt):
+                setattr(node, field, _exits_block(block, flags))
+        for handler in getattr(node, "handlers", None) or []:
+            handler.body = _exits_block(handler.body, flags)
+
+
+def _exit_ifs(loop, flag):
+    """The ``if c: flag = True; break`` statements of ``loop``'s body."""
+    return [s for s in loop.body if isinstance(s, syntax.If) and not s.orelse and len(s.body) == 2
+            and _is_flag_assign(s.body[0], flag, True) and isinstance(s.body[1], syntax.Break)]
+
+
+def _exits_block(block, flags):
+    out = list(block)
+    k = 1
+    while k < len(out):
+        loop, init = out[k], out[k - 1]
+        flag = init.targets[0].id if isinstance(init, syntax.Assign) and len(init.targets) == 1 and \
+            isinstance(init.targets[0], syntax.Name) else None
+        after = out[k + 1] if k + 1 < len(out) else None
+        if not (isinstance(loop, syntax.For) and getattr(loop, PYTHON_LOOP, False) and flag in flags
+                and _is_flag_assign(init, flag, False) and not loop.orelse and len(_exit_ifs(loop, flag)) == 1
+                and isinstance(after, syntax.If) and isinstance(after.test, syntax.Name) and after.test.id == flag):
+            k += 1
+            continue
+        rest = out[k + 2 :] + after.body + after.orelse
+        if flag in reads(rest) or sum(_is_flag_assign(n, flag, True) for n in syntax.walk(loop)) != 1:
+            k += 1
+            continue
+        exit_if = _exit_ifs(loop, flag)[0]
+        work = [s for s in after.body if not isinstance(s, syntax.Pass)]
+        exit_if.body = work + [exit_if.body[1]]
+        loop.orelse = [s for s in after.orelse if not isinstance(s, syntax.Pass)]
+        del out[k + 1]
+        del out[k - 1]
+    return out

@@ -63,10 +63,25 @@ class Iteration:
     step: object = None
     step_val: Val = STATIC
     xs: object = None
+    start_val: Val = STATIC
 
     @property
     def static_trip(self) -> bool:
         return not self.traced or self.kind == "iter"  # an array's length is static
+
+
+@dataclass
+class ItemTest:
+    """A ``for`` loop's item test (``sites.Site.item_test``): the loop's ``if c: break`` run
+    with each item before its iteration, or after each iteration (``after``). The call
+    gives back the loop ``target`` and the flag saying whether the test ``stopped`` it; the
+    function reads them after the loop or not (``target_read``, ``stopped_read``)."""
+
+    after: bool
+    target: str
+    stopped: str
+    target_read: bool
+    stopped_read: bool
 
 
 class Loops:
@@ -231,14 +246,25 @@ class Loops:
         site = self.site(call, "for", names)
         targets = s.targets[0] if isinstance(s, syntax.Assign) else None
         test = t_def.body[-1].value if t_def is not None else None
+        exits = None
+        if site.item_test is not None:
+            # `test: x` / `test: after x`: the call also gives back the target and whether
+            # the test stopped the loop (the last two outputs), which are not carried.
+            *outs, target_node, stopped_node = targets.elts
+            targets = syntax.names_tuple([t.id for t in outs], "store")
+            exits = ItemTest(site.test_after, target_node.id, stopped_node.id,
+                             self.read_outside(target_node.id, [b_def, t_def]),
+                             self.read_outside(stopped_node.id, [b_def, t_def]))
         seq = self.sequence(source, scope)
         loop_fns = [b_def] + ([t_def] if t_def is not None else [])
 
         def run(child):
             child.set(item, seq.item_val)
-            if test is not None:
+            if test is not None and not (exits and exits.after):
                 self.expr(syntax.deepcopy(test), child, truth=True)
             self.block(syntax.deepcopy(b_def.body), child)
+            if test is not None and exits and exits.after:
+                self.expr(syntax.deepcopy(test), child, truth=True)
 
         vals = self.fixpoint(scope, names, run)
         state_traced = any(v.traced for v in vals.values()) or self.reads_traced(loop_fns, [item] + names, scope)
@@ -246,7 +272,7 @@ class Loops:
             prelude = self.promote(names, vals, scope, b_def)
             for n, v in vals.items():
                 scope.set(n, v)
-            return prelude + [self.python_for(b_def, item, test, seq, scope, site)]
+            return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
         facts = plan.LoopFacts("for", static_trip=seq.static_trip, exit_traced=test is not None)
         # An array's length is static: the runtime can run the loop in Python (unrolled) instead.
         appends = self.collected(b_def, names, scope, site, facts, plan.can_fall_back(not seq.static_trip)) if self.final else {}
@@ -264,9 +290,17 @@ class Loops:
         body_scope.set(item, Val(traced=True, kind=seq.item_val.kind, ndim=seq.item_val.ndim,
                                  elts=seq.item_val.elts and tuple(TRACED for _ in seq.item_val.elts)))
         if form in (plan.WHILE, plan.EARLY_EXIT, plan.MASKED_SCAN):
-            test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
+            test_scope = scope.child(dict(carried_vals))
+            if exits is not None and not exits.after:  # the test reads the item
+                test_scope.set(item, body_scope.get(item))
+            stop = None
+            if exits is not None and exits.after:  # the loop goes on while the test is false
+                not_test = syntax.call(syntax.dotted(f"{self.ops}.not_"), [syntax.deepcopy(test)])
+                stop, sval = self.expr(test, scope.child(dict(carried_vals)), truth=True)  # after the loop
+                stop, test = self.as_bool(stop, sval), not_test
+            test, tval = self.expr(test, test_scope, truth=True)
             out = self.while_for(s, b_def, t_def, item, names, self.as_bool(test, tval), seq, body_scope, targets,
-                                 prelude, site, form)
+                                 prelude, site, form, exits, stop, scope)
         elif form == plan.FORI or form == plan.SCAN and seq.kind == "range" and is_const(seq.step, 1) and not appends:
             out = self.fori(s, b_def, item, names, seq, body_scope, targets, prelude, site, mixed)
         elif form == plan.SCAN:
@@ -275,12 +309,21 @@ class Loops:
             raise NotImplementedError(f"--standalone has no form for {form!r}")
         for n, v in carried_vals.items():
             scope.set(n, v)
+        if exits is not None:
+            target_val = body_scope.get(item)
+            if seq.kind == "range":  # the while loop's index, counted from a Python int: weakly typed
+                target_val = replace(target_val, weak=not seq.start_val.traced and not seq.step_val.traced)
+            scope.set(exits.target, target_val)
+            scope.set(exits.stopped, Val(traced=True, kind="bool", ndim=0))
         for n, item_val in item_vals.items():
             scope.set(n, Val(traced=True, stacked=True, kind=item_val.kind,
                              ndim=None if item_val.ndim is None else item_val.ndim + 1))
         return prelude + out
 
-    def python_for(self, b_def, item, test, seq, scope, site):
+    def python_for(self, b_def, item, test, seq, scope, site, exits=None):
+        """The Python loop. With an item test (``exits``), the ``if c: break`` is written back
+        where the user wrote it (first or last in the body), setting the exit flag first
+        where the code after the loop reads it."""
         body = without_return(b_def.body)
         target = syntax.name(item, "store")
         if item in self.ctx.namer.generated and body and isinstance(body[0], syntax.Assign):
@@ -288,15 +331,43 @@ class Loops:
             if isinstance(first.value, syntax.Name) and first.value.id == item and len(first.targets) == 1:
                 target, body = first.targets[0], body[1:]
         self.bind(target, seq.item_val, scope)
-        body = self.block(body, scope)
-        if test is not None:
+        leading = []
+        if exits is not None and not exits.after:
+            leading = [self.python_exit(test, scope, site, b_def, exits, negated=True)]
+            test = None
+        body = leading + self.block(body, scope)
+        if exits is not None and test is not None:
+            body.append(self.python_exit(test, scope, site, b_def, exits, negated=False))
+        elif test is not None:
             test, tval = self.expr(test, scope, truth=True)
             if tval.traced:  # the runtime skips the remaining iterations with lax.cond
                 raise self.refuse("standalone-masked-python-loop", b_def, **self.about(site))
             body.append(syntax.copy_location(syntax.if_stmt(negate(test), [syntax.Break()]), b_def))
         loop = syntax.For(target=target, iter=seq.python_iter, body=body or [syntax.Pass()], orelse=[], type_comment=None)
         setattr(loop, breaks.PYTHON_LOOP, True)
-        return syntax.copy_location(loop, b_def)
+        out = [syntax.copy_location(loop, b_def)]
+        if exits is not None:
+            scope.set(exits.stopped, Val(kind="bool"))
+            if exits.stopped_read:
+                out.insert(0, syntax.copy_location(syntax.assign(syntax.name(exits.stopped, "store"), syntax.constant(False)), b_def))
+        return out
+
+    def python_exit(self, test, scope, site, origin, exits, negated):
+        """``if c: [exit_ = True;] break`` of a Python loop with an item test (``negated``:
+        ``test`` says whether the loop goes on, as ``loop_test`` of ``test: x`` does)."""
+        test, tval = self.expr(syntax.deepcopy(test), scope, truth=True)
+        if tval.traced:  # the runtime skips the remaining iterations with lax.cond
+            raise self.refuse("standalone-masked-python-loop", origin, **self.about(site))
+        jump = [syntax.Break()]
+        if exits.stopped_read:
+            jump.insert(0, syntax.assign(syntax.name(exits.stopped, "store"), syntax.constant(True)))
+        return syntax.copy_location(syntax.if_stmt(negate(test) if negated else test, jump), origin)
+
+    def read_outside(self, name, loop_fns) -> bool:
+        """Does the function read ``name`` outside the loop functions ``loop_fns``?"""
+        skip = {id(n) for fn_def in loop_fns if fn_def is not None for n in syntax.walk(fn_def)}
+        return any(isinstance(n, syntax.Name) and n.id == name and isinstance(n.ctx, syntax.Load) and id(n) not in skip
+                   for n in syntax.walk(self.fn))
 
     def sequence(self, source, scope):
         if source[0] == "range":
@@ -308,7 +379,8 @@ class Loops:
             args = [stop] if is_const(start, 0) and is_const(step, 1) else [start, stop] if is_const(step, 1) else [start, stop, step]
             python_iter = syntax.call(syntax.name("range"), args)
             item = Val(traced=True, kind="int", ndim=0) if traced else Val(kind="int", ndim=0)
-            return Iteration("range", traced, False, item, python_iter, start=start, stop=stop, step=step, step_val=c)
+            return Iteration("range", traced, False, item, python_iter, start=start, stop=stop, step=step, step_val=c,
+                             start_val=a)
         node, val, array = self.iterable(source[1], scope)
         if array:
             item = replace(item_of(val), elts=item_elts(node, self.ops))
@@ -442,24 +514,32 @@ class Loops:
             stmt = syntax.assign(syntax.Tuple(elts=[carry_target, ys_target], ctx=syntax.Store()), new)
         return [b_def, syntax.copy_location(stmt, s)]
 
-    def while_for(self, s, b_def, t_def, item, names, test, seq, body_scope, targets, prelude, site, form):
+    def while_for(self, s, b_def, t_def, item, names, test, seq, body_scope, targets, prelude, site, form,
+                  exits=None, stop=None, scope=None):
         """A staged ``for`` that can stop early (``break`` / ``return``): a ``while_loop`` over
         an index, which stops at the exit; with a static trip count, in the helper ``form``
-        names (differentiable)."""
+        names (differentiable). An item test (``exits``) is the loop's predicate, as a
+        hand-written loop tests it: ``test`` with the item of the next iteration, or (after
+        each iteration) ``test`` on the state, the lowered ``not stop``."""
         body_writes = writes(b_def.body)
+        # The target's value before the loop, which Python keeps when the loop runs no iteration.
+        keep_old = (exits is not None and exits.target_read and seq.kind == "range" and scope.bound(exits.target)
+                    and not scope.get(exits.target).undefined)
+        if keep_old and not scope.get(exits.target).is_number:  # not a value `jnp.where` can keep
+            raise self.refuse("standalone-first-assigned", b_def, **self.about(site, exits.target))
         if seq.kind == "range":
             if seq.step_val.traced:
                 raise self.refuse("standalone-range-step", b_def, **self.about(site))
-            if item in self.ctx.namer.generated or item not in body_writes:
+            if (item in self.ctx.namer.generated or item not in body_writes) and not keep_old:
                 index = item
             else:
                 index = self.new_name("index")
             start = self.once(seq.start, "start", body_writes, names, prelude, s)
-            stop = self.once(seq.stop, "stop", body_writes, names, prelude, s)
+            stop_at = self.once(seq.stop, "stop", body_writes, names, prelude, s)
             step = seq.step
-            bound = range_test(index, stop, step)
+            bound = range_test(index, stop_at, step)
             length = syntax.call(syntax.name("len"), [syntax.call(syntax.name("range"), [
-                syntax.deepcopy(start), syntax.deepcopy(stop), syntax.deepcopy(step)])])
+                syntax.deepcopy(start), syntax.deepcopy(stop_at), syntax.deepcopy(step)])])
             item_stmts = [] if index == item else [syntax.assign(syntax.name(item, "store"), syntax.name(index))]
         else:
             index = self.new_name("index")
@@ -478,9 +558,18 @@ class Loops:
             init = syntax.Tuple(elts=[start] + [syntax.name(n) for n in names], ctx=syntax.Load())
         else:
             param, unpack, returned, init = index, [], syntax.ret(next_index), start
-        full_test = self.jnp("logical_and", [bound, test])
-        self.loop_function(t_def, [param], list(unpack), syntax.ret(full_test))
         item_stmts = [syntax.copy_location(x, b_def) for x in item_stmts]
+        test_stmts = list(unpack)
+        if exits is not None and exits.after:
+            # A test after each iteration is the next one's test, except before the first.
+            first = syntax.Compare(left=syntax.name(index), ops=[syntax.Eq()], comparators=[syntax.deepcopy(start)])
+            test = self.jnp("logical_or", [first, test])
+        elif exits is not None:  # the test reads the item of the iteration it may run
+            test_stmts += syntax.deepcopy(item_stmts)
+        full_test = self.jnp("logical_and", [bound, test])
+        self.loop_function(t_def, [param], test_stmts, syntax.ret(full_test))
+        if exits is not None and not any(isinstance(n, syntax.Name) and n.id == item for b in body for n in syntax.walk(b)):
+            item_stmts = []  # only the test reads the item
         self.loop_function(b_def, [param], syntax.deepcopy(unpack) + item_stmts + body[:-1],
                            syntax.copy_location(returned, body[-1]))
         args = [syntax.name(t_def.name), syntax.name(b_def.name), init]
@@ -489,13 +578,48 @@ class Loops:
         else:
             helper = helpers.EARLY_EXIT if form == plan.EARLY_EXIT else helpers.MASKED
             new = syntax.call(self.helper(helper), args + [length])
+        ended = exits is not None and (exits.target_read or exits.stopped_read)  # where it ended is read
+        first_out = index if ended else self.unused()
         if names:
-            out_targets = syntax.Tuple(elts=[syntax.name(self.unused(), "store")] + [syntax.name(n, "store") for n in names],
+            out_targets = syntax.Tuple(elts=[syntax.name(first_out, "store")] + [syntax.name(n, "store") for n in names],
                                        ctx=syntax.Store())
             stmt = syntax.assign(out_targets, new)
+        elif ended:
+            stmt = syntax.assign(syntax.name(index, "store"), new)
         else:
             stmt = syntax.expr_stmt(new)
-        return [syntax.copy_location(t_def, b_def), b_def, syntax.copy_location(stmt, s)]
+        out = [syntax.copy_location(t_def, b_def), b_def, syntax.copy_location(stmt, s)]
+        if exits is not None:
+            after = self.item_test_outputs(exits, index, start, step, bound, seq, xs if seq.kind == "iter" else None,
+                                           stop, keep_old, site)
+            out += [syntax.copy_location(x, s) for x in after]
+        return out
+
+    def item_test_outputs(self, exits, index, start, step, bound, seq, xs, stop, keep_old, site):
+        """After a staged loop with an item test, ``index`` being where it ended: the flag
+        saying whether the test stopped it, and the loop target as Python leaves it (the
+        item it stopped at, else the last item), where the code after the loop reads them."""
+        if not (exits.target_read or exits.stopped_read):
+            return []
+        ran = syntax.Compare(left=syntax.name(index), ops=[syntax.NotEq()], comparators=[syntax.deepcopy(start)])
+        previous = syntax.BinOp(left=syntax.name(index), op=syntax.Sub(), right=syntax.deepcopy(step))
+        if exits.after:  # it stopped if the test holds on the state the last iteration left
+            stopped = self.jnp("logical_and", [syntax.deepcopy(ran), stop])
+            last = previous  # the item of the last iteration run
+        else:  # it stopped before the end: at the item of `index`
+            stopped = bound
+            last = self.jnp("where", [syntax.name(exits.stopped), syntax.name(index), previous])
+        out = []
+        if exits.stopped_read or not exits.after:  # (the target of a test before each item reads it)
+            out.append(syntax.assign(syntax.name(exits.stopped, "store"), stopped))
+        if exits.target_read:
+            value = last if seq.kind == "range" else self.item_at(xs, last)
+            if keep_old:  # no iteration: the value it had before the loop
+                value = self.jnp("where", [ran, value, syntax.name(exits.target)])
+            elif seq.kind == "range":  # no iteration: unbound (a read the runtime checks)
+                self.zeroed[exits.target] = self.about(site, exits.target)
+            out.append(syntax.assign(syntax.name(exits.target, "store"), value))
+        return out
 
     def helper(self, name):
         """Helper ``name``, which the output file defines once (see ``helpers``)."""
@@ -528,15 +652,17 @@ class Loops:
         return syntax.call(syntax.name("len"), [syntax.deepcopy(node)])
 
     def item_at(self, node, index):
+        """The item of iterable ``node`` at ``index`` (a name, or an expression)."""
+        index = syntax.name(index) if isinstance(index, str) else index
         op = self.op_of(node)
         if op == "zip":
-            return syntax.Tuple(elts=[self.item_at(a, index) for a in node.args], ctx=syntax.Load())
+            return syntax.Tuple(elts=[self.item_at(a, syntax.deepcopy(index)) for a in node.args], ctx=syntax.Load())
         if op == "enumerate":
-            k = syntax.name(index)
+            k = syntax.deepcopy(index)
             if len(node.args) > 1:
                 k = syntax.BinOp(left=syntax.deepcopy(node.args[1]), op=syntax.Add(), right=k)
-            return syntax.Tuple(elts=[k, self.item_at(node.args[0], index)], ctx=syntax.Load())
-        return syntax.Subscript(value=syntax.deepcopy(node), slice=syntax.name(index), ctx=syntax.Load())
+            return syntax.Tuple(elts=[k, self.item_at(node.args[0], syntax.deepcopy(index))], ctx=syntax.Load())
+        return syntax.Subscript(value=syntax.deepcopy(node), slice=syntax.deepcopy(index), ctx=syntax.Load())
 
     def once(self, node, hint, body_writes, names, prelude, origin):
         """``node`` if reading it again in each iteration gives the same value, else a

@@ -110,6 +110,8 @@ class Lowering(Expressions, Loops):
         self.fn.body = self.block(self.fn.body, Scope(None, values))
         flags = {name for name, what in self.ctx.descriptions.items() if what == "the `break` flag"}
         breaks.restore(self.fn, flags)
+        exits = {name for name, what in self.ctx.descriptions.items() if what == "the loop's exit test"}
+        breaks.restore_exits(self.fn, exits)
         return self.fn
 
     def check_ops(self):

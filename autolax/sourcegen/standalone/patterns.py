@@ -83,6 +83,8 @@ def range_test(index, stop, step):
     down = syntax.Compare(left=syntax.name(index), ops=[syntax.Gt()], comparators=[syntax.deepcopy(stop)])
     if isinstance(step, syntax.Constant) and isinstance(step.value, int):
         return up if step.value > 0 else down
+    if isinstance(step, syntax.UnaryOp) and isinstance(step.op, syntax.USub) and is_const(step.operand, step.operand.value):
+        return down if step.operand.value > 0 else up  # `-2`
     positive = syntax.Compare(left=syntax.deepcopy(step), ops=[syntax.Gt()], comparators=[syntax.constant(0)])
     return syntax.IfExp(test=positive, body=up, orelse=down)
 
