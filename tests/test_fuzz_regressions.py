@@ -483,3 +483,34 @@ def test_a_list_changed_in_a_side_of_a_traced_conditional_expression(x, tmp_path
     with pytest.raises(autolax.StagedEffectError, match=r"is changed \(`\.pop`\) inside the conditional expression at "):
         autolax.jit(ternary_pops)(x, 2)
     assert autolax.convert(ternary_pops)(x, 2) == ternary_pops(x, 2)
+
+
+def first_above(xs, n, level):
+    i = -1
+    for i in range(n):
+        if xs[i] > level:
+            break
+    return i
+
+
+def last_item_or_default(xs, level):
+    x = 0.5
+    for x in xs:
+        if x > level:
+            break
+    return x
+
+
+@pytest.mark.parametrize("n,level", [(0, 0.0), (3, 0.0), (3, 2.0), (3, 10.0), (1, 0.0)])
+def test_a_loop_target_bound_before_a_loop_tested_with_each_item(n, level, tmp_path):
+    # The runtime gave back a `MaybeBound` object (the target's value and whether the loop
+    # ran) for `i` where the trip count is traced: the old value is now passed (`target=i`).
+    xs = jnp.array([1.0, 3.0, 5.0])
+    check_all_paths(first_above, xs, n, level, tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("size,level", [(0, 0.0), (3, 2.0), (3, 10.0)])
+def test_a_loop_target_bound_before_a_loop_over_an_array(size, level, tmp_path):
+    # Over an empty array the target kept autolax's placeholder for "unbound" (JAX failed on
+    # it); Python keeps the value it had.
+    check_all_paths(last_item_or_default, jnp.arange(1.0, 1.0 + size), level, tmp_dir=tmp_path)

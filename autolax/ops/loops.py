@@ -53,9 +53,11 @@ from autolax.ops.state import (
     abstract,
     any_tracer,
     cast,
+    is_dynamic,
     is_tracer,
     join_iterations,
     keep_raised_state,
+    var_spec,
     write_back,
 )
 from autolax.ops.tracing import cast_to, pack, run_body, staging, trace, unpack
@@ -690,6 +692,31 @@ def _first_bound(site, seq, item):
     return MaybeBound(item, seq.length > 0, site.item_test) if is_tracer(seq.length) else item
 
 
+_NO_TARGET = object()  # for_range / for_iter without `target=`: the target had no value
+
+
+def _target_or(site, names, before, result):
+    """A loop with an item test returns its target; ``before`` (the ``target=`` argument:
+    the value the target had before the loop, when it had one) is the target's value where
+    the loop ran no iteration, as in Python."""
+    __tracebackhide__ = True
+    if before is _NO_TARGET or site.item_test is None:
+        return result
+    *state, target, stopped = unpack(result, len(names) + 2)
+    if isinstance(target, Undefined):  # no iteration, known now
+        target = before
+    elif isinstance(target, MaybeBound):  # traced trip count: ran an iteration when `assigned`
+        name = site.item_test
+        value, before_leaves = target.value, jax.tree_util.tree_leaves(before)
+        if (jax.tree_util.tree_structure(value) != jax.tree_util.tree_structure(before)
+                or not all(is_dynamic(b) for b in before_leaves)):
+            code = "loop-none" if before is None else "loop-structure"
+            raise errors.make(code, what=site.describe(name), name=name, stmt=site.what, source=site.source,
+                              first=var_spec(name, before).describe(), second=var_spec(name, value).describe())
+        target = jax.tree_util.tree_map(lambda v, b: jnp.where(target.assigned, v, b), value, before)
+    return pack(state + [target, stopped], len(names) + 2)
+
+
 def _with_target(names, result, target, stopped):
     """The outputs of a loop with an item test (``sites.Site.item_test``): its state, its
     target (the item it stopped at, else the last item) and whether the test stopped it."""
@@ -697,7 +724,7 @@ def _with_target(names, result, target, stopped):
 
 
 @report.user_facing
-def for_range(start, stop, step, loop_body, init, loop_test=None, *, at):
+def for_range(start, stop, step, loop_body, init, loop_test=None, *, at, target=_NO_TARGET):
     """``for i in range(start, stop, step)``, decided when it runs.
 
     Equivalent Python::
@@ -722,18 +749,18 @@ def for_range(start, stop, step, loop_body, init, loop_test=None, *, at):
     values = list(unpack(init, len(names)))
     if any(is_tracer(b) for b in (start, stop, step)):
         seq = _range_sequence(start, stop, step)
-        return _stage_or_fall_back(
+        return _target_or(site, names, target, _stage_or_fall_back(
             site,
             lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
             None,
             can_fall_back=plan.can_fall_back(True),
-        )
+        ))
     seq, r = _range_sequence(start, stop, step)
-    return _for(site, seq, r, loop_body, loop_test, values, names, init)
+    return _target_or(site, names, target, _for(site, seq, r, loop_body, loop_test, values, names, init))
 
 
 @report.user_facing
-def for_iter(iterable, loop_body, init, loop_test=None, *, at):
+def for_iter(iterable, loop_body, init, loop_test=None, *, at, target=_NO_TARGET):
     """``for item in iterable``, decided when it runs.
 
     Equivalent Python::
@@ -752,6 +779,11 @@ def for_iter(iterable, loop_body, init, loop_test=None, *, at):
     __tracebackhide__ = True
     site = _loop_site("for", at, loop_body, 1)
     names = list(site.names)
+    return _target_or(site, names, target, _for_iter(site, names, iterable, loop_body, init, loop_test))
+
+
+def _for_iter(site, names, iterable, loop_body, init, loop_test):
+    __tracebackhide__ = True
     values = list(unpack(init, len(names)))
     seq = _array_sequence(iterable)
     if seq is None:

@@ -561,6 +561,11 @@ class _FunctionConverter:
             spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test, test_after=test_after,
                            read_unbound=self.read_unbound(node.body, state)),
         )
+        if stopped is not None and node.target.id in self.defined.before[node][0]:
+            # The target has a value before the loop: the op gives it back where no iteration
+            # rebinds it (a loop over nothing, or a traced trip count of 0).
+            call = stmts[-1].value
+            call.keywords.append(syntax.keyword(arg="target", value=syntax.name(node.target.id)))
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         _name_cells(stmts)
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)

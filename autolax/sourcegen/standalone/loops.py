@@ -614,8 +614,10 @@ class Loops:
             out.append(syntax.assign(syntax.name(exits.stopped, "store"), stopped))
         if exits.target_read:
             value = last if seq.kind == "range" else self.item_at(xs, last)
-            if keep_old:  # no iteration: the value it had before the loop
-                value = self.jnp("where", [ran, value, syntax.name(exits.target)])
+            if keep_old:  # no item taken: the value it had before the loop
+                # A test before each item binds the target to the item it stops at, also the first.
+                bound_item = ran if exits.after else self.jnp("logical_or", [syntax.name(exits.stopped), ran])
+                value = self.jnp("where", [bound_item, value, syntax.name(exits.target)])
             elif seq.kind == "range":  # no iteration: unbound (a read the runtime checks)
                 self.zeroed[exits.target] = self.about(site, exits.target)
             out.append(syntax.assign(syntax.name(exits.target, "store"), value))

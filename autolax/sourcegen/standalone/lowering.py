@@ -46,8 +46,8 @@ HINT = " (drop --standalone to use the autolax runtime)"
 ANY = None
 # The ops converted code may call: (fewest, most positional arguments, keywords).
 OPS = {
-    "cond": (3, None, {"at"}), "while_loop": (3, 3, {"at"}), "for_range": (5, 6, {"at"}),
-    "for_iter": (3, 4, {"at"}), "if_else": (3, 3, ()), "and_": (2, None, ()), "or_": (2, None, ()),
+    "cond": (3, None, {"at"}), "while_loop": (3, 3, {"at"}), "for_range": (5, 6, {"at", "target"}),
+    "for_iter": (3, 4, {"at", "target"}), "if_else": (3, 3, ()), "and_": (2, None, ()), "or_": (2, None, ()),
     "not_": (1, 1, ()), "undefined": (1, 1, {"pending"}), "append": (2, 2, ()), "stacked": (1, 1, ()),
     "stack": (2, None, ANY),
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
@@ -156,7 +156,9 @@ class Lowering(Expressions, Loops):
         spec = next((getattr(kw.value, "value", None) for kw in call.keywords if kw.arg == "at"), None)
         if not isinstance(spec, str):
             raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) without at='...'")
-        call.keywords = [kw for kw in call.keywords if kw.arg != "at"]
+        # `target=`: the value the loop target had before the loop; the output reads the
+        # target's variable itself.
+        call.keywords = [kw for kw in call.keywords if kw.arg not in ("at", "target")]
         if sites.parse_spec(spec)[-1]:  # `cell: P=NAME`: a closure captures a variable the loop carries
             raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) carrying a variable that "
                                                           "a nested function or lambda captures")
