@@ -14,6 +14,11 @@ import jax
 import jax.extend.core
 import jax.interpreters.ad
 
+try:
+    from jax.extend import source_info_util as _source_info_util
+except ImportError:  # a JAX without it: locations keep autolax's frames
+    _source_info_util = None
+
 MANUAL_AXIS_TYPE = "manual_axis_type" in inspect.signature(jax.ShapeDtypeStruct.__init__).parameters
 
 
@@ -119,3 +124,13 @@ def rebuild_custom_vjp(f, convert):
         options = {k: getattr(f, k) for k in ("symbolic_zeros", "optimize_remat") if hasattr(f, k)}
         new.defvjp(convert(f.fwd), convert(f.bwd), **options)
     return new
+
+
+def hide_from_source_info(path: str) -> None:
+    """Leaves the frames of files under ``path`` out of the source locations JAX records for
+    each equation (``jax.extend.source_info_util``): a staged statement's equations point at
+    the user's line, not at autolax's runtime, and lowering writes a location per user frame
+    only (a quarter of a small program's lowering time went to autolax's frames)."""
+    register = getattr(_source_info_util, "register_exclusion", None)
+    if register is not None:
+        register(path)

@@ -6,6 +6,9 @@ lowers to ``jax.lax``; concrete Python values keep plain Python behaviour.
 Generated code reaches this module as ``ops`` (see ``autolax.to_source``).
 """
 
+import os as _os
+
+from autolax import compat as _compat
 from autolax.errors import AutolaxError
 from autolax.ops.calls import call, fstring, print  # noqa: A004
 from autolax.ops.checks import asserting, raising
@@ -26,6 +29,8 @@ from autolax.ops.lists import StackedList
 from autolax.ops.logical import and_, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
 from autolax.ops.state import MaybeBound, Undefined, assigned, bound, raised_state, undefined
+
+_compat.hide_from_source_info(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))) + _os.sep)
 
 __all__ = [
     "AutolaxError",
