@@ -98,11 +98,9 @@ def run(thunk):
     return task.result
 
 
-def _static_traced(args, kwargs, static_positions, static_names) -> bool:
-    """Does a traced value reach a static parameter (a call from inside another trace)?"""
-    static = [a for i, a in enumerate(args) if i in static_positions]
-    static += [v for k, v in kwargs.items() if k in static_names]
-    return any(isinstance(leaf, compat.Tracer) for leaf in jax.tree_util.tree_leaves(static))
+def _any_traced(args, kwargs) -> bool:
+    """Is the call made from inside another trace (a traced argument)?"""
+    return any(isinstance(leaf, compat.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
 
 
 def call(jitted, args, kwargs, static_positions=frozenset(), static_names=frozenset()):
@@ -160,10 +158,12 @@ class Interruptible:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        if self._unjitted is not None and _static_traced(args, kwargs, self._static_positions, self._static_names):
-            # Called from another function's trace with a traced value for a parameter the
-            # cell declared static (`--static n` applies to every function of the cell):
-            # jax.jit cannot hash it, and the caller's trace needs no jit of its own.
+        if self._unjitted is not None and _any_traced(args, kwargs):
+            # Called from another function's trace (a helper of the cell): it runs inside that
+            # trace as autolax.jit's own conversion of a callee would, so its run-time checks
+            # (a `raise` under a traced condition) are the caller's, and a parameter the cell
+            # declared static (`--static n` applies to every function of the cell) may be
+            # traced there (jax.jit could not hash it).
             return self._unjitted()(*args, **kwargs)
         return call(self._jitted, args, kwargs, self._static_positions, self._static_names)
 

@@ -178,6 +178,34 @@ def total(xs, n):
     assert "--static m: no function in the cell has such an argument" in str(result.error_in_exec)
 
 
+def test_a_helper_of_the_cell_raising_under_a_traced_condition_raises_from_the_callers_loop(ip):
+    # `helper` is the cell's too (an autolax.jit object); called from `total`'s staged loop,
+    # its `raise` under a traced condition was lost in its own nested jit (fuzz seed 4616):
+    # it now runs in `total`'s trace, whose call raises Python's error.
+    cell = """\
+def helper(x):
+    if x < 0:
+        raise ValueError("negative item")
+    return 2 * x
+
+def total(xs):
+    acc = 0.0
+    for x in xs:
+        acc += helper(x)
+    return acc
+"""
+    ok(ip, cell)
+    plain = ip.user_ns["total"]
+    ok(ip, "%%autolax\n" + cell)
+    good = np.array([1.0, 2.0], np.float32)
+    assert float(ip.user_ns["total"](good)) == plain(good) == 6.0
+    bad = np.array([1.0, -2.0], np.float32)
+    with pytest.raises(ValueError, match="negative item"):
+        plain(bad)
+    with pytest.raises(ValueError, match="negative item"):
+        ip.user_ns["total"](bad)
+
+
 UNROLLS = """\
 def apply_all(x):
     scales = [1.0, 2.0, 3.0]
