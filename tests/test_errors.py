@@ -158,6 +158,28 @@ def match_class_pattern(p):
     return 0.0
 
 
+def continue_in_finally(n):
+    k = 0
+    while k < n:
+        k += 1
+        try:
+            if k > 1:
+                return k
+        finally:
+            continue
+    return -1
+
+
+def return_in_finally(x):
+    try:
+        y = 1.0 / x
+    finally:
+        for i in range(3):
+            if i > x:
+                break  # the inner loop's own: not a jump out of the finally
+        return 0.0
+
+
 @pytest.mark.parametrize(
     "fn,offset,col,reason,fix",
     [
@@ -167,6 +189,10 @@ def match_class_pattern(p):
          "only sometimes", "assign 'y' in a statement of its own"),
         (match_class_pattern, 2, 14, "this kind of `case` pattern (class, mapping or star pattern) is not supported",
          "write the case as an `if` / `elif` test"),
+        # Python runs the `continue` and drops the `return` in flight (PEP 765): refused
+        (continue_in_finally, 8, 13, "a `continue` in a `finally` block discards the exception or `return` in flight",
+         "move the `continue` after the `try` statement"),
+        (return_in_finally, 7, 9, "a `return` in a `finally` block discards", "move the `return` after the `try`"),
     ],
 )
 def test_unsupported_syntax_is_rejected_up_front(fn, offset, col, reason, fix):

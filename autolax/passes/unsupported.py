@@ -52,6 +52,27 @@ def _walrus_in_later_operand(node):
     return None
 
 
+def _jump_in_finally(stmts, in_loop=False):
+    """A ``return``, or a ``break`` / ``continue`` of an enclosing loop, in a ``finally``
+    block: it discards the exception or the ``return`` in flight (PEP 765)."""
+    for stmt in stmts:
+        if isinstance(stmt, syntax.Return) or (isinstance(stmt, (syntax.Break, syntax.Continue)) and not in_loop):
+            return stmt
+        if isinstance(stmt, _SCOPES):
+            continue
+        loop = in_loop or isinstance(stmt, (syntax.For, syntax.While))
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(stmt, field, None)
+            if block.__class__ is list:
+                for child in block:
+                    body = child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else [child]
+                    # a loop's `else` is not inside the loop: its `break` is the outer loop's
+                    found = _jump_in_finally(body, in_loop if field == "orelse" else loop)
+                    if found is not None:
+                        return found
+    return None
+
+
 class _Checker:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -68,6 +89,13 @@ class _Checker:
             if isinstance(node, (syntax.Await, syntax.AsyncFor, syntax.AsyncWith)):
                 raise _error(self.ctx, node, f"async syntax in '{name}' cannot be staged",
                              "move the async code out of the converted function")
+            if isinstance(node, syntax.Try) and node.finalbody:
+                jump = _jump_in_finally(node.finalbody)
+                if jump is not None:
+                    word = type(jump).__name__.lower()
+                    raise _error(self.ctx, jump, f"a `{word}` in a `finally` block discards the exception or `return` "
+                                 "in flight; autolax cannot keep that meaning (Python 3.14 warns about it: PEP 765)",
+                                 f"move the `{word}` after the `try` statement, or mark '{name}' @autolax.do_not_convert")
             walrus = _walrus_in_later_operand(node)
             if walrus is not None:
                 raise _error(self.ctx, walrus, f"the assignment expression to '{walrus.target.id}' is in an operand that "

@@ -94,7 +94,7 @@ PASSES = (
 _JUMPS = {"Break", "Continue", "EarlyReturn", "Raise"}
 NEEDS = {
     # What it rejects: nothing else can make it raise.
-    unsupported: {"Yield", "YieldFrom", "Await", "AsyncFor", "AsyncWith", "AsyncFunctionDef", "NamedExpr"},
+    unsupported: {"Yield", "YieldFrom", "Await", "AsyncFor", "AsyncWith", "AsyncFunctionDef", "NamedExpr", "Try"},
     bound_names: _JUMPS,
     continue_statements: {"Continue"},
     break_statements: {"Break", "LoopElse"},
