@@ -172,7 +172,8 @@ def continue_in_finally(n):
 
 def return_in_finally(x):
     try:
-        y = 1.0 / x
+        if x < 0:
+            raise ValueError("negative")
     finally:
         for i in range(3):
             if i > x:
@@ -192,7 +193,7 @@ def return_in_finally(x):
         # Python runs the `continue` and drops the `return` in flight (PEP 765): refused
         (continue_in_finally, 8, 13, "a `continue` in a `finally` block discards the exception or `return` in flight",
          "move the `continue` after the `try` statement"),
-        (return_in_finally, 7, 9, "a `return` in a `finally` block discards", "move the `return` after the `try`"),
+        (return_in_finally, 8, 9, "a `return` in a `finally` block discards", "move the `return` after the `try`"),
     ],
 )
 def test_unsupported_syntax_is_rejected_up_front(fn, offset, col, reason, fix):

@@ -514,3 +514,50 @@ def test_a_loop_target_bound_before_a_loop_over_an_array(size, level, tmp_path):
     # Over an empty array the target kept autolax's placeholder for "unbound" (JAX failed on
     # it); Python keeps the value it had.
     check_all_paths(last_item_or_default, jnp.arange(1.0, 1.0 + size), level, tmp_dir=tmp_path)
+
+
+REMOVABLE = 1.0
+
+
+def deletes_a_global(n):
+    global REMOVABLE
+    if n > 2:
+        del REMOVABLE
+    return n
+
+
+def test_del_of_a_global_in_a_branch_run_as_python_removes_it():
+    # The branch's `del` became `REMOVABLE = <undefined placeholder>` (fuzz seed 4449): the
+    # global was left holding autolax's placeholder instead of being removed.
+    global REMOVABLE
+    try:
+        assert autolax.convert(deletes_a_global)(1) == 1 and REMOVABLE == 1.0
+        assert autolax.convert(deletes_a_global)(3) == 3
+        assert "REMOVABLE" not in globals()
+        REMOVABLE = 1.0
+        with pytest.raises(autolax.StagedEffectError, match="'REMOVABLE'"):
+            autolax.jit(deletes_a_global)(3)
+        assert REMOVABLE == 1.0
+    finally:
+        REMOVABLE = 1.0
+
+
+def deletes_a_nonlocal(n):
+    box = 1.0
+
+    def drop():
+        nonlocal box
+        if n > 2:
+            del box
+        return n
+
+    drop()
+    try:
+        return box
+    except NameError:
+        return -1.0
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_del_of_a_nonlocal_in_a_branch_run_as_python(n):
+    assert autolax.convert(deletes_a_nonlocal)(n) == deletes_a_nonlocal(n)

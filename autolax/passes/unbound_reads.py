@@ -90,8 +90,10 @@ class _Function:
         function of its own there, whose ``del`` would not unbind the user's variable; the
         placeholder makes every later read raise as after ``del`` (reads are checked: the
         definedness analysis saw the ``del``)."""
-        names = [t for t in stmt.targets if isinstance(t, syntax.Name)]
-        others = [t for t in stmt.targets if not isinstance(t, syntax.Name)]
+        # A name declared `global` / `nonlocal` is no local of the branch's function (which
+        # declares it too): its `del` stays one, and removes the user's variable.
+        names = [t for t in stmt.targets if isinstance(t, syntax.Name) and t.id in self.candidates]
+        others = [t for t in stmt.targets if not (isinstance(t, syntax.Name) and t.id in self.candidates)]
         out = [syntax.copy_location(syntax.Delete(targets=others), stmt)] if others else []
         definitely, _ = self.defined.before[stmt]
         for name in names:

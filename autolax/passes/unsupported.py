@@ -73,6 +73,14 @@ def _jump_in_finally(stmts, in_loop=False):
     return None
 
 
+def _returns_or_raises(try_node) -> bool:
+    """Does a ``return`` or ``raise`` of the ``try`` (its body, handlers or ``else``) leave
+    something in flight that a jump in its ``finally`` would discard?"""
+    blocks = [try_node.body, try_node.orelse] + [h.body for h in try_node.handlers]
+    return any(isinstance(n, (syntax.Return, syntax.Raise)) for block in blocks for stmt in block
+               for n in syntax.walk_statements(stmt))
+
+
 class _Checker:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -89,7 +97,7 @@ class _Checker:
             if isinstance(node, (syntax.Await, syntax.AsyncFor, syntax.AsyncWith)):
                 raise _error(self.ctx, node, f"async syntax in '{name}' cannot be staged",
                              "move the async code out of the converted function")
-            if isinstance(node, syntax.Try) and node.finalbody:
+            if isinstance(node, syntax.Try) and node.finalbody and _returns_or_raises(node):
                 jump = _jump_in_finally(node.finalbody)
                 if jump is not None:
                     word = type(jump).__name__.lower()
