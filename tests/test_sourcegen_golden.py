@@ -798,7 +798,7 @@ STANDALONE = {
 
             index = jax.lax.while_loop(loop_test, loop_body, 0)
             exit_ = index < stop
-            i = jnp.where(index != 0, jnp.where(exit_, index, index - 1), i)
+            i = jnp.where(jnp.logical_or(exit_, index != 0), jnp.where(exit_, index, index - 1), i)
             return i
         """,
     ),
