@@ -944,6 +944,8 @@ def _scan_in_one_trace(site, seq, loop_body, state, item_state, names, values, a
 
 
 def _scan_rows(step, init, seq):
+    """``lax.scan`` of ``step(None, row, carry) -> (carry, per-iteration outputs)`` over the
+    rows of ``seq.xs``; returns (final carry, stacked outputs)."""
     def body(carry, x):
         __tracebackhide__ = True
         new, extras = step(None, x, carry)
@@ -954,6 +956,7 @@ def _scan_rows(step, init, seq):
 
 
 def _scan_indexed(step, init, seq):
+    """``_scan_rows`` with a counter carried first: ``step(k, x, carry)``."""
     def body(carry, x):
         __tracebackhide__ = True
         new, extras = step(carry[0], x, carry[1:])
@@ -1041,22 +1044,8 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         return pred & (carry[n] == 0) if checked else pred
 
     def scan(*init):
-        if not seq.indexed:  # the items are the rows of xs: no counter to carry
-            def scan_rows(carry, x):
-                __tracebackhide__ = True
-                new, extras = step(None, x, carry)
-                return tuple(new), extras
-
-            out, ys = lax.scan(scan_rows, tuple(init), xs=seq.xs, length=seq.length)
-            return list(out), ys
-
-        def scan_body(carry, x):
-            __tracebackhide__ = True
-            new, extras = step(carry[0], x, carry[1:])
-            return (carry[0] + 1, *new), extras
-
-        (_, *out), ys = lax.scan(scan_body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
-        return out, ys
+        # the items are the rows of xs (no counter to carry), or indexed by a counter
+        return (_scan_indexed if seq.indexed else _scan_rows)(step, init, seq)
 
     def masked(*init):
         # All iterations run; those after the exit skip the body. Unlike a while_loop, it is
