@@ -561,3 +561,21 @@ def deletes_a_nonlocal(n):
 @pytest.mark.parametrize("n", [1, 3])
 def test_del_of_a_nonlocal_in_a_branch_run_as_python(n):
     assert autolax.convert(deletes_a_nonlocal)(n) == deletes_a_nonlocal(n)
+
+
+def first_above_or_none(xs, n, level):
+    i = None
+    for i in range(n):
+        if xs[i] > level:
+            break
+    return i
+
+
+def test_a_loop_target_that_was_none_before_a_traced_loop_is_refused_clearly():
+    # With a traced trip count the target is the item or None: no array holds both.
+    xs = jnp.array([1.0, 3.0])
+    with pytest.raises(autolax.StateMismatchError, match=r"'i' is None before the loop and int32\[\] after one "
+                       r"iteration of the `for` loop at .*test_fuzz_regressions\.py:\d+"):
+        autolax.jit(first_above_or_none)(xs, 2, 0.0)
+    for n in (0, 2):  # eagerly the loop runs in Python: Python's answer
+        assert autolax.convert(first_above_or_none)(xs, n, 0.0) == first_above_or_none(xs, n, 0.0)
