@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import threading
 import types
 import warnings
@@ -135,10 +136,28 @@ def _converted_code(fn):
     with _lock:
         hit = _CODE_CACHE.get(code)
         if hit is None:
-            converted = pipeline.convert_function(fn)
-            hit = (converted.lazy_source(), pipeline.compile_converted(fn, converted))
+            with _collector_paused():
+                converted = pipeline.convert_function(fn)
+                hit = (converted.lazy_source(), pipeline.compile_converted(fn, converted))
             _CODE_CACHE.put(code, hit)
         return hit
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off while one function is converted. A conversion
+    makes some ten thousand short-lived nodes, freed by reference counting; each few hundred
+    start a collection, and after an import of JAX a full one walks hundreds of thousands of
+    objects (several milliseconds, about as long as the conversion). The collector is turned
+    back on after, if it was on: collections only move to later."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _convert_function(fn):
