@@ -412,6 +412,15 @@ MESSAGES = {
         "and return them.",
         "#the-rules-semantics",
     ),
+    "call-effect": Message(
+        StagedEffectError,
+        "{target} is changed by a function called inside {stmt}, which is staged (its condition or carried "
+        "values are traced): the change would happen once, while tracing, not each time the statement runs.\n"
+        "    {source}",
+        "change it in the statement itself ({example}: autolax carries it), or have "
+        "the function return the new value and assign it (`{name} = f({name}, v)`).",
+        "#the-rules-semantics",
+    ),
     "branch-fails": Message(
         StagedEffectError,
         "the `{side}` branch of {stmt} raised {error} while autolax staged it:\n    {source}\n"

@@ -1139,3 +1139,76 @@ def test_a_loop_body_that_fails_while_staged_is_autolax_error_naming_it(tmp_path
     assert "the `for` loop at" in message and "raised TypeError: iteration over a 0-d array" in message
     assert "Python raises this only if an iteration runs" in message
     assert isinstance(info.value.__cause__, TypeError)
+
+
+# A function called in a staged body that changes a container the body reads from outside
+# (not carried: the body itself does not change it) would change it once, while tracing.
+def _push(items, v):
+    items.append(v)
+
+
+def _double(d):
+    d["a"] = d["a"] * 2.0
+
+
+def pushes_through_a_call(x, n):
+    out = [0.0]
+    total = 0.0
+    for i in range(n):
+        _push(out, x * i)
+        total = total + out[-1]
+    return total, len(out)
+
+
+def doubles_under_an_if(x):
+    d = {"a": 1.0}
+    if x > 0:
+        _double(d)
+    return d["a"] + x
+
+
+def pushes_into_a_nested_list(x, n):
+    state = ([], 1.0)
+    for i in range(n):
+        _push(state[0], x)
+    return len(state[0])
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_call_changing_an_outside_list_in_a_staged_loop(n, tmp_path):
+    # Python: (sum of x*i, n + 1); a staged loop would append once. Eagerly: Python's answer.
+    check_all_paths(pushes_through_a_call, 1.5, n, tmp_dir=tmp_path, refusal=True)
+    assert autolax.convert(pushes_through_a_call)(1.5, n) == pushes_through_a_call(1.5, n)
+    with pytest.raises(autolax.StagedEffectError) as info:
+        autolax.jit(pushes_through_a_call)(1.5, n)
+    message = str(info.value)
+    assert "'out', a list ([0.0])," in message  # put back as it was before the trace
+    assert "is changed by a function called inside the `for` loop at" in message
+    assert "_push(out, x * i)" not in message and "for i in range(n):" in message
+    assert "Fix: change it in the statement itself (`out.append(v)`, `out[i] = v`" in message
+
+
+def test_call_changing_an_outside_dict_in_a_staged_if(tmp_path):
+    check_all_paths(doubles_under_an_if, 2.0, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"'d', a dict \(\{'a': 1.0\}\), is changed by a function "
+                       r"called inside the `if` at (?s:.)*Fix: change it in the statement itself \(`d\[k\] = v`"):
+        autolax.jit(doubles_under_an_if)(2.0)
+
+
+def test_call_changing_a_list_nested_in_an_outside_tuple(tmp_path):
+    check_all_paths(pushes_into_a_nested_list, 1.0, 3, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"a list \(\[\]\) inside 'state' is changed by a function"):
+        autolax.jit(pushes_into_a_nested_list)(1.0, 3)
+
+
+def test_call_that_only_reads_an_outside_list_is_staged(tmp_path):
+    def weighted(x, n):
+        weights = [0.5, 2.0]
+        total = 0.0
+        for i in range(n):
+            total = total + x * sum(weights)
+        return total
+
+    check_all_paths(weighted, 1.5, 4, tmp_dir=tmp_path)
+    assert "while" in str(jax.make_jaxpr(autolax.convert(weighted))(1.5, 4)) or \
+        "scan" in str(jax.make_jaxpr(autolax.convert(weighted))(1.5, 4))

@@ -199,6 +199,77 @@ def check_store(name: str) -> None:
         )
 
 
+# A staged body's closure is searched this far (items) for the containers it may change.
+_WATCH_BUDGET = 4096
+
+
+def outside_containers(fn) -> list:
+    """The lists, dicts and sets a staged body ``fn`` reads through its closure (and those
+    nested in them), each with its items: ``(name, object, items)``. The body changes the
+    ones it owns through ops that check it (``check_mutable``) or carries them; a function it
+    calls (``push(out, v)``) may change the others too, once while tracing where Python does
+    it on every run (``check_unchanged``)."""
+    out, seen, budget = [], set(), _WATCH_BUDGET
+    code = getattr(fn, "__code__", None)
+    for name, cell in zip(code.co_freevars if code is not None else (), getattr(fn, "__closure__", None) or ()):
+        try:
+            stack = [(cell.cell_contents, True)]
+        except ValueError:  # an empty cell
+            continue
+        while stack and budget > 0:
+            value, direct = stack.pop()
+            kind = type(value)
+            if kind is tuple:
+                stack.extend((v, False) for v in value)
+                continue
+            if kind not in (list, dict, set) or id(value) in seen:
+                continue
+            seen.add(id(value))
+            items = list(value.items()) if kind is dict else list(value)
+            budget -= 1 + len(items)
+            out.append((name, direct, value, items))
+            stack.extend((v, False) for v in (value.values() if kind is dict else value if kind is list else ()))
+    return out
+
+
+# How the statement itself changes a container of each kind (``call-effect``'s fix).
+_CHANGED_HERE = {list: "`{name}.append(v)`, `{name}[i] = v`", dict: "`{name}[k] = v`", set: "a list in place of the set, `items.append(v)`"}
+
+
+def _items_changed(obj, items) -> bool:
+    now = list(obj.items()) if type(obj) is dict else list(obj)
+    if len(now) != len(items):
+        return True
+    if type(obj) is dict:
+        return any(k is not k0 and k != k0 or v is not v0 for (k, v), (k0, v0) in zip(now, items))
+    return any(a is not b for a, b in zip(now, items))
+
+
+def _restore(obj, items) -> None:
+    if type(obj) is list:
+        obj[:] = items
+    else:
+        obj.clear()
+        obj.update(dict(items) if type(obj) is dict else items)
+
+
+def check_unchanged(watched, site, failed: bool = False) -> None:
+    """After a staged body ran while traced: puts back every container of ``watched``
+    (``outside_containers``) the body changed, then raises ``StagedEffectError`` naming the
+    first (unless the body ``failed``: its own error goes on)."""
+    changed = [(name, direct, obj, items) for name, direct, obj, items in watched if _items_changed(obj, items)]
+    for _, _, obj, items in changed:
+        _restore(obj, items)
+    if changed and not failed:
+        name, direct, obj, _ = changed[0]
+        target = f"'{name}', {_describe(obj)}," if direct else f"{_describe(obj)} inside '{name}'"
+        raise errors.make(
+            "call-effect", target=target, name=name, example=_CHANGED_HERE[type(obj)].format(name=name),
+            stmt=site.what if site is not None else "a staged branch or loop body",
+            source=site.source if site is not None else "",
+        )
+
+
 def _describe(obj) -> str:
     kind = type(obj).__name__
     return f"a {kind} object" if not isinstance(obj, (list, dict, set)) else f"a {kind} ({_short(obj)})"

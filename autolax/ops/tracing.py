@@ -159,12 +159,18 @@ def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=No
     report.given_to_body(args)
     shapes = [list_shape(a) for a in args]
     index = received(dict(zip(in_state.names, args)))
+    watched = report.outside_containers(fn)
     with checks.collecting() as pending:
         try:
             values = unpack(fn(*pre_values, *args), len(out_names))
         except checks.StagedRaise as raised:  # this body always raises when it runs
+            report.check_unchanged(watched, site)
             captured.update(out=None, extras=[], makers=raised.failures.makers, raises=True)
             return [raised.failures.code]
+        except BaseException:
+            report.check_unchanged(watched, site, failed=True)
+            raise
+    report.check_unchanged(watched, site)
     failures = checks.first(pending)
     captured["makers"] = failures.makers if failures is not None else ()
     captured["kept"] = [kept_in_place(index, v) for v in values]
