@@ -453,6 +453,35 @@ def scan_to_float(c, xs):
     for x in xs:
         c = c * 0.5 + x
     return c
+
+
+def ternary_in_loop(xs):  # fuzzer seed 947: `u` is 0 before the loop and a float in it
+    u = 0
+    k = 0
+    ok = False
+    while k < 2:
+        ok = xs.sum() > (u if xs[0] < 2.0 else 1.0)
+        u %= 3.0
+        k += 1
+    return u, ok
+
+
+def assigns_number(xs, n):  # fuzzer seed 3339: a Python float given to a float32 carry (float64 under x64)
+    w = xs[2] * 2.0
+    k = 0
+    while k < n:
+        k += 1
+        w = 0.25
+    for x in xs:
+        w = 0.5
+    return w
+
+
+def mixed_widths(a, xs):  # fuzzer seed 956: `a * 0.5` has the dtype of `a`, a Python float or an array
+    b = a * 0.5
+    if xs[0] > 0:
+        b += xs[1]
+    return b
 '''
 
 PROMOTING_INPUTS = {
@@ -463,6 +492,10 @@ PROMOTING_INPUTS = {
     "assigns_int": [(np.float32(2.0),), (np.int32(5),)],
     "int_to_float": [(np.int32(3), np.array([0.5, 1.5, 2.5, 9.0], np.float32)), (np.int32(0), np.zeros(2, np.float32))],
     "scan_to_float": [(np.int32(3), np.array([0.5, 1.5], np.float32))],
+    "ternary_in_loop": [(np.array([0.5, 1.5], np.float32),), (np.array([2.5, 1.5], np.float32),)],
+    "assigns_number": [(np.array([0.5, 1.5, 2.0], np.float32), np.int32(2)),
+                       (np.array([0.5, 1.5, 2.0], np.float32), np.int32(0))],
+    "mixed_widths": [(1.5, np.array([0.5, 1.5], np.float32)), (np.float32(1.5), np.array([-0.5, 1.5], np.float32))],
 }
 
 

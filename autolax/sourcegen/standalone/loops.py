@@ -45,6 +45,7 @@ from autolax.sourcegen.standalone.values import (
     carry_may_change,
     inexact,
     item_of,
+    weak_into_strong,
 )
 from autolax.transpile import syntax
 
@@ -88,13 +89,16 @@ class Loops:
     """Loop lowering, mixed into ``Lowering``."""
 
     # ------------------------------------------------------------------ analysis
-    def fixpoint(self, scope, names, run):
+    def fixpoint(self, scope, names, run, outs=None):
         """Values of the carried ``names`` at the top of an iteration, if the loop ran as a
-        Python loop: joined until they settle. ``run(child_scope)`` analyses one iteration."""
+        Python loop: joined until they settle. ``run(child_scope)`` analyses one iteration;
+        ``outs`` (a dict) receives the values an iteration ends with, before the join."""
         vals = {n: scope.get(n) for n in names}
         for _ in range(32):
             child = scope.child(dict(vals))
             self.dry(run, child)
+            if outs is not None:
+                outs.update((n, child.get(n)) for n in names)
             new = {n: vals[n].join(child.get(n)) for n in names}
             if new == vals:
                 break
@@ -141,21 +145,25 @@ class Loops:
                 self.zeroed[n] = self.about(site, n)
         return out
 
-    def carry_mixed(self, names, vals, scope) -> bool:
+    def carry_mixed(self, names, vals, scope, outs) -> bool:
         """May the loop change the dtype of something it carries where ``promote`` cannot
-        write the promoted type before it (kinds not known)? Then the file calls the
-        ``promoting_*`` form of the loop (see ``helpers``), which finds the types when traced."""
-        return any(carry_may_change(scope.get(n), vals[n]) for n in names)
+        write the promoted type before it (kinds not known, or a Python number assigned to
+        an array of a width nothing here knows: under x64 ``0.25`` is a float64 beside a
+        float32 carry)? Then the file calls the ``promoting_*`` form of the loop (see
+        ``helpers``), which finds the types when traced."""
+        return any(carry_may_change(scope.get(n), vals[n]) or weak_into_strong(scope.get(n), outs.get(n, vals[n]))
+                   for n in names)
 
-    def promote(self, names, vals, scope, where):
+    def promote(self, names, vals, scope, where, staged=False):
         """``t = float(t)`` for a carry that starts as a narrower number than the loop makes
         it (``t = 0`` before ``t *= 0.5``): a lax loop traces its body with the types it
         starts from, and the runtime, too, starts the loop from the promoted types. (A Python
-        loop over traced values is lowered once for all its iterations, so it starts so too.)"""
+        loop over traced values is lowered once for all its iterations, so it starts so too;
+        a ``staged`` loop carries a traced value even where the analysis found Python numbers.)"""
         out = []
         for n in names:
             entry, kind = scope.get(n), vals[n].kind
-            if vals[n].traced and entry.kind in NUMERIC and kind in NUMERIC and entry.kind != kind and not entry.container:
+            if (vals[n].traced or staged) and entry.kind in NUMERIC and kind in NUMERIC and entry.kind != kind and not entry.container:
                 if entry.traced:
                     value = self.jnp("asarray", [syntax.name(n)], {"dtype": syntax.name(kind)})
                 else:
@@ -199,7 +207,8 @@ class Loops:
             self.expr(syntax.deepcopy(test), child, truth=True)
             self.block(syntax.deepcopy(b_def.body), child)
 
-        vals = self.fixpoint(scope, names, run)
+        outs = {}
+        vals = self.fixpoint(scope, names, run, outs)
         _, tval = self.dry(self.expr, syntax.deepcopy(test), scope.child(dict(vals)), True)
         state_traced = any(v.traced for v in vals.values()) or self.reads_traced([t_def, b_def], names, scope)
         if not plan.stages(tval.traced, state_traced):
@@ -214,9 +223,10 @@ class Loops:
         facts = plan.LoopFacts("while")
         if self.final:
             self.collected(b_def, names, scope, site, facts, plan.can_fall_back(first.traced))
-        mixed = self.carry_mixed(names, vals, scope)
-        inits = self.initialise(names, vals, scope, t_def, site) + self.promote(names, vals, scope, t_def) if self.final else []
-        carried_vals = {n: carried(v) for n, v in vals.items()}
+        mixed = self.carry_mixed(names, vals, scope, outs)
+        inits = self.initialise(names, vals, scope, t_def, site) + self.promote(names, vals, scope, t_def, staged=True) \
+            if self.final else []
+        carried_vals = {n: carried(v, sized=not mixed) for n, v in vals.items()}
         test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
         body = self.staged_block(b_def.body, scope.child(dict(carried_vals)))
         param = self.carry_param(names)
@@ -266,7 +276,8 @@ class Loops:
             if test is not None and exits and exits.after:
                 self.expr(syntax.deepcopy(test), child, truth=True)
 
-        vals = self.fixpoint(scope, names, run)
+        outs = {}
+        vals = self.fixpoint(scope, names, run, outs)
         state_traced = any(v.traced for v in vals.values()) or self.reads_traced(loop_fns, [item] + names, scope)
         if seq.python_only or not plan.stages(seq.traced, state_traced):
             prelude = self.promote(names, vals, scope, b_def)
@@ -278,9 +289,10 @@ class Loops:
         appends = self.collected(b_def, names, scope, site, facts, plan.can_fall_back(not seq.static_trip)) if self.final else {}
         item_vals = {}
         names = [n for n in names if n not in appends]
-        mixed = self.carry_mixed(names, vals, scope)
-        prelude = self.initialise(names, vals, scope, b_def, site) + self.promote(names, vals, scope, b_def) if self.final else []
-        carried_vals = {n: carried(vals[n]) for n in names}
+        mixed = self.carry_mixed(names, vals, scope, outs)
+        prelude = self.initialise(names, vals, scope, b_def, site) + self.promote(names, vals, scope, b_def, staged=True) \
+            if self.final else []
+        carried_vals = {n: carried(vals[n], sized=not mixed) for n in names}
         # A carry of unknown dtype may be floating point: the early-exit form differentiates
         # correctly for every dtype (an integer carry's derivative is just zero).
         floats = inexact(carried_vals.values())
