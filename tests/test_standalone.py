@@ -660,6 +660,116 @@ def test_returned_lists_of_two_lengths_are_refused_as_the_runtime_refuses_them(t
     assert "a list of 1 item in the `if` branch and a list of 0 items in the `else` branch" in str(standalone)
 
 
+@pytest.mark.parametrize("source", [
+    # Fuzzer seed 657: a list made longer in place in one branch only.
+    """\
+        def f(x):
+            stack = [1.0]
+            if x > 0:
+                stack += [x]
+            return stack[0]
+        """,
+    """\
+        def f(x):
+            stack = [1.0, 2.0]
+            if x > 0:
+                stack.pop(0)
+            else:
+                del stack[1]
+                stack.insert(0, x)
+                stack.extend([x, x])
+            return stack[0]
+        """,
+])
+def test_a_list_changed_in_place_to_two_lengths_is_refused_as_the_runtime_refuses_it(tmp_path, source):
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "if-list-append"
+    assert "'stack' is 1 item shorter than before in the `if` branch and 2 items longer than before in the `else`" \
+        in str(standalone) or "'stack' is 1 item longer" in str(standalone)
+    assert "drop --standalone" not in str(standalone)
+
+
+def test_a_module_list_beside_a_tuple_is_refused_as_the_runtime_refuses_it(tmp_path):
+    # Fuzzer seed 1084: the global list `LOG` returned on one side, a tuple on the other.
+    source = """\
+        LOG = [1.0]
+
+        def f(x):
+            if x > 0:
+                return (x, 2.0)
+            return LOG
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "if-structure"
+    assert "a tuple in the `if` branch and a list in the `else` branch" in str(standalone)
+
+
+def test_same_length_changes_in_both_branches_stage(tmp_path):
+    source = textwrap.dedent("""\
+        def f(x):
+            stack = [1.0, 2.0]
+            if x > 0:
+                stack.pop(0)
+                stack += [x]
+            else:
+                del stack[1]
+                stack.insert(0, -x)
+            return stack
+        """)
+    text = convert_source(source, "same.py", Options(all=True, standalone=True)).text
+    assert "jax.lax.cond(" in text
+    namespace = {}
+    exec(compile(text, "same.py", "exec"), namespace)
+    exec(compile(source, "same_py.py", "exec"), python := {})
+    for x in (1.0, -1.0):
+        assert_close(python["f"](np.float32(x)), jax.jit(namespace["f"])(np.float32(x)))
+
+
+def test_a_length_change_not_known_at_conversion_says_to_drop_standalone():
+    source = "def f(x, xs: list):\n    if x > 0:\n        xs.extend(xs)\n    return xs\n"
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "u.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-length-change"
+    assert "'xs' changes length in the `if` at u.py:2" in str(info.value) and "drop --standalone" in str(info.value)
+
+
+def test_a_loop_that_changes_a_lists_length_runs_as_a_python_loop(tmp_path):
+    # Fuzzer seed 472: the runtime unrolls a loop over a static range whose body grows a list.
+    source = textwrap.dedent("""\
+        def f(b, xs):
+            queue = []
+            for j in range(1, 3):
+                queue += [b * j]
+            for x in xs:
+                queue.append(x)
+                queue.pop(0)
+                queue.insert(0, x)
+            return queue
+        """)
+    result = convert_source(source, "grow.py", Options(all=True, standalone=True))
+    text = result.text
+    assert not result.warnings and "for j in range(1, 3):" in text and "for x in xs:" in text
+    namespace, python = {}, {}
+    exec(compile(text, "grow.py", "exec"), namespace)
+    exec(compile(source, "grow_py.py", "exec"), python)
+    args = (np.float32(1.5), np.array([0.5, -1.0], np.float32))
+    assert_close(python["f"](*args), jax.jit(namespace["f"])(*args))
+
+
+def test_a_loop_with_a_traced_trip_count_that_changes_a_lists_length_is_refused_as_the_runtime_refuses_it(tmp_path):
+    source = """\
+        def f(x):
+            queue = [x, x]
+            while x > 0:
+                queue.pop()
+                x = x - 1.0
+            return x
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "list-changes-length"
+    assert "'queue' is a list before the loop and a list 1 item shorter after one iteration" in str(standalone)
+
+
 def test_a_list_an_alias_changed_is_not_refused_for_its_display_length(tmp_path):
     # The length of a list display is known only while no variable of the user's holds it:
     # `y = [x]` has two items when the `if` runs (an alias appended to it).

@@ -28,8 +28,12 @@ from autolax.analysis.activity import writes
 from autolax.sourcegen.standalone import breaks, helpers
 from autolax.sourcegen.standalone.patterns import (
     as_builtin_iter,
+    REBOUND,
+    changes_in_place,
     is_const,
     item_elts,
+    length_change,
+    length_text,
     negate,
     range_test,
     rereadable,
@@ -154,6 +158,32 @@ class Loops:
         return any(carry_may_change(scope.get(n), vals[n]) or weak_into_strong(scope.get(n), outs.get(n, vals[n]))
                    for n in names)
 
+    def length_changes(self, b_def, names, scope):
+        """The carried containers a loop body changes the length of (name -> the change, an
+        int or None where not known): a staged loop cannot carry them. (Items appended to
+        a list the body does not change otherwise are the loop's stacked outputs, not a
+        change: ``collected``.)"""
+        changes = {}
+        for n in names:
+            if scope.get(n).container and not scope.get(n).undefined:
+                change = length_change(b_def.body, n, self.ops, appends=changes_in_place(b_def.body, n))
+                if change not in (0, REBOUND):
+                    changes[n] = change
+        return changes
+
+    def refuse_length_change(self, changes, scope, b_def, site):
+        """The runtime's error for a staged loop whose body surely changes a list's length
+        (its trip count is traced, so it cannot run as a Python loop); --standalone's where
+        the change is not known here."""
+        name = sorted(changes)[0]
+        change = changes[name]
+        if change is None:
+            raise self.refuse("standalone-length-change", b_def, **self.about(site, name))
+        kind = scope.get(name).ctype or "list"
+        code = "list-changes-length" if kind == "list" else "loop-structure"
+        raise self.refuse(code, b_def, runtime_can=False, first=f"a {kind}",
+                          second=f"a {kind} {length_text(change, than='')}", **self.about(site, name))
+
     def promote(self, names, vals, scope, where, staged=False):
         """``t = float(t)`` for a carry that starts as a narrower number than the loop makes
         it (``t = 0`` before ``t *= 0.5``): a lax loop traces its body with the types it
@@ -211,7 +241,13 @@ class Loops:
         vals = self.fixpoint(scope, names, run, outs)
         _, tval = self.dry(self.expr, syntax.deepcopy(test), scope.child(dict(vals)), True)
         state_traced = any(v.traced for v in vals.values()) or self.reads_traced([t_def, b_def], names, scope)
-        if not plan.stages(tval.traced, state_traced):
+        staged = plan.stages(tval.traced, state_traced)
+        changes = self.length_changes(b_def, names, scope) if staged else {}
+        # The runtime runs a loop whose body changes a list's length as a Python loop, where
+        # its condition is a Python value (and stays one).
+        if changes and not (plan.can_fall_back(first.traced) and not tval.traced) and self.final:
+            self.refuse_length_change(changes, scope, b_def, site)
+        if not staged or changes:
             prelude = self.promote(names, vals, scope, t_def)
             for n, v in vals.items():
                 scope.set(n, v)
@@ -279,7 +315,11 @@ class Loops:
         outs = {}
         vals = self.fixpoint(scope, names, run, outs)
         state_traced = any(v.traced for v in vals.values()) or self.reads_traced(loop_fns, [item] + names, scope)
-        if seq.python_only or not plan.stages(seq.traced, state_traced):
+        staged = not seq.python_only and plan.stages(seq.traced, state_traced)
+        changes = self.length_changes(b_def, names, scope) if staged else {}
+        if changes and not plan.can_fall_back(not seq.static_trip) and self.final:
+            self.refuse_length_change(changes, scope, b_def, site)
+        if not staged or changes:  # a body changing a list's length: a Python loop, as in the runtime
             prelude = self.promote(names, vals, scope, b_def)
             for n, v in vals.items():
                 scope.set(n, v)
