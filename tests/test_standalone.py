@@ -477,6 +477,15 @@ def assigns_number(xs, n):  # fuzzer seed 3339: a Python float given to a float3
     return w
 
 
+def dict_carry_breaks(xs, n):  # fuzzer seed 4422: a dict's items change dtype in a loop that can stop early
+    lims = {"lo": 0.0, "hi": 0.0}
+    for j in range(1, n):
+        if xs.sum() > 10.0:
+            break
+        lims = {"lo": xs[j], "hi": lims["lo"]}
+    return lims["lo"], lims["hi"]
+
+
 def mixed_widths(a, xs):  # fuzzer seed 956: `a * 0.5` has the dtype of `a`, a Python float or an array
     b = a * 0.5
     if xs[0] > 0:
@@ -495,6 +504,8 @@ PROMOTING_INPUTS = {
     "ternary_in_loop": [(np.array([0.5, 1.5], np.float32),), (np.array([2.5, 1.5], np.float32),)],
     "assigns_number": [(np.array([0.5, 1.5, 2.0], np.float32), np.int32(2)),
                        (np.array([0.5, 1.5, 2.0], np.float32), np.int32(0))],
+    "dict_carry_breaks": [(np.array([0.5, 1.5, 2.0], np.float32), np.int32(3)),
+                          (np.array([0.5, 1.5, 20.0], np.float32), np.int32(3))],
     "mixed_widths": [(1.5, np.array([0.5, 1.5], np.float32)), (np.float32(1.5), np.array([-0.5, 1.5], np.float32))],
 }
 

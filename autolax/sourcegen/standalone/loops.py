@@ -352,7 +352,7 @@ class Loops:
                 stop, test = self.as_bool(stop, sval), not_test
             test, tval = self.expr(test, test_scope, truth=True)
             out = self.while_for(s, b_def, t_def, item, names, self.as_bool(test, tval), seq, body_scope, targets,
-                                 prelude, site, form, exits, stop, scope)
+                                 prelude, site, form, exits, stop, scope, mixed)
         elif form == plan.FORI or form == plan.SCAN and seq.kind == "range" and is_const(seq.step, 1) and not appends:
             out = self.fori(s, b_def, item, names, seq, body_scope, targets, prelude, site, mixed)
         elif form == plan.SCAN:
@@ -567,7 +567,7 @@ class Loops:
         return [b_def, syntax.copy_location(stmt, s)]
 
     def while_for(self, s, b_def, t_def, item, names, test, seq, body_scope, targets, prelude, site, form,
-                  exits=None, stop=None, scope=None):
+                  exits=None, stop=None, scope=None, mixed=False):
         """A staged ``for`` that can stop early (``break`` / ``return``): a ``while_loop`` over
         an index, which stops at the exit; with a static trip count, in the helper ``form``
         names (differentiable). An item test (``exits``) is the loop's predicate, as a
@@ -626,7 +626,7 @@ class Loops:
                            syntax.copy_location(returned, body[-1]))
         args = [syntax.name(t_def.name), syntax.name(b_def.name), init]
         if form == plan.WHILE:
-            new = syntax.call(self.ref("jax.lax.while_loop"), args)
+            new = syntax.call(self.helper(helpers.PROMOTING_WHILE) if mixed else self.ref("jax.lax.while_loop"), args)
         else:
             helper = helpers.EARLY_EXIT if form == plan.EARLY_EXIT else helpers.MASKED
             new = syntax.call(self.helper(helper), args + [length])
