@@ -594,6 +594,14 @@ MESSAGES = {
         "use one of those forms (jnp.stack({name}) gives the array).",
         "#command-line",
     ),
+    "standalone-length-change": Message(
+        ConversionError,
+        "{what} changes length in {stmt}, which is staged, by a number of items --standalone cannot tell at "
+        "conversion (lax.cond and the lax loops need it to keep one structure)",
+        "change its length by the same number of items in both branches (the same appends, pops and `del`s), "
+        "or keep a fixed-size array and a count; or make the condition or the loop's range a Python value.",
+        "#command-line",
+    ),
     "standalone-jax-shadowed": Message(
         ConversionError,
         "a local variable named 'jax' hides the jax module the --standalone output needs",

@@ -453,6 +453,44 @@ def scan_to_float(c, xs):
     for x in xs:
         c = c * 0.5 + x
     return c
+
+
+def ternary_in_loop(xs):  # fuzzer seed 947: `u` is 0 before the loop and a float in it
+    u = 0
+    k = 0
+    ok = False
+    while k < 2:
+        ok = xs.sum() > (u if xs[0] < 2.0 else 1.0)
+        u %= 3.0
+        k += 1
+    return u, ok
+
+
+def assigns_number(xs, n):  # fuzzer seed 3339: a Python float given to a float32 carry (float64 under x64)
+    w = xs[2] * 2.0
+    k = 0
+    while k < n:
+        k += 1
+        w = 0.25
+    for x in xs:
+        w = 0.5
+    return w
+
+
+def dict_carry_breaks(xs, n):  # fuzzer seed 4422: a dict's items change dtype in a loop that can stop early
+    lims = {"lo": 0.0, "hi": 0.0}
+    for j in range(1, n):
+        if xs.sum() > 10.0:
+            break
+        lims = {"lo": xs[j], "hi": lims["lo"]}
+    return lims["lo"], lims["hi"]
+
+
+def mixed_widths(a, xs):  # fuzzer seed 956: `a * 0.5` has the dtype of `a`, a Python float or an array
+    b = a * 0.5
+    if xs[0] > 0:
+        b += xs[1]
+    return b
 '''
 
 PROMOTING_INPUTS = {
@@ -463,6 +501,12 @@ PROMOTING_INPUTS = {
     "assigns_int": [(np.float32(2.0),), (np.int32(5),)],
     "int_to_float": [(np.int32(3), np.array([0.5, 1.5, 2.5, 9.0], np.float32)), (np.int32(0), np.zeros(2, np.float32))],
     "scan_to_float": [(np.int32(3), np.array([0.5, 1.5], np.float32))],
+    "ternary_in_loop": [(np.array([0.5, 1.5], np.float32),), (np.array([2.5, 1.5], np.float32),)],
+    "assigns_number": [(np.array([0.5, 1.5, 2.0], np.float32), np.int32(2)),
+                       (np.array([0.5, 1.5, 2.0], np.float32), np.int32(0))],
+    "dict_carry_breaks": [(np.array([0.5, 1.5, 2.0], np.float32), np.int32(3)),
+                          (np.array([0.5, 1.5, 20.0], np.float32), np.int32(3))],
+    "mixed_widths": [(1.5, np.array([0.5, 1.5], np.float32)), (np.float32(1.5), np.array([-0.5, 1.5], np.float32))],
 }
 
 
@@ -625,6 +669,116 @@ def test_returned_lists_of_two_lengths_are_refused_as_the_runtime_refuses_them(t
     runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
     assert runtime.code == standalone.code == "if-list-append"
     assert "a list of 1 item in the `if` branch and a list of 0 items in the `else` branch" in str(standalone)
+
+
+@pytest.mark.parametrize("source", [
+    # Fuzzer seed 657: a list made longer in place in one branch only.
+    """\
+        def f(x):
+            stack = [1.0]
+            if x > 0:
+                stack += [x]
+            return stack[0]
+        """,
+    """\
+        def f(x):
+            stack = [1.0, 2.0]
+            if x > 0:
+                stack.pop(0)
+            else:
+                del stack[1]
+                stack.insert(0, x)
+                stack.extend([x, x])
+            return stack[0]
+        """,
+])
+def test_a_list_changed_in_place_to_two_lengths_is_refused_as_the_runtime_refuses_it(tmp_path, source):
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "if-list-append"
+    assert "'stack' is 1 item shorter than before in the `if` branch and 2 items longer than before in the `else`" \
+        in str(standalone) or "'stack' is 1 item longer" in str(standalone)
+    assert "drop --standalone" not in str(standalone)
+
+
+def test_a_module_list_beside_a_tuple_is_refused_as_the_runtime_refuses_it(tmp_path):
+    # Fuzzer seed 1084: the global list `LOG` returned on one side, a tuple on the other.
+    source = """\
+        LOG = [1.0]
+
+        def f(x):
+            if x > 0:
+                return (x, 2.0)
+            return LOG
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "if-structure"
+    assert "a tuple in the `if` branch and a list in the `else` branch" in str(standalone)
+
+
+def test_same_length_changes_in_both_branches_stage(tmp_path):
+    source = textwrap.dedent("""\
+        def f(x):
+            stack = [1.0, 2.0]
+            if x > 0:
+                stack.pop(0)
+                stack += [x]
+            else:
+                del stack[1]
+                stack.insert(0, -x)
+            return stack
+        """)
+    text = convert_source(source, "same.py", Options(all=True, standalone=True)).text
+    assert "jax.lax.cond(" in text
+    namespace = {}
+    exec(compile(text, "same.py", "exec"), namespace)
+    exec(compile(source, "same_py.py", "exec"), python := {})
+    for x in (1.0, -1.0):
+        assert_close(python["f"](np.float32(x)), jax.jit(namespace["f"])(np.float32(x)))
+
+
+def test_a_length_change_not_known_at_conversion_says_to_drop_standalone():
+    source = "def f(x, xs: list):\n    if x > 0:\n        xs.extend(xs)\n    return xs\n"
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "u.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-length-change"
+    assert "'xs' changes length in the `if` at u.py:2" in str(info.value) and "drop --standalone" in str(info.value)
+
+
+def test_a_loop_that_changes_a_lists_length_runs_as_a_python_loop(tmp_path):
+    # Fuzzer seed 472: the runtime unrolls a loop over a static range whose body grows a list.
+    source = textwrap.dedent("""\
+        def f(b, xs):
+            queue = []
+            for j in range(1, 3):
+                queue += [b * j]
+            for x in xs:
+                queue.append(x)
+                queue.pop(0)
+                queue.insert(0, x)
+            return queue
+        """)
+    result = convert_source(source, "grow.py", Options(all=True, standalone=True))
+    text = result.text
+    assert not result.warnings and "for j in range(1, 3):" in text and "for x in xs:" in text
+    namespace, python = {}, {}
+    exec(compile(text, "grow.py", "exec"), namespace)
+    exec(compile(source, "grow_py.py", "exec"), python)
+    args = (np.float32(1.5), np.array([0.5, -1.0], np.float32))
+    assert_close(python["f"](*args), jax.jit(namespace["f"])(*args))
+
+
+def test_a_loop_with_a_traced_trip_count_that_changes_a_lists_length_is_refused_as_the_runtime_refuses_it(tmp_path):
+    source = """\
+        def f(x):
+            queue = [x, x]
+            while x > 0:
+                queue.pop()
+                x = x - 1.0
+            return x
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "list-changes-length"
+    assert "'queue' is a list before the loop and a list 1 item shorter after one iteration" in str(standalone)
 
 
 def test_a_list_an_alias_changed_is_not_refused_for_its_display_length(tmp_path):

@@ -80,6 +80,8 @@ class Expressions:
             return self.call(e, scope)
         if isinstance(e, syntax.Name):
             val = scope.get(e.id)
+            if not scope.bound(e.id) and e.id in self.module_containers():  # a module-level list
+                val = Val(container=True, ctype=self.module_containers()[e.id])
             if val.stacked and e is not self.stacked_ok:
                 raise self.refuse("standalone-stacked-use", e, what=f"'{e.id}'", name=e.id)
             return e, val

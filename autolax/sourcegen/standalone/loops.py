@@ -28,8 +28,12 @@ from autolax.analysis.activity import writes
 from autolax.sourcegen.standalone import breaks, helpers
 from autolax.sourcegen.standalone.patterns import (
     as_builtin_iter,
+    REBOUND,
+    changes_in_place,
     is_const,
     item_elts,
+    length_change,
+    length_text,
     negate,
     range_test,
     rereadable,
@@ -45,6 +49,7 @@ from autolax.sourcegen.standalone.values import (
     carry_may_change,
     inexact,
     item_of,
+    weak_into_strong,
 )
 from autolax.transpile import syntax
 
@@ -88,13 +93,16 @@ class Loops:
     """Loop lowering, mixed into ``Lowering``."""
 
     # ------------------------------------------------------------------ analysis
-    def fixpoint(self, scope, names, run):
+    def fixpoint(self, scope, names, run, outs=None):
         """Values of the carried ``names`` at the top of an iteration, if the loop ran as a
-        Python loop: joined until they settle. ``run(child_scope)`` analyses one iteration."""
+        Python loop: joined until they settle. ``run(child_scope)`` analyses one iteration;
+        ``outs`` (a dict) receives the values an iteration ends with, before the join."""
         vals = {n: scope.get(n) for n in names}
         for _ in range(32):
             child = scope.child(dict(vals))
             self.dry(run, child)
+            if outs is not None:
+                outs.update((n, child.get(n)) for n in names)
             new = {n: vals[n].join(child.get(n)) for n in names}
             if new == vals:
                 break
@@ -141,21 +149,51 @@ class Loops:
                 self.zeroed[n] = self.about(site, n)
         return out
 
-    def carry_mixed(self, names, vals, scope) -> bool:
+    def carry_mixed(self, names, vals, scope, outs) -> bool:
         """May the loop change the dtype of something it carries where ``promote`` cannot
-        write the promoted type before it (kinds not known)? Then the file calls the
-        ``promoting_*`` form of the loop (see ``helpers``), which finds the types when traced."""
-        return any(carry_may_change(scope.get(n), vals[n]) for n in names)
+        write the promoted type before it (kinds not known, or a Python number assigned to
+        an array of a width nothing here knows: under x64 ``0.25`` is a float64 beside a
+        float32 carry)? Then the file calls the ``promoting_*`` form of the loop (see
+        ``helpers``), which finds the types when traced."""
+        return any(carry_may_change(scope.get(n), vals[n]) or weak_into_strong(scope.get(n), outs.get(n, vals[n]))
+                   for n in names)
 
-    def promote(self, names, vals, scope, where):
+    def length_changes(self, b_def, names, scope):
+        """The carried containers a loop body changes the length of (name -> the change, an
+        int or None where not known): a staged loop cannot carry them. (Items appended to
+        a list the body does not change otherwise are the loop's stacked outputs, not a
+        change: ``collected``.)"""
+        changes = {}
+        for n in names:
+            if scope.get(n).container and not scope.get(n).undefined:
+                change = length_change(b_def.body, n, self.ops, appends=changes_in_place(b_def.body, n))
+                if change not in (0, REBOUND):
+                    changes[n] = change
+        return changes
+
+    def refuse_length_change(self, changes, scope, b_def, site):
+        """The runtime's error for a staged loop whose body surely changes a list's length
+        (its trip count is traced, so it cannot run as a Python loop); --standalone's where
+        the change is not known here."""
+        name = sorted(changes)[0]
+        change = changes[name]
+        if change is None:
+            raise self.refuse("standalone-length-change", b_def, **self.about(site, name))
+        kind = scope.get(name).ctype or "list"
+        code = "list-changes-length" if kind == "list" else "loop-structure"
+        raise self.refuse(code, b_def, runtime_can=False, first=f"a {kind}",
+                          second=f"a {kind} {length_text(change, than='')}", **self.about(site, name))
+
+    def promote(self, names, vals, scope, where, staged=False):
         """``t = float(t)`` for a carry that starts as a narrower number than the loop makes
         it (``t = 0`` before ``t *= 0.5``): a lax loop traces its body with the types it
         starts from, and the runtime, too, starts the loop from the promoted types. (A Python
-        loop over traced values is lowered once for all its iterations, so it starts so too.)"""
+        loop over traced values is lowered once for all its iterations, so it starts so too;
+        a ``staged`` loop carries a traced value even where the analysis found Python numbers.)"""
         out = []
         for n in names:
             entry, kind = scope.get(n), vals[n].kind
-            if vals[n].traced and entry.kind in NUMERIC and kind in NUMERIC and entry.kind != kind and not entry.container:
+            if (vals[n].traced or staged) and entry.kind in NUMERIC and kind in NUMERIC and entry.kind != kind and not entry.container:
                 if entry.traced:
                     value = self.jnp("asarray", [syntax.name(n)], {"dtype": syntax.name(kind)})
                 else:
@@ -199,10 +237,17 @@ class Loops:
             self.expr(syntax.deepcopy(test), child, truth=True)
             self.block(syntax.deepcopy(b_def.body), child)
 
-        vals = self.fixpoint(scope, names, run)
+        outs = {}
+        vals = self.fixpoint(scope, names, run, outs)
         _, tval = self.dry(self.expr, syntax.deepcopy(test), scope.child(dict(vals)), True)
         state_traced = any(v.traced for v in vals.values()) or self.reads_traced([t_def, b_def], names, scope)
-        if not plan.stages(tval.traced, state_traced):
+        staged = plan.stages(tval.traced, state_traced)
+        changes = self.length_changes(b_def, names, scope) if staged else {}
+        # The runtime runs a loop whose body changes a list's length as a Python loop, where
+        # its condition is a Python value (and stays one).
+        if changes and not (plan.can_fall_back(first.traced) and not tval.traced) and self.final:
+            self.refuse_length_change(changes, scope, b_def, site)
+        if not staged or changes:
             prelude = self.promote(names, vals, scope, t_def)
             for n, v in vals.items():
                 scope.set(n, v)
@@ -214,9 +259,10 @@ class Loops:
         facts = plan.LoopFacts("while")
         if self.final:
             self.collected(b_def, names, scope, site, facts, plan.can_fall_back(first.traced))
-        mixed = self.carry_mixed(names, vals, scope)
-        inits = self.initialise(names, vals, scope, t_def, site) + self.promote(names, vals, scope, t_def) if self.final else []
-        carried_vals = {n: carried(v) for n, v in vals.items()}
+        mixed = self.carry_mixed(names, vals, scope, outs)
+        inits = self.initialise(names, vals, scope, t_def, site) + self.promote(names, vals, scope, t_def, staged=True) \
+            if self.final else []
+        carried_vals = {n: carried(v, sized=not mixed) for n, v in vals.items()}
         test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
         body = self.staged_block(b_def.body, scope.child(dict(carried_vals)))
         param = self.carry_param(names)
@@ -266,9 +312,14 @@ class Loops:
             if test is not None and exits and exits.after:
                 self.expr(syntax.deepcopy(test), child, truth=True)
 
-        vals = self.fixpoint(scope, names, run)
+        outs = {}
+        vals = self.fixpoint(scope, names, run, outs)
         state_traced = any(v.traced for v in vals.values()) or self.reads_traced(loop_fns, [item] + names, scope)
-        if seq.python_only or not plan.stages(seq.traced, state_traced):
+        staged = not seq.python_only and plan.stages(seq.traced, state_traced)
+        changes = self.length_changes(b_def, names, scope) if staged else {}
+        if changes and not plan.can_fall_back(not seq.static_trip) and self.final:
+            self.refuse_length_change(changes, scope, b_def, site)
+        if not staged or changes:  # a body changing a list's length: a Python loop, as in the runtime
             prelude = self.promote(names, vals, scope, b_def)
             for n, v in vals.items():
                 scope.set(n, v)
@@ -278,9 +329,10 @@ class Loops:
         appends = self.collected(b_def, names, scope, site, facts, plan.can_fall_back(not seq.static_trip)) if self.final else {}
         item_vals = {}
         names = [n for n in names if n not in appends]
-        mixed = self.carry_mixed(names, vals, scope)
-        prelude = self.initialise(names, vals, scope, b_def, site) + self.promote(names, vals, scope, b_def) if self.final else []
-        carried_vals = {n: carried(vals[n]) for n in names}
+        mixed = self.carry_mixed(names, vals, scope, outs)
+        prelude = self.initialise(names, vals, scope, b_def, site) + self.promote(names, vals, scope, b_def, staged=True) \
+            if self.final else []
+        carried_vals = {n: carried(vals[n], sized=not mixed) for n in names}
         # A carry of unknown dtype may be floating point: the early-exit form differentiates
         # correctly for every dtype (an integer carry's derivative is just zero).
         floats = inexact(carried_vals.values())
@@ -300,7 +352,7 @@ class Loops:
                 stop, test = self.as_bool(stop, sval), not_test
             test, tval = self.expr(test, test_scope, truth=True)
             out = self.while_for(s, b_def, t_def, item, names, self.as_bool(test, tval), seq, body_scope, targets,
-                                 prelude, site, form, exits, stop, scope)
+                                 prelude, site, form, exits, stop, scope, mixed)
         elif form == plan.FORI or form == plan.SCAN and seq.kind == "range" and is_const(seq.step, 1) and not appends:
             out = self.fori(s, b_def, item, names, seq, body_scope, targets, prelude, site, mixed)
         elif form == plan.SCAN:
@@ -515,7 +567,7 @@ class Loops:
         return [b_def, syntax.copy_location(stmt, s)]
 
     def while_for(self, s, b_def, t_def, item, names, test, seq, body_scope, targets, prelude, site, form,
-                  exits=None, stop=None, scope=None):
+                  exits=None, stop=None, scope=None, mixed=False):
         """A staged ``for`` that can stop early (``break`` / ``return``): a ``while_loop`` over
         an index, which stops at the exit; with a static trip count, in the helper ``form``
         names (differentiable). An item test (``exits``) is the loop's predicate, as a
@@ -574,7 +626,7 @@ class Loops:
                            syntax.copy_location(returned, body[-1]))
         args = [syntax.name(t_def.name), syntax.name(b_def.name), init]
         if form == plan.WHILE:
-            new = syntax.call(self.ref("jax.lax.while_loop"), args)
+            new = syntax.call(self.helper(helpers.PROMOTING_WHILE) if mixed else self.ref("jax.lax.while_loop"), args)
         else:
             helper = helpers.EARLY_EXIT if form == plan.EARLY_EXIT else helpers.MASKED
             new = syntax.call(self.helper(helper), args + [length])

@@ -15,8 +15,11 @@ from autolax.sourcegen.standalone.expressions import Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
     OP_OF_METHOD,
+    REBOUND,
     assigned_names,
     at_chain,
+    length_change,
+    length_text,
     python_if,
     rereadable,
     restore_target,
@@ -442,6 +445,8 @@ class Lowering(Expressions, Loops):
             self.check_branch_appends(t_def, f_def, out_names, site)
         if form == plan.SELECT:
             return self.select(s, test, moves, out_names, scope)
+        if self.final:
+            self.check_branch_lengths(t_def, f_def, out_names, scope, site, s)
         params = [o.id for o in operands]
         inputs = {p: scope.get(p) if scope.get(p).undefined else carried(scope.get(p)) for p in params}
         # Operands arrive traced, under the branch function's parameter names (``xs_1`` where a
@@ -577,6 +582,25 @@ class Lowering(Expressions, Loops):
         if any(may_differ(a, b) for a, b in zip(t_vals, f_vals)):
             return self.helper(helpers.PROMOTING_COND)
         return self.ref("jax.lax.cond")
+
+    def check_branch_lengths(self, t_def, f_def, out_names, scope, site, s):
+        """A container the two branches of a staged ``if`` change in place to two lengths
+        (``stack += [z]`` on one side only) is two structures, which ``lax.cond`` rejects:
+        the runtime's error where the lengths surely differ, else --standalone's, where
+        what the branches do to the length is not known here (the runtime compares the
+        lengths when it traces)."""
+        for n in out_names:
+            entry = scope.get(n)
+            if not entry.container or entry.undefined:
+                continue
+            t, f = (length_change(fn_def.body, n, self.ops) for fn_def in (t_def, f_def))
+            if t == f and t is not None or REBOUND in (t, f) and 0 in (t, f):
+                continue  # one length; or a new value on one side, which the Vals compare
+            if isinstance(t, int) and isinstance(f, int):
+                code = "if-list-append" if entry.ctype == "list" else "if-structure"  # the runtime's
+                raise self.refuse(code, s, runtime_can=False, first=length_text(t), second=length_text(f),
+                                  **self.about(site, n))
+            raise self.refuse("standalone-length-change", s, **self.about(site, n))
 
     def check_branch_appends(self, t_def, f_def, out_names, site):
         counts = []

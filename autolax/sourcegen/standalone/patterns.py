@@ -172,3 +172,137 @@ def unaliased_lists(fn, ops) -> set:
             continue
         aliased.add(node.id)
     return names - aliased
+
+
+# How a container's methods change its length (its number of items, or of keys).
+_LENGTH_BY_METHOD = {"append": 1, "insert": 1, "add": 1, "pop": -1, "remove": -1, "popitem": -1, "discard": None,
+                     "clear": None, "update": None, "setdefault": None, "extend": None}
+_KEEPS_LENGTH = {"sort", "reverse", "copy", "index", "count", "get", "keys", "values", "items"}
+REBOUND = "rebound"
+
+
+def length_change(stmts, name, ops, appends=True):
+    """How much ``stmts`` (converted code) change the length of the container ``name``
+    holds when they start: an int, ``REBOUND`` where they assign ``name`` another value
+    (and change that no further), or None where it is not known (``extend`` of a value that
+    is not a display, a slice assigned or deleted, a change in a Python loop or in only one
+    branch of a Python ``if``). ``appends``: count ``ops.append`` (a staged loop collects
+    them as its outputs instead)."""
+    functions = {s.name: s for s in stmts if isinstance(s, syntax.FunctionDef)}
+    total = 0
+    for s in stmts:
+        if isinstance(s, syntax.FunctionDef):
+            continue  # the functions of a staged statement: counted where it calls them
+        d = _stmt_length_change(s, name, ops, functions, appends)
+        if d is None or (total == REBOUND and d != 0):
+            return None
+        total = REBOUND if d == REBOUND else total if total == REBOUND else total + d
+    return total
+
+
+def changes_in_place(stmts, name) -> bool:
+    """Do ``stmts`` change the length of the container ``name`` in place other than by
+    appends (``pop``, ``insert``, ``del name[i]``, ``+=``, ...)?"""
+    for node in (n for s in stmts for n in syntax.walk(s)):
+        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) \
+                and isinstance(node.func.value, syntax.Name) and node.func.value.id == name \
+                and node.func.attr in _LENGTH_BY_METHOD and node.func.attr != "append":
+            return True
+        if isinstance(node, syntax.AugAssign) and isinstance(node.target, syntax.Name) and node.target.id == name:
+            return True
+        if isinstance(node, syntax.Delete) and any(
+                isinstance(t, syntax.Subscript) and isinstance(t.value, syntax.Name) and t.value.id == name
+                for t in node.targets):
+            return True
+    return False
+
+
+def length_text(change, than=" than before") -> str:
+    """``change`` (an int from ``length_change``) in words."""
+    if change == 0:
+        return "as long as before"
+    items = f"{abs(change)} item{'s' if abs(change) != 1 else ''}"
+    return f"{items} {'longer' if change > 0 else 'shorter'}{than}"
+
+
+def _either(t, f):
+    """The change of an ``if`` whose branches change the length by ``t`` and ``f``."""
+    if t == f:
+        return t
+    return REBOUND if {t, f} == {0, REBOUND} else None  # a new value on one path: the Vals compare them
+
+
+def _is_op(node, ops, *names):
+    return (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute)
+            and isinstance(node.func.value, syntax.Name) and node.func.value.id == ops and node.func.attr in names)
+
+
+def _display_length(node):
+    if isinstance(node, (syntax.List, syntax.Tuple)) and not any(isinstance(e, syntax.Starred) for e in node.elts):
+        return len(node.elts)
+    return None
+
+
+def _stmt_length_change(s, name, ops, functions, appends):
+    def is_name(node):
+        return isinstance(node, syntax.Name) and node.id == name
+
+    def body_change(fn_name):
+        fn = functions.get(fn_name.id) if isinstance(fn_name, syntax.Name) else None
+        return None if fn is None else length_change(fn.body, name, ops, appends)
+
+    total = 0
+    if isinstance(s, syntax.Assign):
+        targets = [t for target in s.targets for t in ([target] if not isinstance(target, (syntax.Tuple, syntax.List))
+                                                        else target.elts)]
+        if any(is_name(t) for t in targets):
+            value = s.value
+            if _is_op(value, ops, "append") and is_name(value.args[0]):
+                return 1 if appends else 0
+            if _is_op(value, ops, "cond"):
+                return _either(body_change(value.args[1]), body_change(value.args[2]))
+            if _is_op(value, ops, "while_loop", "for_iter"):
+                return 0 if body_change(value.args[1]) == 0 else None
+            if _is_op(value, ops, "for_range"):
+                return 0 if body_change(value.args[3]) == 0 else None
+            chain = at_chain(value, ops)
+            if chain is not None and is_name(chain[0]):
+                return None if isinstance(chain[1], syntax.Slice) else 0
+            total = REBOUND
+    elif isinstance(s, syntax.AugAssign) and is_name(s.target):
+        n = _display_length(s.value) if isinstance(s.op, syntax.Add) else None
+        return n  # `+=` of a display; `*=`, or `+=` of something else: not known
+    elif isinstance(s, syntax.Delete):
+        for t in s.targets:
+            if is_name(t) or isinstance(t, syntax.Subscript) and is_name(t.value) and isinstance(t.slice, syntax.Slice):
+                return None
+            if isinstance(t, syntax.Subscript) and is_name(t.value):
+                total -= 1
+        return total
+    elif isinstance(s, syntax.If):
+        return _either(length_change(s.body, name, ops, appends), length_change(s.orelse, name, ops, appends))
+    elif isinstance(s, (syntax.For, syntax.While, syntax.With, syntax.Try)):
+        parts = [getattr(s, f, None) or [] for f in ("body", "orelse", "finalbody")]
+        parts += [h.body for h in getattr(s, "handlers", [])]
+        changes = [length_change(p, name, ops, appends) for p in parts]
+        if isinstance(s, syntax.With) and all(c == 0 for c in changes[1:]):
+            return changes[0]
+        return 0 if all(c == 0 for c in changes) else None
+    # Method calls anywhere in the statement (not in nested functions: run where called).
+    stack = [c for c in syntax.iter_child_nodes(s) if not isinstance(c, syntax.stmt)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, syntax.Lambda):
+            continue
+        stack.extend(syntax.iter_child_nodes(node))
+        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and is_name(node.func.value):
+            method = node.func.attr
+            if method in _KEEPS_LENGTH:
+                continue
+            d = _LENGTH_BY_METHOD.get(method)
+            if method == "extend" and len(node.args) == 1:
+                d = _display_length(node.args[0])
+            if d is None or total == REBOUND:
+                return None
+            total += d
+    return total

@@ -68,6 +68,9 @@ class Val:
     # The number of items of a list display held by no variable of the user's (a return
     # value): no alias can change it. (A user's variable forgets it: ``without_items``.)
     items: int | None = None
+    # A float computed from a value whose dtype nothing declares (`a * 0.5` for an argument
+    # `a`): float32 or float64, weakly typed or not, as that argument turns out.
+    unsized: bool = False
 
     @property
     def is_weak(self) -> bool:
@@ -100,6 +103,7 @@ class Val:
             none=self.none and other.none,
             ctype=self.ctype if self.ctype == other.ctype else None,
             items=self.items if self.items == other.items else None,
+            unsized=self.unsized or other.unsized,
         )
 
 
@@ -222,16 +226,21 @@ def structures_differ(a: Val, b: Val):
 def binop(a: Val, b: Val, op) -> Val:
     traced = a.traced or b.traced
     kind = join_kinds(a.kind, b.kind)
+    unsized = a.unsized or b.unsized
     if traced and kind is None and "float" in (a.kind, b.kind):
-        kind = "float"  # an array of any real dtype and a float give a float
+        # An array of any real dtype and a float give a float: of the array's width, or of
+        # the Python float's (weakly typed) for an integer array.
+        sized = [v for v in (a, b) if v.kind == "float" and not v.is_weak and not v.unsized]
+        kind, unsized = "float", not sized
     if isinstance(op, syntax.Div) and (kind in ("bool", "int") or traced and kind is None):
+        unsized = unsized or kind is None
         kind = "float"
     elif kind == "bool" and not isinstance(op, (syntax.BitAnd, syntax.BitOr, syntax.BitXor)):
         kind = "int"
     container = a.container and b.container and isinstance(op, syntax.Add)
     ndim = None if container or isinstance(op, syntax.MatMult) else join_ndims([a, b])
     return Val(traced=traced, kind=kind, container=container, ndim=ndim, weak=traced and a.is_weak and b.is_weak,
-               like=None if container else _dtype_kept(a, b, op))
+               like=None if container else _dtype_kept(a, b, op), unsized=unsized and kind == "float" and not container)
 
 
 # Operations whose result has the dtype of an array operand when the other operand is a
@@ -253,10 +262,12 @@ def _dtype_kept(a: Val, b: Val, op):
 def call_result(name: str, vals, traced: bool, method_of: Val | None = None, n_args: int = 0) -> Val:
     """The Val of ``jnp.<name>(*args)`` (or the array method ``x.<name>(*args)``)."""
     operands = ([method_of] if method_of is not None else []) + list(vals)
+    unsized = False
     if name in _BOOL:
         kind = "bool"
     elif name in _FLOAT:
         kind = "float" if all(v.kind != "complex" for v in operands) else None
+        unsized = any(v.kind is None or v.unsized for v in operands)
     elif name in _INT:
         kind = "int"
     elif name in _JOIN and operands:
@@ -271,7 +282,8 @@ def call_result(name: str, vals, traced: bool, method_of: Val | None = None, n_a
         ndim = 0
     else:
         ndim = join_ndims(operands) if name in _ELEMENTWISE and operands else None
-    return Val(traced=traced, kind=kind, ndim=ndim)
+    unsized = kind == "float" and (unsized if name in _FLOAT else any(v.unsized for v in operands))
+    return Val(traced=traced, kind=kind, ndim=ndim, unsized=unsized)
 
 
 def subscript(a: Val, index: Val, index_node) -> Val:
@@ -283,7 +295,7 @@ def subscript(a: Val, index: Val, index_node) -> Val:
         return Val(traced=a.traced or index.traced)
     ndim = a.ndim - 1 if a.ndim and index.kind == "int" and index.ndim == 0 else None
     # No `like`: an argument nothing declares may be a tuple or dict of values of other dtypes.
-    return Val(traced=a.traced or index.traced, kind=a.kind, weak=a.weak, ndim=ndim)
+    return Val(traced=a.traced or index.traced, kind=a.kind, weak=a.weak, ndim=ndim, unsized=a.unsized)
 
 
 def casts(a: Val, b: Val):
@@ -316,6 +328,8 @@ def may_differ(a: Val, b: Val) -> bool:
         return False
     if a.like is not None and a.like == b.like and not (a.container or b.container):
         return False  # both have the dtype of one parameter (`x if c else -x`)
+    if (a.unsized or b.unsized) and not (a.container or b.container):
+        return True  # a float of an argument's unknown dtype: float32 or float64, weak or not
     if a.container or b.container:
         if a.elts is None or b.elts is None or len(a.elts) != len(b.elts):
             return True  # items not known
@@ -337,6 +351,14 @@ def carry_may_change(entry: Val, final: Val) -> bool:
     return may_differ(entry, final)
 
 
+def weak_into_strong(entry: Val, out: Val) -> bool:
+    """Does an iteration give a Python number (weakly typed) to a variable that enters the
+    loop as an array of a numeric kind, whose width nothing here knows? ``lax`` loops need
+    the carry's dtype back, and under x64 ``0.25`` is a float64 beside a float32 array."""
+    return (entry.traced and not entry.is_weak and not entry.container and not entry.undefined
+            and out.is_weak and out.kind in ("int", "float", "complex") and not out.container and not out.undefined)
+
+
 def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
     """The Val of a staged ``if``'s output whose branches give ``a`` and ``b``."""
     if a == UNDEFINED:
@@ -351,7 +373,8 @@ def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
         elts = tuple(staged_output(x, y) for x, y in zip(a.elts, b.elts))
     return Val(traced=True, kind=kind, weak=weak, container=a.container and b.container, elts=elts,
                ndim=a.ndim if a.ndim == b.ndim else None, stacked=a.stacked or b.stacked,
-               like=a.like if a.like == b.like else None, items=a.items if a.items == b.items else None)
+               like=a.like if a.like == b.like else None, items=a.items if a.items == b.items else None,
+               unsized=kind == "float" and (a.unsized or b.unsized or None in (a.kind, b.kind)))
 
 
 def without_items(val: Val) -> Val:
@@ -363,11 +386,13 @@ def without_items(val: Val) -> Val:
     return replace(val, items=None, elts=elts)
 
 
-def carried(val: Val) -> Val:
-    """The Val of a variable carried by a staged loop (an array of the value's type)."""
-    elts = tuple(carried(v) for v in val.elts) if val.container and val.elts is not None else None
+def carried(val: Val, sized: bool = False) -> Val:
+    """The Val of a variable carried by a staged loop (an array of the value's type);
+    ``sized``: by a loop whose carry keeps one dtype (not a ``promoting_*`` loop), so a
+    float of an argument's unknown dtype has the carry's, as every value it is given must."""
+    elts = tuple(carried(v, sized) for v in val.elts) if val.container and val.elts is not None else None
     return Val(traced=True, kind=val.kind, container=val.container, weak=val.is_weak, ndim=val.ndim, elts=elts,
-               like=val.like)
+               like=val.like, unsized=val.unsized and not sized)
 
 
 def item_of(val: Val) -> Val:
