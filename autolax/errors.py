@@ -144,6 +144,20 @@ class TracedComparisonError(AutolaxError, TypeError):
     """
 
 
+class TracedValueError(AutolaxError, TypeError):
+    """A staged statement's body needs the concrete value of a traced one: it indexes a
+    Python list with it (``table[i]``, ``i`` the loop index), takes it as a Python ``bool``
+    in code autolax does not convert, turns it into a NumPy array or a shape. The statement
+    cannot run in Python instead either, because its condition or bounds are traced.
+
+    The message names the statement and the line; JAX's own error is its ``__cause__``.
+
+    Fix: make the Python list an array before the statement (``table = jnp.asarray(table)``)
+    and index that; use ``jnp`` in place of ``np``; or make the values that decide the
+    condition or the bounds static (``static_argnums``).
+    """
+
+
 class StagedEffectError(AutolaxError):
     """A Python side effect inside a staged branch or loop body would run once, while
     tracing, instead of when the program runs.
@@ -419,6 +433,13 @@ MESSAGES = {
         "    {source}",
         "change it in the statement itself ({example}: autolax carries it), or have "
         "the function return the new value and assign it (`{name} = f({name}, v)`).",
+        "#the-rules-semantics",
+    ),
+    "traced-value": Message(
+        TracedValueError,
+        "{stmt} is staged ({why}), but {reason}: JAX has no concrete value to give Python there.\n"
+        "    {source}",
+        "{fix}",
         "#the-rules-semantics",
     ),
     "branch-fails": Message(

@@ -315,7 +315,7 @@ def test_unrolled_warning_shows_the_rewrite():
     assert float(got) == weighted_by_table([1.0, -2.0, 3.0])
     text = str(caught[0].message)
     assert "line " in text and "uses a traced value as a Python int" in text
-    assert "Fix: to stage the loop, make the Python list the loop indexes an array before the loop" in text
+    assert "Fix: to stage the loop, make the Python list the statement indexes an array before it" in text
     assert "Or pass strict=True to make this an error." in text
 
 

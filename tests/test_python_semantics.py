@@ -1212,3 +1212,59 @@ def test_call_that_only_reads_an_outside_list_is_staged(tmp_path):
     check_all_paths(weighted, 1.5, 4, tmp_dir=tmp_path)
     assert "while" in str(jax.make_jaxpr(autolax.convert(weighted))(1.5, 4)) or \
         "scan" in str(jax.make_jaxpr(autolax.convert(weighted))(1.5, 4))
+
+
+# A staged statement whose body needs a concrete value of a traced one (a Python list
+# indexed with the loop index): autolax's TracedValueError, which names the statement and
+# the line, in place of JAX's tracer error; where the statement can run in Python, it does.
+def indexes_a_list_with_a_traced_index(x, n):
+    table = [1.0, 2.0, 3.0]
+    total = x
+    for i in range(n):
+        total = total + table[i]
+    return total
+
+
+def indexes_a_list_in_a_traced_branch(x):
+    table = [1.0, 2.0, 3.0]
+    if x > 0:
+        x = x + table[jnp.argmax(jnp.array(table))]
+    return x
+
+
+def test_list_indexed_with_a_traced_loop_index_is_traced_value_error(tmp_path):
+    check_all_paths(indexes_a_list_with_a_traced_index, 1.0, 3, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError) as info:
+        autolax.jit(indexes_a_list_with_a_traced_index)(1.0, 3)
+    message = str(info.value)
+    assert "is staged (its bounds or condition are traced), but line" in message
+    assert "uses a traced value as a Python int (e.g. indexes a Python list with the loop index)" in message
+    assert "    for i in range(n):" in message
+    assert "Fix: make the Python list the statement indexes an array before it (`table = jnp.asarray(table)`" in message
+    assert isinstance(info.value, TypeError)
+    assert isinstance(info.value.__cause__, jax.errors.TracerIntegerConversionError)
+    # With the trip count static, the loop runs in Python (and warns it was unrolled).
+    with pytest.warns(autolax.UnrolledLoopWarning):
+        assert float(autolax.jit(indexes_a_list_with_a_traced_index, static_argnums=1)(1.0, 3)) == 7.0
+
+
+def test_list_indexed_with_a_traced_value_in_a_traced_branch(tmp_path):
+    check_all_paths(indexes_a_list_in_a_traced_branch, 1.0, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"the `if` at .* is staged \(its condition is traced\), but "
+                       r"line \d+ uses a traced value as a Python int"):
+        autolax.jit(indexes_a_list_in_a_traced_branch)(1.0)
+
+
+def test_statement_inside_one_that_can_run_in_python_still_lets_it():
+    # The inner loop's bound is traced while the outer loop is staged; the outer loop (static
+    # bounds) then runs in Python, where the inner bound is a Python int: Python's answer.
+    def nested(x):
+        table = [1.0, 2.0, 3.0]
+        total = x
+        for i in range(3):
+            for j in range(i):
+                total = total + table[j]
+        return total
+
+    with pytest.warns(autolax.UnrolledLoopWarning):
+        assert float(autolax.jit(nested)(1.0)) == nested(1.0) == 5.0

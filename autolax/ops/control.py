@@ -121,6 +121,8 @@ def _trace_branch(fn, in_state, out_names, site, side):
             # Python raises it only if this branch runs, which only the running program knows.
             raise errors.make("branch-fails", side=side, stmt=site.what, source=site.source,
                               error=f"{type(exc).__name__}: {exc}") from exc
+        if site.kind in ("if", "ternary") and isinstance(exc, report.TRACER_ERRORS):
+            raise report.traced_value_error(exc, site, "its condition is traced") from exc
         report.add_staging_note(exc, site)
         raise
 

@@ -68,6 +68,7 @@ UNSTAGEABLE = (
     jax.errors.TracerIntegerConversionError,
     jax.errors.TracerArrayConversionError,
     jax.errors.NonConcreteBooleanIndexError,
+    errors.TracedValueError,  # a statement inside could not be staged: this one may run in Python
     StateMismatchError,
     UndefinedVariableError,
     plan.Unstageable,
@@ -296,57 +297,6 @@ def _closure_traced(*fns) -> bool:
     return False
 
 
-def _reason(exc, site) -> str:
-    """Why a loop body could not be staged, pointing at the user's line if possible."""
-    line = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == site.filename:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    at = f"line {line} " if line is not None else "the body "
-    if isinstance(exc, jax.errors.TracerIntegerConversionError):
-        return f"{at}uses a traced value as a Python int (e.g. indexes a Python list with the loop index)"
-    if isinstance(exc, jax.errors.TracerBoolConversionError):
-        return f"{at}uses a traced value as a Python bool"
-    if isinstance(exc, jax.errors.TracerArrayConversionError):
-        return f"{at}converts a traced value to a NumPy array"
-    if isinstance(exc, jax.errors.NonConcreteBooleanIndexError):
-        return f"{at}uses a boolean mask, so its result's shape depends on data"
-    if isinstance(exc, jax.errors.ConcretizationTypeError):
-        return f"{at}needs the concrete value of a traced expression"
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return first.rstrip(":.")
-
-
-# How to change a loop body that raised one of these while staged, so that it can be staged.
-_REWRITES = (
-    (jax.errors.TracerIntegerConversionError,
-     "make the Python list the loop indexes an array before the loop (`table = jnp.asarray(table)`, "
-     "or `jnp.stack(table)` for a list of arrays) and index that, or loop over its items."),
-    (jax.errors.TracerBoolConversionError,
-     "decide with `jnp.where(c, a, b)` or `lax.cond` in the function that tests the traced value (autolax "
-     "does not convert library code or functions marked @autolax.do_not_convert)."),
-    (jax.errors.TracerArrayConversionError, "use `jnp` in place of `np` on the traced values."),
-    (jax.errors.NonConcreteBooleanIndexError,
-     "use `jnp.where(mask, x, 0)` (or a masked sum) in place of `x[mask]`: it keeps the shape."),
-    (jax.errors.ConcretizationTypeError,
-     "make shapes and Python decisions depend on static values only (mark such arguments static with "
-     "static_argnums / static_argnames)."),
-)
-
-
-def _rewrite(exc) -> str | None:
-    """How to change the loop so that it can be staged: the fix of autolax's own error, or
-    one for JAX's tracer errors."""
-    if isinstance(exc, plan.Unstageable):
-        exc = exc.error
-    fix = getattr(exc, "fix", None)
-    if fix is not None:
-        return fix
-    return next((text for kind, text in _REWRITES if isinstance(exc, kind)), None)
-
-
 def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     """Stages the loop; if its body cannot be staged and the loop's bounds are static, runs
     it as a Python loop instead (warning afterwards, or raising first under strict mode)."""
@@ -359,10 +309,12 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
         if not can_fall_back:
             if isinstance(exc, plan.Unstageable):
                 raise exc.error from None
+            if isinstance(exc, report.TRACER_ERRORS):
+                raise report.traced_value_error(exc, site, "its bounds or condition are traced") from exc
             report.add_staging_note(exc, site)
             raise
-        reason = _reason(exc, site)
-        rewrite = _rewrite(exc)
+        reason = report.unstageable_reason(exc, site)
+        rewrite = report.unstageable_fix(exc)
     except Exception as exc:
         if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
                 and _in_user_code(exc, site)):

@@ -326,6 +326,77 @@ def add_staging_note(exc: BaseException, site) -> None:
     exc.add_note(f"autolax: raised while staging {site.what}: {site.source}")
 
 
+# JAX's errors for a traced value used where Python needs a concrete one.
+TRACER_ERRORS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerBoolConversionError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.NonConcreteBooleanIndexError,
+)
+
+
+def unstageable_reason(exc, site) -> str:
+    """Why a body could not be staged, pointing at the user's line if possible."""
+    if isinstance(exc, errors.TracedValueError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == site.filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    at = f"line {line} " if line is not None else "the body "
+    if isinstance(exc, jax.errors.TracerIntegerConversionError):
+        index = "the loop index" if site.kind in ("for", "while") else "it"
+        return f"{at}uses a traced value as a Python int (e.g. indexes a Python list with {index})"
+    if isinstance(exc, jax.errors.TracerBoolConversionError):
+        return f"{at}uses a traced value as a Python bool"
+    if isinstance(exc, jax.errors.TracerArrayConversionError):
+        return f"{at}converts a traced value to a NumPy array"
+    if isinstance(exc, jax.errors.NonConcreteBooleanIndexError):
+        return f"{at}uses a boolean mask, so its result's shape depends on data"
+    if isinstance(exc, jax.errors.ConcretizationTypeError):
+        return f"{at}needs the concrete value of a traced expression"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return first.rstrip(":.")
+
+
+# How to change a body that raised one of these while staged, so that it can be staged.
+_REWRITES = (
+    (jax.errors.TracerIntegerConversionError,
+     "make the Python list the statement indexes an array before it (`table = jnp.asarray(table)`, "
+     "or `jnp.stack(table)` for a list of arrays) and index that, or loop over its items."),
+    (jax.errors.TracerBoolConversionError,
+     "decide with `jnp.where(c, a, b)` or `lax.cond` in the function that tests the traced value (autolax "
+     "does not convert library code or functions marked @autolax.do_not_convert)."),
+    (jax.errors.TracerArrayConversionError, "use `jnp` in place of `np` on the traced values."),
+    (jax.errors.NonConcreteBooleanIndexError,
+     "use `jnp.where(mask, x, 0)` (or a masked sum) in place of `x[mask]`: it keeps the shape."),
+    (jax.errors.ConcretizationTypeError,
+     "make shapes and Python decisions depend on static values only (mark such arguments static with "
+     "static_argnums / static_argnames)."),
+)
+
+
+def unstageable_fix(exc) -> str | None:
+    """How to change the statement so that it can be staged: the fix of autolax's own
+    error, or one for JAX's tracer errors."""
+    if isinstance(exc, plan.Unstageable):
+        exc = exc.error
+    fix = getattr(exc, "fix", None)
+    if fix is not None:
+        return fix
+    return next((text for kind, text in _REWRITES if isinstance(exc, kind)), None)
+
+
+def traced_value_error(exc, site, why: str) -> AutolaxError:
+    """``TracedValueError`` for JAX's tracer error ``exc`` (one of ``TRACER_ERRORS``) out of
+    the body of ``site``, which cannot run in Python instead (``why``)."""
+    return errors.make("traced-value", stmt=site.what, why=why, reason=unstageable_reason(exc, site),
+                       source=site.source, fix=unstageable_fix(exc))
+
+
 def raised_by_user_code(exc: BaseException) -> bool:
     """Did ``exc`` come from the user's code (its innermost frame is neither autolax's nor
     JAX's), and is it not an error autolax or JAX raise to say why something cannot be staged?"""
