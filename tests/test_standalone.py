@@ -715,6 +715,60 @@ def test_a_module_list_beside_a_tuple_is_refused_as_the_runtime_refuses_it(tmp_p
     assert "a tuple in the `if` branch and a list in the `else` branch" in str(standalone)
 
 
+@pytest.mark.parametrize("source, first, second", [
+    # Fuzzer seeds 1595, 3222: a tuple returned beside an argument (an array, or a tuple).
+    ("""\
+        def f(x, ys):
+            if x > 0:
+                return ys, 1.0
+            return ys * -1
+        """, "a tuple of 2 items", "a value whose type --standalone cannot tell"),
+    # Fuzzer seed 2709.
+    ("""\
+        def f(x, ys):
+            if x > 0:
+                return ys - x
+            return ys, x
+        """, "a value whose type --standalone cannot tell", "a tuple of 2 items"),
+    ("""\
+        def f(x, ys):
+            if x > 0:
+                return None
+            return ys
+        """, "None", "a value whose type --standalone cannot tell"),
+    # Fuzzer seed 3266: a list display beside a list variable (an alias may change its length).
+    ("""\
+        def f(x, ys):
+            items = [x, ys[0], 1.0]
+            if x > 0:
+                return [x]
+            return items
+        """, "a list of 1 item", "a list of a number of items --standalone cannot tell"),
+])
+def test_branches_of_structures_not_known_to_be_one_are_refused(tmp_path, source, first, second):
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0, np.array([0.5, 1.5], np.float32))
+    assert runtime.code in ("if-structure", "if-list-append") and standalone.code == "if-structure"
+    assert f"the return value is {first}" in str(standalone) and f"in the `if` branch and {second}" in str(standalone)
+    assert "same structure" in str(standalone) and "drop --standalone" not in str(standalone)
+
+
+def test_branches_of_values_of_types_not_known_stage(tmp_path):
+    source = textwrap.dedent("""\
+        def f(x, ys):
+            if x > 0:
+                return ys, x + 1.0
+            return ys * 2.0, (ys[0],)[0]
+        """)
+    result = convert_source(source, "pair.py", Options(all=True, standalone=True))
+    assert not result.warnings and "cond(" in result.text
+    namespace, python = {}, {}
+    exec(compile(result.text, "pair.py", "exec"), namespace)
+    exec(compile(source, "pair_py.py", "exec"), python)
+    for x in (1.0, -1.0):
+        args = (np.float32(x), np.array([0.5, 1.5], np.float32))
+        assert_close(python["f"](*args), jax.jit(namespace["f"])(*args))
+
+
 def test_same_length_changes_in_both_branches_stage(tmp_path):
     source = textwrap.dedent("""\
         def f(x):

@@ -41,6 +41,7 @@ from autolax.sourcegen.standalone.values import (
     may_differ,
     staged_output,
     structures_differ,
+    structures_unknown,
     without_items,
 )
 from autolax.transpile import syntax
@@ -462,7 +463,13 @@ class Lowering(Expressions, Loops):
         prelude = self.one_sided(site, out_names, t_vals, f_vals, s) if self.final else []
         for n, a, b in zip(out_names, t_vals, f_vals):
             differ = structures_differ(a, b)
-            if differ is not None and self.final:
+            if differ is None:
+                # Not known to be one structure: the runtime compares them when it traces.
+                unknown = structures_unknown(a, b)
+                if unknown is not None and self.final:
+                    raise self.refuse("if-structure", s, runtime_can=False, first=unknown[0], second=unknown[1],
+                                      **self.about(site, n))
+            elif self.final:
                 code = "if-list-append" if a.ctype == b.ctype == "list" else "if-structure"
                 raise self.refuse(code, s, runtime_can=False, first=differ[0], second=differ[1],
                                   **self.about(site, n))

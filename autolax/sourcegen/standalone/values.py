@@ -223,6 +223,51 @@ def structures_differ(a: Val, b: Val):
     return describe(sa, a), describe(sb, b)
 
 
+def _count(v: Val):
+    """A container's number of items where known, else None."""
+    return len(v.elts) if v.elts is not None else v.items
+
+
+def _opaque(v: Val) -> bool:
+    """A value whose type nothing here knows (an argument nothing declares, a global, what
+    an unknown function returns): an array or a number, unless it is a container."""
+    return not (v.container or v.none or v.kind in NUMERIC)
+
+
+def _describe(v: Val) -> str:
+    if v.none:
+        return "None"
+    if _opaque(v):
+        return "a value whose type --standalone cannot tell at conversion (an array, unless it is a container)"
+    if not v.container:
+        return "a number or array"
+    n = _count(v)
+    if n is None:
+        return f"a {v.ctype or 'container'} of a number of items --standalone cannot tell at conversion"
+    return f"a {v.ctype or 'container'} of {n} item{'s' if n != 1 else ''}"
+
+
+def structures_unknown(a: Val, b: Val):
+    """(a's, b's) description when nothing here tells whether the two branches of a staged
+    ``if`` give a value of one pytree structure, which ``lax.cond`` needs (call it where
+    ``structures_differ`` found none): a container or None beside a value of a type not
+    known (an argument may be an array or a tuple), or a display of a known number of items
+    beside a container of a number not known. Two values of types not known are taken to be
+    arrays, as an argument nothing declares is; else None."""
+    if a == UNDEFINED or b == UNDEFINED or a.undefined or b.undefined:
+        return None
+    if a.container and b.container:
+        ca, cb = _count(a), _count(b)
+        if (ca is None) != (cb is None):
+            return _describe(a), _describe(b)
+        if a.elts is not None and b.elts is not None and len(a.elts) == len(b.elts):
+            return next(filter(None, (structures_unknown(x, y) for x, y in zip(a.elts, b.elts))), None)
+        return None
+    if _opaque(a) != _opaque(b) and (a.container or a.none or b.container or b.none):
+        return _describe(a), _describe(b)
+    return None
+
+
 def binop(a: Val, b: Val, op) -> Val:
     traced = a.traced or b.traced
     kind = join_kinds(a.kind, b.kind)
