@@ -457,6 +457,16 @@ MESSAGES = {
         "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `try`.",
         "#semantics",
     ),
+    "side-fails-in-try": Message(
+        StagedEffectError,
+        "the `{side}` side of the conditional expression at {where} raised {error} while autolax staged it, "
+        "inside a `try` that catches it:\n    {source}\n"
+        "The test is traced: Python raises this (and runs the handler) only on the runs that take that side, "
+        "which a staged program cannot decide",
+        "make the side safe to evaluate whatever the test (keep indices in range, do not take items from an "
+        "empty list), or decide the test in Python.",
+        "#semantics",
+    ),
     "raise-both-branches": Message(
         StagedEffectError,
         "both branches of a staged `if` raise, so this traced function raises on every call; which "

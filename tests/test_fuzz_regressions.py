@@ -579,3 +579,35 @@ def test_a_loop_target_that_was_none_before_a_traced_loop_is_refused_clearly():
         autolax.jit(first_above_or_none)(xs, 2, 0.0)
     for n in (0, 2):  # eagerly the loop runs in Python: Python's answer
         assert autolax.convert(first_above_or_none)(xs, n, 0.0) == first_above_or_none(xs, n, 0.0)
+
+
+def first_queued_or_default(a, xs):
+    queue = []
+    try:
+        y = queue[0] if xs[1] > a else a
+    except IndexError:
+        y = -1.0
+    return y
+
+
+def first_queued_uncaught(a, xs):
+    queue = []
+    try:
+        y = queue[0] if xs[1] > a else a
+    except ValueError:
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("a", [0.0, 5.0])
+def test_a_side_of_a_conditional_expression_that_fails_inside_a_try_that_catches_it(a, tmp_path):
+    # Fuzz seed 169: the side's IndexError was staged as raised when the program takes it,
+    # so it escaped the `except IndexError` that Python runs. Refused there; a handler that
+    # does not catch it leaves the side staged as raising.
+    xs = np.array([1.0, 2.0])
+    check_all_paths(first_queued_or_default, a, xs, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `if` side of the conditional expression at "
+                       r".*test_fuzz_regressions\.py:\d+ raised IndexError: list index out of range .* inside a `try` "
+                       r"that catches it"):
+        autolax.jit(first_queued_or_default)(a, xs)
+    check_all_paths(first_queued_uncaught, a, xs, tmp_dir=tmp_path)

@@ -9,6 +9,10 @@
                                              except ValueError:
                                                  ...
 
+A conditional expression inside such a ``try`` is marked with the handlers' types too
+(``anno.CAUGHT_BY``, emitted by ``passes.ternary``): a side that fails while traced is staged
+as raising, unless a handler would catch that error.
+
 Run in Python, ``ops.raising(E)`` is ``E`` and ``ops.asserting`` is the ``assert``. Inside a
 staged branch or loop body the condition that leads to them is traced: the error is raised
 when the program runs and takes that path (``autolax.ops.checks``). A ``raise`` inside a
@@ -37,6 +41,19 @@ def _handler_types(handlers):
     return out
 
 
+def _mark_conditional_expressions(node, caught):
+    """Marks the conditional expressions ``node`` evaluates itself (not those of its nested
+    statements or functions) with the exception types ``caught``."""
+    todo = [child for child in syntax.iter_child_nodes(node) if not isinstance(child, syntax.stmt)]
+    while todo:
+        child = todo.pop()
+        if isinstance(child, _SCOPES) or isinstance(child, (syntax.stmt, syntax.ExceptHandler)):
+            continue
+        if isinstance(child, syntax.IfExp):
+            anno.set(child, anno.CAUGHT_BY, caught)
+        todo.extend(syntax.iter_child_nodes(child))
+
+
 class _Transformer:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -49,6 +66,8 @@ class _Transformer:
 
     def stmt(self, node, caught):
         ops = self.ctx.ops
+        if caught and not isinstance(node, _SCOPES):
+            _mark_conditional_expressions(node, caught)
         if isinstance(node, syntax.FunctionDef):
             node.body = self.block(node.body, [])
             return [node]
