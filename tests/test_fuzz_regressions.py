@@ -611,3 +611,33 @@ def test_a_side_of_a_conditional_expression_that_fails_inside_a_try_that_catches
                        r"that catches it"):
         autolax.jit(first_queued_or_default)(a, xs)
     check_all_paths(first_queued_uncaught, a, xs, tmp_dir=tmp_path)
+
+
+def checks_then_reads_past_the_end(a, ys):
+    # Fuzz seed 4518 (reduced): the `raise` is checked when the program runs, but tracing
+    # stops first at `LOG[1]` (IndexError), where Python raises the ValueError.
+    if ys.max() != len(LOG):
+        raise ValueError("too large")
+    return a <= LOG[1]
+
+
+LOG = []
+
+
+@pytest.mark.parametrize("method", ["trace", "lower"])
+def test_trace_and_lower_of_autolax_jit_raise_the_error_python_raises_first(method):
+    # `autolax.jit(f).trace(...)` / `.lower(...)` went straight to jax.jit's and raised the
+    # trace's error; as a call does, they raise Python's error on concrete arguments.
+    ys = np.array([4, 5], np.int64)
+    with pytest.raises(ValueError, match="too large"):
+        checks_then_reads_past_the_end(1.0, ys)
+    with pytest.raises(ValueError, match="too large"):
+        getattr(autolax.jit(checks_then_reads_past_the_end), method)(1.0, ys)
+    with pytest.raises(ValueError, match="too large"):
+        autolax.jit(checks_then_reads_past_the_end)(1.0, ys)
+    xs = np.array([1.0, 0.0], np.float32)
+    with pytest.raises(AssertionError):
+        getattr(autolax.jit(stacks_after_a_checked_loop), method)(1.0, xs, np.array([1, 2], np.int32))
+    # Only shapes and dtypes: nothing to run as Python, the trace's error stays.
+    with pytest.raises(IndexError):
+        getattr(autolax.jit(checks_then_reads_past_the_end), method)(1.0, jax.ShapeDtypeStruct((2,), np.int64))
