@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import autolax
+from autolax.sourcegen import Options, convert_source
 from conftest import assert_close, assert_matches
 from paths import check_all_paths
 
@@ -641,3 +642,33 @@ def test_trace_and_lower_of_autolax_jit_raise_the_error_python_raises_first(meth
     # Only shapes and dtypes: nothing to run as Python, the trace's error stays.
     with pytest.raises(IndexError):
         getattr(autolax.jit(checks_then_reads_past_the_end), method)(1.0, jax.ShapeDtypeStruct((2,), np.int64))
+
+
+LOOP_BODY_FAILS = """
+def reads_past_the_end(n, xs):
+    total = 0.0
+    for i in range(n, 0, 1):
+        items = [xs[0]]
+        total += items[1]
+    return total
+"""
+
+
+@pytest.mark.parametrize("n", [0, -2])
+def test_cli_output_loop_whose_body_fails_while_traced_is_refused(n, tmp_path):
+    # Fuzz seed 1339 (reduced): the CLI writes the converted file elsewhere than its source,
+    # whose name the loop's site holds; the body's IndexError was not recognised as the
+    # user's, so it escaped with a note instead of the refusal the other paths give.
+    text = convert_source(LOOP_BODY_FAILS, str(tmp_path / "source.py"), Options(all=True)).text
+    out = tmp_path / "converted.py"
+    out.write_text(text)
+    namespace = {}
+    exec(compile(text, str(out), "exec"), namespace)  # noqa: S102 - the test's own converted code
+    xs = np.array([1.0, 2.0])
+    if n == 0:
+        assert namespace["reads_past_the_end"](n, xs) == 0.0  # eagerly, as Python
+    else:
+        with pytest.raises(IndexError):
+            namespace["reads_past_the_end"](n, xs)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `for` loop at .*source\.py:4 raised IndexError"):
+        jax.jit(namespace["reads_past_the_end"])(n, xs)

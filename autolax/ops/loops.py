@@ -390,13 +390,14 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
 
 
 def _in_user_code(exc, site) -> bool:
-    """Was ``exc`` raised while running the user's code (a frame of the loop's file)?"""
+    """Was ``exc`` raised while running the user's code (a frame of the loop's file, or of
+    the converted file the CLI wrote, which ``site`` does not name)?"""
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == site.filename:
             return True
         tb = tb.tb_next
-    return False
+    return report.ran_user_code(exc)
 
 
 def _inexact(state: State) -> bool:
