@@ -672,3 +672,39 @@ def test_cli_output_loop_whose_body_fails_while_traced_is_refused(n, tmp_path):
             namespace["reads_past_the_end"](n, xs)
     with pytest.raises(autolax.StagedEffectError, match=r"the `for` loop at .*source\.py:4 raised IndexError"):
         jax.jit(namespace["reads_past_the_end"])(n, xs)
+
+
+def changes_a_list_built_in_a_staged_loop(a, b, xs):
+    queue = [xs[1]]
+    for k in range(4):
+        queue.extend([b * k])
+    queue.insert(1, a)  # fuzz seed 3180: AttributeError ('StackedList' has no 'insert')
+    last = queue.pop()
+    queue.pop(0)
+    queue[0] = queue[0] + 1.0
+    del queue[1]
+    queue.reverse()
+    queue += [a]
+    copied = queue.copy()
+    copied.append(b)
+    queue.remove(queue[0])  # found by identity: the row read is the list's item itself
+    return jnp.stack(queue), last, len(queue), len(copied), queue.index(queue[0])
+
+
+def clears_a_list_built_in_a_staged_loop(b, xs):
+    out = []
+    for x in xs:
+        out.append(x * b)
+    out.remove(out[0])
+    first = out.index(out[0])
+    last = out.pop()
+    out.clear()
+    out.append(last)
+    return len(out), jnp.stack(out), first
+
+
+def test_list_methods_on_a_list_a_staged_loop_appended_to(tmp_path):
+    # After a staged loop, the list is autolax's StackedList (its items stacked): it had
+    # only append / extend, so the other list methods raised AttributeError / TypeError.
+    check_all_paths(changes_a_list_built_in_a_staged_loop, 1.5, 3.0, np.array([1.0, 2.0]), tmp_dir=tmp_path)
+    check_all_paths(clears_a_list_built_in_a_staged_loop, 2.0, np.array([1.0, 2.0, 3.0]), tmp_dir=tmp_path)
