@@ -467,6 +467,16 @@ MESSAGES = {
         "empty list), or decide the test in Python.",
         "#semantics",
     ),
+    "fails-after-check": Message(
+        StagedEffectError,
+        "{stmt} ran as a Python loop ({reason}), and an iteration raised {error} while traced, after a "
+        "`raise` / `assert` of an earlier iteration that is checked when the program runs:\n    {source}\n"
+        "Python raises whichever comes first, which only the running program knows",
+        "make the loop safe to run whatever the values (keep indices in range, do not take items from an "
+        "empty list), or call the function through autolax.jit, which then runs it as Python to find "
+        "Python's error.",
+        "#semantics",
+    ),
     "raise-both-branches": Message(
         StagedEffectError,
         "both branches of a staged `if` raise, so this traced function raises on every call; which "

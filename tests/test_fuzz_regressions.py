@@ -708,3 +708,29 @@ def test_list_methods_on_a_list_a_staged_loop_appended_to(tmp_path):
     # only append / extend, so the other list methods raised AttributeError / TypeError.
     check_all_paths(changes_a_list_built_in_a_staged_loop, 1.5, 3.0, np.array([1.0, 2.0]), tmp_dir=tmp_path)
     check_all_paths(clears_a_list_built_in_a_staged_loop, 2.0, np.array([1.0, 2.0, 3.0]), tmp_dir=tmp_path)
+
+
+def pops_after_a_check(a, xs):
+    # Fuzz seed 3681 (reduced): the loop runs as Python (it changes the list's length); the
+    # first iteration's `raise` is checked when the program runs, but tracing reached the
+    # third iteration's `pop` of the empty list first.
+    stack = [a, a]
+    for k in range(len(xs)):
+        stack.pop()
+        if xs[k] > a:
+            raise RuntimeError("negative")
+    return a
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")
+@pytest.mark.parametrize("xs", [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0]])
+def test_an_error_in_a_python_loop_after_an_earlier_iterations_check(xs, tmp_path):
+    # Plain jax.jit (of autolax.convert, or CLI output) refuses; autolax.jit runs the
+    # function as Python and raises Python's error.
+    xs = np.array(xs)
+    check_all_paths(pops_after_a_check, 1.0, xs, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(pops_after_a_check, 1.0, xs, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+    if len(xs) == 3:
+        with pytest.raises(autolax.StagedEffectError, match=r"ran as a Python loop .* an iteration raised IndexError: "
+                           r"pop from empty list while traced, after a `raise` / `assert` of an earlier iteration"):
+            jax.jit(autolax.convert(pops_after_a_check))(1.0, xs)

@@ -77,6 +77,11 @@ class _Count:
     count = 0
 
 
+# Checks handed to a host callback at the top of a traced function, ever, per thread (see
+# ``mark`` / ``staged_since``).
+_top = threading.local()
+
+
 _staged: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_staged", default=None)
 
 
@@ -115,6 +120,26 @@ def collecting():
         _collector.reset(token)
 
 
+def mark():
+    """Where the checks staged so far end (for ``staged_since``)."""
+    pending = _collector.get()
+    return getattr(_top, "count", 0), pending, len(pending) if pending is not None else 0
+
+
+def staged_since(mark) -> bool:
+    """Was a check staged (at the top of the traced function, or in the body being staged)
+    since ``mark``?"""
+    count, pending, length = mark
+    now = _collector.get()
+    return getattr(_top, "count", 0) > count or (now is pending and now is not None and len(now) > length)
+
+
+def rerun_as_python() -> bool:
+    """Does the caller (``autolax.jit``) run the function as Python when tracing raises an
+    error of the user's code after a check was staged (``api.Jitted``)?"""
+    return _staged.get() is not None
+
+
 def fail_unless(ok, make_error) -> None:
     """Raises ``make_error()`` unless ``ok`` -- now, or when the program runs if ``ok`` is
     traced (under ``vmap``, unless it holds in every lane)."""
@@ -136,6 +161,7 @@ def fail_at_once_unless(ok, make_error) -> None:
     counter = _staged.get()
     if counter is not None:
         counter.count += 1
+    _top.count = getattr(_top, "count", 0) + 1
     jax.debug.callback(functools.partial(_raise_code, (make_error,)), jnp.where(ok, 0, 1).astype(jnp.int32))
 
 
@@ -159,6 +185,7 @@ def defer(failures) -> None:
     counter = _staged.get()
     if counter is not None:
         counter.count += 1
+    _top.count = getattr(_top, "count", 0) + 1
     jax.debug.callback(functools.partial(_raise_code, failures.makers), failures.code)
 
 

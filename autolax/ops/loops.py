@@ -376,9 +376,16 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
         rec.rollback(mark)
     if report.is_strict():
         report.unrolled(site, reason, rewrite)  # raises UnrolledLoopError
+    checked = checks.mark()
     try:
         result = python()
     except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
+        if (checks.staged_since(checked) and not checks.rerun_as_python() and report.under_trace()
+                and not isinstance(exc, errors.AutolaxError) and _in_user_code(exc, site)):
+            # An earlier iteration's check may fail first when the program runs (Python would
+            # then never get here): which error Python raises only the running program knows.
+            raise errors.make("fails-after-check", stmt=site.what, reason=reason, source=site.source,
+                              error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
         if hasattr(exc, "add_note"):
             exc.add_note(
                 f"autolax: the loop at {site.where} could not be staged ({reason}), so it ran "
