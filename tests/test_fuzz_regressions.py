@@ -734,3 +734,37 @@ def test_an_error_in_a_python_loop_after_an_earlier_iterations_check(xs, tmp_pat
         with pytest.raises(autolax.StagedEffectError, match=r"ran as a Python loop .* an iteration raised IndexError: "
                            r"pop from empty list while traced, after a `raise` / `assert` of an earlier iteration"):
             jax.jit(autolax.convert(pops_after_a_check))(1.0, xs)
+
+
+def raises_before_a_finally_that_asserts(a, xs):
+    # Fuzz seed 3583 (reduced): the `raise` was checked when the program ran, before the
+    # `finally`'s assert, whose AssertionError Python raises in its place.
+    try:
+        if xs.sum() > a:
+            raise RuntimeError("bad value")
+    except ValueError:
+        pass
+    finally:
+        assert xs[0] > 0, "out of range"
+    return a
+
+
+def asserts_before_a_finally_that_asserts(a, xs):
+    y = 0.0
+    try:
+        assert xs.sum() <= a, "too large"
+        y = 10.0
+    finally:
+        assert y < 5.0, "finally"  # Python's y is still 0.0 when the first assert fails
+    return a
+
+
+@pytest.mark.parametrize("fn", [raises_before_a_finally_that_asserts, asserts_before_a_finally_that_asserts])
+@pytest.mark.parametrize("a,xs", [(0.0, [-2.0, 3.0]), (0.0, [2.0, 3.0]), (10.0, [-2.0, 3.0]), (10.0, [2.0, 3.0])])
+def test_a_staged_raise_inside_a_try_whose_finally_raises_is_refused(fn, a, xs, tmp_path):
+    xs = np.array(xs)
+    check_all_paths(fn, a, xs, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(fn, a, xs, paths=("convert eagerly",))  # eagerly: Python's answer, not refused
+    with pytest.raises(autolax.StagedEffectError, match=r"under a traced condition at .*test_fuzz_regressions\.py:\d+ "
+                       r"is inside a `try` whose `finally` block raises or asserts too"):
+        autolax.jit(fn)(a, xs)

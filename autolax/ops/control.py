@@ -263,7 +263,7 @@ def _trace_side(thunk, site, side, caught_by=()):
     except Exception as exc:
         if not report.raised_by_user_code(exc):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
-        if caught_by and isinstance(exc, caught_by):
+        if checks.refused_in_try(type(exc), caught_by):
             raise errors.make("side-fails-in-try", side=side, where=site.where, source=site.source,
                               error=f"{type(exc).__name__}: {exc}") from None
         error = exc.with_traceback(None)  # its frames hold the tracers of the abandoned trace

@@ -18,7 +18,9 @@ staged branch or loop body the condition that leads to them is traced: the error
 when the program runs and takes that path (``autolax.ops.checks``). A ``raise`` inside a
 ``try`` passes the handlers' exception types (``caught_by=(ValueError,)``): when a handler
 would catch it, the handler would have to run depending on data, and autolax refuses. Its
-refusal, like every autolax error, passes through the user's handlers.
+refusal, like every autolax error, passes through the user's handlers. A ``finally`` that
+raises or asserts adds ``ops.FinallyRaises``: its error would replace the one staged in the
+``try``, and a staged program cannot tell which comes last, so that is refused too.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ def _handler_types(handlers):
         else:
             out.append(syntax.deepcopy(handler.type))
     return out
+
+
+def _raises(stmts) -> bool:
+    """Do these statements hold a ``raise`` or ``assert`` (not counting nested functions)?"""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (syntax.Raise, syntax.Assert)):
+            return True
+        if not isinstance(node, _SCOPES):
+            todo.extend(syntax.iter_child_nodes(node))
+    return False
 
 
 def _mark_conditional_expressions(node, caught):
@@ -83,6 +97,8 @@ class _Transformer:
             return [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{ops}.asserting", args, keywords)), node)]
         if isinstance(node, syntax.Try):
             inner = caught + _handler_types(node.handlers)
+            if _raises(node.finalbody):
+                inner.append(syntax.dotted(f"{ops}.FinallyRaises"))
             node.body = self.block(node.body, inner)
             node.orelse = self.block(node.orelse, caught)
             node.finalbody = self.block(node.finalbody, caught)
