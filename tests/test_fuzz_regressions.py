@@ -768,3 +768,23 @@ def test_a_staged_raise_inside_a_try_whose_finally_raises_is_refused(fn, a, xs, 
     with pytest.raises(autolax.StagedEffectError, match=r"under a traced condition at .*test_fuzz_regressions\.py:\d+ "
                        r"is inside a `try` whose `finally` block raises or asserts too"):
         autolax.jit(fn)(a, xs)
+
+
+def deletes_in_a_branch_of_a_loop_that_continues(n, x):
+    # Fuzz seed 95 (reduced): 'r' is bound before every read (the `continue` made autolax
+    # record that), so its `del` in the branch was left a `del` -- in the branch's own
+    # function, where it raised UnboundLocalError (eagerly) or was refused (traced).
+    total = 0.0
+    for k in range(n):
+        r = 3
+        if k != r:
+            total += x
+        else:
+            del r
+        continue
+    return total
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_del_in_a_branch_of_a_name_bound_before_every_read(n, tmp_path):
+    check_all_paths(deletes_in_a_branch_of_a_loop_that_continues, n, 1.5, tmp_dir=tmp_path)
