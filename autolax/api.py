@@ -340,10 +340,37 @@ class Jitted:
                     raise
                 raise error from None
             except Exception as exc:
-                if staged.count and self._python is not None and _user_error(exc) and not _any_tracer(args, kwargs):
-                    self._raise_python_error(args, kwargs)
+                self._after_trace_error(exc, staged, args, kwargs)
                 raise
         return out
+
+    def trace(self, *args, **kwargs):
+        """``jax.jit(...).trace``; a user error raised while tracing after checks were staged is
+        the error Python raises on these arguments, as for a call."""
+        __tracebackhide__ = True
+        return self._staging("trace", args, kwargs)
+
+    def lower(self, *args, **kwargs):
+        """``jax.jit(...).lower``; errors while tracing as for ``trace``."""
+        __tracebackhide__ = True
+        return self._staging("lower", args, kwargs)
+
+    def _staging(self, method, args, kwargs):
+        __tracebackhide__ = True
+        with _checks.counting() as staged:
+            try:
+                return getattr(self._jitted, method)(*args, **kwargs)
+            except Exception as exc:
+                self._after_trace_error(exc, staged, args, kwargs)
+                raise
+
+    def _after_trace_error(self, exc, staged, args, kwargs):
+        """Tracing raised ``exc``: if it is the user's and checks were staged before it, the
+        error Python raises is raised instead (``_raise_python_error``)."""
+        __tracebackhide__ = True
+        if staged.count and self._python is not None and _user_error(exc) and not _any_tracer(args, kwargs) \
+                and _all_concrete(args, kwargs):
+            self._raise_python_error(args, kwargs)
 
     def _raise_python_error(self, args, kwargs):
         """Tracing raised an error of the user's code after it staged checks (an ``assert``
@@ -455,6 +482,11 @@ def _user_error(exc) -> bool:
 
 def _any_tracer(args, kwargs) -> bool:
     return any(isinstance(leaf, compat.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
+
+
+def _all_concrete(args, kwargs) -> bool:
+    """No argument is only a shape and dtype (``jax.ShapeDtypeStruct``, for ``.trace`` / ``.lower``)."""
+    return not any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
 
 
 def jit_info(fn) -> JitInfo | None:

@@ -487,6 +487,35 @@ MESSAGES = {
         "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `try`.",
         "#semantics",
     ),
+    "side-fails-in-try": Message(
+        StagedEffectError,
+        "the `{side}` side of the conditional expression at {where} raised {error} while autolax staged it, "
+        "inside a `try` that catches it (or whose `finally` raises or asserts):\n    {source}\n"
+        "The test is traced: Python raises this (and runs the handler or `finally`) only on the runs that take "
+        "that side, which a staged program cannot decide",
+        "make the side safe to evaluate whatever the test (keep indices in range, do not take items from an "
+        "empty list), or decide the test in Python.",
+        "#semantics",
+    ),
+    "fails-after-check": Message(
+        StagedEffectError,
+        "{stmt} ran as a Python loop ({reason}), and an iteration raised {error} while traced, after a "
+        "`raise` / `assert` of an earlier iteration that is checked when the program runs:\n    {source}\n"
+        "Python raises whichever comes first, which only the running program knows",
+        "make the loop safe to run whatever the values (keep indices in range, do not take items from an "
+        "empty list), or call the function through autolax.jit, which then runs it as Python to find "
+        "Python's error.",
+        "#semantics",
+    ),
+    "raise-before-finally": Message(
+        StagedEffectError,
+        "`{statement}` under a traced condition at {where} is inside a `try` whose `finally` block raises or "
+        "asserts too: Python runs the `finally` after this error, from the values at this line, and an error "
+        "there replaces this one, which a staged program cannot decide.\n    {source}",
+        "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the "
+        "`try` (or check the `finally`'s condition before the `try`).",
+        "#semantics",
+    ),
     "raise-both-branches": Message(
         StagedEffectError,
         "both branches of a staged `if` raise, so this traced function raises on every call; which "

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import autolax
+from autolax.sourcegen import Options, convert_source
 from conftest import assert_close, assert_matches
 from paths import check_all_paths
 
@@ -579,3 +580,211 @@ def test_a_loop_target_that_was_none_before_a_traced_loop_is_refused_clearly():
         autolax.jit(first_above_or_none)(xs, 2, 0.0)
     for n in (0, 2):  # eagerly the loop runs in Python: Python's answer
         assert autolax.convert(first_above_or_none)(xs, n, 0.0) == first_above_or_none(xs, n, 0.0)
+
+
+def first_queued_or_default(a, xs):
+    queue = []
+    try:
+        y = queue[0] if xs[1] > a else a
+    except IndexError:
+        y = -1.0
+    return y
+
+
+def first_queued_uncaught(a, xs):
+    queue = []
+    try:
+        y = queue[0] if xs[1] > a else a
+    except ValueError:
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("a", [0.0, 5.0])
+def test_a_side_of_a_conditional_expression_that_fails_inside_a_try_that_catches_it(a, tmp_path):
+    # Fuzz seed 169: the side's IndexError was staged as raised when the program takes it,
+    # so it escaped the `except IndexError` that Python runs. Refused there; a handler that
+    # does not catch it leaves the side staged as raising.
+    xs = np.array([1.0, 2.0])
+    check_all_paths(first_queued_or_default, a, xs, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `if` side of the conditional expression at "
+                       r".*test_fuzz_regressions\.py:\d+ raised IndexError: list index out of range .* inside a `try` "
+                       r"that catches it"):
+        autolax.jit(first_queued_or_default)(a, xs)
+    check_all_paths(first_queued_uncaught, a, xs, tmp_dir=tmp_path)
+
+
+def checks_then_reads_past_the_end(a, ys):
+    # Fuzz seed 4518 (reduced): the `raise` is checked when the program runs, but tracing
+    # stops first at `LOG[1]` (IndexError), where Python raises the ValueError.
+    if ys.max() != len(LOG):
+        raise ValueError("too large")
+    return a <= LOG[1]
+
+
+LOG = []
+
+
+@pytest.mark.parametrize("method", ["trace", "lower"])
+def test_trace_and_lower_of_autolax_jit_raise_the_error_python_raises_first(method):
+    # `autolax.jit(f).trace(...)` / `.lower(...)` went straight to jax.jit's and raised the
+    # trace's error; as a call does, they raise Python's error on concrete arguments.
+    ys = np.array([4, 5], np.int64)
+    with pytest.raises(ValueError, match="too large"):
+        checks_then_reads_past_the_end(1.0, ys)
+    with pytest.raises(ValueError, match="too large"):
+        getattr(autolax.jit(checks_then_reads_past_the_end), method)(1.0, ys)
+    with pytest.raises(ValueError, match="too large"):
+        autolax.jit(checks_then_reads_past_the_end)(1.0, ys)
+    xs = np.array([1.0, 0.0], np.float32)
+    with pytest.raises(AssertionError):
+        getattr(autolax.jit(stacks_after_a_checked_loop), method)(1.0, xs, np.array([1, 2], np.int32))
+    # Only shapes and dtypes: nothing to run as Python, the trace's error stays.
+    with pytest.raises(IndexError):
+        getattr(autolax.jit(checks_then_reads_past_the_end), method)(1.0, jax.ShapeDtypeStruct((2,), np.int64))
+
+
+LOOP_BODY_FAILS = """
+def reads_past_the_end(n, xs):
+    total = 0.0
+    for i in range(n, 0, 1):
+        items = [xs[0]]
+        total += items[1]
+    return total
+"""
+
+
+@pytest.mark.parametrize("n", [0, -2])
+def test_cli_output_loop_whose_body_fails_while_traced_is_refused(n, tmp_path):
+    # Fuzz seed 1339 (reduced): the CLI writes the converted file elsewhere than its source,
+    # whose name the loop's site holds; the body's IndexError was not recognised as the
+    # user's, so it escaped with a note instead of the refusal the other paths give.
+    text = convert_source(LOOP_BODY_FAILS, str(tmp_path / "source.py"), Options(all=True)).text
+    out = tmp_path / "converted.py"
+    out.write_text(text)
+    namespace = {}
+    exec(compile(text, str(out), "exec"), namespace)  # noqa: S102 - the test's own converted code
+    xs = np.array([1.0, 2.0])
+    if n == 0:
+        assert namespace["reads_past_the_end"](n, xs) == 0.0  # eagerly, as Python
+    else:
+        with pytest.raises(IndexError):
+            namespace["reads_past_the_end"](n, xs)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `for` loop at .*source\.py:4 raised IndexError"):
+        jax.jit(namespace["reads_past_the_end"])(n, xs)
+
+
+def changes_a_list_built_in_a_staged_loop(a, b, xs):
+    queue = [xs[1]]
+    for k in range(4):
+        queue.extend([b * k])
+    queue.insert(1, a)  # fuzz seed 3180: AttributeError ('StackedList' has no 'insert')
+    last = queue.pop()
+    queue.pop(0)
+    queue[0] = queue[0] + 1.0
+    del queue[1]
+    queue.reverse()
+    queue += [a]
+    copied = queue.copy()
+    copied.append(b)
+    queue.remove(queue[0])  # found by identity: the row read is the list's item itself
+    return jnp.stack(queue), last, len(queue), len(copied), queue.index(queue[0])
+
+
+def clears_a_list_built_in_a_staged_loop(b, xs):
+    out = []
+    for x in xs:
+        out.append(x * b)
+    out.remove(out[0])
+    first = out.index(out[0])
+    last = out.pop()
+    out.clear()
+    out.append(last)
+    return len(out), jnp.stack(out), first
+
+
+def test_list_methods_on_a_list_a_staged_loop_appended_to(tmp_path):
+    # After a staged loop, the list is autolax's StackedList (its items stacked): it had
+    # only append / extend, so the other list methods raised AttributeError / TypeError.
+    check_all_paths(changes_a_list_built_in_a_staged_loop, 1.5, 3.0, np.array([1.0, 2.0]), tmp_dir=tmp_path)
+    check_all_paths(clears_a_list_built_in_a_staged_loop, 2.0, np.array([1.0, 2.0, 3.0]), tmp_dir=tmp_path)
+
+
+def pops_after_a_check(a, xs):
+    # Fuzz seed 3681 (reduced): the loop runs as Python (it changes the list's length); the
+    # first iteration's `raise` is checked when the program runs, but tracing reached the
+    # third iteration's `pop` of the empty list first.
+    stack = [a, a]
+    for k in range(len(xs)):
+        stack.pop()
+        if xs[k] > a:
+            raise RuntimeError("negative")
+    return a
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")
+@pytest.mark.parametrize("xs", [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0]])
+def test_an_error_in_a_python_loop_after_an_earlier_iterations_check(xs, tmp_path):
+    # Plain jax.jit (of autolax.convert, or CLI output) refuses; autolax.jit runs the
+    # function as Python and raises Python's error.
+    xs = np.array(xs)
+    check_all_paths(pops_after_a_check, 1.0, xs, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(pops_after_a_check, 1.0, xs, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+    if len(xs) == 3:
+        with pytest.raises(autolax.StagedEffectError, match=r"ran as a Python loop .* an iteration raised IndexError: "
+                           r"pop from empty list while traced, after a `raise` / `assert` of an earlier iteration"):
+            jax.jit(autolax.convert(pops_after_a_check))(1.0, xs)
+
+
+def raises_before_a_finally_that_asserts(a, xs):
+    # Fuzz seed 3583 (reduced): the `raise` was checked when the program ran, before the
+    # `finally`'s assert, whose AssertionError Python raises in its place.
+    try:
+        if xs.sum() > a:
+            raise RuntimeError("bad value")
+    except ValueError:
+        pass
+    finally:
+        assert xs[0] > 0, "out of range"
+    return a
+
+
+def asserts_before_a_finally_that_asserts(a, xs):
+    y = 0.0
+    try:
+        assert xs.sum() <= a, "too large"
+        y = 10.0
+    finally:
+        assert y < 5.0, "finally"  # Python's y is still 0.0 when the first assert fails
+    return a
+
+
+@pytest.mark.parametrize("fn", [raises_before_a_finally_that_asserts, asserts_before_a_finally_that_asserts])
+@pytest.mark.parametrize("a,xs", [(0.0, [-2.0, 3.0]), (0.0, [2.0, 3.0]), (10.0, [-2.0, 3.0]), (10.0, [2.0, 3.0])])
+def test_a_staged_raise_inside_a_try_whose_finally_raises_is_refused(fn, a, xs, tmp_path):
+    xs = np.array(xs)
+    check_all_paths(fn, a, xs, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(fn, a, xs, paths=("convert eagerly",))  # eagerly: Python's answer, not refused
+    with pytest.raises(autolax.StagedEffectError, match=r"under a traced condition at .*test_fuzz_regressions\.py:\d+ "
+                       r"is inside a `try` whose `finally` block raises or asserts too"):
+        autolax.jit(fn)(a, xs)
+
+
+def deletes_in_a_branch_of_a_loop_that_continues(n, x):
+    # Fuzz seed 95 (reduced): 'r' is bound before every read (the `continue` made autolax
+    # record that), so its `del` in the branch was left a `del` -- in the branch's own
+    # function, where it raised UnboundLocalError (eagerly) or was refused (traced).
+    total = 0.0
+    for k in range(n):
+        r = 3
+        if k != r:
+            total += x
+        else:
+            del r
+        continue
+    return total
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_del_in_a_branch_of_a_name_bound_before_every_read(n, tmp_path):
+    check_all_paths(deletes_in_a_branch_of_a_loop_that_continues, n, 1.5, tmp_dir=tmp_path)

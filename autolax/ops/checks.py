@@ -77,6 +77,11 @@ class _Count:
     count = 0
 
 
+# Checks handed to a host callback at the top of a traced function, ever, per thread (see
+# ``mark`` / ``staged_since``).
+_top = threading.local()
+
+
 _staged: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_staged", default=None)
 
 
@@ -115,6 +120,26 @@ def collecting():
         _collector.reset(token)
 
 
+def mark():
+    """Where the checks staged so far end (for ``staged_since``)."""
+    pending = _collector.get()
+    return getattr(_top, "count", 0), pending, len(pending) if pending is not None else 0
+
+
+def staged_since(mark) -> bool:
+    """Was a check staged (at the top of the traced function, or in the body being staged)
+    since ``mark``?"""
+    count, pending, length = mark
+    now = _collector.get()
+    return getattr(_top, "count", 0) > count or (now is pending and now is not None and len(now) > length)
+
+
+def rerun_as_python() -> bool:
+    """Does the caller (``autolax.jit``) run the function as Python when tracing raises an
+    error of the user's code after a check was staged (``api.Jitted``)?"""
+    return _staged.get() is not None
+
+
 def fail_unless(ok, make_error) -> None:
     """Raises ``make_error()`` unless ``ok`` -- now, or when the program runs if ``ok`` is
     traced (under ``vmap``, unless it holds in every lane)."""
@@ -136,6 +161,7 @@ def fail_at_once_unless(ok, make_error) -> None:
     counter = _staged.get()
     if counter is not None:
         counter.count += 1
+    _top.count = getattr(_top, "count", 0) + 1
     jax.debug.callback(functools.partial(_raise_code, (make_error,)), jnp.where(ok, 0, 1).astype(jnp.int32))
 
 
@@ -159,6 +185,7 @@ def defer(failures) -> None:
     counter = _staged.get()
     if counter is not None:
         counter.count += 1
+    _top.count = getattr(_top, "count", 0) + 1
     jax.debug.callback(functools.partial(_raise_code, failures.makers), failures.code)
 
 
@@ -224,30 +251,50 @@ class StagedRaise(BaseException):
         self.failures = failures
 
 
-def _refuse_in_try(statement: str, depth: int):
-    """The ``raise-in-try`` refusal, at the user's line ``depth`` frames up."""
+class FinallyRaises:
+    """In ``caught_by``: the ``try`` has a ``finally`` block that raises or asserts. An error
+    staged in the ``try`` (raised when the program runs) would come before the ``finally``'s
+    own, which Python raises in its place: such a ``try`` refuses it (``raise-before-finally``)."""
+
+
+def _refuse_in_try(statement: str, depth: int, message: str = "raise-in-try"):
+    """The ``raise-in-try`` (or ``message``) refusal, at the user's line ``depth`` frames up."""
     frame = sys._getframe(depth + 1)
     where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
-    raise errors.make("raise-in-try", statement=statement, where=where,
+    raise errors.make(message, statement=statement, where=where,
                       source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+
+
+def refused_in_try(error_type, caught_by) -> str | None:
+    """The refusal (a message name) for an error of ``error_type`` staged inside a ``try``
+    whose handlers catch ``caught_by``, or None."""
+    if not caught_by:
+        return None
+    if issubclass(error_type, tuple(t for t in caught_by if t is not FinallyRaises)):
+        return "raise-in-try"
+    if FinallyRaises in caught_by:
+        return "raise-before-finally"
+    return None
 
 
 def raising(exception, caught_by=(), _depth=1):
     """``raise ops.raising(E)`` for ``raise E``; inside ``try`` blocks, ``caught_by`` holds the
-    exception types their handlers catch.
+    exception types their handlers catch (and ``FinallyRaises`` for a ``finally`` that raises).
 
     Equivalent Python: ``E`` (the ``raise`` statement raises it).
 
     Inside a staged branch or loop body, whether the ``raise`` happens depends on traced
     values: the branch is staged as raising ``E`` when the program runs (``StagedRaise``).
     A ``raise`` that an enclosing ``try`` would catch is refused (``StagedEffectError``):
-    whether the handler runs would depend on data.
+    whether the handler runs would depend on data. So is one inside a ``try`` whose
+    ``finally`` raises or asserts: whether its error replaces this one would too.
     """
     if not report.in_staged_body():
         return exception
     error = exception() if isinstance(exception, type) else exception
-    if caught_by and isinstance(error, caught_by):
-        _refuse_in_try("raise", _depth)
+    refusal = refused_in_try(type(error), caught_by)
+    if refusal:
+        _refuse_in_try("raise", _depth, refusal)
     pending = _collector.get()
     prior = first(pending) if pending else None
     raise StagedRaise(first([prior, Failures(jnp.int32(1), (lambda: error,))]))
@@ -277,12 +324,14 @@ def asserting(test, message=None, caught_by=()):
             # for `raise`: raised when the program runs and takes it.
             if not report.in_staged_body():
                 raise error
-            if caught_by and isinstance(error, caught_by):
-                _refuse_in_try("assert", 1)
+            refusal = refused_in_try(AssertionError, caught_by)
+            if refusal:
+                _refuse_in_try("assert", 1, refusal)
             raise raising(error)
         return
-    if caught_by and issubclass(AssertionError, caught_by):
-        _refuse_in_try("assert", 1)
+    refusal = refused_in_try(AssertionError, caught_by)
+    if refusal:
+        _refuse_in_try("assert", 1, refusal)
     text = message() if message is not None else None
     ok = jnp.all(jnp.asarray(test) != 0) if jnp.asarray(test).dtype != jnp.bool_ else jnp.all(test)
     fail_unless(ok, lambda: AssertionError(text) if text is not None else AssertionError())

@@ -253,17 +253,21 @@ def cond(pred, if_true, if_false, *operands, at):
 _TERNARY_ROLES = {"value": "the value of the conditional expression"}
 
 
-def _trace_side(thunk, site, side):
+def _trace_side(thunk, site, side, caught_by=()):
     """One side of a conditional expression with a traced test, traced. A side that raises
     an error of the user's code while traced (``items[-1]`` of an empty list) is staged as
     raising that error when the program takes it, as Python raises it only then (``raise``
-    and ``assert`` in a staged branch are staged so too, see ``checks.raising``)."""
+    and ``assert`` in a staged branch are staged so too, see ``checks.raising``) -- unless
+    a handler of the ``try`` around it catches it (``caught_by``): then it is refused."""
     __tracebackhide__ = True
     try:
         return trace(thunk, State([]), ["value"], site=site)
     except Exception as exc:
         if not report.raised_by_user_code(exc):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
+        if checks.refused_in_try(type(exc), caught_by):
+            raise errors.make("side-fails-in-try", side=side, where=site.where, source=site.source,
+                              error=f"{type(exc).__name__}: {exc}") from None
         error = exc.with_traceback(None)  # its frames hold the tracers of the abandoned trace
         error.add_note(f"(raised by the `{side}` side of the conditional expression at {site.where}, "
                        "which the program took)")
@@ -275,9 +279,10 @@ def _trace_side(thunk, site, side):
 
 
 @report.user_facing
-def if_else(test, if_true, if_false):
+def if_else(test, if_true, if_false, caught_by=()):
     """``if_true() if test else if_false()``: a conditional expression with a traced ``test``
-    becomes ``lax.cond`` (only the chosen side runs, as in Python)."""
+    becomes ``lax.cond`` (only the chosen side runs, as in Python). Inside a ``try``,
+    ``caught_by`` holds the exception types its handlers catch."""
     __tracebackhide__ = True
     if plan.ternary_form(is_tracer(test)) == plan.PYTHON:
         report.record(report.expression_site("ternary"), plan.PYTHON)
@@ -285,8 +290,8 @@ def if_else(test, if_true, if_false):
     where = report.expression_site("ternary", always=True)
     site = sites.Site("ternary", where.filename, where.lineno, names=("value",), roles=_TERNARY_ROLES)
     pred = predicate(test, site.where)
-    a = _trace_side(if_true, site, "if")
-    b = _trace_side(if_false, site, "else")
+    a = _trace_side(if_true, site, "if", caught_by)
+    b = _trace_side(if_false, site, "else", caught_by)
     if a.raises or b.raises:
         report.record(where, plan.COND)
         return _raising_branch(pred, a, b, ())[0]

@@ -151,7 +151,7 @@ def sought(container, value, name: str):
     instead. Anything else (a dict, a set, a string) is searched as Python does.
     """
     __tracebackhide__ = True
-    if isinstance(container, (list, tuple, collections.deque)):
+    if isinstance(container, (list, tuple, collections.deque, StackedList)):
         for index, item in enumerate(container):
             if item is value:
                 break

@@ -82,19 +82,21 @@ class StackedList:
     """A list whose items were appended inside a staged loop.
 
     It behaves like the list the original Python would have built -- ``len(lst)``,
-    ``lst[i]``, ``lst[-1]``, iteration, ``lst.append(x)`` -- but the items from a loop are
+    ``lst[i]``, ``lst[-1]``, iteration, ``lst.append(x)``, the other list methods -- but the items from a loop are
     held as one stacked array, so ``jnp.stack(lst)`` / ``jnp.asarray(lst)`` cost no
     per-item operations.
     """
 
     def __init__(self, segments):
         self._segments = list(segments)  # [("items", list) | ("stacked", pytree of arrays)]
+        # (The other list methods -- insert, pop, remove, item assignment ... -- turn it into
+        # one plain list of its items first.)
         self.extends = None  # the list a staged loop appended to, to give this one
 
     @classmethod
     def from_value(cls, value):
         if isinstance(value, StackedList):
-            return cls(list(value._segments))
+            return value.copy()
         return cls([("items", list(value))])
 
     def _lengths(self):
@@ -116,15 +118,73 @@ class StackedList:
             raise IndexError("list index out of range")
         for (kind, payload), length in zip(self._segments, self._lengths()):
             if k < length:
-                return payload[k] if kind == "items" else _row(payload, k)
+                return payload[k] if kind == "items" else self._row(payload, k)
             k -= length
         raise IndexError("list index out of range")
 
+    def _row(self, block, k):
+        """Row ``k`` of a stacked block, one object per row (``lst[-1] is lst[-1]``, as for a
+        list's items: ``lst.remove(lst[-1])`` finds it by identity)."""
+        rows = self.__dict__.setdefault("_rows", {})
+        key = (id(block), k)
+        if key not in rows:
+            rows[key] = (block, _row(block, k))  # the block is kept: its id stays its own
+        return rows[key][1]
+
+    def _items(self) -> list:
+        """The list as one plain list of its items (rows of the stacked blocks), which it now
+        holds: for the list methods other than ``append`` / ``extend``, which change items
+        before the end (they then cost one operation per item, as in Python)."""
+        if len(self._segments) != 1 or self._segments[0][0] != "items":
+            self._segments = [("items", list(self))]
+        return self._segments[0][1]
+
     def __setitem__(self, index, value):
-        raise TypeError(
-            "items of a list built by appending in a staged loop cannot be reassigned; "
-            "use `arr = jnp.stack(lst)` and `arr = arr.at[i].set(v)` instead"
-        )
+        self._items()[index] = value
+
+    def __delitem__(self, index):
+        del self._items()[index]
+
+    def insert(self, index, value):
+        self._items().insert(index, value)
+
+    def pop(self, index=-1):
+        return self._items().pop(index)
+
+    def remove(self, value):
+        self._items().remove(value)
+
+    def clear(self):
+        self._segments = []
+
+    def reverse(self):
+        self._items().reverse()
+
+    def sort(self, *, key=None, reverse=False):
+        self._items().sort(key=key, reverse=reverse)
+
+    def index(self, value, *args):
+        return list(self).index(value, *args)
+
+    def count(self, value):
+        return list(self).count(value)
+
+    def copy(self):
+        return StackedList([(k, list(p) if k == "items" else p) for k, p in self._segments])
+
+    def __iadd__(self, other):
+        self.extend(other)
+        return self
+
+    def __mul__(self, times):
+        return StackedList([("items", list(self) * times)])
+
+    __rmul__ = __mul__
+
+    def __imul__(self, times):
+        items = self._items()
+        items *= times
+        return self
 
     def __iter__(self):
         for kind, payload in self._segments:
@@ -132,7 +192,7 @@ class StackedList:
                 yield from payload
             else:
                 for k in range(_block_length(payload)):
-                    yield _row(payload, k)
+                    yield self._row(payload, k)
 
     def append(self, value):
         if self._segments and self._segments[-1][0] == "items":

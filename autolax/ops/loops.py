@@ -328,9 +328,16 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
         rec.rollback(mark)
     if report.is_strict():
         report.unrolled(site, reason, rewrite)  # raises UnrolledLoopError
+    checked = checks.mark()
     try:
         result = python()
     except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
+        if (checks.staged_since(checked) and not checks.rerun_as_python() and report.under_trace()
+                and not isinstance(exc, errors.AutolaxError) and _in_user_code(exc, site)):
+            # An earlier iteration's check may fail first when the program runs (Python would
+            # then never get here): which error Python raises only the running program knows.
+            raise errors.make("fails-after-check", stmt=site.what, reason=reason, source=site.source,
+                              error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
         if hasattr(exc, "add_note"):
             exc.add_note(
                 f"autolax: the loop at {site.where} could not be staged ({reason}), so it ran "
@@ -342,13 +349,14 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
 
 
 def _in_user_code(exc, site) -> bool:
-    """Was ``exc`` raised while running the user's code (a frame of the loop's file)?"""
+    """Was ``exc`` raised while running the user's code (a frame of the loop's file, or of
+    the converted file the CLI wrote, which ``site`` does not name)?"""
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == site.filename:
             return True
         tb = tb.tb_next
-    return False
+    return report.ran_user_code(exc)
 
 
 def _inexact(state: State) -> bool:

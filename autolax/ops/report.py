@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import jax
 
-from autolax import compat, errors, plan, sites
+from autolax import compat, errors, libraries, plan, sites
 from autolax.errors import AutolaxError, UnrolledLoopWarning
 
 _recorder: contextvars.ContextVar = contextvars.ContextVar("autolax_recorder", default=None)
@@ -408,6 +408,19 @@ def raised_by_user_code(exc: BaseException) -> bool:
     while tb.tb_next is not None:
         tb = tb.tb_next
     return not tb.tb_frame.f_code.co_filename.startswith(_INTERNAL_DIRS)
+
+
+def ran_user_code(exc: BaseException) -> bool:
+    """Did ``exc`` pass through a frame of the user's code (not library code: autolax's, JAX's,
+    the standard library's), such as the converted function wherever its file is (the CLI
+    writes it next to the source)?"""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if not libraries.module_is_library(frame.f_globals.get("__name__"), frame.f_code.co_filename):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _past_wrappers(frame):

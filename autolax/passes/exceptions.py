@@ -9,12 +9,18 @@
                                              except ValueError:
                                                  ...
 
+A conditional expression inside such a ``try`` is marked with the handlers' types too
+(``anno.CAUGHT_BY``, emitted by ``passes.ternary``): a side that fails while traced is staged
+as raising, unless a handler would catch that error.
+
 Run in Python, ``ops.raising(E)`` is ``E`` and ``ops.asserting`` is the ``assert``. Inside a
 staged branch or loop body the condition that leads to them is traced: the error is raised
 when the program runs and takes that path (``autolax.ops.checks``). A ``raise`` inside a
 ``try`` passes the handlers' exception types (``caught_by=(ValueError,)``): when a handler
 would catch it, the handler would have to run depending on data, and autolax refuses. Its
-refusal, like every autolax error, passes through the user's handlers.
+refusal, like every autolax error, passes through the user's handlers. A ``finally`` that
+raises or asserts adds ``ops.FinallyRaises``: its error would replace the one staged in the
+``try``, and a staged program cannot tell which comes last, so that is refused too.
 """
 
 from __future__ import annotations
@@ -37,6 +43,31 @@ def _handler_types(handlers):
     return out
 
 
+def _raises(stmts) -> bool:
+    """Do these statements hold a ``raise`` or ``assert`` (not counting nested functions)?"""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (syntax.Raise, syntax.Assert)):
+            return True
+        if not isinstance(node, _SCOPES):
+            todo.extend(syntax.iter_child_nodes(node))
+    return False
+
+
+def _mark_conditional_expressions(node, caught):
+    """Marks the conditional expressions ``node`` evaluates itself (not those of its nested
+    statements or functions) with the exception types ``caught``."""
+    todo = [child for child in syntax.iter_child_nodes(node) if not isinstance(child, syntax.stmt)]
+    while todo:
+        child = todo.pop()
+        if isinstance(child, _SCOPES) or isinstance(child, (syntax.stmt, syntax.ExceptHandler)):
+            continue
+        if isinstance(child, syntax.IfExp):
+            anno.set(child, anno.CAUGHT_BY, caught)
+        todo.extend(syntax.iter_child_nodes(child))
+
+
 class _Transformer:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -49,6 +80,8 @@ class _Transformer:
 
     def stmt(self, node, caught):
         ops = self.ctx.ops
+        if caught and not isinstance(node, _SCOPES):
+            _mark_conditional_expressions(node, caught)
         if isinstance(node, syntax.FunctionDef):
             node.body = self.block(node.body, [])
             return [node]
@@ -64,6 +97,8 @@ class _Transformer:
             return [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{ops}.asserting", args, keywords)), node)]
         if isinstance(node, syntax.Try):
             inner = caught + _handler_types(node.handlers)
+            if _raises(node.finalbody):
+                inner.append(syntax.dotted(f"{ops}.FinallyRaises"))
             node.body = self.block(node.body, inner)
             node.orelse = self.block(node.orelse, caught)
             node.finalbody = self.block(node.finalbody, caught)

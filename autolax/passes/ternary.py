@@ -1,6 +1,9 @@
 """Conditional expressions decide at trace time, evaluating only the chosen side.
 
     a if c else b    ->    ops.if_else(c, lambda: a, lambda: b)
+
+Inside a ``try`` whose handlers catch ``E`` (marked by ``passes.exceptions``), the call gets
+``caught_by=(E,)``: a side that fails while traced with an error a handler catches is refused.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ class _Transformer(syntax.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
+        caught = anno.get(node, anno.CAUGHT_BY)
+        keywords = {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())} if caught else None
         new = syntax.call(
             f"{self.ctx.ops}.if_else",
             [node.test, anno.thunk(node.body), anno.thunk(node.orelse)],
+            keywords,
         )
         return syntax.copy_location(new, node)
 

@@ -66,6 +66,8 @@ class _Function:
         self.defined = Definedness(fn_node)
         skip = set(ctx.always_bound) | set(ctx.namer.generated) | set(ctx.temporaries)
         self.candidates = local_names(fn_node) - skip
+        # Locals a `del` in a branch or loop body unbinds (also those every read finds bound)
+        self.deletable = local_names(fn_node) - set(ctx.namer.generated) - set(ctx.temporaries)
         self.nested = False  # inside an `if` / loop (a generated function, later)
 
     def block(self, stmts, nested=False):
@@ -92,8 +94,8 @@ class _Function:
         definedness analysis saw the ``del``)."""
         # A name declared `global` / `nonlocal` is no local of the branch's function (which
         # declares it too): its `del` stays one, and removes the user's variable.
-        names = [t for t in stmt.targets if isinstance(t, syntax.Name) and t.id in self.candidates]
-        others = [t for t in stmt.targets if not (isinstance(t, syntax.Name) and t.id in self.candidates)]
+        names = [t for t in stmt.targets if isinstance(t, syntax.Name) and t.id in self.deletable]
+        others = [t for t in stmt.targets if not (isinstance(t, syntax.Name) and t.id in self.deletable)]
         out = [syntax.copy_location(syntax.Delete(targets=others), stmt)] if others else []
         definitely, _ = self.defined.before[stmt]
         for name in names:

@@ -23,6 +23,8 @@ ORIGIN = "origin"  # generated statement: the user statement it stands for
 GENERATED_FLAG = "generated_flag"  # Name assigned by jump lowering ("break", "return", ...)
 LOOP_OPTIONS = "loop_options"  # For/While: {"max_steps": 4096} from autolax.loop_options
 THUNK = "thunk"  # Lambda: generated, called at once by the op it is passed to (not a closure)
+# IfExp inside a `try`: the exception type expressions its handlers catch (passes.exceptions)
+CAUGHT_BY = "caught_by"
 
 
 def thunk(expr):

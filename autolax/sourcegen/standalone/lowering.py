@@ -51,7 +51,7 @@ ANY = None
 # The ops converted code may call: (fewest, most positional arguments, keywords).
 OPS = {
     "cond": (3, None, {"at"}), "while_loop": (3, 3, {"at"}), "for_range": (5, 6, {"at", "target"}),
-    "for_iter": (3, 4, {"at", "target"}), "if_else": (3, 3, ()), "and_": (2, None, ()), "or_": (2, None, ()),
+    "for_iter": (3, 4, {"at", "target"}), "if_else": (3, 3, {"caught_by"}), "and_": (2, None, ()), "or_": (2, None, ()),
     "not_": (1, 1, ()), "undefined": (1, 1, {"pending"}), "append": (2, 2, ()), "stacked": (1, 1, ()),
     "stack": (2, None, ANY),
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
