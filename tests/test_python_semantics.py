@@ -1268,3 +1268,15 @@ def test_statement_inside_one_that_can_run_in_python_still_lets_it():
 
     with pytest.warns(autolax.UnrolledLoopWarning):
         assert float(autolax.jit(nested)(1.0)) == nested(1.0) == 5.0
+
+
+def test_call_changing_an_outside_list_in_a_loop_with_static_bounds_runs_it_in_python():
+    def pushes_three_times(x):
+        out = [0.0]
+        for i in range(3):
+            _push(out, x * i)
+        return len(out), out[-1]
+
+    with pytest.warns(autolax.UnrolledLoopWarning, match=r"'out', a list \(\[0.0\]\), is changed by a function"):
+        got = autolax.jit(pushes_three_times)(2.0)
+    assert [float(v) for v in got] == [4.0, 4.0] == list(pushes_three_times(2.0))

@@ -263,11 +263,14 @@ def check_unchanged(watched, site, failed: bool = False) -> None:
     if changed and not failed:
         name, direct, obj, _ = changed[0]
         target = f"'{name}', {_describe(obj)}," if direct else f"{_describe(obj)} inside '{name}'"
-        raise errors.make(
+        error = errors.make(
             "call-effect", target=target, name=name, example=_CHANGED_HERE[type(obj)].format(name=name),
             stmt=site.what if site is not None else "a staged branch or loop body",
             source=site.source if site is not None else "",
         )
+        if site is not None and site.kind in ("for", "while"):
+            raise plan.Unstageable(error)  # a loop with static bounds runs in Python instead
+        raise error
 
 
 def _describe(obj) -> str:
