@@ -4,9 +4,12 @@ Timings belong to the benchmark; the deterministic proxy here is the number of P
 function calls conversion makes (counted with ``sys.setprofile``).
 """
 
+import gc
 import linecache
 import sys
 
+import autolax
+from autolax import api
 from autolax.transpile import pipeline
 
 
@@ -45,3 +48,32 @@ def test_conversion_calls_grow_linearly_with_length():
     counts = [calls_to_convert(n) for n in (50, 100, 200)]
     # Measured: 96,931 / 192,424 / 383,181 calls -- a ratio of 1.99 per doubling.
     assert counts[1] / counts[0] < 2.2 and counts[2] / counts[1] < 2.2, counts
+
+
+def test_conversion_runs_with_the_cyclic_collector_paused_and_restores_it():
+    seen = []
+
+    def spy(fn):
+        seen.append(gc.isenabled())
+        return real(fn)
+
+    def halve(x):
+        while x > 1.0:
+            x = x / 2
+        return x
+
+    real = pipeline.convert_function
+    pipeline.convert_function = spy
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        api._CODE_CACHE.clear()
+        autolax.convert(halve)
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # the user's choice is kept
+        api._CODE_CACHE.clear()
+        autolax.convert(lambda x: halve(x))
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        pipeline.convert_function = real
+        gc.enable() if was else gc.disable()
