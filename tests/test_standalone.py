@@ -789,6 +789,140 @@ def test_a_staged_branch_that_only_deletes_a_name(tmp_path):
         assert_close(original.f(np.float32(a), np.int32(2), xs), jax.jit(standalone.f)(np.float32(a), np.int32(2), xs))
 
 
+MORE_FAILS_WHILE_STAGED = {
+    # Fuzzer seed 2164: `stack.pop()` of an empty list handed to the staged branch.
+    "pop": ("""\
+        def f(x):
+            stack = []
+            if x > 0:
+                x = x * stack.pop()
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: pop from empty list"),
+    # Fuzzer seed 865: a list read by `sum` only is still known to be empty.
+    "sum": ("""\
+        def f(x):
+            stack = []
+            if x > 0:
+                x = x + sum(stack) + stack[0]
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # A loop whose body may not run (a traced condition).
+    "while": ("""\
+        def f(x):
+            items = []
+            while x > 0:
+                x = x - items[0]
+            return x
+        """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
+    # Fuzzer seed 3500: a name bound nowhere, read in a staged branch.
+    "name": ("""\
+        def f(x):
+            if x > 0:
+                x = x + never_bound
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "NameError: name 'never_bound' is not defined"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_FAILS_WHILE_STAGED))
+def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
+    source, code, where, error = MORE_FAILS_WHILE_STAGED[name]
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == code
+    assert where in str(standalone) and f"raised {error} while autolax staged it" in str(standalone)
+    assert f"raised {error} while autolax staged it" in str(runtime)
+    # Python raises it too where it runs that code; never where it does not.
+    module = load(tmp_path / "refused.py", f"refused_py_{name}")
+    assert_close(module.f(-1.0), -1.0)
+    with pytest.raises((IndexError, NameError)):
+        module.f(1.0)
+
+
+@pytest.mark.parametrize("body", ["assert r > 3", "x = helper(x)"])
+def test_an_assert_python_may_not_run_is_refused(tmp_path, body):
+    # Fuzzer seed 237: an `assert` on Python values (here in a helper) in the untaken branch of
+    # a staged `if` fired while the output was traced. The runtime checks it when it runs.
+    source = textwrap.dedent(f"""\
+        def helper(x):
+            r = 0
+            assert r > 3
+            return x
+
+
+        def f(x):
+            r = 0
+            if x > 0:
+                {body}
+            return x
+        """)
+    path = tmp_path / "asserts.py"
+    path.write_text(source)
+    module = load(path, f"asserts_{len(body)}")
+    assert_close(autolax.jit(module.f)(-1.0), module.f(-1.0))
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, str(path), Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-op" and info.value.lineno == 10
+    assert "staged where Python may not run it" in str(info.value) and "drop --standalone" in str(info.value)
+
+
+@pytest.mark.parametrize("search", ["stack.remove(stack[-1])", "y = x * 3.0 in stack", "y = stack.index(x * 2.0)"])
+def test_a_search_that_compares_traced_values_is_refused_as_the_runtime_refuses_it(tmp_path, search):
+    # Fuzzer seed 288: `stack.remove(stack[-1])` of traced items was JAX's TracerBoolConversionError.
+    source = f"def f(x):\n    stack = [x, x * 2.0]\n    {search}\n    return stack[0]\n"
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "traced-comparison"
+    assert isinstance(runtime, autolax.TracedComparisonError)
+    assert standalone.reason.startswith(f"'stack' is searched for a value at {tmp_path / 'refused.py'}:6, and comparing "
+                                      "the value with its item 0 gives a traced boolean")
+    assert "drop --standalone" not in str(standalone)
+
+
+def test_searches_python_decides_are_converted(tmp_path):
+    # The first item *is* the value (no comparison); a dict is searched by hash.
+    source = textwrap.dedent("""\
+        def f(x):
+            stack = [x, x * 2.0]
+            stack.remove(stack[0])
+            box = {"lo": x}
+            return stack[0] + ("lo" in box) + ("hi" in ["lo", "hi"])
+        """)
+    path = tmp_path / "searches.py"
+    path.write_text(source)
+    out = tmp_path / "searches_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True)).text)
+    assert_close(load(path, "searches").f(np.float32(1.5)), jax.jit(load(out, "searches_standalone").f)(np.float32(1.5)))
+
+
+def test_a_closure_reading_a_traced_variable_gives_a_traced_value(tmp_path):
+    # Fuzzer seed 3435: `g(a)` with a static `a` was taken to be static although `g` reads
+    # the traced `xs`: `g(a) or ...` was Python's `or` (TracerBoolConversionError).
+    source = textwrap.dedent("""\
+        def f(a, xs):
+            g = lambda v: xs[-1] * v
+            def h(v):
+                return g(v) + 1.0
+            return (g(a) or xs[0]), (h(a) or xs[1])
+        """)
+    path = tmp_path / "closure_reads.py"
+    path.write_text(source)
+    out = tmp_path / "closure_reads_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True, static=("a",))).text)
+    original, standalone = load(path, "closure_reads"), load(out, "closure_reads_standalone")
+    for xs in ([1.0, 2.0, 0.0], [1.0, 2.0, -1.0]):
+        xs = np.array(xs, np.float32)
+        assert_close(original.f(1.0, xs), jax.jit(standalone.f, static_argnames="a")(1.0, xs))
+
+
+def test_a_staged_branch_that_changes_a_function_is_refused():
+    # Fuzzer seed 1603: a function handed through lax.cond ("not a valid JAX type"); the
+    # runtime refuses two different functions too (StateMismatchError).
+    source = "def f(x):\n    g = lambda v: v\n    if x > 0:\n        g = lambda v: 2 * v\n    return g(x)\n"
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "fn.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-op" and info.value.lineno == 3
+    assert "carrying the function 'g'" in str(info.value)
+
+
 # ----------------------------------------------------------------------------- item tests
 # A loop whose body opens (`test: x`) or ends (`test: after x`) with `if c: break` /
 # `return` is tested in the loop's predicate, as the runtime stages it (passes.loop_exits):

@@ -7,6 +7,7 @@ else is refused up front), the statement-level lowering, and the ``if``: Python 
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 
 from autolax import errors, plan, sites
@@ -43,6 +44,8 @@ from autolax.sourcegen.standalone.values import (
 from autolax.transpile import syntax
 
 HINT = " (drop --standalone to use the autolax runtime)"
+# Builtins that read a list without keeping it or changing it (see ``unaliased_lists``).
+READERS = ("sum", "min", "max", "sorted", "list", "tuple", "any", "all", "len", "print", "str", "repr", "bool")
 ANY = None
 # The ops converted code may call: (fewest, most positional arguments, keywords).
 OPS = {
@@ -100,7 +103,9 @@ class Lowering(Expressions, Loops):
         # Python may not run it (a branch of a staged `if`, an operand after a traced `and`),
         # as the runtime raises it; None where the output runs the code as Python would.
         self.failing = None
-        self.unaliased = unaliased_lists(self.fn, self.ops)
+        readers = {n for n in READERS if self.ctx.resolve(n) is getattr(builtins, n)}
+        self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated)
+        self.functions = {}  # local names bound to a nested `def` or a lambda -> its node
         self._carry = None
 
     # ------------------------------------------------------------------ entry
@@ -280,6 +285,11 @@ class Lowering(Expressions, Loops):
             s.value, val = self.expr(s.value, scope)
             for t in s.targets:
                 self.bind(t, val, scope)
+                if isinstance(t, syntax.Name):
+                    if isinstance(s.value, syntax.Lambda):
+                        self.functions[t.id] = s.value
+                    else:
+                        self.functions.pop(t.id, None)
             return [s]
         if isinstance(s, syntax.AnnAssign):
             if s.value is not None:
@@ -331,6 +341,9 @@ class Lowering(Expressions, Loops):
         test, tval = self.expr(call.args[0], scope, truth=True)
         if tval.traced:
             raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` of a traced value)")
+        if self.failing is not None:  # the runtime checks it when the program runs that code (seed 237)
+            raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` in code staged where "
+                                                          "Python may not run it)")
         message = self.expr(call.args[1].body, scope)[0] if len(call.args) > 1 else None
         return syntax.Assert(test=test, msg=message)
 
@@ -340,6 +353,7 @@ class Lowering(Expressions, Loops):
         with self.staging(None):  # runs when it is called
             s.body = self.block(s.body, scope.child(values))
         scope.set(s.name, STATIC)
+        self.functions[s.name] = s
 
     def bind(self, target, val, scope):
         if isinstance(target, syntax.Name):
@@ -443,7 +457,9 @@ class Lowering(Expressions, Loops):
         if form == plan.SELECT:
             return self.select(s, test, moves, out_names, scope)
         params = [o.id for o in operands]
-        inputs = {p: scope.get(p) if scope.get(p).undefined else carried(scope.get(p)) for p in params}
+        # (An empty list enters a branch as it is, an empty pytree: still known to be empty there.)
+        inputs = {p: scope.get(p) if scope.get(p).undefined or scope.get(p).empty else carried(scope.get(p))
+                  for p in params}
         # Operands arrive traced, under the branch function's parameter names (``xs_1`` where a
         # closure captures ``xs``: the body hands it to ``xs``, see ``without_cells``).
         t_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(t_def.args), params)})
@@ -452,6 +468,7 @@ class Lowering(Expressions, Loops):
             t_def.body = self.staged_block(t_def.body, t_scope)
         with self.staging(("branch-fails", {"side": "else", **self.about(site)})):
             f_def.body = self.staged_block(f_def.body, f_scope)
+        self.no_functions_carried(params + list(out_names), s, call)
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
         prelude = self.one_sided(site, out_names, t_vals, f_vals, s) if self.final else []
@@ -473,6 +490,16 @@ class Lowering(Expressions, Loops):
         new = syntax.call(callee, [test, syntax.name(t_def.name), syntax.name(f_def.name)] + operands)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
         return prelude + [t_def, f_def, syntax.copy_location(stmt, s)]
+
+    def no_functions_carried(self, names, where, call):
+        """Refuses a staged ``if`` or loop that carries a local function (a branch assigns or
+        deletes it): lax takes arrays only (JAX's "not a valid JAX type", fuzzer seed 1603);
+        the runtime refuses such an ``if`` too unless both sides keep the same function."""
+        for n in names:
+            if n in self.functions and self.final:
+                raise self.refuse("standalone-op", where, runtime_can=False,
+                                  call=f"{self.ops}.{call.func.attr}(...) carrying the function '{n}' (jax.lax "
+                                       "carries arrays only)")
 
     def moves(self, t_def, f_def, out_names, scope):
         """If both branches only move values (``flag = True``, ``y = x``): for each output,
