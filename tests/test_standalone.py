@@ -806,6 +806,15 @@ MORE_FAILS_WHILE_STAGED = {
                 x = x + sum(stack) + stack[0]
             return x
         """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # A Python `if` inside a staged branch runs while the branch is traced, whatever Python does.
+    "python-if": ("""\
+        def f(x):
+            items = []
+            if x > 0:
+                if len(items) == 0:
+                    x = x + items[0]
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
     # A loop whose body may not run (a traced condition).
     "while": ("""\
         def f(x):

@@ -285,11 +285,8 @@ class Lowering(Expressions, Loops):
             s.value, val = self.expr(s.value, scope)
             for t in s.targets:
                 self.bind(t, val, scope)
-                if isinstance(t, syntax.Name):
-                    if isinstance(s.value, syntax.Lambda):
-                        self.functions[t.id] = s.value
-                    else:
-                        self.functions.pop(t.id, None)
+                if isinstance(t, syntax.Name) and isinstance(s.value, syntax.Lambda):
+                    self.functions[t.id] = s.value
             return [s]
         if isinstance(s, syntax.AnnAssign):
             if s.value is not None:
@@ -310,14 +307,14 @@ class Lowering(Expressions, Loops):
             return [s]
         if isinstance(s, (syntax.If, syntax.While)):
             s.test, _ = self.expr(s.test, scope, truth=True)
-            with self.staging(None):  # runs as Python does, when Python does
-                s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+            # Runs as Python does, when Python does -- within code staged where Python may not
+            # run it, that holds still (`self.failing` stays).
+            s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
             return [s]
         if isinstance(s, syntax.For):
             s.iter, val = self.expr(s.iter, scope)
             self.bind(s.target, item_of(val), scope)
-            with self.staging(None):
-                s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+            s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
             return [s]
         if isinstance(s, syntax.With):
             for item in s.items:
@@ -357,6 +354,7 @@ class Lowering(Expressions, Loops):
 
     def bind(self, target, val, scope):
         if isinstance(target, syntax.Name):
+            self.functions.pop(target.id, None)  # (`stmt` notes a lambda again)
             scope.set(target.id, val if target.id in self.generated else without_items(val))
         elif isinstance(target, (syntax.Tuple, syntax.List)):
             elts = val.elts if val.elts is not None and len(val.elts) == len(target.elts) else None
@@ -445,11 +443,11 @@ class Lowering(Expressions, Loops):
         form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0)
         if form == plan.PYTHON:
             t_scope, f_scope = scope.copy(), scope.copy()
-            with self.staging(None):  # runs as Python does, when Python does
-                body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands),
-                                  t_scope)
-                orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
-                                    f_scope)
+            # Runs as Python does, when Python does (within staged code, `self.failing` stays).
+            body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands),
+                              t_scope)
+            orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
+                                f_scope)
             scope.merge(t_scope, f_scope)
             return [python_if(test, body, orelse, t_def)]
         if self.final:
