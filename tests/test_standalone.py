@@ -847,7 +847,7 @@ def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
         module.f(1.0)
 
 
-@pytest.mark.parametrize("body", ["assert r > 3", "x = helper(x)"])
+@pytest.mark.parametrize("body", ["assert r > 3", "x = helper(x)", "x = outer(x)"])
 def test_an_assert_python_may_not_run_is_refused(tmp_path, body):
     # Fuzzer seed 237: an `assert` on Python values (here in a helper) in the untaken branch of
     # a staged `if` fired while the output was traced. The runtime checks it when it runs.
@@ -863,10 +863,14 @@ def test_an_assert_python_may_not_run_is_refused(tmp_path, body):
             if x > 0:
                 {body}
             return x
+
+
+        def outer(x):
+            return helper(x) + 1.0
         """)
     path = tmp_path / "asserts.py"
     path.write_text(source)
-    module = load(path, f"asserts_{len(body)}")
+    module = load(path, f"asserts_{body[:3]}_{len(body)}")
     assert_close(autolax.jit(module.f)(-1.0), module.f(-1.0))
     with pytest.raises(ConversionError) as info:
         convert_source(source, str(path), Options(only=("f",), standalone=True))

@@ -275,19 +275,34 @@ class Expressions:
         or a ``raise``, also in the functions it calls by name? The output runs it while
         tracing, where the runtime raises only when the program runs it."""
         seen.add(name)
-        if scope.bound(name):
-            node = self.functions.get(name)
-        else:
-            node = next((f for f in self.module.tree.body if isinstance(f, syntax.FunctionDef) and f.name == name), None)
-        if node is None:
-            return False
-        for n in syntax.walk(node):
+        if not scope.bound(name):
+            return name in self.module_raising()
+        node = self.functions.get(name)
+        for n in syntax.walk(node) if node is not None else ():
             if isinstance(n, (syntax.Assert, syntax.Raise)):
                 return True
             if isinstance(n, syntax.Call) and isinstance(n.func, syntax.Name) and n.func.id not in seen \
                     and self.may_raise(n.func.id, scope, seen):
                 return True
         return False
+
+    def module_raising(self) -> frozenset:
+        """Names of the module's functions that hold an ``assert`` or ``raise``, or call one
+        that does (by name)."""
+        found = getattr(self.module, "_raising", None)
+        if found is None:
+            defs = {f.name: f for f in self.module.tree.body if isinstance(f, syntax.FunctionDef)}
+            calls = {name: {n.func.id for n in syntax.walk(f) if isinstance(n, syntax.Call)
+                            and isinstance(n.func, syntax.Name) and n.func.id in defs} for name, f in defs.items()}
+            found = {name for name, f in defs.items()
+                     if any(isinstance(n, (syntax.Assert, syntax.Raise)) for n in syntax.walk(f))}
+            while True:
+                more = {name for name in defs if calls[name] & found} - found
+                if not more:
+                    break
+                found |= more
+            self.module._raising = found = frozenset(found)
+        return found
 
     def never_defined(self, name, scope) -> bool:
         """Is ``name`` bound nowhere: not in this function, not anywhere in the module (a
