@@ -815,6 +815,28 @@ MORE_FAILS_WHILE_STAGED = {
                     x = x + items[0]
             return x
         """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # Fuzzer seed 2079: a module's list bound to [] that no code changes, after a traced `and`.
+    "global": ("""\
+        LOG = []
+
+
+        def f(x):
+            if x > 0 and LOG[0] > x:
+                x = x + 1.0
+            return x + len(LOG)
+        """, "operand-fails", "the operand after `and` at", "IndexError: list index out of range"),
+    # Fuzzer seed 2069: the front end keeps this `del` (the unreachable `return m` reads it),
+    # which the branch's function, not carrying 'm', cannot run.
+    "del": ("""\
+        def f(x):
+            m = 2.0
+            if x > 0:
+                del m
+                x = x + never_bound
+            return x
+            return m
+        """, "branch-fails", "the `if` branch of the `if` at",
+        "UnboundLocalError: cannot access local variable 'm' where it is not associated with a value"),
     # A loop whose body may not run (a traced condition).
     "while": ("""\
         def f(x):

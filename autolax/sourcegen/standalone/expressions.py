@@ -45,6 +45,8 @@ from autolax.transpile import syntax
 
 # Calls with an effect: evaluating them on a path Python does not take would be visible.
 _EFFECTS = {"call", "print", "append", "setattr"}
+# Builtins that read a list without keeping it or changing it (see ``unaliased_lists``).
+READERS = ("sum", "min", "max", "sorted", "list", "tuple", "any", "all", "len", "print", "str", "repr", "bool")
 _SEARCHING = {"remove", "index", "count"}  # list methods that compare a value with the items
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort", "reverse",
              "add", "discard", "popitem"}
@@ -104,8 +106,8 @@ class Expressions:
             e.slice, b = self.expr(e.slice, scope)
             if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
                 return e, Val(kind="int", ndim=0)
-            if (self.failing is not None and a.empty and not a.traced and not isinstance(e.slice, syntax.Slice)
-                    and isinstance(e.value, syntax.Name) and e.value.id in self.unaliased):
+            if (self.failing is not None and not isinstance(e.slice, syntax.Slice) and isinstance(e.value, syntax.Name)
+                    and (a.empty and not a.traced and e.value.id in self.unaliased or self.empty_global(e.value.id, scope))):
                 raise self.fails_while_staged(e, "IndexError: list index out of range")
             return e, subscript(a, b, e.slice)
         if isinstance(e, syntax.BinOp):
@@ -303,6 +305,44 @@ class Expressions:
                 found |= more
             self.module._raising = found = frozenset(found)
         return found
+
+    def empty_global(self, name, scope) -> bool:
+        """Is ``name`` a module's list bound once, to ``[]``, that no code of the module
+        changes or hands to a function (only indexes it, reads it with a builtin such as
+        ``len``, or returns it)? Then it is taken to be empty (fuzzer seed 2079: ``LOG[0]``
+        after a traced ``and``). (Code outside the module could fill it: at worst a refusal
+        of what would run.)"""
+        if scope.bound(name) or name in self.ctx.closure:
+            return False
+        empty = getattr(self.module, "_empty_lists", None)
+        if empty is None:
+            tree = self.module.tree
+            parents = {id(c): n for n in syntax.walk(tree) for c in syntax.iter_child_nodes(n)}
+            starts = {t.id for stmt in tree.body if isinstance(stmt, syntax.Assign)
+                      and isinstance(stmt.value, syntax.List) and not stmt.value.elts
+                      for t in stmt.targets if isinstance(t, syntax.Name)}
+            empty, changed = set(), set()
+            for n in syntax.walk(tree):
+                if isinstance(n, (syntax.Global, syntax.Nonlocal)):
+                    changed.update(n.names)
+                if not isinstance(n, syntax.Name) or n.id not in starts:
+                    continue
+                parent = parents.get(id(n))
+                if not isinstance(n.ctx, syntax.Load):
+                    if n.id in empty:
+                        changed.add(n.id)  # bound twice
+                    empty.add(n.id)
+                    continue
+                if isinstance(parent, syntax.Subscript) and parent.value is n or isinstance(parent, syntax.Return):
+                    continue
+                if isinstance(parent, syntax.Tuple) and isinstance(parents.get(id(parent)), syntax.Return):
+                    continue
+                if (isinstance(parent, syntax.Call) and n in parent.args and isinstance(parent.func, syntax.Name)
+                        and parent.func.id in READERS and parent.func.id not in starts):
+                    continue
+                changed.add(n.id)
+            self.module._empty_lists = empty = frozenset(empty - changed)
+        return name in empty and self.ctx.resolve(name) is self.ctx.MISSING
 
     def never_defined(self, name, scope) -> bool:
         """Is ``name`` bound nowhere: not in this function, not anywhere in the module (a

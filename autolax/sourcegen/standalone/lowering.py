@@ -12,7 +12,7 @@ import contextlib
 
 from autolax import errors, plan, sites
 from autolax.sourcegen.standalone import breaks, declarations, helpers
-from autolax.sourcegen.standalone.expressions import Expressions
+from autolax.sourcegen.standalone.expressions import READERS, Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
     OP_OF_METHOD,
@@ -44,8 +44,6 @@ from autolax.sourcegen.standalone.values import (
 from autolax.transpile import syntax
 
 HINT = " (drop --standalone to use the autolax runtime)"
-# Builtins that read a list without keeping it or changing it (see ``unaliased_lists``).
-READERS = ("sum", "min", "max", "sorted", "list", "tuple", "any", "all", "len", "print", "str", "repr", "bool")
 ANY = None
 # The ops converted code may call: (fewest, most positional arguments, keywords).
 OPS = {
@@ -329,8 +327,24 @@ class Lowering(Expressions, Loops):
             for handler in s.handlers:
                 handler.body = self.block(handler.body, scope)
             return [s]
+        if isinstance(s, syntax.Delete) and self.staged:
+            self.staged_delete(s, scope)
         self.generic(s, scope)
         return [s]
+
+    def staged_delete(self, s, scope):
+        """``del name`` left as it is in a staged body (the front end keeps a ``del`` of a
+        variable a closure reads): the body's function neither carries nor assigns ``name``,
+        so the ``del`` raises UnboundLocalError while it is traced (fuzzer seed 2069), where
+        Python deletes the function's variable -- and only when it runs that code."""
+        for t in s.targets:
+            if not isinstance(t, syntax.Name) or t.id in scope.values:
+                continue
+            error = f"UnboundLocalError: cannot access local variable '{t.id}' where it is not associated with a value"
+            if self.failing is not None:
+                raise self.fails_while_staged(s, error)
+            raise self.refuse("standalone-op", s, runtime_can=False,
+                              call=f"del {t.id} (in a staged body, which would raise {error} while traced)")
 
     def asserting(self, call, scope):
         """``assert test, message`` from ``ops.asserting(test, lambda: message)``: with a
