@@ -948,6 +948,36 @@ def test_a_closure_reading_a_traced_variable_gives_a_traced_value(tmp_path):
         assert_close(original.f(1.0, xs), jax.jit(standalone.f, static_argnames="a")(1.0, xs))
 
 
+def test_a_nested_function_reading_a_variable_traced_after_its_def(tmp_path):
+    # Fuzzer seed 1421: `step` was lowered where it is defined, with `flag` a Python value
+    # (`a if flag else 0.0` stayed Python), then called with `flag` traced
+    # (TracerBoolConversionError). Refused where that changes how `step` lowers; converted
+    # (and agreeing with Python) where it does not.
+    source = textwrap.dedent("""\
+        def f(a, xs):
+            flag = False
+            def step(v):
+                return v * (a if flag else 0.5)
+            def scale(v):
+                return v * flag
+            y = step(xs[0]) + scale(xs[1])
+            flag = xs.sum() > a
+            return {call}
+        """)
+    with pytest.raises(ConversionError) as info:
+        convert_source(source.format(call="step(xs[1])"), "late.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-op" and info.value.lineno == 9
+    assert "it reads 'flag', which is traced here but not where 'step' is defined" in str(info.value)
+    path = tmp_path / "late.py"
+    path.write_text(source.format(call="y + scale(xs[2])"))
+    out = tmp_path / "late_standalone.py"
+    out.write_text(convert_source(path.read_text(), str(path), Options(only=("f",), standalone=True)).text)
+    original, standalone = load(path, "late"), load(out, "late_standalone")
+    for a in (0.0, 10.0):
+        xs = np.array([1.0, 2.0, 3.0], np.float32)
+        assert_close(original.f(np.float32(a), xs), jax.jit(standalone.f)(np.float32(a), xs))
+
+
 def test_a_staged_branch_that_changes_a_function_is_refused():
     # Fuzzer seed 1603: a function handed through lax.cond ("not a valid JAX type"); the
     # runtime refuses two different functions too (StateMismatchError).

@@ -29,11 +29,13 @@ from autolax.sourcegen.standalone.values import (
     STATIC_ATTRS,
     STATIC_BUILTINS,
     TRACED,
+    Scope,
     Val,
     binop,
     call_result,
     casts,
     constant,
+    flat,
     item_of,
     join_kinds,
     join_ndims,
@@ -50,6 +52,17 @@ READERS = ("sum", "min", "max", "sorted", "list", "tuple", "any", "all", "len", 
 _SEARCHING = {"remove", "index", "count"}  # list methods that compare a value with the items
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort", "reverse",
              "add", "discard", "popitem"}
+
+
+def free_names(node) -> set:
+    """Names a function or lambda reads but neither takes as a parameter nor assigns."""
+    own, loads = set(), set()
+    for n in syntax.walk(node):
+        if isinstance(n, syntax.arguments):
+            own |= set(syntax.param_names(n))
+        elif isinstance(n, syntax.Name):
+            (loads if isinstance(n.ctx, syntax.Load) else own).add(n.id)
+    return loads - own
 
 
 class Expressions:
@@ -135,6 +148,7 @@ class Expressions:
             return e, Val(traced=any(v.traced for v in vals), kind="bool", ndim=join_ndims(vals))
         if isinstance(e, syntax.Lambda):
             values = {p: TRACED for p in syntax.param_names(e.args)}
+            self.definitions[id(e)] = (syntax.deepcopy(e.body), flat(scope))
             with self.staging(None):  # runs when it is called
                 e.body, _ = self.expr(e.body, scope.child(values))
             return e, STATIC
@@ -228,6 +242,7 @@ class Expressions:
         traced = any(v.traced for v in vals)
         if isinstance(e.func, syntax.Name) and scope.bound(e.func.id) and e.func.id in self.functions:
             traced = traced or self.reads_traced_free(e.func.id, scope, set())
+            self.check_late_reads(e.func.id, scope, e)
         if self.failing is not None and isinstance(e.func, syntax.Name) and self.may_raise(e.func.id, scope, set()):
             # The runtime checks an `assert` / `raise` there when the program runs that code
             # (fuzzer seed 237: a helper's assert fired while the untaken branch was traced).
@@ -374,20 +389,40 @@ class Expressions:
         return name not in bound and not any(isinstance(n, syntax.Name) and n.id == name and not isinstance(
             n.ctx, syntax.Load) or isinstance(n, syntax.FunctionDef) and n.name == name for n in syntax.walk(self.fn))
 
+    def check_late_reads(self, name, scope, call):
+        """A nested function is lowered where it is defined, with what is known then of the
+        variables it reads; Python reads them when it is called. Refuses a call where one of
+        them is traced now but was not (or the reverse) and that lowers the function
+        differently (fuzzer seed 1421: ``a if flag else 0.0`` in ``step``, and ``flag``
+        traced after the ``def``): the runtime decides when the call runs."""
+        node = self.functions[name]
+        if id(node) not in self.definitions:
+            return
+        original, then = self.definitions[id(node)]
+        changed = [n for n in sorted(free_names(node)) if scope.get(n).traced != then.get(n, STATIC).traced]
+        if not changed:
+            return
+        lowered = [syntax.dump(self.dry(self.lower_definition, node, original, where)) for where in (Scope(None, then), scope)]
+        if lowered[0] != lowered[1]:
+            raise self.refuse("standalone-op", call, call=f"{name} (it reads '{changed[0]}', which is "
+                                                          f"{'traced' if scope.get(changed[0]).traced else 'a Python value'} "
+                                                          f"here but not where '{name}' is defined)")
+
+    def lower_definition(self, node, original, scope):
+        """A copy of the body of the nested function or lambda ``node``, lowered in ``scope``."""
+        params = {p: TRACED for p in syntax.param_names(node.args)}
+        with self.staging(None):
+            if isinstance(node, syntax.Lambda):
+                return self.expr(syntax.deepcopy(original), scope.child(params))[0]
+            return syntax.Module(body=self.block(syntax.deepcopy(original), scope.child(params)), type_ignores=[])
+
     def reads_traced_free(self, name, scope, seen) -> bool:
         """Does the local function ``name`` (a nested ``def`` or a lambda) read a variable of
         the enclosing function that is traced now (also through another local function it
         calls)? Then its result is traced whatever its arguments (fuzzer seed 3435:
         ``g = lambda val: xs[-1]``, then ``g(a) or ...`` with a static ``a``)."""
         seen.add(name)
-        node = self.functions[name]
-        own, loads = set(), set()
-        for n in syntax.walk(node):
-            if isinstance(n, syntax.arguments):
-                own |= set(syntax.param_names(n))
-            elif isinstance(n, syntax.Name):
-                (loads if isinstance(n.ctx, syntax.Load) else own).add(n.id)
-        for free in sorted(loads - own):
+        for free in sorted(free_names(self.functions[name])):
             if scope.get(free).traced:
                 return True
             if free in self.functions and free not in seen and self.reads_traced_free(free, scope, seen):

@@ -35,6 +35,7 @@ from autolax.sourcegen.standalone.values import (
     binop,
     carried,
     casts,
+    flat,
     item_of,
     may_differ,
     staged_output,
@@ -104,6 +105,8 @@ class Lowering(Expressions, Loops):
         readers = {n for n in READERS if self.ctx.resolve(n) is getattr(builtins, n)}
         self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated)
         self.functions = {}  # local names bound to a nested `def` or a lambda -> its node
+        # id(that node) -> (its body before lowering, what was known of the names it saw then)
+        self.definitions = {}
         self._carry = None
 
     # ------------------------------------------------------------------ entry
@@ -361,6 +364,7 @@ class Lowering(Expressions, Loops):
     def user_function(self, s, scope):
         """A nested ``def`` of the user's: its parameters are traced."""
         values = {p: TRACED for p in syntax.param_names(s.args)}
+        self.definitions[id(s)] = (syntax.deepcopy(s.body), flat(scope))
         with self.staging(None):  # runs when it is called
             s.body = self.block(s.body, scope.child(values))
         scope.set(s.name, STATIC)
