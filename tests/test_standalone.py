@@ -913,12 +913,15 @@ def test_a_search_that_compares_traced_values_is_refused_as_the_runtime_refuses_
 
 
 def test_searches_python_decides_are_converted(tmp_path):
-    # The first item *is* the value (no comparison); a dict is searched by hash.
+    # The first item *is* the value (no comparison); a dict is searched by hash (also one
+    # a staged `if` gives, whose type the analysis no longer knows).
     source = textwrap.dedent("""\
         def f(x):
             stack = [x, x * 2.0]
             stack.remove(stack[0])
             box = {"lo": x}
+            if x > 1.0:
+                box = {"lo": x * 2.0}
             return stack[0] + ("lo" in box) + ("hi" in ["lo", "hi"])
         """)
     path = tmp_path / "searches.py"

@@ -435,7 +435,9 @@ class Expressions:
         answer (JAX's TracerBoolConversionError): the runtime's ``TracedComparisonError``
         (``ops.sought``, fuzzer seed 288). Not for dicts and sets (hashed, not compared), an
         empty list, or ``lst.remove(lst[0])`` (the first item *is* the value: no comparison)."""
-        if not cval.container or cval.ctype in ("dict", "set") or cval.empty or not (cval.traced or vval.traced):
+        if not cval.container or cval.ctype in ("dict", "set") or cval.empty:
+            return
+        if not (vval.traced or cval.traced and cval.ctype in ("list", "tuple")):  # (a dict's keys are hashed)
             return
         if (isinstance(value, syntax.Subscript) and isinstance(value.value, syntax.Name)
                 and isinstance(container, syntax.Name) and value.value.id == container.id
