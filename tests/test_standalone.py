@@ -981,6 +981,26 @@ def test_a_nested_function_reading_a_variable_traced_after_its_def(tmp_path):
         assert_close(original.f(np.float32(a), xs), jax.jit(standalone.f)(np.float32(a), xs))
 
 
+def test_a_traced_item_set_in_a_dict_or_list_is_read_as_traced(tmp_path):
+    # Fuzzer seeds 2986, 3821: `lims["lo"] -= x` left the dict known as Python values; the
+    # conditional expression on `lims["lo"]` stayed Python (TracerBoolConversionError).
+    source = textwrap.dedent("""\
+        def f(x):
+            lims = {"lo": 0.0, "hi": 1.0}
+            lims["lo"] -= x
+            pts = [0.0, 1.0]
+            pts[1] = x * 2.0
+            return (1.0 if 3.0 != lims["lo"] else 2.0), (pts[1] > 0.0 and lims["hi"] > 0.5)
+        """)
+    path = tmp_path / "item_set.py"
+    path.write_text(source)
+    out = tmp_path / "item_set_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True)).text)
+    original, standalone = load(path, "item_set"), load(out, "item_set_standalone")
+    for x in (1.0, -3.0):
+        assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
+
+
 def test_a_staged_branch_that_changes_a_function_is_refused():
     # Fuzzer seed 1603: a function handed through lax.cond ("not a valid JAX type"); the
     # runtime refuses two different functions too (StateMismatchError).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+from dataclasses import replace
 
 from autolax import errors, plan, sites
 from autolax.sourcegen.standalone import breaks, declarations, helpers
@@ -403,8 +404,10 @@ class Lowering(Expressions, Loops):
             return [s]
         container, index, method, value = restore_target(chain, self.ops)
         container, _ = self.expr(container, scope)
-        index, _ = self.expr(index, scope)
-        value, _ = self.expr(value, scope)
+        index, ival = self.expr(index, scope)
+        value, vval = self.expr(value, scope)
+        if (vval.traced or ival.traced) and not val.traced:  # a traced item: reads of the container's items are traced
+            scope.set(root, replace(val, traced=True, elts=None))
         target = syntax.Subscript(value=container, slice=index, ctx=syntax.Store())
         if method == "set":
             new = syntax.assign(target, value)
