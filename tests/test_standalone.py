@@ -869,6 +869,34 @@ def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
         module.f(1.0)
 
 
+def test_a_side_of_a_python_if_that_never_runs_is_not_refused(tmp_path):
+    # Fuzzer seed 297: `elif not 3: del k2` in a staged branch; the `del` never runs.
+    source = textwrap.dedent("""\
+        def f(x):
+            items = []
+            m = 2.0
+            if x > 0:
+                if not 3:
+                    x = x + items[0]
+                    del m
+                    assert x > 100.0
+                    raise ValueError("never")
+                elif 2 // 2 > 3:
+                    x = x + never_bound
+                else:
+                    x = x * 2.0
+            return x
+            return m
+        """)
+    path = tmp_path / "dead_side.py"
+    path.write_text(source)
+    out = tmp_path / "dead_side_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True)).text)
+    original, standalone = load(path, "dead_side"), load(out, "dead_side_standalone")
+    for x in (1.0, -1.0):
+        assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
+
+
 @pytest.mark.parametrize("body", ["assert r > 3", "x = helper(x)", "x = outer(x)"])
 def test_an_assert_python_may_not_run_is_refused(tmp_path, body):
     # Fuzzer seed 237: an `assert` on Python values (here in a helper) in the untaken branch of

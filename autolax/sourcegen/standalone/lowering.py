@@ -59,6 +59,21 @@ OPS = {
 }
 
 
+def folded(test):
+    """The truth of a test made of number literals and operators only (``not 3``,
+    ``2 // 2 > 3``), or None."""
+    for n in syntax.walk(test):
+        if isinstance(n, syntax.Constant) and not isinstance(n.value, (bool, int, float, complex, type(None))):
+            return None
+        if isinstance(n, (syntax.Pow, syntax.LShift)) or isinstance(n, syntax.expr) and not isinstance(
+                n, (syntax.Constant, syntax.UnaryOp, syntax.BinOp, syntax.BoolOp, syntax.Compare, syntax.IfExp)):
+            return None
+    try:
+        return bool(eval(syntax.unparse(test), {"__builtins__": {}}, {}))  # noqa: S307 - literals and operators only
+    except Exception:  # noqa: BLE001 - 1 // 0: not known here (Python raises when it runs)
+        return None
+
+
 class Refs:
     """What the output file needs: how it spells ``jax``, ``jax.lax`` and ``jax.numpy``,
     which imports that takes, and which helper functions (``helpers``) it defines."""
@@ -103,6 +118,7 @@ class Lowering(Expressions, Loops):
         # Python may not run it (a branch of a staged `if`, an operand after a traced `and`),
         # as the runtime raises it; None where the output runs the code as Python would.
         self.failing = None
+        self.dead = False  # lowering code that never runs (see `dead_if`)
         readers = {n for n in READERS if self.ctx.resolve(n) is getattr(builtins, n)}
         self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated)
         self.functions = {}  # local names bound to a nested `def` or a lambda -> its node
@@ -222,6 +238,18 @@ class Lowering(Expressions, Loops):
         finally:
             self.failing = saved
 
+    @contextlib.contextmanager
+    def dead_if(self, dead):
+        """Lowers code that never runs, if ``dead`` (the side of a Python ``if`` whose test is
+        a constant: ``elif not 3:``): nothing there fails while traced."""
+        saved = self.failing, self.dead
+        if dead:
+            self.failing, self.dead = None, True
+        try:
+            yield
+        finally:
+            self.failing, self.dead = saved
+
     def fails_while_staged(self, node, error):
         """The runtime's error for ``node``, which surely raises ``error`` when the output
         stages it, where Python may not run it."""
@@ -270,7 +298,7 @@ class Lowering(Expressions, Loops):
         if op == "asserting" and isinstance(s, syntax.Expr):
             return [syntax.copy_location(self.asserting(value, scope), s)]
         if isinstance(s, syntax.Raise) and self.op_of(s.exc) == "raising":
-            if self.staged:  # the runtime raises when the program runs, if the branch is taken
+            if self.staged and not self.dead:  # the runtime raises when the program runs, if the branch is taken
                 raise self.refuse("standalone-op", s, call=f"{self.ops}.raising (a `raise` in a staged body)")
             s.exc, _ = self.expr(s.exc.args[0], scope)
             if s.cause is not None:
@@ -310,8 +338,12 @@ class Lowering(Expressions, Loops):
         if isinstance(s, (syntax.If, syntax.While)):
             s.test, _ = self.expr(s.test, scope, truth=True)
             # Runs as Python does, when Python does -- within code staged where Python may not
-            # run it, that holds still (`self.failing` stays).
-            s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+            # run it, that holds still (`self.failing` stays), except on a side that never runs.
+            known = folded(s.test) if isinstance(s, syntax.If) else None
+            with self.dead_if(known is False):
+                s.body = self.block(s.body, scope)
+            with self.dead_if(known is True):
+                s.orelse = self.block(s.orelse, scope)
             return [s]
         if isinstance(s, syntax.For):
             s.iter, val = self.expr(s.iter, scope)
@@ -342,7 +374,7 @@ class Lowering(Expressions, Loops):
         so the ``del`` raises UnboundLocalError while it is traced (fuzzer seed 2069), where
         Python deletes the function's variable -- and only when it runs that code."""
         for t in s.targets:
-            if not isinstance(t, syntax.Name) or t.id in scope.values:
+            if not isinstance(t, syntax.Name) or t.id in scope.values or self.dead:
                 continue
             error = f"UnboundLocalError: cannot access local variable '{t.id}' where it is not associated with a value"
             if self.failing is not None:
@@ -354,7 +386,7 @@ class Lowering(Expressions, Loops):
         """``assert test, message`` from ``ops.asserting(test, lambda: message)``: with a
         Python test (the runtime checks a traced one when the program runs)."""
         test, tval = self.expr(call.args[0], scope, truth=True)
-        if tval.traced:
+        if tval.traced and not self.dead:
             raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` of a traced value)")
         if self.failing is not None:  # the runtime checks it when the program runs that code (seed 237)
             raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` in code staged where "
@@ -465,10 +497,13 @@ class Lowering(Expressions, Loops):
         if form == plan.PYTHON:
             t_scope, f_scope = scope.copy(), scope.copy()
             # Runs as Python does, when Python does (within staged code, `self.failing` stays).
-            body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands),
-                              t_scope)
-            orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
-                                f_scope)
+            known = folded(test)
+            with self.dead_if(known is False):
+                body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands),
+                                  t_scope)
+            with self.dead_if(known is True):
+                orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
+                                    f_scope)
             scope.merge(t_scope, f_scope)
             return [python_if(test, body, orelse, t_def)]
         if self.final:
