@@ -997,6 +997,256 @@ def test_a_staged_branch_that_only_deletes_a_name(tmp_path):
         assert_close(original.f(np.float32(a), np.int32(2), xs), jax.jit(standalone.f)(np.float32(a), np.int32(2), xs))
 
 
+MORE_FAILS_WHILE_STAGED = {
+    # Fuzzer seed 2164: `stack.pop()` of an empty list handed to the staged branch.
+    "pop": ("""\
+        def f(x):
+            stack = []
+            if x > 0:
+                x = x * stack.pop()
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: pop from empty list"),
+    # Fuzzer seed 865: a list read by `sum` only is still known to be empty.
+    "sum": ("""\
+        def f(x):
+            stack = []
+            if x > 0:
+                x = x + sum(stack) + stack[0]
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # A Python `if` inside a staged branch runs while the branch is traced, whatever Python does.
+    "python-if": ("""\
+        def f(x):
+            items = []
+            if x > 0:
+                if len(items) == 0:
+                    x = x + items[0]
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # Fuzzer seed 2079: a module's list bound to [] that no code changes, after a traced `and`.
+    "global": ("""\
+        LOG = []
+
+
+        def f(x):
+            if x > 0 and LOG[0] > x:
+                x = x + 1.0
+            return x + len(LOG)
+        """, "operand-fails", "the operand after `and` at", "IndexError: list index out of range"),
+    # Fuzzer seed 2069: the front end keeps this `del` (the unreachable `return m` reads it),
+    # which the branch's function, not carrying 'm', cannot run.
+    "del": ("""\
+        def f(x):
+            m = 2.0
+            if x > 0:
+                del m
+                x = x + never_bound
+            return x
+            return m
+        """, "branch-fails", "the `if` branch of the `if` at",
+        "UnboundLocalError: cannot access local variable 'm' where it is not associated with a value"),
+    # A loop whose body may not run (a traced condition).
+    "while": ("""\
+        def f(x):
+            items = []
+            while x > 0:
+                x = x - items[0]
+            return x
+        """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
+    # Fuzzer seed 3500: a name bound nowhere, read in a staged branch.
+    "name": ("""\
+        def f(x):
+            if x > 0:
+                x = x + never_bound
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "NameError: name 'never_bound' is not defined"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_FAILS_WHILE_STAGED))
+def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
+    source, code, where, error = MORE_FAILS_WHILE_STAGED[name]
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == code
+    assert where in str(standalone) and f"raised {error} while autolax staged it" in str(standalone)
+    assert f"raised {error} while autolax staged it" in str(runtime)
+    # Python raises it too where it runs that code; never where it does not.
+    module = load(tmp_path / "refused.py", f"refused_py_{name}")
+    assert_close(module.f(-1.0), -1.0)
+    with pytest.raises((IndexError, NameError)):
+        module.f(1.0)
+
+
+def test_a_side_of_a_python_if_that_never_runs_is_not_refused(tmp_path):
+    # Fuzzer seed 297: `elif not 3: del k2` in a staged branch; the `del` never runs.
+    source = textwrap.dedent("""\
+        def f(x):
+            items = []
+            m = 2.0
+            if x > 0:
+                if not 3:
+                    x = x + items[0]
+                    del m
+                    assert x > 100.0
+                    raise ValueError("never")
+                elif 2 // 2 > 3:
+                    x = x + never_bound
+                else:
+                    x = x * 2.0
+            return x
+            return m
+        """)
+    path = tmp_path / "dead_side.py"
+    path.write_text(source)
+    out = tmp_path / "dead_side_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True)).text)
+    original, standalone = load(path, "dead_side"), load(out, "dead_side_standalone")
+    for x in (1.0, -1.0):
+        assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
+
+
+@pytest.mark.parametrize("body", ["assert r > 3", "x = helper(x)", "x = outer(x)"])
+def test_an_assert_python_may_not_run_is_refused(tmp_path, body):
+    # Fuzzer seed 237: an `assert` on Python values (here in a helper) in the untaken branch of
+    # a staged `if` fired while the output was traced. The runtime checks it when it runs.
+    source = textwrap.dedent(f"""\
+        def helper(x):
+            r = 0
+            assert r > 3
+            return x
+
+
+        def f(x):
+            r = 0
+            if x > 0:
+                {body}
+            return x
+
+
+        def outer(x):
+            return helper(x) + 1.0
+        """)
+    path = tmp_path / "asserts.py"
+    path.write_text(source)
+    module = load(path, f"asserts_{body[:3]}_{len(body)}")
+    assert_close(autolax.jit(module.f)(-1.0), module.f(-1.0))
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, str(path), Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-op" and info.value.lineno == 10
+    assert "staged where Python may not run it" in str(info.value) and "drop --standalone" in str(info.value)
+
+
+@pytest.mark.parametrize("search", ["stack.remove(stack[-1])", "y = x * 3.0 in stack", "y = stack.index(x * 2.0)"])
+def test_a_search_that_compares_traced_values_is_refused_as_the_runtime_refuses_it(tmp_path, search):
+    # Fuzzer seed 288: `stack.remove(stack[-1])` of traced items was JAX's TracerBoolConversionError.
+    source = f"def f(x):\n    stack = [x, x * 2.0]\n    {search}\n    return stack[0]\n"
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert runtime.code == standalone.code == "traced-comparison"
+    assert isinstance(runtime, autolax.TracedComparisonError)
+    assert standalone.reason.startswith(f"'stack' is searched for a value at {tmp_path / 'refused.py'}:6, and comparing "
+                                      "the value with its item 0 gives a traced boolean")
+    assert "drop --standalone" not in str(standalone)
+
+
+def test_searches_python_decides_are_converted(tmp_path):
+    # The first item *is* the value (no comparison); a dict is searched by hash (also one
+    # a staged `if` gives, whose type the analysis no longer knows).
+    source = textwrap.dedent("""\
+        def f(x):
+            stack = [x, x * 2.0]
+            stack.remove(stack[0])
+            box = {"lo": x}
+            if x > 1.0:
+                box = {"lo": x * 2.0}
+            return stack[0] + ("lo" in box) + ("hi" in ["lo", "hi"])
+        """)
+    path = tmp_path / "searches.py"
+    path.write_text(source)
+    out = tmp_path / "searches_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True)).text)
+    assert_close(load(path, "searches").f(np.float32(1.5)), jax.jit(load(out, "searches_standalone").f)(np.float32(1.5)))
+
+
+def test_a_closure_reading_a_traced_variable_gives_a_traced_value(tmp_path):
+    # Fuzzer seed 3435: `g(a)` with a static `a` was taken to be static although `g` reads
+    # the traced `xs`: `g(a) or ...` was Python's `or` (TracerBoolConversionError).
+    source = textwrap.dedent("""\
+        def f(a, xs):
+            g = lambda v: xs[-1] * v
+            def h(v):
+                return g(v) + 1.0
+            return (g(a) or xs[0]), (h(a) or xs[1])
+        """)
+    path = tmp_path / "closure_reads.py"
+    path.write_text(source)
+    out = tmp_path / "closure_reads_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True, static=("a",))).text)
+    original, standalone = load(path, "closure_reads"), load(out, "closure_reads_standalone")
+    for xs in ([1.0, 2.0, 0.0], [1.0, 2.0, -1.0]):
+        xs = np.array(xs, np.float32)
+        assert_close(original.f(1.0, xs), jax.jit(standalone.f, static_argnames="a")(1.0, xs))
+
+
+def test_a_nested_function_reading_a_variable_traced_after_its_def(tmp_path):
+    # Fuzzer seed 1421: `step` was lowered where it is defined, with `flag` a Python value
+    # (`a if flag else 0.0` stayed Python), then called with `flag` traced
+    # (TracerBoolConversionError). Refused where that changes how `step` lowers; converted
+    # (and agreeing with Python) where it does not.
+    source = textwrap.dedent("""\
+        def f(a, xs):
+            flag = False
+            def step(v):
+                return v * (a if flag else 0.5)
+            def scale(v):
+                return v * flag
+            y = step(xs[0]) + scale(xs[1])
+            flag = xs.sum() > a
+            return {call}
+        """)
+    with pytest.raises(ConversionError) as info:
+        convert_source(source.format(call="step(xs[1])"), "late.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-op" and info.value.lineno == 9
+    assert "it reads 'flag', which is traced here but not where 'step' is defined" in str(info.value)
+    path = tmp_path / "late.py"
+    path.write_text(source.format(call="y + scale(xs[2])"))
+    out = tmp_path / "late_standalone.py"
+    out.write_text(convert_source(path.read_text(), str(path), Options(only=("f",), standalone=True)).text)
+    original, standalone = load(path, "late"), load(out, "late_standalone")
+    for a in (0.0, 10.0):
+        xs = np.array([1.0, 2.0, 3.0], np.float32)
+        assert_close(original.f(np.float32(a), xs), jax.jit(standalone.f)(np.float32(a), xs))
+
+
+def test_a_traced_item_set_in_a_dict_or_list_is_read_as_traced(tmp_path):
+    # Fuzzer seeds 2986, 3821: `lims["lo"] -= x` left the dict known as Python values; the
+    # conditional expression on `lims["lo"]` stayed Python (TracerBoolConversionError).
+    source = textwrap.dedent("""\
+        def f(x):
+            lims = {"lo": 0.0, "hi": 1.0}
+            lims["lo"] -= x
+            pts = [0.0, 1.0]
+            pts[1] = x * 2.0
+            return (1.0 if 3.0 != lims["lo"] else 2.0), (pts[1] > 0.0 and lims["hi"] > 0.5)
+        """)
+    path = tmp_path / "item_set.py"
+    path.write_text(source)
+    out = tmp_path / "item_set_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(only=("f",), standalone=True)).text)
+    original, standalone = load(path, "item_set"), load(out, "item_set_standalone")
+    for x in (1.0, -3.0):
+        assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
+
+
+def test_a_staged_branch_that_changes_a_function_is_refused():
+    # Fuzzer seed 1603: a function handed through lax.cond ("not a valid JAX type"); the
+    # runtime refuses two different functions too (StateMismatchError).
+    source = "def f(x):\n    g = lambda v: v\n    if x > 0:\n        g = lambda v: 2 * v\n    return g(x)\n"
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "fn.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-op" and info.value.lineno == 3
+    assert "carrying the function 'g'" in str(info.value)
+
+
 # ----------------------------------------------------------------------------- item tests
 # A loop whose body opens (`test: x`) or ends (`test: after x`) with `if c: break` /
 # `return` is tested in the loop's predicate, as the runtime stages it (passes.loop_exits):

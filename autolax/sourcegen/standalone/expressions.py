@@ -29,11 +29,13 @@ from autolax.sourcegen.standalone.values import (
     STATIC_ATTRS,
     STATIC_BUILTINS,
     TRACED,
+    Scope,
     Val,
     binop,
     call_result,
     casts,
     constant,
+    flat,
     item_of,
     join_kinds,
     join_ndims,
@@ -45,14 +47,31 @@ from autolax.transpile import syntax
 
 # Calls with an effect: evaluating them on a path Python does not take would be visible.
 _EFFECTS = {"call", "print", "append", "setattr"}
+# Builtins that read a list without keeping it or changing it (see ``unaliased_lists``).
+READERS = ("sum", "min", "max", "sorted", "list", "tuple", "any", "all", "len", "print", "str", "repr", "bool")
+_SEARCHING = {"remove", "index", "count"}  # list methods that compare a value with the items
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort", "reverse",
              "add", "discard", "popitem"}
+
+
+def free_names(node) -> set:
+    """Names a function or lambda reads but neither takes as a parameter nor assigns."""
+    own, loads = set(), set()
+    for n in syntax.walk(node):
+        if isinstance(n, syntax.arguments):
+            own |= set(syntax.param_names(n))
+        elif isinstance(n, syntax.Name):
+            (loads if isinstance(n.ctx, syntax.Load) else own).add(n.id)
+    return loads - own
 
 
 class Expressions:
     """Expression lowering, mixed into ``Lowering``."""
 
     stacked_ok = None  # the one Name node where a stacked list may be read (see `allow_stacked`)
+    # The callee being lowered: a function bound nowhere in the file is taken to come from
+    # elsewhere (a snippet's helper), not to be a NameError (see `never_defined`).
+    callee = None
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e, scope, truth=False):
@@ -84,6 +103,9 @@ class Expressions:
                 val = Val(container=True, ctype=self.module_containers()[e.id])
             if val.stacked and e is not self.stacked_ok:
                 raise self.refuse("standalone-stacked-use", e, what=f"'{e.id}'", name=e.id)
+            if (self.failing is not None and isinstance(e.ctx, syntax.Load) and e is not self.callee
+                    and self.never_defined(e.id, scope)):
+                raise self.fails_while_staged(e, f"NameError: name '{e.id}' is not defined")
             return e, val
         if isinstance(e, syntax.Constant):
             return e, constant(e.value)
@@ -99,8 +121,8 @@ class Expressions:
             e.slice, b = self.expr(e.slice, scope)
             if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
                 return e, Val(kind="int", ndim=0)
-            if (self.failing is not None and a.empty and not a.traced and not isinstance(e.slice, syntax.Slice)
-                    and isinstance(e.value, syntax.Name) and e.value.id in self.unaliased):
+            if (self.failing is not None and not isinstance(e.slice, syntax.Slice) and isinstance(e.value, syntax.Name)
+                    and (a.empty and not a.traced and e.value.id in self.unaliased or self.empty_global(e.value.id, scope))):
                 raise self.fails_while_staged(e, "IndexError: list index out of range")
             return e, subscript(a, b, e.slice)
         if isinstance(e, syntax.BinOp):
@@ -121,9 +143,14 @@ class Expressions:
                 vals.append(v)
             if all(isinstance(op, (syntax.Is, syntax.IsNot)) for op in e.ops):
                 return e, Val(kind="bool", ndim=0)
+            nodes = [e.left] + e.comparators
+            for i, op in enumerate(e.ops):
+                if isinstance(op, (syntax.In, syntax.NotIn)):
+                    self.searched(nodes[i + 1], vals[i + 1], nodes[i], vals[i], e)
             return e, Val(traced=any(v.traced for v in vals), kind="bool", ndim=join_ndims(vals))
         if isinstance(e, syntax.Lambda):
             values = {p: TRACED for p in syntax.param_names(e.args)}
+            self.definitions[id(e)] = (syntax.deepcopy(e.body), flat(scope))
             with self.staging(None):  # runs when it is called
                 e.body, _ = self.expr(e.body, scope.child(values))
             return e, STATIC
@@ -205,6 +232,7 @@ class Expressions:
             e.func.value, owner = self.expr(e.func.value, scope)
             fval = Val(traced=owner.traced)
         else:
+            self.callee = e.func
             e.func, fval = self.expr(e.func, scope)
         vals = []
         for i, a in enumerate(e.args):
@@ -214,6 +242,14 @@ class Expressions:
             kw.value, v = self.expr(kw.value, scope)
             vals.append(v)
         traced = any(v.traced for v in vals)
+        if isinstance(e.func, syntax.Name) and scope.bound(e.func.id) and e.func.id in self.functions:
+            traced = traced or self.reads_traced_free(e.func.id, scope, set())
+            self.check_late_reads(e.func.id, scope, e)
+        if self.failing is not None and isinstance(e.func, syntax.Name) and self.may_raise(e.func.id, scope, set()):
+            # The runtime checks an `assert` / `raise` there when the program runs that code
+            # (fuzzer seed 237: a helper's assert fired while the untaken branch was traced).
+            raise self.refuse("standalone-op", e, call=f"{e.func.id} (it may `assert` or `raise`, in code staged "
+                                                       "where Python may not run it)")
         self.check_static_arguments(e, vals, scope)
         if builtin:
             name = value.__name__
@@ -241,12 +277,182 @@ class Expressions:
                 return e, Val(traced=traced, container=True)
             return e, call_result(name, vals, True, n_args=len(e.args))
         if owner is not None:
+            if (e.func.attr == "pop" and self.failing is not None and owner.empty and not owner.traced
+                    and isinstance(e.func.value, syntax.Name) and e.func.value.id in self.unaliased):
+                raise self.fails_while_staged(e, "IndexError: pop from empty list")
+            if e.func.attr in _SEARCHING and e.args and not isinstance(e.args[0], syntax.Starred):
+                self.searched(e.func.value, owner, e.args[0], vals[0], e)
             if e.func.attr in CONTAINER_METHODS:
                 return e, Val(traced=fval.traced or traced, container=True)
             if owner.traced and not owner.container:  # an array method (x.sum())
                 return e, call_result(e.func.attr, vals, True, method_of=owner, n_args=len(e.args))
             return e, Val(traced=fval.traced or traced)
         return e, Val(traced=traced or fval.traced)
+
+    def may_raise(self, name, scope, seen) -> bool:
+        """Does the function ``name`` (nested, or a function of the module) hold an ``assert``
+        or a ``raise``, also in the functions it calls by name? The output runs it while
+        tracing, where the runtime raises only when the program runs it."""
+        seen.add(name)
+        if not scope.bound(name):
+            return name in self.module_raising()
+        node = self.functions.get(name)
+        for n in syntax.walk(node) if node is not None else ():
+            if isinstance(n, (syntax.Assert, syntax.Raise)):
+                return True
+            if isinstance(n, syntax.Call) and isinstance(n.func, syntax.Name) and n.func.id not in seen \
+                    and self.may_raise(n.func.id, scope, seen):
+                return True
+        return False
+
+    def module_raising(self) -> frozenset:
+        """Names of the module's functions that hold an ``assert`` or ``raise``, or call one
+        that does (by name)."""
+        found = getattr(self.module, "_raising", None)
+        if found is None:
+            defs = {f.name: f for f in self.module.tree.body if isinstance(f, syntax.FunctionDef)}
+            calls = {name: {n.func.id for n in syntax.walk(f) if isinstance(n, syntax.Call)
+                            and isinstance(n.func, syntax.Name) and n.func.id in defs} for name, f in defs.items()}
+            found = {name for name, f in defs.items()
+                     if any(isinstance(n, (syntax.Assert, syntax.Raise)) for n in syntax.walk(f))}
+            while True:
+                more = {name for name in defs if calls[name] & found} - found
+                if not more:
+                    break
+                found |= more
+            self.module._raising = found = frozenset(found)
+        return found
+
+    def empty_global(self, name, scope) -> bool:
+        """Is ``name`` a module's list bound once, to ``[]``, that no code of the module
+        changes or hands to a function (only indexes it, reads it with a builtin such as
+        ``len``, or returns it)? Then it is taken to be empty (fuzzer seed 2079: ``LOG[0]``
+        after a traced ``and``). (Code outside the module could fill it: at worst a refusal
+        of what would run.)"""
+        if scope.bound(name) or name in self.ctx.closure:
+            return False
+        empty = getattr(self.module, "_empty_lists", None)
+        if empty is None:
+            tree = self.module.tree
+            parents = {id(c): n for n in syntax.walk(tree) for c in syntax.iter_child_nodes(n)}
+            starts = {t.id for stmt in tree.body if isinstance(stmt, syntax.Assign)
+                      and isinstance(stmt.value, syntax.List) and not stmt.value.elts
+                      for t in stmt.targets if isinstance(t, syntax.Name)}
+            empty, changed = set(), set()
+            for n in syntax.walk(tree):
+                if isinstance(n, (syntax.Global, syntax.Nonlocal)):
+                    changed.update(n.names)
+                if not isinstance(n, syntax.Name) or n.id not in starts:
+                    continue
+                parent = parents.get(id(n))
+                if not isinstance(n.ctx, syntax.Load):
+                    if n.id in empty:
+                        changed.add(n.id)  # bound twice
+                    empty.add(n.id)
+                    continue
+                if isinstance(parent, syntax.Subscript) and parent.value is n or isinstance(parent, syntax.Return):
+                    continue
+                if isinstance(parent, syntax.Tuple) and isinstance(parents.get(id(parent)), syntax.Return):
+                    continue
+                if (isinstance(parent, syntax.Call) and n in parent.args and isinstance(parent.func, syntax.Name)
+                        and parent.func.id in READERS and parent.func.id not in starts):
+                    continue
+                changed.add(n.id)
+            self.module._empty_lists = empty = frozenset(empty - changed)
+        return name in empty and self.ctx.resolve(name) is self.ctx.MISSING
+
+    def never_defined(self, name, scope) -> bool:
+        """Is ``name`` bound nowhere: not in this function, not anywhere in the module (a
+        global, also one a function declares), not a builtin? Reading it raises NameError
+        (fuzzer seed 3500, in a staged branch)."""
+        if scope.bound(name) or name in self.ctx.globals or name in self.ctx.closure or hasattr(builtins, name):
+            return False
+        if name.startswith("__") or name in (self.ops, "jax") or name in self.refs.needed_imports \
+                or name in self.refs.needed_helpers:
+            return False
+        bound = getattr(self.module, "_bound_anywhere", None)
+        if bound is None:  # every name the module binds anywhere (None: `from m import *`, any name)
+            bound = set()
+            for n in syntax.walk(self.module.tree):
+                if isinstance(n, syntax.Name) and not isinstance(n.ctx, syntax.Load):
+                    bound.add(n.id)
+                elif isinstance(n, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+                    bound.add(n.name)
+                elif isinstance(n, (syntax.Global, syntax.Nonlocal)):
+                    bound.update(n.names)
+                elif isinstance(n, (syntax.Import, syntax.ImportFrom)):
+                    bound.update((a.asname or a.name).split(".")[0] for a in n.names)
+            star = any(isinstance(n, syntax.ImportFrom) and any(a.name == "*" for a in n.names)
+                       for n in syntax.walk(self.module.tree))
+            self.module._bound_anywhere = bound = frozenset() if star else frozenset(bound)
+        if not bound:
+            return False
+        # (and not in the converted function, whose generated names the module does not bind)
+        return name not in bound and not any(isinstance(n, syntax.Name) and n.id == name and not isinstance(
+            n.ctx, syntax.Load) or isinstance(n, syntax.FunctionDef) and n.name == name for n in syntax.walk(self.fn))
+
+    def check_late_reads(self, name, scope, call):
+        """A nested function is lowered where it is defined, with what is known then of the
+        variables it reads; Python reads them when it is called. Refuses a call where one of
+        them is traced now but was not (or the reverse) and that lowers the function
+        differently (fuzzer seed 1421: ``a if flag else 0.0`` in ``step``, and ``flag``
+        traced after the ``def``): the runtime decides when the call runs."""
+        node = self.functions[name]
+        if id(node) not in self.definitions:
+            return
+        original, then = self.definitions[id(node)]
+        changed = [n for n in sorted(free_names(node)) if scope.get(n).traced != then.get(n, STATIC).traced]
+        if not changed:
+            return
+        lowered = [syntax.dump(self.dry(self.lower_definition, node, original, where)) for where in (Scope(None, then), scope)]
+        if lowered[0] != lowered[1]:
+            raise self.refuse("standalone-op", call, call=f"{name} (it reads '{changed[0]}', which is "
+                                                          f"{'traced' if scope.get(changed[0]).traced else 'a Python value'} "
+                                                          f"here but not where '{name}' is defined)")
+
+    def lower_definition(self, node, original, scope):
+        """A copy of the body of the nested function or lambda ``node``, lowered in ``scope``."""
+        params = {p: TRACED for p in syntax.param_names(node.args)}
+        with self.staging(None):
+            if isinstance(node, syntax.Lambda):
+                return self.expr(syntax.deepcopy(original), scope.child(params))[0]
+            return syntax.Module(body=self.block(syntax.deepcopy(original), scope.child(params)), type_ignores=[])
+
+    def reads_traced_free(self, name, scope, seen) -> bool:
+        """Does the local function ``name`` (a nested ``def`` or a lambda) read a variable of
+        the enclosing function that is traced now (also through another local function it
+        calls)? Then its result is traced whatever its arguments (fuzzer seed 3435:
+        ``g = lambda val: xs[-1]``, then ``g(a) or ...`` with a static ``a``)."""
+        seen.add(name)
+        for free in sorted(free_names(self.functions[name])):
+            if scope.get(free).traced:
+                return True
+            if free in self.functions and free not in seen and self.reads_traced_free(free, scope, seen):
+                return True
+        return False
+
+    def searched(self, container, cval, value, vval, node):
+        """Refuses ``value in container`` (``container.remove(value)``, ``.index``, ``.count``)
+        where Python compares a traced value with the items of a list or tuple and tests the
+        answer (JAX's TracerBoolConversionError): the runtime's ``TracedComparisonError``
+        (``ops.sought``, fuzzer seed 288). Not for dicts and sets (hashed, not compared), an
+        empty list, or ``lst.remove(lst[0])`` (the first item *is* the value: no comparison)."""
+        if not cval.container or cval.ctype in ("dict", "set") or cval.empty:
+            return
+        if not (vval.traced or cval.traced and cval.ctype in ("list", "tuple")):  # (a dict's keys are hashed)
+            return
+        if (isinstance(value, syntax.Subscript) and isinstance(value.value, syntax.Name)
+                and isinstance(container, syntax.Name) and value.value.id == container.id
+                and isinstance(value.slice, syntax.Constant) and value.slice.value == 0):
+            return
+        name = container.id if isinstance(container, syntax.Name) else syntax.unparse(container)
+        lineno = getattr(node, "lineno", 0)
+        # A traced value is compared with item 0 first; a Python value with each item in turn.
+        detail = f"{'a traced item' if cval.traced else 'an item'} == {'a traced value' if vval.traced else 'the value'}"
+        raise self.refuse("traced-comparison", node, runtime_can=False, what=f"'{name}'", name=name,
+                          where=f"{display_filename(self.ctx.filename)}:{lineno}",
+                          index="0" if vval.traced else "that holds a traced value", detail=detail,
+                          source=self.ctx.line_text(lineno))
 
     def check_static_arguments(self, e, vals, scope):
         """Refuses a call of a converted function of the module that passes a traced value to

@@ -257,6 +257,7 @@ class Loops:
             setattr(loop, breaks.PYTHON_LOOP, True)
             return prelude + [syntax.copy_location(loop, t_def)]
         facts = plan.LoopFacts("while")
+        self.no_functions_carried(names, s, call)
         if self.final:
             self.collected(b_def, names, scope, site, facts, plan.can_fall_back(first.traced))
         mixed = self.carry_mixed(names, vals, scope, outs)
@@ -264,7 +265,8 @@ class Loops:
             if self.final else []
         carried_vals = {n: carried(v, sized=not mixed) for n, v in vals.items()}
         test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
-        body = self.staged_block(b_def.body, scope.child(dict(carried_vals)))
+        with self.staging(("body-fails", self.about(site))):  # the body may not run
+            body = self.staged_block(b_def.body, scope.child(dict(carried_vals)))
         param = self.carry_param(names)
         self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.as_bool(test, tval)))
         self.loop_function(b_def, [param], self.unpack(names, b_def) + body[:-1], body[-1])
@@ -325,6 +327,7 @@ class Loops:
                 scope.set(n, v)
             return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
         facts = plan.LoopFacts("for", static_trip=seq.static_trip, exit_traced=test is not None)
+        self.no_functions_carried(names, s, call)
         # An array's length is static: the runtime can run the loop in Python (unrolled) instead.
         appends = self.collected(b_def, names, scope, site, facts, plan.can_fall_back(not seq.static_trip)) if self.final else {}
         item_vals = {}
@@ -341,6 +344,12 @@ class Loops:
         body_scope = scope.child(dict(carried_vals))
         body_scope.set(item, Val(traced=True, kind=seq.item_val.kind, ndim=seq.item_val.ndim,
                                  elts=seq.item_val.elts and tuple(TRACED for _ in seq.item_val.elts)))
+        # The body may not run (traced bounds; a test before the first item): what fails
+        # while it is staged is the runtime's `body-fails` (fuzzer seed 865). (Not restored
+        # on an error: a refusal ends the function's lowering.)
+        failing = self.failing
+        if not seq.static_trip or (exits is not None and not exits.after):
+            self.failing = ("body-fails", self.about(site))
         if form in (plan.WHILE, plan.EARLY_EXIT, plan.MASKED_SCAN):
             test_scope = scope.child(dict(carried_vals))
             if exits is not None and not exits.after:  # the test reads the item
@@ -359,6 +368,7 @@ class Loops:
             out = self.scan(s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site, mixed)
         else:
             raise NotImplementedError(f"--standalone has no form for {form!r}")
+        self.failing = failing
         for n, v in carried_vals.items():
             scope.set(n, v)
         if exits is not None:

@@ -7,11 +7,13 @@ else is refused up front), the statement-level lowering, and the ``if``: Python 
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+from dataclasses import replace
 
 from autolax import errors, plan, sites
 from autolax.sourcegen.standalone import breaks, declarations, helpers
-from autolax.sourcegen.standalone.expressions import Expressions
+from autolax.sourcegen.standalone.expressions import READERS, Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
     OP_OF_METHOD,
@@ -37,6 +39,7 @@ from autolax.sourcegen.standalone.values import (
     binop,
     carried,
     casts,
+    flat,
     item_of,
     may_differ,
     staged_output,
@@ -58,6 +61,21 @@ OPS = {
     "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, ()),
     "bound": (1, 1, ()), "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "asserting": (1, 2, ()),
 }
+
+
+def folded(test):
+    """The truth of a test made of number literals and operators only (``not 3``,
+    ``2 // 2 > 3``), or None."""
+    for n in syntax.walk(test):
+        if isinstance(n, syntax.Constant) and not isinstance(n.value, (bool, int, float, complex, type(None))):
+            return None
+        if isinstance(n, (syntax.Pow, syntax.LShift)) or isinstance(n, syntax.expr) and not isinstance(
+                n, (syntax.Constant, syntax.UnaryOp, syntax.BinOp, syntax.BoolOp, syntax.Compare, syntax.IfExp)):
+            return None
+    try:
+        return bool(eval(syntax.unparse(test), {"__builtins__": {}}, {}))  # noqa: S307 - literals and operators only
+    except Exception:  # noqa: BLE001 - 1 // 0: not known here (Python raises when it runs)
+        return None
 
 
 class Refs:
@@ -104,7 +122,12 @@ class Lowering(Expressions, Loops):
         # Python may not run it (a branch of a staged `if`, an operand after a traced `and`),
         # as the runtime raises it; None where the output runs the code as Python would.
         self.failing = None
-        self.unaliased = unaliased_lists(self.fn, self.ops)
+        self.dead = False  # lowering code that never runs (see `dead_if`)
+        readers = {n for n in READERS if self.ctx.resolve(n) is getattr(builtins, n)}
+        self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated)
+        self.functions = {}  # local names bound to a nested `def` or a lambda -> its node
+        # id(that node) -> (its body before lowering, what was known of the names it saw then)
+        self.definitions = {}
         self._carry = None
 
     # ------------------------------------------------------------------ entry
@@ -219,6 +242,18 @@ class Lowering(Expressions, Loops):
         finally:
             self.failing = saved
 
+    @contextlib.contextmanager
+    def dead_if(self, dead):
+        """Lowers code that never runs, if ``dead`` (the side of a Python ``if`` whose test is
+        a constant: ``elif not 3:``): nothing there fails while traced."""
+        saved = self.failing, self.dead
+        if dead:
+            self.failing, self.dead = None, True
+        try:
+            yield
+        finally:
+            self.failing, self.dead = saved
+
     def fails_while_staged(self, node, error):
         """The runtime's error for ``node``, which surely raises ``error`` when the output
         stages it, where Python may not run it."""
@@ -267,7 +302,7 @@ class Lowering(Expressions, Loops):
         if op == "asserting" and isinstance(s, syntax.Expr):
             return [syntax.copy_location(self.asserting(value, scope), s)]
         if isinstance(s, syntax.Raise) and self.op_of(s.exc) == "raising":
-            if self.staged:  # the runtime raises when the program runs, if the branch is taken
+            if self.staged and not self.dead:  # the runtime raises when the program runs, if the branch is taken
                 raise self.refuse("standalone-op", s, call=f"{self.ops}.raising (a `raise` in a staged body)")
             s.exc, _ = self.expr(s.exc.args[0], scope)
             if s.cause is not None:
@@ -284,6 +319,8 @@ class Lowering(Expressions, Loops):
             s.value, val = self.expr(s.value, scope)
             for t in s.targets:
                 self.bind(t, val, scope)
+                if isinstance(t, syntax.Name) and isinstance(s.value, syntax.Lambda):
+                    self.functions[t.id] = s.value
             return [s]
         if isinstance(s, syntax.AnnAssign):
             if s.value is not None:
@@ -304,14 +341,18 @@ class Lowering(Expressions, Loops):
             return [s]
         if isinstance(s, (syntax.If, syntax.While)):
             s.test, _ = self.expr(s.test, scope, truth=True)
-            with self.staging(None):  # runs as Python does, when Python does
-                s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+            # Runs as Python does, when Python does -- within code staged where Python may not
+            # run it, that holds still (`self.failing` stays), except on a side that never runs.
+            known = folded(s.test) if isinstance(s, syntax.If) else None
+            with self.dead_if(known is False):
+                s.body = self.block(s.body, scope)
+            with self.dead_if(known is True):
+                s.orelse = self.block(s.orelse, scope)
             return [s]
         if isinstance(s, syntax.For):
             s.iter, val = self.expr(s.iter, scope)
             self.bind(s.target, item_of(val), scope)
-            with self.staging(None):
-                s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+            s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
             return [s]
         if isinstance(s, syntax.With):
             for item in s.items:
@@ -326,27 +367,49 @@ class Lowering(Expressions, Loops):
             for handler in s.handlers:
                 handler.body = self.block(handler.body, scope)
             return [s]
+        if isinstance(s, syntax.Delete) and self.staged:
+            self.staged_delete(s, scope)
         self.generic(s, scope)
         return [s]
+
+    def staged_delete(self, s, scope):
+        """``del name`` left as it is in a staged body (the front end keeps a ``del`` of a
+        variable a closure reads): the body's function neither carries nor assigns ``name``,
+        so the ``del`` raises UnboundLocalError while it is traced (fuzzer seed 2069), where
+        Python deletes the function's variable -- and only when it runs that code."""
+        for t in s.targets:
+            if not isinstance(t, syntax.Name) or t.id in scope.values or self.dead:
+                continue
+            error = f"UnboundLocalError: cannot access local variable '{t.id}' where it is not associated with a value"
+            if self.failing is not None:
+                raise self.fails_while_staged(s, error)
+            raise self.refuse("standalone-op", s, runtime_can=False,
+                              call=f"del {t.id} (in a staged body, which would raise {error} while traced)")
 
     def asserting(self, call, scope):
         """``assert test, message`` from ``ops.asserting(test, lambda: message)``: with a
         Python test (the runtime checks a traced one when the program runs)."""
         test, tval = self.expr(call.args[0], scope, truth=True)
-        if tval.traced:
+        if tval.traced and not self.dead:
             raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` of a traced value)")
+        if self.failing is not None:  # the runtime checks it when the program runs that code (seed 237)
+            raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` in code staged where "
+                                                          "Python may not run it)")
         message = self.expr(call.args[1].body, scope)[0] if len(call.args) > 1 else None
         return syntax.Assert(test=test, msg=message)
 
     def user_function(self, s, scope):
         """A nested ``def`` of the user's: its parameters are traced."""
         values = {p: TRACED for p in syntax.param_names(s.args)}
+        self.definitions[id(s)] = (syntax.deepcopy(s.body), flat(scope))
         with self.staging(None):  # runs when it is called
             s.body = self.block(s.body, scope.child(values))
         scope.set(s.name, STATIC)
+        self.functions[s.name] = s
 
     def bind(self, target, val, scope):
         if isinstance(target, syntax.Name):
+            self.functions.pop(target.id, None)  # (`stmt` notes a lambda again)
             scope.set(target.id, val if target.id in self.generated else without_items(val))
         elif isinstance(target, (syntax.Tuple, syntax.List)):
             elts = val.elts if val.elts is not None and len(val.elts) == len(target.elts) else None
@@ -377,8 +440,10 @@ class Lowering(Expressions, Loops):
             return [s]
         container, index, method, value = restore_target(chain, self.ops)
         container, _ = self.expr(container, scope)
-        index, _ = self.expr(index, scope)
-        value, _ = self.expr(value, scope)
+        index, ival = self.expr(index, scope)
+        value, vval = self.expr(value, scope)
+        if (vval.traced or ival.traced) and not val.traced:  # a traced item: reads of the container's items are traced
+            scope.set(root, replace(val, traced=True, elts=None))
         target = syntax.Subscript(value=container, slice=index, ctx=syntax.Store())
         if method == "set":
             new = syntax.assign(target, value)
@@ -435,9 +500,12 @@ class Lowering(Expressions, Loops):
         form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0)
         if form == plan.PYTHON:
             t_scope, f_scope = scope.copy(), scope.copy()
-            with self.staging(None):  # runs as Python does, when Python does
+            # Runs as Python does, when Python does (within staged code, `self.failing` stays).
+            known = folded(test)
+            with self.dead_if(known is False):
                 body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands),
                                   t_scope)
+            with self.dead_if(known is True):
                 orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
                                     f_scope)
             scope.merge(t_scope, f_scope)
@@ -449,7 +517,9 @@ class Lowering(Expressions, Loops):
         if self.final:
             self.check_branch_lengths(t_def, f_def, out_names, scope, site, s)
         params = [o.id for o in operands]
-        inputs = {p: scope.get(p) if scope.get(p).undefined else carried(scope.get(p)) for p in params}
+        # (An empty list enters a branch as it is, an empty pytree: still known to be empty there.)
+        inputs = {p: scope.get(p) if scope.get(p).undefined or scope.get(p).empty else carried(scope.get(p))
+                  for p in params}
         # Operands arrive traced, under the branch function's parameter names (``xs_1`` where a
         # closure captures ``xs``: the body hands it to ``xs``, see ``without_cells``).
         t_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(t_def.args), params)})
@@ -458,6 +528,7 @@ class Lowering(Expressions, Loops):
             t_def.body = self.staged_block(t_def.body, t_scope)
         with self.staging(("branch-fails", {"side": "else", **self.about(site)})):
             f_def.body = self.staged_block(f_def.body, f_scope)
+        self.no_functions_carried(params + list(out_names), s, call)
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
         prelude = self.one_sided(site, out_names, t_vals, f_vals, s) if self.final else []
@@ -485,6 +556,16 @@ class Lowering(Expressions, Loops):
         new = syntax.call(callee, [test, syntax.name(t_def.name), syntax.name(f_def.name)] + operands)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
         return prelude + [t_def, f_def, syntax.copy_location(stmt, s)]
+
+    def no_functions_carried(self, names, where, call):
+        """Refuses a staged ``if`` or loop that carries a local function (a branch assigns or
+        deletes it): lax takes arrays only (JAX's "not a valid JAX type", fuzzer seed 1603);
+        the runtime refuses such an ``if`` too unless both sides keep the same function."""
+        for n in names:
+            if n in self.functions and self.final:
+                raise self.refuse("standalone-op", where, runtime_can=False,
+                                  call=f"{self.ops}.{call.func.attr}(...) carrying the function '{n}' (jax.lax "
+                                       "carries arrays only)")
 
     def moves(self, t_def, f_def, out_names, scope):
         """If both branches only move values (``flag = True``, ``y = x``): for each output,

@@ -140,12 +140,29 @@ def restore_target(chain, ops):
 _PASSING_OPS = {"cond", "while_loop", "for_range", "for_iter", "append", "stacked", "assigned", "bound", "undefined"}
 
 
-def unaliased_lists(fn, ops) -> set:
+# List methods that neither hand the list on nor lengthen it.
+_KEEPING_METHODS = {"pop", "index", "count", "copy"}
+
+
+def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset()) -> set:
     """Names of ``fn`` that no other variable, call or container can come to hold: every
-    read is ``name[...]``, ``len(name)``, or hands it to a staged statement or an append
-    (``ops.cond(..., name)``). What the analysis knows of such a list's length (empty)
-    holds until the function assigns or appends to it."""
+    read is ``name[...]``, ``len(name)``, ``name.pop()`` (``index``, ``count``, ``copy``),
+    an argument of a call of ``readers`` (builtins that only read it: ``sum(name)``), or
+    hands it to a staged statement or an append (``ops.cond(..., name)``). What the
+    analysis knows of such a list's length (empty) holds until the function assigns or
+    appends to it. (A function of ``generated``, a branch or loop body, returning it hands it
+    back to the ``ops`` call.)"""
     parents = {id(c): n for n in syntax.walk(fn) for c in syntax.iter_child_nodes(n)}
+
+    def handed_back(node):
+        parent = parents.get(id(node))
+        if isinstance(parent, syntax.Tuple):
+            node, parent = parent, parents.get(id(parent))
+        if not isinstance(parent, syntax.Return):
+            return False
+        while parent is not None and not isinstance(parent, (syntax.FunctionDef, syntax.Lambda)):
+            parent = parents.get(id(parent))
+        return isinstance(parent, syntax.FunctionDef) and parent.name in generated
 
     def passed(node):
         parent = parents.get(id(node))
@@ -168,7 +185,13 @@ def unaliased_lists(fn, ops) -> set:
         if (isinstance(parent, syntax.Call) and isinstance(parent.func, syntax.Name) and parent.func.id == "len"
                 and parent.args == [node]):
             continue
-        if passed(node) or node is getattr(parent, "func", None):
+        if passed(node) or handed_back(node) or node is getattr(parent, "func", None):
+            continue
+        if (isinstance(parent, syntax.Call) and isinstance(parent.func, syntax.Name) and parent.func.id in readers
+                and node in parent.args):
+            continue
+        if isinstance(parent, syntax.Attribute) and parent.attr in _KEEPING_METHODS and isinstance(
+                parents.get(id(parent)), syntax.Call) and parents.get(id(parent)).func is parent:
             continue
         aliased.add(node.id)
     return names - aliased

@@ -422,6 +422,19 @@ def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
                unsized=kind == "float" and (a.unsized or b.unsized or None in (a.kind, b.kind)))
 
 
+def flat(scope: Scope) -> dict:
+    """Every name ``scope`` sees (its own and its parents'), as one dict: what is known of
+    them now, kept from later changes."""
+    chain = []
+    while scope is not None:
+        chain.append(scope)
+        scope = scope.parent
+    out = {}
+    for s in reversed(chain):
+        out.update(s.values)
+    return out
+
+
 def without_items(val: Val) -> Val:
     """``val`` bound to a variable of the user's: the lengths of the lists it holds are no
     longer known (an alias may append to them)."""
