@@ -514,8 +514,9 @@ class Lowering(Expressions, Loops):
             self.check_branch_appends(t_def, f_def, out_names, site)
         if form == plan.SELECT:
             return self.select(s, test, moves, out_names, scope)
-        if self.final:
-            self.check_branch_lengths(t_def, f_def, out_names, scope, site, s)
+        # Found on the branches as written, raised after lowering them: where a branch fails
+        # while staged, that is the error the runtime gives (it traces both, then compares).
+        length_refusal = self.branch_length_refusal(t_def, f_def, out_names, scope, site, s) if self.final else None
         params = [o.id for o in operands]
         # (An empty list enters a branch as it is, an empty pytree: still known to be empty there.)
         inputs = {p: scope.get(p) if scope.get(p).undefined or scope.get(p).empty else carried(scope.get(p))
@@ -528,6 +529,8 @@ class Lowering(Expressions, Loops):
             t_def.body = self.staged_block(t_def.body, t_scope)
         with self.staging(("branch-fails", {"side": "else", **self.about(site)})):
             f_def.body = self.staged_block(f_def.body, f_scope)
+        if length_refusal is not None:
+            raise length_refusal
         self.no_functions_carried(params + list(out_names), s, call)
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
@@ -671,12 +674,12 @@ class Lowering(Expressions, Loops):
             return self.helper(helpers.PROMOTING_COND)
         return self.ref("jax.lax.cond")
 
-    def check_branch_lengths(self, t_def, f_def, out_names, scope, site, s):
+    def branch_length_refusal(self, t_def, f_def, out_names, scope, site, s):
         """A container the two branches of a staged ``if`` change in place to two lengths
         (``stack += [z]`` on one side only) is two structures, which ``lax.cond`` rejects:
         the runtime's error where the lengths surely differ, else --standalone's, where
         what the branches do to the length is not known here (the runtime compares the
-        lengths when it traces)."""
+        lengths when it traces). Returns the refusal (None: one length)."""
         for n in out_names:
             entry = scope.get(n)
             if not entry.container or entry.undefined:
@@ -686,9 +689,10 @@ class Lowering(Expressions, Loops):
                 continue  # one length; or a new value on one side, which the Vals compare
             if isinstance(t, int) and isinstance(f, int):
                 code = "if-list-append" if entry.ctype == "list" else "if-structure"  # the runtime's
-                raise self.refuse(code, s, runtime_can=False, first=length_text(t), second=length_text(f),
-                                  **self.about(site, n))
-            raise self.refuse("standalone-length-change", s, **self.about(site, n))
+                return self.refuse(code, s, runtime_can=False, first=length_text(t), second=length_text(f),
+                                   **self.about(site, n))
+            return self.refuse("standalone-length-change", s, **self.about(site, n))
+        return None
 
     def check_branch_appends(self, t_def, f_def, out_names, site):
         counts = []
