@@ -1280,3 +1280,20 @@ def test_call_changing_an_outside_list_in_a_loop_with_static_bounds_runs_it_in_p
     with pytest.warns(autolax.UnrolledLoopWarning, match=r"'out', a list \(\[0.0\]\), is changed by a function"):
         got = autolax.jit(pushes_three_times)(2.0)
     assert [float(v) for v in got] == [4.0, 4.0] == list(pushes_three_times(2.0))
+
+
+LOG = []
+
+
+def logs_through_a_call(x, n):
+    total = 0.0
+    for i in range(n):
+        _push(LOG, i)
+        total = total + x
+    return total
+
+
+def test_call_changing_a_global_list_in_a_staged_loop(tmp_path):
+    with pytest.raises(autolax.StagedEffectError, match=r"'LOG', a list \(\[\]\), is changed by a function called"):
+        autolax.jit(logs_through_a_call)(1.0, 3)
+    assert LOG == []  # put back as it was

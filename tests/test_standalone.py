@@ -1479,3 +1479,70 @@ def test_an_early_return_of_the_loop_target():
     for xs in ([-1.0, 2.0, 3.0], [-1.0, -2.0], [5.0], [-1.0, 4.0]):
         expected = next((x for x in xs if x > 0), 0.0)
         assert_close(np.float32(expected), namespace["f"](jnp.array(xs, jnp.float32)))
+
+
+CALL_EFFECTS = {
+    # A function of the file that changes the list it is handed, called in a staged loop.
+    "loop": ("""\
+        def push(lst, v):
+            lst.append(v)
+
+
+        def f(x, n):
+            out = [0.0]
+            total = 0.0
+            for i in range(n):
+                push(out, x * i)
+                total = total + out[-1]
+            return total, len(out)
+        """, (1.5, 3), ("'out', a list", "is changed by a function called inside the `for` loop at")),
+    # ... or the dict it is handed, under a traced `if`.
+    "if": ("""\
+        def scale(d, k):
+            d["a"] = d["a"] * k
+
+
+        def f(x):
+            d = {"a": 1.0}
+            if x > 0:
+                scale(d, 2.0)
+            return d["a"] + x
+        """, (2.0,), ("'d', a dict", "is changed by a function called inside the `if` at")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALL_EFFECTS))
+def test_call_changing_a_container_from_outside_the_staged_code_is_refused(tmp_path, name):
+    source, args, (target, text) = CALL_EFFECTS[name]
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, *args)
+    assert runtime.code == standalone.code == "call-effect"
+    for error in (runtime, standalone):  # (the runtime also shows the items: `'out', a list ([0.0]),`)
+        assert target in str(error)
+        assert text in str(error)
+    assert "Fix: change it in the statement itself" in str(standalone)
+
+
+def test_call_changing_a_list_the_staged_body_made_converts(tmp_path):
+    source = textwrap.dedent("""\
+        import jax.numpy as jnp
+
+
+        def push(lst, v):
+            lst.append(v)
+
+
+        def f(x, n):
+            total = 0.0
+            for i in range(n):
+                row = [x]
+                push(row, x * i)
+                total = total + row[-1]
+            return total
+        """)
+    path = tmp_path / "own_list.py"
+    path.write_text(source)
+    out = tmp_path / "own_list_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    standalone = load(out, "own_list_standalone")
+    assert "fori_loop" in out.read_text()
+    assert_close(jax.jit(standalone.f)(1.5, 3), load(path, "own_list").f(1.5, 3))

@@ -204,18 +204,26 @@ _WATCH_BUDGET = 4096
 
 
 def outside_containers(fn) -> list:
-    """The lists, dicts and sets a staged body ``fn`` reads through its closure (and those
-    nested in them), each with its items: ``(name, object, items)``. The body changes the
+    """The lists, dicts and sets a staged body ``fn`` reads through its closure or as globals
+    (and those nested in them), each with its items: ``(name, whether it is the variable's
+    own value, object, items)``. The body changes the
     ones it owns through ops that check it (``check_mutable``) or carries them; a function it
     calls (``push(out, v)``) may change the others too, once while tracing where Python does
     it on every run (``check_unchanged``)."""
     out, seen, budget = [], set(), _WATCH_BUDGET
     code = getattr(fn, "__code__", None)
-    for name, cell in zip(code.co_freevars if code is not None else (), getattr(fn, "__closure__", None) or ()):
+    if code is None:
+        return out
+    outside = []
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
         try:
-            stack = [(cell.cell_contents, True)]
+            outside.append((name, cell.cell_contents))
         except ValueError:  # an empty cell
             continue
+    module = getattr(fn, "__globals__", {})
+    outside += [(name, module[name]) for name in code.co_names if type(module.get(name)) in (list, dict, set)]
+    for name, value in outside:
+        stack = [(value, True)]
         while stack and budget > 0:
             value, direct = stack.pop()
             kind = type(value)

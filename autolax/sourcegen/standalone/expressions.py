@@ -43,6 +43,7 @@ from autolax.sourcegen.standalone.values import (
     subscript,
     without_items,
 )
+from autolax.analysis.activity import MUTATING_METHODS
 from autolax.transpile import syntax
 
 # Calls with an effect: evaluating them on a path Python does not take would be visible.
@@ -250,6 +251,8 @@ class Expressions:
             # (fuzzer seed 237: a helper's assert fired while the untaken branch was traced).
             raise self.refuse("standalone-op", e, call=f"{e.func.id} (it may `assert` or `raise`, in code staged "
                                                        "where Python may not run it)")
+        if self.staged and self.staged_about and isinstance(e.func, syntax.Name):
+            self.check_call_effect(e, scope)
         self.check_static_arguments(e, vals, scope)
         if builtin:
             name = value.__name__
@@ -288,6 +291,36 @@ class Expressions:
                 return e, call_result(e.func.attr, vals, True, method_of=owner, n_args=len(e.args))
             return e, Val(traced=fval.traced or traced)
         return e, Val(traced=traced or fval.traced)
+
+    def check_call_effect(self, e, scope):
+        """A function of the file called in a staged body that changes a list, dict or set it
+        is handed (``push(out, v)``), which the body did not make: the change would happen
+        once, while tracing. The runtime refuses it (``call-effect``) when it sees the
+        container change; here the callee's own code says so."""
+        node = self.functions.get(e.func.id) if scope.bound(e.func.id) else next(
+            (f for f in self.module.tree.body if isinstance(f, syntax.FunctionDef) and f.name == e.func.id), None)
+        if node is None or not hasattr(node, "args"):
+            return
+        changed = _changed_parameters(node)
+        if not changed:
+            return
+        params = syntax.param_names(node.args)
+        handed = [(params[i], a) for i, a in enumerate(e.args[:len(params)])]
+        handed += [(kw.arg, kw.value) for kw in e.keywords if kw.arg is not None]
+        about, made_here = self.staged_about[-1]
+        for param, arg in handed:
+            if param not in changed or not isinstance(arg, syntax.Name) or arg.id in made_here:
+                continue
+            val = scope.get(arg.id)
+            if val is None or not val.container:
+                continue
+            kind = val.ctype if val.ctype in ("list", "dict", "set") else "list"
+            example = {"list": "`{n}.append(v)`, `{n}[i] = v`", "dict": "`{n}[k] = v`",
+                       "set": "a list in place of the set, `items.append(v)`"}[kind].format(n=arg.id)
+            # (The runtime refuses it too under a traced `if`; a loop with static bounds it runs in Python.)
+            raise self.refuse("call-effect", e, runtime_can=not about["stmt"].startswith("the `if`"),
+                              target=f"'{arg.id}', a {kind},", name=arg.id, example=example,
+                              stmt=about["stmt"], source=about["source"])
 
     def may_raise(self, name, scope, seen) -> bool:
         """Does the function ``name`` (nested, or a function of the module) hold an ``assert``
@@ -700,3 +733,21 @@ class Expressions:
         fmt = sep.value.replace("{", "{{").replace("}", "}}").join(parts)
         new = syntax.call(self.ref("jax.debug.print"), [syntax.constant(fmt)] + args, {"ordered": syntax.constant(True)})
         return syntax.copy_location(new, e), STATIC
+
+
+def _changed_parameters(fn) -> set:
+    """The parameters of ``fn`` (a def or lambda) whose object its own code changes in place:
+    a list/dict/set method that changes it, item or attribute assignment, ``del p[i]``."""
+    params = set(syntax.param_names(fn.args))
+    out = set()
+    for n in syntax.walk(fn):
+        if isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute) and n.func.attr in MUTATING_METHODS \
+                and isinstance(n.func.value, syntax.Name) and n.func.value.id in params:
+            out.add(n.func.value.id)
+        targets = n.targets if isinstance(n, (syntax.Assign, syntax.Delete)) else \
+            [n.target] if isinstance(n, (syntax.AugAssign, syntax.AnnAssign)) else []
+        for t in targets:
+            if isinstance(t, (syntax.Subscript, syntax.Attribute)) and isinstance(t.value, syntax.Name) \
+                    and t.value.id in params:
+                out.add(t.value.id)
+    return out

@@ -266,7 +266,7 @@ class Loops:
         carried_vals = {n: carried(v, sized=not mixed) for n, v in vals.items()}
         test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
         with self.staging(("body-fails", self.about(site))):  # the body may not run
-            body = self.staged_block(b_def.body, scope.child(dict(carried_vals)))
+            body = self.staged_block(b_def.body, scope.child(dict(carried_vals)), self.about(site))
         param = self.carry_param(names)
         self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.as_bool(test, tval)))
         self.loop_function(b_def, [param], self.unpack(names, b_def) + body[:-1], body[-1])
@@ -545,7 +545,7 @@ class Loops:
             value = syntax.BinOp(left=syntax.deepcopy(first), op=syntax.Add(),
                                  right=syntax.BinOp(left=syntax.name(index), op=syntax.Mult(), right=syntax.deepcopy(seq.step)))
             item_stmts = [syntax.copy_location(syntax.assign(syntax.name(item, "store"), value), b_def)]
-        body = self.staged_block(b_def.body, body_scope)
+        body = self.staged_block(b_def.body, body_scope, self.about(site))
         param = self.carry_param(names) if names else self.carry_name()
         returned = syntax.copy_location(syntax.ret(self.state(names)), body[-1])
         self.loop_function(b_def, [index, param], self.unpack(names, b_def) + item_stmts + body[:-1], returned)
@@ -561,7 +561,7 @@ class Loops:
             xs = self.jnp("arange", args)
         else:
             xs = self.scan_xs(seq.xs)
-        body = self.staged_block(b_def.body, body_scope)
+        body = self.staged_block(b_def.body, body_scope, self.about(site))
         ys = self.ys(appends, item_vals, body_scope, b_def, site) if appends else syntax.constant(None)
         returned = syntax.copy_location(syntax.ret(syntax.Tuple(elts=[self.state(names), ys], ctx=syntax.Load())), body[-1])
         self.loop_function(b_def, [self.carry_param(names) if names else self.carry_name(), item],
@@ -610,7 +610,7 @@ class Loops:
             length = self.length(xs)
             bound = syntax.Compare(left=syntax.name(index), ops=[syntax.Lt()], comparators=[syntax.deepcopy(length)])
             item_stmts = [syntax.assign(syntax.name(item, "store"), self.item_at(xs, index))]
-        body = self.staged_block(b_def.body, body_scope)
+        body = self.staged_block(b_def.body, body_scope, self.about(site))
         next_index = syntax.BinOp(left=syntax.name(index), op=syntax.Add(), right=syntax.deepcopy(step))
         if names:
             param = self.carry_name()

@@ -47,6 +47,7 @@ from autolax.sourcegen.standalone.values import (
     structures_unknown,
     without_items,
 )
+from autolax.analysis.activity import writes
 from autolax.transpile import syntax
 
 HINT = " (drop --standalone to use the autolax runtime)"
@@ -117,6 +118,7 @@ class Lowering(Expressions, Loops):
         self.static_callees = static_callees or {}  # see Converter.static_by_option
         self.final = True  # False while a loop's fixed point is analysed (dry runs)
         self.staged = 0  # depth of staged bodies being lowered (a print there prints at run time)
+        self.staged_about = []  # per staged body being lowered: (its statement's fields, names it binds)
         self.zeroed = {}  # variables given a zero before a staged loop that may not assign them
         # The catalogue error (code, fields) for code that raises while it is staged although
         # Python may not run it (a branch of a staged `if`, an operand after a traced `and`),
@@ -260,14 +262,16 @@ class Lowering(Expressions, Loops):
         code, fields = self.failing
         return self.refuse(code, node, runtime_can=False, error=error, **fields)
 
-    def staged_block(self, stmts, scope):
-        """Lowers a staged branch or loop body."""
+    def staged_block(self, stmts, scope, about):
+        """Lowers a staged branch or loop body (``about``: the statement's catalogue fields)."""
         self.staged += 1
+        self.staged_about.append((about, writes(stmts)))
         try:
             # A function needs a statement: a branch that only unbinds a name (`del z`) has none left.
             return self.block(stmts, scope) or [syntax.Pass()]
         finally:
             self.staged -= 1
+            self.staged_about.pop()
 
     # ------------------------------------------------------------------ statements
     def block(self, stmts, scope):
@@ -526,9 +530,9 @@ class Lowering(Expressions, Loops):
         t_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(t_def.args), params)})
         f_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(f_def.args), params)})
         with self.staging(("branch-fails", {"side": "if", **self.about(site)})):
-            t_def.body = self.staged_block(t_def.body, t_scope)
+            t_def.body = self.staged_block(t_def.body, t_scope, self.about(site))
         with self.staging(("branch-fails", {"side": "else", **self.about(site)})):
-            f_def.body = self.staged_block(f_def.body, f_scope)
+            f_def.body = self.staged_block(f_def.body, f_scope, self.about(site))
         if length_refusal is not None:
             raise length_refusal
         self.no_functions_carried(params + list(out_names), s, call)
