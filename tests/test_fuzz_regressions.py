@@ -788,3 +788,22 @@ def deletes_in_a_branch_of_a_loop_that_continues(n, x):
 @pytest.mark.parametrize("n", [2, 5])
 def test_del_in_a_branch_of_a_name_bound_before_every_read(n, tmp_path):
     check_all_paths(deletes_in_a_branch_of_a_loop_that_continues, n, 1.5, tmp_dir=tmp_path)
+
+
+def reads_an_appended_row_in_a_staged_operand_and_after(xs, ys):
+    # Fuzz seed 259 (reduced): `out[1]`, a row of the list the staged loop appended to, was
+    # read first while the traced `if`'s test (a chained comparison: a staged operand) was
+    # traced; the row was kept for identity (`lst.remove(lst[1])`) and read again at the top
+    # of the function: a tracer of the operand's trace (UnexpectedTracerError).
+    out = []
+    for k in range(1, 3):
+        out.append(xs[k] * 2.0)
+    zs = ys.copy()
+    zs[1:] -= 2 if xs.sum() >= xs[1] < out[1] else 1
+    return [out[1]], zs
+
+
+@pytest.mark.parametrize("xs", [[-0.5, 2.0, -1.0, 3.0], [4.0, 1.0, 3.0, 0.5]])
+def test_row_of_an_appended_list_read_in_two_traces(xs, tmp_path):
+    check_all_paths(reads_an_appended_row_in_a_staged_operand_and_after, np.array(xs), np.array([-3, -2, 2, 1]),
+                    tmp_dir=tmp_path)

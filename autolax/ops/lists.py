@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autolax import compat, errors
+from autolax.ops import report
 from autolax.plan import Unstageable
 
 
@@ -124,12 +125,15 @@ class StackedList:
 
     def _row(self, block, k):
         """Row ``k`` of a stacked block, one object per row (``lst[-1] is lst[-1]``, as for a
-        list's items: ``lst.remove(lst[-1])`` finds it by identity)."""
+        list's items: ``lst.remove(lst[-1])`` finds it by identity) within one trace: a row
+        read while a staged body is traced is a value of that trace only (a body traced and
+        dropped, then traced again, must not see the first trace's rows)."""
         rows = self.__dict__.setdefault("_rows", {})
-        key = (id(block), k)
+        where = report.current_staging()
+        key = (id(block), k, id(where))
         if key not in rows:
-            rows[key] = (block, _row(block, k))  # the block is kept: its id stays its own
-        return rows[key][1]
+            rows[key] = (block, where, _row(block, k))  # block and trace kept: their ids stay their own
+        return rows[key][2]
 
     def _items(self) -> list:
         """The list as one plain list of its items (rows of the stacked blocks), which it now

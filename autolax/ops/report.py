@@ -141,6 +141,12 @@ def in_staged_branch() -> bool:
     return bool(stack) and getattr(stack[-1].site, "kind", None) in ("if", "ternary")
 
 
+def current_staging():
+    """The innermost staged body being traced (an object of its own per trace), or None."""
+    frames = _staging.get()
+    return frames[-1] if frames else None
+
+
 def staging_depth() -> int:
     """How many staged bodies are being traced, one inside the other."""
     return len(_staging.get())
