@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 from . import __doc__ as PACKAGE_DOC
 from .generator import CONSTRUCTS, generate
 from .paths import ALL_PATHS
+
+PROGRESS_EVERY = 500  # programs between progress lines (and --partial summaries)
 
 
 def main(argv=None) -> int:
@@ -27,6 +30,8 @@ def main(argv=None) -> int:
     parser.add_argument("--show", type=int, metavar="SEED", help="print the program with this seed and exit")
     parser.add_argument("--reduce", type=int, metavar="SEED", help="shrink program SEED while its first mismatch persists, and print it")
     parser.add_argument("--quiet", action="store_true", help="print the summary only, not each failing program")
+    parser.add_argument("--partial", metavar="FILE",
+                        help="every 500 programs, write the summary so far to FILE (a long run stopped early keeps it)")
     parser.add_argument("--max-reports", type=int, default=30, help="print at most this many failing programs (default 30)")
     args = parser.parse_args(argv)
     paths = tuple(p.strip() for p in args.paths.split(",") if p.strip())
@@ -42,16 +47,27 @@ def main(argv=None) -> int:
         print(reduce_seed(args.reduce, paths=paths, big=args.big, focus=args.focus))
         return 0
 
+    from .report import Summary
     from .runner import run
 
     printed = [0]
     done = [0]
     start = time.perf_counter()
 
+    so_far = Summary()
+
     def on_result(r):
         done[0] += 1
-        if done[0] % 500 == 0:
+        if args.partial:
+            so_far.add(r)
+        if done[0] % PROGRESS_EVERY == 0:
             print(f"[{done[0]} programs, {time.perf_counter() - start:.0f} s]", file=sys.stderr, flush=True)
+            if args.partial:
+                so_far.seconds = time.perf_counter() - start
+                text = f"{done[0]} of {args.n} programs\n{so_far.text()}\n\n{so_far.signatures()}\n"
+                with open(args.partial + ".tmp", "w") as f:
+                    f.write(text)
+                os.replace(args.partial + ".tmp", args.partial)
         for f in r.failures:
             if not args.quiet and printed[0] < args.max_reports:
                 print(f.report(), flush=True)
