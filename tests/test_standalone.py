@@ -1546,3 +1546,33 @@ def test_call_changing_a_list_the_staged_body_made_converts(tmp_path):
     standalone = load(out, "own_list_standalone")
     assert "fori_loop" in out.read_text()
     assert_close(jax.jit(standalone.f)(1.5, 3), load(path, "own_list").f(1.5, 3))
+
+
+def test_del_in_a_python_loop_raises_on_the_second_iteration_as_python(tmp_path):
+    # Fuzzer seed 4644 (reduced): the second `del r` of the inner loop raises
+    # UnboundLocalError; the output ran `r = r` only, the `del` dropped (the analysis took
+    # 'r' for unbound at the loop's head).
+    source = textwrap.dedent("""\
+        import jax.numpy as jnp
+
+
+        def f(n, ys):
+            r = n
+            items = [1.0]
+            for h in ys:
+                for j in ys:
+                    del r
+                    items.insert(0, 2.0)
+            return items
+        """)
+    path = tmp_path / "del_twice.py"
+    path.write_text(source)
+    out = tmp_path / "del_twice_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    original, standalone = load(path, "del_twice"), load(out, "del_twice_standalone")
+    for ys in ([1, 2], [1, 2, 3]):
+        with pytest.raises(UnboundLocalError):
+            original.f(3, np.array(ys))
+        with pytest.raises(UnboundLocalError):
+            standalone.f(3, np.array(ys))
+    assert original.f(3, np.array([7])) == standalone.f(3, np.array([7])) == [2.0, 1.0]

@@ -276,14 +276,25 @@ class Lowering(Expressions, Loops):
     # ------------------------------------------------------------------ statements
     def block(self, stmts, scope):
         out, pending = [], {}
+        checked = None  # the name the previous statement checked is bound (`x = ops.assigned(x)`)
         for s in stmts:
             if isinstance(s, syntax.FunctionDef) and s.name in self.generated:
                 pending[s.name] = s
                 continue
-            out.extend(self.stmt(s, scope, pending))
+            deleting = checked is not None and self.op_of(getattr(s, "value", None)) == "undefined" \
+                and isinstance(s, syntax.Assign) and s.targets[0].id == checked
+            checked = self._checked_name(s)
+            out.extend(self.stmt(s, scope, pending, deleting))
         return out
 
-    def stmt(self, s, scope, pending):
+    def _checked_name(self, s):
+        value = getattr(s, "value", None) if isinstance(s, syntax.Assign) else None
+        if self.op_of(value) == "assigned" and value.args and isinstance(value.args[0], syntax.Name) \
+                and len(s.targets) == 1 and isinstance(s.targets[0], syntax.Name) and s.targets[0].id == value.args[0].id:
+            return value.args[0].id
+        return None
+
+    def stmt(self, s, scope, pending, deleting=False):
         value = getattr(s, "value", None) if isinstance(s, (syntax.Assign, syntax.Expr)) else None
         op = self.op_of(value)
         if op in ("cond", "while_loop", "for_range", "for_iter"):
@@ -292,7 +303,11 @@ class Lowering(Expressions, Loops):
             name = s.targets[0].id
             bound = scope.bound(name) and not scope.get(name).undefined
             scope.set(name, UNDEFINED)
-            if bound and not self.staged:  # `del y` in an `if` the output runs as Python: unbind it
+            # `del y` in code the output runs as Python: unbind it. Right after the read that
+            # checks `y` is bound (the front end's `del y`), whatever this analysis knows of `y`
+            # here: in a Python loop it may be bound on one iteration and not on the next
+            # (fuzzer seed 4644: a second `del r` must raise UnboundLocalError).
+            if (bound or deleting) and not self.staged:
                 return [syntax.copy_location(syntax.Delete(targets=[syntax.name(name, "del")]), s)]
             return []
         if op == "append" and isinstance(s, syntax.Assign):  # in Python code (staged loops collect theirs)
