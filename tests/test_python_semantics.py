@@ -1297,3 +1297,43 @@ def test_call_changing_a_global_list_in_a_staged_loop(tmp_path):
     with pytest.raises(autolax.StagedEffectError, match=r"'LOG', a list \(\[\]\), is changed by a function called"):
         autolax.jit(logs_through_a_call)(1.0, 3)
     assert LOG == []  # put back as it was
+
+
+# A `try`'s `else` runs only if its body ran to the end: not after a `return`, `break` or
+# `continue` out of the body (fuzz seed 6406: the `else` changed the returned array).
+def returns_from_a_try_with_an_else(x, xs):
+    ys = xs.copy()
+    try:
+        if x > 0:
+            return ys
+    except ValueError:
+        pass
+    else:
+        ys[0] = 99.0  # eagerly, in place: it would change the array returned
+    return ys * 2
+
+
+def breaks_from_a_try_with_an_else(x, n):
+    total = 0.0
+    for i in range(n):
+        try:
+            if x > i:
+                break
+            if x < -i:
+                continue
+        except ValueError:
+            total -= 100.0
+        else:
+            total += 1.0
+        total += 10.0
+    return total
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_try_else_does_not_run_after_a_return_from_the_body(x, tmp_path):
+    check_all_paths(returns_from_a_try_with_an_else, x, np.array([1.0, 2.0]), tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("x", [2.5, -1.5, 0.0])
+def test_try_else_does_not_run_after_a_break_or_continue_from_the_body(x, tmp_path):
+    check_all_paths(breaks_from_a_try_with_an_else, x, 5, tmp_dir=tmp_path)

@@ -123,8 +123,12 @@ class BlockLowering:
                 if endless:  # what follows `while True:` (without `break`) is unreachable
                     return Lowered(out, True, True)
             elif isinstance(stmt, syntax.Try):
+                # The `else` runs only if the body ran to its end: not after a jump out of it.
+                body_jumps = self.contains_jump(stmt.body)
                 for field in ("body", "orelse", "finalbody"):
                     setattr(stmt, field, self.block(getattr(stmt, field)).stmts)
+                if body_jumps and stmt.orelse:
+                    stmt.orelse = [self.guard(stmt.orelse, stmt.orelse[0])]
                 for handler in stmt.handlers:
                     handler.body = self.block(handler.body).stmts
                 out.append(stmt)
