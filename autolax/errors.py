@@ -259,6 +259,11 @@ class Message:
     docs: str  # README anchor
 
 
+# ``call-effect``'s fix: how the statement itself changes a container of each kind.
+CHANGED_HERE = {"list": "`{name}.append(v)`, `{name}[i] = v`", "dict": "`{name}[k] = v`",
+                "set": "a list in place of the set, `items.append(v)`"}
+
+
 MESSAGES = {
     "if-one-sided": Message(
         UndefinedVariableError,

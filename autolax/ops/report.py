@@ -246,10 +246,6 @@ def outside_containers(fn) -> list:
     return out
 
 
-# How the statement itself changes a container of each kind (``call-effect``'s fix).
-_CHANGED_HERE = {list: "`{name}.append(v)`, `{name}[i] = v`", dict: "`{name}[k] = v`", set: "a list in place of the set, `items.append(v)`"}
-
-
 def _items_changed(obj, items) -> bool:
     now = list(obj.items()) if type(obj) is dict else list(obj)
     if len(now) != len(items):
@@ -278,7 +274,7 @@ def check_unchanged(watched, site, failed: bool = False) -> None:
         name, direct, obj, _ = changed[0]
         target = f"'{name}', {_describe(obj)}," if direct else f"{_describe(obj)} inside '{name}'"
         error = errors.make(
-            "call-effect", target=target, name=name, example=_CHANGED_HERE[type(obj)].format(name=name),
+            "call-effect", target=target, name=name, example=errors.CHANGED_HERE[type(obj).__name__].format(name=name),
             stmt=site.what if site is not None else "a staged branch or loop body",
             source=site.source if site is not None else "",
         )

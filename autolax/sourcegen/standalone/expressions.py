@@ -16,7 +16,7 @@ import builtins
 import types
 from dataclasses import replace
 
-from autolax import plan, sites
+from autolax import errors, plan, sites
 from autolax.sites import display_filename
 from autolax.sourcegen.module import LibraryRef
 from autolax.sourcegen.standalone.patterns import at_chain
@@ -315,8 +315,7 @@ class Expressions:
             if val is None or not val.container:
                 continue
             kind = val.ctype if val.ctype in ("list", "dict", "set") else "list"
-            example = {"list": "`{n}.append(v)`, `{n}[i] = v`", "dict": "`{n}[k] = v`",
-                       "set": "a list in place of the set, `items.append(v)`"}[kind].format(n=arg.id)
+            example = errors.CHANGED_HERE[kind].format(name=arg.id)
             # (The runtime refuses it too under a traced `if`; a loop with static bounds it runs in Python.)
             raise self.refuse("call-effect", e, runtime_can=not about["stmt"].startswith("the `if`"),
                               target=f"'{arg.id}', a {kind},", name=arg.id, example=example,
