@@ -328,7 +328,7 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        with _checks.counting() as staged:
+        with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
             try:
                 out = self._jitted(*args, **kwargs)
                 if self._has_checks or staged.count:
@@ -357,7 +357,7 @@ class Jitted:
 
     def _staging(self, method, args, kwargs):
         __tracebackhide__ = True
-        with _checks.counting() as staged:
+        with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
             try:
                 return getattr(self._jitted, method)(*args, **kwargs)
             except Exception as exc:
@@ -368,9 +368,13 @@ class Jitted:
         """Tracing raised ``exc``: if it is the user's and checks were staged before it, the
         error Python raises is raised instead (``_raise_python_error``)."""
         __tracebackhide__ = True
-        if staged.count and self._python is not None and _user_error(exc) and not _any_tracer(args, kwargs) \
-                and _all_concrete(args, kwargs):
+        if staged.count and _user_error(exc) and self._can_rerun(args, kwargs):
             self._raise_python_error(args, kwargs)
+
+    def _can_rerun(self, args, kwargs) -> bool:
+        """Can the function run as Python on these arguments (concrete values: not tracers of
+        a trace around this call, not only shapes)?"""
+        return self._python is not None and not _any_tracer(args, kwargs) and _all_concrete(args, kwargs)
 
     def _raise_python_error(self, args, kwargs):
         """Tracing raised an error of the user's code after it staged checks (an ``assert``

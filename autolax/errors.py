@@ -512,6 +512,18 @@ MESSAGES = {
         "Python's error.",
         "#semantics",
     ),
+    "raises-after-check": Message(
+        StagedEffectError,
+        "{error} was raised at {where} while jax.jit traced the function:\n    {source}\n"
+        "The statement at {check_where} staged a check that the program makes only when it runs (a `raise` "
+        "or `assert` under a traced condition, or a read of a variable a staged loop may not have assigned):"
+        "\n    {check_source}\n"
+        "If that check fails, Python raises its error instead, which only the running program knows",
+        "make the code after the check safe to run whatever the values (keep indices in range, do not take "
+        "items from an empty list, define every name it reads), or call the function through autolax.jit, "
+        "which then runs it as Python on the arguments to find Python's error.",
+        "#semantics",
+    ),
     "raise-before-finally": Message(
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `try` whose `finally` block raises or "

@@ -639,9 +639,13 @@ def test_trace_and_lower_of_autolax_jit_raise_the_error_python_raises_first(meth
     xs = np.array([1.0, 0.0], np.float32)
     with pytest.raises(AssertionError):
         getattr(autolax.jit(stacks_after_a_checked_loop), method)(1.0, xs, np.array([1, 2], np.int32))
-    # Only shapes and dtypes: nothing to run as Python, the trace's error stays.
-    with pytest.raises(IndexError):
+    # Only shapes and dtypes: nothing to run as Python. The trace's IndexError is not what
+    # Python raises when the check fails: autolax refuses, naming both lines.
+    with pytest.raises(autolax.StagedEffectError, match=r"IndexError: list index out of range was raised at .*"
+                       r"test_fuzz_regressions\.py:\d+ while jax\.jit traced the function:\n    return a <= LOG\[1\]\n"
+                       r"The statement at .*test_fuzz_regressions\.py:\d+ staged a check") as info:
         getattr(autolax.jit(checks_then_reads_past_the_end), method)(1.0, jax.ShapeDtypeStruct((2,), np.int64))
+    assert isinstance(info.value.__cause__, IndexError)
 
 
 LOOP_BODY_FAILS = """

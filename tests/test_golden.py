@@ -68,15 +68,16 @@ GOLDEN = {
     """,
     g.loop_index_after: """
         def loop_index_after(x, n):
-            i = ops.undefined('i')
+            with ops.runtime_checks():
+                i = ops.undefined('i')
 
-            def loop_body(index, x, i):
-                i = index
-                x = x + i
-                return (x, i)
+                def loop_body(index, x, i):
+                    i = index
+                    x = x + i
+                    return (x, i)
 
-            x, i = ops.for_range(0, n, 1, loop_body, (x, i), at='24')
-            return (x, ops.assigned(i))
+                x, i = ops.for_range(0, n, 1, loop_body, (x, i), at='24')
+                return (x, ops.assigned(i))
     """,
     g.tuple_target: """
         def tuple_target(xs):
@@ -175,26 +176,29 @@ GOLDEN = {
     """,
     g.calls_and_print: """
         def calls_and_print(x):
-            y = ops.call(helper, x)
-            ops.print('y =', y)
-            return jnp.abs(y)
+            with ops.runtime_checks():
+                y = ops.call(helper, x)
+                ops.print('y =', y)
+                return jnp.abs(y)
     """,
     g.expressions: """
         def expressions(x, lo, hi):
-            y = ops.if_else(x > 0, lambda: x, lambda: -x)
-            ok = ops.or_(ops.and_(lo <= y, lambda: y < hi, lambda: ops.not_(y == 1.0)), lambda: x is None)
-            return ok
+            with ops.runtime_checks():
+                y = ops.if_else(x > 0, lambda: x, lambda: -x)
+                ok = ops.or_(ops.and_(lo <= y, lambda: y < hi, lambda: ops.not_(y == 1.0)), lambda: x is None)
+                return ok
     """,
     g.first_assigned_in_loop: """
         def first_assigned_in_loop(xs):
-            last = ops.undefined('last')
+            with ops.runtime_checks():
+                last = ops.undefined('last')
 
-            def loop_body(x, last):
-                last = x
-                return last
+                def loop_body(x, last):
+                    last = x
+                    return last
 
-            last = ops.for_iter(xs, loop_body, last, at='92')
-            return ops.assigned(last)
+                last = ops.for_iter(xs, loop_body, last, at='92')
+                return ops.assigned(last)
     """,
 }
 

@@ -243,7 +243,8 @@ DEFAULT = {
         """,
         """\
         def f(x):
-            return ops.if_else(x > 0, lambda: x, lambda: -x)
+            with ops.runtime_checks():
+                return ops.if_else(x > 0, lambda: x, lambda: -x)
         """,
     ),
     "setitem": (

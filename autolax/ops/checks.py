@@ -74,7 +74,14 @@ def pop_failure(message: str):
 
 
 class _Count:
+    """Checks staged while ``autolax.jit`` traced (``counting``); ``can_rerun()``: can it run
+    the function as Python on this call's arguments (they are concrete), to find Python's
+    error when tracing fails after a check (``rerun_as_python``)?"""
+
     count = 0
+
+    def __init__(self, can_rerun=None):
+        self.can_rerun = can_rerun
 
 
 # Checks handed to a host callback at the top of a traced function, ever, per thread (see
@@ -86,10 +93,11 @@ _staged: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_staged"
 
 
 @contextlib.contextmanager
-def counting():
+def counting(can_rerun=None):
     """Counts the checks staged while the block runs (``autolax.jit`` then waits for the
-    program's result, so a failed check is raised by the call)."""
-    counter = _Count()
+    program's result, so a failed check is raised by the call). ``can_rerun``: see ``_Count``
+    (None: it always can)."""
+    counter = _Count(can_rerun)
     token = _staged.set(counter)
     try:
         yield counter
@@ -136,8 +144,10 @@ def staged_since(mark) -> bool:
 
 def rerun_as_python() -> bool:
     """Does the caller (``autolax.jit``) run the function as Python when tracing raises an
-    error of the user's code after a check was staged (``api.Jitted``)?"""
-    return _staged.get() is not None
+    error of the user's code after a check was staged (``api.Jitted``)? Not when it was
+    given tracers (it is called inside another trace) or only shapes."""
+    counter = _staged.get()
+    return counter is not None and (counter.can_rerun is None or counter.can_rerun())
 
 
 def fail_unless(ok, make_error) -> None:
@@ -186,6 +196,7 @@ def defer(failures) -> None:
     if counter is not None:
         counter.count += 1
     _top.count = getattr(_top, "count", 0) + 1
+    _note_pending_check()
     jax.debug.callback(functools.partial(_raise_code, failures.makers), failures.code)
 
 
@@ -236,6 +247,71 @@ class _QuietFailedChecks(logging.Filter):
 
 # The logger of JAX's debug callbacks (by name: nothing of JAX's internals is imported).
 logging.getLogger("jax._src.debugging").addFilter(_QuietFailedChecks())
+
+
+# ------------------------------------------------------------ errors raised after a pending check
+class _Running:
+    """The outermost converted function running (in this thread or task), and where it
+    staged the first check that the program ``jax.jit`` is tracing makes when it runs."""
+
+    __slots__ = ("check",)
+
+    def __init__(self):
+        self.check = None  # (file:line, source line) of the statement that staged it
+
+
+_running: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_running", default=None)
+
+
+class _RuntimeChecks:
+    __slots__ = ("_running", "_token")
+
+    def __enter__(self):
+        if _running.get() is None:  # the outermost: only an error leaving it leaves the trace
+            self._running = _Running()
+            self._token = _running.set(self._running)
+        else:
+            self._token = None
+
+    def __exit__(self, exc_type, exc, tb):
+        __tracebackhide__ = True
+        if self._token is None:
+            return False
+        _running.reset(self._token)
+        check = self._running.check
+        if (check is None or exc is None or not isinstance(exc, Exception) or isinstance(exc, errors.AutolaxError)
+                or type(exc).__module__.split(".")[0] in ("jax", "jaxlib") or rerun_as_python()
+                or not report.under_trace()):
+            return False
+        where, source = report.innermost_user_line(tb)
+        raise errors.make("raises-after-check", where=where, source=source, check_where=check[0],
+                          check_source=check[1], error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
+
+
+def runtime_checks():
+    """``with ops.runtime_checks():`` around the body of a converted function that may stage
+    a check (a ``raise`` or ``assert`` under a traced condition, a read of a variable a
+    staged loop may not have assigned, a conditional expression, a call of user code).
+
+    Equivalent Python: nothing (``contextlib.nullcontext()``).
+
+    Under ``jax.jit`` a staged check is made when the program runs, after tracing; if tracing
+    then stops at an error of the user's code (``items[-1]`` of an empty list) that leaves
+    the outermost converted function, Python would raise the check's error instead when it
+    fails first -- which only the running program knows. autolax refuses then
+    (``raises-after-check``), unless ``autolax.jit`` is calling, which runs the function as
+    Python on the concrete arguments to find Python's error (``api.Jitted``). An error that
+    the user's code catches inside the trace changes nothing.
+    """
+    return _RuntimeChecks()
+
+
+def _note_pending_check() -> None:
+    """A check is handed to the program being traced: the outermost converted function notes
+    where its first one is (``runtime_checks``)."""
+    running = _running.get()
+    if running is not None and running.check is None and report.under_trace():
+        running.check = report.user_line(sys._getframe(2))
 
 
 # ----------------------------------------------------------------------------- raise / assert

@@ -436,6 +436,30 @@ def ran_user_code(exc: BaseException) -> bool:
     return False
 
 
+def user_line(frame) -> tuple[str, str]:
+    """(``file:line``, source line) of the first frame at or above ``frame`` that is neither
+    autolax's nor JAX's: the user's statement that called into the runtime."""
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
+        frame = frame.f_back
+    filename = frame.f_code.co_filename
+    return (f"{sites.display_filename(filename)}:{frame.f_lineno}",
+            linecache.getline(filename, frame.f_lineno).strip())
+
+
+def innermost_user_line(tb) -> tuple[str, str]:
+    """(``file:line``, source line) of the innermost frame of traceback ``tb`` that runs the
+    user's code (not library code), else of ``tb``'s own frame: where an error was raised."""
+    found = tb
+    while tb is not None:
+        frame = tb.tb_frame
+        if not libraries.module_is_library(frame.f_globals.get("__name__"), frame.f_code.co_filename):
+            found = tb
+        tb = tb.tb_next
+    filename = found.tb_frame.f_code.co_filename
+    return (f"{sites.display_filename(filename)}:{found.tb_lineno}",
+            linecache.getline(filename, found.tb_lineno).strip())
+
+
 def _past_wrappers(frame):
     """The first frame at or above ``frame`` that is not a ``user_facing`` wrapper."""
     while frame is not None and frame.f_code is _WRAPPER_CODE:

@@ -32,6 +32,7 @@ from autolax.passes import (
     logical,
     membership,
     return_statements,
+    runtime_checks,
     setitem,
     ternary,
     unbound_reads,
@@ -83,8 +84,10 @@ PASSES = (
     # After jump lowering (which adds guarded paths) and every expression rewrite: reads the
     # final statements' definedness. Before control_flow, which moves them into functions.
     unbound_reads,
-    # Last: needs the final form of every statement for its liveness/definedness analysis.
+    # Needs the final form of every statement for its liveness/definedness analysis.
     control_flow,
+    # Last: wraps the whole body (once every op that may stage a check is in place).
+    runtime_checks,
 )
 
 # A pass with nothing to rewrite leaves the tree as it is, so it is skipped unless the

@@ -1,0 +1,66 @@
+"""A function that may stage a run-time check runs its body inside ``ops.runtime_checks()``.
+
+    def f(x, items):                        def f(x, items):
+        if x.sum() > 0:                         with ops.runtime_checks():
+            raise ValueError('positive')   ->       def if_true(): ...
+        return items[-1]                            ...
+                                                    ops.cond(x.sum() > 0, if_true, if_false, at='2')
+                                                    return items[-1]
+
+Under ``jax.jit`` the ``raise`` is checked when the program runs, after tracing. If tracing
+then stops at an error of the user's code (``items[-1]`` of an empty list), Python would
+have raised the check's error first whenever it fails, which only the running program
+knows: ``ops.runtime_checks`` turns such an error leaving the function into autolax's
+refusal (``autolax.ops.checks``). Checks come from ``raise`` and ``assert`` (``ops.raising``,
+``ops.asserting``), reads of variables a staged loop may not have assigned
+(``ops.assigned``), conditional expressions (``ops.if_else``: a side that fails while
+traced) and calls of user code (``ops.call``: the callee's own checks). A function with none
+of these is left as it is. A leading docstring and ``global`` / ``nonlocal`` declarations stay
+before the ``with``.
+"""
+
+from __future__ import annotations
+
+from autolax.transpile import syntax, templates
+
+# The ops whose calls may stage a check.
+CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call"})
+
+_TEMPLATE = """
+with ops_runtime_checks():
+    body
+"""
+
+
+def _may_stage_a_check(fn_node, ops: str) -> bool:
+    for node in syntax.walk(fn_node):
+        if isinstance(node, syntax.Call):
+            func = node.func
+            if (isinstance(func, syntax.Attribute) and func.attr in CHECKING_OPS
+                    and isinstance(func.value, syntax.Name) and func.value.id == ops):
+                return True
+    return False
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, syntax.Expr) and isinstance(stmt.value, syntax.Constant) and isinstance(stmt.value.value, str)
+
+
+def transform(fn_node, ctx):
+    if ctx.standalone or not _may_stage_a_check(fn_node, ctx.ops):
+        return fn_node
+    body = fn_node.body
+    k = 0
+    while k < len(body) and (isinstance(body[k], (syntax.Global, syntax.Nonlocal)) or (k == 0 and _is_docstring(body[k]))):
+        k += 1
+    if k == len(body):
+        return fn_node
+    head, inner = body[:k], body[k:]
+    wrapped = templates.replace(_TEMPLATE, ops_runtime_checks=syntax.dotted(f"{ctx.ops}.runtime_checks"), body=inner)
+    # At the `def` line, all of it: a traceback through the refusal shows the function's header.
+    syntax.copy_locations(wrapped, fn_node)
+    lineno = fn_node.lineno
+    if 1 <= lineno <= len(ctx.source_lines):
+        wrapped[0].end_col_offset = len(ctx.source_lines[lineno - 1].rstrip())
+    fn_node.body = head + wrapped
+    return fn_node
