@@ -165,7 +165,11 @@ class StagedEffectError(AutolaxError):
     Raised for: appending to (or otherwise mutating) a global or a container that the
     statement does not carry, inside a staged loop or ``if``; a ``raise`` under a traced
     condition inside a ``try`` that could catch it (the handler would have to run depending
-    on data). The message names the value and the statement.
+    on data); under plain ``jax.jit``, an error of the user's code that stops tracing after
+    a check was staged (a ``raise`` under a traced condition, then ``items[-1]`` of an empty
+    list): Python raises the check's error instead whenever it fails, which only the running
+    program knows (``autolax.jit`` runs the function as Python then, to raise Python's
+    error). The message names the value and the statement.
 
     Fix: return the values from the function (or carry them in a local variable of the
     function), and compute the flag that decides an error with ``jnp`` instead of
@@ -516,7 +520,8 @@ MESSAGES = {
         StagedEffectError,
         "{error} was raised at {where} while jax.jit traced the function:\n    {source}\n"
         "The statement at {check_where} staged a check that the program makes only when it runs (a `raise` "
-        "or `assert` under a traced condition, or a read of a variable a staged loop may not have assigned):"
+        "or `assert` under a traced condition, a side of a conditional expression that failed while traced, "
+        "or a read of a variable a staged loop may not have assigned):"
         "\n    {check_source}\n"
         "If that check fails, Python raises its error instead, which only the running program knows",
         "make the code after the check safe to run whatever the values (keep indices in range, do not take "

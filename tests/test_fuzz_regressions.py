@@ -11,7 +11,7 @@ import pytest
 import autolax
 from autolax.sourcegen import Options, convert_source
 from conftest import assert_close, assert_matches
-from paths import check_all_paths
+from paths import check_all_paths, cli_function
 
 XS = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 
@@ -464,10 +464,14 @@ def stacks_after_a_checked_loop(b, xs, ys):
 
 @pytest.mark.parametrize("xs", [np.array([1.0, 0.0], np.float32), np.array([1.0, 2.0], np.float32)])
 def test_an_error_while_tracing_after_a_staged_check_is_the_error_python_raises_first(xs, tmp_path):
-    # (Plain jax.jit of autolax.convert, and the CLI's output, have no call step of autolax's
-    # to run the function as Python: they still raise the ValueError of the trace.)
+    # autolax.jit runs the function as Python to find Python's error. Plain jax.jit of
+    # autolax.convert and the CLI's output have no call step of autolax's: they raised the
+    # ValueError of the trace; now autolax refuses (raises-after-check), naming both lines.
     ys = np.array([1, 2], np.int32)
     check_all_paths(stacks_after_a_checked_loop, 1.0, xs, ys, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+    check_all_paths(stacks_after_a_checked_loop, 1.0, xs, ys, tmp_dir=tmp_path, refusal=True)
+    _assert_refused_after_check(stacks_after_a_checked_loop, (1.0, xs, ys), tmp_path, "ValueError: Need at least one "
+                                "array to stack.", "b += jnp.stack(rows).max()", "for y in ys:")
 
 
 def ternary_pops(x, n):
@@ -811,3 +815,133 @@ def reads_an_appended_row_in_a_staged_operand_and_after(xs, ys):
 def test_row_of_an_appended_list_read_in_two_traces(xs, tmp_path):
     check_all_paths(reads_an_appended_row_in_a_staged_operand_and_after, np.array(xs), np.array([-3, -2, 2, 1]),
                     tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------------------
+# An error of the user's code that stops tracing after a check was staged (fuzz seeds 602,
+# 4518, 5316, 6560, 6946): Python raises the check's error first whenever it fails, which
+# only the running program knows. autolax.jit runs the function as Python on the concrete
+# arguments; plain jax.jit (of autolax.convert, or the CLI's output) refuses.
+def _assert_refused_after_check(fn, args, tmp_path, error, failing, check):
+    """Under plain jax.jit and from the CLI's output, ``fn(*args)`` raises ``raises-after-check``
+    naming the ``error`` raised at the ``failing`` source line after the ``check`` line (the
+    CLI's output: the lines of the file it wrote, which the traceback shows too)."""
+    for path in ("jax.jit(convert)", "cli default"):
+        fn_run = autolax.convert(fn) if path == "jax.jit(convert)" else cli_function(fn, tmp_path)
+        with pytest.raises(autolax.StagedEffectError) as info:
+            jax.jit(fn_run)(*args)
+        message = str(info.value)
+        file = fn_run.__code__.co_filename
+        assert f"{error} was raised at {file}:" in message and " while jax.jit traced the function:\n    " in message
+        assert f"The statement at {file}:" in message
+        assert "staged a check that the program makes only when it runs" in message
+        if path == "jax.jit(convert)":
+            assert "traced the function:\n    " + failing in message and "\n    " + check + "\n" in message
+        assert "If that check fails, Python raises its error instead" in message
+        assert "Fix: make the code after the check safe to run whatever the values" in message
+        assert "or call the function through autolax.jit" in message
+        assert type(info.value.__cause__).__name__ == error.split(":")[0]
+
+
+@pytest.mark.parametrize("ys", [np.array([4, 5], np.int64), np.array([0, 0], np.int64)])
+def test_a_raise_checked_when_the_program_runs_then_an_error_while_tracing(ys, tmp_path):
+    # Seed 4518: the `raise` under the traced condition, then `LOG[1]` of the empty list.
+    check_all_paths(checks_then_reads_past_the_end, 1.0, ys, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+    check_all_paths(checks_then_reads_past_the_end, 1.0, ys, tmp_dir=tmp_path, refusal=True)
+    _assert_refused_after_check(checks_then_reads_past_the_end, (1.0, ys), tmp_path,
+                                "IndexError: list index out of range", "return a <= LOG[1]",
+                                "if ys.max() != len(LOG):")
+
+
+def prints_the_loop_variable_then_reads_an_undefined_name(xs, n):
+    # Seed 5316 (reduced): `i` is unbound when the loop over the traced range runs no
+    # iteration (checked when the program runs); tracing stops first at the NameError.
+    for i in range(n):
+        xs = xs + i
+    print(i)
+    return xs, NOT_DEFINED_ANYWHERE  # noqa: F821 - the error under test
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_an_unbound_read_checked_when_the_program_runs_then_an_error_while_tracing(n, tmp_path):
+    xs = np.array([1.0, 2.0])
+    check_all_paths(prints_the_loop_variable_then_reads_an_undefined_name, xs, n, tmp_dir=tmp_path,
+                    paths=("autolax.jit", "convert eagerly"))
+    check_all_paths(prints_the_loop_variable_then_reads_an_undefined_name, xs, n, tmp_dir=tmp_path, refusal=True)
+    _assert_refused_after_check(prints_the_loop_variable_then_reads_an_undefined_name, (xs, n), tmp_path,
+                                "NameError: name 'NOT_DEFINED_ANYWHERE' is not defined",
+                                "return xs, NOT_DEFINED_ANYWHERE", "print(i)")
+
+
+def takes_from_the_log_in_a_side_then_raises(a, xs):
+    # Seed 6560 (reduced): the conditional expression's side fails while traced (staged as
+    # raising when the program takes it); then the `raise` that Python runs only if it does not.
+    m = LOG[0] if xs[0] > a else a
+    raise ValueError("negative")
+
+
+@pytest.mark.parametrize("a", [0.0, 5.0])
+def test_a_failing_side_of_a_conditional_expression_then_a_raise(a, tmp_path):
+    xs = np.array([1.0, 2.0])
+    check_all_paths(takes_from_the_log_in_a_side_then_raises, a, xs, tmp_dir=tmp_path,
+                    paths=("autolax.jit", "convert eagerly"))
+    check_all_paths(takes_from_the_log_in_a_side_then_raises, a, xs, tmp_dir=tmp_path, refusal=True)
+    _assert_refused_after_check(takes_from_the_log_in_a_side_then_raises, (a, xs), tmp_path, "ValueError: negative",
+                                'raise ValueError("negative")', "m = LOG[0] if xs[0] > a else a")
+
+
+def raises_then_asserts_in_finally(xs):
+    # Seed 6946 (reduced): the `finally`'s assert, checked when the program runs, replaces
+    # the IndexError raised while tracing whenever it fails.
+    try:
+        raise IndexError("bad value")
+    finally:
+        assert xs[0] > 0
+
+
+@pytest.mark.parametrize("xs", [np.array([1.0, 2.0]), np.array([-1.0, 2.0])])
+def test_an_error_while_tracing_then_a_finally_that_asserts(xs, tmp_path):
+    check_all_paths(raises_then_asserts_in_finally, xs, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+    check_all_paths(raises_then_asserts_in_finally, xs, tmp_dir=tmp_path, refusal=True)
+    _assert_refused_after_check(raises_then_asserts_in_finally, (xs,), tmp_path, "IndexError: bad value",
+                                'raise IndexError("bad value")', "assert xs[0] > 0")
+
+
+def asserts_positive(xs):
+    assert xs[0] > 0
+    return xs
+
+
+def calls_a_checker_then_reads_past_the_end(xs):
+    xs = asserts_positive(xs)  # the callee's check, made when the program runs
+    return xs * LOG[0]
+
+
+def checks_then_catches_its_own_error(xs):
+    assert xs[0] > 0
+    try:
+        y = LOG[0]
+    except IndexError:  # caught inside the trace: Python's answer whatever the check does
+        y = 2.0
+    return xs * y
+
+
+@pytest.mark.parametrize("xs", [np.array([1.0, 2.0]), np.array([-1.0, 2.0])])
+def test_errors_after_a_check_in_a_callee_and_caught_ones(xs, tmp_path):
+    check_all_paths(calls_a_checker_then_reads_past_the_end, xs, tmp_dir=tmp_path,
+                    paths=("autolax.jit", "convert eagerly"))
+    check_all_paths(calls_a_checker_then_reads_past_the_end, xs, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"IndexError: list index out of range was raised at "
+                       r".*test_fuzz_regressions\.py:\d+ while jax\.jit traced the function:\n    return xs \* LOG\[0\]"
+                       r"\nThe statement at .*test_fuzz_regressions\.py:\d+ staged a check .*\n    assert xs\[0\] > 0\n"):
+        jax.jit(autolax.convert(calls_a_checker_then_reads_past_the_end))(xs)
+    # An error the function catches itself changes nothing: every path gives Python's answer.
+    check_all_paths(checks_then_catches_its_own_error, xs, tmp_dir=tmp_path)
+
+
+def test_autolax_jit_inside_a_trace_refuses_an_error_after_a_check():
+    # Given tracers (called inside another jax.jit), autolax.jit cannot run the function as
+    # Python: it refuses as plain jax.jit does, instead of raising the trace's IndexError.
+    ys = np.array([4, 5], np.int64)
+    with pytest.raises(autolax.StagedEffectError, match=r"IndexError: list index out of range was raised at "):
+        jax.jit(lambda a, ys: autolax.jit(checks_then_reads_past_the_end)(a, ys))(1.0, ys)
