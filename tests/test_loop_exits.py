@@ -272,7 +272,7 @@ def test_test_on_the_carry_is_not_folded(t, tmp_path):
 
 def test_the_search_loop_carries_only_its_counter():
     source = autolax.to_source(search)
-    assert "def loop_test(i):\n        return ops.not_(xs[i] > level)" in source
+    assert "def loop_test(i):\n            return ops.not_(xs[i] > level)" in source  # in `with ops.runtime_checks()`
     assert "i, exit_ = ops.for_range(0, n, 1, loop_body, (), loop_test, at=" in source
     jaxpr = jax.make_jaxpr(autolax.convert(search))(jnp.ones(4), 0.5, 4).jaxpr
     (loop,) = [e for e in jaxpr.eqns if e.primitive.name == "while"]

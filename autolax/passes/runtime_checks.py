@@ -61,6 +61,6 @@ def transform(fn_node, ctx):
     syntax.copy_locations(wrapped, fn_node)
     lineno = fn_node.lineno
     if 1 <= lineno <= len(ctx.source_lines):
-        wrapped[0].end_col_offset = len(ctx.source_lines[lineno - 1].rstrip())
+        wrapped[0].end_col_offset = max(wrapped[0].col_offset, len(ctx.source_lines[lineno - 1].rstrip()))
     fn_node.body = head + wrapped
     return fn_node
