@@ -807,3 +807,47 @@ def reads_an_appended_row_in_a_staged_operand_and_after(xs, ys):
 def test_row_of_an_appended_list_read_in_two_traces(xs, tmp_path):
     check_all_paths(reads_an_appended_row_in_a_staged_operand_and_after, np.array(xs), np.array([-3, -2, 2, 1]),
                     tmp_dir=tmp_path)
+
+
+def prints_then_raises_in_a_while(a, xs):
+    # Fuzz seed 6291 (reduced): a body that always raises is staged as "raises if its first
+    # iteration runs"; the body was replayed outside any conditional, so its `print` printed
+    # on every call, also when the loop ran no iteration.
+    box = {"lo": 2.0, "hi": xs[0]}
+    while xs.sum() > box["hi"]:
+        print("xs:", xs[0] != box["lo"])
+        raise IndexError("too large")
+    return a
+
+
+def prints_then_raises_in_a_range_loop(n, xs):
+    for k in range(n):
+        print("k:", k, xs[k])
+        raise ValueError("stop")
+    return xs.sum()
+
+
+def prints_then_raises_in_a_branch(a, xs):
+    if xs.sum() > a:
+        print("too large:", xs[0])
+        raise ValueError("too large")
+    else:
+        print("fine:", xs[1])
+    return a + 1.0
+
+
+@pytest.mark.parametrize("xs", [[2.5, -1.5, -2.0, 2.5], [-1.5, -3.5, -2.0, 2.5]])
+def test_print_in_a_staged_loop_whose_body_always_raises(xs, tmp_path):
+    xs = np.array(xs, np.float32)
+    check_all_paths(prints_then_raises_in_a_while, 1.5, xs, tmp_dir=tmp_path)
+    check_all_paths(prints_then_raises_in_a_while, 1.5, xs, static_argnums=(0,), tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_print_in_a_loop_with_a_traced_trip_count_whose_body_always_raises(n, tmp_path):
+    check_all_paths(prints_then_raises_in_a_range_loop, n, XS, tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("a", [0.0, 20.0])
+def test_print_in_a_staged_branch_that_raises(a, tmp_path):
+    check_all_paths(prints_then_raises_in_a_branch, a, XS, tmp_dir=tmp_path)
