@@ -851,3 +851,34 @@ def test_print_in_a_loop_with_a_traced_trip_count_whose_body_always_raises(n, tm
 @pytest.mark.parametrize("a", [0.0, 20.0])
 def test_print_in_a_staged_branch_that_raises(a, tmp_path):
     check_all_paths(prints_then_raises_in_a_branch, a, XS, tmp_dir=tmp_path)
+
+
+def lambda_reads_a_variable_a_staged_loop_assigns(n, xs):
+    # Fuzz seed 6917 (reduced): the conversion wraps the lambda's read of 'q' (maybe unbound
+    # after the loop) in `ops.assigned`; called from converted code, the lambda was converted
+    # again from its original source, without it, so it read the loop's MaybeBound
+    # placeholder (TypeError) -- while the CLI's output, converted from the converted text,
+    # worked.
+    for k in range(n):
+        q = xs[k] * 2.0
+    g = lambda v: q / 2 + v
+    return g(1.0)
+
+
+def def_reads_a_variable_a_staged_loop_assigns(n, xs):
+    def half():
+        return q / 2
+
+    for k in range(n):
+        q = xs[k] * 2.0
+    return half()
+
+
+@pytest.mark.parametrize("fn", [lambda_reads_a_variable_a_staged_loop_assigns, def_reads_a_variable_a_staged_loop_assigns])
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_closure_reads_a_variable_a_staged_loop_may_not_assign(fn, n, tmp_path):
+    check_all_paths(fn, n, XS, tmp_dir=tmp_path)
+    check_all_paths(fn, n, XS, static_argnums=(0,), tmp_dir=tmp_path)
+    if n:  # under vmap, per lane (the fuzzer's vmap path raised the same TypeError)
+        got = jax.vmap(autolax.convert(fn), in_axes=(0, None))(jnp.array([n, n]), jnp.asarray(XS))
+        assert_close(np.array([fn(n, XS)] * 2), got)

@@ -60,6 +60,20 @@ class Reads(syntax.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
 
+class FreeReads(Reads):
+    """``Reads`` in the body of a nested ``def``, of the enclosing function's variables that
+    may be unbound where the ``def`` stands (``ops.undefined``, or a ``MaybeBound`` a staged
+    loop left): the ``def`` reads them through their cells when it is called, as a lambda
+    does (see ``Reads.visit_Lambda``)."""
+
+    def visit_FunctionDef(self, node):
+        inner = FreeReads(self.names - local_names(node), self.ops, self.op)
+        node.body = [inner.visit(s) for s in node.body]
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+
 class _Function:
     def __init__(self, fn_node, ctx):
         self.ctx = ctx
@@ -110,7 +124,11 @@ class _Function:
     def stmt(self, stmt):
         if isinstance(stmt, _SCOPES):
             if isinstance(stmt, syntax.FunctionDef):
+                definitely, _ = self.defined.before[stmt]
+                free = self.candidates - definitely - local_names(stmt)
                 transform(stmt, self.ctx)
+                if free:  # read when it is called: Python's NameError then, or the value
+                    stmt.body = [FreeReads(free, self.ctx.ops).visit(s) for s in stmt.body]
             return [stmt]
         definitely, _ = self.defined.before[stmt]
         maybe_unbound = self.candidates - definitely
