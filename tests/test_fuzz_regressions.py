@@ -882,3 +882,46 @@ def test_a_closure_reads_a_variable_a_staged_loop_may_not_assign(fn, n, tmp_path
     if n:  # under vmap, per lane (the fuzzer's vmap path raised the same TypeError)
         got = jax.vmap(autolax.convert(fn), in_axes=(0, None))(jnp.array([n, n]), jnp.asarray(XS))
         assert_close(np.array([fn(n, XS)] * 2), got)
+
+
+STACKS_AN_EMPTY_LIST = """
+import jax.numpy as jnp
+
+LOG = []
+
+
+def stacks_what_a_loop_over_an_empty_list_appended(a, xs):
+    # Fuzz seed 5040 (reduced): Python never takes the branch, whose `jnp.stack` of the
+    # empty list fails while autolax stages it. JAX's ValueError escaped the decorator and
+    # the CLI's output (a third outcome); --standalone wrote code that raised it.
+    buf = xs + a
+    if sum(LOG) >= buf[2]:
+        seen = []
+        for h in LOG:
+            seen.append(buf * 0.5)
+        buf = buf + jnp.stack(seen)[-1]
+    return buf
+
+
+def stacks_an_empty_list(a, xs):
+    if xs.sum() > a:
+        return jnp.stack([])
+    return xs
+"""
+
+
+@pytest.mark.parametrize("name", ["stacks_what_a_loop_over_an_empty_list_appended", "stacks_an_empty_list"])
+def test_a_staged_branch_whose_library_call_fails_while_staged_is_refused(name, tmp_path):
+    path = tmp_path / "stacks.py"
+    path.write_text(STACKS_AN_EMPTY_LIST)
+    namespace = {"__name__": "stacks"}
+    exec(compile(STACKS_AN_EMPTY_LIST, str(path), "exec"), namespace)  # noqa: S102 - the test's own program
+    fn, xs = namespace[name], np.array([1.0, 2.0, 4.0, 1.0], np.float32)
+    assert_close(fn(20.0, xs), xs + 20.0 if "loop" in name else xs)  # Python takes the other branch
+    check_all_paths(fn, 20.0, xs, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `if` branch of the `if` at .*stacks\.py:\d+ raised "
+                       r"ValueError: Need at least one array to stack\. while autolax staged it"):
+        autolax.jit(fn)(20.0, xs)
+    with pytest.raises(autolax.ConversionError, match=r"the `if` branch of the `if` at .*stacks\.py:\d+ raised "
+                       r"ValueError: Need at least one array to stack\. while autolax staged it"):
+        convert_source(STACKS_AN_EMPTY_LIST, str(path), Options(only=(name,), standalone=True))
