@@ -925,3 +925,20 @@ def test_a_staged_branch_whose_library_call_fails_while_staged_is_refused(name, 
     with pytest.raises(autolax.ConversionError, match=r"the `if` branch of the `if` at .*stacks\.py:\d+ raised "
                        r"ValueError: Need at least one array to stack\. while autolax staged it"):
         convert_source(STACKS_AN_EMPTY_LIST, str(path), Options(only=(name,), standalone=True))
+
+
+def def_adds_to_a_variable_a_staged_loop_assigns(n, xs):
+    for k in range(n):
+        q = xs[k] * 2.0
+
+    def grow():
+        nonlocal q
+        q += 1.0
+        return q
+
+    return grow()
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_closure_adds_to_a_variable_a_staged_loop_may_not_assign(n, tmp_path):
+    check_all_paths(def_adds_to_a_variable_a_staged_loop_assigns, n, XS, tmp_dir=tmp_path)

@@ -67,11 +67,26 @@ class FreeReads(Reads):
     does (see ``Reads.visit_Lambda``)."""
 
     def visit_FunctionDef(self, node):
-        inner = FreeReads(self.names - local_names(node), self.ops, self.op)
-        node.body = [inner.visit(s) for s in node.body]
+        FreeReads(self.names - local_names(node), self.ops, self.op).body(node)
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def body(self, fn_node):
+        out = []
+        for stmt in fn_node.body:
+            new = self.visit(stmt)
+            out.extend(new if isinstance(new, list) else [new])
+        fn_node.body = out
+
+    def visit_AugAssign(self, node):
+        """``x += v`` of a ``nonlocal x`` reads ``x`` first: ``x = ops.assigned(x)`` before it."""
+        node = self.generic_visit(node)
+        if not (isinstance(node.target, syntax.Name) and node.target.id in self.names):
+            return node
+        name = node.target.id
+        check = syntax.assign(syntax.name(name, "store"), syntax.call(f"{self.ops}.{self.op}", [syntax.name(name)]))
+        return [syntax.copy_location(check, node), node]
 
 
 class _Function:
@@ -128,7 +143,7 @@ class _Function:
                 free = self.candidates - definitely - local_names(stmt)
                 transform(stmt, self.ctx)
                 if free:  # read when it is called: Python's NameError then, or the value
-                    stmt.body = [FreeReads(free, self.ctx.ops).visit(s) for s in stmt.body]
+                    FreeReads(free, self.ctx.ops).body(stmt)
             return [stmt]
         definitely, _ = self.defined.before[stmt]
         maybe_unbound = self.candidates - definitely
