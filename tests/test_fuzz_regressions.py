@@ -874,7 +874,8 @@ def def_reads_a_variable_a_staged_loop_assigns(n, xs):
     return half()
 
 
-@pytest.mark.parametrize("fn", [lambda_reads_a_variable_a_staged_loop_assigns, def_reads_a_variable_a_staged_loop_assigns])
+@pytest.mark.parametrize("fn", [lambda_reads_a_variable_a_staged_loop_assigns,
+                                def_reads_a_variable_a_staged_loop_assigns])
 @pytest.mark.parametrize("n", [0, 2])
 def test_a_closure_reads_a_variable_a_staged_loop_may_not_assign(fn, n, tmp_path):
     check_all_paths(fn, n, XS, tmp_dir=tmp_path)

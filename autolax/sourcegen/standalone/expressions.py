@@ -376,9 +376,10 @@ class Expressions:
     def empty_global(self, name, scope) -> bool:
         """Is ``name`` a module's list bound once, to ``[]``, that no code of the module
         changes or hands to a function (only indexes it, reads it with a builtin such as
-        ``len``, iterates over it, or returns it)? Then it is taken to be empty (fuzzer seed 2079: ``LOG[0]``
-        after a traced ``and``). (Code outside the module could fill it: at worst a refusal
-        of what would run.)"""
+        ``len``, iterates over it, or returns it)? Then it is taken to be empty (fuzzer seed
+        2079: ``LOG[0]`` after a traced ``and``; seed 5040: a loop over it never runs). (Code
+        outside the module could fill it: at worst a refusal of what would run, or a body
+        analysed as never running.)"""
         if scope.bound(name) or name in self.ctx.closure:
             return False
         empty = getattr(self.module, "_empty_lists", None)
