@@ -62,6 +62,11 @@ class _CodeCache:
 
 
 _CODE_CACHE = _CodeCache()
+# The code of every function (a nested `def` or a lambda) that a conversion compiled: it is
+# converted already (the conversion of the function around it rewrote its body, knowing that
+# function's variables). Called from converted code it runs as it is -- as in a file written
+# by `autolax convert`, whose nested functions are that same converted code.
+_CONVERTED_NESTED = _CodeCache()
 _FAILED_CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 # A function's converted function is kept on the function itself (``__autolax_conversion__``),
@@ -140,6 +145,8 @@ def _converted_code(fn):
                 converted = pipeline.convert_function(fn)
                 hit = (converted.lazy_source(), pipeline.compile_converted(fn, converted))
             _CODE_CACHE.put(code, hit)
+            for nested in pipeline.nested_functions(hit[1]):
+                _CONVERTED_NESTED.put(nested, True)
         return hit
 
 
@@ -231,6 +238,8 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps:
         return functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps)
     if getattr(fn, "__autolax_converted__", False) or getattr(fn, "__autolax_do_not_convert__", False):
         return fn
+    if isinstance(fn, types.FunctionType) and _CONVERTED_NESTED.get(fn.__code__):
+        return fn
     if not isinstance(fn, types.FunctionType) or is_library_callable(fn):
         return callables.convert_callable(
             fn, functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps), "convert")
@@ -263,6 +272,8 @@ def convert_callee(fn):
     hit = _cached_conversion(fn)
     if hit is not None:
         return hit
+    if _CONVERTED_NESTED.get(fn.__code__):
+        return fn
     if fn in _FAILED_CALLEES:
         return fn
     try:

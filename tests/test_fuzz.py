@@ -265,6 +265,21 @@ def _agree(fn, *args):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
 
 
+def test_evaluate_finishes_a_loop_longer_than_its_interpreted_bound():
+    # Fuzz seed 6262: Python ran 16,385 iterations of a loop (a bound doubled in a nested
+    # loop); past MAX_WHILE_ITERATIONS the interpreter compiles the rest of the loop.
+    from fuzzing import interpret
+
+    def count_to(n):
+        return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] + 0.5), (0, 0.0))
+
+    n = interpret.MAX_WHILE_ITERATIONS + 6385
+    _agree(count_to, n)
+    endless = jax.make_jaxpr(lambda x: lax.while_loop(lambda c: c >= 0.0, lambda c: c + 1.0, x))(0.0)
+    with pytest.raises(interpret.NonTerminatingLoop, match="ran 10000000 iterations without ending"):
+        evaluate(endless, 0.0)
+
+
 def test_evaluate_runs_staged_prints(capsys):
     def f(xs):
         def body(c, x):

@@ -945,3 +945,139 @@ def test_autolax_jit_inside_a_trace_refuses_an_error_after_a_check():
     ys = np.array([4, 5], np.int64)
     with pytest.raises(autolax.StagedEffectError, match=r"IndexError: list index out of range was raised at "):
         jax.jit(lambda a, ys: autolax.jit(checks_then_reads_past_the_end)(a, ys))(1.0, ys)
+
+
+def prints_then_raises_in_a_while(a, xs):
+    # Fuzz seed 6291 (reduced): a body that always raises is staged as "raises if its first
+    # iteration runs"; the body was replayed outside any conditional, so its `print` printed
+    # on every call, also when the loop ran no iteration.
+    box = {"lo": 2.0, "hi": xs[0]}
+    while xs.sum() > box["hi"]:
+        print("xs:", xs[0] != box["lo"])
+        raise IndexError("too large")
+    return a
+
+
+def prints_then_raises_in_a_range_loop(n, xs):
+    for k in range(n):
+        print("k:", k, xs[k])
+        raise ValueError("stop")
+    return xs.sum()
+
+
+def prints_then_raises_in_a_branch(a, xs):
+    if xs.sum() > a:
+        print("too large:", xs[0])
+        raise ValueError("too large")
+    else:
+        print("fine:", xs[1])
+    return a + 1.0
+
+
+@pytest.mark.parametrize("xs", [[2.5, -1.5, -2.0, 2.5], [-1.5, -3.5, -2.0, 2.5]])
+def test_print_in_a_staged_loop_whose_body_always_raises(xs, tmp_path):
+    xs = np.array(xs, np.float32)
+    check_all_paths(prints_then_raises_in_a_while, 1.5, xs, tmp_dir=tmp_path)
+    check_all_paths(prints_then_raises_in_a_while, 1.5, xs, static_argnums=(0,), tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_print_in_a_loop_with_a_traced_trip_count_whose_body_always_raises(n, tmp_path):
+    check_all_paths(prints_then_raises_in_a_range_loop, n, XS, tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("a", [0.0, 20.0])
+def test_print_in_a_staged_branch_that_raises(a, tmp_path):
+    check_all_paths(prints_then_raises_in_a_branch, a, XS, tmp_dir=tmp_path)
+
+
+def lambda_reads_a_variable_a_staged_loop_assigns(n, xs):
+    # Fuzz seed 6917 (reduced): the conversion wraps the lambda's read of 'q' (maybe unbound
+    # after the loop) in `ops.assigned`; called from converted code, the lambda was converted
+    # again from its original source, without it, so it read the loop's MaybeBound
+    # placeholder (TypeError) -- while the CLI's output, converted from the converted text,
+    # worked.
+    for k in range(n):
+        q = xs[k] * 2.0
+    g = lambda v: q / 2 + v
+    return g(1.0)
+
+
+def def_reads_a_variable_a_staged_loop_assigns(n, xs):
+    def half():
+        return q / 2
+
+    for k in range(n):
+        q = xs[k] * 2.0
+    return half()
+
+
+@pytest.mark.parametrize("fn", [lambda_reads_a_variable_a_staged_loop_assigns,
+                                def_reads_a_variable_a_staged_loop_assigns])
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_closure_reads_a_variable_a_staged_loop_may_not_assign(fn, n, tmp_path):
+    check_all_paths(fn, n, XS, tmp_dir=tmp_path)
+    check_all_paths(fn, n, XS, static_argnums=(0,), tmp_dir=tmp_path)
+    if n:  # under vmap, per lane (the fuzzer's vmap path raised the same TypeError)
+        got = jax.vmap(autolax.convert(fn), in_axes=(0, None))(jnp.array([n, n]), jnp.asarray(XS))
+        assert_close(np.array([fn(n, XS)] * 2), got)
+
+
+STACKS_AN_EMPTY_LIST = """
+import jax.numpy as jnp
+
+LOG = []
+
+
+def stacks_what_a_loop_over_an_empty_list_appended(a, xs):
+    # Fuzz seed 5040 (reduced): Python never takes the branch, whose `jnp.stack` of the
+    # empty list fails while autolax stages it. JAX's ValueError escaped the decorator and
+    # the CLI's output (a third outcome); --standalone wrote code that raised it.
+    buf = xs + a
+    if sum(LOG) >= buf[2]:
+        seen = []
+        for h in LOG:
+            seen.append(buf * 0.5)
+        buf = buf + jnp.stack(seen)[-1]
+    return buf
+
+
+def stacks_an_empty_list(a, xs):
+    if xs.sum() > a:
+        return jnp.stack([])
+    return xs
+"""
+
+
+@pytest.mark.parametrize("name", ["stacks_what_a_loop_over_an_empty_list_appended", "stacks_an_empty_list"])
+def test_a_staged_branch_whose_library_call_fails_while_staged_is_refused(name, tmp_path):
+    path = tmp_path / "stacks.py"
+    path.write_text(STACKS_AN_EMPTY_LIST)
+    namespace = {"__name__": "stacks"}
+    exec(compile(STACKS_AN_EMPTY_LIST, str(path), "exec"), namespace)  # noqa: S102 - the test's own program
+    fn, xs = namespace[name], np.array([1.0, 2.0, 4.0, 1.0], np.float32)
+    assert_close(fn(20.0, xs), xs + 20.0 if "loop" in name else xs)  # Python takes the other branch
+    check_all_paths(fn, 20.0, xs, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `if` branch of the `if` at .*stacks\.py:\d+ raised "
+                       r"ValueError: Need at least one array to stack\. while autolax staged it"):
+        autolax.jit(fn)(20.0, xs)
+    with pytest.raises(autolax.ConversionError, match=r"the `if` branch of the `if` at .*stacks\.py:\d+ raised "
+                       r"ValueError: Need at least one array to stack\. while autolax staged it"):
+        convert_source(STACKS_AN_EMPTY_LIST, str(path), Options(only=(name,), standalone=True))
+
+
+def def_adds_to_a_variable_a_staged_loop_assigns(n, xs):
+    for k in range(n):
+        q = xs[k] * 2.0
+
+    def grow():
+        nonlocal q
+        q += 1.0
+        return q
+
+    return grow()
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_closure_adds_to_a_variable_a_staged_loop_may_not_assign(n, tmp_path):
+    check_all_paths(def_adds_to_a_variable_a_staged_loop_assigns, n, XS, tmp_dir=tmp_path)

@@ -183,14 +183,44 @@ def _raising_branch(pred, true_traced, false_traced, operands):
     the other branch's values, and a check that raises when the program takes the raising
     branch. If both raise, the statement around this one always raises too."""
     __tracebackhide__ = True
-    on_true, _, true_failures = true_traced(operands, None if true_traced.raises else true_traced.out)
-    on_false, _, false_failures = false_traced(operands, None if false_traced.raises else false_traced.out)
-    failures = checks.select(pred, true_failures, false_failures)
+    if true_traced.jaxpr.effects or false_traced.jaxpr.effects:
+        on_true, on_false, failures = _cond_of_raising(pred, true_traced, false_traced, operands)
+    else:
+        on_true, _, true_failures = true_traced(operands, None if true_traced.raises else true_traced.out)
+        on_false, _, false_failures = false_traced(operands, None if false_traced.raises else false_traced.out)
+        failures = checks.select(pred, true_failures, false_failures)
     if true_traced.raises and false_traced.raises:
         checks.raise_from_both_branches(failures)
     checks.defer(failures)
     values, traced = (on_false, false_traced) if true_traced.raises else (on_true, true_traced)
     return tuple(traced.out.rebuild(values))
+
+
+def _cond_of_raising(pred, true_traced, false_traced, operands):
+    """``_raising_branch``'s values and failures when a branch has an effect (a ``print``):
+    a ``lax.cond``, so that it happens only when the program takes that branch, as in Python
+    (run outside one, a ``print`` before a ``raise`` would print on every call). The raising
+    side returns zeros for the other side's values (never used: the program raises)."""
+    __tracebackhide__ = True
+    kept = false_traced if true_traced.raises else true_traced
+    avals = [] if kept.raises else kept.jaxpr.out_avals[: kept.out.n_dynamic()]
+    n_true = len(true_traced.makers)
+
+    def branch(traced, offset):
+        def run(*dyn):
+            __tracebackhide__ = True
+            leaves, _, failures = traced(dyn, None if traced.raises else traced.out)
+            if traced.raises:
+                leaves = [jnp.zeros(a.shape, a.dtype) for a in avals]
+            code = jnp.int32(0) if failures is None else jnp.where(failures.code > 0, failures.code + offset, 0)
+            return [*leaves, code.astype(jnp.int32)]
+
+        return run
+
+    results = lax.cond(pred, branch(true_traced, 0), branch(false_traced, n_true), *operands)
+    values = list(results[:-1])
+    failures = checks.Failures(results[-1], true_traced.makers + false_traced.makers)
+    return values, values, failures
 
 
 def _cond_with_checks(pred, true_traced, false_traced, operands, out):

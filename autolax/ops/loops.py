@@ -614,10 +614,17 @@ def _raises_when_it_runs(site, body_traced, first_inputs, ran, values, names):
     ``if`` of the body): it raises at its first iteration, if it runs one; the values it
     leaves are never used then."""
     __tracebackhide__ = True
-    _, _, failures = body_traced(first_inputs)
-    if not is_tracer(ran) and ran:  # it raises: what follows it never runs
-        checks.raise_every_time(failures, site.what)
-    checks.defer(checks.Failures(jnp.where(ran, failures.code, 0).astype(jnp.int32), failures.makers))
+    if not is_tracer(ran):
+        if ran:  # it raises: what follows it never runs
+            checks.raise_every_time(body_traced(first_inputs)[2], site.what)
+        report.record(site, plan.PYTHON, iterations=0)
+        return pack(values, len(names))
+    if body_traced.jaxpr.effects:  # a `print` in it prints only if the iteration runs
+        code = lax.cond(ran, lambda *dyn: body_traced(dyn)[2].code.astype(jnp.int32),
+                        lambda *dyn: jnp.int32(0), *first_inputs)
+    else:
+        code = jnp.where(ran, body_traced(first_inputs)[2].code, 0).astype(jnp.int32)
+    checks.defer(checks.Failures(code, body_traced.makers))
     report.record(site, plan.PYTHON)
     return pack(values, len(names))
 

@@ -411,8 +411,10 @@ def traced_value_error(exc, site, why: str) -> AutolaxError:
 
 
 def raised_by_user_code(exc: BaseException) -> bool:
-    """Did ``exc`` come from the user's code (its innermost frame is neither autolax's nor
-    JAX's), and is it not an error autolax or JAX raise to say why something cannot be staged?"""
+    """Did ``exc`` come from the user's code -- its innermost frame is the user's, or a
+    library function the user's code called refused its arguments (``jnp.stack([])``, a
+    builtin error raised by JAX or NumPy, not by autolax) -- and is it not an error autolax
+    or JAX raise to say why something cannot be staged?"""
     if isinstance(exc, AutolaxError) or type(exc).__module__.split(".")[0] in ("jax", "jaxlib"):
         return False
     tb = exc.__traceback__
@@ -420,7 +422,10 @@ def raised_by_user_code(exc: BaseException) -> bool:
         return False
     while tb.tb_next is not None:
         tb = tb.tb_next
-    return not tb.tb_frame.f_code.co_filename.startswith(_INTERNAL_DIRS)
+    filename = tb.tb_frame.f_code.co_filename
+    if not filename.startswith(_INTERNAL_DIRS):
+        return True
+    return not filename.startswith(_AUTOLAX_DIR + os.sep) and ran_user_code(exc)
 
 
 def ran_user_code(exc: BaseException) -> bool:

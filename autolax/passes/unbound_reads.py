@@ -60,6 +60,35 @@ class Reads(syntax.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
 
+class FreeReads(Reads):
+    """``Reads`` in the body of a nested ``def``, of the enclosing function's variables that
+    may be unbound where the ``def`` stands (``ops.undefined``, or a ``MaybeBound`` a staged
+    loop left): the ``def`` reads them through their cells when it is called, as a lambda
+    does (see ``Reads.visit_Lambda``)."""
+
+    def visit_FunctionDef(self, node):
+        FreeReads(self.names - local_names(node), self.ops, self.op).body(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def body(self, fn_node):
+        out = []
+        for stmt in fn_node.body:
+            new = self.visit(stmt)
+            out.extend(new if isinstance(new, list) else [new])
+        fn_node.body = out
+
+    def visit_AugAssign(self, node):
+        """``x += v`` of a ``nonlocal x`` reads ``x`` first: ``x = ops.assigned(x)`` before it."""
+        node = self.generic_visit(node)
+        if not (isinstance(node.target, syntax.Name) and node.target.id in self.names):
+            return node
+        name = node.target.id
+        check = syntax.assign(syntax.name(name, "store"), syntax.call(f"{self.ops}.{self.op}", [syntax.name(name)]))
+        return [syntax.copy_location(check, node), node]
+
+
 class _Function:
     def __init__(self, fn_node, ctx):
         self.ctx = ctx
@@ -110,7 +139,11 @@ class _Function:
     def stmt(self, stmt):
         if isinstance(stmt, _SCOPES):
             if isinstance(stmt, syntax.FunctionDef):
+                definitely, _ = self.defined.before[stmt]
+                free = self.candidates - definitely - local_names(stmt)
                 transform(stmt, self.ctx)
+                if free:  # read when it is called: Python's NameError then, or the value
+                    FreeReads(free, self.ctx.ops).body(stmt)
             return [stmt]
         definitely, _ = self.defined.before[stmt]
         maybe_unbound = self.candidates - definitely

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import inspect
 import re
 import types
 from dataclasses import dataclass
@@ -326,6 +327,16 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
     return inner.replace(co_name=name, co_qualname=getattr(fn, "__qualname__", name))
+
+
+def nested_functions(code: types.CodeType):
+    """The code objects of the functions defined in ``code`` (nested ``def``s, lambdas), at
+    any depth -- not those of classes defined there, nor their methods (their bodies are left
+    as written, see ``_set_class_bodies_aside``)."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and const.co_flags & inspect.CO_OPTIMIZED:
+            yield const
+            yield from nested_functions(const)
 
 
 def make_function(fn, inner: types.CodeType, ops_module) -> types.FunctionType:

@@ -11,13 +11,45 @@ reports as ``UnexpectedTracerError``) raises ``UnexpectedTracerError`` here too.
 
 from __future__ import annotations
 
-MAX_WHILE_ITERATIONS = 10_000
+MAX_WHILE_ITERATIONS = 10_000  # interpreted; then compiled, up to MAX_COMPILED_ITERATIONS in all
+MAX_COMPILED_ITERATIONS = 10_000_000
 _CALLS = {"pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "remat", "checkpoint"}
 
 
 class NonTerminatingLoop(RuntimeError):
-    """A ``lax.while_loop`` ran ``MAX_WHILE_ITERATIONS`` iterations: every generated loop ends
-    far sooner, so the lowering is wrong."""
+    """A ``lax.while_loop`` ran ``MAX_COMPILED_ITERATIONS`` iterations: every generated loop
+    ends far sooner, so the lowering is wrong."""
+
+
+def _finish_compiled(params, cond_consts, body_consts, carry):
+    """The rest of a ``while`` loop that ran ``MAX_WHILE_ITERATIONS`` interpreted iterations,
+    compiled (each iteration costs microseconds there, not a millisecond) and bounded, so it
+    ends: Python's own loops can run longer than the interpreter's bound (fuzz seed 6262: a
+    bound doubled in a nested loop, 16,385 iterations), and that is no hang."""
+    import jax
+    from jax.extend.core import jaxpr_as_fun
+
+    def hang():
+        return NonTerminatingLoop(f"a lax.while_loop ran {MAX_COMPILED_ITERATIONS} iterations without ending")
+
+    if any(getattr(a, "shape", ()) != () for a in params["cond_jaxpr"].out_avals):
+        raise hang()  # a batched predicate (vmap): rows step apart, interpreted only
+    cond_fun, body_fun = jaxpr_as_fun(params["cond_jaxpr"]), jaxpr_as_fun(params["body_jaxpr"])
+    left = MAX_COMPILED_ITERATIONS - MAX_WHILE_ITERATIONS
+
+    def run(cond_consts, body_consts, carry):
+        def test(state):
+            return (state[0] < left) & cond_fun(*cond_consts, *state[1:])[0]
+
+        def step(state):
+            return (state[0] + 1, *body_fun(*body_consts, *state[1:]))
+
+        return jax.lax.while_loop(test, step, (0, *carry))
+
+    count, *carry = jax.jit(run)(list(cond_consts), list(body_consts), list(carry))
+    if int(count) >= left:
+        raise hang()
+    return carry
 
 
 def evaluate(closed, *args):
@@ -66,7 +98,7 @@ def _eval(jaxpr, consts, args):
                     new = [jnp.where(pred.reshape(pred.shape + (1,) * (jnp.ndim(x) - pred.ndim)), x, c) for x, c in zip(new, carry)]
                 carry = new
             else:
-                raise NonTerminatingLoop(f"a lax.while_loop ran {MAX_WHILE_ITERATIONS} iterations without ending")
+                carry = _finish_compiled(params, cond_consts, body_consts, carry)
             outputs = carry
         elif name == "scan":
             n_consts, n_carry, length = params["num_consts"], params["num_carry"], params["length"]

@@ -51,6 +51,11 @@ _EFFECTS = {"call", "print", "append", "setattr"}
 # Builtins that read a list without keeping it or changing it (see ``unaliased_lists``).
 READERS = ("sum", "min", "max", "sorted", "list", "tuple", "any", "all", "len", "print", "str", "repr", "bool")
 _SEARCHING = {"remove", "index", "count"}  # list methods that compare a value with the items
+# jax.numpy functions that join a sequence of arrays, and refuse an empty one (the verb of
+# JAX's message).
+JOINING = {"stack": "stack", "vstack": "stack", "hstack": "stack", "dstack": "stack", "column_stack": "stack",
+            "concatenate": "concatenate"}
+
 _MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort", "reverse",
              "add", "discard", "popitem"}
 
@@ -274,6 +279,11 @@ class Expressions:
             module = getattr(value, "__module__", None) or getattr(value, "__name__", None) if value is not None else None
             name = getattr(value, "__name__", "")
         if module and module.split(".")[0] in ("jax", "jaxlib"):
+            if (self.failing is not None and name in JOINING and e.args and vals[0].empty and not vals[0].traced
+                    and (isinstance(e.args[0], syntax.List) or self.joined_list(e.args[0]) in self.unaliased)):
+                # `jnp.stack(seen)` of a list known to be empty (fuzzer seed 5040): JAX raises
+                # while the output stages it, where Python may not run it.
+                raise self.fails_while_staged(e, f"ValueError: Need at least one array to {JOINING[name]}.")
             if name in JAX_STATIC:
                 return e, STATIC
             if name == "tree_leaves":
@@ -355,12 +365,21 @@ class Expressions:
             self.module._raising = found = frozenset(found)
         return found
 
+    def joined_list(self, arg):
+        """The name of the list ``jnp.stack(arg)`` joins: ``arg``, or ``lst`` of
+        ``ops.stacked(lst)`` (see ``op_stack``); None for anything else."""
+        if (isinstance(arg, syntax.Call) and isinstance(arg.func, syntax.Attribute) and arg.func.attr == "stacked"
+                and isinstance(arg.func.value, syntax.Name) and arg.func.value.id == self.ops and len(arg.args) == 1):
+            arg = arg.args[0]
+        return arg.id if isinstance(arg, syntax.Name) else None
+
     def empty_global(self, name, scope) -> bool:
         """Is ``name`` a module's list bound once, to ``[]``, that no code of the module
         changes or hands to a function (only indexes it, reads it with a builtin such as
-        ``len``, or returns it)? Then it is taken to be empty (fuzzer seed 2079: ``LOG[0]``
-        after a traced ``and``). (Code outside the module could fill it: at worst a refusal
-        of what would run.)"""
+        ``len``, iterates over it, or returns it)? Then it is taken to be empty (fuzzer seed
+        2079: ``LOG[0]`` after a traced ``and``; seed 5040: a loop over it never runs). (Code
+        outside the module could fill it: at worst a refusal of what would run, or a body
+        analysed as never running.)"""
         if scope.bound(name) or name in self.ctx.closure:
             return False
         empty = getattr(self.module, "_empty_lists", None)
@@ -385,6 +404,8 @@ class Expressions:
                 if isinstance(parent, syntax.Subscript) and parent.value is n or isinstance(parent, syntax.Return):
                     continue
                 if isinstance(parent, syntax.Tuple) and isinstance(parents.get(id(parent)), syntax.Return):
+                    continue
+                if isinstance(parent, (syntax.For, syntax.comprehension)) and parent.iter is n:  # iterated over
                     continue
                 if (isinstance(parent, syntax.Call) and n in parent.args and isinstance(parent.func, syntax.Name)
                         and parent.func.id in READERS and parent.func.id not in starts):

@@ -304,6 +304,12 @@ class Loops:
                              self.read_outside(target_node.id, [b_def, t_def]),
                              self.read_outside(stopped_node.id, [b_def, t_def]))
         seq = self.sequence(source, scope)
+        if exits is None and self.never_iterates(seq, scope):
+            # A Python loop over a list known to be empty (a module's `LOG = []`): its body
+            # never runs, so it changes nothing the code after it sees (fuzzer seed 5040: a
+            # list it appends to is still empty there) and nothing in it fails.
+            with self.dead_if(True):
+                return self.python_for(b_def, item, test, seq, scope.child({}), site)
         loop_fns = [b_def] + ([t_def] if t_def is not None else [])
 
         def run(child):
@@ -381,6 +387,16 @@ class Loops:
             scope.set(n, Val(traced=True, stacked=True, kind=item_val.kind,
                              ndim=None if item_val.ndim is None else item_val.ndim + 1))
         return prelude + out
+
+    def never_iterates(self, seq, scope) -> bool:
+        """Is the loop a Python loop over a list known to be empty: a module's list that
+        nothing fills (``empty_global``), or an empty local list no alias can have filled?"""
+        if seq.kind != "iter" or not seq.python_only or not isinstance(seq.xs, syntax.Name):
+            return False
+        name = seq.xs.id
+        val = scope.get(name)
+        return (self.empty_global(name, scope)
+                or val.empty and not val.traced and not val.undefined and name in self.unaliased)
 
     def python_for(self, b_def, item, test, seq, scope, site, exits=None):
         """The Python loop. With an item test (``exits``), the ``if c: break`` is written back

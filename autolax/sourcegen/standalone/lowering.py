@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from autolax import errors, plan, sites
 from autolax.sourcegen.standalone import breaks, declarations, helpers
-from autolax.sourcegen.standalone.expressions import READERS, Expressions
+from autolax.sourcegen.standalone.expressions import JOINING, READERS, Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
     OP_OF_METHOD,
@@ -126,7 +126,7 @@ class Lowering(Expressions, Loops):
         self.failing = None
         self.dead = False  # lowering code that never runs (see `dead_if`)
         readers = {n for n in READERS if self.ctx.resolve(n) is getattr(builtins, n)}
-        self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated)
+        self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated, self.joining_calls())
         self.functions = {}  # local names bound to a nested `def` or a lambda -> its node
         # id(that node) -> (its body before lowering, what was known of the names it saw then)
         self.definitions = {}
@@ -233,6 +233,19 @@ class Lowering(Expressions, Loops):
             return fn(*args)
         finally:
             self.final = saved
+
+    def joining_calls(self) -> set:
+        """Ids of the calls ``jnp.stack(...)`` (and the other functions of ``JOINING``, also as
+        ``ops.stack(jnp.stack, ...)``) in the function: they read the list they are given,
+        and keep no reference to it."""
+        out = set()
+        for node in syntax.walk(self.fn):
+            if (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in JOINING
+                    and isinstance(node.func.value, syntax.Name)
+                    and (node.func.value.id == self.ops
+                         or getattr(self.ctx.resolve(node.func.value.id), "__name__", None) == "jax.numpy")):
+                out.add(id(node))
+        return out
 
     @contextlib.contextmanager
     def staging(self, failing):

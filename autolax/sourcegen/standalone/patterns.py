@@ -144,14 +144,15 @@ _PASSING_OPS = {"cond", "while_loop", "for_range", "for_iter", "append", "stacke
 _KEEPING_METHODS = {"pop", "index", "count", "copy"}
 
 
-def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset()) -> set:
+def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset(), reading_calls=frozenset()) -> set:
     """Names of ``fn`` that no other variable, call or container can come to hold: every
     read is ``name[...]``, ``len(name)``, ``name.pop()`` (``index``, ``count``, ``copy``),
     an argument of a call of ``readers`` (builtins that only read it: ``sum(name)``), or
     hands it to a staged statement or an append (``ops.cond(..., name)``). What the
     analysis knows of such a list's length (empty) holds until the function assigns or
     appends to it. (A function of ``generated``, a branch or loop body, returning it hands it
-    back to the ``ops`` call.)"""
+    back to the ``ops`` call. ``reading_calls``: ids of other calls that only read their
+    arguments, such as ``jnp.stack(name)``.)"""
     parents = {id(c): n for n in syntax.walk(fn) for c in syntax.iter_child_nodes(n)}
 
     def handed_back(node):
@@ -189,6 +190,8 @@ def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset()) -> set:
             continue
         if (isinstance(parent, syntax.Call) and isinstance(parent.func, syntax.Name) and parent.func.id in readers
                 and node in parent.args):
+            continue
+        if isinstance(parent, syntax.Call) and id(parent) in reading_calls and node in parent.args:
             continue
         if isinstance(parent, syntax.Attribute) and parent.attr in _KEEPING_METHODS and isinstance(
                 parents.get(id(parent)), syntax.Call) and parents.get(id(parent)).func is parent:
