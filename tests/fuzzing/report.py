@@ -150,7 +150,8 @@ class Summary:
         groups: dict = {}
         for f in self.failures:
             groups.setdefault(f.signature, []).append(f.seed)
-        lines = [f"{len(seeds):5d}  {sig}   (e.g. seed {seeds[0]})" for sig, seeds in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
+        lines = [f"{len(seeds):5d}  {sig}   (seeds {_seed_list(seeds)})"
+                 for sig, seeds in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
         return "failure signatures (programs, signature):\n" + "\n".join(lines)
 
     def failure_counts(self) -> str:
@@ -166,3 +167,11 @@ def _table(header, rows) -> str:
     for row in rows:
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
     return "\n".join(lines)
+
+
+def _seed_list(seeds, most: int = 12) -> str:
+    """The seeds of a signature, each once, in order; a long list ends with how many more
+    (a run stopped early still names every program to re-run)."""
+    seeds = sorted(set(seeds))
+    shown = ", ".join(str(s) for s in seeds[:most])
+    return shown if len(seeds) <= most else f"{shown} and {len(seeds) - most} more"
