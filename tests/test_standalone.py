@@ -355,6 +355,9 @@ def test_helpers_are_plain_jax_documented_by_python():
         assert text.startswith(f"def {name}(cond_fun, body_fun, init_val, max_steps):\n")
         compile(text, name, "exec")
     assert helpers.closure([helpers.EARLY_EXIT]) == [helpers.MASKED, helpers.EARLY_EXIT]
+    for name in (helpers.PROMOTING_MASKED, helpers.PROMOTING_EARLY_EXIT):
+        compile(helpers.text(name, "jax"), name, "exec")
+        assert {helpers.MASKED, helpers.CARRY_TYPES, helpers.AS_TYPES} <= set(helpers.closure([name]))
 
 
 def test_print_form():
@@ -491,6 +494,41 @@ def mixed_widths(a, xs):  # fuzzer seed 956: `a * 0.5` has the dtype of `a`, a P
     if xs[0] > 0:
         b += xs[1]
     return b
+
+
+def early_exit_promotes(a, b, xs, ys):  # fuzzer seed 5221: `b` turns float64 in the second iteration under x64
+    s = a
+    for i in range(3, 0, -2):
+        if a > xs[0]:
+            break
+        if b == xs[i]:
+            s = abs(b) % 3.0
+        b = b - ys[i] * 0.5
+    return s, b
+
+
+def masked_early_exit_promotes(a, b, xs, ys):  # the same loop printing: masked_while_loop's form
+    s = a
+    for i in range(3, 0, -2):
+        if a > xs[0]:
+            break
+        if b == xs[i]:
+            print("equal")
+            s = abs(b) % 3.0
+        b = b - ys[i] * 0.5
+    return s, b
+
+
+def int_to_float_of_argument(xs, n):  # fuzzer seed 5825: `u` becomes a float of xs's width, not float64
+    u = 0
+    if xs[0] > 0:
+        u = 1
+    xs = xs + n / 2
+    k = 0
+    while k < 2:
+        k += 1
+        u = xs[-1]
+    return u
 '''
 
 PROMOTING_INPUTS = {
@@ -507,6 +545,12 @@ PROMOTING_INPUTS = {
     "dict_carry_breaks": [(np.array([0.5, 1.5, 2.0], np.float32), np.int32(3)),
                           (np.array([0.5, 1.5, 20.0], np.float32), np.int32(3))],
     "mixed_widths": [(1.5, np.array([0.5, 1.5], np.float32)), (np.float32(1.5), np.array([-0.5, 1.5], np.float32))],
+    "early_exit_promotes": [(np.float32(-4.0), 2.0, np.array([3.5, -0.5, 0.0, -1.0], np.float32),
+                             np.array([-2, -1, 4, 5], np.int32))],
+    "masked_early_exit_promotes": [(np.float32(-4.0), 2.0, np.array([3.5, -0.5, 0.0, -1.0], np.float32),
+                                    np.array([-2, -1, 4, 5], np.int32))],
+    "int_to_float_of_argument": [(np.array([3.5, -0.5, 0.0, -1.0], np.float32), np.int32(3)),
+                                 (np.array([-3.5, -0.5, 0.0, -1.0], np.float32), np.int32(0))],
 }
 
 
@@ -533,6 +577,7 @@ def test_promoting_forms_are_written_only_where_a_dtype_may_change(promoting):
     _, _, text = promoting
     assert "promoting_cond(x < -5" in text and "promoting_cond(xs[1] != xs[0]" in text
     assert "promoting_while_loop(" in text and "promoting_fori_loop(" in text and "promoting_scan(" in text
+    assert "promoting_while_loop_with_masked_grad(" in text and "promoting_masked_while_loop(" in text
     for name in (helpers.PROMOTING_COND, helpers.CARRY_TYPES, helpers.PROMOTING_WHILE):
         assert text.count(f"def {name}(") == 1
     plain = convert_source("def f(x, n):\n    y = x if n > 0 else -x\n    return y * y if x > 0 else x\n", "plain.py",

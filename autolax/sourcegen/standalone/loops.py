@@ -49,6 +49,7 @@ from autolax.sourcegen.standalone.values import (
     carry_may_change,
     inexact,
     item_of,
+    promoted_width_unknown,
     weak_into_strong,
 )
 from autolax.transpile import syntax
@@ -193,6 +194,8 @@ class Loops:
         out = []
         for n in names:
             entry, kind = scope.get(n), vals[n].kind
+            if staged and promoted_width_unknown(entry, vals[n]):
+                continue  # a promoting_* loop finds the type when traced (carry_may_change)
             if (vals[n].traced or staged) and entry.kind in NUMERIC and kind in NUMERIC and entry.kind != kind and not entry.container:
                 if entry.traced:
                     value = self.jnp("asarray", [syntax.name(n)], {"dtype": syntax.name(kind)})
@@ -638,7 +641,8 @@ class Loops:
         if form == plan.WHILE:
             new = syntax.call(self.helper(helpers.PROMOTING_WHILE) if mixed else self.ref("jax.lax.while_loop"), args)
         else:
-            helper = helpers.EARLY_EXIT if form == plan.EARLY_EXIT else helpers.MASKED
+            helper = {(plan.EARLY_EXIT, False): helpers.EARLY_EXIT, (plan.EARLY_EXIT, True): helpers.PROMOTING_EARLY_EXIT,
+                      (plan.MASKED_SCAN, False): helpers.MASKED, (plan.MASKED_SCAN, True): helpers.PROMOTING_MASKED}[form, mixed]
             new = syntax.call(self.helper(helper), args + [length])
         ended = exits is not None and (exits.target_read or exits.stopped_read)  # where it ended is read
         first_out = index if ended else self.unused()
