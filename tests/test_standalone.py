@@ -1122,6 +1122,56 @@ def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
         module.f(1.0)
 
 
+def test_a_staged_call_of_a_function_reading_a_deleted_variable_is_refused(tmp_path):
+    # Fuzzer seed 5244: a staged branch calls a function of the file that reads a variable it
+    # deleted. Python raises UnboundLocalError only on the runs that call it; the output
+    # raised it while tracing, on every run. The runtime refuses it while staging (as an
+    # UndefinedVariableError, or branch-fails where the helper is not converted); the
+    # standalone conversion refuses it with the runtime's branch-fails.
+    source = """\
+        def helper(x):
+            v = x
+            del v
+            return x + v
+
+
+        def f(x):
+            if x > 0:
+                x = helper(x)
+            return x
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert isinstance(runtime, UnboundLocalError) and isinstance(runtime, autolax.AutolaxError)
+    assert standalone.code == "branch-fails"
+    assert "the `if` branch of the `if` at" in str(standalone) and (
+        "raised UnboundLocalError: cannot access local variable 'v' where it is not associated with a value "
+        "while autolax staged it" in str(standalone))
+    module = load(tmp_path / "refused.py", "refused_helper_del")
+    assert module.f(-1.0) == -1.0
+    with pytest.raises(UnboundLocalError):
+        module.f(1.0)
+    # A read that may find the name unbound (a loop that may run no iteration), through a
+    # second function: --standalone cannot tell, and says so.
+    with pytest.raises(ConversionError, match=r"calls `helper \(it may read a variable where it is unbound, in "
+                                              r"code staged where Python may not run it\)`"):
+        convert_source(textwrap.dedent("""\
+            def last_of(x, n):
+                for i in range(n):
+                    last = x * i
+                return last
+
+
+            def helper(x):
+                return last_of(x, 3)
+
+
+            def f(x):
+                while x > 0:
+                    x = x - helper(x)
+                return x
+            """), "maybe.py", Options(only=("f",), standalone=True))
+
+
 def test_a_side_of_a_python_if_that_never_runs_is_not_refused(tmp_path):
     # Fuzzer seed 297: `elif not 3: del k2` in a staged branch; the `del` never runs.
     source = textwrap.dedent("""\

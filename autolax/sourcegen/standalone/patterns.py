@@ -329,3 +329,98 @@ def _stmt_length_change(s, name, ops, functions, appends):
                 return None
             total += d
     return total
+
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+_COMPREHENSIONS = (syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
+
+
+def unbound_reads(fn) -> tuple[set, str | None]:
+    """The local names the user's function ``fn`` may read (or ``del``) where Python finds
+    them unbound (``analysis.definedness``: after a ``del``, or where no statement bound them
+    on some path), outside a ``try`` that handles errors; and the first one it reads so on
+    every call (None if none): a name no statement bound, read by a statement of ``fn``'s own
+    body that every call reaches (no statement before it returns, raises or loops).
+
+        def helper(xs):
+            v = xs[0]
+            del v
+            if xs.sum() > v:      ->   ({'v'}, 'v')
+                ...
+    """
+    from autolax.analysis.activity import local_names
+    from autolax.analysis.definedness import Definedness
+
+    defined = Definedness(fn)
+    local = local_names(fn)
+    maybe = set()
+    for stmt in _unguarded(fn.body):
+        definitely, _ = defined.before.get(stmt, (None, None))
+        if definitely is not None:
+            maybe |= (_own_reads(stmt) & local) - definitely
+    surely = None
+    for stmt in fn.body:
+        _, bound = defined.before[stmt]
+        unbound = sorted((_own_reads(stmt) & local) - bound)
+        if unbound:
+            surely = unbound[0]
+            break
+        if isinstance(stmt, (syntax.While, syntax.Try)) or any(
+                isinstance(n, (syntax.Return, syntax.Raise, syntax.Assert)) for n in walk_own(stmt)):
+            break
+    return maybe, surely
+
+
+def _unguarded(stmts):
+    """The statements of ``stmts`` and of their blocks, except nested functions' and those
+    a ``try`` with handlers runs (an error there may be caught)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, _SCOPES):
+            continue
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(s, field, None) or []
+            if field == "body" and getattr(s, "handlers", None):
+                continue
+            for item in block:
+                yield from _unguarded(item.body if isinstance(item, syntax.AST) and not isinstance(item, syntax.stmt)
+                                      else [item])
+
+
+def _own_reads(stmt) -> set:
+    """Names a statement reads itself (not its blocks, not in nested functions or lambdas,
+    not a comprehension's own variables); a ``del`` and ``x += v`` read their target."""
+    out = set()
+    for field, value in syntax.iter_fields(stmt):
+        if field in syntax.BLOCK_FIELDS:
+            continue
+        for node in value if isinstance(value, list) else [value]:
+            if isinstance(node, syntax.AST):
+                out |= _loads(node)
+    if isinstance(stmt, syntax.Delete):
+        out |= {t.id for t in stmt.targets if isinstance(t, syntax.Name)}
+    if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name):
+        out.add(stmt.target.id)
+    return out
+
+
+def _loads(node) -> set:
+    if isinstance(node, _SCOPES):
+        return set()
+    if isinstance(node, syntax.Name):
+        return {node.id} if isinstance(node.ctx, syntax.Load) else set()
+    out = set()
+    for child in syntax.iter_child_nodes(node):
+        out |= _loads(child)
+    if isinstance(node, _COMPREHENSIONS):
+        for gen in node.generators:
+            out -= {n.id for n in syntax.walk(gen.target) if isinstance(n, syntax.Name)}
+    return out
+
+
+def walk_own(stmt):
+    """The nodes of a statement and its blocks, not of nested functions or lambdas."""
+    yield stmt
+    for child in syntax.iter_child_nodes(stmt):
+        if not isinstance(child, _SCOPES):
+            yield from walk_own(child)
