@@ -1170,6 +1170,11 @@ def test_a_staged_call_of_a_function_reading_a_deleted_variable_is_refused(tmp_p
                     x = x - helper(x)
                 return x
             """), "maybe.py", Options(only=("f",), standalone=True))
+    # A lambda called there is checked too (fuzz seed 7528: its body is an expression).
+    lam = "def f(x, xs):\n    h = lambda v: xs[-3] + v\n    if x > 0:\n        x = h(x)\n    return x\n"
+    namespace = {}
+    exec(convert_source(lam, "lam.py", Options(all=True, standalone=True)).text, namespace)
+    assert_close(jax.jit(namespace["f"])(1.0, np.arange(4.0)), 2.0)
 
 
 def test_a_side_of_a_python_if_that_never_runs_is_not_refused(tmp_path):

@@ -350,8 +350,9 @@ class Expressions:
         if scope.bound(name):
             node = self.functions.get(name)
             before = self.definitions.get(id(node)) if node is not None else None
-            maybe = before is not None and any(self.op_of(n) == "assigned" for stmt in before[0]
-                                               for n in patterns.walk_own(stmt))
+            body = before[0] if before is not None else []
+            maybe = any(self.op_of(n) == "assigned" for part in (body if isinstance(body, list) else [body])
+                        for n in patterns.walk_own(part))  # a def's statements, or a lambda's expression
             surely = None
         else:
             maybe, surely = self.module_unbound().get(name, (False, None))
