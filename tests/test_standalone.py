@@ -1098,6 +1098,15 @@ MORE_FAILS_WHILE_STAGED = {
                 x = x - items[0]
             return x
         """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
+    # Fuzzer seed 7521: another name for the list that only reads it leaves it known empty.
+    "copy": ("""\
+        def f(x):
+            queue = []
+            if x > 0:
+                alias = queue
+                x = x + queue[0] + len(alias)
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
     # Fuzzer seed 3500: a name bound nowhere, read in a staged branch.
     "name": ("""\
         def f(x):
@@ -1120,6 +1129,25 @@ def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
     assert_close(module.f(-1.0), -1.0)
     with pytest.raises((IndexError, NameError)):
         module.f(1.0)
+
+
+def test_a_list_filled_through_another_name_is_not_known_empty(tmp_path):
+    # The counterpart of MORE_FAILS_WHILE_STAGED's "copy": a copy that appends fills the
+    # original too.
+    source = textwrap.dedent("""\
+        def f(x):
+            queue = []
+            alias = queue
+            alias.append(1.0)
+            if x > 0:
+                x = x + queue[0] + alias[0]
+            return x
+        """)
+    namespace, original = {}, {}
+    exec(convert_source(source, "filled.py", Options(all=True, standalone=True)).text, namespace)
+    exec(source, original)
+    for x in (1.0, -1.0):
+        assert_close(jax.jit(namespace["f"])(x), original["f"](x))
 
 
 def test_a_staged_call_of_a_function_reading_a_deleted_variable_is_refused(tmp_path):

@@ -173,14 +173,24 @@ def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset()) -> set:
                 and parent.func.attr in _PASSING_OPS)
 
     names, aliased = set(), set()
+    copies = {}  # name -> the names `alias = name` gives the list to
+    changing = set()  # names a use of which changes a list's length (`.pop()`, `del x[i]`, ...)
     for node in syntax.walk(fn):
+        if isinstance(node, syntax.AugAssign) and isinstance(node.target, syntax.Name):
+            changing.add(node.target.id)
         if not isinstance(node, syntax.Name):
             continue
         names.add(node.id)
         if not isinstance(node.ctx, syntax.Load):
             continue
         parent = parents.get(id(node))
+        if _changes_length(node, parent, parents, ops):
+            changing.add(node.id)
         if isinstance(parent, syntax.Subscript) and parent.value is node:
+            continue
+        if (isinstance(parent, syntax.Assign) and parent.value is node and len(parent.targets) == 1
+                and isinstance(parent.targets[0], syntax.Name)):
+            copies.setdefault(node.id, set()).add(parent.targets[0].id)
             continue
         if (isinstance(parent, syntax.Call) and isinstance(parent.func, syntax.Name) and parent.func.id == "len"
                 and parent.args == [node]):
@@ -194,7 +204,30 @@ def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset()) -> set:
                 parents.get(id(parent)), syntax.Call) and parents.get(id(parent)).func is parent:
             continue
         aliased.add(node.id)
-    return names - aliased
+    # A copy that is itself held by nothing else and never changes the list's length
+    # (`alias = queue`, then only `alias[0]`; fuzz seed 7521) leaves what is known of the
+    # original's length true; what is known of the copy's holds while the original, too,
+    # keeps its length.
+    while True:
+        more = {name for name, targets in copies.items() if targets & (aliased | changing)} - aliased
+        if not more:
+            break
+        aliased |= more
+    stale = {t for name, targets in copies.items() if name in aliased or name in changing for t in targets}
+    return names - aliased - stale
+
+
+def _changes_length(node, parent, parents, ops) -> bool:
+    """Does this read of ``node`` change the length of the list it holds: ``x.pop()``,
+    ``del x[i]``, ``x[a:b] = v``, ``ops.append(x, v)``?"""
+    if isinstance(parent, syntax.Attribute) and parent.attr == "pop":
+        return True
+    if isinstance(parent, syntax.Subscript) and parent.value is node:
+        return isinstance(parent.ctx, syntax.Del) or isinstance(parent.ctx, syntax.Store) and isinstance(
+            parent.slice, syntax.Slice)
+    return (isinstance(parent, syntax.Call) and isinstance(parent.func, syntax.Attribute)
+            and isinstance(parent.func.value, syntax.Name) and parent.func.value.id == ops
+            and parent.func.attr == "append" and parent.args and parent.args[0] is node)
 
 
 # How a container's methods change its length (its number of items, or of keys).
