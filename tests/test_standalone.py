@@ -1131,6 +1131,27 @@ def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
         module.f(1.0)
 
 
+def test_a_range_of_literals_with_no_item_stages_nothing(tmp_path):
+    # Fuzz seeds 5221 and 5825, reduced: `for i in range(3, 0, 2)` runs no iteration; the
+    # output staged it (a scan of length 0 still traces its body, where unpacking a traced
+    # number raised TypeError).
+    source = textwrap.dedent("""\
+        def f(a, b, xs):
+            s = 0
+            for i in range(3, 0, 2):
+                s, u = b
+                s = s + xs[i]
+            return s + a
+        """)
+    namespace, original = {}, {}
+    text = convert_source(source, "empty_range.py", Options(all=True, standalone=True)).text
+    exec(text, namespace)
+    exec(source, original)
+    assert "for i in range(3, 0, 2):" in text and "jax.lax" not in text
+    args = (np.float32(1.5), np.float32(-3.5), np.arange(4.0, dtype=np.float32))
+    assert_close(jax.jit(namespace["f"])(*args), original["f"](*args))
+
+
 def test_a_list_filled_through_another_name_is_not_known_empty(tmp_path):
     # The counterpart of MORE_FAILS_WHILE_STAGED's "copy": a copy that appends fills the
     # original too.

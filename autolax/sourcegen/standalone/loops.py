@@ -34,6 +34,7 @@ from autolax.sourcegen.standalone.patterns import (
     item_elts,
     length_change,
     length_text,
+    literal_value,
     negate,
     range_test,
     rereadable,
@@ -74,6 +75,13 @@ class Iteration:
     @property
     def static_trip(self) -> bool:
         return not self.traced or self.kind == "iter"  # an array's length is static
+
+    def length(self):
+        """The number of items of a range of literals (``range(3, 0, -1)``), else None."""
+        bounds = [literal_value(b) for b in (self.start, self.stop, self.step)]
+        if self.kind != "range" or not all(type(b) is int for b in bounds) or bounds[2] == 0:
+            return None
+        return len(range(*bounds))
 
 
 @dataclass
@@ -324,11 +332,15 @@ class Loops:
         changes = self.length_changes(b_def, names, scope) if staged else {}
         if changes and not plan.can_fall_back(not seq.static_trip) and self.final:
             self.refuse_length_change(changes, scope, b_def, site)
-        if not staged or changes:  # a body changing a list's length: a Python loop, as in the runtime
+        # A range of literals with no item (`range(3, 0, 2)`): Python runs no iteration, and
+        # the runtime stages nothing (a lax loop would trace the body, which may fail there).
+        never = seq.kind == "range" and seq.length() == 0
+        if not staged or changes or never:  # a body changing a list's length: a Python loop, as in the runtime
             prelude = self.promote(names, vals, scope, b_def)
             for n, v in vals.items():
                 scope.set(n, v)
-            return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
+            with self.dead_if(never):
+                return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
         facts = plan.LoopFacts("for", static_trip=seq.static_trip, exit_traced=test is not None)
         self.no_functions_carried(names, s, call)
         # An array's length is static: the runtime can run the loop in Python (unrolled) instead.

@@ -16,12 +16,14 @@ from autolax.sourcegen.standalone import breaks, declarations, helpers
 from autolax.sourcegen.standalone.expressions import READERS, Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
+    NOT_LITERAL,
     OP_OF_METHOD,
     REBOUND,
     assigned_names,
     at_chain,
     length_change,
     length_text,
+    literal_value,
     python_if,
     rereadable,
     restore_target,
@@ -67,16 +69,8 @@ OPS = {
 def folded(test):
     """The truth of a test made of number literals and operators only (``not 3``,
     ``2 // 2 > 3``), or None."""
-    for n in syntax.walk(test):
-        if isinstance(n, syntax.Constant) and not isinstance(n.value, (bool, int, float, complex, type(None))):
-            return None
-        if isinstance(n, (syntax.Pow, syntax.LShift)) or isinstance(n, syntax.expr) and not isinstance(
-                n, (syntax.Constant, syntax.UnaryOp, syntax.BinOp, syntax.BoolOp, syntax.Compare, syntax.IfExp)):
-            return None
-    try:
-        return bool(eval(syntax.unparse(test), {"__builtins__": {}}, {}))  # noqa: S307 - literals and operators only
-    except Exception:  # noqa: BLE001 - 1 // 0: not known here (Python raises when it runs)
-        return None
+    value = literal_value(test)
+    return None if value is NOT_LITERAL else bool(value)
 
 
 class Refs:

@@ -55,6 +55,24 @@ def negate(test):
     return syntax.unary_not(test)
 
 
+NOT_LITERAL = object()
+
+
+def literal_value(node):
+    """The value of an expression made of number literals and operators only (``-1``,
+    ``2 // 2 > 3``), or ``NOT_LITERAL``."""
+    for n in syntax.walk(node):
+        if isinstance(n, syntax.Constant) and not isinstance(n.value, (bool, int, float, complex, type(None))):
+            return NOT_LITERAL
+        if isinstance(n, (syntax.Pow, syntax.LShift)) or isinstance(n, syntax.expr) and not isinstance(
+                n, (syntax.Constant, syntax.UnaryOp, syntax.BinOp, syntax.BoolOp, syntax.Compare, syntax.IfExp)):
+            return NOT_LITERAL
+    try:
+        return eval(syntax.unparse(node), {"__builtins__": {}}, {})  # noqa: S307 - literals and operators only
+    except Exception:  # noqa: BLE001 - 1 // 0: not known here (Python raises when it runs)
+        return NOT_LITERAL
+
+
 def is_const(node, value) -> bool:
     return isinstance(node, syntax.Constant) and type(node.value) is int and node.value == value
 
