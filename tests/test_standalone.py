@@ -1152,6 +1152,30 @@ def test_a_range_of_literals_with_no_item_stages_nothing(tmp_path):
     assert_close(jax.jit(namespace["f"])(*args), original["f"](*args))
 
 
+def test_a_while_whose_first_test_is_false_by_literals_stages_nothing(tmp_path):
+    # Fuzz seed 5825, reduced: `k3 = 0; while k3 > 0:` runs no iteration; the output staged
+    # it (lax.while_loop traces its body, where unpacking a traced number raised TypeError).
+    # A loop body starts with no literal known: `k` is 3 from the second iteration on.
+    source = textwrap.dedent("""\
+        def f(x, xs):
+            k = 0
+            while k > 0:
+                a, b = x
+            for i in range(2):
+                while k > 0:
+                    k -= 1
+                    x = x + xs[k]
+                k = 3
+            return x
+        """)
+    namespace, original = {}, {}
+    text = convert_source(source, "never.py", Options(all=True, standalone=True)).text
+    exec(text, namespace)
+    exec(source, original)
+    assert "    while k > 0:\n        a, b = x\n" in text
+    assert_close(jax.jit(namespace["f"])(1.5, np.arange(4.0)), original["f"](1.5, np.arange(4.0)))
+
+
 def test_a_list_filled_through_another_name_is_not_known_empty(tmp_path):
     # The counterpart of MORE_FAILS_WHILE_STAGED's "copy": a copy that appends fills the
     # original too.

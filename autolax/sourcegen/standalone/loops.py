@@ -258,12 +258,18 @@ class Loops:
         # its condition is a Python value (and stays one).
         if changes and not (plan.can_fall_back(first.traced) and not tval.traced) and self.final:
             self.refuse_length_change(changes, scope, b_def, site)
-        if not staged or changes:
-            prelude = self.promote(names, vals, scope, t_def)
+        # A first test false by the literals its names were given (`k = 0; while k > 0:`):
+        # Python runs no iteration and the runtime stages nothing (a lax loop would trace the
+        # body, which may fail there). The variables keep their values.
+        never = self.false_by_literals(test)
+        if not staged or changes or never:
+            prelude = [] if never else self.promote(names, vals, scope, t_def)
             for n, v in vals.items():
-                scope.set(n, v)
+                if not never:
+                    scope.set(n, v)
             test, _ = self.expr(test, scope, truth=True)
-            body = self.block(without_return(b_def.body), scope)
+            with self.dead_if(never):
+                body = self.block(without_return(b_def.body), scope.copy() if never else scope)
             loop = syntax.While(test=test, body=body or [syntax.Pass()], orelse=[])
             setattr(loop, breaks.PYTHON_LOOP, True)
             return prelude + [syntax.copy_location(loop, t_def)]
