@@ -659,8 +659,10 @@ class Loops:
         if form == plan.WHILE:
             new = syntax.call(self.helper(helpers.PROMOTING_WHILE) if mixed else self.ref("jax.lax.while_loop"), args)
         else:
-            helper = {(plan.EARLY_EXIT, False): helpers.EARLY_EXIT, (plan.EARLY_EXIT, True): helpers.PROMOTING_EARLY_EXIT,
-                      (plan.MASKED_SCAN, False): helpers.MASKED, (plan.MASKED_SCAN, True): helpers.PROMOTING_MASKED}[form, mixed]
+            if form == plan.EARLY_EXIT:
+                helper = helpers.PROMOTING_EARLY_EXIT if mixed else helpers.EARLY_EXIT
+            else:
+                helper = helpers.PROMOTING_MASKED if mixed else helpers.MASKED
             new = syntax.call(self.helper(helper), args + [length])
         ended = exits is not None and (exits.target_read or exits.stopped_read)  # where it ended is read
         first_out = index if ended else self.unused()
