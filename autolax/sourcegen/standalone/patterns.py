@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from autolax.analysis.activity import local_names
+from autolax.analysis.definedness import Definedness
 from autolax.passes.setitem import AUG_METHODS
 from autolax.sourcegen.standalone.values import TRACED
 from autolax.transpile import syntax
@@ -399,9 +401,6 @@ def unbound_reads(fn) -> tuple[set, str | None]:
             if xs.sum() > v:      ->   ({'v'}, 'v')
                 ...
     """
-    from autolax.analysis.activity import local_names
-    from autolax.analysis.definedness import Definedness
-
     defined = Definedness(fn)
     local = local_names(fn)
     maybe = set()
