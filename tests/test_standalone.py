@@ -1176,6 +1176,29 @@ def test_a_while_whose_first_test_is_false_by_literals_stages_nothing(tmp_path):
     assert_close(jax.jit(namespace["f"])(1.5, np.arange(4.0)), original["f"](1.5, np.arange(4.0)))
 
 
+def test_an_appended_item_is_read_in_the_staged_loop_body(tmp_path):
+    # Fuzz seed 8003 (focus undefined), reduced: the item a staged loop appends is its
+    # stacked output, lowered outside the body's function; it was not taken for staged code,
+    # so a read of a deleted `flag` there became a free variable of the body (NameError
+    # where Python raises UnboundLocalError). It is refused as reads in a staged body are.
+    source = textwrap.dedent("""\
+        import jax.numpy as jnp
+
+
+        def f(a, xs):
+            flag = a > 0
+            del flag
+            hist = []
+            for x in xs:
+                hist.append(x * -1.0 if flag else x)
+            return jnp.stack(hist)
+        """)
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "item.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-op" and info.value.lineno == 9
+    assert "a read of 'flag' in a staged body, where Python may find it unbound" in str(info.value)
+
+
 def test_a_list_filled_through_another_name_is_not_known_empty(tmp_path):
     # The counterpart of MORE_FAILS_WHILE_STAGED's "copy": a copy that appends fills the
     # original too.

@@ -540,7 +540,8 @@ class Loops:
         ``item_vals``)."""
         values = []
         for name, item in appends.items():
-            node, val = self.expr(item, scope)
+            with self.staged_code(self.about(site), origin.body):  # evaluated in each iteration
+                node, val = self.expr(item, scope)
             if val.container or not val.is_number:
                 raise self.refuse("standalone-append-shape", origin, how="with items that are not arrays",
                                   **self.about(site, name))

@@ -261,11 +261,17 @@ class Lowering(Expressions, Loops):
     def staged_block(self, stmts, scope, about, branch=False):
         """Lowers a staged branch or loop body (``about``: the statement's catalogue fields;
         ``branch``: a side of an ``if``, see ``block``)."""
+        with self.staged_code(about, stmts):
+            # A function needs a statement: a branch that only unbinds a name (`del z`) has none left.
+            return self.block(stmts, scope, branch) or [syntax.Pass()]
+
+    @contextlib.contextmanager
+    def staged_code(self, about, stmts):
+        """Lowers code of a staged body (``stmts``: the body, whose names it binds)."""
         self.staged += 1
         self.staged_about.append((about, writes(stmts)))
         try:
-            # A function needs a statement: a branch that only unbinds a name (`del z`) has none left.
-            return self.block(stmts, scope, branch) or [syntax.Pass()]
+            yield
         finally:
             self.staged -= 1
             self.staged_about.pop()
