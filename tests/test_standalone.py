@@ -355,6 +355,9 @@ def test_helpers_are_plain_jax_documented_by_python():
         assert text.startswith(f"def {name}(cond_fun, body_fun, init_val, max_steps):\n")
         compile(text, name, "exec")
     assert helpers.closure([helpers.EARLY_EXIT]) == [helpers.MASKED, helpers.EARLY_EXIT]
+    for name in (helpers.PROMOTING_MASKED, helpers.PROMOTING_EARLY_EXIT):
+        compile(helpers.text(name, "jax"), name, "exec")
+        assert {helpers.MASKED, helpers.CARRY_TYPES, helpers.AS_TYPES} <= set(helpers.closure([name]))
 
 
 def test_print_form():
@@ -491,6 +494,41 @@ def mixed_widths(a, xs):  # fuzzer seed 956: `a * 0.5` has the dtype of `a`, a P
     if xs[0] > 0:
         b += xs[1]
     return b
+
+
+def early_exit_promotes(a, b, xs, ys):  # fuzzer seed 5221: `b` turns float64 in the second iteration under x64
+    s = a
+    for i in range(3, 0, -2):
+        if a > xs[0]:
+            break
+        if b == xs[i]:
+            s = abs(b) % 3.0
+        b = b - ys[i] * 0.5
+    return s, b
+
+
+def masked_early_exit_promotes(a, b, xs, ys):  # the same loop printing: masked_while_loop's form
+    s = a
+    for i in range(3, 0, -2):
+        if a > xs[0]:
+            break
+        if b == xs[i]:
+            print("equal")
+            s = abs(b) % 3.0
+        b = b - ys[i] * 0.5
+    return s, b
+
+
+def int_to_float_of_argument(xs, n):  # fuzzer seed 5825: `u` becomes a float of xs's width, not float64
+    u = 0
+    if xs[0] > 0:
+        u = 1
+    xs = xs + n / 2
+    k = 0
+    while k < 2:
+        k += 1
+        u = xs[-1]
+    return u
 '''
 
 PROMOTING_INPUTS = {
@@ -507,6 +545,12 @@ PROMOTING_INPUTS = {
     "dict_carry_breaks": [(np.array([0.5, 1.5, 2.0], np.float32), np.int32(3)),
                           (np.array([0.5, 1.5, 20.0], np.float32), np.int32(3))],
     "mixed_widths": [(1.5, np.array([0.5, 1.5], np.float32)), (np.float32(1.5), np.array([-0.5, 1.5], np.float32))],
+    "early_exit_promotes": [(np.float32(-4.0), 2.0, np.array([3.5, -0.5, 0.0, -1.0], np.float32),
+                             np.array([-2, -1, 4, 5], np.int32))],
+    "masked_early_exit_promotes": [(np.float32(-4.0), 2.0, np.array([3.5, -0.5, 0.0, -1.0], np.float32),
+                                    np.array([-2, -1, 4, 5], np.int32))],
+    "int_to_float_of_argument": [(np.array([3.5, -0.5, 0.0, -1.0], np.float32), np.int32(3)),
+                                 (np.array([-3.5, -0.5, 0.0, -1.0], np.float32), np.int32(0))],
 }
 
 
@@ -533,6 +577,7 @@ def test_promoting_forms_are_written_only_where_a_dtype_may_change(promoting):
     _, _, text = promoting
     assert "promoting_cond(x < -5" in text and "promoting_cond(xs[1] != xs[0]" in text
     assert "promoting_while_loop(" in text and "promoting_fori_loop(" in text and "promoting_scan(" in text
+    assert "promoting_while_loop_with_masked_grad(" in text and "promoting_masked_while_loop(" in text
     for name in (helpers.PROMOTING_COND, helpers.CARRY_TYPES, helpers.PROMOTING_WHILE):
         assert text.count(f"def {name}(") == 1
     plain = convert_source("def f(x, n):\n    y = x if n > 0 else -x\n    return y * y if x > 0 else x\n", "plain.py",
@@ -1053,6 +1098,15 @@ MORE_FAILS_WHILE_STAGED = {
                 x = x - items[0]
             return x
         """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
+    # Fuzzer seed 7521: another name for the list that only reads it leaves it known empty.
+    "copy": ("""\
+        def f(x):
+            queue = []
+            if x > 0:
+                alias = queue
+                x = x + queue[0] + len(alias)
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
     # Fuzzer seed 3500: a name bound nowhere, read in a staged branch.
     "name": ("""\
         def f(x):
@@ -1075,6 +1129,148 @@ def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
     assert_close(module.f(-1.0), -1.0)
     with pytest.raises((IndexError, NameError)):
         module.f(1.0)
+
+
+def test_a_range_of_literals_with_no_item_stages_nothing(tmp_path):
+    # Fuzz seeds 5221 and 5825, reduced: `for i in range(3, 0, 2)` runs no iteration; the
+    # output staged it (a scan of length 0 still traces its body, where unpacking a traced
+    # number raised TypeError).
+    source = textwrap.dedent("""\
+        def f(a, b, xs):
+            s = 0
+            for i in range(3, 0, 2):
+                s, u = b
+                s = s + xs[i]
+            return s + a
+        """)
+    namespace, original = {}, {}
+    text = convert_source(source, "empty_range.py", Options(all=True, standalone=True)).text
+    exec(text, namespace)
+    exec(source, original)
+    assert "for i in range(3, 0, 2):" in text and "jax.lax" not in text
+    args = (np.float32(1.5), np.float32(-3.5), np.arange(4.0, dtype=np.float32))
+    assert_close(jax.jit(namespace["f"])(*args), original["f"](*args))
+
+
+def test_a_while_whose_first_test_is_false_by_literals_stages_nothing(tmp_path):
+    # Fuzz seed 5825, reduced: `k3 = 0; while k3 > 0:` runs no iteration; the output staged
+    # it (lax.while_loop traces its body, where unpacking a traced number raised TypeError).
+    # A loop body starts with no literal known: `k` is 3 from the second iteration on.
+    source = textwrap.dedent("""\
+        def f(x, xs):
+            k = 0
+            while k > 0:
+                a, b = x
+            for i in range(2):
+                while k > 0:
+                    k -= 1
+                    x = x + xs[k]
+                k = 3
+            return x
+        """)
+    namespace, original = {}, {}
+    text = convert_source(source, "never.py", Options(all=True, standalone=True)).text
+    exec(text, namespace)
+    exec(source, original)
+    assert "    while k > 0:\n        a, b = x\n" in text
+    assert_close(jax.jit(namespace["f"])(1.5, np.arange(4.0)), original["f"](1.5, np.arange(4.0)))
+
+
+def test_an_appended_item_is_read_in_the_staged_loop_body(tmp_path):
+    # Fuzz seed 8003 (focus undefined), reduced: the item a staged loop appends is its
+    # stacked output, lowered outside the body's function; it was not taken for staged code,
+    # so a read of a deleted `flag` there became a free variable of the body (NameError
+    # where Python raises UnboundLocalError). It is refused as reads in a staged body are.
+    source = textwrap.dedent("""\
+        import jax.numpy as jnp
+
+
+        def f(a, xs):
+            flag = a > 0
+            del flag
+            hist = []
+            for x in xs:
+                hist.append(x * -1.0 if flag else x)
+            return jnp.stack(hist)
+        """)
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "item.py", Options(only=("f",), standalone=True))
+    assert info.value.code == "standalone-op" and info.value.lineno == 9
+    assert "a read of 'flag' in a staged body, where Python may find it unbound" in str(info.value)
+
+
+def test_a_list_filled_through_another_name_is_not_known_empty(tmp_path):
+    # The counterpart of MORE_FAILS_WHILE_STAGED's "copy": a copy that appends fills the
+    # original too.
+    source = textwrap.dedent("""\
+        def f(x):
+            queue = []
+            alias = queue
+            alias.append(1.0)
+            if x > 0:
+                x = x + queue[0] + alias[0]
+            return x
+        """)
+    namespace, original = {}, {}
+    exec(convert_source(source, "filled.py", Options(all=True, standalone=True)).text, namespace)
+    exec(source, original)
+    for x in (1.0, -1.0):
+        assert_close(jax.jit(namespace["f"])(x), original["f"](x))
+
+
+def test_a_staged_call_of_a_function_reading_a_deleted_variable_is_refused(tmp_path):
+    # Fuzzer seed 5244: a staged branch calls a function of the file that reads a variable it
+    # deleted. Python raises UnboundLocalError only on the runs that call it; the output
+    # raised it while tracing, on every run. The runtime refuses it while staging (as an
+    # UndefinedVariableError, or branch-fails where the helper is not converted); the
+    # standalone conversion refuses it with the runtime's branch-fails.
+    source = """\
+        def helper(x):
+            v = x
+            del v
+            return x + v
+
+
+        def f(x):
+            if x > 0:
+                x = helper(x)
+            return x
+        """
+    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+    assert isinstance(runtime, UnboundLocalError) and isinstance(runtime, autolax.AutolaxError)
+    assert standalone.code == "branch-fails"
+    assert "the `if` branch of the `if` at" in str(standalone) and (
+        "raised UnboundLocalError: cannot access local variable 'v' where it is not associated with a value "
+        "while autolax staged it" in str(standalone))
+    module = load(tmp_path / "refused.py", "refused_helper_del")
+    assert module.f(-1.0) == -1.0
+    with pytest.raises(UnboundLocalError):
+        module.f(1.0)
+    # A read that may find the name unbound (a loop that may run no iteration), through a
+    # second function: --standalone cannot tell, and says so.
+    with pytest.raises(ConversionError, match=r"calls `helper \(it may read a variable where it is unbound, in "
+                                              r"code staged where Python may not run it\)`"):
+        convert_source(textwrap.dedent("""\
+            def last_of(x, n):
+                for i in range(n):
+                    last = x * i
+                return last
+
+
+            def helper(x):
+                return last_of(x, 3)
+
+
+            def f(x):
+                while x > 0:
+                    x = x - helper(x)
+                return x
+            """), "maybe.py", Options(only=("f",), standalone=True))
+    # A lambda called there is checked too (fuzz seed 7528: its body is an expression).
+    lam = "def f(x, xs):\n    h = lambda v: xs[-3] + v\n    if x > 0:\n        x = h(x)\n    return x\n"
+    namespace = {}
+    exec(convert_source(lam, "lam.py", Options(all=True, standalone=True)).text, namespace)
+    assert_close(jax.jit(namespace["f"])(1.0, np.arange(4.0)), 2.0)
 
 
 def test_a_side_of_a_python_if_that_never_runs_is_not_refused(tmp_path):

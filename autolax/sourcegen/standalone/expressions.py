@@ -19,6 +19,7 @@ from dataclasses import replace
 from autolax import errors, plan, sites
 from autolax.sites import display_filename
 from autolax.sourcegen.module import LibraryRef
+from autolax.sourcegen.standalone import patterns
 from autolax.sourcegen.standalone.patterns import at_chain
 from autolax.sourcegen.standalone.values import (
     CONTAINER_BUILTINS,
@@ -256,6 +257,8 @@ class Expressions:
             # (fuzzer seed 237: a helper's assert fired while the untaken branch was traced).
             raise self.refuse("standalone-op", e, call=f"{e.func.id} (it may `assert` or `raise`, in code staged "
                                                        "where Python may not run it)")
+        if self.failing is not None and isinstance(e.func, syntax.Name):
+            self.check_unbound_reads(e, scope)
         if self.staged and self.staged_about and isinstance(e.func, syntax.Name):
             self.check_call_effect(e, scope)
         self.check_static_arguments(e, vals, scope)
@@ -346,6 +349,50 @@ class Expressions:
                     and self.may_raise(n.func.id, scope, seen):
                 return True
         return False
+
+    def check_unbound_reads(self, e, scope):
+        """A function called in code staged where Python may not run it, which reads a
+        variable Python finds unbound there (after ``del``; fuzz seed 5244): the output would
+        raise UnboundLocalError while tracing. Where every call surely raises it, the
+        runtime's error for the staged code (``branch-fails``, ...); where it may, --standalone
+        cannot tell (the runtime raises it while staging, on the runs that find it unbound)."""
+        name = e.func.id
+        if scope.bound(name):
+            node = self.functions.get(name)
+            before = self.definitions.get(id(node)) if node is not None else None
+            body = before[0] if before is not None else []
+            maybe = any(self.op_of(n) == "assigned" for part in (body if isinstance(body, list) else [body])
+                        for n in patterns.walk_own(part))  # a def's statements, or a lambda's expression
+            surely = None
+        else:
+            maybe, surely = self.module_unbound().get(name, (False, None))
+        if surely is not None:
+            raise self.fails_while_staged(e, f"UnboundLocalError: cannot access local variable '{surely}' where it is "
+                                             "not associated with a value")
+        if maybe:
+            raise self.refuse("standalone-op", e, call=f"{name} (it may read a variable where it is unbound, in code "
+                                                       "staged where Python may not run it)")
+
+    def module_unbound(self) -> dict:
+        """The module's functions that may read a variable where it is unbound, or call one
+        that does (by name): name -> (True, the name every call reads unbound, or None)."""
+        found = getattr(self.module, "_unbound", None)
+        if found is None:
+            defs = {f.name: f for f in self.module.tree.body if isinstance(f, syntax.FunctionDef)}
+            calls = {name: {n.func.id for n in syntax.walk(f) if isinstance(n, syntax.Call)
+                            and isinstance(n.func, syntax.Name) and n.func.id in defs} for name, f in defs.items()}
+            found = {}
+            for name, f in defs.items():
+                maybe, surely = patterns.unbound_reads(f)
+                if maybe:
+                    found[name] = (True, surely)
+            while True:
+                more = {name for name in defs if calls[name] & set(found)} - set(found)
+                if not more:
+                    break
+                found.update((name, (True, None)) for name in more)
+            self.module._unbound = found
+        return found
 
     def module_raising(self) -> frozenset:
         """Names of the module's functions that hold an ``assert`` or ``raise``, or call one

@@ -22,6 +22,8 @@ AS_TYPES = "as_types"
 PROMOTING_WHILE = "promoting_while_loop"
 PROMOTING_FORI = "promoting_fori_loop"
 PROMOTING_SCAN = "promoting_scan"
+PROMOTING_MASKED = "promoting_masked_while_loop"
+PROMOTING_EARLY_EXIT = "promoting_while_loop_with_masked_grad"
 
 _TEXT = {
     MASKED: '''\
@@ -156,6 +158,26 @@ def promoting_scan(f, init, xs):
     return {jax}.lax.scan(step, as_types(init, types), xs)
 '''
 
+_TEXT[PROMOTING_MASKED] = '''\
+def promoting_masked_while_loop(cond_fun, body_fun, init_val, max_steps):
+    """``masked_while_loop(cond_fun, body_fun, init_val, max_steps)`` for a body that may
+    change the dtypes of what it carries (see ``promoting_while_loop``).
+    (Written by ``autolax convert --standalone``.)"""
+    types = carry_types(body_fun, init_val)
+    return masked_while_loop(cond_fun, lambda val: as_types(body_fun(val), types), as_types(init_val, types),
+                             max_steps)
+'''
+
+_TEXT[PROMOTING_EARLY_EXIT] = '''\
+def promoting_while_loop_with_masked_grad(cond_fun, body_fun, init_val, max_steps):
+    """``while_loop_with_masked_grad(cond_fun, body_fun, init_val, max_steps)`` for a body
+    that may change the dtypes of what it carries (see ``promoting_while_loop``).
+    (Written by ``autolax convert --standalone``.)"""
+    types = carry_types(body_fun, init_val)
+    return while_loop_with_masked_grad(cond_fun, lambda val: as_types(body_fun(val), types),
+                                       as_types(init_val, types), max_steps)
+'''
+
 _TEXT[PROMOTING_COND] = '''\
 def promoting_cond(pred, true_fun, false_fun, *operands):
     """``jax.lax.cond(pred, true_fun, false_fun, *operands)`` for branches whose results may
@@ -194,6 +216,8 @@ NEEDS = {
     PROMOTING_WHILE: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
     PROMOTING_FORI: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
     PROMOTING_SCAN: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
+    PROMOTING_MASKED: (MASKED, CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
+    PROMOTING_EARLY_EXIT: (EARLY_EXIT, MASKED, CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
 }
 
 

@@ -34,6 +34,7 @@ from autolax.sourcegen.standalone.patterns import (
     item_elts,
     length_change,
     length_text,
+    literal_value,
     negate,
     range_test,
     rereadable,
@@ -49,6 +50,7 @@ from autolax.sourcegen.standalone.values import (
     carry_may_change,
     inexact,
     item_of,
+    promoted_width_unknown,
     weak_into_strong,
 )
 from autolax.transpile import syntax
@@ -73,6 +75,13 @@ class Iteration:
     @property
     def static_trip(self) -> bool:
         return not self.traced or self.kind == "iter"  # an array's length is static
+
+    def length(self):
+        """The number of items of a range of literals (``range(3, 0, -1)``), else None."""
+        bounds = [literal_value(b) for b in (self.start, self.stop, self.step)]
+        if self.kind != "range" or not all(type(b) is int for b in bounds) or bounds[2] == 0:
+            return None
+        return len(range(*bounds))
 
 
 @dataclass
@@ -193,6 +202,8 @@ class Loops:
         out = []
         for n in names:
             entry, kind = scope.get(n), vals[n].kind
+            if staged and promoted_width_unknown(entry, vals[n]):
+                continue  # a promoting_* loop finds the type when traced (carry_may_change)
             if (vals[n].traced or staged) and entry.kind in NUMERIC and kind in NUMERIC and entry.kind != kind and not entry.container:
                 if entry.traced:
                     value = self.jnp("asarray", [syntax.name(n)], {"dtype": syntax.name(kind)})
@@ -247,12 +258,18 @@ class Loops:
         # its condition is a Python value (and stays one).
         if changes and not (plan.can_fall_back(first.traced) and not tval.traced) and self.final:
             self.refuse_length_change(changes, scope, b_def, site)
-        if not staged or changes:
-            prelude = self.promote(names, vals, scope, t_def)
+        # A first test false by the literals its names were given (`k = 0; while k > 0:`):
+        # Python runs no iteration and the runtime stages nothing (a lax loop would trace the
+        # body, which may fail there). The variables keep their values.
+        never = self.false_by_literals(test)
+        if not staged or changes or never:
+            prelude = [] if never else self.promote(names, vals, scope, t_def)
             for n, v in vals.items():
-                scope.set(n, v)
+                if not never:
+                    scope.set(n, v)
             test, _ = self.expr(test, scope, truth=True)
-            body = self.block(without_return(b_def.body), scope)
+            with self.dead_if(never):
+                body = self.block(without_return(b_def.body), scope.copy() if never else scope)
             loop = syntax.While(test=test, body=body or [syntax.Pass()], orelse=[])
             setattr(loop, breaks.PYTHON_LOOP, True)
             return prelude + [syntax.copy_location(loop, t_def)]
@@ -327,11 +344,15 @@ class Loops:
         changes = self.length_changes(b_def, names, scope) if staged else {}
         if changes and not plan.can_fall_back(not seq.static_trip) and self.final:
             self.refuse_length_change(changes, scope, b_def, site)
-        if not staged or changes:  # a body changing a list's length: a Python loop, as in the runtime
+        # A range of literals with no item (`range(3, 0, 2)`): Python runs no iteration, and
+        # the runtime stages nothing (a lax loop would trace the body, which may fail there).
+        never = seq.kind == "range" and seq.length() == 0
+        if not staged or changes or never:  # a body changing a list's length: a Python loop, as in the runtime
             prelude = self.promote(names, vals, scope, b_def)
             for n, v in vals.items():
                 scope.set(n, v)
-            return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
+            with self.dead_if(never):
+                return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
         facts = plan.LoopFacts("for", static_trip=seq.static_trip, exit_traced=test is not None)
         self.no_functions_carried(names, s, call)
         # An array's length is static: the runtime can run the loop in Python (unrolled) instead.
@@ -535,7 +556,8 @@ class Loops:
         ``item_vals``)."""
         values = []
         for name, item in appends.items():
-            node, val = self.expr(item, scope)
+            with self.staged_code(self.about(site), origin.body):  # evaluated in each iteration
+                node, val = self.expr(item, scope)
             if val.container or not val.is_number:
                 raise self.refuse("standalone-append-shape", origin, how="with items that are not arrays",
                                   **self.about(site, name))
@@ -654,7 +676,10 @@ class Loops:
         if form == plan.WHILE:
             new = syntax.call(self.helper(helpers.PROMOTING_WHILE) if mixed else self.ref("jax.lax.while_loop"), args)
         else:
-            helper = helpers.EARLY_EXIT if form == plan.EARLY_EXIT else helpers.MASKED
+            if form == plan.EARLY_EXIT:
+                helper = helpers.PROMOTING_EARLY_EXIT if mixed else helpers.EARLY_EXIT
+            else:
+                helper = helpers.PROMOTING_MASKED if mixed else helpers.MASKED
             new = syntax.call(self.helper(helper), args + [length])
         ended = exits is not None and (exits.target_read or exits.stopped_read)  # where it ended is read
         first_out = index if ended else self.unused()

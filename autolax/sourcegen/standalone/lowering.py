@@ -16,12 +16,14 @@ from autolax.sourcegen.standalone import breaks, declarations, helpers
 from autolax.sourcegen.standalone.expressions import JOINING, READERS, Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
+    NOT_LITERAL,
     OP_OF_METHOD,
     REBOUND,
     assigned_names,
     at_chain,
     length_change,
     length_text,
+    literal_value,
     python_if,
     rereadable,
     restore_target,
@@ -67,16 +69,8 @@ OPS = {
 def folded(test):
     """The truth of a test made of number literals and operators only (``not 3``,
     ``2 // 2 > 3``), or None."""
-    for n in syntax.walk(test):
-        if isinstance(n, syntax.Constant) and not isinstance(n.value, (bool, int, float, complex, type(None))):
-            return None
-        if isinstance(n, (syntax.Pow, syntax.LShift)) or isinstance(n, syntax.expr) and not isinstance(
-                n, (syntax.Constant, syntax.UnaryOp, syntax.BinOp, syntax.BoolOp, syntax.Compare, syntax.IfExp)):
-            return None
-    try:
-        return bool(eval(syntax.unparse(test), {"__builtins__": {}}, {}))  # noqa: S307 - literals and operators only
-    except Exception:  # noqa: BLE001 - 1 // 0: not known here (Python raises when it runs)
-        return None
+    value = literal_value(test)
+    return None if value is NOT_LITERAL else bool(value)
 
 
 class Refs:
@@ -131,6 +125,8 @@ class Lowering(Expressions, Loops):
         # id(that node) -> (its body before lowering, what was known of the names it saw then)
         self.definitions = {}
         self._carry = None
+        self.literals = {}  # names the statements before, in this block, gave a number literal
+        self.nonlocals = {n for node in syntax.walk(self.fn) if isinstance(node, syntax.Nonlocal) for n in node.names}
 
     # ------------------------------------------------------------------ entry
     def run(self):
@@ -275,30 +271,78 @@ class Lowering(Expressions, Loops):
         code, fields = self.failing
         return self.refuse(code, node, runtime_can=False, error=error, **fields)
 
-    def staged_block(self, stmts, scope, about):
-        """Lowers a staged branch or loop body (``about``: the statement's catalogue fields)."""
+    def staged_block(self, stmts, scope, about, branch=False):
+        """Lowers a staged branch or loop body (``about``: the statement's catalogue fields;
+        ``branch``: a side of an ``if``, see ``block``)."""
+        with self.staged_code(about, stmts):
+            # A function needs a statement: a branch that only unbinds a name (`del z`) has none left.
+            return self.block(stmts, scope, branch) or [syntax.Pass()]
+
+    @contextlib.contextmanager
+    def staged_code(self, about, stmts):
+        """Lowers code of a staged body (``stmts``: the body, whose names it binds)."""
         self.staged += 1
         self.staged_about.append((about, writes(stmts)))
         try:
-            # A function needs a statement: a branch that only unbinds a name (`del z`) has none left.
-            return self.block(stmts, scope) or [syntax.Pass()]
+            yield
         finally:
             self.staged -= 1
             self.staged_about.pop()
 
     # ------------------------------------------------------------------ statements
-    def block(self, stmts, scope):
+    def block(self, stmts, scope, branch=False):
+        """Lowers ``stmts``; ``branch``: a side of an ``if``, which starts with the literals
+        the statements before the ``if`` gave (``self.literals``; a loop body or a function
+        may start with others)."""
         out, pending = [], {}
         checked = None  # the name the previous statement checked is bound (`x = ops.assigned(x)`)
-        for s in stmts:
-            if isinstance(s, syntax.FunctionDef) and s.name in self.generated:
-                pending[s.name] = s
-                continue
-            deleting = checked is not None and self.op_of(getattr(s, "value", None)) == "undefined" \
-                and isinstance(s, syntax.Assign) and s.targets[0].id == checked
-            checked = self._checked_name(s)
-            out.extend(self.stmt(s, scope, pending, deleting))
+        outer, self.literals = self.literals, dict(self.literals) if branch else {}
+        try:
+            for s in stmts:
+                if isinstance(s, syntax.FunctionDef) and s.name in self.generated:
+                    pending[s.name] = s
+                    continue
+                deleting = checked is not None and self.op_of(getattr(s, "value", None)) == "undefined" \
+                    and isinstance(s, syntax.Assign) and s.targets[0].id == checked
+                checked = self._checked_name(s)
+                written, given = writes(s), self._literal_given(s)
+                out.extend(self.stmt(s, scope, pending, deleting))
+                for name in written:
+                    self.literals.pop(name, None)
+                if given is not None:
+                    self.literals[given[0]] = given[1]
+        finally:
+            self.literals = outer
         return out
+
+    def _literal_given(self, s):
+        """(name, value) for ``name = <number literal>`` (``k = 0``), of a name no nested
+        function declares ``nonlocal`` (a call could change it), else None."""
+        if not (isinstance(s, syntax.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], syntax.Name)):
+            return None
+        value = literal_value(s.value)
+        if type(value) not in (bool, int, float) or s.targets[0].id in self.nonlocals:
+            return None
+        return s.targets[0].id, value
+
+    def false_by_literals(self, test) -> bool:
+        """Is ``test`` false when its names hold the number literals the statements before it
+        in this block gave them (``k > 0`` after ``k = 0``)?"""
+        names = {n.id for n in syntax.walk(test) if isinstance(n, syntax.Name)}
+        if not names or not names <= set(self.literals):
+            return False
+        values = {name: syntax.constant(self.literals[name]) for name in names}
+        replaced = syntax.deepcopy(test)
+        for node in syntax.walk(replaced):
+            for field, value in syntax.iter_fields(node):
+                if isinstance(value, syntax.Name) and value.id in values:
+                    setattr(node, field, values[value.id])
+                elif isinstance(value, list):
+                    value[:] = [values[v.id] if isinstance(v, syntax.Name) and v.id in values else v for v in value]
+        if isinstance(replaced, syntax.Name):
+            replaced = values[replaced.id]
+        value = literal_value(replaced)
+        return value is not NOT_LITERAL and not value
 
     def _checked_name(self, s):
         value = getattr(s, "value", None) if isinstance(s, syntax.Assign) else None
@@ -377,9 +421,9 @@ class Lowering(Expressions, Loops):
             # run it, that holds still (`self.failing` stays), except on a side that never runs.
             known = folded(s.test) if isinstance(s, syntax.If) else None
             with self.dead_if(known is False):
-                s.body = self.block(s.body, scope)
+                s.body = self.block(s.body, scope, branch=isinstance(s, syntax.If))
             with self.dead_if(known is True):
-                s.orelse = self.block(s.orelse, scope)
+                s.orelse = self.block(s.orelse, scope, branch=isinstance(s, syntax.If))
             return [s]
         if isinstance(s, syntax.For):
             s.iter, val = self.expr(s.iter, scope)
@@ -536,10 +580,10 @@ class Lowering(Expressions, Loops):
             known = folded(test)
             with self.dead_if(known is False):
                 body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands),
-                                  t_scope)
+                                  t_scope, branch=True)
             with self.dead_if(known is True):
                 orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
-                                    f_scope)
+                                    f_scope, branch=True)
             scope.merge(t_scope, f_scope)
             return [python_if(test, body, orelse, t_def)]
         if self.final:
@@ -558,9 +602,9 @@ class Lowering(Expressions, Loops):
         t_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(t_def.args), params)})
         f_scope = scope.child({fp: inputs[p] for fp, p in zip(syntax.param_names(f_def.args), params)})
         with self.staging(("branch-fails", {"side": "if", **self.about(site)})):
-            t_def.body = self.staged_block(t_def.body, t_scope, self.about(site))
+            t_def.body = self.staged_block(t_def.body, t_scope, self.about(site), branch=True)
         with self.staging(("branch-fails", {"side": "else", **self.about(site)})):
-            f_def.body = self.staged_block(f_def.body, f_scope, self.about(site))
+            f_def.body = self.staged_block(f_def.body, f_scope, self.about(site), branch=True)
         if length_refusal is not None:
             raise length_refusal
         self.no_functions_carried(params + list(out_names), s, call)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from autolax.analysis.activity import local_names
+from autolax.analysis.definedness import Definedness
 from autolax.passes.setitem import AUG_METHODS
 from autolax.sourcegen.standalone.values import TRACED
 from autolax.transpile import syntax
@@ -53,6 +55,24 @@ def negate(test):
         other = syntax.Or() if isinstance(test.op, syntax.And) else syntax.And()
         return syntax.BoolOp(op=other, values=[v.operand for v in test.values])
     return syntax.unary_not(test)
+
+
+NOT_LITERAL = object()
+
+
+def literal_value(node):
+    """The value of an expression made of number literals and operators only (``-1``,
+    ``2 // 2 > 3``), or ``NOT_LITERAL``."""
+    for n in syntax.walk(node):
+        if isinstance(n, syntax.Constant) and not isinstance(n.value, (bool, int, float, complex, type(None))):
+            return NOT_LITERAL
+        if isinstance(n, (syntax.Pow, syntax.LShift)) or isinstance(n, syntax.expr) and not isinstance(
+                n, (syntax.Constant, syntax.UnaryOp, syntax.BinOp, syntax.BoolOp, syntax.Compare, syntax.IfExp)):
+            return NOT_LITERAL
+    try:
+        return eval(syntax.unparse(node), {"__builtins__": {}}, {})  # noqa: S307 - literals and operators only
+    except Exception:  # noqa: BLE001 - 1 // 0: not known here (Python raises when it runs)
+        return NOT_LITERAL
 
 
 def is_const(node, value) -> bool:
@@ -174,14 +194,24 @@ def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset(), reading
                 and parent.func.attr in _PASSING_OPS)
 
     names, aliased = set(), set()
+    copies = {}  # name -> the names `alias = name` gives the list to
+    changing = set()  # names a use of which changes a list's length (`.pop()`, `del x[i]`, ...)
     for node in syntax.walk(fn):
+        if isinstance(node, syntax.AugAssign) and isinstance(node.target, syntax.Name):
+            changing.add(node.target.id)
         if not isinstance(node, syntax.Name):
             continue
         names.add(node.id)
         if not isinstance(node.ctx, syntax.Load):
             continue
         parent = parents.get(id(node))
+        if _changes_length(node, parent, parents, ops):
+            changing.add(node.id)
         if isinstance(parent, syntax.Subscript) and parent.value is node:
+            continue
+        if (isinstance(parent, syntax.Assign) and parent.value is node and len(parent.targets) == 1
+                and isinstance(parent.targets[0], syntax.Name)):
+            copies.setdefault(node.id, set()).add(parent.targets[0].id)
             continue
         if (isinstance(parent, syntax.Call) and isinstance(parent.func, syntax.Name) and parent.func.id == "len"
                 and parent.args == [node]):
@@ -197,7 +227,30 @@ def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset(), reading
                 parents.get(id(parent)), syntax.Call) and parents.get(id(parent)).func is parent:
             continue
         aliased.add(node.id)
-    return names - aliased
+    # A copy that is itself held by nothing else and never changes the list's length
+    # (`alias = queue`, then only `alias[0]`; fuzz seed 7521) leaves what is known of the
+    # original's length true; what is known of the copy's holds while the original, too,
+    # keeps its length.
+    while True:
+        more = {name for name, targets in copies.items() if targets & (aliased | changing)} - aliased
+        if not more:
+            break
+        aliased |= more
+    stale = {t for name, targets in copies.items() if name in aliased or name in changing for t in targets}
+    return names - aliased - stale
+
+
+def _changes_length(node, parent, parents, ops) -> bool:
+    """Does this read of ``node`` change the length of the list it holds: ``x.pop()``,
+    ``del x[i]``, ``x[a:b] = v``, ``ops.append(x, v)``?"""
+    if isinstance(parent, syntax.Attribute) and parent.attr == "pop":
+        return True
+    if isinstance(parent, syntax.Subscript) and parent.value is node:
+        return isinstance(parent.ctx, syntax.Del) or isinstance(parent.ctx, syntax.Store) and isinstance(
+            parent.slice, syntax.Slice)
+    return (isinstance(parent, syntax.Call) and isinstance(parent.func, syntax.Attribute)
+            and isinstance(parent.func.value, syntax.Name) and parent.func.value.id == ops
+            and parent.func.attr == "append" and parent.args and parent.args[0] is node)
 
 
 # How a container's methods change its length (its number of items, or of keys).
@@ -332,3 +385,95 @@ def _stmt_length_change(s, name, ops, functions, appends):
                 return None
             total += d
     return total
+
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+_COMPREHENSIONS = (syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
+
+
+def unbound_reads(fn) -> tuple[set, str | None]:
+    """The local names the user's function ``fn`` may read (or ``del``) where Python finds
+    them unbound (``analysis.definedness``: after a ``del``, or where no statement bound them
+    on some path), outside a ``try`` that handles errors; and the first one it reads so on
+    every call (None if none): a name no statement bound, read by a statement of ``fn``'s own
+    body that every call reaches (no statement before it returns, raises or loops).
+
+        def helper(xs):
+            v = xs[0]
+            del v
+            if xs.sum() > v:      ->   ({'v'}, 'v')
+                ...
+    """
+    defined = Definedness(fn)
+    local = local_names(fn)
+    maybe = set()
+    for stmt in _unguarded(fn.body):
+        definitely, _ = defined.before.get(stmt, (None, None))
+        if definitely is not None:
+            maybe |= (_own_reads(stmt) & local) - definitely
+    surely = None
+    for stmt in fn.body:
+        _, bound = defined.before[stmt]
+        unbound = sorted((_own_reads(stmt) & local) - bound)
+        if unbound:
+            surely = unbound[0]
+            break
+        if isinstance(stmt, (syntax.While, syntax.Try)) or any(
+                isinstance(n, (syntax.Return, syntax.Raise, syntax.Assert)) for n in walk_own(stmt)):
+            break
+    return maybe, surely
+
+
+def _unguarded(stmts):
+    """The statements of ``stmts`` and of their blocks, except nested functions' and those
+    a ``try`` with handlers runs (an error there may be caught)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, _SCOPES):
+            continue
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(s, field, None) or []
+            if field == "body" and getattr(s, "handlers", None):
+                continue
+            for item in block:
+                yield from _unguarded(item.body if isinstance(item, syntax.AST) and not isinstance(item, syntax.stmt)
+                                      else [item])
+
+
+def _own_reads(stmt) -> set:
+    """Names a statement reads itself (not its blocks, not in nested functions or lambdas,
+    not a comprehension's own variables); a ``del`` and ``x += v`` read their target."""
+    out = set()
+    for field, value in syntax.iter_fields(stmt):
+        if field in syntax.BLOCK_FIELDS:
+            continue
+        for node in value if isinstance(value, list) else [value]:
+            if isinstance(node, syntax.AST):
+                out |= _loads(node)
+    if isinstance(stmt, syntax.Delete):
+        out |= {t.id for t in stmt.targets if isinstance(t, syntax.Name)}
+    if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name):
+        out.add(stmt.target.id)
+    return out
+
+
+def _loads(node) -> set:
+    if isinstance(node, _SCOPES):
+        return set()
+    if isinstance(node, syntax.Name):
+        return {node.id} if isinstance(node.ctx, syntax.Load) else set()
+    out = set()
+    for child in syntax.iter_child_nodes(node):
+        out |= _loads(child)
+    if isinstance(node, _COMPREHENSIONS):
+        for gen in node.generators:
+            out -= {n.id for n in syntax.walk(gen.target) if isinstance(n, syntax.Name)}
+    return out
+
+
+def walk_own(stmt):
+    """The nodes of a statement and its blocks, not of nested functions or lambdas."""
+    yield stmt
+    for child in syntax.iter_child_nodes(stmt):
+        if not isinstance(child, _SCOPES):
+            yield from walk_own(child)

@@ -392,8 +392,18 @@ def carry_may_change(entry: Val, final: Val) -> bool:
     if entry.container or final.container:  # items of unknown (or changing) types
         return may_differ(entry, final)
     if entry.kind in NUMERIC and final.kind in NUMERIC:
-        return False
+        return promoted_width_unknown(entry, final)
     return may_differ(entry, final)
+
+
+def promoted_width_unknown(entry: Val, final: Val) -> bool:
+    """Does a loop turn an array it carries into a float (or complex) of a width nothing here
+    knows (``u`` an int array before ``u = xs[-1]`` for an argument ``xs``)?
+    ``Loops.promote`` cannot write that type before the loop: ``jnp.asarray(u, dtype=float)``
+    is a float64 under x64 beside a float32 ``xs``. (A Python number it writes as
+    ``float(u)``, weakly typed: the lax loop gives it the body's width.)"""
+    return (entry.traced and entry.kind in NUMERIC and final.kind in NUMERIC and entry.kind != final.kind
+            and final.unsized and not entry.container and not final.container)
 
 
 def weak_into_strong(entry: Val, out: Val) -> bool:
