@@ -126,6 +126,38 @@ def test_definedness():
     assert defined.assigned[(branch, "body")] == {"y", "z"}
 
 
+def test_definedness_of_a_try_that_deletes():
+    # A `del` in a `try`'s body, handler or `else` may have run before the code after the
+    # `try` (and a handler / `finally`): the name is no longer certainly bound there. What
+    # the body binds is certain in `else` (fuzz seed 7755).
+    node = fn(
+        """
+        def f(x):
+            a = b = c = d = 1
+            try:
+                del a
+                e = 1
+            except IndexError:
+                h = b
+                del b
+            else:
+                k = e
+                del c
+            finally:
+                m = d
+            return x
+        """
+    )
+    defined = Definedness(node)
+    _, block, ret = node.body
+    handler_first = block.handlers[0].body[0]
+    assert "a" not in defined.before[handler_first][0] and "b" in defined.before[handler_first][0]
+    assert "e" in defined.before[block.orelse[0]][0] and "a" not in defined.before[block.orelse[0]][0]
+    assert defined.before[block.finalbody[0]][0] == {"x", "d"}
+    assert defined.before[ret][0] == {"x", "d", "m"}
+    assert {"a", "b", "c", "e", "h", "k"} <= defined.before[ret][1]
+
+
 # ----------------------------------------------------------------------------- pass gating
 def _features(src):
     from autolax.transpile.pipeline import features

@@ -1081,3 +1081,91 @@ def def_adds_to_a_variable_a_staged_loop_assigns(n, xs):
 @pytest.mark.parametrize("n", [0, 2])
 def test_a_closure_adds_to_a_variable_a_staged_loop_may_not_assign(n, tmp_path):
     check_all_paths(def_adds_to_a_variable_a_staged_loop_assigns, n, XS, tmp_dir=tmp_path)
+
+
+def deletes_in_a_try_else(xs):
+    s = xs[1]
+    try:
+        pass
+    except IndexError:
+        pass
+    else:
+        del s
+    return {"lo": jnp.maximum(s, xs[0])}
+
+
+def deletes_in_a_try_body(xs):
+    s = xs[1]
+    try:
+        del s
+    except IndexError:
+        pass
+    return jnp.maximum(s, xs[0])
+
+
+def deletes_in_a_handler(xs, k):
+    s = xs[1]
+    try:
+        [0.0, 1.0, 2.0][k]
+    except IndexError:
+        del s
+    return jnp.maximum(s, xs[0])
+
+
+def reads_in_else_what_the_try_body_deleted(xs):
+    s = xs[1]
+    try:
+        del s
+    except IndexError:
+        pass
+    else:
+        return jnp.maximum(s, xs[0])
+    return xs
+
+
+@pytest.mark.parametrize("fn, args", [
+    (deletes_in_a_try_else, ()),
+    (deletes_in_a_try_body, ()),
+    (deletes_in_a_handler, (7,)),  # the item 7 does not exist: the handler deletes s
+    (deletes_in_a_handler, (2,)),
+    (reads_in_else_what_the_try_body_deleted, ()),
+])
+def test_a_variable_a_try_deletes_is_unbound_after_it(fn, args, tmp_path):
+    # Fuzz seed 7755: the definedness analysis took a `try` to leave every name bound that
+    # was bound before it, so the read after a `del` in its `else` was not checked, and the
+    # deleted variable's placeholder reached jnp.maximum (JAX's "Triggering __jax_array__()
+    # during abstractification" ValueError) instead of Python's UnboundLocalError.
+    static = tuple(range(1, 1 + len(args)))
+    expected = check_all_paths(fn, XS, *args, static_argnums=static, tmp_dir=tmp_path)
+    check_all_paths(fn, jnp.asarray(XS), *args, paths=("convert eagerly",), tmp_dir=tmp_path)
+    if fn is not deletes_in_a_handler or args == (7,):
+        assert expected.kind == "UnboundLocalError"
+        with pytest.raises(UnboundLocalError, match=r"cannot access local variable 's' where it is not associated "
+                           r"with a value at .*test_fuzz_regressions\.py:\d+\n    return"):
+            autolax.convert(fn)(XS, *args)
+
+
+def deletes_in_a_try_else_under_a_traced_if(a, xs):
+    s = xs[1]
+    if a <= xs[2]:
+        try:
+            s *= 1.5
+        except IndexError:
+            pass
+        else:
+            del s
+        return jnp.maximum(s, xs[0])
+    return xs + 1.0
+
+
+@pytest.mark.parametrize("a", [1.0, 5.0])
+def test_a_variable_a_try_deletes_in_a_traced_branch(a, tmp_path):
+    # Eagerly the `if` runs in Python: Python's answer (the value, or UnboundLocalError).
+    # Staged, both branches are traced and the branch reads the deleted variable: autolax's
+    # UndefinedVariableError, as for a `del` directly in the branch.
+    expected = check_all_paths(deletes_in_a_try_else_under_a_traced_if, a, XS, paths=("convert eagerly",))
+    assert expected.kind == ("UnboundLocalError" if a < 3.0 else "value")
+    check_all_paths(deletes_in_a_try_else_under_a_traced_if, jnp.asarray(a), jnp.asarray(XS), paths=("convert eagerly",))
+    check_all_paths(deletes_in_a_try_else_under_a_traced_if, a, XS, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.UndefinedVariableError, match="cannot access local variable 's'"):
+        autolax.jit(deletes_in_a_try_else_under_a_traced_if)(a, XS)

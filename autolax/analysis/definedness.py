@@ -49,11 +49,15 @@ class Definedness:
                     bound |= target_names(item.optional_vars)
             return self._block(node.body, d | bound, m | bound)
         if isinstance(node, syntax.Try):
-            self._block(node.body, d, m | w)
+            # What the body binds is only certain in `else` (the body finished); a `del` in
+            # the body, a handler or `else` may have run before a handler / `finally` / the
+            # code after the `try`, so the names it unbinds are no longer certain there.
+            bd, _ = self._block(node.body, d, m | w)
             for handler in node.handlers:
-                self._block(handler.body, d, m | w)
-            self._block(node.orelse, d, m | w)
-            fd, fm = self._block(node.finalbody, d, m | w)
+                self._block(handler.body, d - _deleted(node.body), m | w)
+            self._block(node.orelse, bd, m | w)
+            left = d - _deleted(node.body + node.handlers + node.orelse)
+            fd, fm = self._block(node.finalbody, left, m | w)
             return fd, fm
         if isinstance(node, syntax.Delete):
             return d - w, m - w
