@@ -427,8 +427,23 @@ def _to_ast_value(value, where):
     if isinstance(value, ast.AST):
         return _to_ast(value, where)
     if isinstance(value, list):
-        return [_to_ast_value(v, where) for v in value]
+        return _to_ast_list(value, where)
     return value
+
+
+def _to_ast_list(values, where):
+    """``[_to_ast_value(v, where) for v in values]``, with contexts and operators shared."""
+    out = []
+    add = out.append
+    for value in values:
+        if isinstance(value, ast.AST):
+            shared = _SHARED_BY_GAST.get(value.__class__)
+            add(shared if shared is not None and not value.__dict__ else _to_ast(value, where))
+        elif isinstance(value, list):
+            add(_to_ast_list(value, where))
+        else:
+            add(value)
+    return out
 
 
 def _located(fields, old, where, copy):
@@ -452,7 +467,8 @@ def _ast_node(cls, fields):
 
 
 def _to_ast(node, where):
-    """gast -> ast; ``where``: the parent's location, or None to leave locations as they are."""
+    """gast -> ast; ``where``: the parent's location, or None to leave locations as they are.
+    (``_locate`` and ``_to_ast_value`` inlined: this runs once per node.)"""
     kind = node.__class__
     special = _TO_AST_SPECIAL.get(kind)
     if special is not None and (kind is not ExceptHandler or node.name):
@@ -468,32 +484,71 @@ def _to_ast(node, where):
         shared = _SHARED.get(target)
         if shared is None:
             shared = _SHARED[target] = target()
+        _SHARED_BY_GAST[kind] = shared
         return shared
     attributes = target._attributes
+    new = target()
+    fields = new.__dict__
     location = {}
     for attr in node._attributes:
         value = getattr(node, attr, _MISSING)
         if value is not _MISSING:
             location[attr] = value
-    inner = where if where is None or not attributes else _locate(location, attributes, where)
-    fields = {}
+    if where is None or not attributes:
+        inner = where
+    else:  # _locate(location, attributes, where), inlined
+        lineno, col, end_lineno, end_col = where
+        if "lineno" in attributes:
+            if "lineno" in location:
+                lineno = location["lineno"]
+            else:
+                location["lineno"] = lineno
+        if "end_lineno" in attributes:
+            if location.get("end_lineno") is None:
+                location["end_lineno"] = end_lineno
+            else:
+                end_lineno = location["end_lineno"]
+        if "col_offset" in attributes:
+            if "col_offset" in location:
+                col = location["col_offset"]
+            else:
+                location["col_offset"] = col
+        if "end_col_offset" in attributes:
+            if location.get("end_col_offset") is None:
+                location["end_col_offset"] = end_col
+            else:
+                end_col = location["end_col_offset"]
+        inner = (lineno, col, end_lineno, end_col)
     for field in node._fields:
         value = getattr(node, field, _MISSING)
-        if value is not _MISSING:
-            # _to_ast_value, inlined: most values are not lists
-            if isinstance(value, ast.AST):
-                value = _to_ast(value, inner)
-            elif isinstance(value, list):
-                value = [_to_ast_value(v, inner) for v in value]
-            fields[field] = value
+        if value is _MISSING:
+            continue
+        if isinstance(value, ast.AST):
+            shared = _SHARED_BY_GAST.get(value.__class__)
+            value = shared if shared is not None and not value.__dict__ else _to_ast(value, inner)
+        elif value.__class__ is list:
+            value = _to_ast_list(value, inner)
+        elif isinstance(value, list):
+            value = [_to_ast_value(v, inner) for v in value]
+        fields[field] = value
     fields.update(location)
-    return _ast_node(target, fields)
+    return new
 
 
 def _to_ast_name(node, where):
-    location = {}
-    _located(location, node, where, copy=True)
-    return _ast_node(ast.Name, {"id": node.id, "ctx": _to_ast(node.ctx, where), **location})
+    new = _AST_NAME()
+    fields = new.__dict__
+    fields["id"] = node.id
+    ctx = node.ctx
+    shared = _SHARED_BY_GAST.get(ctx.__class__)
+    fields["ctx"] = shared if shared is not None and not ctx.__dict__ else _to_ast(ctx, where)
+    for attr in _LOCATION:  # _located(fields, node, where, copy=True), inlined
+        value = getattr(node, attr, _MISSING)
+        if value is not _MISSING and (value is not None or attr[0] == "e"):
+            fields[attr] = value
+    if where is not None:
+        _locate(fields, _LOCATION, where)
+    return new
 
 
 def _to_ast_arg(node, where):
@@ -524,8 +579,17 @@ def _to_ast_copied(target, fields):
     def convert(node, where):
         location = {}
         inner = _located(location, node, where, copy=True)
-        values = {field: _to_ast_value(getattr(node, field), inner) for field in fields}
-        return _ast_node(target, {**values, **location})
+        new = target()
+        values = new.__dict__
+        for field in fields:
+            value = getattr(node, field)
+            if isinstance(value, ast.AST):
+                value = _to_ast(value, inner)
+            elif isinstance(value, list):
+                value = _to_ast_list(value, inner)
+            values[field] = value
+        values.update(location)
+        return new
 
     return convert
 
@@ -558,6 +622,10 @@ _TO_AST_SPECIAL = {
 _GAST_CLASS: dict = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
 _AST_CLASS: dict = {}
 _SHARED: dict = {}
+# gast context / operator class -> the shared ``ast`` instance ``_to_ast`` gives for it
+# (filled as they are met), so a field holding one is converted without a call.
+_SHARED_BY_GAST: dict = {}
+_AST_NAME = ast.Name
 
 
 def _gast_is_as_expected() -> bool:
