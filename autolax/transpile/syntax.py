@@ -207,10 +207,20 @@ class NodeTransformer(gast.NodeTransformer):
     are."""
 
     _visitors: dict = {}
+    # Whether every ``visit_*`` method of the class is for a statement: then no expression
+    # holds a node it rewrites, and ``generic_visit`` only goes down statement blocks
+    # (visiting an expression without a method for any of its nodes leaves it as it is).
+    _statements_only = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._visitors = {}
+        own = cls.__mro__[:cls.__mro__.index(NodeTransformer)]  # the classes below this one
+        cls._statements_only = (
+            cls.visit is NodeTransformer.visit
+            and cls.generic_visit is NodeTransformer.generic_visit
+            and all(_is_statement_kind(attr[len("visit_"):]) for k in own for attr in vars(k) if attr.startswith("visit_"))
+        )
 
     def _visitor(self, kind):
         cls = type(self)
@@ -230,9 +240,14 @@ class NodeTransformer(gast.NodeTransformer):
     def generic_visit(self, node):
         visitors = self._visitors
         kind = node.__class__
-        fields = _CHILD_FIELDS.get(kind)
-        if fields is None:
-            fields = _child_fields(kind)
+        if self._statements_only:
+            fields = _BLOCKS.get(kind)
+            if fields is None:
+                fields = _BLOCKS[kind] = tuple(f for f in child_fields(kind) if f in BLOCK_FIELDS)
+        else:
+            fields = _CHILD_FIELDS.get(kind)
+            if fields is None:
+                fields = _child_fields(kind)
         for field in fields:  # not those that never hold a node: nothing to visit there
             old_value = getattr(node, field, _MISSING)
             if old_value.__class__ is list:
@@ -257,6 +272,15 @@ class NodeTransformer(gast.NodeTransformer):
                 else:
                     setattr(node, field, new_node)
         return node
+
+
+def _is_statement_kind(name: str) -> bool:
+    kind = getattr(gast, name, None)
+    return isinstance(kind, type) and issubclass(kind, gast.stmt)
+
+
+# Node class -> its fields that may hold a block of statements (``_fields`` order).
+_BLOCKS: dict = {}
 
 LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 _MISSING = object()
