@@ -183,6 +183,26 @@ def walk(node: AST):
         yield node
 
 
+def nodes(node: AST) -> list:
+    """``list(walk(node))``, without a generator (for callers that look at every node)."""
+    todo = [node]
+    add = todo.append
+    for node in todo:
+        kind = node.__class__
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _child_fields(kind)
+        for field in fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        add(item)
+            elif isinstance(value, AST):
+                add(value)
+    return todo
+
+
 def walk_statements(node: AST):
     """``node`` and the statements nested in it (nested functions' and classes' included),
     depth first: the statements ``walk`` finds, without searching expressions."""
