@@ -698,9 +698,16 @@ def dump(node: AST) -> str:
 
 
 # ----------------------------------------------------------------------------- builders
+# The builders make nodes as gast's constructors do (``Name(id=..., ctx=...)``: a new node
+# whose fields are the keywords, in their order), without a call of the constructor per node.
+_CONTEXTS = {"load": Load, "store": Store, "param": Param, "del": Del}
+
+
 def name(id: str, ctx: str = "load") -> Name:
-    ctx_node = {"load": Load, "store": Store, "param": Param, "del": Del}[ctx]()
-    return Name(id=id, ctx=ctx_node, annotation=None, type_comment=None)
+    kind = _CONTEXTS[ctx]
+    new = Name.__new__(Name)
+    new.__dict__.update(id=id, ctx=kind.__new__(kind), annotation=None, type_comment=None)
+    return new
 
 
 def names_tuple(ids, ctx: str = "load") -> AST | None:
@@ -710,16 +717,19 @@ def names_tuple(ids, ctx: str = "load") -> AST | None:
         return None
     if len(ids) == 1:
         return name(ids[0], ctx)
-    ctx_node = Store() if ctx == "store" else Load()
-    return Tuple(elts=[name(i, ctx) for i in ids], ctx=ctx_node)
+    kind = Store if ctx == "store" else Load
+    return _gast_node(Tuple, elts=[name(i, ctx) for i in ids], ctx=kind.__new__(kind))
 
 
 def constant(value) -> Constant:
-    return Constant(value=value, kind=None)
+    new = Constant.__new__(Constant)
+    new.__dict__.update(value=value, kind=None)
+    return new
 
 
 def attribute(value: AST, attr: str, ctx: str = "load") -> Attribute:
-    return Attribute(value=value, attr=attr, ctx=Store() if ctx == "store" else Load())
+    kind = Store if ctx == "store" else Load
+    return _gast_node(Attribute, value=value, attr=attr, ctx=kind.__new__(kind))
 
 
 def dotted(path: str) -> AST:
