@@ -142,7 +142,7 @@ class _FunctionConverter:
         self.mutates = self.appends = False
         self._mutated = {}
         closures = False  # a nested def or a lambda other than a generated thunk
-        for node in syntax.walk(fn_node):
+        for node in syntax.nodes(fn_node):
             if isinstance(node, syntax.Name):
                 self.rank.setdefault(node.id, len(self.rank))
             elif isinstance(node, syntax.Attribute):
@@ -286,7 +286,7 @@ class _FunctionConverter:
             return []
         found = set()
         for stmt in stmts:
-            for n in syntax.walk(stmt):
+            for n in syntax.nodes(stmt):
                 func = n.func if isinstance(n, syntax.Call) else None
                 if (isinstance(func, syntax.Attribute) and func.attr == "assigned" and isinstance(func.value, syntax.Name)
                         and func.value.id == self.ctx.ops and n.args and isinstance(n.args[0], syntax.Name)):
@@ -318,7 +318,7 @@ class _FunctionConverter:
         if not self.appends:
             return {}
         appended, own, parent = set(), set(), {}
-        nodes = [n for stmt in stmts for n in syntax.walk(stmt)]
+        nodes = [n for stmt in stmts for n in syntax.nodes(stmt)]
         for n in nodes:
             for child in syntax.iter_child_nodes(n):
                 parent[id(child)] = n
