@@ -169,8 +169,46 @@ _READS = {
 def writes(node) -> set[str]:
     """Names bound by ``node`` (statement or list of statements) in the function's scope."""
     out = set()
-    _add_writes(node, out, _walrus_free())
+    if _walrus_free():
+        _add_writes_walrus_free(node, out)
+    else:
+        _add_writes(node, out, False)
     return out
+
+
+def _add_writes_walrus_free(node, out: set) -> None:
+    """``_add_writes(node, out, True)`` with the most common statements handled in one loop
+    (no call per statement): the others go to ``_add_writes``."""
+    stack = [node]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = node.__class__
+        if kind is list:
+            push(node)
+        elif kind is syntax.Assign:
+            for target in node.targets:
+                if target.__class__ is syntax.Name:
+                    out.add(target.id)
+                else:
+                    out |= target_names(target)
+            if node.value.__class__ is syntax.NamedExpr:  # as `_add_writes` (its only binding expression)
+                _writes_of_named(node.value, out, True)
+        elif kind is syntax.If or kind is syntax.While:
+            if node.test.__class__ is syntax.NamedExpr:
+                _writes_of_named(node.test, out, True)
+            push(node.body)
+            push(node.orelse)
+        elif kind is syntax.For:
+            out |= target_names(node.target)
+            if node.iter.__class__ is syntax.NamedExpr:
+                _writes_of_named(node.iter, out, True)
+            push(node.body)
+            push(node.orelse)
+        elif kind is syntax.FunctionDef:
+            out.add(node.name)
+        else:
+            _add_writes(node, out, True)
 
 
 def _add_writes(node, out: set, walrus_free: bool) -> None:
