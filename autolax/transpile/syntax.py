@@ -274,6 +274,12 @@ class NodeTransformer(gast.NodeTransformer):
                 new_values = []
                 for value in old_value:
                     if isinstance(value, AST):
+                        kind = value.__class__
+                        if kind in _LEAVES and visitors.get(kind, _MISSING) is None and (
+                                kind is Constant or (value.annotation is None and not value.ctx.__dict__
+                                                     and visitors.get(value.ctx.__class__, _MISSING) is None)):
+                            new_values.append(value)  # a leaf no method handles: visiting it changes nothing
+                            continue
                         value = self.visit(value)
                         if value is None:
                             continue
@@ -286,12 +292,22 @@ class NodeTransformer(gast.NodeTransformer):
                 kind = old_value.__class__
                 if not kind._fields and visitors.get(kind, _MISSING) is None:
                     continue  # a context or operator: generic_visit would change nothing
+                if kind in _LEAVES and visitors.get(kind, _MISSING) is None and (
+                        kind is Constant or (old_value.annotation is None and not old_value.ctx.__dict__
+                                             and visitors.get(old_value.ctx.__class__, _MISSING) is None)):
+                    continue  # the same
                 new_node = self.visit(old_value)
                 if new_node is None:
                     delattr(node, field)
                 else:
                     setattr(node, field, new_node)
         return node
+
+
+# Nodes that hold no other node but a context (a ``Name`` without an annotation: gast keeps a
+# parameter's annotation on its ``Name``): ``generic_visit`` does not visit one that no
+# method handles (nor its context), which would leave it as it is.
+_LEAVES = frozenset({Name, Constant})
 
 
 def _is_statement_kind(name: str) -> bool:
