@@ -366,8 +366,24 @@ def _from_ast_value(value):
     if isinstance(value, ast.AST):
         return _from_ast(value)
     if isinstance(value, list):
-        return [_from_ast_value(v) for v in value]
+        return _from_ast_list(value)
     return value
+
+
+def _from_ast_list(values):
+    """``[_from_ast_value(v) for v in values]``, a name converted without the dispatch."""
+    out = []
+    add = out.append
+    for value in values:
+        if value.__class__ is ast.Name:
+            add(_from_ast_name(value))
+        elif isinstance(value, ast.AST):
+            add(_from_ast(value))
+        elif isinstance(value, list):
+            add(_from_ast_list(value))
+        else:
+            add(value)
+    return out
 
 
 def _from_ast(node):
@@ -387,9 +403,16 @@ def _from_ast(node):
         if value is not _MISSING:
             # _from_ast_value, inlined: most values are not lists
             if isinstance(value, ast.AST):
-                value = _from_ast(value)
+                value_kind = value.__class__
+                if value_kind is ast.Name:
+                    value = _from_ast_name(value)
+                elif value_kind in _FIELDLESS:  # a context or an operator: a new one, as _from_ast gives
+                    value_kind = _FIELDLESS[value_kind]
+                    value = value_kind.__new__(value_kind)
+                else:
+                    value = _from_ast(value)
             elif isinstance(value, list):
-                value = [_from_ast_value(v) for v in value]
+                value = _from_ast_list(value)
             fields[field] = value
     for attr in node._attributes:
         value = getattr(node, attr, _MISSING)
@@ -425,8 +448,16 @@ def _gast_node(cls, **fields):
 
 
 def _from_ast_name(node):
-    new = _gast_node(Name, id=node.id, ctx=_from_ast(node.ctx), annotation=None, type_comment=None)
-    return _ast_copy_location(new, node)
+    ctx = _FIELDLESS.get(node.ctx.__class__)
+    ctx = ctx.__new__(ctx) if ctx is not None else _from_ast(node.ctx)
+    new = Name.__new__(Name)
+    fields = new.__dict__
+    fields.update(id=node.id, ctx=ctx, annotation=None, type_comment=None)
+    for attr in _LOCATION:  # _ast_copy_location, inlined
+        value = getattr(node, attr, None)
+        if value is not None or (attr[0] == "e" and hasattr(node, attr)):
+            fields[attr] = value
+    return new
 
 
 def _from_ast_arg(node):
@@ -680,6 +711,11 @@ _TO_AST_SPECIAL = {
     AsyncFunctionDef: _to_ast_copied(ast.AsyncFunctionDef, _DEF_FIELDS),
 }
 _GAST_CLASS: dict = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
+# ``ast`` context and operator classes (no fields, no location) -> their gast class.
+_FIELDLESS = {kind: getattr(gast, kind.__name__) for kind in (
+    ast.Load, ast.Store, ast.Del, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.Mod,
+    ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.FloorDiv, ast.Invert, ast.Not,
+    ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn)}
 _AST_CLASS: dict = {}
 _SHARED: dict = {}
 # gast context / operator class -> the shared ``ast`` instance ``_to_ast`` gives for it
