@@ -14,6 +14,7 @@ import contextvars
 from autolax.transpile import anno, syntax
 
 _COMPREHENSIONS = (syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
+_CHILD_FIELDS = syntax.CHILD_FIELDS
 
 
 def target_names(target) -> set[str]:
@@ -90,13 +91,30 @@ def reads(node) -> set[str]:
 
 
 def _add_reads(node, out: set) -> None:
-    special = _READS.get(node.__class__)
-    if special is not None:
-        special(node, out)
-        return
-    for child in syntax.iter_child_nodes(node):
-        if child._fields:  # not a context or an operator
-            _add_reads(child, out)
+    """The reads of ``node`` into ``out``: names and nodes without a rule of their own are
+    handled in one loop (no call per node)."""
+    stack = [node]
+    pop, add = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = node.__class__
+        if kind is syntax.Name:
+            if isinstance(node.ctx, syntax.Load):
+                out.add(node.id)
+            continue
+        special = _READS.get(kind)
+        if special is not None:
+            special(node, out)
+            continue
+        fields = _CHILD_FIELDS.get(kind)
+        for field in fields if fields is not None else syntax.child_fields(kind):  # as syntax.iter_child_nodes
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, syntax.AST) and item._fields:  # not a context or an operator
+                        add(item)
+            elif isinstance(value, syntax.AST) and value._fields:
+                add(value)
 
 
 def _reads_of_list(nodes, out):
@@ -478,5 +496,13 @@ def mutated_names(stmts) -> set[str]:
                     root = mutation_root(target)
                     if root is not None:
                         out.add(root.id)
-        stack.extend(syntax.iter_child_nodes(node))
+        fields = _CHILD_FIELDS.get(node.__class__)
+        for field in fields if fields is not None else syntax.child_fields(node.__class__):
+            value = getattr(node, field, None)  # stack.extend(syntax.iter_child_nodes(node)), inlined
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, syntax.AST):
+                        stack.append(item)
+            elif isinstance(value, syntax.AST):
+                stack.append(value)
     return out

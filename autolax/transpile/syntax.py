@@ -129,6 +129,7 @@ iter_fields = gast.iter_fields
 _SCALAR_FIELDS = frozenset({"id", "attr", "arg", "type_comment", "kind", "level", "module", "asname", "is_async",
                             "conversion", "simple"})
 _CHILD_FIELDS: dict = {}
+CHILD_FIELDS = _CHILD_FIELDS  # node class -> child_fields(class), for the classes met so far
 
 
 def _child_fields(kind) -> tuple:
