@@ -187,7 +187,8 @@ _READS = {
 def writes(node) -> set[str]:
     """Names bound by ``node`` (statement or list of statements) in the function's scope."""
     out = set()
-    if _walrus_free():
+    cache = _cache.get()
+    if cache is not None and not cache["walrus"]:  # _walrus_free(), inlined
         _add_writes_walrus_free(node, out)
     else:
         _add_writes(node, out, False)

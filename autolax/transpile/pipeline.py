@@ -165,7 +165,7 @@ def features(tree, nodes=None) -> set[str]:
                 final_returns.add(id(node.body[-1]))
         elif kind == "Return":
             returns.append(node)
-    out.update(cls.__name__ for cls in kinds)
+    out.update([cls.__name__ for cls in kinds])
     if any(id(r) not in final_returns for r in returns):
         out.add("EarlyReturn")
     return out

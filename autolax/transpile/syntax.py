@@ -881,7 +881,7 @@ def param_names(args: arguments) -> list[str]:
 
 def copy_location(new: AST, old: AST) -> AST:
     """Gives ``new`` and every descendant without a location the location of ``old``."""
-    if not all(hasattr(old, f) and getattr(old, f) is not None for f in LOCATION_FIELDS[:2]):
+    if getattr(old, "lineno", None) is None or getattr(old, "col_offset", None) is None:
         return new
     # Generated code covers one line (the statement's first): a span over the whole
     # statement would make Python report its last line for some instructions.
