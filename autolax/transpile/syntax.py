@@ -528,7 +528,9 @@ def _to_ast_list(values, where):
     out = []
     add = out.append
     for value in values:
-        if isinstance(value, ast.AST):
+        if value.__class__ is Name:
+            add(_to_ast_name(value, where))
+        elif isinstance(value, ast.AST):
             shared = _SHARED_BY_GAST.get(value.__class__)
             add(shared if shared is not None and not value.__dict__ else _to_ast(value, where))
         elif isinstance(value, list):
@@ -616,8 +618,12 @@ def _to_ast(node, where):
         if value is _MISSING:
             continue
         if isinstance(value, ast.AST):
-            shared = _SHARED_BY_GAST.get(value.__class__)
-            value = shared if shared is not None and not value.__dict__ else _to_ast(value, inner)
+            value_kind = value.__class__
+            if value_kind is Name:
+                value = _to_ast_name(value, inner)
+            else:
+                shared = _SHARED_BY_GAST.get(value_kind)
+                value = shared if shared is not None and not value.__dict__ else _to_ast(value, inner)
         elif value.__class__ is list:
             value = _to_ast_list(value, inner)
         elif isinstance(value, list):
@@ -638,8 +644,15 @@ def _to_ast_name(node, where):
         value = getattr(node, attr, _MISSING)
         if value is not _MISSING and (value is not None or attr[0] == "e"):
             fields[attr] = value
-    if where is not None:
-        _locate(fields, _LOCATION, where)
+    if where is not None:  # _locate(fields, _LOCATION, where), inlined
+        if "lineno" not in fields:
+            fields["lineno"] = where[0]
+        if fields.get("end_lineno") is None:
+            fields["end_lineno"] = where[2]
+        if "col_offset" not in fields:
+            fields["col_offset"] = where[1]
+        if fields.get("end_col_offset") is None:
+            fields["end_col_offset"] = where[3]
     return new
 
 
