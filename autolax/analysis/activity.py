@@ -226,6 +226,13 @@ def _add_writes_walrus_free(node, out: set) -> None:
             push(node.orelse)
         elif kind is syntax.FunctionDef:
             out.add(node.name)
+        elif kind is syntax.Expr or kind is syntax.Return:
+            if node.value.__class__ is syntax.NamedExpr:
+                _writes_of_named(node.value, out, True)
+        elif kind is syntax.AugAssign:
+            out |= target_names(node.target)
+            if node.value.__class__ is syntax.NamedExpr:
+                _writes_of_named(node.value, out, True)
         else:
             _add_writes(node, out, True)
 

@@ -169,5 +169,5 @@ def _has_own_break(stmts) -> bool:
         if isinstance(node, (syntax.For, syntax.While)):
             stack.extend(node.orelse)
         elif not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
-            stack.extend(syntax.iter_child_nodes(node))
+            stack.extend(syntax.child_statements(node))  # a `break` is a statement
     return False

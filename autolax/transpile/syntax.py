@@ -204,6 +204,21 @@ def nodes(node: AST) -> list:
     return todo
 
 
+def child_statements(node: AST) -> list:
+    """The statements directly in ``node``'s blocks (a handler's or a ``case``'s included):
+    where a search for a statement goes down (expressions hold none)."""
+    out = []
+    for field in BLOCK_FIELDS:
+        block = getattr(node, field, None)
+        if block.__class__ is list:
+            for child in block:
+                if isinstance(child, (ExceptHandler, match_case)):
+                    out.extend(child.body)
+                else:
+                    out.append(child)
+    return out
+
+
 def walk_statements(node: AST):
     """``node`` and the statements nested in it (nested functions' and classes' included),
     depth first: the statements ``walk`` finds, without searching expressions."""
