@@ -247,10 +247,12 @@ class NodeTransformer(gast.NodeTransformer):
     # holds a node it rewrites, and ``generic_visit`` only goes down statement blocks
     # (visiting an expression without a method for any of its nodes leaves it as it is).
     _statements_only = False
+    _plain_visit = True  # ``visit`` is this class's (a child no method handles: generic_visit)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._visitors = {}
+        cls._plain_visit = cls.visit is NodeTransformer.visit
         own = cls.__mro__[:cls.__mro__.index(NodeTransformer)]  # the classes below this one
         cls._statements_only = (
             cls.visit is NodeTransformer.visit
@@ -275,6 +277,7 @@ class NodeTransformer(gast.NodeTransformer):
 
     def generic_visit(self, node):
         visitors = self._visitors
+        plain = self._plain_visit
         kind = node.__class__
         if self._statements_only:
             fields = _BLOCKS.get(kind)
@@ -296,7 +299,11 @@ class NodeTransformer(gast.NodeTransformer):
                                                      and visitors.get(value.ctx.__class__, _MISSING) is None)):
                             new_values.append(value)  # a leaf no method handles: visiting it changes nothing
                             continue
-                        value = self.visit(value)
+                        visitor = visitors.get(kind, _MISSING)
+                        if visitor is None and plain:  # self.visit(value), its dispatch inlined
+                            value = self.generic_visit(value)
+                        else:
+                            value = self.visit(value)
                         if value is None:
                             continue
                         elif not isinstance(value, AST):
@@ -312,7 +319,8 @@ class NodeTransformer(gast.NodeTransformer):
                         kind is Constant or (old_value.annotation is None and not old_value.ctx.__dict__
                                              and visitors.get(old_value.ctx.__class__, _MISSING) is None)):
                     continue  # the same
-                new_node = self.visit(old_value)
+                visitor = visitors.get(kind, _MISSING)
+                new_node = self.generic_visit(old_value) if visitor is None and plain else self.visit(old_value)
                 if new_node is None:
                     delattr(node, field)
                 else:
@@ -676,9 +684,13 @@ def _to_ast_arg(node, where):
         return None
     location = {}
     inner = _located(location, node, where, copy=True)
-    fields = {"arg": node.id, "annotation": _to_ast_value(node.annotation, inner),
-              "type_comment": _to_ast_value(node.type_comment, inner)}
-    return _ast_node(ast.arg, {**fields, **location})
+    annotation, type_comment = node.annotation, node.type_comment
+    new = _AST_ARG()
+    new.__dict__.update(arg=node.id,
+                        annotation=annotation if annotation is None else _to_ast_value(annotation, inner),
+                        type_comment=type_comment if type_comment is None else _to_ast_value(type_comment, inner),
+                        **location)
+    return new
 
 
 def _to_ast_arguments(node, where):
@@ -751,6 +763,7 @@ _SHARED: dict = {}
 # (filled as they are met), so a field holding one is converted without a call.
 _SHARED_BY_GAST: dict = {}
 _AST_NAME = ast.Name
+_AST_ARG = ast.arg
 
 
 def _gast_is_as_expected() -> bool:
