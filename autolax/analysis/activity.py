@@ -188,16 +188,11 @@ def writes(node) -> set[str]:
     """Names bound by ``node`` (statement or list of statements) in the function's scope."""
     out = set()
     cache = _cache.get()
-    if cache is not None and not cache["walrus"]:  # _walrus_free(), inlined
-        _add_writes_walrus_free(node, out)
-    else:
+    if cache is None or cache["walrus"]:  # not _walrus_free(), inlined
         _add_writes(node, out, False)
-    return out
-
-
-def _add_writes_walrus_free(node, out: set) -> None:
-    """``_add_writes(node, out, True)`` with the most common statements handled in one loop
-    (no call per statement): the others go to ``_add_writes``."""
+        return out
+    # In a function without `:=` (most), the most common statements are handled in one loop
+    # (no call per statement); the others go to ``_add_writes``.
     stack = [node]
     pop, push = stack.pop, stack.extend
     while stack:
@@ -235,6 +230,7 @@ def _add_writes_walrus_free(node, out: set) -> None:
                 _writes_of_named(node.value, out, True)
         else:
             _add_writes(node, out, True)
+    return out
 
 
 def _add_writes(node, out: set, walrus_free: bool) -> None:
@@ -369,11 +365,6 @@ def walrus_emitted() -> None:
     cache = _cache.get()
     if cache is not None:
         cache["walrus"] = True
-
-
-def _walrus_free() -> bool:
-    cache = _cache.get()
-    return cache is not None and not cache["walrus"]
 
 
 def _memo(kind, node, compute):

@@ -36,7 +36,8 @@ def _new_ctx(ctx: str):
 
 def _set_ctx(node, ctx: str):
     if isinstance(node, syntax.Name):
-        node.ctx = _new_ctx(ctx)
+        kind = _CTX[ctx]
+        node.ctx = kind.__new__(kind)  # _new_ctx(ctx), inlined
     elif isinstance(node, (syntax.Tuple, syntax.List)):
         node.ctx = _new_ctx("load" if ctx == "param" else ctx)
         for elt in node.elts:
@@ -47,15 +48,6 @@ def _set_ctx(node, ctx: str):
         node.ctx = _new_ctx("load" if ctx == "param" else ctx)
         _set_ctx(node.value, ctx)
     return node
-
-
-def _ctx_of(node) -> str:
-    ctx = getattr(node, "ctx", None)
-    if isinstance(ctx, syntax.Store):
-        return "store"
-    if isinstance(ctx, syntax.Param):
-        return "param"
-    return "load"
 
 
 class _Replacer:
@@ -74,7 +66,8 @@ class _Replacer:
 
     def _materialize(self, template_node, value):
         """The node(s) a placeholder turns into."""
-        ctx = _ctx_of(template_node)
+        ctx = getattr(template_node, "ctx", None)  # the placeholder's position: store, param or load
+        ctx = "store" if isinstance(ctx, syntax.Store) else "param" if isinstance(ctx, syntax.Param) else "load"
         if value is None:
             return None
         if isinstance(value, str):
@@ -90,10 +83,14 @@ class _Replacer:
                 if isinstance(v, str):
                     out.append(syntax.name(v, ctx))
                 else:
-                    v = self._own(v)
+                    if id(v) in self.used:  # self._own(v), inlined
+                        v = syntax.deepcopy(v)
+                    else:
+                        self.used.add(id(v))
                     if not isinstance(template_node, syntax.Expr):
                         if v.__class__ is syntax.Name:
-                            v.ctx = _new_ctx(ctx)  # _set_ctx(v, ctx), inlined
+                            kind = _CTX[ctx]
+                            v.ctx = kind.__new__(kind)  # _set_ctx(v, ctx), inlined
                         else:
                             _set_ctx(v, ctx)
                     out.append(v)
