@@ -121,6 +121,7 @@ _LOWERS_JUMPS = (desugar, loop_exits, continue_statements, break_statements, ret
 # The node kinds ``features`` looks into (it only notes the others' names).
 _FEATURE_KINDS = frozenset({"Name", "Subscript", "Attribute", "Compare", "For", "While", "AsyncFor", "FunctionDef",
                             "AsyncFunctionDef", "Return"})
+_FEATURE_CLASSES = frozenset(getattr(syntax, kind) for kind in _FEATURE_KINDS)
 
 
 def features(tree, nodes=None) -> set[str]:
@@ -136,9 +137,9 @@ def features(tree, nodes=None) -> set[str]:
     for node in syntax.nodes(tree) if nodes is None else nodes:
         cls = node.__class__
         kinds.add(cls)
-        kind = cls.__name__
-        if kind not in _FEATURE_KINDS:
+        if cls not in _FEATURE_CLASSES:
             continue
+        kind = cls.__name__
         if kind == "Name" and node.id == "loop_options":
             out.add("loop_options")
         if kind in ("Subscript", "Attribute"):
