@@ -144,6 +144,9 @@ def _converted_code(fn):
             with _collector_paused():
                 converted = pipeline.convert_function(fn)
                 hit = (converted.lazy_source(), pipeline.compile_converted(fn, converted))
+                # Freed now, by reference counting: the collection that may start when the
+                # collector is back on then need not look at the whole gast tree.
+                del converted
             _CODE_CACHE.put(code, hit)
             for nested in pipeline.nested_functions(hit[1]):
                 _CONVERTED_NESTED.put(nested, True)

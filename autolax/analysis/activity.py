@@ -14,6 +14,7 @@ import contextvars
 from autolax.transpile import anno, syntax
 
 _COMPREHENSIONS = (syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
+_CHILD_FIELDS = syntax.CHILD_FIELDS
 
 
 def target_names(target) -> set[str]:
@@ -90,13 +91,30 @@ def reads(node) -> set[str]:
 
 
 def _add_reads(node, out: set) -> None:
-    special = _READS.get(node.__class__)
-    if special is not None:
-        special(node, out)
-        return
-    for child in syntax.iter_child_nodes(node):
-        if child._fields:  # not a context or an operator
-            _add_reads(child, out)
+    """The reads of ``node`` into ``out``: names and nodes without a rule of their own are
+    handled in one loop (no call per node)."""
+    stack = [node]
+    pop, add = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = node.__class__
+        if kind is syntax.Name:
+            if isinstance(node.ctx, syntax.Load):
+                out.add(node.id)
+            continue
+        special = _READS.get(kind)
+        if special is not None:
+            special(node, out)
+            continue
+        fields = _CHILD_FIELDS.get(kind)
+        for field in fields if fields is not None else syntax.child_fields(kind):  # as syntax.iter_child_nodes
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, syntax.AST) and item._fields:  # not a context or an operator
+                        add(item)
+            elif isinstance(value, syntax.AST) and value._fields:
+                add(value)
 
 
 def _reads_of_list(nodes, out):
@@ -169,7 +187,49 @@ _READS = {
 def writes(node) -> set[str]:
     """Names bound by ``node`` (statement or list of statements) in the function's scope."""
     out = set()
-    _add_writes(node, out, _walrus_free())
+    cache = _cache.get()
+    if cache is None or cache["walrus"]:  # not _walrus_free(), inlined
+        _add_writes(node, out, False)
+        return out
+    # In a function without `:=` (most), the most common statements are handled in one loop
+    # (no call per statement); the others go to ``_add_writes``.
+    stack = [node]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = node.__class__
+        if kind is list:
+            push(node)
+        elif kind is syntax.Assign:
+            for target in node.targets:
+                if target.__class__ is syntax.Name:
+                    out.add(target.id)
+                else:
+                    out |= target_names(target)
+            if node.value.__class__ is syntax.NamedExpr:  # as `_add_writes` (its only binding expression)
+                _writes_of_named(node.value, out, True)
+        elif kind is syntax.If or kind is syntax.While:
+            if node.test.__class__ is syntax.NamedExpr:
+                _writes_of_named(node.test, out, True)
+            push(node.body)
+            push(node.orelse)
+        elif kind is syntax.For:
+            out |= target_names(node.target)
+            if node.iter.__class__ is syntax.NamedExpr:
+                _writes_of_named(node.iter, out, True)
+            push(node.body)
+            push(node.orelse)
+        elif kind is syntax.FunctionDef:
+            out.add(node.name)
+        elif kind is syntax.Expr or kind is syntax.Return:
+            if node.value.__class__ is syntax.NamedExpr:
+                _writes_of_named(node.value, out, True)
+        elif kind is syntax.AugAssign:
+            out |= target_names(node.target)
+            if node.value.__class__ is syntax.NamedExpr:
+                _writes_of_named(node.value, out, True)
+        else:
+            _add_writes(node, out, True)
     return out
 
 
@@ -307,11 +367,6 @@ def walrus_emitted() -> None:
         cache["walrus"] = True
 
 
-def _walrus_free() -> bool:
-    cache = _cache.get()
-    return cache is not None and not cache["walrus"]
-
-
 def _memo(kind, node, compute):
     cache = _cache.get()
     if cache is None:
@@ -440,5 +495,13 @@ def mutated_names(stmts) -> set[str]:
                     root = mutation_root(target)
                     if root is not None:
                         out.add(root.id)
-        stack.extend(syntax.iter_child_nodes(node))
+        fields = _CHILD_FIELDS.get(node.__class__)
+        for field in fields if fields is not None else syntax.child_fields(node.__class__):
+            value = getattr(node, field, None)  # stack.extend(syntax.iter_child_nodes(node)), inlined
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, syntax.AST):
+                        stack.append(item)
+            elif isinstance(value, syntax.AST):
+                stack.append(value)
     return out

@@ -115,7 +115,7 @@ class BoundBeforeReads:
                 self._check(reads(node.test), bound)
                 self._block(node.body, bound)
             after = self._block(node.orelse, bound)
-            has_break = any(isinstance(n, syntax.Break) for n in _own_jumps(node.body))
+            has_break = _has_own_break(node.body)
             if after is None or has_break:
                 return None if after is None and not has_break else bound
             return after
@@ -162,14 +162,16 @@ def _deleted(stmts) -> set:
     return out
 
 
-def _own_jumps(stmts):
-    """The statements of a loop body, not looking into nested loops or functions (whose
-    ``break`` is their own)."""
+def _has_own_break(stmts) -> bool:
+    """Whether a loop body holds a ``break`` of its own (not looking into nested loops, whose
+    ``break`` is theirs, nor into functions)."""
     stack = list(stmts)
     while stack:
         node = stack.pop()
-        yield node
+        if isinstance(node, syntax.Break):
+            return True
         if isinstance(node, (syntax.For, syntax.While)):
             stack.extend(node.orelse)
         elif not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
-            stack.extend(syntax.iter_child_nodes(node))
+            stack.extend(syntax.child_statements(node))  # a `break` is a statement
+    return False

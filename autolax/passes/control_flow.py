@@ -140,14 +140,17 @@ class _FunctionConverter:
         # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
         # appends to a list at all: most do not, and then no block of it needs searching.
         self.mutates = self.appends = False
+        # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
+        self.reads_assigned = False
         self._mutated = {}
         closures = False  # a nested def or a lambda other than a generated thunk
-        for node in syntax.walk(fn_node):
+        for node in syntax.nodes(fn_node):
             if isinstance(node, syntax.Name):
                 self.rank.setdefault(node.id, len(self.rank))
             elif isinstance(node, syntax.Attribute):
                 self.mutates = self.mutates or node.attr in MUTATING_METHODS
                 self.appends = self.appends or (node.attr == "append" and self._is_ops(node.value))
+                self.reads_assigned = self.reads_assigned or node.attr == "assigned"
             elif isinstance(node, syntax.Delete):
                 self.mutates = True
             elif isinstance(node, _CLOSURES):
@@ -282,11 +285,11 @@ class _FunctionConverter:
     def read_unbound(self, stmts, names):
         """The ``names`` read through ``ops.assigned`` in ``stmts``: a loop body may read them
         before binding them (``sites``' ``maybe:`` clause)."""
-        if not names:
+        if not names or not self.reads_assigned:
             return []
         found = set()
         for stmt in stmts:
-            for n in syntax.walk(stmt):
+            for n in syntax.nodes(stmt):
                 func = n.func if isinstance(n, syntax.Call) else None
                 if (isinstance(func, syntax.Attribute) and func.attr == "assigned" and isinstance(func.value, syntax.Name)
                         and func.value.id == self.ctx.ops and n.args and isinstance(n.args[0], syntax.Name)):
@@ -317,11 +320,12 @@ class _FunctionConverter:
         name -> the largest constant index read (``lst[0]``), or None for any other read."""
         if not self.appends:
             return {}
-        appended, own, parent = set(), set(), {}
-        nodes = [n for stmt in stmts for n in syntax.walk(stmt)]
+        appended, own, subscripted = set(), set(), {}
+        nodes = [n for stmt in stmts for n in syntax.nodes(stmt)]
         for n in nodes:
-            for child in syntax.iter_child_nodes(n):
-                parent[id(child)] = n
+            if isinstance(n, syntax.Subscript):
+                subscripted[id(n.value)] = n  # the subscript whose value `n.value` is
+                continue
             func = getattr(n, "func", None) if isinstance(n, syntax.Call) else None
             if (
                 isinstance(func, syntax.Attribute)
@@ -334,11 +338,13 @@ class _FunctionConverter:
                 appended.add(n.args[0].id)
                 own.add(id(n.args[0]))
         reads = {}
+        if not appended:
+            return reads
         for n in nodes:
             if not (isinstance(n, syntax.Name) and isinstance(n.ctx, syntax.Load)) or id(n) in own or n.id not in appended:
                 continue
-            up = parent.get(id(n))
-            index = getattr(up, "slice", None) if isinstance(up, syntax.Subscript) and up.value is n else None
+            up = subscripted.get(id(n))
+            index = up.slice if up is not None else None
             if isinstance(index, syntax.Constant) and type(index.value) is int and index.value >= 0 and reads.get(n.id, 0) is not None:
                 reads[n.id] = max(reads.get(n.id, 0), index.value)
             else:

@@ -60,7 +60,7 @@ class BlockLowering:
             if isinstance(node, _LOOPS) and not self.into_loops:
                 stack.extend(node.orelse)  # a loop's `else` runs in the enclosing loop
                 continue
-            stack.extend(syntax.iter_child_nodes(node))
+            stack.extend(syntax.child_statements(node))  # a jump is a statement
         return False
 
     def guard(self, stmts, origin):

@@ -87,7 +87,9 @@ def transform(fn_node, ctx):
     # Loop exit tests left by break/return lowering, in ``walk``'s order (it names temporaries).
     if not any(anno.get(node, anno.EXTRA_TEST) is not None for node in syntax.walk_statements(fn_node)):
         return fn_node
-    for node in syntax.walk(fn_node):
+    for node in syntax.nodes(fn_node):
+        if not isinstance(node, (syntax.For, syntax.AsyncFor, syntax.While)):
+            continue  # only loops have one (jumps.add_loop_test, loop_exits)
         extra = anno.get(node, anno.EXTRA_TEST)
         if extra is not None:
             anno.set(node, anno.EXTRA_TEST, transformer.visit(extra))

@@ -61,7 +61,7 @@ def _has(stmts, kinds, into_loops: bool) -> bool:
         if isinstance(node, _LOOPS) and not into_loops:
             stack.extend(node.orelse)  # a nested loop's `else` runs in this loop
             continue
-        stack.extend(syntax.iter_child_nodes(node))
+        stack.extend(syntax.child_statements(node))  # `kinds` are statements
     return False
 
 

@@ -12,9 +12,10 @@ class Namer:
     on; a name the user's code already uses is skipped.
     """
 
-    def __init__(self, tree, reserved=()):
+    def __init__(self, tree, reserved=(), *, nodes=None):
+        """``nodes``: ``syntax.nodes(tree)``, when the caller has it already."""
         self.used = set(reserved)
-        for node in syntax.walk(tree):
+        for node in syntax.nodes(tree) if nodes is None else nodes:
             if isinstance(node, syntax.Name):
                 self.used.add(node.id)
             elif isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):

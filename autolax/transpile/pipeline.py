@@ -125,24 +125,25 @@ _LOWERS_JUMPS = (desugar, loop_exits, continue_statements, break_statements, ret
 # The node kinds ``features`` looks into (it only notes the others' names).
 _FEATURE_KINDS = frozenset({"Name", "Subscript", "Attribute", "Compare", "For", "While", "AsyncFor", "FunctionDef",
                             "AsyncFunctionDef", "Return"})
+_FEATURE_CLASSES = frozenset(getattr(syntax, kind) for kind in _FEATURE_KINDS)
 
 
-def features(tree) -> set[str]:
+def features(tree, nodes=None) -> set[str]:
     """The node class names in ``tree``, plus: ``Subscript.Store`` / ``Attribute.Store``
     (item / attribute assignment), ``append`` (an ``.append`` attribute), ``Compare.chain``
     (``a < b < c``), ``membership`` (``x in y``, ``.remove`` / ``.index`` / ``.count``),
     ``LoopElse`` (``for``/``while ... else``) and ``EarlyReturn`` (a ``return`` other than
-    the last statement of its function)."""
+    the last statement of its function). ``nodes``: ``syntax.nodes(tree)``, if known."""
     out = set()
     final_returns = set()
     returns = []
     kinds = set()
-    for node in syntax.walk(tree):
+    for node in syntax.nodes(tree) if nodes is None else nodes:
         cls = node.__class__
         kinds.add(cls)
-        kind = cls.__name__
-        if kind not in _FEATURE_KINDS:
+        if cls not in _FEATURE_CLASSES:
             continue
+        kind = cls.__name__
         if kind == "Name" and node.id == "loop_options":
             out.add("loop_options")
         if kind in ("Subscript", "Attribute"):
@@ -169,7 +170,7 @@ def features(tree) -> set[str]:
                 final_returns.add(id(node.body[-1]))
         elif kind == "Return":
             returns.append(node)
-    out.update(cls.__name__ for cls in kinds)
+    out.update([cls.__name__ for cls in kinds])
     if any(id(r) not in final_returns for r in returns):
         out.add("EarlyReturn")
     return out
@@ -245,7 +246,8 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
     run from another file (``autolax convert``). ``standalone``: the code is for
     ``--standalone`` output (``transpile.context.Context.standalone``).
     """
-    namer = Namer(node, reserved=reserved)
+    everything = syntax.nodes(node)  # read by the namer and the first ``features``
+    namer = Namer(node, reserved=reserved, nodes=everything)
     ops_name = namer.new(ops_name_hint) if ops_name_hint in namer.used else ops_name_hint
     namer.used.add(ops_name)
     ctx = Context(
@@ -258,7 +260,8 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         spec_filename=spec_filename,
         standalone=standalone,
     )
-    present = features(node)
+    present = features(node, everything)
+    del everything
     set_aside = _set_class_bodies_aside(node) if "ClassDef" in present else []
     with activity.caching(walrus="NamedExpr" in present):
         for rewrite in PASSES:

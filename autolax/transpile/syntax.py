@@ -129,6 +129,7 @@ iter_fields = gast.iter_fields
 _SCALAR_FIELDS = frozenset({"id", "attr", "arg", "type_comment", "kind", "level", "module", "asname", "is_async",
                             "conversion", "simple"})
 _CHILD_FIELDS: dict = {}
+CHILD_FIELDS = _CHILD_FIELDS  # node class -> child_fields(class), for the classes met so far
 
 
 def _child_fields(kind) -> tuple:
@@ -183,6 +184,41 @@ def walk(node: AST):
         yield node
 
 
+def nodes(node: AST) -> list:
+    """``list(walk(node))``, without a generator (for callers that look at every node)."""
+    todo = [node]
+    add = todo.append
+    for node in todo:
+        kind = node.__class__
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _child_fields(kind)
+        for field in fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        add(item)
+            elif isinstance(value, AST):
+                add(value)
+    return todo
+
+
+def child_statements(node: AST) -> list:
+    """The statements directly in ``node``'s blocks (a handler's or a ``case``'s included):
+    where a search for a statement goes down (expressions hold none)."""
+    out = []
+    for field in BLOCK_FIELDS:
+        block = getattr(node, field, None)
+        if block.__class__ is list:
+            for child in block:
+                if isinstance(child, (ExceptHandler, match_case)):
+                    out.extend(child.body)
+                else:
+                    out.append(child)
+    return out
+
+
 def walk_statements(node: AST):
     """``node`` and the statements nested in it (nested functions' and classes' included),
     depth first: the statements ``walk`` finds, without searching expressions."""
@@ -207,10 +243,22 @@ class NodeTransformer(gast.NodeTransformer):
     are."""
 
     _visitors: dict = {}
+    # Whether every ``visit_*`` method of the class is for a statement: then no expression
+    # holds a node it rewrites, and ``generic_visit`` only goes down statement blocks
+    # (visiting an expression without a method for any of its nodes leaves it as it is).
+    _statements_only = False
+    _plain_visit = True  # ``visit`` is this class's (a child no method handles: generic_visit)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._visitors = {}
+        cls._plain_visit = cls.visit is NodeTransformer.visit
+        own = cls.__mro__[:cls.__mro__.index(NodeTransformer)]  # the classes below this one
+        cls._statements_only = (
+            cls.visit is NodeTransformer.visit
+            and cls.generic_visit is NodeTransformer.generic_visit
+            and all(_is_statement_kind(attr[len("visit_"):]) for k in own for attr in vars(k) if attr.startswith("visit_"))
+        )
 
     def _visitor(self, kind):
         cls = type(self)
@@ -229,17 +277,33 @@ class NodeTransformer(gast.NodeTransformer):
 
     def generic_visit(self, node):
         visitors = self._visitors
+        plain = self._plain_visit
         kind = node.__class__
-        fields = _CHILD_FIELDS.get(kind)
-        if fields is None:
-            fields = _child_fields(kind)
+        if self._statements_only:
+            fields = _BLOCKS.get(kind)
+            if fields is None:
+                fields = _BLOCKS[kind] = tuple(f for f in child_fields(kind) if f in BLOCK_FIELDS)
+        else:
+            fields = _CHILD_FIELDS.get(kind)
+            if fields is None:
+                fields = _child_fields(kind)
         for field in fields:  # not those that never hold a node: nothing to visit there
             old_value = getattr(node, field, _MISSING)
             if old_value.__class__ is list:
                 new_values = []
                 for value in old_value:
                     if isinstance(value, AST):
-                        value = self.visit(value)
+                        kind = value.__class__
+                        if kind in _LEAVES and visitors.get(kind, _MISSING) is None and (
+                                kind is Constant or (value.annotation is None and not value.ctx.__dict__
+                                                     and visitors.get(value.ctx.__class__, _MISSING) is None)):
+                            new_values.append(value)  # a leaf no method handles: visiting it changes nothing
+                            continue
+                        visitor = visitors.get(kind, _MISSING)
+                        if visitor is None and plain:  # self.visit(value), its dispatch inlined
+                            value = self.generic_visit(value)
+                        else:
+                            value = self.visit(value)
                         if value is None:
                             continue
                         elif not isinstance(value, AST):
@@ -251,12 +315,32 @@ class NodeTransformer(gast.NodeTransformer):
                 kind = old_value.__class__
                 if not kind._fields and visitors.get(kind, _MISSING) is None:
                     continue  # a context or operator: generic_visit would change nothing
-                new_node = self.visit(old_value)
+                if kind in _LEAVES and visitors.get(kind, _MISSING) is None and (
+                        kind is Constant or (old_value.annotation is None and not old_value.ctx.__dict__
+                                             and visitors.get(old_value.ctx.__class__, _MISSING) is None)):
+                    continue  # the same
+                visitor = visitors.get(kind, _MISSING)
+                new_node = self.generic_visit(old_value) if visitor is None and plain else self.visit(old_value)
                 if new_node is None:
                     delattr(node, field)
                 else:
                     setattr(node, field, new_node)
         return node
+
+
+# Nodes that hold no other node but a context (a ``Name`` without an annotation: gast keeps a
+# parameter's annotation on its ``Name``): ``generic_visit`` does not visit one that no
+# method handles (nor its context), which would leave it as it is.
+_LEAVES = frozenset({Name, Constant})
+
+
+def _is_statement_kind(name: str) -> bool:
+    kind = getattr(gast, name, None)
+    return isinstance(kind, type) and issubclass(kind, gast.stmt)
+
+
+# Node class -> its fields that may hold a block of statements (``_fields`` order).
+_BLOCKS: dict = {}
 
 LOCATION_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 _MISSING = object()
@@ -306,8 +390,24 @@ def _from_ast_value(value):
     if isinstance(value, ast.AST):
         return _from_ast(value)
     if isinstance(value, list):
-        return [_from_ast_value(v) for v in value]
+        return _from_ast_list(value)
     return value
+
+
+def _from_ast_list(values):
+    """``[_from_ast_value(v) for v in values]``, a name converted without the dispatch."""
+    out = []
+    add = out.append
+    for value in values:
+        if value.__class__ is ast.Name:
+            add(_from_ast_name(value))
+        elif isinstance(value, ast.AST):
+            add(_from_ast(value))
+        elif isinstance(value, list):
+            add(_from_ast_list(value))
+        else:
+            add(value)
+    return out
 
 
 def _from_ast(node):
@@ -327,9 +427,16 @@ def _from_ast(node):
         if value is not _MISSING:
             # _from_ast_value, inlined: most values are not lists
             if isinstance(value, ast.AST):
-                value = _from_ast(value)
+                value_kind = value.__class__
+                if value_kind is ast.Name:
+                    value = _from_ast_name(value)
+                elif value_kind in _FIELDLESS:  # a context or an operator: a new one, as _from_ast gives
+                    value_kind = _FIELDLESS[value_kind]
+                    value = value_kind.__new__(value_kind)
+                else:
+                    value = _from_ast(value)
             elif isinstance(value, list):
-                value = [_from_ast_value(v) for v in value]
+                value = _from_ast_list(value)
             fields[field] = value
     for attr in node._attributes:
         value = getattr(node, attr, _MISSING)
@@ -365,8 +472,16 @@ def _gast_node(cls, **fields):
 
 
 def _from_ast_name(node):
-    new = _gast_node(Name, id=node.id, ctx=_from_ast(node.ctx), annotation=None, type_comment=None)
-    return _ast_copy_location(new, node)
+    ctx = _FIELDLESS.get(node.ctx.__class__)
+    ctx = ctx.__new__(ctx) if ctx is not None else _from_ast(node.ctx)
+    new = Name.__new__(Name)
+    fields = new.__dict__
+    fields.update(id=node.id, ctx=ctx, annotation=None, type_comment=None)
+    for attr in _LOCATION:  # _ast_copy_location, inlined
+        value = getattr(node, attr, None)
+        if value is not None or (attr[0] == "e" and hasattr(node, attr)):
+            fields[attr] = value
+    return new
 
 
 def _from_ast_arg(node):
@@ -427,8 +542,25 @@ def _to_ast_value(value, where):
     if isinstance(value, ast.AST):
         return _to_ast(value, where)
     if isinstance(value, list):
-        return [_to_ast_value(v, where) for v in value]
+        return _to_ast_list(value, where)
     return value
+
+
+def _to_ast_list(values, where):
+    """``[_to_ast_value(v, where) for v in values]``, with contexts and operators shared."""
+    out = []
+    add = out.append
+    for value in values:
+        if value.__class__ is Name:
+            add(_to_ast_name(value, where))
+        elif isinstance(value, ast.AST):
+            shared = _SHARED_BY_GAST.get(value.__class__)
+            add(shared if shared is not None and not value.__dict__ else _to_ast(value, where))
+        elif isinstance(value, list):
+            add(_to_ast_list(value, where))
+        else:
+            add(value)
+    return out
 
 
 def _located(fields, old, where, copy):
@@ -452,7 +584,8 @@ def _ast_node(cls, fields):
 
 
 def _to_ast(node, where):
-    """gast -> ast; ``where``: the parent's location, or None to leave locations as they are."""
+    """gast -> ast; ``where``: the parent's location, or None to leave locations as they are.
+    (``_locate`` and ``_to_ast_value`` inlined: this runs once per node.)"""
     kind = node.__class__
     special = _TO_AST_SPECIAL.get(kind)
     if special is not None and (kind is not ExceptHandler or node.name):
@@ -468,32 +601,82 @@ def _to_ast(node, where):
         shared = _SHARED.get(target)
         if shared is None:
             shared = _SHARED[target] = target()
+        _SHARED_BY_GAST[kind] = shared
         return shared
     attributes = target._attributes
+    new = target()
+    fields = new.__dict__
     location = {}
     for attr in node._attributes:
         value = getattr(node, attr, _MISSING)
         if value is not _MISSING:
             location[attr] = value
-    inner = where if where is None or not attributes else _locate(location, attributes, where)
-    fields = {}
+    if where is None or not attributes:
+        inner = where
+    else:  # _locate(location, attributes, where), inlined
+        lineno, col, end_lineno, end_col = where
+        if "lineno" in attributes:
+            if "lineno" in location:
+                lineno = location["lineno"]
+            else:
+                location["lineno"] = lineno
+        if "end_lineno" in attributes:
+            if location.get("end_lineno") is None:
+                location["end_lineno"] = end_lineno
+            else:
+                end_lineno = location["end_lineno"]
+        if "col_offset" in attributes:
+            if "col_offset" in location:
+                col = location["col_offset"]
+            else:
+                location["col_offset"] = col
+        if "end_col_offset" in attributes:
+            if location.get("end_col_offset") is None:
+                location["end_col_offset"] = end_col
+            else:
+                end_col = location["end_col_offset"]
+        inner = (lineno, col, end_lineno, end_col)
     for field in node._fields:
         value = getattr(node, field, _MISSING)
-        if value is not _MISSING:
-            # _to_ast_value, inlined: most values are not lists
-            if isinstance(value, ast.AST):
-                value = _to_ast(value, inner)
-            elif isinstance(value, list):
-                value = [_to_ast_value(v, inner) for v in value]
-            fields[field] = value
+        if value is _MISSING:
+            continue
+        if isinstance(value, ast.AST):
+            value_kind = value.__class__
+            if value_kind is Name:
+                value = _to_ast_name(value, inner)
+            else:
+                shared = _SHARED_BY_GAST.get(value_kind)
+                value = shared if shared is not None and not value.__dict__ else _to_ast(value, inner)
+        elif value.__class__ is list:
+            value = _to_ast_list(value, inner)
+        elif isinstance(value, list):
+            value = [_to_ast_value(v, inner) for v in value]
+        fields[field] = value
     fields.update(location)
-    return _ast_node(target, fields)
+    return new
 
 
 def _to_ast_name(node, where):
-    location = {}
-    _located(location, node, where, copy=True)
-    return _ast_node(ast.Name, {"id": node.id, "ctx": _to_ast(node.ctx, where), **location})
+    new = _AST_NAME()
+    fields = new.__dict__
+    fields["id"] = node.id
+    ctx = node.ctx
+    shared = _SHARED_BY_GAST.get(ctx.__class__)
+    fields["ctx"] = shared if shared is not None and not ctx.__dict__ else _to_ast(ctx, where)
+    for attr in _LOCATION:  # _located(fields, node, where, copy=True), inlined
+        value = getattr(node, attr, _MISSING)
+        if value is not _MISSING and (value is not None or attr[0] == "e"):
+            fields[attr] = value
+    if where is not None:  # _locate(fields, _LOCATION, where), inlined
+        if "lineno" not in fields:
+            fields["lineno"] = where[0]
+        if fields.get("end_lineno") is None:
+            fields["end_lineno"] = where[2]
+        if "col_offset" not in fields:
+            fields["col_offset"] = where[1]
+        if fields.get("end_col_offset") is None:
+            fields["end_col_offset"] = where[3]
+    return new
 
 
 def _to_ast_arg(node, where):
@@ -501,9 +684,13 @@ def _to_ast_arg(node, where):
         return None
     location = {}
     inner = _located(location, node, where, copy=True)
-    fields = {"arg": node.id, "annotation": _to_ast_value(node.annotation, inner),
-              "type_comment": _to_ast_value(node.type_comment, inner)}
-    return _ast_node(ast.arg, {**fields, **location})
+    annotation, type_comment = node.annotation, node.type_comment
+    new = _AST_ARG()
+    new.__dict__.update(arg=node.id,
+                        annotation=annotation if annotation is None else _to_ast_value(annotation, inner),
+                        type_comment=type_comment if type_comment is None else _to_ast_value(type_comment, inner),
+                        **location)
+    return new
 
 
 def _to_ast_arguments(node, where):
@@ -524,8 +711,17 @@ def _to_ast_copied(target, fields):
     def convert(node, where):
         location = {}
         inner = _located(location, node, where, copy=True)
-        values = {field: _to_ast_value(getattr(node, field), inner) for field in fields}
-        return _ast_node(target, {**values, **location})
+        new = target()
+        values = new.__dict__
+        for field in fields:
+            value = getattr(node, field)
+            if isinstance(value, ast.AST):
+                value = _to_ast(value, inner)
+            elif isinstance(value, list):
+                value = _to_ast_list(value, inner)
+            values[field] = value
+        values.update(location)
+        return new
 
     return convert
 
@@ -556,8 +752,18 @@ _TO_AST_SPECIAL = {
     AsyncFunctionDef: _to_ast_copied(ast.AsyncFunctionDef, _DEF_FIELDS),
 }
 _GAST_CLASS: dict = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
+# ``ast`` context and operator classes (no fields, no location) -> their gast class.
+_FIELDLESS = {kind: getattr(gast, kind.__name__) for kind in (
+    ast.Load, ast.Store, ast.Del, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.Mod,
+    ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.FloorDiv, ast.Invert, ast.Not,
+    ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn)}
 _AST_CLASS: dict = {}
 _SHARED: dict = {}
+# gast context / operator class -> the shared ``ast`` instance ``_to_ast`` gives for it
+# (filled as they are met), so a field holding one is converted without a call.
+_SHARED_BY_GAST: dict = {}
+_AST_NAME = ast.Name
+_AST_ARG = ast.arg
 
 
 def _gast_is_as_expected() -> bool:
@@ -586,9 +792,16 @@ def dump(node: AST) -> str:
 
 
 # ----------------------------------------------------------------------------- builders
+# The builders make nodes as gast's constructors do (``Name(id=..., ctx=...)``: a new node
+# whose fields are the keywords, in their order), without a call of the constructor per node.
+_CONTEXTS = {"load": Load, "store": Store, "param": Param, "del": Del}
+
+
 def name(id: str, ctx: str = "load") -> Name:
-    ctx_node = {"load": Load, "store": Store, "param": Param, "del": Del}[ctx]()
-    return Name(id=id, ctx=ctx_node, annotation=None, type_comment=None)
+    kind = _CONTEXTS[ctx]
+    new = Name.__new__(Name)
+    new.__dict__.update(id=id, ctx=kind.__new__(kind), annotation=None, type_comment=None)
+    return new
 
 
 def names_tuple(ids, ctx: str = "load") -> AST | None:
@@ -598,16 +811,19 @@ def names_tuple(ids, ctx: str = "load") -> AST | None:
         return None
     if len(ids) == 1:
         return name(ids[0], ctx)
-    ctx_node = Store() if ctx == "store" else Load()
-    return Tuple(elts=[name(i, ctx) for i in ids], ctx=ctx_node)
+    kind = Store if ctx == "store" else Load
+    return _gast_node(Tuple, elts=[name(i, ctx) for i in ids], ctx=kind.__new__(kind))
 
 
 def constant(value) -> Constant:
-    return Constant(value=value, kind=None)
+    new = Constant.__new__(Constant)
+    new.__dict__.update(value=value, kind=None)
+    return new
 
 
 def attribute(value: AST, attr: str, ctx: str = "load") -> Attribute:
-    return Attribute(value=value, attr=attr, ctx=Store() if ctx == "store" else Load())
+    kind = Store if ctx == "store" else Load
+    return _gast_node(Attribute, value=value, attr=attr, ctx=kind.__new__(kind))
 
 
 def dotted(path: str) -> AST:
@@ -706,7 +922,7 @@ def param_names(args: arguments) -> list[str]:
 
 def copy_location(new: AST, old: AST) -> AST:
     """Gives ``new`` and every descendant without a location the location of ``old``."""
-    if not all(hasattr(old, f) and getattr(old, f) is not None for f in LOCATION_FIELDS[:2]):
+    if getattr(old, "lineno", None) is None or getattr(old, "col_offset", None) is None:
         return new
     # Generated code covers one line (the statement's first): a span over the whole
     # statement would make Python report its last line for some instructions.

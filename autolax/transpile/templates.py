@@ -25,31 +25,29 @@ import textwrap
 from autolax.transpile import syntax
 
 _MISSING = object()
+_CHILD_FIELDS = syntax.CHILD_FIELDS
 _CTX = {"load": syntax.Load, "store": syntax.Store, "param": syntax.Param}
+
+
+def _new_ctx(ctx: str):
+    kind = _CTX[ctx]
+    return kind.__new__(kind)  # as ``kind()``, without gast's constructor call
 
 
 def _set_ctx(node, ctx: str):
     if isinstance(node, syntax.Name):
-        node.ctx = _CTX[ctx]()
+        kind = _CTX[ctx]
+        node.ctx = kind.__new__(kind)  # _new_ctx(ctx), inlined
     elif isinstance(node, (syntax.Tuple, syntax.List)):
-        node.ctx = _CTX["load" if ctx == "param" else ctx]()
+        node.ctx = _new_ctx("load" if ctx == "param" else ctx)
         for elt in node.elts:
             _set_ctx(elt, ctx)
     elif isinstance(node, (syntax.Attribute, syntax.Subscript)):
-        node.ctx = _CTX["load" if ctx == "param" else ctx]()
+        node.ctx = _new_ctx("load" if ctx == "param" else ctx)
     elif isinstance(node, syntax.Starred):
-        node.ctx = _CTX["load" if ctx == "param" else ctx]()
+        node.ctx = _new_ctx("load" if ctx == "param" else ctx)
         _set_ctx(node.value, ctx)
     return node
-
-
-def _ctx_of(node) -> str:
-    ctx = getattr(node, "ctx", None)
-    if isinstance(ctx, syntax.Store):
-        return "store"
-    if isinstance(ctx, syntax.Param):
-        return "param"
-    return "load"
 
 
 class _Replacer:
@@ -68,7 +66,8 @@ class _Replacer:
 
     def _materialize(self, template_node, value):
         """The node(s) a placeholder turns into."""
-        ctx = _ctx_of(template_node)
+        ctx = getattr(template_node, "ctx", None)  # the placeholder's position: store, param or load
+        ctx = "store" if isinstance(ctx, syntax.Store) else "param" if isinstance(ctx, syntax.Param) else "load"
         if value is None:
             return None
         if isinstance(value, str):
@@ -84,9 +83,16 @@ class _Replacer:
                 if isinstance(v, str):
                     out.append(syntax.name(v, ctx))
                 else:
-                    v = self._own(v)
+                    if id(v) in self.used:  # self._own(v), inlined
+                        v = syntax.deepcopy(v)
+                    else:
+                        self.used.add(id(v))
                     if not isinstance(template_node, syntax.Expr):
-                        _set_ctx(v, ctx)
+                        if v.__class__ is syntax.Name:
+                            kind = _CTX[ctx]
+                            v.ctx = kind.__new__(kind)  # _set_ctx(v, ctx), inlined
+                        else:
+                            _set_ctx(v, ctx)
                     out.append(v)
             return out
         new = self._own(value)
@@ -106,12 +112,19 @@ class _Replacer:
         """A copy of template ``node`` with its placeholders substituted (one walk: the
         template is copied as it is substituted, not copied whole first)."""
         new_fields = {}
-        for field in syntax.child_fields(node.__class__):
+        subs = self.subs
+        kind = node.__class__
+        fields = _CHILD_FIELDS.get(kind)
+        for field in fields if fields is not None else syntax.child_fields(kind):
             old = getattr(node, field, _MISSING)
             if old.__class__ is list:
                 new_list = []
                 for item in old:
-                    matched, value = self._value_for(item)
+                    item_kind = item.__class__
+                    if item_kind is syntax.Name or item_kind is syntax.Expr:
+                        matched, value = self._value_for(item)
+                    else:
+                        matched = False  # not a placeholder (as _value_for finds)
                     if matched:
                         result = self._materialize(item, value)
                         if result is None:
@@ -128,7 +141,10 @@ class _Replacer:
             elif isinstance(old, syntax.AST):
                 if not old._fields:
                     continue  # a context or an operator: copied below
-                matched, value = self._value_for(old)
+                if old.__class__ is syntax.Name or old.__class__ is syntax.Expr:
+                    matched, value = self._value_for(old)
+                else:
+                    matched = False
                 if matched:
                     result = self._materialize(old, value)
                     if isinstance(result, list):
@@ -138,15 +154,17 @@ class _Replacer:
                     new_fields[field] = result
                 else:
                     new_fields[field] = self.build(old)
-        kind = node.__class__
         new = kind.__new__(kind)
         fields = new.__dict__
         for key, value in node.__dict__.items():  # in the template's order, as deepcopy
             if key in new_fields:
                 value = new_fields[key]
             elif isinstance(value, (syntax.AST, list, dict)):
-                value = syntax.deepcopy(value) if not isinstance(value, dict) else {
-                    k: syntax.deepcopy(v) for k, v in value.items()}
+                if isinstance(value, syntax.AST) and not value.__dict__:  # a context: deepcopy, inlined
+                    value = value.__class__.__new__(value.__class__)
+                else:
+                    value = syntax.deepcopy(value) if not isinstance(value, dict) else {
+                        k: syntax.deepcopy(v) for k, v in value.items()}
             fields[key] = value
         if isinstance(new, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and new.name in self.subs:
             new.name = self.subs[new.name]
