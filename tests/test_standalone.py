@@ -1107,6 +1107,24 @@ MORE_FAILS_WHILE_STAGED = {
                 x = x + queue[0] + len(alias)
             return x
         """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # Fuzzer seed 9027: `reverse` keeps the list's length and hands it to no one, and an
+    # empty list a staged loop carries is still known to be empty in its body.
+    "reverse": ("""\
+        def f(x):
+            items = []
+            while x > 0:
+                x = x - items[0]
+                items.reverse()
+            return x
+        """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
+    "sort": ("""\
+        def f(x):
+            items = []
+            if x > 0:
+                items.sort()
+                x = x + items[0]
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
     # Fuzzer seed 3500: a name bound nowhere, read in a staged branch.
     "name": ("""\
         def f(x):
@@ -1129,6 +1147,31 @@ def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
     assert_close(module.f(-1.0), -1.0)
     with pytest.raises((IndexError, NameError)):
         module.f(1.0)
+
+
+def test_an_empty_list_carried_by_staged_loops_stays_empty(tmp_path):
+    # The counterpart of MORE_FAILS_WHILE_STAGED's "reverse": staged loops that reorder an
+    # empty list and read only its length still run, as Python does.
+    source = textwrap.dedent("""\
+        def f(x, n):
+            items = []
+            for i in range(n):
+                x = x + len(items)
+                items.reverse()
+            k = 0
+            while k < n:
+                items.sort()
+                x = x * 2 + len(items)
+                k += 1
+            return x, items
+        """)
+    namespace, original = {}, {}
+    exec(convert_source(source, "carried.py", Options(all=True, standalone=True)).text, namespace)
+    exec(source, original)
+    for n in (3, -1):
+        got, want = jax.jit(namespace["f"])(1.0, n), original["f"](1.0, n)
+        assert_close(got[0], want[0])
+        assert got[1] == want[1] == []
 
 
 def test_a_range_of_literals_with_no_item_stages_nothing(tmp_path):
