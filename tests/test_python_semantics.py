@@ -79,11 +79,15 @@ def read_after_del_in_a_loop(b, n):
 def test_read_in_a_loop_after_del_is_an_unbound_local_error(n, tmp_path):
     # Fuzzer seed 11000 (`--focus undefined`): the loop body, a function of its own, read the
     # deleted `z` as a free variable: NameError, where Python raises UnboundLocalError. With
-    # n traced the staged body reads `z` even when it would run no iteration (n = 1): an
-    # autolax error then, naming `z`.
-    check_all_paths(read_after_del_in_a_loop, np.float32(-3.0), n, tmp_dir=tmp_path, refusal=(n == 1))
-    with pytest.raises(UnboundLocalError, match="'z'"):
+    # n traced the staged body reads `z` even when it would run no iteration (n = 1): the
+    # loop's failure (body-fails, naming Python's UnboundLocalError for `z`) whatever n is,
+    # not a read that "no statement that ran so far gave a value" (Python returns for n = 1).
+    check_all_paths(read_after_del_in_a_loop, np.float32(-3.0), n, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `for` loop at .*:\d+ raised UnboundLocalError: cannot "
+                       r"access local variable 'z' where it is not associated with a value while autolax staged it"):
         autolax.jit(read_after_del_in_a_loop)(np.float32(-3.0), n)
+    # Eagerly, or with n static, the loop runs in Python: Python's answer.
+    check_all_paths(read_after_del_in_a_loop, np.float32(-3.0), n, static_argnums=(1,), tmp_dir=tmp_path)
 
 
 def last_positive(xs):
@@ -120,8 +124,13 @@ def swap_unbound(n):
 
 @pytest.mark.parametrize("static", [(), (0,)])
 def test_name_read_before_any_assignment(static, tmp_path):
-    # 480ca60: UndefinedVariableError "'s' loses its value in the loop" (traced n).
-    check_all_paths(swap_unbound, 2, static_argnums=static, tmp_dir=tmp_path)
+    # 480ca60: UndefinedVariableError "'s' loses its value in the loop" (traced n). With n
+    # traced the staged body reads `t` whether or not an iteration runs: body-fails.
+    check_all_paths(swap_unbound, 2, static_argnums=static, tmp_dir=tmp_path, refusal=not static)
+    check_all_paths(swap_unbound, 0, static_argnums=static, tmp_dir=tmp_path, refusal=not static)
+    if not static:
+        with pytest.raises(autolax.StagedEffectError, match="raised UnboundLocalError: cannot access local variable 't'"):
+            autolax.jit(swap_unbound)(0)
 
 
 def test_maybe_unbound_read_under_vmap_with_lanes_that_ran():
@@ -732,6 +741,14 @@ def reads_a_deleted_name_in_a_later_operand(x):
     return y
 
 
+def reads_a_deleted_name_in_a_loop_with_traced_bounds(x, n):
+    s = x
+    for i in range(n):
+        del s
+        x = x + s
+    return x
+
+
 UNBOUND_WHILE_STAGED = r"raised UnboundLocalError: cannot access local variable 's' where it is not associated " \
     r"with a value while autolax staged it"
 
@@ -763,6 +780,16 @@ def test_an_operand_reading_a_deleted_name_is_the_operand_s_failure(tmp_path):
         check_all_paths(reads_a_deleted_name_in_a_later_operand, x, tmp_dir=tmp_path, refusal=True)
         with pytest.raises(autolax.StagedEffectError, match=r"the operand after `and` at .*:\d+ " + UNBOUND_WHILE_STAGED):
             autolax.jit(reads_a_deleted_name_in_a_later_operand)(x)
+
+
+def test_a_loop_body_reading_a_deleted_name_is_the_loop_s_failure(tmp_path):
+    # The same for the body of a loop with traced bounds (body-fails): Python raises only if
+    # an iteration runs.
+    for n in (0, 2):
+        check_all_paths(reads_a_deleted_name_in_a_loop_with_traced_bounds, 1.0, n, tmp_dir=tmp_path, refusal=True)
+        with pytest.raises(autolax.StagedEffectError, match=r"the `for` loop at .*:\d+ " + UNBOUND_WHILE_STAGED) as info:
+            autolax.jit(reads_a_deleted_name_in_a_loop_with_traced_bounds)(1.0, n)
+        assert info.value.code == "body-fails" and "No statement that ran so far" not in str(info.value)
 
 
 def reads_a_deleted_name_on_one_side(x):

@@ -311,6 +311,11 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
                 raise exc.error from None
             if isinstance(exc, report.TRACER_ERRORS):
                 raise report.traced_value_error(exc, site, "its bounds or condition are traced") from exc
+            if report.unbound_read(exc) and site.kind in ("for", "while") and _in_user_code(exc, site):
+                # A read of a variable with no value (deleted, or assigned later in the body):
+                # Python raises UnboundLocalError only if an iteration runs.
+                raise errors.make("body-fails", stmt=site.what, source=site.source,
+                                  error=report.python_error(exc)) from exc
             report.add_staging_note(exc, site)
             raise
         reason = report.unstageable_reason(exc, site)

@@ -699,10 +699,10 @@ class Expressions:
             # In a staged body the name is a parameter of the body's function: reading it never
             # raises there, where Python raises UnboundLocalError (after `del`, or before any
             # assignment on this path); the runtime checks it when the program runs. Unbound
-            # on every path (`del s`, then `s`, in a staged branch), the runtime refuses it
-            # while staging (`branch-fails`, ...), unless a loop around it can run as Python.
-            if (self.failing is not None and self.failing[0] != "body-fails" and not self.falling_back
-                    and scope.get(name.id) == UNDEFINED):
+            # on every path (`del s`, then `s`, in a staged branch or the body of a loop with
+            # traced bounds), the runtime refuses it while staging (`branch-fails`,
+            # `body-fails`, ...), unless a loop around it can run as Python.
+            if self.failing is not None and not self.falling_back and scope.get(name.id) == UNDEFINED:
                 raise self.fails_while_staged(e, f"UnboundLocalError: cannot access local variable '{name.id}' where "
                                                  "it is not associated with a value")
             raise self.refuse("standalone-op", e, call=f"{self.ops}.assigned (a read of '{name.id}' in a staged body, "
