@@ -129,7 +129,8 @@ def test_name_read_before_any_assignment(static, tmp_path):
     check_all_paths(swap_unbound, 2, static_argnums=static, tmp_dir=tmp_path, refusal=not static)
     check_all_paths(swap_unbound, 0, static_argnums=static, tmp_dir=tmp_path, refusal=not static)
     if not static:
-        with pytest.raises(autolax.StagedEffectError, match="raised UnboundLocalError: cannot access local variable 't'"):
+        with pytest.raises(autolax.StagedEffectError,
+                           match="raised UnboundLocalError: cannot access local variable 't'"):
             autolax.jit(swap_unbound)(0)
 
 
@@ -761,8 +762,8 @@ def test_a_staged_branch_reading_what_it_deleted_is_the_branch_s_failure(x, tmp_
     # read "no statement that ran so far gave a value" (it raised that for x = -1 too).
     check_all_paths(reads_what_its_branch_deleted, x, tmp_dir=tmp_path, refusal=True)
     for fn in (autolax.jit(reads_what_its_branch_deleted), jax.jit(autolax.convert(reads_what_its_branch_deleted))):
-        with pytest.raises(autolax.StagedEffectError, match=r"the `if` branch of the `if` at .*:\d+ " + UNBOUND_WHILE_STAGED) \
-                as info:
+        with pytest.raises(autolax.StagedEffectError,
+                           match=r"the `if` branch of the `if` at .*:\d+ " + UNBOUND_WHILE_STAGED) as info:
             fn(x)
         assert info.value.code == "branch-fails" and "No statement that ran so far" not in str(info.value)
     # Eagerly the `if` runs in Python: Python's answer.
@@ -778,7 +779,8 @@ def test_an_operand_reading_a_deleted_name_is_the_operand_s_failure(tmp_path):
     # only when the traced value before it is true.
     for x in (1.0, -1.0):
         check_all_paths(reads_a_deleted_name_in_a_later_operand, x, tmp_dir=tmp_path, refusal=True)
-        with pytest.raises(autolax.StagedEffectError, match=r"the operand after `and` at .*:\d+ " + UNBOUND_WHILE_STAGED):
+        with pytest.raises(autolax.StagedEffectError,
+                           match=r"the operand after `and` at .*:\d+ " + UNBOUND_WHILE_STAGED):
             autolax.jit(reads_a_deleted_name_in_a_later_operand)(x)
 
 
@@ -787,7 +789,8 @@ def test_a_loop_body_reading_a_deleted_name_is_the_loop_s_failure(tmp_path):
     # an iteration runs.
     for n in (0, 2):
         check_all_paths(reads_a_deleted_name_in_a_loop_with_traced_bounds, 1.0, n, tmp_dir=tmp_path, refusal=True)
-        with pytest.raises(autolax.StagedEffectError, match=r"the `for` loop at .*:\d+ " + UNBOUND_WHILE_STAGED) as info:
+        with pytest.raises(autolax.StagedEffectError,
+                           match=r"the `for` loop at .*:\d+ " + UNBOUND_WHILE_STAGED) as info:
             autolax.jit(reads_a_deleted_name_in_a_loop_with_traced_bounds)(1.0, n)
         assert info.value.code == "body-fails" and "No statement that ran so far" not in str(info.value)
 
