@@ -457,7 +457,8 @@ MESSAGES = {
         "The condition is traced: Python raises this only on the runs that take that branch, which only "
         "the running program knows, so autolax stages both branches on every run",
         "make the branch safe to run whatever the condition (keep indices in range, do not take items "
-        "from an empty list), or raise the error yourself with `raise` / `assert` under the condition "
+        "from an empty list or read a variable after `del`), or raise the error yourself with `raise` / "
+        "`assert` under the condition "
         "(autolax checks those when the program runs).",
         "#the-rules-semantics",
     ),

@@ -1161,11 +1161,16 @@ def deletes_in_a_try_else_under_a_traced_if(a, xs):
 @pytest.mark.parametrize("a", [1.0, 5.0])
 def test_a_variable_a_try_deletes_in_a_traced_branch(a, tmp_path):
     # Eagerly the `if` runs in Python: Python's answer (the value, or UnboundLocalError).
-    # Staged, both branches are traced and the branch reads the deleted variable: autolax's
-    # UndefinedVariableError, as for a `del` directly in the branch.
+    # Staged, both branches are traced and the branch reads the deleted variable: the
+    # branch's failure (branch-fails, Python's UnboundLocalError named), as for a `del`
+    # directly in the branch -- whichever side the input takes (not the words of a read that
+    # no statement gave a value, which Python does not make where the branch is not taken).
     expected = check_all_paths(deletes_in_a_try_else_under_a_traced_if, a, XS, paths=("convert eagerly",))
     assert expected.kind == ("UnboundLocalError" if a < 3.0 else "value")
     check_all_paths(deletes_in_a_try_else_under_a_traced_if, jnp.asarray(a), jnp.asarray(XS), paths=("convert eagerly",))
     check_all_paths(deletes_in_a_try_else_under_a_traced_if, a, XS, tmp_dir=tmp_path, refusal=True)
-    with pytest.raises(autolax.UndefinedVariableError, match="cannot access local variable 's'"):
+    with pytest.raises(autolax.StagedEffectError, match=r"the `if` branch of the `if` at .* raised UnboundLocalError: "
+                       r"cannot access local variable 's' where it is not associated with a value while autolax "
+                       r"staged it") as info:
         autolax.jit(deletes_in_a_try_else_under_a_traced_if)(a, XS)
+    assert info.value.code == "branch-fails" and "No statement that ran so far" not in str(info.value)

@@ -79,11 +79,15 @@ def read_after_del_in_a_loop(b, n):
 def test_read_in_a_loop_after_del_is_an_unbound_local_error(n, tmp_path):
     # Fuzzer seed 11000 (`--focus undefined`): the loop body, a function of its own, read the
     # deleted `z` as a free variable: NameError, where Python raises UnboundLocalError. With
-    # n traced the staged body reads `z` even when it would run no iteration (n = 1): an
-    # autolax error then, naming `z`.
-    check_all_paths(read_after_del_in_a_loop, np.float32(-3.0), n, tmp_dir=tmp_path, refusal=(n == 1))
-    with pytest.raises(UnboundLocalError, match="'z'"):
+    # n traced the staged body reads `z` even when it would run no iteration (n = 1): the
+    # loop's failure (body-fails, naming Python's UnboundLocalError for `z`) whatever n is,
+    # not a read that "no statement that ran so far gave a value" (Python returns for n = 1).
+    check_all_paths(read_after_del_in_a_loop, np.float32(-3.0), n, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"the `for` loop at .*:\d+ raised UnboundLocalError: cannot "
+                       r"access local variable 'z' where it is not associated with a value while autolax staged it"):
         autolax.jit(read_after_del_in_a_loop)(np.float32(-3.0), n)
+    # Eagerly, or with n static, the loop runs in Python: Python's answer.
+    check_all_paths(read_after_del_in_a_loop, np.float32(-3.0), n, static_argnums=(1,), tmp_dir=tmp_path)
 
 
 def last_positive(xs):
@@ -120,8 +124,14 @@ def swap_unbound(n):
 
 @pytest.mark.parametrize("static", [(), (0,)])
 def test_name_read_before_any_assignment(static, tmp_path):
-    # 480ca60: UndefinedVariableError "'s' loses its value in the loop" (traced n).
-    check_all_paths(swap_unbound, 2, static_argnums=static, tmp_dir=tmp_path)
+    # 480ca60: UndefinedVariableError "'s' loses its value in the loop" (traced n). With n
+    # traced the staged body reads `t` whether or not an iteration runs: body-fails.
+    check_all_paths(swap_unbound, 2, static_argnums=static, tmp_dir=tmp_path, refusal=not static)
+    check_all_paths(swap_unbound, 0, static_argnums=static, tmp_dir=tmp_path, refusal=not static)
+    if not static:
+        with pytest.raises(autolax.StagedEffectError,
+                           match="raised UnboundLocalError: cannot access local variable 't'"):
+            autolax.jit(swap_unbound)(0)
 
 
 def test_maybe_unbound_read_under_vmap_with_lanes_that_ran():
@@ -712,6 +722,107 @@ def test_python_error_in_a_staged_branch_is_not_caught_by_the_user_s_handler(x, 
     with pytest.raises(autolax.StagedEffectError, match=r"the `else` branch of the `if` at .*raised IndexError: "
                                                         r"pop from empty list while autolax staged it"):
         autolax.jit(pop_in_a_branch_under_try)(np.float32(2.0), np.array([x], np.float32))
+
+
+def reads_what_its_branch_deleted(x):
+    s = x * 2.0
+    y = 0.0
+    if x > 0:
+        del s
+        y = s + 1.0
+    return y
+
+
+def reads_a_deleted_name_in_a_later_operand(x):
+    s = x * 2.0
+    del s
+    y = 0.0
+    if x > 0 and s > 1.0:
+        y = 1.0
+    return y
+
+
+def reads_a_deleted_name_in_a_loop_with_traced_bounds(x, n):
+    s = x
+    for i in range(n):
+        del s
+        x = x + s
+    return x
+
+
+UNBOUND_WHILE_STAGED = r"raised UnboundLocalError: cannot access local variable 's' where it is not associated " \
+    r"with a value while autolax staged it"
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_a_staged_branch_reading_what_it_deleted_is_the_branch_s_failure(x, tmp_path):
+    # A traced `if` whose branch reads what it deleted: Python raises UnboundLocalError only
+    # when the branch runs (x > 0), and returns 0.0 otherwise. Staged, the branch is traced
+    # whatever x is: the refusal names the branch and Python's error (branch-fails), not a
+    # read "no statement that ran so far gave a value" (it raised that for x = -1 too).
+    check_all_paths(reads_what_its_branch_deleted, x, tmp_dir=tmp_path, refusal=True)
+    for fn in (autolax.jit(reads_what_its_branch_deleted), jax.jit(autolax.convert(reads_what_its_branch_deleted))):
+        with pytest.raises(autolax.StagedEffectError,
+                           match=r"the `if` branch of the `if` at .*:\d+ " + UNBOUND_WHILE_STAGED) as info:
+            fn(x)
+        assert info.value.code == "branch-fails" and "No statement that ran so far" not in str(info.value)
+    # Eagerly the `if` runs in Python: Python's answer.
+    if x < 0:
+        assert autolax.convert(reads_what_its_branch_deleted)(x) == 0.0
+    else:
+        with pytest.raises(UnboundLocalError, match="cannot access local variable 's'"):
+            autolax.convert(reads_what_its_branch_deleted)(x)
+
+
+def test_an_operand_reading_a_deleted_name_is_the_operand_s_failure(tmp_path):
+    # The same for an operand after a traced `and` (operand-fails): Python evaluates it
+    # only when the traced value before it is true.
+    for x in (1.0, -1.0):
+        check_all_paths(reads_a_deleted_name_in_a_later_operand, x, tmp_dir=tmp_path, refusal=True)
+        with pytest.raises(autolax.StagedEffectError,
+                           match=r"the operand after `and` at .*:\d+ " + UNBOUND_WHILE_STAGED):
+            autolax.jit(reads_a_deleted_name_in_a_later_operand)(x)
+
+
+def test_a_loop_body_reading_a_deleted_name_is_the_loop_s_failure(tmp_path):
+    # The same for the body of a loop with traced bounds (body-fails): Python raises only if
+    # an iteration runs.
+    for n in (0, 2):
+        check_all_paths(reads_a_deleted_name_in_a_loop_with_traced_bounds, 1.0, n, tmp_dir=tmp_path, refusal=True)
+        with pytest.raises(autolax.StagedEffectError,
+                           match=r"the `for` loop at .*:\d+ " + UNBOUND_WHILE_STAGED) as info:
+            autolax.jit(reads_a_deleted_name_in_a_loop_with_traced_bounds)(1.0, n)
+        assert info.value.code == "body-fails" and "No statement that ran so far" not in str(info.value)
+
+
+def reads_a_deleted_name_on_one_side(x):
+    s = x * 2.0
+    del s
+    return s + 1.0 if x > 0 else 0.0
+
+
+def deletes_in_a_branch_a_static_loop_never_takes(x):
+    s = x
+    y = 0.0
+    for i in range(3):
+        if i > 5:
+            del s
+            y = s
+        y = y + x
+    return y
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")
+def test_reads_of_deleted_names_python_may_skip_keep_python_s_answer(tmp_path):
+    # A side of a conditional expression with a traced test is staged as raising Python's
+    # UnboundLocalError when the program takes it. A staged `if` in a loop with static bounds
+    # that reads what it deleted: the loop runs in Python, where `i > 5` is a Python test.
+    for x in (1.0, -1.0):
+        check_all_paths(reads_a_deleted_name_on_one_side, x, tmp_dir=tmp_path)
+        check_all_paths(deletes_in_a_branch_a_static_loop_never_takes, x, tmp_dir=tmp_path)
+    assert autolax.jit(reads_a_deleted_name_on_one_side)(-1.0) == 0.0
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 's'"):
+        autolax.jit(reads_a_deleted_name_on_one_side)(1.0)
 
 
 # ----------------------------------------------------------------------------- and / or

@@ -1013,10 +1013,17 @@ def test_a_traced_value_for_a_parameter_static_made_static_is_refused(tmp_path):
 def test_del_keeps_pythons_unbound_reads(tmp_path):
     # Fuzzer seed 1173: after `del z` in a staged loop, the output read the carried `z`
     # where Python raises UnboundLocalError. In an `if` run as Python, `del` stays `del`.
+    # The body of a loop with a traced condition reads `z` unbound whether or not an
+    # iteration runs: the runtime's body-fails.
     staged = "def f(x, n):\n    z = 1.5\n    k = 0\n    while k < n:\n        k += 1\n        del z\n        z = x + k\n    return z\n"
-    with pytest.raises(ConversionError, match="a read of 'z' in a staged body, where Python may find it unbound"):
-        convert_source("def f(x, n):\n    z = 1.5\n    k = 0\n    while k < n:\n        k += 1\n        del z\n"
-                       "        t, z = z, k\n    return z\n", "d.py", Options(only=("f",), standalone=True))
+    runtime, standalone = _runtime_and_standalone(
+        tmp_path, "def f(x, n):\n    z = 1.5\n    k = 0\n    while k < n:\n        k += 1\n        del z\n"
+                  "        t, z = z, k\n    return z\n", 1.0, 0)
+    assert runtime.code == standalone.code == "body-fails"
+    for error in (runtime, standalone):
+        assert "the `while` loop at" in str(error) and ("raised UnboundLocalError: cannot access local variable 'z' "
+                                                       "where it is not associated with a value while autolax staged it"
+                                                       in str(error))
     assert "def f" in convert_source(staged, "d.py", Options(only=("f",), standalone=True)).text  # no read: converted
     source = "def f(x, n):\n    z = 1.5\n    if n > 2:\n        del z\n    if x > 0:\n        x = x * 2\n    return x + z\n"
     path = tmp_path / "dels.py"
@@ -1107,6 +1114,34 @@ MORE_FAILS_WHILE_STAGED = {
                 x = x + queue[0] + len(alias)
             return x
         """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # Fuzzer seed 9027: `reverse` keeps the list's length and hands it to no one, and an
+    # empty list a staged loop carries is still known to be empty in its body.
+    "reverse": ("""\
+        def f(x):
+            items = []
+            while x > 0:
+                x = x - items[0]
+                items.reverse()
+            return x
+        """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
+    "sort": ("""\
+        def f(x):
+            items = []
+            if x > 0:
+                items.sort()
+                x = x + items[0]
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # A staged branch reading what it deleted: the runtime's branch-fails, in Python's words.
+    "deleted": ("""\
+        def f(x):
+            s = x * 2.0
+            if x > 0:
+                del s
+                x = x + s
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at",
+        "UnboundLocalError: cannot access local variable 's' where it is not associated with a value"),
     # Fuzzer seed 3500: a name bound nowhere, read in a staged branch.
     "name": ("""\
         def f(x):
@@ -1129,6 +1164,31 @@ def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
     assert_close(module.f(-1.0), -1.0)
     with pytest.raises((IndexError, NameError)):
         module.f(1.0)
+
+
+def test_an_empty_list_carried_by_staged_loops_stays_empty(tmp_path):
+    # The counterpart of MORE_FAILS_WHILE_STAGED's "reverse": staged loops that reorder an
+    # empty list and read only its length still run, as Python does.
+    source = textwrap.dedent("""\
+        def f(x, n):
+            items = []
+            for i in range(n):
+                x = x + len(items)
+                items.reverse()
+            k = 0
+            while k < n:
+                items.sort()
+                x = x * 2 + len(items)
+                k += 1
+            return x, items
+        """)
+    namespace, original = {}, {}
+    exec(convert_source(source, "carried.py", Options(all=True, standalone=True)).text, namespace)
+    exec(source, original)
+    for n in (3, -1):
+        got, want = jax.jit(namespace["f"])(1.0, n), original["f"](1.0, n)
+        assert_close(got[0], want[0])
+        assert got[1] == want[1] == []
 
 
 def test_a_range_of_literals_with_no_item_stages_nothing(tmp_path):
@@ -1221,9 +1281,9 @@ def test_a_list_filled_through_another_name_is_not_known_empty(tmp_path):
 def test_a_staged_call_of_a_function_reading_a_deleted_variable_is_refused(tmp_path):
     # Fuzzer seed 5244: a staged branch calls a function of the file that reads a variable it
     # deleted. Python raises UnboundLocalError only on the runs that call it; the output
-    # raised it while tracing, on every run. The runtime refuses it while staging (as an
-    # UndefinedVariableError, or branch-fails where the helper is not converted); the
-    # standalone conversion refuses it with the runtime's branch-fails.
+    # raised it while tracing, on every run. The runtime refuses it while staging
+    # (branch-fails, whether the helper is converted or not); the standalone conversion
+    # refuses it with the runtime's branch-fails.
     source = """\
         def helper(x):
             v = x
@@ -1237,8 +1297,9 @@ def test_a_staged_call_of_a_function_reading_a_deleted_variable_is_refused(tmp_p
             return x
         """
     runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
-    assert isinstance(runtime, UnboundLocalError) and isinstance(runtime, autolax.AutolaxError)
-    assert standalone.code == "branch-fails"
+    assert runtime.code == standalone.code == "branch-fails"
+    assert "raised UnboundLocalError: cannot access local variable 'v' where it is not associated with a value " \
+        "while autolax staged it" in str(runtime)
     assert "the `if` branch of the `if` at" in str(standalone) and (
         "raised UnboundLocalError: cannot access local variable 'v' where it is not associated with a value "
         "while autolax staged it" in str(standalone))

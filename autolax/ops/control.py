@@ -117,10 +117,11 @@ def _trace_branch(fn, in_state, out_names, site, side):
     try:
         return trace(fn, in_state, out_names, site=site)
     except Exception as exc:
-        if site.kind in ("if", "ternary") and report.raised_by_user_code(exc):
-            # Python raises it only if this branch runs, which only the running program knows.
+        if site.kind in ("if", "ternary") and (report.raised_by_user_code(exc) or report.unbound_read(exc)):
+            # Python raises it only if this branch runs, which only the running program knows
+            # (also a read of a variable the branch deleted: Python's UnboundLocalError).
             raise errors.make("branch-fails", side=side, stmt=site.what, source=site.source,
-                              error=f"{type(exc).__name__}: {exc}") from exc
+                              error=report.python_error(exc)) from exc
         if site.kind in ("if", "ternary") and isinstance(exc, report.TRACER_ERRORS):
             raise report.traced_value_error(exc, site, "its condition is traced") from exc
         report.add_staging_note(exc, site)
@@ -285,19 +286,20 @@ _TERNARY_ROLES = {"value": "the value of the conditional expression"}
 
 def _trace_side(thunk, site, side, caught_by=()):
     """One side of a conditional expression with a traced test, traced. A side that raises
-    an error of the user's code while traced (``items[-1]`` of an empty list) is staged as
-    raising that error when the program takes it, as Python raises it only then (``raise``
+    an error of the user's code while traced (``items[-1]`` of an empty list, a read of a
+    deleted variable) is staged as raising that error when the program takes it, as Python
+    raises it only then (``raise``
     and ``assert`` in a staged branch are staged so too, see ``checks.raising``) -- unless
     a handler of the ``try`` around it catches it (``caught_by``): then it is refused."""
     __tracebackhide__ = True
     try:
         return trace(thunk, State([]), ["value"], site=site)
     except Exception as exc:
-        if not report.raised_by_user_code(exc):
+        if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
         if checks.refused_in_try(type(exc), caught_by):
             raise errors.make("side-fails-in-try", side=side, where=site.where, source=site.source,
-                              error=f"{type(exc).__name__}: {exc}") from None
+                              error=report.python_error(exc)) from None
         error = exc.with_traceback(None)  # its frames hold the tracers of the abandoned trace
         error.add_note(f"(raised by the `{side}` side of the conditional expression at {site.where}, "
                        "which the program took)")

@@ -52,10 +52,10 @@ def _combine(kind, value, thunk, where):
     try:
         rest = trace(thunk, State([]), ["value"], site=site)
     except Exception as exc:
-        if not report.raised_by_user_code(exc):
+        if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
         raise errors.make("operand-fails", kind=kind, where=site.where, source=site.source,
-                          error=f"{type(exc).__name__}: {exc}",
+                          error=report.python_error(exc),
                           needed="true" if kind == "and" else "false") from exc
     if plan.logical_form(True, _harmless(rest)) == plan.LOGICAL:
         leaves, _, _ = rest((), rest.out)

@@ -311,19 +311,31 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
                 raise exc.error from None
             if isinstance(exc, report.TRACER_ERRORS):
                 raise report.traced_value_error(exc, site, "its bounds or condition are traced") from exc
+            if report.unbound_read(exc) and site.kind in ("for", "while") and _in_user_code(exc, site):
+                # A read of a variable with no value (deleted, or assigned later in the body):
+                # Python raises UnboundLocalError only if an iteration runs.
+                raise errors.make("body-fails", stmt=site.what, source=site.source,
+                                  error=report.python_error(exc)) from exc
             report.add_staging_note(exc, site)
             raise
         reason = report.unstageable_reason(exc, site)
         rewrite = report.unstageable_fix(exc)
     except Exception as exc:
-        if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
-                and _in_user_code(exc, site)):
-            # The loop may run no iteration (its bounds or condition are traced): Python would
-            # raise this only if one runs.
-            raise errors.make("body-fails", stmt=site.what, source=site.source,
-                              error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
-        report.add_staging_note(exc, site)
-        raise
+        if can_fall_back and report.failed_at_unbound_read(exc):
+            # A staged `if` in the body read a variable with no value: as for such a read in
+            # the body itself, the loop runs in Python (where the variable a later statement
+            # of the body assigns has one from the second iteration on).
+            reason = report.unstageable_reason(exc.__cause__, site)
+            rewrite = report.unstageable_fix(exc.__cause__)
+        else:
+            if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
+                    and _in_user_code(exc, site)):
+                # The loop may run no iteration (its bounds or condition are traced): Python
+                # would raise this only if one runs.
+                raise errors.make("body-fails", stmt=site.what, source=site.source,
+                                  error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
+            report.add_staging_note(exc, site)
+            raise
     if rec is not None:
         rec.rollback(mark)
     if report.is_strict():

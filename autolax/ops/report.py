@@ -410,6 +410,29 @@ def traced_value_error(exc, site, why: str) -> AutolaxError:
                        source=site.source, fix=unstageable_fix(exc))
 
 
+def unbound_read(exc: BaseException) -> bool:
+    """Is ``exc`` autolax's ``UndefinedVariableError`` for a read of a variable with no value
+    (``ops.assigned`` of a deleted or never assigned one; ``state.unbound_error``)? Python
+    raises ``UnboundLocalError`` there, on the runs that reach the read."""
+    return isinstance(exc, errors.UndefinedVariableError) and getattr(exc, "code", None) == "unbound"
+
+
+def python_error(exc: BaseException) -> str:
+    """``exc`` as Python would name it in one line (``IndexError: list index out of range``):
+    an unbound read is Python's ``UnboundLocalError`` and its words."""
+    if unbound_read(exc):
+        return f"UnboundLocalError: cannot access local variable '{exc.name}' where it is not associated with a value"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def failed_at_unbound_read(exc: BaseException) -> bool:
+    """Is ``exc`` the error of a staged branch or operand that read a variable with no value
+    (``branch-fails`` / ``operand-fails`` from ``unbound_read``)? A loop with static bounds
+    around it runs in Python instead, as for an unbound read directly in its body (the
+    variable a loop assigns later in its body has a value from the second iteration on)."""
+    return getattr(exc, "code", None) in ("branch-fails", "operand-fails") and unbound_read(exc.__cause__)
+
+
 def raised_by_user_code(exc: BaseException) -> bool:
     """Did ``exc`` come from the user's code -- its innermost frame is the user's, or a
     library function the user's code called refused its arguments (``jnp.stack([])``, a

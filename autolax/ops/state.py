@@ -110,7 +110,9 @@ def unbound_error(name: str, frame) -> errors.UndefinedVariableError:
     if frame is not None:
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
         at = f" at {sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}\n    {line}"
-    return errors.make("unbound", name=name, at=at)
+    exc = errors.make("unbound", name=name, at=at)
+    exc.name = name  # as Python's UnboundLocalError (NameError.name)
+    return exc
 
 
 def undefined(name: str, pending: bool = False) -> Undefined:

@@ -30,6 +30,7 @@ from autolax.sourcegen.standalone.values import (
     STATIC_ATTRS,
     STATIC_BUILTINS,
     TRACED,
+    UNDEFINED,
     Scope,
     Val,
     binop,
@@ -697,7 +698,13 @@ class Expressions:
         if self.staged and isinstance(name, syntax.Name) and scope.get(name.id).undefined:
             # In a staged body the name is a parameter of the body's function: reading it never
             # raises there, where Python raises UnboundLocalError (after `del`, or before any
-            # assignment on this path); the runtime checks it when the program runs.
+            # assignment on this path); the runtime checks it when the program runs. Unbound
+            # on every path (`del s`, then `s`, in a staged branch or the body of a loop with
+            # traced bounds), the runtime refuses it while staging (`branch-fails`,
+            # `body-fails`, ...), unless a loop around it can run as Python.
+            if self.failing is not None and not self.falling_back and scope.get(name.id) == UNDEFINED:
+                raise self.fails_while_staged(e, f"UnboundLocalError: cannot access local variable '{name.id}' where "
+                                                 "it is not associated with a value")
             raise self.refuse("standalone-op", e, call=f"{self.ops}.assigned (a read of '{name.id}' in a staged body, "
                                                        "where Python may find it unbound)")
         return self.expr(name, scope, truth)

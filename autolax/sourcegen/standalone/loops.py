@@ -282,8 +282,8 @@ class Loops:
             if self.final else []
         carried_vals = {n: carried(v, sized=not mixed) for n, v in vals.items()}
         test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
-        with self.staging(("body-fails", self.about(site))):  # the body may not run
-            body = self.staged_block(b_def.body, scope.child(dict(carried_vals)), self.about(site))
+        with self.staging(("body-fails", self.about(site))), self.falling_back_if(plan.can_fall_back(first.traced)):
+            body = self.staged_block(b_def.body, scope.child(dict(carried_vals)), self.about(site))  # may not run
         param = self.carry_param(names)
         self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.as_bool(test, tval)))
         self.loop_function(b_def, [param], self.unpack(names, b_def) + body[:-1], body[-1])
@@ -377,6 +377,8 @@ class Loops:
         failing = self.failing
         if not seq.static_trip or (exits is not None and not exits.after):
             self.failing = ("body-fails", self.about(site))
+        fallback = plan.can_fall_back(not seq.static_trip)
+        self.falling_back += fallback
         if form in (plan.WHILE, plan.EARLY_EXIT, plan.MASKED_SCAN):
             test_scope = scope.child(dict(carried_vals))
             if exits is not None and not exits.after:  # the test reads the item
@@ -396,6 +398,7 @@ class Loops:
         else:
             raise NotImplementedError(f"--standalone has no form for {form!r}")
         self.failing = failing
+        self.falling_back -= fallback
         for n, v in carried_vals.items():
             scope.set(n, v)
         if exits is not None:

@@ -118,6 +118,9 @@ class Lowering(Expressions, Loops):
         # Python may not run it (a branch of a staged `if`, an operand after a traced `and`),
         # as the runtime raises it; None where the output runs the code as Python would.
         self.failing = None
+        # Depth of staged loop bodies the runtime runs as a Python loop where they cannot be
+        # staged (static bounds, or a first test that is a Python value; see `op_assigned`).
+        self.falling_back = 0
         self.dead = False  # lowering code that never runs (see `dead_if`)
         readers = {n for n in READERS if self.ctx.resolve(n) is getattr(builtins, n)}
         self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated, self.joining_calls())
@@ -264,6 +267,16 @@ class Lowering(Expressions, Loops):
             yield
         finally:
             self.failing, self.dead = saved
+
+    @contextlib.contextmanager
+    def falling_back_if(self, fallback):
+        """Lowers the body of a staged loop that the runtime runs as a Python loop where its
+        body cannot be staged, if ``fallback`` (see ``op_assigned``)."""
+        self.falling_back += fallback
+        try:
+            yield
+        finally:
+            self.falling_back -= fallback
 
     def fails_while_staged(self, node, error):
         """The runtime's error for ``node``, which surely raises ``error`` when the output

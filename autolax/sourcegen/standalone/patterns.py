@@ -160,8 +160,9 @@ def restore_target(chain, ops):
 _PASSING_OPS = {"cond", "while_loop", "for_range", "for_iter", "append", "stacked", "assigned", "bound", "undefined"}
 
 
-# List methods that neither hand the list on nor lengthen it.
-_KEEPING_METHODS = {"pop", "index", "count", "copy"}
+# List methods that neither hand the list on nor lengthen it (``sort`` and ``reverse``
+# reorder it in place; fuzz seed 9027).
+_KEEPING_METHODS = {"pop", "index", "count", "copy", "sort", "reverse"}
 
 
 def unaliased_lists(fn, ops, readers=frozenset(), generated=frozenset(), reading_calls=frozenset()) -> set:

@@ -457,7 +457,11 @@ def without_items(val: Val) -> Val:
 def carried(val: Val, sized: bool = False) -> Val:
     """The Val of a variable carried by a staged loop (an array of the value's type);
     ``sized``: by a loop whose carry keeps one dtype (not a ``promoting_*`` loop), so a
-    float of an argument's unknown dtype has the carry's, as every value it is given must."""
+    float of an argument's unknown dtype has the carry's, as every value it is given must.
+    An empty list is carried as it is, an empty pytree: still known to be empty (a staged
+    body reading ``items[0]`` fails while traced; fuzz seed 9027)."""
+    if val.empty:
+        return val
     elts = tuple(carried(v, sized) for v in val.elts) if val.container and val.elts is not None else None
     return Val(traced=True, kind=val.kind, container=val.container, weak=val.is_weak, ndim=val.ndim, elts=elts,
                like=val.like, unsized=val.unsized and not sized)
