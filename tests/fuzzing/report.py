@@ -19,6 +19,7 @@ class Summary:
     python: Counter = field(default_factory=Counter)
     runs: Counter = field(default_factory=Counter)  # (path, verdict)
     refusals: Counter = field(default_factory=Counter)  # (path, exception type)
+    refused_as_python: Counter = field(default_factory=Counter)  # path (see ``runner.Result``)
     warnings: Counter = field(default_factory=Counter)  # (path, category)
     path_seconds: Counter = field(default_factory=Counter)
     constructs: dict = field(default_factory=dict)  # construct -> Counter of column -> programs
@@ -33,6 +34,7 @@ class Summary:
         self.python.update(r.python)
         self.runs.update(r.runs)
         self.refusals.update(r.refusals)
+        self.refused_as_python.update(r.refused_as_python)
         self.warnings.update(r.warnings)
         self.path_seconds.update(r.path_seconds)
         self.failures.extend(r.failures)
@@ -51,7 +53,7 @@ class Summary:
             row["jax-internal"] += "jax-internal" in cats
 
     def merge(self, other: "Summary") -> None:
-        for name in ("python", "runs", "refusals", "warnings", "path_seconds"):
+        for name in ("python", "runs", "refusals", "refused_as_python", "warnings", "path_seconds"):
             getattr(self, name).update(getattr(other, name))
         for c, row in other.constructs.items():
             self.constructs.setdefault(c, Counter()).update(row)
@@ -91,6 +93,10 @@ class Summary:
             f"programs: {self.failed_programs} with a mismatch ({self.silent_programs} silent), "
             f"{self.refused_programs} refused on some path"
         )
+        as_python = sum(self.refused_as_python.values())
+        if as_python:
+            out.append(f"of the refused runs, {as_python} raised an autolax error of the exception type Python raised "
+                       f"({as_python / runs:.1%} of all runs; UndefinedVariableError for UnboundLocalError, ...)")
         out.append("")
         out.append(self.path_table())
         out.append("")
