@@ -51,6 +51,7 @@ from autolax.sourcegen.standalone.values import (
     inexact,
     item_of,
     promoted_width_unknown,
+    traced_weak_first,
     weak_into_strong,
 )
 from autolax.transpile import syntax
@@ -280,7 +281,8 @@ class Loops:
         mixed = self.carry_mixed(names, vals, scope, outs)
         inits = self.initialise(names, vals, scope, t_def, site) + self.promote(names, vals, scope, t_def, staged=True) \
             if self.final else []
-        carried_vals = {n: carried(v, sized=not mixed) for n, v in vals.items()}
+        carried_vals = {n: carried(v, sized=not mixed and not traced_weak_first(scope.get(n), v))
+                        for n, v in vals.items()}
         test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
         with self.staging(("body-fails", self.about(site))), self.falling_back_if(plan.can_fall_back(first.traced)):
             body = self.staged_block(b_def.body, scope.child(dict(carried_vals)), self.about(site))  # may not run
@@ -362,7 +364,8 @@ class Loops:
         mixed = self.carry_mixed(names, vals, scope, outs)
         prelude = self.initialise(names, vals, scope, b_def, site) + self.promote(names, vals, scope, b_def, staged=True) \
             if self.final else []
-        carried_vals = {n: carried(vals[n], sized=not mixed) for n in names}
+        carried_vals = {n: carried(vals[n], sized=not mixed and not traced_weak_first(scope.get(n), vals[n]))
+                        for n in names}
         # A carry of unknown dtype may be floating point: the early-exit form differentiates
         # correctly for every dtype (an integer carry's derivative is just zero).
         floats = inexact(carried_vals.values())
