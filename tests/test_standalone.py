@@ -1132,6 +1132,15 @@ MORE_FAILS_WHILE_STAGED = {
                 x = x + items[0]
             return x
         """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # Fuzzer seed 9994: `clear` leaves an empty list empty and hands it to no one.
+    "clear": ("""\
+        def f(x):
+            items = []
+            items.clear()
+            while x > 0:
+                x = x - 1.0 + items[-1]
+            return x
+        """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
     # A staged branch reading what it deleted: the runtime's branch-fails, in Python's words.
     "deleted": ("""\
         def f(x):
