@@ -529,6 +529,16 @@ def int_to_float_of_argument(xs, n):  # fuzzer seed 5825: `u` becomes a float of
         k += 1
         u = xs[-1]
     return u
+
+
+def number_made_float_in_loop(xs):
+    # Fuzz seed 6361: the scan first traces its body with z weakly typed (a float64 under
+    # x64), the branch gives xs's width: the cond promotes.
+    z = 2.0
+    for x in xs:
+        if x > 0:
+            z += xs[1]
+    return z
 '''
 
 PROMOTING_INPUTS = {
@@ -549,6 +559,7 @@ PROMOTING_INPUTS = {
                              np.array([-2, -1, 4, 5], np.int32))],
     "masked_early_exit_promotes": [(np.float32(-4.0), 2.0, np.array([3.5, -0.5, 0.0, -1.0], np.float32),
                                     np.array([-2, -1, 4, 5], np.int32))],
+    "number_made_float_in_loop": [(np.array([3.5, -0.5, 0.0], np.float32),), (np.array([-3.5, -0.5], np.float32),)],
     "int_to_float_of_argument": [(np.array([3.5, -0.5, 0.0, -1.0], np.float32), np.int32(3)),
                                  (np.array([-3.5, -0.5, 0.0, -1.0], np.float32), np.int32(0))],
 }
