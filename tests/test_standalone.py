@@ -539,6 +539,17 @@ def number_made_float_in_loop(xs):
         if x > 0:
             z += xs[1]
     return z
+
+
+def number_made_float_in_while(xs, limit):
+    total = 0.0
+    i = 0
+    while i < xs.shape[0] and total < limit:
+        x = xs[i]
+        i += 1
+        if x > 0:
+            total += x * x
+    return total
 '''
 
 PROMOTING_INPUTS = {
@@ -560,6 +571,8 @@ PROMOTING_INPUTS = {
     "masked_early_exit_promotes": [(np.float32(-4.0), 2.0, np.array([3.5, -0.5, 0.0, -1.0], np.float32),
                                     np.array([-2, -1, 4, 5], np.int32))],
     "number_made_float_in_loop": [(np.array([3.5, -0.5, 0.0], np.float32),), (np.array([-3.5, -0.5], np.float32),)],
+    "number_made_float_in_while": [(np.array([3.5, -0.5, 2.0], np.float32), np.float32(100.0)),
+                                   (np.array([3.5, -0.5, 2.0], np.float32), np.float32(1.0))],
     "int_to_float_of_argument": [(np.array([3.5, -0.5, 0.0, -1.0], np.float32), np.int32(3)),
                                  (np.array([-3.5, -0.5, 0.0, -1.0], np.float32), np.int32(0))],
 }
