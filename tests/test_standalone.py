@@ -1165,6 +1165,15 @@ MORE_FAILS_WHILE_STAGED = {
                 x = x - 1.0 + items[-1]
             return x
         """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
+    # ... and empties a list nothing else holds.
+    "cleared": ("""\
+        def f(x):
+            items = [1.0, 2.0]
+            items.clear()
+            if x > 0:
+                x = x + items[0]
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
     # A staged branch reading what it deleted: the runtime's branch-fails, in Python's words.
     "deleted": ("""\
         def f(x):
@@ -1222,6 +1231,26 @@ def test_an_empty_list_carried_by_staged_loops_stays_empty(tmp_path):
         got, want = jax.jit(namespace["f"])(1.0, n), original["f"](1.0, n)
         assert_close(got[0], want[0])
         assert got[1] == want[1] == []
+
+
+def test_a_list_cleared_then_filled_is_read_as_python_does():
+    # The counterpart of MORE_FAILS_WHILE_STAGED's "cleared": a list cleared, then appended
+    # to, is not known empty.
+    source = textwrap.dedent("""\
+        def f(x):
+            items = [1.0]
+            for i in range(3):
+                items.clear()
+                items.append(x * i)
+            if x > 0:
+                x = x + items[0]
+            return x
+        """)
+    namespace, original = {}, {}
+    exec(convert_source(source, "cleared.py", Options(all=True, standalone=True)).text, namespace)
+    exec(source, original)
+    for x in (1.5, -1.0):
+        assert_close(jax.jit(namespace["f"])(x), original["f"](x))
 
 
 def test_a_range_of_literals_with_no_item_stages_nothing(tmp_path):
