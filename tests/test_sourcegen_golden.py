@@ -453,7 +453,7 @@ STANDALONE = {
                 def if_false(total):
                     return total
 
-                total = jax.lax.cond(jnp.logical_not(x < 0), if_true, if_false, total)
+                total = promoting_cond(jnp.logical_not(x < 0), if_true, if_false, total)
                 return (total, None)
 
             total, _ = jax.lax.scan(loop_body, total, xs)

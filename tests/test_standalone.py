@@ -529,6 +529,27 @@ def int_to_float_of_argument(xs, n):  # fuzzer seed 5825: `u` becomes a float of
         k += 1
         u = xs[-1]
     return u
+
+
+def number_made_float_in_loop(xs):
+    # Fuzz seed 6361: the scan first traces its body with z weakly typed (a float64 under
+    # x64), the branch gives xs's width: the cond promotes.
+    z = 2.0
+    for x in xs:
+        if x > 0:
+            z += xs[1]
+    return z
+
+
+def number_made_float_in_while(xs, limit):
+    total = 0.0
+    i = 0
+    while i < xs.shape[0] and total < limit:
+        x = xs[i]
+        i += 1
+        if x > 0:
+            total += x * x
+    return total
 '''
 
 PROMOTING_INPUTS = {
@@ -549,6 +570,9 @@ PROMOTING_INPUTS = {
                              np.array([-2, -1, 4, 5], np.int32))],
     "masked_early_exit_promotes": [(np.float32(-4.0), 2.0, np.array([3.5, -0.5, 0.0, -1.0], np.float32),
                                     np.array([-2, -1, 4, 5], np.int32))],
+    "number_made_float_in_loop": [(np.array([3.5, -0.5, 0.0], np.float32),), (np.array([-3.5, -0.5], np.float32),)],
+    "number_made_float_in_while": [(np.array([3.5, -0.5, 2.0], np.float32), np.float32(100.0)),
+                                   (np.array([3.5, -0.5, 2.0], np.float32), np.float32(1.0))],
     "int_to_float_of_argument": [(np.array([3.5, -0.5, 0.0, -1.0], np.float32), np.int32(3)),
                                  (np.array([-3.5, -0.5, 0.0, -1.0], np.float32), np.int32(0))],
 }
@@ -1132,6 +1156,24 @@ MORE_FAILS_WHILE_STAGED = {
                 x = x + items[0]
             return x
         """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
+    # Fuzzer seed 9994: `clear` leaves an empty list empty and hands it to no one.
+    "clear": ("""\
+        def f(x):
+            items = []
+            items.clear()
+            while x > 0:
+                x = x - 1.0 + items[-1]
+            return x
+        """, "body-fails", "the `while` loop at", "IndexError: list index out of range"),
+    # ... and empties a list nothing else holds.
+    "cleared": ("""\
+        def f(x):
+            items = [1.0, 2.0]
+            items.clear()
+            if x > 0:
+                x = x + items[0]
+            return x
+        """, "branch-fails", "the `if` branch of the `if` at", "IndexError: list index out of range"),
     # A staged branch reading what it deleted: the runtime's branch-fails, in Python's words.
     "deleted": ("""\
         def f(x):
@@ -1189,6 +1231,26 @@ def test_an_empty_list_carried_by_staged_loops_stays_empty(tmp_path):
         got, want = jax.jit(namespace["f"])(1.0, n), original["f"](1.0, n)
         assert_close(got[0], want[0])
         assert got[1] == want[1] == []
+
+
+def test_a_list_cleared_then_filled_is_read_as_python_does():
+    # The counterpart of MORE_FAILS_WHILE_STAGED's "cleared": a list cleared, then appended
+    # to, is not known empty.
+    source = textwrap.dedent("""\
+        def f(x):
+            items = [1.0]
+            for i in range(3):
+                items.clear()
+                items.append(x * i)
+            if x > 0:
+                x = x + items[0]
+            return x
+        """)
+    namespace, original = {}, {}
+    exec(convert_source(source, "cleared.py", Options(all=True, standalone=True)).text, namespace)
+    exec(source, original)
+    for x in (1.5, -1.0):
+        assert_close(jax.jit(namespace["f"])(x), original["f"](x))
 
 
 def test_a_range_of_literals_with_no_item_stages_nothing(tmp_path):

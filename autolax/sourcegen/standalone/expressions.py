@@ -297,6 +297,10 @@ class Expressions:
             if (e.func.attr == "pop" and self.failing is not None and owner.empty and not owner.traced
                     and isinstance(e.func.value, syntax.Name) and e.func.value.id in self.unaliased):
                 raise self.fails_while_staged(e, "IndexError: pop from empty list")
+            if (e.func.attr == "clear" and not e.args and owner.ctype == "list" and not owner.traced
+                    and isinstance(e.func.value, syntax.Name) and e.func.value.id in self.unaliased):
+                # A list nothing else holds is empty after `clear()` (as after `= []`).
+                scope.set(e.func.value.id, replace(owner, empty=True, elts=None, items=None))
             if e.func.attr in _SEARCHING and e.args and not isinstance(e.args[0], syntax.Starred):
                 self.searched(e.func.value, owner, e.args[0], vals[0], e)
             if e.func.attr in CONTAINER_METHODS:

@@ -51,6 +51,7 @@ from autolax.sourcegen.standalone.values import (
     inexact,
     item_of,
     promoted_width_unknown,
+    traced_weak_first,
     weak_into_strong,
 )
 from autolax.transpile import syntax
@@ -281,9 +282,12 @@ class Loops:
         inits = self.initialise(names, vals, scope, t_def, site) + self.promote(names, vals, scope, t_def, staged=True) \
             if self.final else []
         carried_vals = {n: carried(v, sized=not mixed) for n, v in vals.items()}
-        test, tval = self.expr(test, scope.child(dict(carried_vals)), truth=True)
+        # (In the body, a Python number the loop makes a float of an argument's width is of no
+        # known dtype: the lax loop first traces it weakly typed.)
+        body_vals = {n: carried(v, sized=not mixed and not traced_weak_first(scope.get(n), v)) for n, v in vals.items()}
+        test, tval = self.expr(test, scope.child(dict(body_vals)), truth=True)
         with self.staging(("body-fails", self.about(site))), self.falling_back_if(plan.can_fall_back(first.traced)):
-            body = self.staged_block(b_def.body, scope.child(dict(carried_vals)), self.about(site))  # may not run
+            body = self.staged_block(b_def.body, scope.child(dict(body_vals)), self.about(site))  # may not run
         param = self.carry_param(names)
         self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.as_bool(test, tval)))
         self.loop_function(b_def, [param], self.unpack(names, b_def) + body[:-1], body[-1])
@@ -363,12 +367,16 @@ class Loops:
         prelude = self.initialise(names, vals, scope, b_def, site) + self.promote(names, vals, scope, b_def, staged=True) \
             if self.final else []
         carried_vals = {n: carried(vals[n], sized=not mixed) for n in names}
+        # (In the body, a Python number the loop makes a float of an argument's width is of no
+        # known dtype: the lax loop first traces it weakly typed.)
+        body_vals = {n: carried(vals[n], sized=not mixed and not traced_weak_first(scope.get(n), vals[n]))
+                     for n in names}
         # A carry of unknown dtype may be floating point: the early-exit form differentiates
         # correctly for every dtype (an integer carry's derivative is just zero).
         floats = inexact(carried_vals.values())
         facts = replace(facts, inexact=floats is not False, effects=self.effects(loop_fns))
         form = plan.loop_form(facts)
-        body_scope = scope.child(dict(carried_vals))
+        body_scope = scope.child(dict(body_vals))
         body_scope.set(item, Val(traced=True, kind=seq.item_val.kind, ndim=seq.item_val.ndim,
                                  elts=seq.item_val.elts and tuple(TRACED for _ in seq.item_val.elts)))
         # The body may not run (traced bounds; a test before the first item): what fails
@@ -380,7 +388,7 @@ class Loops:
         fallback = plan.can_fall_back(not seq.static_trip)
         self.falling_back += fallback
         if form in (plan.WHILE, plan.EARLY_EXIT, plan.MASKED_SCAN):
-            test_scope = scope.child(dict(carried_vals))
+            test_scope = scope.child(dict(body_vals))
             if exits is not None and not exits.after:  # the test reads the item
                 test_scope.set(item, body_scope.get(item))
             stop = None

@@ -406,6 +406,16 @@ def promoted_width_unknown(entry: Val, final: Val) -> bool:
             and final.unsized and not entry.container and not final.container)
 
 
+def traced_weak_first(entry: Val, final: Val) -> bool:
+    """Does a Python number (weakly typed) enter a staged loop that makes it a float of an
+    argument's width, which nothing here knows (``z = 2.0`` before ``z += xs[4]``)? The lax
+    loop traces its body first with the weak value (a float64 under x64), then again with
+    the width the body gives it: in the body, its dtype is not one known here, so a staged
+    ``if`` there whose other side gives the body's width calls ``promoting_cond``."""
+    return (entry.is_weak and not entry.container and not entry.undefined and not final.container
+            and final.kind in ("float", "complex") and final.unsized)
+
+
 def weak_into_strong(entry: Val, out: Val) -> bool:
     """Does an iteration give a Python number (weakly typed) to a variable that enters the
     loop as an array of a numeric kind, whose width nothing here knows? ``lax`` loops need
