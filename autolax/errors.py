@@ -76,17 +76,16 @@ class UndefinedVariableError(AutolaxError, UnboundLocalError):
     both branches and a staged loop runs its body for every iteration, so autolax must know
     every carried variable's value on every path. Raised when:
 
-    * a variable is assigned in only one branch of an ``if`` whose condition is traced and
-      is used after the ``if``::
+    * a variable is read before it is assigned (for example a loop reading a value it only
+      assigns later in its body), or after a loop that ran zero times was its only
+      assignment, or after an ``if`` whose other branch assigns it::
 
           if x > 0:
               y = 1.0
-          return y          # 'y' is assigned only in the `if` branch
+          return y          # x <= 0: 'y' is unbound here, as in Python
 
-    * a variable is read before it is assigned (for example a loop reading a value it only
-      assigns later in its body), or after a loop that ran zero times was its only
-      assignment. When that depends on traced values (a loop over a traced range), the check
-      runs when the program runs (see ``autolax.jit``: it raises this error then).
+      When that depends on traced values (a loop over a traced range, a traced condition),
+      the check runs when the program runs (see ``autolax.jit``: it raises this error then).
 
     It is an ``UnboundLocalError`` (a ``NameError``), as Python raises.
 
@@ -363,9 +362,10 @@ MESSAGES = {
     "unbound-after-loop": Message(
         UndefinedVariableError,
         "cannot access local variable '{name}' where it is not associated with a value (at {where}): "
-        "no iteration of the staged loop that assigns it did so (it ran zero times, or the assignment "
-        "was never reached), which the running program found",
-        "assign '{name}' before the loop, or make sure the loop assigns it.",
+        "the staged statement that assigns it did not (a loop that ran zero times or never reached "
+        "the assignment, or an `if` whose traced condition chose the branch that does not assign it), "
+        "which the running program found",
+        "assign '{name}' before the loop or the `if` (for example {name} = jnp.zeros_like(...)), or on every path.",
         "#when-autolax-says-no",
     ),
     "array-condition": Message(

@@ -138,16 +138,32 @@ def test_converted_loops_are_staged_not_unrolled(original, converted, standalone
 def test_default_output_keeps_runtime_error_messages(tmp_path):
     # Code loaded from a converted file carries its statements' descriptors: the runtime
     # names the variable and the user's original file and line, as the decorator does.
+    src = write(tmp_path / "shapes.py", "import autolax\nimport jax.numpy as jnp\n\n\n@autolax.jit\ndef f(x):\n"
+                "    if x > 0:\n        y = jnp.ones(2)\n    else:\n        y = jnp.ones(3)\n    return y\n")
+    out = tmp_path / "shapes_conv.py"
+    assert cli.main(["convert", str(src), "-o", str(out)]) == 0
+    module = load(out, "shapes_conv")
+    with pytest.raises(Exception) as info:
+        module.f(2.0)  # @jax.jit now: x is traced
+    assert type(info.value).__name__ == "StateMismatchError"
+    assert f"'y' is float32[2] in the `if` branch and float32[3] in the `else` branch of the `if` at {src}:7" in str(info.value)
+    assert "    if x > 0:" in str(info.value)  # the source line, read from the original file
+
+
+def test_default_output_names_the_users_line_in_run_time_errors(tmp_path):
+    # A read Python may find unbound (the `if` assigns 'y' on one side) is checked when the
+    # program runs; the check names the original file's line, not the written file's.
     src = write(tmp_path / "onebranch.py", "import autolax\n\n\n@autolax.jit\ndef f(x):\n    if x > 0:\n"
                 "        y = 1.0\n    return y\n")
     out = tmp_path / "onebranch_conv.py"
     assert cli.main(["convert", str(src), "-o", str(out)]) == 0
+    assert f"return ops.assigned(y, at='{src}:8')" in out.read_text()
     module = load(out, "onebranch_conv")
-    with pytest.raises(Exception) as info:
-        module.f(2.0)  # @jax.jit now: x is traced
-    assert type(info.value).__name__ == "UndefinedVariableError"
-    assert f"'y' is assigned only in the `if` branch of the `if` at {src}:6" in str(info.value)
-    assert "    if x > 0:" in str(info.value)  # the source line, read from the original file
+    assert float(module.f(2.0)) == 1.0  # the branch that assigns 'y' ran: Python's value
+    with pytest.raises(jax.errors.JaxRuntimeError) as info:
+        module.f(-2.0)  # Python: UnboundLocalError; under plain jax.jit, JAX's run-time error
+    assert "UndefinedVariableError: cannot access local variable 'y'" in str(info.value)
+    assert f"(at {src}:8)" in str(info.value)
 
 
 # ----------------------------------------------------------------------------- output

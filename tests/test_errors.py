@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import pytest
 
 import autolax
+from paths import check_all_paths
 
 HERE = __file__
 
@@ -23,16 +24,23 @@ def one_sided(x):
     return y
 
 
-def test_variable_defined_on_one_side_of_traced_if():
+def test_variable_defined_on_one_side_of_traced_if(tmp_path):
+    # The branch that assigns 'y' ran: Python's value, on every path.
+    check_all_paths(one_sided, 1.0, tmp_dir=tmp_path)
+    # The other branch ran: Python's UnboundLocalError, raised when the program runs (the
+    # condition is traced), with autolax's text naming the variable and the line of the read.
+    check_all_paths(one_sided, -1.0, tmp_dir=tmp_path)
     with pytest.raises(autolax.UndefinedVariableError) as info:
-        autolax.jit(one_sided)(1.0)
+        autolax.jit(one_sided)(-1.0)
+    assert isinstance(info.value, UnboundLocalError)
     msg = str(info.value)
-    assert f"'y' is assigned only in the `if` branch of the `if` at {HERE}:{line_of(one_sided, 1)}" in msg
-    assert "    if x > 0:" in msg
-    assert "both branches are staged with lax.cond" in msg
-    assert "Fix: assign 'y' before the `if`" in msg
-    # With a concrete condition it is plain Python: fine when the branch runs.
-    assert autolax.convert(one_sided)(1.0) == 2.0
+    assert f"cannot access local variable 'y' where it is not associated with a value (at {HERE}:{line_of(one_sided, 3)})" in msg
+    assert "an `if` whose traced condition chose the branch that does not assign it" in msg
+    assert "Fix: assign 'y' before the loop or the `if` (for example y = jnp.zeros_like(...)), or on every path." in msg
+    # Staged, not decided while tracing: a select on the traced condition (both sides only
+    # move values), and the check's callback.
+    jaxpr = str(jax.make_jaxpr(autolax.convert(one_sided))(1.0))
+    assert "select_n" in jaxpr and "callback" in jaxpr
 
 
 def reshaping_while(x, n):

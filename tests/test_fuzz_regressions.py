@@ -163,9 +163,14 @@ def maybe_unbound(a, c):
     return d
 
 
-def test_a_read_python_may_find_unbound_still_raises():
-    with pytest.raises(autolax.UndefinedVariableError, match="'d' is assigned only in the `if` branch"):
-        autolax.jit(maybe_unbound)(1.0, 1.0)
+@pytest.mark.parametrize("a, c", [(1.0, 1.0), (1.0, -1.0), (-1.0, 1.0)])
+def test_a_read_python_may_find_unbound_raises_only_when_it_is(a, c, tmp_path):
+    # (1, 1) and (-1, 1) assign 'd'; (1, -1) takes the inner `if`'s missing `else`: Python's
+    # UnboundLocalError, found when the program runs.
+    check_all_paths(maybe_unbound, a, c, tmp_dir=tmp_path)
+    if c < 0:
+        with pytest.raises(autolax.UndefinedVariableError, match="cannot access local variable 'd'"):
+            autolax.jit(maybe_unbound)(a, c)
 
 
 def iterates_dict_through_staged_if(a, b, xs):

@@ -239,17 +239,40 @@ def safe_sqrt(x):
     return root
 """
     defined = ok(ip, cell)
+    assert float(run(ip, "safe_sqrt(4.0)").result) == 2.0  # the branch that assigns 'root' ran
     with capture_output() as captured:
-        result = run(ip, "safe_sqrt(4.0)")
+        result = run(ip, "safe_sqrt(-4.0)")  # Python: UnboundLocalError at `return root`
     err = result.error_in_exec
-    assert isinstance(err, autolax.UndefinedVariableError)
+    assert isinstance(err, autolax.UndefinedVariableError) and isinstance(err, UnboundLocalError)
     filename = jit_info(ip.user_ns["safe_sqrt"]).fn.__code__.co_filename
+    line = cell_line(cell, "return root")
+    assert line == 5
+    assert f"cannot access local variable 'root' where it is not associated with a value (at {display_filename(filename)}:{line})" in str(err)
+    assert linecache.getline(filename, line).strip() == "return root"
+    assert "UndefinedVariableError" in ANSI.sub("", captured.stdout)
+
+
+def test_error_while_tracing_shows_the_cells_own_line_in_the_traceback(ip):
+    cell = """\
+%%autolax
+def pad(x):
+    if x > 0:
+        out = jnp.ones(2)
+    else:
+        out = jnp.ones(3)
+    return out
+"""
+    defined = ok(ip, cell)
+    with capture_output() as captured:
+        result = run(ip, "pad(4.0)")
+    err = result.error_in_exec
+    assert isinstance(err, autolax.StateMismatchError)
+    filename = jit_info(ip.user_ns["pad"]).fn.__code__.co_filename
     line = cell_line(cell, "if x > 0:")
     assert line == 3
-    assert f"'root' is assigned only in the `if` branch of the `if` at {display_filename(filename)}:{line}," in str(err)
-    assert linecache.getline(filename, line).strip() == "if x > 0:"
+    assert f"of the `if` at {display_filename(filename)}:{line}\n" in str(err)
     # IPython's traceback shows the frame as the magic cell's own line.
-    frame = f"Cell In[{defined.execution_count}], line {line}, in safe_sqrt"
+    frame = f"Cell In[{defined.execution_count}], line {line}, in pad"
     assert frame in ANSI.sub("", captured.stdout)
 
 
@@ -281,9 +304,9 @@ def test_syntax_error_and_ipython_syntax_keep_cell_lines(ip):
     cell = "%%autolax\n\nfiles = !echo one\ndef g(x):\n    if x > 0:\n        y = x\n    return y\n"
     ok(ip, cell)
     assert ip.user_ns["files"] == ["one"]
-    err = run(ip, "g(1.0)").error_in_exec
+    err = run(ip, "g(-1.0)").error_in_exec
     filename = display_filename(jit_info(ip.user_ns["g"]).fn.__code__.co_filename)
-    assert f"{filename}:{cell_line(cell, 'if x > 0:')}," in str(err)
+    assert f"(at {filename}:{cell_line(cell, 'return y')})" in str(err)
 
 
 def test_failed_cell_leaves_the_namespace_as_it_was(ip):
@@ -414,8 +437,9 @@ def test_tour_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     define = _outputs(nb, "error-define")
     line = cell_line(define.source, "if x > 0:")
     message = _text(_outputs(nb, "error-message"), ["stream"])
-    assert re.search(rf"'root' is assigned only in the `if` branch of the `if` at In\[\d+\]:{line}, ", message)
-    assert "Fix: assign 'root' before the `if`" in message
+    assert re.search(rf"'out' is float32\[2\] in the `if` branch and float32\[3\] in the `else` branch of the `if` "
+                     rf"at In\[\d+\]:{line}\n", message)
+    assert "Fix: compute values of one shape in both branches" in message
 
     xs, thresholds = [0.5, 1.5, 3.0, 0.2], (1.0, 5.0)
     expected = [next((i for i, x in enumerate(xs) if x > t), -1) for t in thresholds]

@@ -1365,7 +1365,7 @@ STANDALONE_ERRORS = {
             return y
         """,
         "golden.py:8:5: error: 'y' is assigned only in the `if` branch of the `if` at golden.py:8, and used after "
-        "it:\n    if x > 0:\nThe condition is traced, so both branches are staged with lax.cond and each must give "
+        "it: (drop --standalone to use the autolax runtime)\n    if x > 0:\nThe condition is traced, so both branches are staged with lax.cond and each must give "
         "'y' a value.",
     ),
     "or_calls_value": (

@@ -249,12 +249,6 @@ def _runtime_and_standalone(tmp_path, source, *args):
 
 
 REFUSED_BY_BOTH = {
-    "if-one-sided": ("""\
-        def f(x):
-            if x > 0:
-                y = 1.0
-            return y
-        """, 2.0),
     "append-length-depends-on-data": ("""\
         def f(x):
             out = []
@@ -273,6 +267,20 @@ def test_refusals_say_the_runtimes_words(tmp_path, code):
     assert runtime.code == standalone.code == code
     assert f"{standalone.reason}\nFix: {standalone.fix}" == str(runtime)
     assert "drop --standalone" not in str(standalone)  # the runtime refuses it too
+
+
+def test_one_sided_if_is_refused_by_standalone_only(tmp_path):
+    # The runtime stages it and checks the read when the program runs (Python's value when
+    # the assigning branch ran); plain JAX output has no such check, so --standalone refuses.
+    path = tmp_path / "onesided.py"
+    path.write_text("import jax.numpy as jnp\n\n\ndef f(x):\n    if x > 0:\n        y = 1.0\n    return y\n")
+    module = load(path, "onesided")
+    assert float(autolax.jit(module.f)(2.0)) == 1.0
+    with pytest.raises(ConversionError) as info:
+        convert_source(path.read_text(), str(path), Options(only=("f",), standalone=True))
+    assert info.value.code == "if-one-sided"
+    assert "'y' is assigned only in the `if` branch of the `if` at" in str(info.value)
+    assert "drop --standalone to use the autolax runtime" in str(info.value)
 
 
 def test_refusal_of_what_the_runtime_unrolls_says_its_reason_and_to_drop_standalone(tmp_path):

@@ -101,13 +101,17 @@ jax.tree_util.register_pytree_node(
 )
 
 
-def unbound_error(name: str, frame) -> errors.UndefinedVariableError:
-    """The error for reading ``name`` unbound, located at the first frame of user code at or
-    above ``frame``."""
+def unbound_error(name: str, frame, where: str | None = None) -> errors.UndefinedVariableError:
+    """The error for reading ``name`` unbound, located at ``where`` ("file:line", given by
+    code written to a file) or else at the first frame of user code at or above ``frame``."""
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
     at = ""
-    if frame is not None:
+    if where is not None:
+        filename, _, lineno = where.rpartition(":")
+        line = linecache.getline(filename, int(lineno)).strip()
+        at = f" at {sites.display_filename(filename)}:{lineno}\n    {line}"
+    elif frame is not None:
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
         at = f" at {sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}\n    {line}"
     exc = errors.make("unbound", name=name, at=at)
@@ -478,11 +482,10 @@ def join_branches(true_state: State, false_state: State, site) -> State:
             if undefined.is_pending or a.name in site.always_bound:
                 specs.append(defined)
                 continue
-            if undefined.undefined_kind == "loop":  # the loop may never assign it: flag it
-                specs.append(defined.maybe_bound())
-                continue
-            side, other = ("`if`", "`else`") if b.is_undefined else ("`else`", "`if`")
-            raise _error("if-one-sided", site, a.name, side=side, other=other)
+            # Python raises UnboundLocalError at a later read only when the other branch ran:
+            # carry the value with a flag, and `ops.assigned` checks it when the program runs.
+            specs.append(defined.maybe_bound())
+            continue
         if a.is_maybe_bound != b.is_maybe_bound:
             a, b = a.maybe_bound(), b.maybe_bound()
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
@@ -529,21 +532,25 @@ def join_iterations(before: State, after: State, site) -> State:
     return State(specs, site)
 
 
-def assigned(value):
+def assigned(value, at=None):
     """``ops.assigned(x)`` at a read of ``x`` where Python might find it unbound.
 
     Equivalent Python: ``x`` (which raises ``UnboundLocalError`` if ``x`` has no value).
 
     ``x`` holds ``Undefined`` when no statement assigned it (raises now), or a
-    ``MaybeBound`` after a staged loop that may not have assigned it (checked when the
-    program runs, see ``autolax.ops.checks``).
+    ``MaybeBound`` after a staged loop or ``if`` that may not have assigned it (checked when
+    the program runs, see ``autolax.ops.checks``). ``at``: "file:line" of the read, written
+    by the CLI (the frame of a written file has other lines than the user's).
     """
     __tracebackhide__ = True
     if isinstance(value, Undefined):
-        raise unbound_error(value.name, sys._getframe(1))
+        raise unbound_error(value.name, sys._getframe(1), at)
     if isinstance(value, MaybeBound):
-        frame = sys._getframe(1)
-        where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
+        if at is None:
+            frame = sys._getframe(1)
+            at = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        filename, _, line = at.rpartition(":")
+        where = f"{sites.display_filename(filename)}:{line}"
         name = value.name
         checks.fail_unless(value.assigned, lambda: errors.make("unbound-after-loop", name=name, where=where))
         return value.value

@@ -29,19 +29,20 @@ class Reads(syntax.NodeTransformer):
     """Wraps loads of ``names`` in one statement (not inside nested ``def``/``class``) in
     ``ops.<op>(name)``: ``ops.assigned`` here, ``ops.bound`` for ``passes.loop_exits``."""
 
-    def __init__(self, names, ops, op="assigned"):
+    def __init__(self, names, ops, op="assigned", at_file=None):
         self.names = names
         self.ops = ops
         self.op = op
+        self.at_file = at_file
 
     def visit_Name(self, node):
         if isinstance(node.ctx, syntax.Load) and node.id in self.names:
-            return syntax.copy_location(syntax.call(f"{self.ops}.{self.op}", [node]), node)
+            return syntax.copy_location(_read(self.ops, self.op, node, self.at_file), node)
         return node
 
     def visit_Lambda(self, node):
         params = set(syntax.param_names(node.args))
-        inner = Reads(self.names - params, self.ops, self.op)
+        inner = Reads(self.names - params, self.ops, self.op, self.at_file)
         node.body = inner.visit(node.body)
         return node
 
@@ -49,7 +50,7 @@ class Reads(syntax.NodeTransformer):
         bound = set()
         for gen in node.generators:
             bound |= target_names(gen.target)
-        self.generic_visit(node) if not bound & self.names else Reads(self.names - bound, self.ops, self.op).generic_visit(node)
+        self.generic_visit(node) if not bound & self.names else Reads(self.names - bound, self.ops, self.op, self.at_file).generic_visit(node)
         return node
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
@@ -60,6 +61,16 @@ class Reads(syntax.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
 
+def _read(ops, op, name_node, at_file, located=None):
+    """``ops.assigned(x)``; in code written to a file (the CLI), ``ops.assigned(x, at='F:L')``
+    names the user's file and line, which the frame of the written file does not."""
+    located = located if located is not None else name_node
+    keywords = None
+    if at_file and op == "assigned" and getattr(located, "lineno", None):
+        keywords = {"at": syntax.constant(f"{at_file}:{located.lineno}")}
+    return syntax.call(f"{ops}.{op}", [name_node], keywords)
+
+
 class FreeReads(Reads):
     """``Reads`` in the body of a nested ``def``, of the enclosing function's variables that
     may be unbound where the ``def`` stands (``ops.undefined``, or a ``MaybeBound`` a staged
@@ -67,7 +78,7 @@ class FreeReads(Reads):
     does (see ``Reads.visit_Lambda``)."""
 
     def visit_FunctionDef(self, node):
-        FreeReads(self.names - local_names(node), self.ops, self.op).body(node)
+        FreeReads(self.names - local_names(node), self.ops, self.op, self.at_file).body(node)
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -85,7 +96,7 @@ class FreeReads(Reads):
         if not (isinstance(node.target, syntax.Name) and node.target.id in self.names):
             return node
         name = node.target.id
-        check = syntax.assign(syntax.name(name, "store"), syntax.call(f"{self.ops}.{self.op}", [syntax.name(name)]))
+        check = syntax.assign(syntax.name(name, "store"), _read(self.ops, self.op, syntax.name(name), self.at_file, node))
         return [syntax.copy_location(check, node), node]
 
 
@@ -130,7 +141,7 @@ class _Function:
         for name in names:
             if name.id in self.candidates - definitely:
                 # `del y` raises when y is unbound (deleted by an earlier iteration): a read.
-                check = syntax.call(f"{self.ctx.ops}.assigned", [syntax.name(name.id)])
+                check = _read(self.ctx.ops, "assigned", syntax.name(name.id), self.ctx.spec_filename, stmt)
                 out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), check), stmt))
             placeholder = syntax.call(f"{self.ctx.ops}.undefined", [syntax.constant(name.id)])
             out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), placeholder), stmt))
@@ -143,13 +154,13 @@ class _Function:
                 free = self.candidates - definitely - local_names(stmt)
                 transform(stmt, self.ctx)
                 if free:  # read when it is called: Python's NameError then, or the value
-                    FreeReads(free, self.ctx.ops).body(stmt)
+                    FreeReads(free, self.ctx.ops, at_file=self.ctx.spec_filename).body(stmt)
             return [stmt]
         definitely, _ = self.defined.before[stmt]
         maybe_unbound = self.candidates - definitely
         prefix = []
         if maybe_unbound:
-            reads = Reads(maybe_unbound, self.ctx.ops)
+            reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename)
             for field, value in syntax.iter_fields(stmt):
                 if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
                     continue
@@ -158,11 +169,12 @@ class _Function:
                 elif isinstance(value, list):
                     setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
             for target in _targets(stmt):
-                Reads(maybe_unbound, self.ctx.ops).visit(target)  # `x[i] = v` reads x and i
+                Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(target)  # `x[i] = v` reads x and i
             if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name) and stmt.target.id in maybe_unbound:
                 # `x += v` reads x first: `x = ops.assigned(x)` before it.
                 name = stmt.target.id
-                check = syntax.assign(syntax.name(name, "store"), syntax.call(f"{self.ctx.ops}.assigned", [syntax.name(name)]))
+                check = syntax.assign(syntax.name(name, "store"),
+                                      _read(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt))
                 prefix.append(syntax.copy_location(check, stmt))
         nested = isinstance(stmt, (syntax.If, syntax.For, syntax.While))
         for field in syntax.BLOCK_FIELDS:

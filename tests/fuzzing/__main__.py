@@ -32,6 +32,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quiet", action="store_true", help="print the summary only, not each failing program")
     parser.add_argument("--partial", metavar="FILE",
                         help="every 500 programs, write the summary so far to FILE (a long run stopped early keeps it)")
+    parser.add_argument("--top", type=int, default=25, help="with --signatures: list this many refusal reasons (default 25)")
     parser.add_argument("--max-reports", type=int, default=30, help="print at most this many failing programs (default 30)")
     args = parser.parse_args(argv)
     paths = tuple(p.strip() for p in args.paths.split(",") if p.strip())
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
     print(summary.text())
     if args.signatures:
         print()
-        print(summary.refusal_reasons())
+        print(summary.refusal_reasons(top=args.top))
         print()
         print(summary.signatures())
     return 1 if summary.failed_programs else 0

@@ -61,7 +61,7 @@ OPS = {
     "not_": (1, 1, ()), "undefined": (1, 1, {"pending"}), "append": (2, 2, ()), "stacked": (1, 1, ()),
     "stack": (2, None, ANY),
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
-    "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, ()),
+    "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, {"at"}),
     "bound": (1, 1, ()), "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "asserting": (1, 2, ()),
 }
 
@@ -720,7 +720,8 @@ class Lowering(Expressions, Loops):
             known = UNDEFINED in (a, b) and not (a.undefined and b.undefined)  # one side never assigns it
             if n not in site.always_bound and n not in self.ctx.pending and known:
                 side, other = ("`if`", "`else`") if b.undefined else ("`else`", "`if`")
-                raise self.refuse("if-one-sided", s, runtime_can=False, side=side, other=other, **self.about(site, n))
+                # The runtime stages it with a check when the program runs; plain JAX has none.
+                raise self.refuse("if-one-sided", s, side=side, other=other, **self.about(site, n))
             if not known:  # unbound on some paths only, which the runtime tells apart when it runs
                 raise self.refuse("standalone-one-sided", s, **self.about(site, n))
             prelude += self.initial_value(n, b if a.undefined else a, s, "standalone-one-sided", site)
