@@ -1179,3 +1179,68 @@ def test_a_variable_a_try_deletes_in_a_traced_branch(a, tmp_path):
                        r"staged it") as info:
         autolax.jit(deletes_in_a_try_else_under_a_traced_if)(a, XS)
     assert info.value.code == "branch-fails" and "No statement that ran so far" not in str(info.value)
+
+
+# A `return` / `break` in a `finally` discards the exception in flight (fuzzer --focus globals,
+# seed 7010: `LOG.pop()` of an empty list in the `try`, and the `finally` returned; every path
+# raised the IndexError). `passes.finally_jumps` writes the `finally` after the `try`.
+FINALLY_LOG = []
+
+
+def finally_returns_over_error(x, k):
+    s = 0.0
+    try:
+        s = s + x
+        s = s + FINALLY_LOG[k]
+    finally:
+        if x > 0:  # traced: the IndexError is raised when the program runs and does not return
+            return s
+        s = s * 2
+    return s
+
+
+def finally_breaks_over_error(x, n, key):
+    total = x
+    for i in range(n):
+        try:
+            total = total + 1.0
+            total = total + {"a": 0.5}[key]  # key "b": a KeyError in every iteration
+        finally:
+            if total > 2.5:
+                break
+    return total
+
+
+def finally_returns_always(a, xs):
+    stack = []
+    try:
+        b = xs[0] + stack.pop()
+    finally:
+        return a, xs[-1]
+
+
+def finally_returns_over_global_change(a):
+    try:
+        FINALLY_LOG.append(a)
+    finally:
+        return a
+
+
+@pytest.mark.parametrize("x, k", [(1.0, 0), (-1.0, 0), (1.0, -1)])
+def test_return_in_finally_discards_the_exception_only_when_it_returns(x, k, tmp_path):
+    check_all_paths(finally_returns_over_error, x, k, static_argnums=(1,), tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("x, n, key", [(1.0, 3, "a"), (-5.0, 3, "a"), (2.0, 3, "b"), (1.0, 3, "b"), (1.0, 0, "b")])
+def test_break_in_finally_discards_the_exception(x, n, key, tmp_path):
+    check_all_paths(finally_breaks_over_error, x, n, key, static_argnums=(1, 2), tmp_dir=tmp_path)
+
+
+def test_return_in_finally_after_a_failing_call(tmp_path):
+    check_all_paths(finally_returns_always, 1.5, np.array([1.0, 2.0], np.float32), tmp_dir=tmp_path)
+    # An autolax refusal in the `try` is no exception of the program: not discarded.
+    with pytest.raises(autolax.StagedEffectError, match="is changed"):
+        autolax.jit(finally_returns_over_global_change)(1.0)
+    # The `try` catches the error first and keeps it; the `finally` discards it by returning.
+    text = convert_source(inspect.getsource(finally_returns_always), "f.py", Options(only=("finally_returns_always",))).text
+    assert "        except BaseException:\n            in_flight = ops.in_flight()\n    finally:\n" in text

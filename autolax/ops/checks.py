@@ -353,6 +353,22 @@ def refused_in_try(error_type, caught_by) -> str | None:
     return None
 
 
+def in_flight():
+    """``held = ops.in_flight()`` in the ``except BaseException:`` that stands for a
+    ``finally`` holding a ``return`` (``passes.finally_jumps``): the exception being handled,
+    which the ``finally`` may discard.
+
+    Equivalent Python: ``sys.exc_info()[1]``.
+
+    An error autolax or JAX raise while tracing (a refusal, a tracer error) and autolax's
+    internal ``StagedRaise`` are not the program's exception: raised again, not discarded.
+    """
+    exc = sys.exc_info()[1]
+    if isinstance(exc, StagedRaise) or not report.raised_by_user_code(exc):
+        raise exc
+    return exc
+
+
 def raising(exception, caught_by=(), _depth=1):
     """``raise ops.raising(E)`` for ``raise E``; inside ``try`` blocks, ``caught_by`` holds the
     exception types their handlers catch (and ``FinallyRaises`` for a ``finally`` that raises).

@@ -8,6 +8,7 @@ plain Python.
 from __future__ import annotations
 
 from autolax.errors import ConversionError
+from autolax.passes.finally_jumps import jump_in_finally, leaves_in_flight
 from autolax.transpile import syntax
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
@@ -52,35 +53,6 @@ def _walrus_in_later_operand(node):
     return None
 
 
-def _jump_in_finally(stmts, in_loop=False):
-    """A ``return``, or a ``break`` / ``continue`` of an enclosing loop, in a ``finally``
-    block: it discards the exception or the ``return`` in flight (PEP 765)."""
-    for stmt in stmts:
-        if isinstance(stmt, syntax.Return) or (isinstance(stmt, (syntax.Break, syntax.Continue)) and not in_loop):
-            return stmt
-        if isinstance(stmt, _SCOPES):
-            continue
-        loop = in_loop or isinstance(stmt, (syntax.For, syntax.While))
-        for field in syntax.BLOCK_FIELDS:
-            block = getattr(stmt, field, None)
-            if block.__class__ is list:
-                for child in block:
-                    body = child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else [child]
-                    # a loop's `else` is not inside the loop: its `break` is the outer loop's
-                    found = _jump_in_finally(body, in_loop if field == "orelse" else loop)
-                    if found is not None:
-                        return found
-    return None
-
-
-def _returns_or_raises(try_node) -> bool:
-    """Does a ``return`` or ``raise`` of the ``try`` (its body, handlers or ``else``) leave
-    something in flight that a jump in its ``finally`` would discard?"""
-    blocks = [try_node.body, try_node.orelse] + [h.body for h in try_node.handlers]
-    return any(isinstance(n, (syntax.Return, syntax.Raise)) for block in blocks for stmt in block
-               for n in syntax.walk_statements(stmt))
-
-
 class _Checker:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -97,8 +69,9 @@ class _Checker:
             if isinstance(node, (syntax.Await, syntax.AsyncFor, syntax.AsyncWith)):
                 raise _error(self.ctx, node, f"async syntax in '{name}' cannot be staged",
                              "move the async code out of the converted function")
-            if isinstance(node, syntax.Try) and node.finalbody and _returns_or_raises(node):
-                jump = _jump_in_finally(node.finalbody)
+            if isinstance(node, syntax.Try) and node.finalbody and leaves_in_flight(node):
+                # (`passes.finally_jumps` rewrites a jump in a `finally` with nothing else in flight)
+                jump = jump_in_finally(node.finalbody)
                 if jump is not None:
                     word = type(jump).__name__.lower()
                     raise _error(self.ctx, jump, f"a `{word}` in a `finally` block discards the exception or `return` "

@@ -26,6 +26,7 @@ from autolax.passes import (
     desugar,
     effects,
     exceptions,
+    finally_jumps,
     index_split,
     lists,
     loop_exits,
@@ -49,6 +50,9 @@ PASSES = (
     unsupported,
     # `match` and `while` tests with `:=` become `if` / `break`, which the passes below lower.
     desugar,
+    # A jump in a `finally` discards the exception in flight: the `finally` becomes code after
+    # the `try` that re-raises unless it jumped (before `exceptions` converts the `raise`).
+    finally_jumps,
     # Before jump lowering puts flag assignments at the top of loop bodies.
     loop_options,
     # A loop that appends in one branch of `if i < C` becomes two loops (before `lists`
@@ -112,6 +116,7 @@ NEEDS = {
     effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call", "Global", "Nonlocal"},
     exceptions: {"Raise", "Assert", "Try"},
     desugar: {"Match", "NamedExpr"},
+    finally_jumps: {"Try"},
     loop_options: {"loop_options"},
     ternary: {"IfExp"},
     logical: {"BoolOp", "Not", "Compare.chain"},
@@ -119,7 +124,7 @@ NEEDS = {
 }
 # Passes after which the features present are found again: they add jumps (desugar), or
 # flags and guards and `not flag` loop tests (those live in annotations, unseen).
-_LOWERS_JUMPS = (desugar, loop_exits, continue_statements, break_statements, return_statements)
+_LOWERS_JUMPS = (desugar, finally_jumps, loop_exits, continue_statements, break_statements, return_statements)
 
 
 # The node kinds ``features`` looks into (it only notes the others' names).

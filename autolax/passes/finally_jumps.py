@@ -1,0 +1,118 @@
+"""A ``return`` (or a loop's ``break`` / ``continue``) in a ``finally`` block discards the
+exception in flight; the ``try`` catches it first, so that the jump lowering keeps that.
+
+    try:                                  in_flight = None
+        B                                 try:
+    finally:                                  try:
+        if c:                     ->              B
+            return x                          except BaseException:
+        y = 1                                     in_flight = ops.in_flight()
+                                          finally:
+                                              if c:
+                                                  return x
+                                              y = 1
+                                              if in_flight is not None:
+                                                  raise in_flight
+
+The later passes turn the ``return`` into a flag that skips the rest of the function, the
+final ``raise`` included: the exception is discarded exactly when the ``finally`` jumps, also
+when ``c`` is traced (the ``raise`` is then staged, raised when the program runs and does not
+take the ``return``). A ``try`` with handlers or an ``else`` keeps them, inside. A ``try``
+whose body, handlers or ``else`` hold a ``return`` or ``raise`` (in flight too) is refused by
+``passes.unsupported``. ``ops.in_flight`` lets autolax's own errors through (a refusal is not
+the program's exception).
+"""
+
+from __future__ import annotations
+
+from autolax.transpile import syntax
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+_LOOPS = (syntax.For, syntax.While, syntax.AsyncFor)
+
+
+def jump_in_finally(stmts, in_loop=False):
+    """A ``return``, or a ``break`` / ``continue`` of an enclosing loop, in ``stmts`` (a
+    ``finally`` block), or None."""
+    for stmt in stmts:
+        if isinstance(stmt, syntax.Return) or (isinstance(stmt, (syntax.Break, syntax.Continue)) and not in_loop):
+            return stmt
+        if isinstance(stmt, _SCOPES):
+            continue
+        loop = in_loop or isinstance(stmt, _LOOPS)
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(stmt, field, None)
+            if block.__class__ is list:
+                for child in block:
+                    body = child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else [child]
+                    # a loop's `else` is not inside the loop: its `break` is the outer loop's
+                    found = jump_in_finally(body, in_loop if field == "orelse" else loop)
+                    if found is not None:
+                        return found
+    return None
+
+
+def leaves_in_flight(try_node) -> bool:
+    """Does the ``try``'s body, a handler or its ``else`` hold a ``return`` or ``raise`` --
+    something in flight that a jump in the ``finally`` would discard? (A ``break`` or
+    ``continue`` there is a flag once lowered, which the ``finally`` still follows.)"""
+    blocks = [try_node.body, try_node.orelse] + [h.body for h in try_node.handlers]
+    return any(isinstance(n, (syntax.Return, syntax.Raise)) for block in blocks for stmt in block
+               for n in syntax.walk_statements(stmt))
+
+
+class _Rewrite:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def block(self, stmts):
+        out = []
+        for stmt in stmts:
+            out.extend(self.stmt(stmt))
+        return out
+
+    def stmt(self, node):
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+            node.body = self.block(node.body)
+            return [node]
+        if isinstance(node, _SCOPES):
+            return [node]
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(node, field, None)
+            if block.__class__ is list and block:
+                if isinstance(block[0], syntax.stmt):
+                    setattr(node, field, self.block(block))
+                else:
+                    for child in block:  # handlers, match cases
+                        child.body = self.block(child.body)
+        if (isinstance(node, syntax.Try) and node.finalbody and jump_in_finally(node.finalbody) is not None
+                and not leaves_in_flight(node)):
+            return self.rewrite(node)
+        return [node]
+
+    def rewrite(self, node):
+        ops = self.ctx.ops
+        held = self.ctx.namer.new("in_flight")
+        body = node.body
+        if node.handlers or node.orelse:
+            inner = syntax.Try(body=node.body, handlers=node.handlers, orelse=node.orelse, finalbody=[])
+            body = [syntax.copy_location(inner, node)]
+        # No `as` name: Python unbinds it after the handler, which a staged loop body would
+        # carry as a variable; `ops.in_flight()` reads the exception being handled.
+        keep = syntax.assign(syntax.name(held, "store"), syntax.call(f"{ops}.in_flight"))
+        handler = syntax.ExceptHandler(type=syntax.name("BaseException"), name=None,
+                                       body=[syntax.copy_location(keep, node)])
+        caught = syntax.Try(body=body, handlers=[syntax.copy_location(handler, node)], orelse=[], finalbody=[])
+        test = syntax.Compare(left=syntax.name(held), ops=[syntax.IsNot()], comparators=[syntax.constant(None)])
+        reraise = syntax.If(test=test, body=[syntax.Raise(exc=syntax.name(held), cause=None)], orelse=[])
+        # The `finally` stays one: a `break` / `continue` flag of the body does not skip it.
+        node.body = [syntax.copy_location(caught, node)]
+        node.handlers, node.orelse = [], []
+        node.finalbody = node.finalbody + [syntax.copy_location(reraise, node.finalbody[-1])]
+        start = syntax.assign(syntax.name(held, "store"), syntax.constant(None))
+        return [syntax.copy_location(start, node), node]
+
+
+def transform(fn_node, ctx):
+    fn_node.body = _Rewrite(ctx).block(fn_node.body)
+    return fn_node
