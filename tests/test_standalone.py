@@ -1895,3 +1895,63 @@ def test_del_in_a_python_loop_raises_on_the_second_iteration_as_python(tmp_path)
         with pytest.raises(UnboundLocalError):
             standalone.f(3, np.array(ys))
     assert original.f(3, np.array([7])) == standalone.f(3, np.array([7])) == [2.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- try
+def _python_and_standalone(tmp_path, source, name, **options):
+    """(the original module, its --standalone conversion), both imported from files; the
+    conversion must convert every function (no warning that one is left as it is)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("import jax\nimport jax.numpy as jnp\n\n\n" + textwrap.dedent(source))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = convert_source(path.read_text(), str(path), Options(all=True, standalone=True, **options)).text
+    assert "autolax" not in text.replace("autolax convert", "")
+    out = tmp_path / f"{name}_standalone.py"
+    out.write_text(text)
+    return load(path, name), load(out, f"{name}_standalone"), text
+
+
+def _same_outcome(python_fn, converted_fn, args, capfd):
+    """Calls both on ``args``: the same value (or exception type) and the same printed text."""
+    capfd.readouterr()
+    try:
+        expected, expected_error = python_fn(*args), None
+    except Exception as exc:  # noqa: BLE001 -- the exception type is what is compared
+        expected, expected_error = None, type(exc)
+    printed = capfd.readouterr().out
+    if expected_error is None:
+        assert_close(expected, converted_fn(*args))
+    else:
+        with pytest.raises(expected_error):
+            jax.block_until_ready(converted_fn(*args))
+    jax.effects_barrier()
+    assert capfd.readouterr().out == printed
+
+
+TRY = '''\
+def f(xs, t):
+    total = 0.0
+    try:
+        for x in xs:
+            total += x * t
+        if total > t:
+            total = total - 1.0
+        if len(xs) > 3:
+            raise ValueError("too long")
+    except ValueError:
+        total = -total
+    return total
+'''
+
+
+def test_a_try_around_staged_code_keeps_only_the_users_handlers(tmp_path, capfd):
+    # Fuzzer seeds 12, 30, 49: the front end's `except ops.AutolaxError: raise` (autolax's
+    # errors pass the user's handlers) made --standalone leave the function as it is; the
+    # output raises no autolax error, so the clause is dropped.
+    original, standalone, text = _python_and_standalone(tmp_path, TRY, "tries")
+    assert "AutolaxError" not in text and "except ValueError:" in text and "jax.lax.scan" in text
+    for fn in (standalone.f, jax.jit(standalone.f)):
+        for xs in (np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0, 3.0, 4.0], np.float32)):
+            for t in (np.float32(0.5), np.float32(9.0)):
+                _same_outcome(original.f, fn, (xs, t), capfd)

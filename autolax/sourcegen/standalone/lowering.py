@@ -133,6 +133,7 @@ class Lowering(Expressions, Loops):
 
     # ------------------------------------------------------------------ entry
     def run(self):
+        self.drop_passthrough_handlers()
         self.check_ops()
         values = declarations.param_vals(self.fn, self.static_params, self.is_method, self.declared)
         self.fn.body = self.block(self.fn.body, Scope(None, values))
@@ -141,6 +142,29 @@ class Lowering(Expressions, Loops):
         exits = {name for name, what in self.ctx.descriptions.items() if what == "the loop's exit test"}
         breaks.restore_exits(self.fn, exits)
         return self.fn
+
+    def drop_passthrough_handlers(self):
+        """Removes the ``except ops.AutolaxError: raise`` the front end puts first in each
+        ``try`` with handlers (``passes.exceptions``), so that autolax's errors pass through
+        the user's handlers: the output raises no autolax error, and its ``try`` is the
+        user's own.
+
+            try:                                 try:
+                ...                                  ...
+            except ops.AutolaxError:      ->     except ValueError:
+                raise                                ...
+            except ValueError:
+                ...
+        """
+        for node in syntax.walk(self.fn):
+            if isinstance(node, syntax.Try) and len(node.handlers) > 1 and self._passthrough(node.handlers[0]):
+                node.handlers = node.handlers[1:]
+
+    def _passthrough(self, handler) -> bool:
+        kind, body = handler.type, handler.body
+        return (handler.name is None and isinstance(kind, syntax.Attribute) and kind.attr == "AutolaxError"
+                and isinstance(kind.value, syntax.Name) and kind.value.id == self.ops and len(body) == 1
+                and isinstance(body[0], syntax.Raise) and body[0].exc is None and body[0].cause is None)
 
     def check_ops(self):
         """Refuses any use of ``ops`` that is not a call this module knows, with the
