@@ -36,9 +36,19 @@ from autolax.transpile import syntax
 _LOOPS = {"for_range": 3, "for_iter": 1}  # op -> position of its body function
 
 
+# Attribute of the rewritten function: the names of the lists collecting last values. The
+# lowering refuses to collect a value that is not traced (``Loops.ys``): Python's would be a
+# Python value, which code after the loop may use as one (``coef[k]``), and the array the
+# output gives it may not.
+COLLECTED = "_autolax_last_values"
+
+
 def rewrite(fn, ops, namer) -> bool:
     """Rewrites the loops of ``fn`` (the converted function) as above; did it change any?"""
-    return _block(fn.body, ops, namer)
+    before = set(namer.generated)
+    changed = _block(fn.body, ops, namer)
+    setattr(fn, COLLECTED, {n for n in set(namer.generated) - before if n.endswith("_values")})
+    return changed
 
 
 def _block(stmts, ops, namer) -> bool:
@@ -70,9 +80,17 @@ def _op(node, ops):
 
 
 def _names(node):
+    """The names of a tuple of names, or of one name (a loop that carries one variable)."""
+    if isinstance(node, syntax.Name):
+        return [node.id]
     if isinstance(node, syntax.Tuple) and all(isinstance(e, syntax.Name) for e in node.elts):
         return [e.id for e in node.elts]
     return None
+
+
+def _rename(node, k, new):
+    """Renames the ``k``-th name of ``node`` (a tuple of names, or one name)."""
+    (node.elts[k] if isinstance(node, syntax.Tuple) else node).id = new
 
 
 def _loop(stmts, i, ops, namer):
@@ -95,7 +113,9 @@ def _loop(stmts, i, ops, namer):
     returned = _names(body_def.body[-1].value)
     if returned != carried or [p.id for p in params[1:]] != carried:
         return None
-    names = [n for n in carried if _undefined_before(stmts[:i], n, ops) and _assigned_first(body_def, n)]
+    counters = _counters(call.args[0], op, ops)
+    names = [n for n in carried if _undefined_before(stmts[:i], n, ops)
+             and _assigned_first(body_def, n, params[0].id, counters)]
     if not names:
         return None
     inserted_before, inserted_after = [], []
@@ -103,9 +123,8 @@ def _loop(stmts, i, ops, namer):
         values = namer.new(f"{n}_values")
         k = carried.index(n)
         params[k + 1].id = values
-        body_def.body[-1].value.elts[k].id = values
-        init.elts[k].id = values
-        s.targets[0].elts[k].id = values
+        for node in (body_def.body[-1].value, init, s.targets[0]):
+            _rename(node, k, values)
         append = syntax.assign(syntax.name(values, "store"),
                                syntax.call(f"{ops}.append", [syntax.name(values), syntax.name(n)]))
         body_def.body.insert(len(body_def.body) - 1, syntax.copy_location(append, body_def.body[-1]))
@@ -154,16 +173,74 @@ def _mentions(node, name) -> bool:
     return any(isinstance(n, syntax.Name) and n.id == name for n in syntax.walk(node))
 
 
-def _assigned_first(body_def, name) -> bool:
+def _counters(iterable, op, ops):
+    """Where the loop's index or item holds Python ints (a range's index, ``enumerate``'s
+    count): None for a ``range``; the positions of the item that are counts (``enumerate``:
+    ``(0,)``); ``"all"`` for an item that may hold one anywhere (a ``range`` inside ``zip``);
+    ``()`` where it holds none."""
+    if op == "for_range":
+        return None
+    if _op(iterable, ops) == "enumerate" and not _counts(iterable.args[0], ops):
+        return (0,)
+    return "all" if _counts(iterable, ops) else ()
+
+
+def _counts(node, ops) -> bool:
+    return any(isinstance(n, syntax.Call) and (_op(n, ops) in ("range", "enumerate")
+                                               or isinstance(n.func, syntax.Name) and n.func.id in ("range", "enumerate"))
+               for n in syntax.walk(node))
+
+
+def _assigned_first(body_def, name, index, counters) -> bool:
     """Does the loop body assign ``name`` at its top level before any statement mentions it
-    (so no iteration reads the value the one before left), with a value that does not?"""
+    (so no iteration reads the value the one before left), with a value that does not and
+    that is not computed from a Python int the loop counts (``index``: the body's index or
+    item parameter; ``counters``: see ``_counters``)?"""
+    if name in _counted(body_def, index, counters):
+        return False
     for s in body_def.body[:-1]:
-        if (isinstance(s, syntax.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], syntax.Name)
-                and s.targets[0].id == name):
-            return not _mentions(s.value, name)
+        if isinstance(s, syntax.Assign) and len(s.targets) == 1 and name in (_names(s.targets[0]) or ()):
+            return not _mentions(s.value, name)  # `y = ...`, `l, x = item`
         if _mentions(s, name):
             return False
     return False
+
+
+def _counted(body_def, index, counters) -> set:
+    """The names of the body (nested functions included) whose value may be computed from a
+    count of the loop: in Python a Python int, which code after the loop may use as one
+    (``coef[i]``), where the collected value is an array. ``enumerate``'s ``l, x = item``
+    counts ``l`` only."""
+    if counters == ():
+        return set()
+    counted, split = {index}, None
+    first = body_def.body[0] if body_def.body else None
+    if (counters not in (None, "all") and isinstance(first, syntax.Assign) and len(first.targets) == 1
+            and isinstance(first.targets[0], syntax.Tuple) and isinstance(first.value, syntax.Name)
+            and first.value.id == index and _names(first.targets[0]) is not None):
+        split = first  # `l, x = item`: only the counts' positions
+        counted |= {n for k, n in enumerate(_names(first.targets[0])) if k in counters}
+    functions = {d.name: d for d in syntax.walk(body_def) if isinstance(d, syntax.FunctionDef) and d is not body_def}
+    changed = True
+    while changed:
+        changed = False
+        for fn_name, d in functions.items():
+            if fn_name not in counted and any(_mentions(s, c) for s in d.body for c in counted):
+                counted.add(fn_name)
+                changed = True
+        for node in syntax.walk(body_def):
+            if node is split or not isinstance(node, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.For)):
+                continue
+            source = node.iter if isinstance(node, syntax.For) else node.value
+            targets = node.targets if isinstance(node, syntax.Assign) else [node.target]
+            if source is None or not any(_mentions(source, c) for c in counted):
+                continue
+            for t in targets:
+                for n in syntax.walk(t):
+                    if isinstance(n, syntax.Name) and n.id not in counted:
+                        counted.add(n.id)
+                        changed = True
+    return counted
 
 
 __all__ = ["rewrite"]
