@@ -63,6 +63,7 @@ OPS = {
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
     "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, ()),
     "bound": (1, 1, ()), "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "asserting": (1, 2, ()),
+    "range": (1, 3, ()),
 }
 
 
