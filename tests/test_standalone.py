@@ -383,7 +383,8 @@ def test_checks_and_outside_changes_in_python_code():
                        "m.py", Options(standalone=True))
     assert info.value.code == "traced-effect" and "drop --standalone" not in info.value.reason
     refused = {
-        "def g(x):\n    assert x > 0\n    return x\n": "standalone-op",  # checked when the program runs
+        # checked when the program runs, in a staged branch (at the top of the function: `raise_if`)
+        "def g(x):\n    if x < 1:\n        assert x > 0\n        x = x + 1\n    return x\n": "standalone-op",
         "def h(xs):\n    for x in xs:\n        last = 1\n    return last\n": "standalone-first-assigned",
     }
     for source, code in refused.items():
@@ -1906,7 +1907,7 @@ def _python_and_standalone(tmp_path, source, name, **options):
     result = convert_source(path.read_text(), str(path), Options(all=True, standalone=True, **options))
     assert not [w for w in result.warnings if "is left as it is" in w], result.warnings
     text = result.text
-    assert "autolax" not in text.replace("autolax convert", "")
+    assert "import autolax" not in text and "from autolax" not in text
     out = tmp_path / f"{name}_standalone.py"
     out.write_text(text)
     return load(path, name), load(out, f"{name}_standalone"), text
@@ -2040,3 +2041,45 @@ def f(xs, n):
         convert_source("def g(xs, n):\n    r = range(n)\n    t = 0.0\n    for i in r:\n        t = t + i\n    return t\n",
                        "m.py", Options(only=("g",), standalone=True))
     assert "ops.range (a range with traced bounds)" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- raise / assert
+RAISES = '''\
+def checked(x, xs):
+    y = x * 2
+    if y > 3:
+        raise ValueError("too large")
+    assert x > -5, "x too small"
+    print("checked", y)
+    return y + xs[0]
+
+
+def fails_while_traced(x, xs):
+    if x > 3:
+        raise ValueError("too large")
+    return [x, xs][5]
+'''
+
+
+def test_a_raise_or_assert_under_a_traced_condition_is_checked_when_the_program_runs(tmp_path, capfd):
+    # Fuzzer seeds 54, 87: `raise` / `assert` under a traced condition among the function's
+    # own statements: the rest of the function runs in `with raise_if(...)`, whose host
+    # callback raises the error when the program runs and the condition holds.
+    original, standalone, text = _python_and_standalone(tmp_path, RAISES, "raises")
+    assert "with raise_if(y > 3, lambda: ValueError('too large'), " in text and "jax.debug.callback(check, pred)" in text
+    xs = np.array([1.0, 2.0], np.float32)
+    for x in (1.0, 2.0, -6.0):
+        _same_outcome(original.checked, standalone.checked, (np.float32(x), xs), capfd)  # eagerly: Python's error
+    jitted = jax.jit(standalone.checked)
+    assert_close(jitted(np.float32(1.0), xs), original.checked(np.float32(1.0), xs))
+    for x, error in ((2.0, "ValueError: too large"), (-6.0, "AssertionError: x too small")):
+        with pytest.raises(jax.errors.JaxRuntimeError) as info:
+            jax.block_until_ready(jitted(np.float32(x), xs))
+        assert error in str(info.value) and "autolax convert --standalone" in str(info.value)
+    assert any(eqn.primitive.name == "debug_callback" for eqn in jax.make_jaxpr(standalone.checked)(1.0, xs).eqns)
+    # Tracing stops at an error after the check: Python raises the check's error first where
+    # its condition holds, which only the running program knows -- an error that says so.
+    with pytest.raises(IndexError):
+        original.fails_while_traced(np.float32(1.0), xs)
+    with pytest.raises(RuntimeError, match="autolax convert --standalone: tracing stopped at IndexError"):
+        jax.jit(standalone.fails_while_traced)(np.float32(1.0), xs)
