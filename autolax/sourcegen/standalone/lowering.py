@@ -543,7 +543,15 @@ class Lowering(Expressions, Loops):
         program runs (``helpers.RAISE_IF``)? Among the function's own statements only: there
         the rest of the function is the ``with`` block, and Python runs them (in a staged
         body the check would have to count only where the body runs, as the runtime's do)."""
-        return self.depth == 1 and not self.staged and self.failing is None and not self.dead
+        return self.depth == 1 and not self.staged and self.failing is None and not self.dead and not self.called_here()
+
+    def called_here(self) -> bool:
+        """Is the function named elsewhere in its file? A caller may call it in a staged
+        branch, which ``jax.vmap`` runs for every lane (a select): a check there would fail
+        for lanes that never call it, where the runtime's count only where the branch runs."""
+        name = self.fn.name
+        return any((isinstance(n, syntax.Name) and n.id == name or isinstance(n, syntax.Attribute) and n.attr == name)
+                   and not (n is self.fn) for n in syntax.walk(self.module.tree))
 
     def raised_on_one_side(self, t_def, f_def, s, operands):
         """``(error, on_true)`` for a staged ``if`` whose one side is ``raise E(constants)``
