@@ -284,6 +284,27 @@ DEFAULT = {
 }
 
 STANDALONE = {
+    "last_value_of_loop": (  # each iteration assigns `last` first: its last value is collected
+        """\
+        def f(xs):
+            for x in xs:
+                last = x * 2
+            return last
+        """,
+        """\
+        def f(xs):
+            last_values = []
+
+            def loop_body(carry, x):
+                last = x * 2
+                return (None, last)
+
+            _, last_values = jax.lax.scan(loop_body, None, xs)
+            if len(last_values) > 0:
+                last = last_values[-1]
+            return last
+        """,
+    ),
     "if_elif_else": (
         """\
         def f(x):
@@ -1335,11 +1356,11 @@ STANDALONE_ERRORS = {
         "empty list `[]` when the loop starts: --standalone collects the appended items as the loop's stacked "
         "outputs (drop --standalone to use the autolax runtime)",
     ),
-    "first_assigned_in_loop": (
+    "first_assigned_in_loop": (  # from the loop's count, a Python int in Python (see "last_value_of_loop")
         """\
         def f(xs):
-            for x in xs:
-                last = x * 2
+            for i in range(3):
+                last = xs * i
             return last
         """,
         "golden.py:8:5: error: 'last' is first assigned inside the `for` loop at golden.py:8, which is staged, and "

@@ -391,7 +391,8 @@ def test_checks_and_outside_changes_in_python_code():
                        "m.py", Options(standalone=True))
     assert info.value.code == "traced-effect" and "drop --standalone" not in info.value.reason
     refused = {
-        "def g(x):\n    assert x > 0\n    return x\n": "standalone-op",  # checked when the program runs
+        # checked when the program runs, in a staged branch (at the top of the function: `raise_if`)
+        "def g(x):\n    if x < 1:\n        assert x > 0\n        x = x + 1\n    return x\n": "standalone-op",
         "def h(xs):\n    for x in xs:\n        last = 1\n    return last\n": "standalone-first-assigned",
     }
     for source, code in refused.items():
@@ -1903,3 +1904,190 @@ def test_del_in_a_python_loop_raises_on_the_second_iteration_as_python(tmp_path)
         with pytest.raises(UnboundLocalError):
             standalone.f(3, np.array(ys))
     assert original.f(3, np.array([7])) == standalone.f(3, np.array([7])) == [2.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- try
+def _python_and_standalone(tmp_path, source, name, **options):
+    """(the original module, its --standalone conversion), both imported from files; the
+    conversion must convert every function (no warning that one is left as it is)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("import jax\nimport jax.numpy as jnp\n\n\n" + textwrap.dedent(source))
+    result = convert_source(path.read_text(), str(path), Options(all=True, standalone=True, **options))
+    assert not [w for w in result.warnings if "is left as it is" in w], result.warnings
+    text = result.text
+    assert "import autolax" not in text and "from autolax" not in text
+    out = tmp_path / f"{name}_standalone.py"
+    out.write_text(text)
+    return load(path, name), load(out, f"{name}_standalone"), text
+
+
+def _same_outcome(python_fn, converted_fn, args, capfd):
+    """Calls both on ``args``: the same value (or exception type) and the same printed text."""
+    capfd.readouterr()
+    try:
+        expected, expected_error = python_fn(*args), None
+    except Exception as exc:  # noqa: BLE001 -- the exception type is what is compared
+        expected, expected_error = None, type(exc)
+    printed = capfd.readouterr().out
+    if expected_error is None:
+        assert_close(expected, converted_fn(*args))
+    else:
+        with pytest.raises(expected_error):
+            jax.block_until_ready(converted_fn(*args))
+    jax.effects_barrier()
+    assert capfd.readouterr().out == printed
+
+
+TRY = '''\
+def f(xs, t):
+    total = 0.0
+    try:
+        for x in xs:
+            total += x * t
+        if total > t:
+            total = total - 1.0
+        if len(xs) > 3:
+            raise ValueError("too long")
+    except ValueError:
+        total = -total
+    return total
+'''
+
+
+def test_a_try_around_staged_code_keeps_only_the_users_handlers(tmp_path, capfd):
+    # Fuzzer seeds 12, 30, 49: the front end's `except ops.AutolaxError: raise` (autolax's
+    # errors pass the user's handlers) made --standalone leave the function as it is; the
+    # output raises no autolax error, so the clause is dropped.
+    original, standalone, text = _python_and_standalone(tmp_path, TRY, "tries")
+    assert "AutolaxError" not in text and "except ValueError:" in text and "jax.lax.scan" in text
+    for fn in (standalone.f, jax.jit(standalone.f)):
+        for xs in (np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0, 3.0, 4.0], np.float32)):
+            for t in (np.float32(0.5), np.float32(9.0)):
+                _same_outcome(original.f, fn, (xs, t), capfd)
+
+
+# ----------------------------------------------------------------------------- last values
+LAST_VALUES = '''\
+def doubled_last(xs):
+    total = 0.0
+    for x in xs:
+        total = total + x
+        y = x * 2
+    return y + total
+
+
+def last_item(xs, ys):
+    total = 0.0
+    for x, y in zip(xs, ys):
+        total = total + x * y
+    return x - y, total
+
+
+def last_of_enumerate(xs):
+    total = 0.0
+    for k, x in enumerate(xs, 1):
+        total = total + x
+        z = x - total if total > 2.0 else total - x
+    return z * total, x
+
+'''
+
+
+def test_a_variable_first_assigned_in_a_staged_loop_keeps_its_last_value(tmp_path, capfd):
+    # Fuzzer seeds 41, 50: --standalone had no type to carry it from before the loop; its
+    # value after the loop is collected from each iteration (a scan output), the last one
+    # taken, and an empty loop leaves it unbound, as Python does (UnboundLocalError).
+    original, standalone, text = _python_and_standalone(tmp_path, LAST_VALUES, "last_values")
+    assert "y_values = jax.lax.scan(" in text and "if len(y_values) > 0:\n        y = y_values[-1]" in text
+    assert "k_values" not in text  # enumerate's count is not collected (not read after the loop)
+    xs, ys = np.array([1.0, -2.0, 3.0], np.float32), np.array([0.5, 2.0, -1.0], np.float32)
+    empty = np.zeros((0,), np.float32)
+    cases = {
+        "doubled_last": [(xs,), (empty,)],
+        "last_item": [(xs, ys), (empty, empty)],
+        "last_of_enumerate": [(xs,), (np.array([0.5, 0.25], np.float32),), (empty,)],
+    }
+    for name, arg_sets in cases.items():
+        converted = getattr(standalone, name)
+        for fn in (converted, jax.jit(converted)):
+            for args in arg_sets:
+                _same_outcome(getattr(original, name), fn, args, capfd)
+
+
+@pytest.mark.parametrize("source", [
+    # A count of the loop (a Python int in Python, which `coef[i]` may use as one).
+    "def f(xs):\n    coef = [1.0, 2.0, 3.0]\n    s = xs\n    for i in range(2):\n        s = s * 2\n    return coef[i] * s\n",
+    "def f(xs):\n    s = 0.0\n    for k, x in enumerate(xs):\n        s = s + x\n    return k + s\n",
+    # A Python value in each iteration.
+    "def f(xs):\n    s = xs\n    for x in xs:\n        s = s * 2\n        k = 1\n    return [1.0, 2.0][k] * s\n",
+    # Assigned in some iterations only, or read before it is assigned.
+    "def f(xs):\n    s = 0.0\n    for x in xs:\n        s = s + x\n        if s > 1:\n            y = s\n    return y\n",
+])
+def test_a_last_value_that_may_be_a_python_value_or_not_assigned_is_still_refused(source):
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "m.py", Options(only=("f",), standalone=True))
+    assert info.value.code in ("standalone-first-assigned", "if-one-sided")
+
+
+def test_a_range_bound_to_a_name(tmp_path, capfd):
+    # Fuzzer seeds 108, 124: `r = range(...)` became `ops.range(...)`, which --standalone
+    # refused; with Python bounds it is the builtin range (traced bounds: still refused).
+    source = '''\
+def f(xs, n):
+    steps = range(len(xs) - 1)
+    total = 0.0
+    for i in steps:
+        total = total + xs[i] * n
+    return total, len(steps)
+'''
+    original, standalone, text = _python_and_standalone(tmp_path, source, "ranges")
+    assert "steps = range(len(xs) - 1)" in text
+    for fn in (standalone.f, jax.jit(standalone.f)):
+        for xs in (np.array([1.0, 2.0, 3.0], np.float32), np.array([4.0], np.float32)):
+            _same_outcome(original.f, fn, (xs, np.float32(1.5)), capfd)
+    with pytest.raises(ConversionError) as info:
+        convert_source("def g(xs, n):\n    r = range(n)\n    t = 0.0\n    for i in r:\n        t = t + i\n    return t\n",
+                       "m.py", Options(only=("g",), standalone=True))
+    assert "ops.range (a range with traced bounds)" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- raise / assert
+RAISES = '''\
+def checked(x, xs):
+    y = x * 2
+    if y > 3:
+        raise ValueError("too large")
+    assert x > -5, "x too small"
+    print("checked", y)
+    return y + xs[0]
+
+
+def fails_while_traced(x, xs):
+    if x > 3:
+        raise ValueError("too large")
+    return [x, xs][5]
+'''
+
+
+def test_a_raise_or_assert_under_a_traced_condition_is_checked_when_the_program_runs(tmp_path, capfd):
+    # Fuzzer seeds 54, 87: `raise` / `assert` under a traced condition among the function's
+    # own statements: the rest of the function runs in `with raise_if(...)`, whose host
+    # callback raises the error when the program runs and the condition holds.
+    original, standalone, text = _python_and_standalone(tmp_path, RAISES, "raises")
+    assert "with raise_if(y > 3, lambda: ValueError('too large'), " in text and "jax.debug.callback(check, pred)" in text
+    xs = np.array([1.0, 2.0], np.float32)
+    for x in (1.0, 2.0, -6.0):
+        _same_outcome(original.checked, standalone.checked, (np.float32(x), xs), capfd)  # eagerly: Python's error
+    jitted = jax.jit(standalone.checked)
+    assert_close(jitted(np.float32(1.0), xs), original.checked(np.float32(1.0), xs))
+    for x, error in ((2.0, "ValueError: too large"), (-6.0, "AssertionError: x too small")):
+        with pytest.raises(jax.errors.JaxRuntimeError) as info:
+            jax.block_until_ready(jitted(np.float32(x), xs))
+        assert error in str(info.value) and "autolax convert --standalone" in str(info.value)
+    assert any(eqn.primitive.name == "debug_callback" for eqn in jax.make_jaxpr(standalone.checked)(1.0, xs).eqns)
+    # Tracing stops at an error after the check: Python raises the check's error first where
+    # its condition holds, which only the running program knows -- an error that says so.
+    with pytest.raises(IndexError):
+        original.fails_while_traced(np.float32(1.0), xs)
+    with pytest.raises(RuntimeError, match="autolax convert --standalone: tracing stopped at IndexError"):
+        jax.jit(standalone.fails_while_traced)(np.float32(1.0), xs)

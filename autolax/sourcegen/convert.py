@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from autolax import errors
 from autolax.analysis.activity import local_names
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
-from autolax.sourcegen.standalone import Lowering, Refs, helpers
+from autolax.sourcegen.standalone import Lowering, Refs, helpers, last_values
 from autolax.sourcegen.standalone.declarations import parse_signature
 from autolax.transpile import pipeline, syntax
 from autolax.transpile.context import Context
@@ -168,10 +168,7 @@ class _FileConverter:
             raise self._error(node, f"'{self.ops_alias}' is a local name in '{site.qualname}'; the converted code "
                                     f"needs it for autolax's runtime: rename the local variable")
         if self.options.standalone:
-            refs = Refs(module, local_names(fn))
-            declared = self.signatures.get(site.qualname, self.signatures.get(site.node.name))
-            Lowering(converted, module, refs, self.static_params(site), site.is_method, declared,
-                     self.static_by_option()).run()
+            converted, refs = self.lowered(converted, site, fn)
             self.refs.needed_imports |= refs.needed_imports
             self.refs.needed_helpers |= refs.needed_helpers
         else:
@@ -195,6 +192,26 @@ class _FileConverter:
             emitter = emit.Emitter(module, header_end + 1, node.end_lineno, originals, unit)
             body = emitter.body(new.body, body_indent)
         return first, node.end_lineno, header + body
+
+    def lowered(self, converted, site, fn):
+        """``converted`` lowered by ``--standalone`` and the ``Refs`` it needs: first with the
+        values of loops' last iterations collected (``last_values``), where that changes it
+        and the lowering takes it; else as the front end wrote it."""
+        declared = self.signatures.get(site.qualname, self.signatures.get(site.node.name))
+
+        def lower(converted):
+            refs = Refs(self.module, local_names(fn))
+            Lowering(converted, self.module, refs, self.static_params(site), site.is_method, declared,
+                     self.static_by_option()).run()
+            return converted, refs
+
+        attempt = replace(converted, node=syntax.deepcopy(converted.node))
+        if last_values.rewrite(attempt.node, converted.ctx.ops, converted.ctx.namer):
+            try:
+                return lower(attempt)
+            except ConversionError:
+                pass
+        return lower(converted)
 
     def header_lines(self, site, first, header_end):
         """Decorator and ``def`` lines, with autolax's decorators rewritten."""

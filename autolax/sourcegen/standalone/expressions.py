@@ -776,6 +776,16 @@ class Expressions:
         e.func = syntax.copy_location(syntax.name("enumerate"), e.func)
         return self.call(e, scope)
 
+    def op_range(self, e, scope, truth):
+        """``ops.range(...)``, a range not written in a ``for`` (``r = range(n)``): the
+        builtin, where its bounds are Python values. With traced bounds only the runtime can
+        stage a loop over it."""
+        e.func = syntax.copy_location(syntax.name("range"), e.func)
+        node, val = self.call(e, scope)
+        if val.traced:
+            raise self.refuse("standalone-op", e, call=f"{self.ops}.range (a range with traced bounds)")
+        return node, val
+
     def op_zip(self, e, scope, truth):
         e.func = syntax.copy_location(syntax.name("zip"), e.func)
         return self.call(e, scope)

@@ -5,7 +5,8 @@ trip count, so it can be differentiated as a scan that skips the iterations afte
 exit, as ``autolax.jit`` does. And for values whose dtype is known only when the program
 is traced: ``promoting_cond`` and the ``promoting_*`` loops give what a staged ``if`` or
 loop produces the dtype both sides (every iteration) promote to, as the runtime's type
-join does, where ``lax.cond`` and the lax loops need equal types.
+join does, where ``lax.cond`` and the lax loops need equal types. And ``raise_if``: a ``raise``
+or ``assert`` under a traced condition, checked when the program runs.
 
 Each is plain JAX, documented by the Python it stands for; ``{jax}`` is how the file spells
 the ``jax`` module.
@@ -24,6 +25,7 @@ PROMOTING_FORI = "promoting_fori_loop"
 PROMOTING_SCAN = "promoting_scan"
 PROMOTING_MASKED = "promoting_masked_while_loop"
 PROMOTING_EARLY_EXIT = "promoting_while_loop_with_masked_grad"
+RAISE_IF = "raise_if"
 
 _TEXT = {
     MASKED: '''\
@@ -210,6 +212,58 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
     return {jax}.lax.cond(pred, promoted(true_jaxpr), promoted(false_jaxpr), *operands)
 '''
 
+_TEXT[RAISE_IF] = '''\
+class raise_if:
+    """``with raise_if(pred, error, where):`` for ``if pred: raise error()`` at the top of a
+    function, the rest of the function in the ``with`` block, where ``pred`` may be traced.
+    (Written by ``autolax convert --standalone``.)
+
+    Equivalent Python::
+
+        if pred:
+            raise error()
+
+    A Python ``pred`` decides now. A traced one is checked when the program runs, by a host
+    callback that raises ``error()`` where ``pred`` holds (in any lane, under ``vmap``); under
+    ``jax.jit`` JAX reports it as a ``jax.errors.JaxRuntimeError`` that holds its text. If
+    tracing the rest of the function stops at an error, Python would raise ``error()`` first
+    where ``pred`` holds, which only the running program knows: that is an error saying so.
+    """
+
+    def __init__(self, pred, error, where):
+        self.where = where
+        try:
+            self.traced = False
+            failed = bool(pred)
+        except {jax}.errors.ConcretizationTypeError:
+            self.traced = True
+        if not self.traced:
+            if failed:
+                raise error()
+            return
+
+        def check(pred):
+            if pred.any():
+                raised = error()
+                raise type(raised)(f"{raised} (raised when the program ran: the `raise` or `assert` at {where}, "
+                                   "under a traced condition; written by autolax convert --standalone)")
+
+        {jax}.debug.callback(check, pred)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if self.traced and isinstance(error, Exception):
+            raise RuntimeError(
+                f"autolax convert --standalone: tracing stopped at {kind.__name__}: {error}, after the `raise` or "
+                f"`assert` at {self.where} under a traced condition, which is checked when the program runs; "
+                "Python raises its error first where the condition holds, which only the running program "
+                "knows.\\nFix: drop --standalone to use the autolax runtime (autolax.jit runs the function as "
+                "Python to find Python's error), or fix the error tracing stopped at.") from error
+        return False
+'''
+
 NEEDS = {
     EARLY_EXIT: (MASKED,), MASKED: (), PROMOTED_DTYPE: (), PROMOTING_COND: (PROMOTED_DTYPE,),
     CARRY_TYPES: (PROMOTED_DTYPE,), AS_TYPES: (),
@@ -218,6 +272,7 @@ NEEDS = {
     PROMOTING_SCAN: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
     PROMOTING_MASKED: (MASKED, CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
     PROMOTING_EARLY_EXIT: (EARLY_EXIT, MASKED, CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
+    RAISE_IF: (),
 }
 
 

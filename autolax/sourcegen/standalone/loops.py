@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from autolax import plan
 from autolax.analysis.activity import writes
-from autolax.sourcegen.standalone import breaks, helpers
+from autolax.sourcegen.standalone import breaks, helpers, last_values
 from autolax.sourcegen.standalone.patterns import (
     as_builtin_iter,
     REBOUND,
@@ -571,6 +571,10 @@ class Loops:
                 node, val = self.expr(item, scope)
             if val.container or not val.is_number:
                 raise self.refuse("standalone-append-shape", origin, how="with items that are not arrays",
+                                  **self.about(site, name))
+            if not val.traced and name in getattr(self.fn, last_values.COLLECTED, ()):
+                # A Python value in Python (`k = 1`), which code after the loop may use as one.
+                raise self.refuse("standalone-append-shape", origin, how="with items that are Python values",
                                   **self.about(site, name))
             item_vals[name] = val
             values.append(node)

@@ -63,7 +63,24 @@ OPS = {
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
     "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, {"at"}),
     "bound": (1, 1, ()), "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "asserting": (1, 2, ()),
+    "range": (1, 3, ()),
 }
+
+
+CHECK = "_autolax_raise_if"  # attribute of a `with raise_if(...):` whose block is still to fill
+
+
+def with_checks(stmts):
+    """``stmts`` with the statements after each ``with raise_if(...):`` moved into its block."""
+    out = []
+    for s in reversed(stmts):
+        if getattr(s, CHECK, False):
+            delattr(s, CHECK)
+            s.body = out or [syntax.Pass()]
+            out = [s]
+        else:
+            out.insert(0, s)
+    return out
 
 
 def folded(test):
@@ -130,9 +147,11 @@ class Lowering(Expressions, Loops):
         self._carry = None
         self.literals = {}  # names the statements before, in this block, gave a number literal
         self.nonlocals = {n for node in syntax.walk(self.fn) if isinstance(node, syntax.Nonlocal) for n in node.names}
+        self.depth = 0  # of the blocks being lowered (1: the function's own statements)
 
     # ------------------------------------------------------------------ entry
     def run(self):
+        self.drop_passthrough_handlers()
         self.check_ops()
         values = declarations.param_vals(self.fn, self.static_params, self.is_method, self.declared)
         self.fn.body = self.block(self.fn.body, Scope(None, values))
@@ -141,6 +160,29 @@ class Lowering(Expressions, Loops):
         exits = {name for name, what in self.ctx.descriptions.items() if what == "the loop's exit test"}
         breaks.restore_exits(self.fn, exits)
         return self.fn
+
+    def drop_passthrough_handlers(self):
+        """Removes the ``except ops.AutolaxError: raise`` the front end puts first in each
+        ``try`` with handlers (``passes.exceptions``), so that autolax's errors pass through
+        the user's handlers: the output raises no autolax error, and its ``try`` is the
+        user's own.
+
+            try:                                 try:
+                ...                                  ...
+            except ops.AutolaxError:      ->     except ValueError:
+                raise                                ...
+            except ValueError:
+                ...
+        """
+        for node in syntax.walk(self.fn):
+            if isinstance(node, syntax.Try) and len(node.handlers) > 1 and self._passthrough(node.handlers[0]):
+                node.handlers = node.handlers[1:]
+
+    def _passthrough(self, handler) -> bool:
+        kind, body = handler.type, handler.body
+        return (handler.name is None and isinstance(kind, syntax.Attribute) and kind.attr == "AutolaxError"
+                and isinstance(kind.value, syntax.Name) and kind.value.id == self.ops and len(body) == 1
+                and isinstance(body[0], syntax.Raise) and body[0].exc is None and body[0].cause is None)
 
     def check_ops(self):
         """Refuses any use of ``ops`` that is not a call this module knows, with the
@@ -310,6 +352,7 @@ class Lowering(Expressions, Loops):
         out, pending = [], {}
         checked = None  # the name the previous statement checked is bound (`x = ops.assigned(x)`)
         outer, self.literals = self.literals, dict(self.literals) if branch else {}
+        self.depth += 1
         try:
             for s in stmts:
                 if isinstance(s, syntax.FunctionDef) and s.name in self.generated:
@@ -326,7 +369,8 @@ class Lowering(Expressions, Loops):
                     self.literals[given[0]] = given[1]
         finally:
             self.literals = outer
-        return out
+            self.depth -= 1
+        return with_checks(out)
 
     def _literal_given(self, s):
         """(name, value) for ``name = <number literal>`` (``k = 0``), of a name no nested
@@ -477,8 +521,14 @@ class Lowering(Expressions, Loops):
 
     def asserting(self, call, scope):
         """``assert test, message`` from ``ops.asserting(test, lambda: message)``: with a
-        Python test (the runtime checks a traced one when the program runs)."""
+        Python test; with a traced one among the function's own statements and a constant
+        message, ``with raise_if(...):`` (see ``checks_when_run``); elsewhere only the runtime
+        checks a traced one when the program runs."""
         test, tval = self.expr(call.args[0], scope, truth=True)
+        message = call.args[1].body if len(call.args) > 1 else None
+        if tval.traced and not self.dead and self.checks_when_run() and (message is None or isinstance(message, syntax.Constant)):
+            error = syntax.call("AssertionError", [message] if message is not None else [])
+            return self.raise_if(self.jnp("logical_not", [test]), error, call)
         if tval.traced and not self.dead:
             raise self.refuse("standalone-op", call, call=f"{self.ops}.asserting (an `assert` of a traced value)")
         if self.failing is not None:  # the runtime checks it when the program runs that code (seed 237)
@@ -486,6 +536,53 @@ class Lowering(Expressions, Loops):
                                                           "Python may not run it)")
         message = self.expr(call.args[1].body, scope)[0] if len(call.args) > 1 else None
         return syntax.Assert(test=test, msg=message)
+
+    # ------------------------------------------------------------------ checks when run
+    def checks_when_run(self) -> bool:
+        """Can a ``raise`` / ``assert`` under a traced condition here be checked when the
+        program runs (``helpers.RAISE_IF``)? Among the function's own statements only: there
+        the rest of the function is the ``with`` block, and Python runs them (in a staged
+        body the check would have to count only where the body runs, as the runtime's do)."""
+        return self.depth == 1 and not self.staged and self.failing is None and not self.dead and not self.called_here()
+
+    def called_here(self) -> bool:
+        """Is the function named elsewhere in its file? A caller may call it in a staged
+        branch, which ``jax.vmap`` runs for every lane (a select): a check there would fail
+        for lanes that never call it, where the runtime's count only where the branch runs."""
+        name = self.fn.name
+        return any((isinstance(n, syntax.Name) and n.id == name or isinstance(n, syntax.Attribute) and n.attr == name)
+                   and not (n is self.fn) for n in syntax.walk(self.module.tree))
+
+    def raised_on_one_side(self, t_def, f_def, s, operands):
+        """``(error, on_true)`` for a staged ``if`` whose one side is ``raise E(constants)``
+        of a builtin exception E, outside any ``try`` with handlers, and whose other side is
+        empty; else None."""
+        if not isinstance(s, syntax.Expr) or operands:
+            return None
+        for raising, other, on_true in ((t_def, f_def, True), (f_def, t_def, False)):
+            if any(not isinstance(x, syntax.Pass) for x in other.body) or len(raising.body) != 1:
+                continue
+            r = raising.body[0]
+            if not (isinstance(r, syntax.Raise) and r.cause is None and self.op_of(r.exc) == "raising"
+                    and not r.exc.keywords and len(r.exc.args) == 1):
+                continue
+            error = r.exc.args[0]
+            if not (isinstance(error, syntax.Call) and isinstance(error.func, syntax.Name) and not error.keywords
+                    and all(isinstance(a, syntax.Constant) for a in error.args)):
+                continue
+            kind = self.ctx.resolve(error.func.id)
+            if isinstance(kind, type) and issubclass(kind, Exception) and getattr(builtins, kind.__name__, None) is kind:
+                return error, on_true
+        return None
+
+    def raise_if(self, pred, error, call):
+        """``with raise_if(pred, lambda: error, 'file:line'):``, its block the statements
+        after it (``with_checks``)."""
+        where = f"{self.ctx.filename}:{getattr(call, 'lineno', 0)}"
+        check = syntax.call(self.helper(helpers.RAISE_IF), [pred, syntax.lambda_(error), syntax.constant(where)])
+        new = syntax.With(items=[syntax.withitem(context_expr=check, optional_vars=None)], body=[], type_comment=None)
+        setattr(new, CHECK, True)
+        return syntax.copy_location(new, call)
 
     def user_function(self, s, scope):
         """A nested ``def`` of the user's: its parameters are traced."""
@@ -599,6 +696,10 @@ class Lowering(Expressions, Loops):
                                     f_scope, branch=True)
             scope.merge(t_scope, f_scope)
             return [python_if(test, body, orelse, t_def)]
+        raised = self.raised_on_one_side(t_def, f_def, s, operands)
+        if raised is not None and self.checks_when_run():
+            error, on_true = raised
+            return [self.raise_if(test if on_true else self.jnp("logical_not", [test]), error, call)]
         if self.final:
             self.check_branch_appends(t_def, f_def, out_names, site)
         if form == plan.SELECT:
