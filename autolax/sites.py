@@ -80,6 +80,9 @@ class Site:
     item_test: str | None = None
     test_after: bool = False  # ... tested after each iteration instead (`test: after NAME`)
     read_unbound: frozenset = frozenset()  # see the `maybe:` clause
+    # `for i in range(...)` without exits whose body does not assign `i`: after a loop over
+    # a static range, `i` is the range's last item, a Python int (`index: i`)
+    index_target: str | None = None
 
     @property
     def where(self) -> str:
@@ -104,7 +107,7 @@ class Site:
 
 def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
                 always_bound=(), reads_appended=None, max_steps=None, item_test=None, read_unbound=(),
-                test_after=False) -> str:
+                test_after=False, index_target=None) -> str:
     """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
     head = f"{filename}:{lineno}" if filename else str(lineno)
     if outputs is not None and len(outputs):
@@ -123,13 +126,15 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
         clauses.append("maybe: " + ", ".join(read_unbound))
     if item_test is not None:
         clauses.append(f"test: after {item_test}" if test_after else f"test: {item_test}")
+    if index_target is not None:
+        clauses.append(f"index: {index_target}")
     return "; ".join(clauses)
 
 
 @functools.lru_cache(maxsize=1024)
 def parse_spec(spec: str):
     """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps,
-    item_test, test_after, read_unbound, cells)``."""
+    item_test, test_after, read_unbound, cells, index_target)``."""
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
     location = location.strip()
@@ -138,6 +143,7 @@ def parse_spec(spec: str):
     roles, bound, reads, max_steps, item_test, maybe = {}, frozenset(), {}, None, None, frozenset()
     test_after = False
     cells = {}
+    index_target = None
     for clause in clauses:
         key, _, value = clause.partition(":")
         items = [v.strip() for v in value.split(",") if v.strip()]
@@ -158,7 +164,10 @@ def parse_spec(spec: str):
             maybe = frozenset(items)
         elif key == "cell":
             cells.update(item.split("=", 1) for item in items)
-    return filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells
+        elif key == "index":
+            index_target = items[0]
+    return (filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells,
+            index_target)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -166,7 +175,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
-    filename, lineno, outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells = parse_spec(spec)
+    filename, lineno, outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells, index = parse_spec(spec)
     if names is not None and cells:
         names = tuple(cells.get(n, n) for n in names)
     return Site(
@@ -181,4 +190,5 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         item_test=item_test,
         test_after=test_after,
         read_unbound=maybe,
+        index_target=index,
     )

@@ -1244,3 +1244,26 @@ def test_return_in_finally_after_a_failing_call(tmp_path):
     # The `try` catches the error first and keeps it; the `finally` discards it by returning.
     text = convert_source(inspect.getsource(finally_returns_always), "f.py", Options(only=("finally_returns_always",))).text
     assert "        except BaseException:\n            in_flight = ops.in_flight()\n    finally:\n" in text
+
+
+# After `for i in range(2)` staged (it carries a traced `s`), `i` was the loop's traced
+# index, and `coef[i]` a JAX TracerIntegerConversionError; Python has the int 1 there (found
+# while reviewing --standalone's last values). The `index: i` fact gives back the last item.
+def indexes_with_the_loop_variable_after_the_loop(s, coef):
+    for i in range(2):
+        s = s * 2
+    return coef[i] * s, i
+
+
+def loop_variable_reassigned_in_the_body(s):
+    for i in range(3):
+        s = s + i
+        i = s  # the body assigns it: the last iteration's value, traced
+    return i
+
+
+def test_loop_variable_after_a_staged_range_loop_is_its_last_item(tmp_path):
+    check_all_paths(indexes_with_the_loop_variable_after_the_loop, 1.5, [1.0, 2.0, 3.0], tmp_dir=tmp_path)
+    check_all_paths(loop_variable_reassigned_in_the_body, 1.5, tmp_dir=tmp_path)
+    jaxpr = str(jax.make_jaxpr(autolax.convert(indexes_with_the_loop_variable_after_the_loop))(1.5, [1.0, 2.0, 3.0]))
+    assert "scan[" in jaxpr or "while[" in jaxpr  # still staged

@@ -735,7 +735,14 @@ def for_range(start, stop, step, loop_body, init, loop_test=None, *, at, target=
             can_fall_back=plan.can_fall_back(True),
         ))
     seq, r = _range_sequence(start, stop, step)
-    return _target_or(site, names, target, _for(site, seq, r, loop_body, loop_test, values, names, init))
+    result = _for(site, seq, r, loop_body, loop_test, values, names, init)
+    if site.index_target in names and loop_test is None and len(r):
+        # `index: i`: the body never assigns `i` but through the loop (a staged loop gives it
+        # back traced); Python leaves the last item, an int a later `xs[i]` may index with.
+        out = list(unpack(result, len(names)))
+        out[names.index(site.index_target)] = r[-1]
+        result = pack(out, len(names))
+    return _target_or(site, names, target, result)
 
 
 @report.user_facing

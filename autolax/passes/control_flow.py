@@ -297,7 +297,7 @@ class _FunctionConverter:
         return [n for n in names if n in found]
 
     def spec(self, node, names, outputs=False, reads_appended=None, item_test=None, read_unbound=(),
-             test_after=False):
+             test_after=False, index_target=None):
         """The ``at='...'`` descriptor of a statement (see ``autolax.sites``): ``names`` are its
         carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
         text = sites.format_spec(
@@ -312,6 +312,7 @@ class _FunctionConverter:
             item_test=item_test,
             test_after=test_after,
             read_unbound=read_unbound,
+            index_target=index_target,
         )
         return syntax.constant(text)
 
@@ -519,6 +520,12 @@ class _FunctionConverter:
         inits = self.undefined_inits(state, node)
         extra = anno.get(node, anno.EXTRA_TEST)
         is_range = self._builtin(node.iter, "range") and 1 <= len(node.iter.args) <= 3
+        # The loop variable of a range, carried (read after the loop) and not assigned by the
+        # body, without exits: after a loop over a static range it is the last item, an int.
+        index_target = None
+        if (is_range and extra is None and stopped is None and isinstance(node.target, syntax.Name)
+                and node.target.id in state and node.target.id not in self.modified(node.body)):
+            index_target = node.target.id
         if isinstance(node.target, syntax.Name) and node.target.id not in state:
             item, prelude = node.target.id, []
         else:
@@ -565,7 +572,7 @@ class _FunctionConverter:
             loop_test=loop_test,
             targets=syntax.names_tuple(outputs),
             spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test, test_after=test_after,
-                           read_unbound=self.read_unbound(node.body, state)),
+                           read_unbound=self.read_unbound(node.body, state), index_target=index_target),
         )
         if stopped is not None and node.target.id in self.defined.before[node][0]:
             # The target has a value before the loop: the op gives it back where no iteration

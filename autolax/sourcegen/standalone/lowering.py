@@ -229,7 +229,7 @@ class Lowering(Expressions, Loops):
         # `target=`: the value the loop target had before the loop; the output reads the
         # target's variable itself.
         call.keywords = [kw for kw in call.keywords if kw.arg not in ("at", "target")]
-        if sites.parse_spec(spec)[-1]:  # `cell: P=NAME`: a closure captures a variable the loop carries
+        if sites.parse_spec(spec)[10]:  # `cell: P=NAME`: a closure captures a variable the loop carries
             raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) carrying a variable that "
                                                           "a nested function or lambda captures")
         return sites.site(kind, spec, self.ctx.filename, None if names is None else tuple(names))
