@@ -7,6 +7,7 @@ eagerly, the CLI's default output) on the same inputs, and compares value, excep
 and printed output (``paths.check_all_paths``).
 """
 
+import contextlib
 import warnings
 
 import jax
@@ -1638,3 +1639,21 @@ def test_a_branch_failing_in_a_try_that_does_not_catch_it_raises_when_taken(tmp_
 
     for x in (1.0, -1.0):
         check_all_paths(catches_another_error, x, paths=("autolax.jit", "jax.jit(convert)", "convert eagerly"))
+
+
+def suppresses_what_its_branch_raises(x):
+    items = [1.0, 2.0, 3.0]
+    y = _half(x)
+    with contextlib.suppress(IndexError):
+        if x > 0:
+            y = y + items[5]
+    return y
+
+
+def test_a_branch_failing_in_a_with_block_is_refused(tmp_path):
+    # A context manager may suppress the error (Python then goes on after the `with`).
+    for x in (1.0, -1.0):
+        check_all_paths(suppresses_what_its_branch_raises, x, tmp_dir=tmp_path, refusal=True)
+        with pytest.raises(autolax.StagedEffectError) as info:
+            autolax.jit(suppresses_what_its_branch_raises)(x)
+        assert info.value.code == "branch-fails-in-try"

@@ -45,7 +45,7 @@ from autolax.analysis.activity import (
 )
 from autolax.analysis.definedness import Definedness
 from autolax.analysis.liveness import Liveness
-from autolax.passes.exceptions import staged_caught
+from autolax.passes.exceptions import staged_caught, with_caught
 from autolax.transpile import anno, syntax, templates
 
 _IF = """
@@ -418,7 +418,9 @@ class _FunctionConverter:
         if isinstance(node, syntax.For):
             return self.convert_for(node)
         if isinstance(node, (syntax.With, syntax.AsyncWith)):
+            caught, self.caught = self.caught, with_caught(self.caught)
             node.body = self.block(node.body)
+            self.caught = caught
         elif isinstance(node, syntax.Try):
             in_try, self.in_try = self.in_try, True
             caught = self.caught

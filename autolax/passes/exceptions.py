@@ -88,6 +88,12 @@ def staged_caught(node, outer, ops):
     }
 
 
+def with_caught(outer):
+    """``staged_caught`` for the body of a ``with`` statement: its context manager may
+    suppress any exception (``contextlib.suppress``)."""
+    return _distinct(outer + [syntax.name("BaseException")])
+
+
 def _distinct(types):
     """``types`` (expressions), each written once."""
     seen, out = set(), []
@@ -155,6 +161,9 @@ class _Transformer:
                 passthrough = syntax.ExceptHandler(type=syntax.dotted(f"{ops}.AutolaxError"), name=None,
                                                    body=[syntax.Raise(exc=None, cause=None)])
                 node.handlers = [syntax.copy_location(passthrough, node.handlers[0])] + node.handlers
+            return [node]
+        if isinstance(node, (syntax.With, syntax.AsyncWith)):
+            node.body = self.block(node.body, caught, with_caught(staged))
             return [node]
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
