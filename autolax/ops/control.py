@@ -119,17 +119,19 @@ def fails_when_taken(site, what: str, caught_by=()):
     traced value says so: an error of the user's code raised while it is traced
     (``items[5]`` of a 3-item list, ``.pop()`` of an empty one, a read of a variable it
     deleted: Python's ``UnboundLocalError``) is raised when the program takes it, after what
-    it did before, as a ``raise`` statement there is (``checks.raising``). Not when a
-    handler of the ``try`` around it (``caught_by``) catches it, or its ``finally`` raises:
-    Python would run those depending on data; nor a read of a variable with no value inside
-    a staged loop body, which a later statement of the body may assign for the next
-    iteration (a loop with static bounds then runs in Python); nor in a function converted code
-    called (``calls.in_call``: the caller's ``try`` may catch it). And only where an error
-    of the user's code that tracing meets after the check is taken care of: inside
-    ``ops.runtime_checks`` (which refuses it; a function that stages no other check runs
-    without it), under ``autolax.jit`` (which runs the function as Python to find Python's
-    error), or outside ``jax.jit`` (the check is made at once). (The error then goes on: the statement's refusal.) ``what``
-    names it in the error's note."""
+    it did before, as a ``raise`` statement there is (``checks.raising``). ``what`` names
+    it in the error's note.
+
+    Not (the error goes on: the statement's refusal) where Python might not raise it then:
+    a handler of the ``try`` or ``with`` around it may catch it, or a ``finally`` raise in
+    its place (``caught_by``); a function converted code called (``calls.in_call``: the
+    caller's ``try`` may catch it); a read of a variable with no value inside a staged loop
+    body, which a later statement of the body may assign for the next iteration (a loop
+    with static bounds then runs in Python). And only where an error of the user's code
+    that tracing meets after the check is taken care of: inside ``ops.runtime_checks``
+    (which refuses it; a function that stages no other check runs without it), under
+    ``autolax.jit`` (which runs the function as Python to find Python's error), or outside
+    ``jax.jit`` (the check is made at once)."""
 
     def fails(exc):
         unbound = report.unbound_read(exc)
@@ -163,8 +165,8 @@ def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
                 raise errors.make("branch-fails-in-try", side=side, stmt=site.what, source=site.source,
                                   error=error) from exc
             # Python raises it only if this branch runs, which only the running program knows
-            # (also a read of a variable the branch deleted: Python's UnboundLocalError); in
-            # a staged loop body the trace may see another value than some iteration does.
+            # (also a read of a variable the branch deleted: Python's UnboundLocalError), and
+            # it could not be staged as raising then (see fails_when_taken).
             raise errors.make("branch-fails", side=side, stmt=site.what, source=site.source, error=error) from exc
         if site.kind in ("if", "ternary") and isinstance(exc, report.TRACER_ERRORS):
             raise report.traced_value_error(exc, site, "its condition is traced") from exc
