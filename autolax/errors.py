@@ -455,12 +455,25 @@ MESSAGES = {
         StagedEffectError,
         "the `{side}` branch of {stmt} raised {error} while autolax staged it:\n    {source}\n"
         "The condition is traced: Python raises this only on the runs that take that branch, which only "
-        "the running program knows, so autolax stages both branches on every run",
+        "the running program knows; autolax stages the branch as raising it then, but not in a function "
+        "that converted code calls (whose `try` may catch it), not for a variable read unbound in a staged "
+        "loop body, not after the branch changed a container the function was given, and under plain "
+        "`jax.jit` only in a function that stages another check",
         "make the branch safe to run whatever the condition (keep indices in range, do not take items "
-        "from an empty list or read a variable after `del`), or raise the error yourself with `raise` / "
-        "`assert` under the condition "
+        "from an empty list or read a variable after `del`), call the function through autolax.jit, or "
+        "raise the error yourself with `raise` / `assert` under the condition "
         "(autolax checks those when the program runs).",
         "#the-rules-semantics",
+    ),
+    "branch-fails-in-try": Message(
+        StagedEffectError,
+        "the `{side}` branch of {stmt} raised {error} while autolax staged it, inside a `try` that catches it "
+        "(or whose `finally` raises or asserts):\n    {source}\n"
+        "The condition is traced: Python raises this (and runs the handler or `finally`) only on the runs that "
+        "take that branch, which a staged program cannot decide",
+        "make the branch safe to run whatever the condition (keep indices in range, do not take items from an "
+        "empty list or read a variable after `del`), or decide the condition in Python.",
+        "#semantics",
     ),
     "body-fails": Message(
         StagedEffectError,
@@ -476,10 +489,23 @@ MESSAGES = {
         StagedEffectError,
         "the operand after `{kind}` at {where} raised {error} while autolax staged it:\n    {source}\n"
         "Python evaluates it only when the traced value before it is {needed}, which only the running "
-        "program knows, so autolax evaluates it on every run",
+        "program knows; autolax stages it as raising this then, but not in a function that converted code "
+        "calls (whose `try` may catch it), not for a variable read unbound in a staged loop body, and under "
+        "plain `jax.jit` only in a function that stages another check",
+        "make the operand safe to evaluate whatever the value before it (define every name it reads, "
+        "keep indices in range), call the function through autolax.jit, or decide the value before it in "
+        "Python.",
+        "#the-rules-semantics",
+    ),
+    "operand-fails-in-try": Message(
+        StagedEffectError,
+        "the operand after `{kind}` at {where} raised {error} while autolax staged it, inside a `try` that "
+        "catches it (or whose `finally` raises or asserts):\n    {source}\n"
+        "Python evaluates it (and runs the handler or `finally`) only on the runs the value before it "
+        "allows, which a staged program cannot decide",
         "make the operand safe to evaluate whatever the value before it (define every name it reads, "
         "keep indices in range), or decide the value before it in Python.",
-        "#the-rules-semantics",
+        "#semantics",
     ),
     "traced-effect": Message(
         StagedEffectError,

@@ -7,6 +7,7 @@ eagerly, the CLI's default output) on the same inputs, and compares value, excep
 and printed output (``paths.check_all_paths``).
 """
 
+import contextlib
 import warnings
 
 import jax
@@ -755,33 +756,50 @@ UNBOUND_WHILE_STAGED = r"raised UnboundLocalError: cannot access local variable 
 
 
 @pytest.mark.parametrize("x", [1.0, -1.0])
-def test_a_staged_branch_reading_what_it_deleted_is_the_branch_s_failure(x, tmp_path):
+def test_a_staged_branch_reading_what_it_deleted_raises_when_taken(x, tmp_path):
     # A traced `if` whose branch reads what it deleted: Python raises UnboundLocalError only
-    # when the branch runs (x > 0), and returns 0.0 otherwise. Staged, the branch is traced
-    # whatever x is: the refusal names the branch and Python's error (branch-fails), not a
-    # read "no statement that ran so far gave a value" (it raised that for x = -1 too).
-    check_all_paths(reads_what_its_branch_deleted, x, tmp_dir=tmp_path, refusal=True)
-    for fn in (autolax.jit(reads_what_its_branch_deleted), jax.jit(autolax.convert(reads_what_its_branch_deleted))):
+    # when the branch runs (x > 0), and returns 0.0 otherwise. The branch is staged as
+    # raising it when the program takes it, as a `raise` there is (it was refused:
+    # branch-fails).
+    check_all_paths(reads_what_its_branch_deleted, x, tmp_dir=tmp_path)
+    if x > 0:  # Python's error, not autolax's
+        with pytest.raises(UnboundLocalError, match="cannot access local variable 's'") as raised:
+            autolax.jit(reads_what_its_branch_deleted)(x)
+        assert not isinstance(raised.value, autolax.AutolaxError)
+
+
+def test_an_operand_reading_a_deleted_name_raises_when_evaluated(tmp_path):
+    # The same for an operand after a traced `and`: Python evaluates it only when the traced
+    # value before it is true (it was refused: operand-fails).
+    for x in (1.0, -1.0):
+        check_all_paths(reads_a_deleted_name_in_a_later_operand, x, tmp_dir=tmp_path)
+
+
+def reads_a_deleted_name_in_a_helper(x):
+    s = x * 2.0
+    y = 0.0
+    if x > 0:
+        del s
+        y = s + 1.0
+    return y
+
+
+def calls_a_helper_that_reads_what_it_deleted(x):
+    return reads_a_deleted_name_in_a_helper(x) + 1.0
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_a_branch_of_a_called_function_reading_what_it_deleted_is_refused(x, tmp_path):
+    # Called by converted code, whose `try` might catch the error: still the branch's
+    # failure (branch-fails), naming Python's error, not a read "no statement that ran so
+    # far gave a value".
+    check_all_paths(calls_a_helper_that_reads_what_it_deleted, x, tmp_dir=tmp_path, refusal=True)
+    for fn in (autolax.jit(calls_a_helper_that_reads_what_it_deleted),
+               jax.jit(autolax.convert(calls_a_helper_that_reads_what_it_deleted))):
         with pytest.raises(autolax.StagedEffectError,
                            match=r"the `if` branch of the `if` at .*:\d+ " + UNBOUND_WHILE_STAGED) as info:
             fn(x)
         assert info.value.code == "branch-fails" and "No statement that ran so far" not in str(info.value)
-    # Eagerly the `if` runs in Python: Python's answer.
-    if x < 0:
-        assert autolax.convert(reads_what_its_branch_deleted)(x) == 0.0
-    else:
-        with pytest.raises(UnboundLocalError, match="cannot access local variable 's'"):
-            autolax.convert(reads_what_its_branch_deleted)(x)
-
-
-def test_an_operand_reading_a_deleted_name_is_the_operand_s_failure(tmp_path):
-    # The same for an operand after a traced `and` (operand-fails): Python evaluates it
-    # only when the traced value before it is true.
-    for x in (1.0, -1.0):
-        check_all_paths(reads_a_deleted_name_in_a_later_operand, x, tmp_dir=tmp_path, refusal=True)
-        with pytest.raises(autolax.StagedEffectError,
-                           match=r"the operand after `and` at .*:\d+ " + UNBOUND_WHILE_STAGED):
-            autolax.jit(reads_a_deleted_name_in_a_later_operand)(x)
 
 
 def test_a_loop_body_reading_a_deleted_name_is_the_loop_s_failure(tmp_path):
@@ -901,12 +919,17 @@ def guarded_by_a_traced_and(a, xs):
 def test_failing_operand_after_a_traced_one_is_autolax_s_error(tmp_path):
     # Fuzzer seed 11073 (`--focus closures`): Python skips the right operand (xs[0] > 1); a
     # staged `and` evaluates it on every run, and it raised a bare NameError.
-    check_all_paths(guarded_by_a_traced_and, np.float32(0.5), np.array([3.0], np.float32), tmp_dir=tmp_path,
-                    refusal=True)
+    # Now autolax.jit stages it as raising NameError when the program evaluates it (Python's
+    # answer); plain jax.jit (no other check in the function) still refuses it.
+    args = (np.float32(0.5), np.array([3.0], np.float32))
+    check_all_paths(guarded_by_a_traced_and, *args, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(guarded_by_a_traced_and, *args, paths=("autolax.jit",))
+    with pytest.raises(NameError, match="undefined_anywhere"):
+        autolax.jit(guarded_by_a_traced_and)(np.float32(0.5), np.array([0.5], np.float32))
     with pytest.raises(autolax.StagedEffectError, match=r"(?s)the operand after `and` at .*raised NameError: name "
                                                         r"'undefined_anywhere' is not defined.*Python evaluates it only "
                                                         r"when the traced value before it is true"):
-        autolax.jit(guarded_by_a_traced_and)(np.float32(0.5), np.array([3.0], np.float32))
+        jax.jit(autolax.convert(guarded_by_a_traced_and))(*args)
 
 
 # ----------------------------------------------------------------------------- classes in functions
@@ -1448,3 +1471,189 @@ def test_try_else_does_not_run_after_a_return_from_the_body(x, tmp_path):
 @pytest.mark.parametrize("x", [2.5, -1.5, 0.0])
 def test_try_else_does_not_run_after_a_break_or_continue_from_the_body(x, tmp_path):
     check_all_paths(breaks_from_a_try_with_an_else, x, 5, tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- branches that fail while staged
+# A branch of a traced `if` (or an operand after a traced `and` / `or`) that raises an error
+# of the user's code while autolax traces it raises that error when the program takes it, as
+# a `raise` there does: Python raises it only then. The functions call a helper of their own
+# (`_half`), so they run inside ops.runtime_checks and every path stages them.
+def _half(v):
+    return v * 0.5
+
+
+def indexes_past_the_end_when_positive(x):
+    items = [1.0, 2.0, 3.0]
+    if x > 0:
+        y = _half(x) + items[5]
+    else:
+        y = _half(x)
+    return y
+
+
+def prints_then_indexes_past_the_end(x):
+    items = [1.0, 2.0, 3.0]
+    y = _half(x)
+    if x > 0:
+        print("taking the branch", x)
+        y = y + items[5]
+    return y
+
+
+def asserts_then_indexes_past_the_end(x):
+    items = [1.0, 2.0, 3.0]
+    y = _half(x)
+    if x > 0:
+        assert x < 5.0, "too big"
+        y = y + items[5]
+    return y
+
+
+def reads_a_missing_key_in_an_operand(x):
+    table = {"a": 1.0}
+    if x > 0 or table["b"] > 0:
+        return _half(x)
+    return -x
+
+
+def deletes_then_reads_in_a_branch(x):
+    s = _half(x)
+    y = 0.0
+    if x > 0:
+        del s
+        y = s
+    return y
+
+
+POPPED = []
+
+
+def pops_an_empty_global_list(x):
+    y = _half(x)
+    if x > 0:
+        y = y + POPPED.pop()
+    return y
+
+
+@pytest.mark.parametrize("fn", [indexes_past_the_end_when_positive, prints_then_indexes_past_the_end,
+                                asserts_then_indexes_past_the_end, reads_a_missing_key_in_an_operand,
+                                deletes_then_reads_in_a_branch, pops_an_empty_global_list])
+@pytest.mark.parametrize("x", [1.0, 7.0, -1.0])
+def test_a_branch_that_fails_while_staged_raises_only_when_taken(fn, x, tmp_path):
+    # Python's value, printed output or exception on every path (no refusal): the error for
+    # x > 0 (AssertionError first for x = 7 where the branch asserts), the value otherwise.
+    expected = check_all_paths(fn, x, tmp_dir=tmp_path)
+    assert (expected.kind == "value") == ((x < 0) != (fn is reads_a_missing_key_in_an_operand))
+    check_all_paths(fn, jnp.float32(x), paths=("autolax.jit", "jax.jit(convert)"))
+
+
+def test_a_branch_that_fails_while_staged_is_a_check_in_the_program():
+    # Trace check: the `if` is staged (the failing branch returns only a failure code, the
+    # other branch's values are taken) and the failure is raised by the host callback of
+    # autolax's checks when the program takes the branch.
+    text = str(jax.make_jaxpr(autolax.convert(indexes_past_the_end_when_positive))(1.0))
+    assert "debug_callback" in text and "gt a 0.0" in text
+    report = autolax.trace_check(indexes_past_the_end_when_positive, 1.0)
+    assert [r.became for r in report.rows if r.kind == "if"] == ["lax.cond"]
+    with pytest.raises(IndexError, match="list index out of range") as info:
+        autolax.jit(indexes_past_the_end_when_positive)(1.0)
+    assert any("which the program took" in note for note in getattr(info.value, "__notes__", []))
+
+
+def catches_what_its_branch_raises(x):
+    items = [1.0, 2.0, 3.0]
+    try:
+        if x > 0:
+            y = _half(x) + items[5]
+        else:
+            y = _half(x)
+    except IndexError:
+        y = -x
+    return y
+
+
+def catches_what_its_operand_raises(x):
+    items = [1.0]
+    try:
+        ok = x > 0 and items[3] > _half(x)
+    except LookupError:
+        ok = x < -10
+    return ok
+
+
+def fails_in_a_try_with_a_finally(x):
+    items = [1.0, 2.0, 3.0]
+    y = _half(x)
+    try:
+        if x > 0:
+            y = y + items[5]
+    finally:
+        y = y + 1.0
+    return y
+
+
+def branch_in_a_helper_fails(x, items):
+    if x > 0:
+        return items[5]
+    return _half(x)
+
+
+def calls_a_failing_helper_in_a_try(x):
+    try:
+        y = branch_in_a_helper_fails(x, [1.0, 2.0])
+    except IndexError:
+        y = x * 10.0
+    return y
+
+
+@pytest.mark.parametrize("fn, code", [
+    (catches_what_its_branch_raises, "branch-fails-in-try"),
+    (catches_what_its_operand_raises, "operand-fails-in-try"),
+    (fails_in_a_try_with_a_finally, "branch-fails-in-try"),
+    (calls_a_failing_helper_in_a_try, "branch-fails"),
+])
+def test_a_branch_failing_where_python_would_handle_it_is_refused(fn, code, tmp_path):
+    # A handler of the `try` around it catches the error, a `finally` runs after it, or the
+    # function is called by converted code whose `try` may catch it: Python would run the
+    # handler (or the `finally`) depending on data, which a staged program cannot decide.
+    for x in (1.0, -1.0):
+        check_all_paths(fn, x, tmp_dir=tmp_path, refusal=True)
+        for staged in (autolax.jit(fn), jax.jit(autolax.convert(fn))):
+            with pytest.raises(autolax.StagedEffectError) as info:
+                staged(x)
+            assert info.value.code == code
+
+
+def test_a_branch_failing_in_a_try_that_does_not_catch_it_raises_when_taken(tmp_path):
+    # `except KeyError` does not catch the IndexError: staged as raising it.
+    def catches_another_error(x):
+        items = [1.0, 2.0, 3.0]
+        try:
+            if x > 0:
+                y = _half(x) + items[5]
+            else:
+                y = _half(x)
+        except KeyError:
+            y = -x
+        return y
+
+    for x in (1.0, -1.0):
+        check_all_paths(catches_another_error, x, paths=("autolax.jit", "jax.jit(convert)", "convert eagerly"))
+
+
+def suppresses_what_its_branch_raises(x):
+    items = [1.0, 2.0, 3.0]
+    y = _half(x)
+    with contextlib.suppress(IndexError):
+        if x > 0:
+            y = y + items[5]
+    return y
+
+
+def test_a_branch_failing_in_a_with_block_is_refused(tmp_path):
+    # A context manager may suppress the error (Python then goes on after the `with`).
+    for x in (1.0, -1.0):
+        check_all_paths(suppresses_what_its_branch_raises, x, tmp_dir=tmp_path, refusal=True)
+        with pytest.raises(autolax.StagedEffectError) as info:
+            autolax.jit(suppresses_what_its_branch_raises)(x)
+        assert info.value.code == "branch-fails-in-try"

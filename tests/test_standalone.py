@@ -964,13 +964,53 @@ FAILS_WHILE_STAGED = {
 }
 
 
+def _staged_where_it_can(tmp_path, source, code, name, xs=(1.0, -1.0)):
+    """The runtime's outcomes for a branch or operand that fails while staged: ``autolax.jit``
+    stages it as raising Python's error when the program takes it (Python's answer for each
+    of ``xs``); plain ``jax.jit`` does so in a function that stages another check, else
+    refuses it as --standalone does (``code``). Returns the refusal of plain ``jax.jit`` or
+    None."""
+    path = tmp_path / f"staged_{name.strip()}.py"
+    path.write_text("import jax.numpy as jnp\n\n\n" + textwrap.dedent(source))
+    module = load(path, f"staged_{name.strip()}_{abs(hash(source))}")
+    refusal = None
+    for x in xs:
+        try:
+            expected = ("value", module.f(x))
+        except Exception as exc:  # noqa: BLE001 - Python's outcome
+            expected = ("error", type(exc))
+        for path, staged in (("autolax.jit", autolax.jit(module.f)), ("jax.jit", jax.jit(autolax.convert(module.f)))):
+            try:
+                got = ("value", staged(x))
+            except autolax.AutolaxError as exc:
+                assert path == "jax.jit" and exc.code == code, exc
+                refusal = exc
+                continue
+            except jax.errors.JaxRuntimeError as exc:  # plain jax.jit: the failed check
+                got = ("error", expected[1]) if expected[0] == "error" and expected[1].__name__ in str(exc) else ("runtime", exc)
+            except Exception as exc:  # noqa: BLE001
+                got = ("error", type(exc))
+            if expected[0] == "value":
+                assert got[0] == "value", got
+                assert_close(expected[1], got[1])
+            else:
+                assert got[0] == "error" and issubclass(got[1], expected[1]), (got, expected)
+    return refusal
+
+
 @pytest.mark.parametrize("code", sorted(FAILS_WHILE_STAGED))
 def test_code_python_may_not_run_that_fails_while_staged_is_refused_as_the_runtime_refuses_it(tmp_path, code):
+    # --standalone has no runtime to stage the failing branch or operand as raising when the
+    # program takes it: it refuses as plain jax.jit does where it cannot stage it so.
     source, where = FAILS_WHILE_STAGED[code]
-    runtime, standalone = _runtime_and_standalone(tmp_path, source, 0.0)
-    assert runtime.code == standalone.code == code.strip()
+    with pytest.raises(ConversionError) as info:
+        convert_source(textwrap.dedent(source), "refused.py", Options(only=("f",), standalone=True))
+    standalone = info.value
+    assert standalone.code == code.strip()
     assert where in str(standalone) and "raised IndexError: list index out of range while autolax staged it" in str(standalone)
     assert "drop --standalone" not in str(standalone)
+    runtime = _staged_where_it_can(tmp_path, source, code.strip(), code, xs=(1.0, 0.0, -1.0))
+    assert runtime is None or "raised IndexError: list index out of range while autolax staged it" in str(runtime)
 
 
 def test_a_ternary_branch_that_fails_while_staged_is_refused():
@@ -1206,10 +1246,19 @@ MORE_FAILS_WHILE_STAGED = {
 @pytest.mark.parametrize("name", sorted(MORE_FAILS_WHILE_STAGED))
 def test_more_code_python_may_not_run_that_fails_while_staged(tmp_path, name):
     source, code, where, error = MORE_FAILS_WHILE_STAGED[name]
-    runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
-    assert runtime.code == standalone.code == code
+    if code == "body-fails":
+        runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
+        assert runtime.code == standalone.code == code
+        assert f"raised {error} while autolax staged it" in str(runtime)
+    else:  # a branch or operand: the runtime stages it as raising where it can
+        with pytest.raises(ConversionError) as info:
+            convert_source(textwrap.dedent(source), "refused.py", Options(only=("f",), standalone=True))
+        standalone = info.value
+        assert standalone.code == code
+        runtime = _staged_where_it_can(tmp_path, source, code, name)
+        assert runtime is None or f"raised {error} while autolax staged it" in str(runtime)
+        (tmp_path / "refused.py").write_text("import jax.numpy as jnp\n\n\n" + textwrap.dedent(source))
     assert where in str(standalone) and f"raised {error} while autolax staged it" in str(standalone)
-    assert f"raised {error} while autolax staged it" in str(runtime)
     # Python raises it too where it runs that code; never where it does not.
     module = load(tmp_path / "refused.py", f"refused_py_{name}")
     assert_close(module.f(-1.0), -1.0)
@@ -1352,9 +1401,10 @@ def test_a_list_filled_through_another_name_is_not_known_empty(tmp_path):
 def test_a_staged_call_of_a_function_reading_a_deleted_variable_is_refused(tmp_path):
     # Fuzzer seed 5244: a staged branch calls a function of the file that reads a variable it
     # deleted. Python raises UnboundLocalError only on the runs that call it; the output
-    # raised it while tracing, on every run. The runtime refuses it while staging
-    # (branch-fails, whether the helper is converted or not); the standalone conversion
-    # refuses it with the runtime's branch-fails.
+    # raised it while tracing, on every run. The runtime stages the branch as raising it
+    # when the program takes it (it refused it: branch-fails, as plain jax.jit still does
+    # where the function stages no other check); the standalone conversion refuses it with
+    # the runtime's branch-fails.
     source = """\
         def helper(x):
             v = x
@@ -1368,9 +1418,8 @@ def test_a_staged_call_of_a_function_reading_a_deleted_variable_is_refused(tmp_p
             return x
         """
     runtime, standalone = _runtime_and_standalone(tmp_path, source, 1.0)
-    assert runtime.code == standalone.code == "branch-fails"
-    assert "raised UnboundLocalError: cannot access local variable 'v' where it is not associated with a value " \
-        "while autolax staged it" in str(runtime)
+    assert isinstance(runtime, UnboundLocalError) and standalone.code == "branch-fails"
+    assert _staged_where_it_can(tmp_path, source, "branch-fails", "helper_del") is None
     assert "the `if` branch of the `if` at" in str(standalone) and (
         "raised UnboundLocalError: cannot access local variable 'v' where it is not associated with a value "
         "while autolax staged it" in str(standalone))

@@ -111,13 +111,28 @@ def call(f, *args, **kwargs):
         f()
     if not report.converts_calls():
         return f(*args, **kwargs)
-    if transforms.is_transform(f):
-        args, kwargs = transforms.convert_arguments(f, args, kwargs, converted_argument)
-        return f(*args, **kwargs)
-    if not report.in_staged_body():
-        return converted(f)(*args, **kwargs)
-    with _recursion_guard(f):
-        return converted(f)(*args, **kwargs)
+    token = _calling.set(True)
+    try:
+        if transforms.is_transform(f):
+            args, kwargs = transforms.convert_arguments(f, args, kwargs, converted_argument)
+            return f(*args, **kwargs)
+        if not report.in_staged_body():
+            return converted(f)(*args, **kwargs)
+        with _recursion_guard(f):
+            return converted(f)(*args, **kwargs)
+    finally:
+        _calling.reset(token)
+
+
+# Whether converted code is calling a function (``ops.call``), which may be converted code too.
+_calling: contextvars.ContextVar = contextvars.ContextVar("autolax_calling", default=False)
+
+
+def in_call() -> bool:
+    """Does the code running run inside a call from converted code (``ops.call``: a user
+    function, or one a transform such as ``jax.vmap`` or ``lax.scan`` calls)? The caller
+    may have made the call inside a ``try`` whose handler catches what it raises."""
+    return _calling.get()
 
 
 # Calls of each function (by code) under way inside staged bodies. A function calling itself

@@ -263,6 +263,12 @@ class _Running:
 _running: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_running", default=None)
 
 
+def checking() -> bool:
+    """Is a converted function that may stage a check running (inside ``runtime_checks``,
+    which refuses an error of the user's code raised while tracing after a check)?"""
+    return _running.get() is not None
+
+
 class _RuntimeChecks:
     __slots__ = ("_running", "_token")
 

@@ -8,7 +8,7 @@ import numpy as np
 from jax import lax
 
 from autolax import errors, plan, sites
-from autolax.ops import checks, report
+from autolax.ops import calls, checks, report
 from autolax.ops.state import State, is_tracer, join_branches, keep_raised_state, merge_kept, write_back
 from autolax.ops.tracing import accumulations, pack, trace
 
@@ -83,14 +83,16 @@ def _select(pred, on_true, on_false):
     return lax.select(pred, on_true, on_false)
 
 
-def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_names=None, select_ok=False):
+def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_names=None, select_ok=False,
+                caught_by=()):
     """Stages ``true_fn(*operands) if pred else false_fn(*operands)``.
 
     Each function is traced once; their outputs (``out_names``, default: the site's names)
     are reconciled to one type. Returns ``(outputs, form, kept)``: the tuple of outputs, the
     form ``plan.if_form`` chose -- ``lax.select`` when ``select_ok`` and both branches only
     move values, else ``lax.cond`` -- and per output the objects both branches changed in
-    place (``state.kept_in_place``, for ``write_back``).
+    place (``state.kept_in_place``, for ``write_back``). ``caught_by``: the exception types
+    the handlers of the ``try`` around the ``if`` catch (see ``fails_when_taken``).
     """
     __tracebackhide__ = True
     out_names = list(site.names if out_names is None else out_names)
@@ -98,8 +100,8 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     pred = predicate(pred, site.where)
     in_state = State.of(in_names, operands, site)
     report.count_trace(site)
-    true_traced = _trace_branch(true_fn, in_state, out_names, site, "if")
-    false_traced = _trace_branch(false_fn, in_state, out_names, site, "else")
+    true_traced = _trace_branch(true_fn, in_state, out_names, site, "if", caught_by)
+    false_traced = _trace_branch(false_fn, in_state, out_names, site, "else", caught_by)
     outputs, form = cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
     return outputs, form, _kept(true_traced, false_traced)
 
@@ -112,16 +114,60 @@ def _kept(true_traced, false_traced):
     return [merge_kept(a, b) for a, b in zip(true_traced.kept, false_traced.kept)]
 
 
-def _trace_branch(fn, in_state, out_names, site, side):
+def fails_when_taken(site, what: str, caught_by=()):
+    """The ``fails`` of ``tracing.trace`` for a branch or operand Python runs only when a
+    traced value says so: an error of the user's code raised while it is traced
+    (``items[5]`` of a 3-item list, ``.pop()`` of an empty one, a read of a variable it
+    deleted: Python's ``UnboundLocalError``) is raised when the program takes it, after what
+    it did before, as a ``raise`` statement there is (``checks.raising``). ``what`` names
+    it in the error's note.
+
+    Not (the error goes on: the statement's refusal) where Python might not raise it then:
+    a handler of the ``try`` or ``with`` around it may catch it, or a ``finally`` raise in
+    its place (``caught_by``); a function converted code called (``calls.in_call``: the
+    caller's ``try`` may catch it); a read of a variable with no value inside a staged loop
+    body, which a later statement of the body may assign for the next iteration (a loop
+    with static bounds then runs in Python). And only where an error of the user's code
+    that tracing meets after the check is taken care of: inside ``ops.runtime_checks``
+    (which refuses it; a function that stages no other check runs without it), under
+    ``autolax.jit`` (which runs the function as Python to find Python's error), or outside
+    ``jax.jit`` (the check is made at once)."""
+
+    def fails(exc):
+        unbound = report.unbound_read(exc)
+        if not (unbound or report.raised_by_user_code(exc)) or (unbound and report.in_staged_loop()):
+            return None
+        if calls.in_call() or not (checks.checking() or checks.rerun_as_python() or not report.under_trace()):
+            return None
+        if checks.refused_in_try(UnboundLocalError if unbound else type(exc), caught_by):
+            return None
+        if unbound:
+            error = UnboundLocalError(
+                f"cannot access local variable '{exc.name}' where it is not associated with a value")
+        else:
+            error = exc.with_traceback(None)  # its frames hold the tracers of the abandoned trace
+        error.add_note(f"(raised by {what} at {site.where}, which the program took)")
+        return error
+
+    return fails
+
+
+def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
     __tracebackhide__ = True
+    fails = fails_when_taken(site, f"the `{side}` branch of {site.what}", caught_by) if site.kind == "if" else None
     try:
-        return trace(fn, in_state, out_names, site=site)
+        return trace(fn, in_state, out_names, site=site, fails=fails)
     except Exception as exc:
         if site.kind in ("if", "ternary") and (report.raised_by_user_code(exc) or report.unbound_read(exc)):
+            error = report.python_error(exc)
+            if checks.refused_in_try(UnboundLocalError if report.unbound_read(exc) else type(exc), caught_by):
+                # Python runs the handler (or the `finally`) only on the runs that take it.
+                raise errors.make("branch-fails-in-try", side=side, stmt=site.what, source=site.source,
+                                  error=error) from exc
             # Python raises it only if this branch runs, which only the running program knows
-            # (also a read of a variable the branch deleted: Python's UnboundLocalError).
-            raise errors.make("branch-fails", side=side, stmt=site.what, source=site.source,
-                              error=report.python_error(exc)) from exc
+            # (also a read of a variable the branch deleted: Python's UnboundLocalError), and
+            # it could not be staged as raising then (see fails_when_taken).
+            raise errors.make("branch-fails", side=side, stmt=site.what, source=site.source, error=error) from exc
         if site.kind in ("if", "ternary") and isinstance(exc, report.TRACER_ERRORS):
             raise report.traced_value_error(exc, site, "its condition is traced") from exc
         report.add_staging_note(exc, site)
@@ -250,19 +296,22 @@ def _cond_with_checks(pred, true_traced, false_traced, operands, out):
 
 
 @report.user_facing
-def cond(pred, if_true, if_false, *operands, at):
+def cond(pred, if_true, if_false, *operands, at, caught_by=()):
     """``if pred: <if_true> else: <if_false>``, decided when it runs.
 
     Equivalent Python::
 
-        def cond(pred, if_true, if_false, *operands, at):
+        def cond(pred, if_true, if_false, *operands, at, caught_by=()):
             if pred:
                 return if_true(*operands)
             return if_false(*operands)
 
     A traced ``pred`` stages both branches (``lax.cond``, or ``lax.select`` when they only
     move values); each returns the variables assigned in the ``if`` that are used after it
-    (named in ``at``, see ``autolax.sites``), reconciled to one type.
+    (named in ``at``, see ``autolax.sites``), reconciled to one type. A branch that fails
+    while traced with an error of the user's code raises it when the program takes it
+    (``fails_when_taken``); inside a ``try``, ``caught_by`` holds the exception types its
+    handlers catch.
     """
     __tracebackhide__ = True
     code = if_true.__code__
@@ -276,7 +325,8 @@ def cond(pred, if_true, if_false, *operands, at):
             keep_raised_state(exc, if_true, branch, 0, operands)
             raise
     params = code.co_varnames[: code.co_argcount]
-    outputs, form, kept = staged_cond(pred, if_true, if_false, operands, site, in_names=params, select_ok=True)
+    outputs, form, kept = staged_cond(pred, if_true, if_false, operands, site, in_names=params, select_ok=True,
+                                       caught_by=caught_by)
     report.record(site, form)
     return pack(write_back(site.names, dict(zip(params, operands)), outputs, kept), len(site.names))
 

@@ -172,6 +172,10 @@ def _describe(value) -> str:
     return type(value).__name__
 
 
+# Methods that leave an empty list, dict or set as it is (raising, or returning a default).
+_TAKE_ITEM = frozenset({"pop", "popitem", "remove"})
+
+
 def outside(obj, method=None):
     """``ops.outside(obj)`` marks a mutation of a value the function does not carry: a
     global, a closure's variable, a method's ``self`` (``self.x = v``, ``G[k] = v``);
@@ -181,8 +185,12 @@ def outside(obj, method=None):
 
     Inside a staged branch or loop body the mutation would happen once, while tracing, not
     each time the statement runs: ``StagedEffectError``. (A method call is a mutation only
-    when ``obj`` is a list, dict or set: ``optimizer.update(...)`` is not.)
+    when ``obj`` is a list, dict or set: ``optimizer.update(...)`` is not. Nor is taking
+    an item out of an empty one, which changes nothing: ``[].pop()`` raises ``IndexError``,
+    which a staged branch raises when the program takes it.)
     """
+    if method in _TAKE_ITEM and isinstance(obj, _CONTAINERS) and not obj:
+        return obj
     if method is None or isinstance(obj, _CONTAINERS):
         report.check_mutable(obj, f"changed (`.{method}`)" if method else "changed", outside=True)
     return obj

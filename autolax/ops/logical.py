@@ -7,8 +7,8 @@ import jax.numpy as jnp
 from jax import lax
 
 from autolax import errors, plan, sites
-from autolax.ops import report
-from autolax.ops.control import cond_of_traced, predicate
+from autolax.ops import checks, report
+from autolax.ops.control import cond_of_traced, fails_when_taken, predicate
 from autolax.ops.state import State, is_tracer
 from autolax.ops.tracing import trace
 
@@ -43,17 +43,22 @@ def _logical(kind, a, b):
     return (jnp.logical_and if kind == "and" else jnp.logical_or)(a, b)
 
 
-def _combine(kind, value, thunk, where):
+def _combine(kind, value, thunk, where, caught_by=()):
     """``value and thunk()`` (``kind`` "and") or ``value or thunk()`` for a traced ``value``,
-    and the form it took."""
+    and the form it took. An operand that fails while traced with an error of the user's
+    code raises it when the program evaluates it (``control.fails_when_taken``)."""
     __tracebackhide__ = True
     site = sites.Site(kind, where.filename, where.lineno, names=("value",), roles=_ROLES)
     pred = predicate(value, site.where)
+    fails = fails_when_taken(site, f"the operand after `{kind}`", caught_by)
     try:
-        rest = trace(thunk, State([]), ["value"], site=site)
+        rest = trace(thunk, State([]), ["value"], site=site, fails=fails)
     except Exception as exc:
         if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
+        if checks.refused_in_try(UnboundLocalError if report.unbound_read(exc) else type(exc), caught_by):
+            raise errors.make("operand-fails-in-try", kind=kind, where=site.where, source=site.source,
+                              error=report.python_error(exc)) from exc
         raise errors.make("operand-fails", kind=kind, where=site.where, source=site.source,
                           error=report.python_error(exc),
                           needed="true" if kind == "and" else "false") from exc
@@ -70,7 +75,7 @@ def _combine(kind, value, thunk, where):
     return outputs[0], plan.COND
 
 
-def _chain(kind, first, rest):
+def _chain(kind, first, rest, caught_by):
     __tracebackhide__ = True
     where = report.expression_site(kind, depth=3, always=True)
     value, form = first, plan.PYTHON
@@ -80,7 +85,7 @@ def _chain(kind, first, rest):
                 break
             value = thunk()
             continue
-        value, form = _combine(kind, value, thunk, where)
+        value, form = _combine(kind, value, thunk, where, caught_by)
     if form == plan.PYTHON and is_tracer(value):
         form = f"jnp.logical_{kind}"
     report.record(where, form)
@@ -88,24 +93,27 @@ def _chain(kind, first, rest):
 
 
 @report.user_facing
-def and_(first, *rest):
+def and_(first, *rest, caught_by=()):
     """``first and rest[0]() and rest[1]() ...``: later operands are thunks, evaluated only
     if Python would evaluate them.
 
     A traced operand combines with the next one through ``jnp.logical_and`` (``jnp.where``
     for non-booleans, which keeps Python's "first falsy operand" result) when evaluating
     that one is harmless either way; otherwise through ``lax.cond``, so its effects
-    (``print``, a check) happen only when Python would evaluate it.
+    (``print``, a check) happen only when Python would evaluate it. An operand that fails
+    while traced (``items[5]`` of a 3-item list) raises its error when the program evaluates
+    it; inside a ``try``, ``caught_by`` holds the exception types its handlers catch (such an
+    error there is refused).
     """
     __tracebackhide__ = True
-    return _chain("and", first, rest)
+    return _chain("and", first, rest, caught_by)
 
 
 @report.user_facing
-def or_(first, *rest):
+def or_(first, *rest, caught_by=()):
     """``first or rest[0]() or ...`` (see ``and_``)."""
     __tracebackhide__ = True
-    return _chain("or", first, rest)
+    return _chain("or", first, rest, caught_by)
 
 
 @report.user_facing

@@ -141,6 +141,13 @@ def in_staged_branch() -> bool:
     return bool(stack) and getattr(stack[-1].site, "kind", None) in ("if", "ternary")
 
 
+def in_staged_loop() -> bool:
+    """Is a loop body (or anything but a branch or operand) among the bodies being traced?
+    There a Python value the trace sees may differ from one iteration to the next (a
+    variable assigned later in the body is bound from the second iteration on)."""
+    return any(getattr(frame.site, "kind", None) not in ("if", "ternary", "and", "or") for frame in _staging.get())
+
+
 def current_staging():
     """The innermost staged body being traced (an object of its own per trace), or None."""
     frames = _staging.get()
@@ -266,7 +273,7 @@ def _restore(obj, items) -> None:
 def check_unchanged(watched, site, failed: bool = False) -> None:
     """After a staged body ran while traced: puts back every container of ``watched``
     (``outside_containers``) the body changed, then raises ``StagedEffectError`` naming the
-    first (unless the body ``failed``: its own error goes on)."""
+    first (unless the body ``failed``: its own error goes on). Returns whether it changed any."""
     changed = [(name, direct, obj, items) for name, direct, obj, items in watched if _items_changed(obj, items)]
     for _, _, obj, items in changed:
         _restore(obj, items)
@@ -281,6 +288,7 @@ def check_unchanged(watched, site, failed: bool = False) -> None:
         if site is not None and site.kind in ("for", "while"):
             raise plan.Unstageable(error)  # a loop with static bounds runs in Python instead
         raise error
+    return bool(changed)
 
 
 def _describe(obj) -> str:

@@ -148,10 +148,14 @@ def _room_for(depth: int) -> None:
 
 
 def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=None, prefix_state=None,
-             strong_numbers=False, split=None) -> list:
+             strong_numbers=False, split=None, fails=None) -> list:
     """Runs ``fn`` on the values ``dynamic`` (the prefix's leaves, then ``in_state``'s) stand
     for, while some trace records it; returns the leaves ``trace``'s jaxpr returns and fills
-    ``captured`` (out, extras, makers, raises, kept) as ``Traced`` holds them."""
+    ``captured`` (out, extras, makers, raises, kept) as ``Traced`` holds them.
+
+    ``fails(exc)``: for an error ``fn`` raised while traced, the error to raise when the
+    program runs (the body is then staged as raising it there, after what it did before, as
+    a ``raise`` statement at that point is: ``checks.raising``), or None to let it go on."""
     __tracebackhide__ = True
     n_prefix = prefix_state.n_dynamic() if prefix_state is not None else 0
     pre_values = prefix_state.rebuild(dynamic[:n_prefix]) if prefix_state is not None else []
@@ -167,9 +171,14 @@ def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=No
             report.check_unchanged(watched, site)
             captured.update(out=None, extras=[], makers=raised.failures.makers, raises=True)
             return [raised.failures.code]
-        except BaseException:
-            report.check_unchanged(watched, site, failed=True)
-            raise
+        except BaseException as exc:
+            changed = report.check_unchanged(watched, site, failed=True)
+            error = fails(exc) if fails is not None and isinstance(exc, Exception) and not changed else None
+            if error is None:
+                raise
+            failures = checks.first([checks.first(pending), checks.Failures(jnp.int32(1), (lambda: error,))])
+            captured.update(out=None, extras=[], makers=failures.makers, raises=True)
+            return [failures.code]
     report.check_unchanged(watched, site)
     failures = checks.first(pending)
     captured["makers"] = failures.makers if failures is not None else ()
@@ -187,12 +196,14 @@ def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=No
     return leaves + list(extras) + ([failures.code] if failures is not None else [])
 
 
-def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None) -> Traced:
+def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None,
+          fails=None) -> Traced:
     """Traces ``fn(*prefix_values, *state_values)``.
 
     ``prefix`` is a list of (value-spec State) for leading arguments that are not part of the
     returned state (a loop's item). ``split(inputs, outputs) -> (outputs, extras)`` lets a
-    loop move list appends out of the state into per-iteration outputs.
+    loop move list appends out of the state into per-iteration outputs. ``fails``: see
+    ``run_body``.
     """
     __tracebackhide__ = True
     captured = {}
@@ -201,7 +212,7 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
     def flat(*dynamic):
         __tracebackhide__ = True
         return run_body(fn, in_state, out_names, dynamic, captured, site=site, prefix_state=prefix_state,
-                        strong_numbers=strong_numbers, split=split)
+                        strong_numbers=strong_numbers, split=split, fails=fails)
 
     abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
     with staging(site):

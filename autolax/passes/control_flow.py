@@ -45,6 +45,7 @@ from autolax.analysis.activity import (
 )
 from autolax.analysis.definedness import Definedness
 from autolax.analysis.liveness import Liveness
+from autolax.passes.exceptions import staged_caught, with_caught
 from autolax.transpile import anno, syntax, templates
 
 _IF = """
@@ -159,6 +160,9 @@ class _FunctionConverter:
         self.captured = captured_names(fn_node) if closures else set()
         self.scopes = [_Scope(syntax.param_names(fn_node.args))]
         self.in_try = False  # inside the body of a `try` (an exception may be caught)
+        # Inside a `try`: what a branch that fails while staged must not raise when the
+        # program runs (``exceptions.staged_caught``, the ``caught_by`` of ``ops.cond``).
+        self.caught = []
 
     def mutated(self, stmts):
         """``mutated_names(stmts)``, known to be empty where the function mutates nothing
@@ -415,15 +419,23 @@ class _FunctionConverter:
         if isinstance(node, syntax.For):
             return self.convert_for(node)
         if isinstance(node, (syntax.With, syntax.AsyncWith)):
+            caught, self.caught = self.caught, with_caught(self.caught)
             node.body = self.block(node.body)
+            self.caught = caught
         elif isinstance(node, syntax.Try):
             in_try, self.in_try = self.in_try, True
+            caught = self.caught
+            blocks = staged_caught(node, caught, self.ctx.ops)
+            self.caught = blocks["body"]
             node.body = self.block(node.body)
             self.in_try = in_try
             for field in ("orelse", "finalbody"):
+                self.caught = blocks[field]
                 setattr(node, field, self.block(getattr(node, field)))
+            self.caught = blocks["handlers"]
             for handler in node.handlers:
                 handler.body = self.block(handler.body)
+            self.caught = caught
         return [node]
 
     # ------------------------------------------------------------------ if
@@ -454,6 +466,9 @@ class _FunctionConverter:
             test=node.test,
             spec=self.spec(node, outputs, outputs=True),
         )
+        if self.caught:
+            stmts[2].value.keywords.append(syntax.keyword(
+                arg="caught_by", value=syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load())))
         _strip_bare_returns(stmts[:2])
         self.sync_cells(stmts[:2])
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)

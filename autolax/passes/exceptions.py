@@ -30,10 +30,13 @@ from autolax.transpile import anno, syntax
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 
-def _handler_types(handlers):
-    """The exception type expressions of a ``try``'s handlers (bare ``except``: BaseException)."""
+def _handler_types(handlers, ops=None):
+    """The exception type expressions of a ``try``'s handlers (bare ``except``: BaseException);
+    with ``ops``, without the ``except ops.AutolaxError: raise`` this pass puts first."""
     out = []
     for handler in handlers:
+        if ops is not None and handler.type is not None and syntax.unparse(handler.type) == f"{ops}.AutolaxError":
+            continue
         if handler.type is None:
             out.append(syntax.name("BaseException"))
         elif isinstance(handler.type, syntax.Tuple):
@@ -68,22 +71,71 @@ def _mark_conditional_expressions(node, caught):
         todo.extend(syntax.iter_child_nodes(child))
 
 
+def staged_caught(node, outer, ops):
+    """For the statements of ``try`` statement ``node`` in each of its blocks ("body",
+    "orelse", "handlers", "finalbody"): the exception types a branch or operand that fails
+    while staged must not raise when the program runs (``caught_by`` of ``ops.cond``,
+    ``ops.and_``, ``ops.or_``; ``outer``: those of the blocks around ``node``). The
+    handlers' types in the body; and ``ops.FinallyRaises`` wherever a ``finally`` runs
+    after (or is) the block: its own failure, which a staged program would check after the
+    block's, replaces it in Python."""
+    after = [syntax.dotted(f"{ops}.FinallyRaises")] if node.finalbody else []
+    return {
+        "body": _distinct(outer + _handler_types(node.handlers, ops) + after),
+        "orelse": _distinct(outer + after),
+        "handlers": _distinct(outer + after),
+        "finalbody": _distinct(outer + [syntax.dotted(f"{ops}.FinallyRaises")]),
+    }
+
+
+def with_caught(outer):
+    """``staged_caught`` for the body of a ``with`` statement: its context manager may
+    suppress any exception (``contextlib.suppress``)."""
+    return _distinct(outer + [syntax.name("BaseException")])
+
+
+def _distinct(types):
+    """``types`` (expressions), each written once."""
+    seen, out = set(), []
+    for t in types:
+        text = syntax.unparse(t)
+        if text not in seen:
+            seen.add(text)
+            out.append(t)
+    return out
+
+
+def _mark_operands(node, caught):
+    """Marks the ``and`` / ``or`` chains ``node`` evaluates itself with ``caught`` (see
+    ``staged_caught``; ``passes.logical`` emits it)."""
+    todo = [child for child in syntax.iter_child_nodes(node) if not isinstance(child, syntax.stmt)]
+    while todo:
+        child = todo.pop()
+        if isinstance(child, _SCOPES) or isinstance(child, (syntax.stmt, syntax.ExceptHandler)):
+            continue
+        if isinstance(child, syntax.BoolOp) or (isinstance(child, syntax.Compare) and len(child.ops) > 1):
+            anno.set(child, anno.CAUGHT_BY_STAGED, caught)
+        todo.extend(syntax.iter_child_nodes(child))
+
+
 class _Transformer:
     def __init__(self, ctx):
         self.ctx = ctx
 
-    def block(self, stmts, caught):
+    def block(self, stmts, caught, staged):
         out = []
         for stmt in stmts:
-            out.extend(self.stmt(stmt, caught))
+            out.extend(self.stmt(stmt, caught, staged))
         return out
 
-    def stmt(self, node, caught):
+    def stmt(self, node, caught, staged):
         ops = self.ctx.ops
         if caught and not isinstance(node, _SCOPES):
             _mark_conditional_expressions(node, caught)
+        if staged and not isinstance(node, _SCOPES):
+            _mark_operands(node, staged)
         if isinstance(node, syntax.FunctionDef):
-            node.body = self.block(node.body, [])
+            node.body = self.block(node.body, [], [])
             return [node]
         if isinstance(node, _SCOPES):
             return [node]
@@ -99,23 +151,27 @@ class _Transformer:
             inner = caught + _handler_types(node.handlers)
             if _raises(node.finalbody):
                 inner.append(syntax.dotted(f"{ops}.FinallyRaises"))
-            node.body = self.block(node.body, inner)
-            node.orelse = self.block(node.orelse, caught)
-            node.finalbody = self.block(node.finalbody, caught)
+            blocks = staged_caught(node, staged, ops)
+            node.body = self.block(node.body, inner, blocks["body"])
+            node.orelse = self.block(node.orelse, caught, blocks["orelse"])
+            node.finalbody = self.block(node.finalbody, caught, blocks["finalbody"])
             for handler in node.handlers:
-                handler.body = self.block(handler.body, caught)
+                handler.body = self.block(handler.body, caught, blocks["handlers"])
             if node.handlers:
                 passthrough = syntax.ExceptHandler(type=syntax.dotted(f"{ops}.AutolaxError"), name=None,
                                                    body=[syntax.Raise(exc=None, cause=None)])
                 node.handlers = [syntax.copy_location(passthrough, node.handlers[0])] + node.handlers
             return [node]
+        if isinstance(node, (syntax.With, syntax.AsyncWith)):
+            node.body = self.block(node.body, caught, with_caught(staged))
+            return [node]
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], syntax.stmt):
-                setattr(node, field, self.block(block, caught))
+                setattr(node, field, self.block(block, caught, staged))
         return [node]
 
 
 def transform(fn_node, ctx):
-    fn_node.body = _Transformer(ctx).block(fn_node.body, [])
+    fn_node.body = _Transformer(ctx).block(fn_node.body, [], [])
     return fn_node

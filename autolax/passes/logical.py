@@ -7,7 +7,9 @@
 
 Later operands are wrapped in lambdas so concrete operands keep Python's short-circuiting;
 each operand is still evaluated at most once (a middle operand of a chain that is not a
-plain name is bound to a temporary first).
+plain name is bound to a temporary first). Inside a ``try`` (marked by ``passes.exceptions``)
+the call gets ``caught_by=(E,)``: an operand that fails while staged with an error a handler
+catches is refused, not raised when the program runs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,16 @@ _SIMPLE = (syntax.Name, syntax.Constant)
 
 def _binds_name(node) -> bool:
     return any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(node))
+
+
+def _caught_by(node):
+    """``caught_by`` of an ``and`` / ``or`` chain inside a ``try`` (a tuple expression), or None."""
+    caught = anno.get(node, anno.CAUGHT_BY_STAGED)
+    return syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load()) if caught else None
+
+
+def _keywords(caught):
+    return {"caught_by": caught} if caught is not None else None
 
 
 class _Transformer(syntax.NodeTransformer):
@@ -39,6 +51,7 @@ class _Transformer(syntax.NodeTransformer):
         self.generic_visit(node)
         op = "and_" if isinstance(node.op, syntax.And) else "or_"
         operands = []  # (expression, already a thunk?)
+        caught = _caught_by(node)
         for index, value in enumerate(node.values):
             # `a and (b and c)`, `lo < x < hi and c`: one flat chain -- unless the inner chain's
             # first operand binds a temporary (`lo < (operand := f(x))`): as a later operand it
@@ -47,11 +60,12 @@ class _Transformer(syntax.NodeTransformer):
                 first, *rest = value.args
                 operands.append((first, False))
                 operands.extend((thunk, True) for thunk in rest)
+                caught = caught or next((kw.value for kw in value.keywords if kw.arg == "caught_by"), None)
             else:
                 operands.append((value, False))
         (first, _), *rest = operands
         args = [first] + [v if is_thunk else anno.thunk(v) for v, is_thunk in rest]
-        return syntax.copy_location(syntax.call(f"{self.ctx.ops}.{op}", args), node)
+        return syntax.copy_location(syntax.call(f"{self.ctx.ops}.{op}", args, _keywords(caught)), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
@@ -77,7 +91,7 @@ class _Transformer(syntax.NodeTransformer):
                 parts.append(syntax.Compare(left=left, ops=[op], comparators=[right]))
                 left = syntax.deepcopy(right)
         first, *rest = parts
-        new = syntax.call(f"{self.ctx.ops}.and_", [first] + [anno.thunk(p) for p in rest])
+        new = syntax.call(f"{self.ctx.ops}.and_", [first] + [anno.thunk(p) for p in rest], _keywords(_caught_by(node)))
         return syntax.copy_location(new, node)
 
 

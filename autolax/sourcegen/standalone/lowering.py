@@ -56,8 +56,8 @@ HINT = " (drop --standalone to use the autolax runtime)"
 ANY = None
 # The ops converted code may call: (fewest, most positional arguments, keywords).
 OPS = {
-    "cond": (3, None, {"at"}), "while_loop": (3, 3, {"at"}), "for_range": (5, 6, {"at", "target"}),
-    "for_iter": (3, 4, {"at", "target"}), "if_else": (3, 3, {"caught_by"}), "and_": (2, None, ()), "or_": (2, None, ()),
+    "cond": (3, None, {"at", "caught_by"}), "while_loop": (3, 3, {"at"}), "for_range": (5, 6, {"at", "target"}),
+    "for_iter": (3, 4, {"at", "target"}), "if_else": (3, 3, {"caught_by"}), "and_": (2, None, {"caught_by"}), "or_": (2, None, {"caught_by"}),
     "not_": (1, 1, ()), "undefined": (1, 1, {"pending"}), "append": (2, 2, ()), "stacked": (1, 1, ()),
     "stack": (2, None, ANY),
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
@@ -228,7 +228,7 @@ class Lowering(Expressions, Loops):
             raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) without at='...'")
         # `target=`: the value the loop target had before the loop; the output reads the
         # target's variable itself.
-        call.keywords = [kw for kw in call.keywords if kw.arg not in ("at", "target")]
+        call.keywords = [kw for kw in call.keywords if kw.arg not in ("at", "target", "caught_by")]
         if sites.parse_spec(spec)[10]:  # `cell: P=NAME`: a closure captures a variable the loop carries
             raise self.refuse("standalone-op", call, call=f"{self.ops}.{call.func.attr}(...) carrying a variable that "
                                                           "a nested function or lambda captures")
