@@ -2140,3 +2140,29 @@ def test_a_raise_or_assert_under_a_traced_condition_is_checked_when_the_program_
         original.fails_while_traced(np.float32(1.0), xs)
     with pytest.raises(RuntimeError, match="autolax convert --standalone: tracing stopped at IndexError"):
         jax.jit(standalone.fails_while_traced)(np.float32(1.0), xs)
+
+
+def test_traced_and_inside_a_try_with_finally_is_converted(tmp_path):
+    # The runtime's `caught_by=(ops.FinallyRaises,)` on `ops.and_` / `ops.cond` inside a `try`
+    # with a `finally` is only for staged errors, which --standalone does not stage: it drops
+    # the argument instead of refusing the function (fuzzer seed 37).
+    path = tmp_path / "guarded.py"
+    path.write_text(textwrap.dedent("""\
+        import jax.numpy as jnp
+
+
+        def f(a, b):
+            total = 0.0
+            try:
+                if a > 0 and b > 0:
+                    total = a + b
+            finally:
+                total = total * 2
+            return total
+        """))
+    out = tmp_path / "guarded_sa.py"
+    out.write_text(convert_source(path.read_text(), str(path), Options(all=True, standalone=True)).text)
+    assert "caught_by" not in out.read_text() and "FinallyRaises" not in out.read_text()
+    original, converted = load(path, "guarded"), load(out, "guarded_sa")
+    for a, b in [(1.0, 2.0), (1.0, -2.0), (-1.0, 2.0)]:
+        assert_close(original.f(a, b), jax.jit(converted.f)(a, b))

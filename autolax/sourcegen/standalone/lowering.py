@@ -188,6 +188,13 @@ class Lowering(Expressions, Loops):
         """Refuses any use of ``ops`` that is not a call this module knows, with the
         arguments it knows: the front end grows faster than this module, and an ``ops``
         call lowered by guesswork would run differently."""
+        # `caught_by=(...)` tells the runtime which handlers catch a staged error; the output
+        # stages none there, so it drops the argument (and the `ops.FinallyRaises` it names).
+        for node in syntax.walk(self.fn):
+            if (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute)
+                    and isinstance(node.func.value, syntax.Name) and node.func.value.id == self.ops
+                    and node.func.attr != "raising"):
+                node.keywords = [kw for kw in node.keywords if kw.arg != "caught_by"]
         parents = {id(c): n for n in syntax.walk(self.fn) for c in syntax.iter_child_nodes(n)}
         for node in syntax.walk(self.fn):
             if not (isinstance(node, syntax.Name) and node.id == self.ops):
