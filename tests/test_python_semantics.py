@@ -16,7 +16,7 @@ import pytest
 
 import autolax
 from autolax.sourcegen import Options, convert_source
-from paths import check_all_paths
+from paths import PATHS, check_all_paths
 
 
 # ----------------------------------------------------------------------------- unbound reads
@@ -608,6 +608,28 @@ def caught_inside_a_with(x):
 def test_raise_inside_a_with_is_not_a_jump_to_the_handler(x, tmp_path):
     # The context manager may swallow the exception: such a `raise` keeps the refusal.
     check_all_paths(caught_inside_a_with, x, tmp_dir=tmp_path, refusal=True)
+
+
+def returned_then_changed_by_finally(x, ys):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        return ys
+    except ValueError:
+        pass
+    finally:
+        ys[0] = 1
+    return ys
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_raise_caught_in_a_try_with_a_return_and_a_finally_is_still_refused(x, tmp_path):
+    # Fuzzer seed 5177 (`--focus try`): Python returns the NumPy array that the `finally`
+    # then changes in place; the staged program would return the value before the change.
+    # (Each path gets its own copy of `ys`: the function changes it.)
+    for path in PATHS:
+        check_all_paths(returned_then_changed_by_finally, x, np.array([4, 3], np.int32), paths=[path],
+                        python_args=(x, np.array([4, 3], np.int32)), tmp_dir=tmp_path, refusal=True)
 
 
 def caught_and_named(x):
