@@ -632,6 +632,21 @@ def test_raise_caught_in_a_try_with_a_return_and_a_finally_is_still_refused(x, t
                         python_args=(x, np.array([4, 3], np.int32)), tmp_dir=tmp_path, refusal=True)
 
 
+def caught_as_an_unused_name(x):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        y = x * 2
+    except ValueError as err:  # `err` is read nowhere: the handler's copy need not bind it
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_raise_caught_by_a_handler_that_names_the_exception_but_never_reads_it(x, tmp_path):
+    check_all_paths(caught_as_an_unused_name, x, tmp_dir=tmp_path)
+
+
 def caught_and_named(x):
     try:
         if x < 0:

@@ -21,12 +21,13 @@ the real ``try`` (kept for errors raised by calls in its body) catches it there,
 flag stays False.
 
 Scope (everything else keeps the ``raise-in-try`` refusal of ``ops.raising``): ``raise E``
-or ``raise E(<literals>)`` of a builtin exception class, written in the ``try`` body
-(under ``if`` and loops; not in a nested ``try``, ``with`` or function), where the first
-handler that catches it is known from the builtin hierarchy (handlers naming builtin
-exception classes, or bare ``except``), binds no name (``except E as e``), holds no bare
-``raise``, and the ``finally`` (if any) neither raises nor asserts, nor follows a
-``return``. ``ops.caught`` checks the match again when it runs (a module may rebind ``ValueError``) and refuses if it fails.
+or ``raise E(<literals>)`` of a builtin exception class, written in the ``try`` body (under
+``if`` and loops; not in a nested ``try``, ``with`` or function), where the first handler
+that catches it is known from the builtin hierarchy (handlers naming builtin exception
+classes, or bare ``except``), binds no name the function uses (``except E as e`` with ``e``
+read or assigned anywhere), holds no bare ``raise``, and the ``finally`` (if any) neither
+raises nor asserts, nor follows a ``return``. ``ops.caught`` checks the match again when it
+runs (a module may rebind ``ValueError``) and refuses if it fails.
 
 Runs after ``break`` lowering (loops have no ``else`` left, and a ``while True:`` left by
 a ``break`` has the flag in its test) and before ``return`` lowering, which then sees the
@@ -112,11 +113,19 @@ def _raises_in_body(stmts):
     return out
 
 
+def _names_used(fn_node) -> set:
+    """The names the function (nested functions included) uses, not counting the names
+    ``except E as name`` binds."""
+    bound_by_handlers = {id(n.name) for n in syntax.walk(fn_node) if isinstance(n, syntax.ExceptHandler) and n.name}
+    return {n.id for n in syntax.walk(fn_node) if isinstance(n, syntax.Name) and id(n) not in bound_by_handlers}
+
+
 class _Transformer:
     def __init__(self, fn_node, ctx):
         self.ctx = ctx
         self.ops = ctx.ops
         self.local = local_names(fn_node)
+        self.used = _names_used(fn_node)
 
     def block(self, stmts):
         out = []
@@ -176,7 +185,10 @@ class _Transformer:
         if chosen is None:
             return [node]
         handler = node.handlers[chosen]
-        if handler.name is not None or _has(handler.body, syntax.Raise, self.ops, bare_raise=True):
+        # `except E as err:` binds `err` and unbinds it after the handler: the handler's copy
+        # binds nothing, which is the same only if nothing reads or assigns that name.
+        named = handler.name is not None and handler.name.id is not None
+        if (named and handler.name.id in self.used) or _has(handler.body, syntax.Raise, self.ops, bare_raise=True):
             return [node]
         flag = self.ctx.namer.new("caught")
         self.ctx.descriptions[flag] = "the flag of a `raise` its `try` catches"
