@@ -172,7 +172,7 @@ class _Transformer:
         # A `return` that a `finally` follows: Python returns the object, which the `finally`
         # may still change in place (`ys[3] = 1` on a NumPy array), and the staged program
         # returns the value it had (fuzzer seed 5177 of `--focus try`). Not staged here.
-        if node.finalbody and _has(node.body + node.orelse + [h for h in node.handlers], syntax.Return, self.ops):
+        if node.finalbody and _has(node.body + node.orelse + list(node.handlers), syntax.Return, self.ops):
             return [node]
         chosen, earlier, sites = None, None, []
         for site in _raises_in_body(node.body):
