@@ -520,7 +520,9 @@ MESSAGES = {
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `try` that catches it; whether the handler "
         "runs would depend on data, which a staged program cannot decide.\n    {source}",
-        "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `try`.",
+        "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `try`; "
+        "autolax stages `raise E(...)` of a builtin exception written in the `try` body itself as a jump to its "
+        "handler when that handler reads no `except E as e` name and has no bare `raise`.",
         "#semantics",
     ),
     "side-fails-in-try": Message(

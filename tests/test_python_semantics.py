@@ -17,7 +17,7 @@ import pytest
 
 import autolax
 from autolax.sourcegen import Options, convert_source
-from paths import check_all_paths
+from paths import PATHS, check_all_paths
 
 
 # ----------------------------------------------------------------------------- unbound reads
@@ -463,11 +463,226 @@ def guarded(x):
 
 
 @pytest.mark.parametrize("x", [3.0, -3.0])
-def test_raise_caught_by_a_handler_is_refused_when_the_condition_is_traced(x, tmp_path):
-    # 480ca60: -1.0 for 3.0 (the handler always ran, while tracing).
-    check_all_paths(guarded, x, tmp_dir=tmp_path, refusal=True)
+def test_raise_caught_by_a_handler_under_a_traced_condition_is_staged(x, tmp_path):
+    # 480ca60: -1.0 for 3.0 (the handler always ran, while tracing); then refused
+    # (`raise-in-try`). Now the `raise` is a jump to the handler, which runs under `if caught:`.
+    check_all_paths(guarded, x, tmp_dir=tmp_path)
+    assert float(autolax.jit(guarded)(x)) == guarded(x)
+    jaxpr = str(jax.make_jaxpr(autolax.convert(guarded))(x))
+    assert "select_n" in jaxpr or "cond[" in jaxpr  # a staged `if` (a cheap one is a select)
+
+
+def test_raise_caught_by_a_handler_reads_like_a_jump():
+    source = autolax.to_source(guarded)
+    assert "caught = ops.caught(ValueError('negative'), ValueError)" in source
+    assert "ops.cond(caught, " in source
+
+
+def caught_in_a_loop(xs):
+    i = -1
+    total = 0.0
+    try:
+        for k in range(xs.shape[0]):
+            total += xs[k]
+            if xs[k] < 0:
+                i = k
+                raise ValueError("negative")
+            total += 1.0
+    except ValueError:
+        total = -total
+    return i, total
+
+
+@pytest.mark.parametrize("xs", [[1.0, 2.0, 3.0], [1.0, -2.0, 3.0], [-1.0, -2.0, 3.0]])
+def test_raise_in_a_loop_caught_by_its_try_ends_the_loop(xs, tmp_path):
+    # The assignments made before the `raise` persist; the loop stops at it.
+    check_all_paths(caught_in_a_loop, np.array(xs, np.float32), tmp_dir=tmp_path)
+    jaxpr = str(jax.make_jaxpr(autolax.convert(caught_in_a_loop))(np.array(xs, np.float32)))
+    assert "while[" in jaxpr or "scan[" in jaxpr
+
+
+def caught_with_else_and_finally(x):
+    y = x + 1.0
+    try:
+        if x > 2:
+            raise KeyError
+        y = y * 3
+        if x < -2:
+            raise IndexError("low")
+        y = y + 1
+    except ValueError:
+        y = y - 1000.0
+    except (TypeError, LookupError):  # the first handler that catches KeyError and IndexError
+        y = y - 100.0
+        print("caught", y)
+    else:
+        y = y + 0.5
+    finally:
+        y = y * 2
+    return y
+
+
+@pytest.mark.parametrize("x", [3.0, 0.0, -3.0])
+def test_raise_caught_with_else_and_finally(x, tmp_path):
+    # `else` runs only when nothing was raised; the handler runs before the `finally`.
+    check_all_paths(caught_with_else_and_finally, x, tmp_dir=tmp_path)
+
+
+def caught_by_an_outer_try(x):
+    try:
+        try:
+            if x < 0:
+                raise ValueError("negative")
+            y = x
+        except ValueError:
+            if x < -5:
+                raise ArithmeticError("very negative")
+            y = 0.0
+    except ArithmeticError:
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0, -7.0])
+def test_raise_in_a_handler_caught_by_an_outer_try(x, tmp_path):
+    check_all_paths(caught_by_an_outer_try, x, tmp_dir=tmp_path)
+
+
+def caught_with_jumps(xs):
+    out = 0.0
+    for x in xs:
+        try:
+            if x > 10:
+                break
+            if x < 0:
+                raise ValueError("negative")
+            if x == 0:
+                return -5.0
+            out += x
+        except ValueError:
+            out -= 1.0
+            continue
+        out *= 2
+    return out
+
+
+@pytest.mark.parametrize("xs", [[1.0, -1.0, 2.0], [1.0, 0.0, 2.0], [3.0, 11.0, -1.0], [-1.0, -2.0, 5.0]])
+def test_raise_caught_next_to_break_continue_and_return(xs, tmp_path):
+    check_all_paths(caught_with_jumps, np.array(xs, np.float32), tmp_dir=tmp_path)
+
+
+def caught_and_returned(x):
+    y = 1.0
+    try:
+        y = x * 3
+        if x < 0:
+            raise ZeroDivisionError
+        y = y + 1
+    except Exception:
+        if x < -5:
+            return y
+        y = 0.0
+    return y * 2
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0, -7.0])
+def test_raise_caught_by_a_handler_that_returns(x, tmp_path):
+    check_all_paths(caught_and_returned, x, tmp_dir=tmp_path)
+
+
+def caught_inside_a_with(x):
+    import contextlib
+
+    y = 1.0
+    try:
+        with contextlib.suppress(ValueError):
+            if x < 0:
+                raise ValueError("suppressed by the `with`, not caught by the `try`")
+            y = 2.0
+        y = y + 10
+    except ValueError:
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_raise_inside_a_with_is_not_a_jump_to_the_handler(x, tmp_path):
+    # The context manager may swallow the exception: such a `raise` keeps the refusal.
+    check_all_paths(caught_inside_a_with, x, tmp_dir=tmp_path, refusal=True)
+
+
+def returned_then_changed_by_finally(x, ys):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        return ys
+    except ValueError:
+        pass
+    finally:
+        ys[0] = 1
+    return ys
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_raise_caught_in_a_try_with_a_return_and_a_finally_is_still_refused(x, tmp_path):
+    # Fuzzer seed 5177 (`--focus try`): Python returns the NumPy array that the `finally`
+    # then changes in place; the staged program would return the value before the change.
+    # (Each path gets its own copy of `ys`: the function changes it.)
+    for path in PATHS:
+        check_all_paths(returned_then_changed_by_finally, x, np.array([4, 3], np.int32), paths=[path],
+                        python_args=(x, np.array([4, 3], np.int32)), tmp_dir=tmp_path, refusal=True)
+
+
+def caught_as_an_unused_name(x):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        y = x * 2
+    except ValueError as err:  # `err` is read nowhere: the handler's copy need not bind it
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_raise_caught_by_a_handler_that_names_the_exception_but_never_reads_it(x, tmp_path):
+    check_all_paths(caught_as_an_unused_name, x, tmp_dir=tmp_path)
+
+
+def caught_and_named(x):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        y = x * 2
+    except ValueError as e:
+        y = float(len(str(e)))
+    return y
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_raise_caught_by_a_handler_that_reads_the_exception_is_still_refused(x, tmp_path):
+    # The handler reads the exception object: outside what autolax stages.
+    check_all_paths(caught_and_named, x, tmp_dir=tmp_path, refusal=True)
     with pytest.raises(autolax.StagedEffectError, match=r"`raise` under a traced condition at .*:\d+ is inside a `try` that catches it"):
-        autolax.jit(guarded)(x)
+        autolax.jit(caught_and_named)(x)
+
+
+def caught_by_a_rebound_name(x):
+    try:
+        if x < 0:
+            raise ValueError("negative")
+        y = x * 2
+    except ValueError:
+        y = -1.0
+    return y
+
+
+def test_raise_caught_by_a_handler_whose_name_is_rebound_is_refused(tmp_path):
+    # `ValueError` names another class in this function's globals: not matched from the name.
+    fn = type(caught_by_a_rebound_name)(caught_by_a_rebound_name.__code__,
+                                        {**caught_by_a_rebound_name.__globals__, "ValueError": KeyError})
+    assert fn(-3.0) == -1.0
+    with pytest.raises(autolax.StagedEffectError, match=r"is inside a `try` that catches it"):
+        autolax.jit(fn)(-3.0)
 
 
 def assert_caught(x):

@@ -384,7 +384,8 @@ def raising(exception, caught_by=(), _depth=1):
     Inside a staged branch or loop body, whether the ``raise`` happens depends on traced
     values: the branch is staged as raising ``E`` when the program runs (``StagedRaise``).
     A ``raise`` that an enclosing ``try`` would catch is refused (``StagedEffectError``):
-    whether the handler runs would depend on data. So is one inside a ``try`` whose
+    whether the handler runs would depend on data (``passes.caught_raises`` turns the raises
+    it can match to their handler into a jump instead: ``caught``). So is one inside a ``try`` whose
     ``finally`` raises or asserts: whether its error replaces this one would too.
     """
     if not report.in_staged_body():
@@ -396,6 +397,28 @@ def raising(exception, caught_by=(), _depth=1):
     pending = _collector.get()
     prior = first(pending) if pending else None
     raise StagedRaise(first([prior, Failures(jnp.int32(1), (lambda: error,))]))
+
+
+def caught(exception, handler, not_by=()):
+    """``caught = ops.caught(E, H)`` for ``raise E`` inside a ``try`` whose first handler that
+    catches it is ``except H:`` (``not_by``: the types of the handlers before it), written by
+    ``passes.caught_raises``: the rest of the ``try`` body is skipped once ``caught`` is set,
+    and the handler runs again after the ``try`` when it is.
+
+    Equivalent Python: ``raise E`` (the real ``try`` catches it).
+
+    Where Python decides the path (outside a staged branch or loop body) it raises ``E``,
+    which the real ``try`` catches. Inside one, whether the ``raise`` happens depends on
+    traced values: it returns True, the value of the flag on this path. The handler the
+    front end chose from the names is checked here (a module may rebind ``ValueError``);
+    if it is not the one Python would run, autolax refuses (``raise-in-try``).
+    """
+    error = exception() if isinstance(exception, type) else exception
+    if not report.in_staged_body():
+        raise error
+    if not isinstance(error, handler) or isinstance(error, not_by):
+        _refuse_in_try("raise", 1)
+    return True
 
 
 def asserting(test, message=None, caught_by=()):

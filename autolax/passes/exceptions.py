@@ -17,7 +17,9 @@ Run in Python, ``ops.raising(E)`` is ``E`` and ``ops.asserting`` is the ``assert
 staged branch or loop body the condition that leads to them is traced: the error is raised
 when the program runs and takes that path (``autolax.ops.checks``). A ``raise`` inside a
 ``try`` passes the handlers' exception types (``caught_by=(ValueError,)``): when a handler
-would catch it, the handler would have to run depending on data, and autolax refuses. Its
+would catch it, the handler would have to run depending on data, and autolax refuses --
+unless ``passes.caught_raises`` (after ``break`` lowering) turns the ``raise`` into a jump
+to that handler, as it does for the raises of builtin exceptions it can match. Its
 refusal, like every autolax error, passes through the user's handlers. A ``finally`` that
 raises or asserts adds ``ops.FinallyRaises``: its error would replace the one staged in the
 ``try``, and a staged program cannot tell which comes last, so that is refused too.

@@ -21,6 +21,7 @@ from autolax.passes import (
     bound_names,
     break_statements,
     calls,
+    caught_raises,
     continue_statements,
     control_flow,
     desugar,
@@ -69,6 +70,10 @@ PASSES = (
     # `return`, because it also removes loop `else` clauses, which `return` lowering assumes.
     continue_statements,
     break_statements,
+    # A `raise` its own `try` catches becomes a jump to the handler: after `break` lowering
+    # (no loop `else` left; `while True:` left by a `break` has a flag in its test), before
+    # `return` lowering, which then sees the handler's copy after the `try` as plain code.
+    caught_raises,
     return_statements,
     # A change through `a = b`'s alias rebinds `b` too: before mutation becomes assignment.
     aliases,
@@ -115,6 +120,7 @@ NEEDS = {
     index_split: {"append"},
     effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call", "Global", "Nonlocal"},
     exceptions: {"Raise", "Assert", "Try"},
+    caught_raises: {"Try"},
     desugar: {"Match", "NamedExpr"},
     finally_jumps: {"Try"},
     loop_options: {"loop_options"},
@@ -124,7 +130,8 @@ NEEDS = {
 }
 # Passes after which the features present are found again: they add jumps (desugar), or
 # flags and guards and `not flag` loop tests (those live in annotations, unseen).
-_LOWERS_JUMPS = (desugar, finally_jumps, loop_exits, continue_statements, break_statements, return_statements)
+_LOWERS_JUMPS = (desugar, finally_jumps, loop_exits, continue_statements, break_statements, caught_raises,
+                 return_statements)
 
 
 # The node kinds ``features`` looks into (it only notes the others' names).
