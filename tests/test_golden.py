@@ -76,7 +76,7 @@ GOLDEN = {
                     x = x + i
                     return (x, i)
 
-                x, i = ops.for_range(0, n, 1, loop_body, (x, i), at='24')
+                x, i = ops.for_range(0, n, 1, loop_body, (x, i), at='24; index: i')
                 return (x, ops.assigned(i))
     """,
     g.tuple_target: """

@@ -62,7 +62,7 @@ OPS = {
     "stack": (2, None, ANY),
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
     "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, {"at"}),
-    "bound": (1, 1, ()), "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "asserting": (1, 2, ()),
+    "bound": (1, 1, ()), "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "caught": (2, 2, {"not_by"}), "asserting": (1, 2, ()),
     "range": (1, 3, ()),
 }
 
@@ -441,6 +441,15 @@ class Lowering(Expressions, Loops):
             return [syntax.copy_location(new, s)]
         if op == "asserting" and isinstance(s, syntax.Expr):
             return [syntax.copy_location(self.asserting(value, scope), s)]
+        if op == "caught" and isinstance(s, syntax.Assign):
+            # `caught = ops.caught(E, H)`: a `raise E` its own `try` catches (passes.caught_raises).
+            # In code the output runs as Python it is that `raise` (the kept `try` catches it,
+            # and the flag stays False); staged, the runtime's jump to the handler has no
+            # --standalone form yet.
+            if self.staged and not self.dead:
+                raise self.refuse("standalone-op", s, call=f"{self.ops}.caught (a `raise` in a staged body that its `try` catches)")
+            exc, _ = self.expr(value.args[0], scope)
+            return [syntax.copy_location(syntax.Raise(exc=exc, cause=None), s)]
         if isinstance(s, syntax.Raise) and self.op_of(s.exc) == "raising":
             if self.staged and not self.dead:  # the runtime raises when the program runs, if the branch is taken
                 raise self.refuse("standalone-op", s, call=f"{self.ops}.raising (a `raise` in a staged body)")
