@@ -1825,7 +1825,7 @@ def calls_a_failing_helper_in_a_try(x):
     (catches_what_its_branch_raises, "branch-fails-in-try"),
     (catches_what_its_operand_raises, "operand-fails-in-try"),
     (fails_in_a_try_with_a_finally, "branch-fails-in-try"),
-    (calls_a_failing_helper_in_a_try, "branch-fails"),
+    (calls_a_failing_helper_in_a_try, "branch-fails-in-try"),  # the caller's try: ops.catching
 ])
 def test_a_branch_failing_where_python_would_handle_it_is_refused(fn, code, tmp_path):
     # A handler of the `try` around it catches the error, a `finally` runs after it, or the
@@ -1872,3 +1872,38 @@ def test_a_branch_failing_in_a_with_block_is_refused(tmp_path):
         with pytest.raises(autolax.StagedEffectError) as info:
             autolax.jit(suppresses_what_its_branch_raises)(x)
         assert info.value.code == "branch-fails-in-try"
+
+
+def _checked_helper(x):
+    if x < 0:
+        raise ValueError("negative")
+    return x * 2
+
+
+def catches_what_a_helper_raises(x):
+    try:
+        y = _checked_helper(x)
+    except ValueError:
+        y = -1.0
+    return y
+
+
+def raises_what_a_helper_raises_past_a_try(x):
+    try:
+        y = _checked_helper(x)
+    except KeyError:
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_a_raise_in_a_helper_that_the_callers_try_catches_is_refused(x, tmp_path):
+    # Python runs the caller's handler when x < 0; a raise staged in the helper would be
+    # raised when the program runs, past the handler (autolax.jit gave ValueError, Python
+    # -1.0). The caller's `try` runs its body in `with ops.catching(ValueError):`, so the
+    # helper's staged raise is refused as one written in the body is.
+    check_all_paths(catches_what_a_helper_raises, x, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match="is inside a `try` that catches it"):
+        autolax.jit(catches_what_a_helper_raises)(x)
+    # A try that does not catch it leaves the staged raise alone: Python's answer.
+    check_all_paths(raises_what_a_helper_raises_past_a_try, x, tmp_dir=tmp_path)

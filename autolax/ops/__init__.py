@@ -11,7 +11,7 @@ import os as _os
 from autolax import compat as _compat
 from autolax.errors import AutolaxError
 from autolax.ops.calls import call, fstring, print  # noqa: A004
-from autolax.ops.checks import FinallyRaises, asserting, caught, in_flight, raising, runtime_checks
+from autolax.ops.checks import FinallyRaises, asserting, catching, caught, in_flight, raising, runtime_checks
 from autolax.ops.control import cond, if_else
 from autolax.ops.data import (  # noqa: A004
     append,
@@ -41,6 +41,7 @@ __all__ = [
     "append",
     "asserting",
     "caught",
+    "catching",
     "FinallyRaises",
     "assigned",
     "at",

@@ -347,9 +347,34 @@ def _refuse_in_try(statement: str, depth: int, message: str = "raise-in-try"):
                       source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
 
 
+# The exception types the handlers of the ``try`` statements whose bodies are running catch
+# (``catching``): a function they call stages its errors as if written in those bodies.
+_catching: contextvars.ContextVar = contextvars.ContextVar("autolax_catching", default=())
+
+
+@contextlib.contextmanager
+def catching(*types):
+    """``with ops.catching(ValueError):`` around the body of a ``try`` whose handlers catch
+    ``ValueError``.
+
+    Equivalent Python: nothing (``contextlib.nullcontext()``).
+
+    A ``raise`` / ``assert`` under a traced condition, or a branch failing while staged, in
+    a function called from that body is refused when the ``try`` would catch it, as one
+    written in the body is: the handler would have to run depending on data.
+    """
+    token = _catching.set(_catching.get() + types)
+    try:
+        yield
+    finally:
+        _catching.reset(token)
+
+
 def refused_in_try(error_type, caught_by) -> str | None:
     """The refusal (a message name) for an error of ``error_type`` staged inside a ``try``
-    whose handlers catch ``caught_by``, or None."""
+    whose handlers catch ``caught_by`` (or one around the running call, ``catching``), or
+    None."""
+    caught_by = tuple(caught_by) + _catching.get()
     if not caught_by:
         return None
     if issubclass(error_type, tuple(t for t in caught_by if t is not FinallyRaises)):

@@ -153,6 +153,9 @@ class _Transformer:
             inner = caught + _handler_types(node.handlers)
             if _raises(node.finalbody):
                 inner.append(syntax.dotted(f"{ops}.FinallyRaises"))
+            own = _handler_types(node.handlers) + ([syntax.dotted(f"{ops}.FinallyRaises")] if _raises(node.finalbody) else [])
+            if own:
+                anno.set(node, anno.CATCHING, own)
             blocks = staged_caught(node, staged, ops)
             node.body = self.block(node.body, inner, blocks["body"])
             node.orelse = self.block(node.orelse, caught, blocks["orelse"])

@@ -21,7 +21,7 @@ before the ``with``.
 
 from __future__ import annotations
 
-from autolax.transpile import syntax, templates
+from autolax.transpile import anno, syntax, templates
 
 # The ops whose calls may stage a check.
 CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call"})
@@ -46,8 +46,31 @@ def _is_docstring(stmt) -> bool:
     return isinstance(stmt, syntax.Expr) and isinstance(stmt.value, syntax.Constant) and isinstance(stmt.value.value, str)
 
 
+_CATCHING = """
+with ops_catching(types):
+    body
+"""
+
+
+def _catching(fn_node, ctx) -> None:
+    """The body of a ``try`` whose handlers catch something runs inside
+    ``with ops.catching(E, ...):`` -- also the functions it calls, where a ``raise`` under a
+    traced condition must be refused when this ``try`` would catch it (the handler would run
+    depending on data), as one written in the body itself is."""
+    for node in list(syntax.walk(fn_node)):
+        if isinstance(node, syntax.Try):
+            types = anno.get(node, anno.CATCHING)
+            if types and node.body:
+                wrapped = templates.replace(_CATCHING, ops_catching=syntax.dotted(f"{ctx.ops}.catching"),
+                                            types=[syntax.deepcopy(t) for t in types], body=node.body)
+                node.body = syntax.copy_locations(wrapped, node)
+
+
 def transform(fn_node, ctx):
-    if ctx.standalone or not _may_stage_a_check(fn_node, ctx.ops):
+    if ctx.standalone:
+        return fn_node
+    _catching(fn_node, ctx)
+    if not _may_stage_a_check(fn_node, ctx.ops):
         return fn_node
     body = fn_node.body
     k = 0

@@ -25,6 +25,9 @@ LOOP_OPTIONS = "loop_options"  # For/While: {"max_steps": 4096} from autolax.loo
 THUNK = "thunk"  # Lambda: generated, called at once by the op it is passed to (not a closure)
 # IfExp inside a `try`: the exception type expressions its handlers catch (passes.exceptions)
 CAUGHT_BY = "caught_by"
+# Try: the exception types its handlers catch (and ``ops.FinallyRaises``), for the
+# ``with ops.catching(...)`` the last pass puts around its body (``passes.runtime_checks``)
+CATCHING = "catching"
 # BoolOp / chained Compare inside a `try`: what an operand that fails while staged must not
 # raise when the program runs (passes.exceptions.staged_caught)
 CAUGHT_BY_STAGED = "caught_by_staged"
