@@ -352,3 +352,24 @@ def test_data_dependent_append_count_in_a_while_shows_the_rewrite():
     text = str(info.value)
     assert "a `while` loop's trip count is decided at run time" in text
     assert "out_buf = jnp.zeros((N, *item_shape)); out_count = 0" in text
+
+
+def returns_then_changes_in_finally(xs, ys):
+    for e in xs:
+        try:
+            if e > 0:
+                return ys, e
+        finally:
+            ys[0] = 1.0
+    return ys, 0.0
+
+
+def test_finally_changing_what_a_return_computed_is_refused():
+    # Python's returned tuple holds `ys`, which the `finally` then changes in place; converted
+    # code would return the value from before the change (fuzzer --focus try, seed 5177).
+    with pytest.raises(autolax.ConversionError) as info:
+        autolax.convert(returns_then_changes_in_finally)
+    msg = str(info.value)
+    assert f"{HERE}:{line_of(returns_then_changes_in_finally, 6)}" in msg
+    assert "this `finally` changes an object in place after a `return` in its `try` computed the returned value" in msg
+    assert "Fix: make the change before the `return`, or return a new value after the `try` statement" in msg

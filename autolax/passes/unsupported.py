@@ -7,6 +7,7 @@ plain Python.
 
 from __future__ import annotations
 
+from autolax.analysis.activity import MUTATING_METHODS
 from autolax.errors import ConversionError
 from autolax.passes.finally_jumps import jump_in_finally, leaves_in_flight
 from autolax.transpile import syntax
@@ -53,6 +54,28 @@ def _walrus_in_later_operand(node):
     return None
 
 
+def _changed_in_place(stmts):
+    """The first statement of ``stmts`` (not counting nested functions) that changes an object
+    in place: ``x[i] = v``, ``x.a = v`` (also augmented), ``x.append(v)`` and the other
+    mutating methods; or None."""
+    for stmt in stmts:
+        for node in syntax.walk_statements(stmt):
+            targets = (node.targets if isinstance(node, syntax.Assign) else
+                       [node.target] if isinstance(node, (syntax.AugAssign, syntax.AnnAssign)) else [])
+            if any(isinstance(t, (syntax.Subscript, syntax.Attribute)) for t in targets):
+                return node
+            if isinstance(node, syntax.Expr) and isinstance(node.value, syntax.Call):
+                func = node.value.func
+                if isinstance(func, syntax.Attribute) and func.attr in MUTATING_METHODS:
+                    return node
+    return None
+
+
+def _returns(try_node) -> bool:
+    blocks = [try_node.body, try_node.orelse] + [h.body for h in try_node.handlers]
+    return any(isinstance(n, syntax.Return) for block in blocks for stmt in block for n in syntax.walk_statements(stmt))
+
+
 class _Checker:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -77,6 +100,16 @@ class _Checker:
                     raise _error(self.ctx, jump, f"a `{word}` in a `finally` block discards the exception or `return` "
                                  "in flight; autolax cannot keep that meaning (Python 3.14 warns about it: PEP 765)",
                                  f"move the `{word}` after the `try` statement, or mark '{name}' @autolax.do_not_convert")
+            if isinstance(node, syntax.Try) and node.finalbody and _returns(node):
+                change = _changed_in_place(node.finalbody)
+                if change is not None:
+                    # Python's returned value holds the objects the `finally` then changes;
+                    # converted code changes them as new values (`x = x.at[i].set(v)`), which
+                    # the value computed by the `return` would not see.
+                    raise _error(self.ctx, change, "this `finally` changes an object in place after a `return` in its "
+                                 "`try` computed the returned value, which holds that object in Python; converted "
+                                 "code updates arrays as new values, so the return would not see the change",
+                                 "make the change before the `return`, or return a new value after the `try` statement")
             walrus = _walrus_in_later_operand(node)
             if walrus is not None:
                 raise _error(self.ctx, walrus, f"the assignment expression to '{walrus.target.id}' is in an operand that "
