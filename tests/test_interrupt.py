@@ -208,7 +208,10 @@ def test_interruptible_call_reraises_errors():
             y = x
         return y
 
+    # x <= 0: 'y' is unbound at the `return` (Python's UnboundLocalError), which the running
+    # program finds; the error reaches the caller through the interruptible call.
     with _pytest.raises(autolax.UndefinedVariableError):
-        Interruptible(autolax.jit(bad))(1.0)
+        Interruptible(autolax.jit(bad))(-1.0)
+    assert float(Interruptible(autolax.jit(bad))(1.0)) == 1.0
     with _pytest.raises(ZeroDivisionError):
         run(lambda: 1 / 0)
