@@ -451,6 +451,14 @@ MESSAGES = {
         "{fix}",
         "#the-rules-semantics",
     ),
+    "raise-leaves-no-return": Message(
+        StagedEffectError,
+        "the `{side}` branch of {stmt} raises {error} when the program takes it, and on the other branch "
+        "no statement has given the function's return value a value yet:\n    {source}\n"
+        "The condition is traced, so both branches are staged, and the other one would return nothing.",
+        "make the condition a Python value (a static argument), or return from every path before this `if`.",
+        "#when-autolax-says-no",
+    ),
     "branch-fails": Message(
         StagedEffectError,
         "the `{side}` branch of {stmt} raised {error} while autolax staged it:\n    {source}\n"

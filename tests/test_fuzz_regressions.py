@@ -1273,3 +1273,60 @@ def test_loop_variable_after_a_staged_range_loop_is_its_last_item(tmp_path):
     check_all_paths(loop_variable_reassigned_in_the_body, 1.5, tmp_dir=tmp_path)
     jaxpr = str(jax.make_jaxpr(autolax.convert(indexes_with_the_loop_variable_after_the_loop))(1.5, [1.0, 2.0, 3.0]))
     assert "scan[" in jaxpr or "while[" in jaxpr  # still staged
+
+
+# Fuzzer seeds 804, 955 and 1042 (seeds 1-2,000 after the stop's changes), reduced.
+def deletes_in_a_staged_while(u, n, xs):
+    k = 0
+    while k < n and xs.max() >= u:
+        k += 1
+        if u:  # traced: one branch deletes u, so the next test's read may find it unbound
+            del u
+    return k
+
+
+@pytest.mark.parametrize("u, n", [(0.0, 3), (1.0, 3), (-1.0, 1)])
+def test_a_while_test_reading_a_name_the_body_may_delete(u, n, tmp_path):
+    # The test's read went unchecked: a MaybeBound reached `>=` (TypeError inside autolax).
+    check_all_paths(deletes_in_a_staged_while, u, n, np.array([2.0, -1.0], np.float32), tmp_dir=tmp_path, refusal=True)
+
+
+def returns_from_a_loop_under_a_static_test(a, b, n, xs, ys):
+    for i in range(3, 0, -2):
+        pass
+    k = 0
+    while k < n:
+        k += 1
+        if i >= 3:  # i == 1: Python-decided, the loop never returns
+            return k
+        m = len(xs)
+    return name_defined_nowhere  # noqa: F821 - Python's NameError
+
+
+def test_a_failing_return_whose_other_path_returns_nothing(tmp_path):
+    # The `return` path fails (NameError) and the other path has no return value: the
+    # function gave JAX a placeholder ("Triggering __jax_array__"); now autolax refuses.
+    check_all_paths(returns_from_a_loop_under_a_static_test, 3.0, -4.0, 4, np.array([2.5, -2.5, -3.0, -4.0]),
+                    np.array([1, 0, 3, 4]), tmp_dir=tmp_path, refusal=True)
+
+
+FIRST_CHECK_LOG = []
+
+
+def two_checks_fail(a, n, xs):
+    hist = []
+    for j in range(3, -1, -1):
+        for i in range(1, n):
+            s = xs.min()
+        hist.append(xs - s)  # n <= 1: unbound, Python's UnboundLocalError comes first
+    return len(hist) <= -n or FIRST_CHECK_LOG.pop() > 0
+
+
+def test_the_first_failing_check_is_the_error_raised(tmp_path):
+    # Two checks fail when the program runs; their host callbacks may run in any order, and
+    # autolax.jit raised the later one (IndexError of the `pop`).
+    xs = np.array([1.0, 2.0], np.float32)
+    check_all_paths(two_checks_fail, 0.0, 0, xs, static_argnums=(0,), tmp_dir=tmp_path, refusal=True)
+    for _ in range(5):
+        with pytest.raises(UnboundLocalError):
+            autolax.jit(two_checks_fail, static_argnums=(0,))(0.0, 0, xs)

@@ -144,6 +144,10 @@ class BoundBeforeReads:
         return bound | writes(node)
 
 
+def deleted_names(stmts) -> set:
+    return _deleted(stmts)
+
+
 def _deleted(stmts) -> set:
     """Names a ``del`` in ``stmts`` unbinds (not looking into nested functions)."""
     out = set()

@@ -197,7 +197,25 @@ def defer(failures) -> None:
         counter.count += 1
     _top.count = getattr(_top, "count", 0) + 1
     _note_pending_check()
-    jax.debug.callback(functools.partial(_raise_code, failures.makers), failures.code)
+    jax.debug.callback(functools.partial(_raise_code, failures.makers), _after_earlier_checks(failures.code))
+
+
+def _after_earlier_checks(code):
+    """``code``, or 0 where a check handed to a host callback earlier in the same function
+    failed: Python stopped at that one. (Host callbacks may run in any order, and the first
+    to raise is the error the caller sees: only the earliest failure may raise.)"""
+    running = _running.get()
+    if running is None:
+        return code
+    failed = code > 0
+    if running.failed is not None:
+        try:
+            code = jnp.where(running.failed, 0, code)
+            failed = running.failed | failed
+        except Exception:  # noqa: BLE001 - the flag is a value of another trace (a transform's body)
+            pass
+    running.failed = failed
+    return code
 
 
 def first(failures) -> Failures | None:
@@ -254,10 +272,11 @@ class _Running:
     """The outermost converted function running (in this thread or task), and where it
     staged the first check that the program ``jax.jit`` is tracing makes when it runs."""
 
-    __slots__ = ("check",)
+    __slots__ = ("check", "failed")
 
     def __init__(self):
         self.check = None  # (file:line, source line) of the statement that staged it
+        self.failed = None  # did a check handed to a host callback earlier fail (traced)?
 
 
 _running: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_running", default=None)

@@ -178,6 +178,13 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
     """``staged_cond`` once both branches are traced (``dynamic``: their inputs)."""
     __tracebackhide__ = True
     if true_traced.raises or false_traced.raises:
+        kept, raising = (false_traced, true_traced) if true_traced.raises else (true_traced, false_traced)
+        if not kept.raises and any(spec.is_pending for spec in kept.out.specs):
+            # The path that does not raise has no return value (fuzzer seed 955: a `return`
+            # inside a loop whose flag a staged loop carries, but never sets): the function
+            # would give back a placeholder.
+            raise errors.make("raise-leaves-no-return", side="if" if raising is true_traced else "else",
+                              stmt=site.what, source=site.source, error=_first_error(raising))
         return _raising_branch(pred, true_traced, false_traced, dynamic), plan.COND
     out = join_branches(true_traced.out, false_traced.out, site)
     # Arithmetic under a select only directly in a loop body or the function: an `if` inside
@@ -223,6 +230,14 @@ def _select_outputs(pred, true_traced, false_traced, dynamic, out):
 
 
 _UNIT_OPS = {"add": lax.add, "sub": lax.sub, "mul": lax.mul}
+
+
+def _first_error(traced) -> str:
+    """The error a branch that always raises raises first, as Python names it."""
+    try:
+        return report.python_error(traced.makers[0]())
+    except Exception:  # noqa: BLE001 - a message only
+        return "an error"
 
 
 def _raising_branch(pred, true_traced, false_traced, operands):

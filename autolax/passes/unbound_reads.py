@@ -19,7 +19,7 @@ read). Generated names are bound by construction.
 from __future__ import annotations
 
 from autolax.analysis.activity import local_names, target_names
-from autolax.analysis.definedness import Definedness
+from autolax.analysis.definedness import Definedness, deleted_names
 from autolax.transpile import syntax
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)
@@ -157,6 +157,9 @@ class _Function:
                     FreeReads(free, self.ctx.ops, at_file=self.ctx.spec_filename).body(stmt)
             return [stmt]
         definitely, _ = self.defined.before[stmt]
+        if isinstance(stmt, syntax.While):
+            # The test runs again after each iteration, which may have deleted a name.
+            definitely = definitely - deleted_names(stmt.body)
         maybe_unbound = self.candidates - definitely
         prefix = []
         if maybe_unbound:
