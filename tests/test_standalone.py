@@ -2118,7 +2118,7 @@ def fails_while_traced(x, xs):
 '''
 
 
-def test_a_raise_or_assert_under_a_traced_condition_is_checked_when_the_program_runs(tmp_path, capfd):
+def test_a_raise_or_assert_under_a_traced_condition_is_checked_when_the_program_runs(tmp_path, capfd, caplog):
     # Fuzzer seeds 54, 87: `raise` / `assert` under a traced condition among the function's
     # own statements: the rest of the function runs in `with raise_if(...)`, whose host
     # callback raises the error when the program runs and the condition holds.
@@ -2129,10 +2129,13 @@ def test_a_raise_or_assert_under_a_traced_condition_is_checked_when_the_program_
         _same_outcome(original.checked, standalone.checked, (np.float32(x), xs), capfd)  # eagerly: Python's error
     jitted = jax.jit(standalone.checked)
     assert_close(jitted(np.float32(1.0), xs), original.checked(np.float32(1.0), xs))
+    caplog.clear()
     for x, error in ((2.0, "ValueError: too large"), (-6.0, "AssertionError: x too small")):
         with pytest.raises(jax.errors.JaxRuntimeError) as info:
             jax.block_until_ready(jitted(np.float32(x), xs))
         assert error in str(info.value) and "autolax convert --standalone" in str(info.value)
+    # The error reaches the caller; JAX's log of the failed callback (a traceback) is dropped.
+    assert not [r for r in caplog.records if r.name == "jax._src.debugging"]
     assert any(eqn.primitive.name == "debug_callback" for eqn in jax.make_jaxpr(standalone.checked)(1.0, xs).eqns)
     # Tracing stops at an error after the check: Python raises the check's error first where
     # its condition holds, which only the running program knows -- an error that says so.

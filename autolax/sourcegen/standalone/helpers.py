@@ -245,10 +245,20 @@ class raise_if:
         def check(pred):
             if pred.any():
                 raised = error()
-                raise type(raised)(f"{raised} (raised when the program ran: the `raise` or `assert` at {where}, "
-                                   "under a traced condition; written by autolax convert --standalone)")
+                failed = type(raised)(f"{raised} (raised when the program ran: the `raise` or `assert` at {where}, "
+                                      "under a traced condition; written by autolax convert --standalone)")
+                failed.raised_by_raise_if = True
+                raise failed
 
+        # JAX logs an error raised in a host callback with its traceback; the caller gets it.
+        import logging
+        logging.getLogger("jax._src.debugging").addFilter(raise_if.quiet)
         {jax}.debug.callback(check, pred)
+
+    @staticmethod
+    def quiet(record):
+        error = record.exc_info[1] if record.exc_info else None
+        return not getattr(error, "raised_by_raise_if", False)
 
     def __enter__(self):
         return self
