@@ -453,9 +453,9 @@ MESSAGES = {
     ),
     "raise-leaves-no-return": Message(
         StagedEffectError,
-        "the `{side}` branch of {stmt} raises {error} when the program takes it, and on the other branch "
-        "no statement has given the function's return value a value yet:\n    {source}\n"
-        "The condition is traced, so both branches are staged, and the other one would return nothing.",
+        "{error} is raised at {where} when the program reaches it, and on the other path there no statement "
+        "has given the function's return value a value yet:\n    {source}\n"
+        "Which path runs depends on traced values, so both are staged, and the other one would return nothing.",
         "make the condition a Python value (a static argument), or return from every path before this `if`.",
         "#when-autolax-says-no",
     ),

@@ -1306,8 +1306,15 @@ def returns_from_a_loop_under_a_static_test(a, b, n, xs, ys):
 def test_a_failing_return_whose_other_path_returns_nothing(tmp_path):
     # The `return` path fails (NameError) and the other path has no return value: the
     # function gave JAX a placeholder ("Triggering __jax_array__"); now autolax refuses.
-    check_all_paths(returns_from_a_loop_under_a_static_test, 3.0, -4.0, 4, np.array([2.5, -2.5, -3.0, -4.0]),
-                    np.array([1, 0, 3, 4]), tmp_dir=tmp_path, refusal=True)
+    args = (3.0, -4.0, 4, np.array([2.5, -2.5, -3.0, -4.0]), np.array([1, 0, 3, 4]))
+    check_all_paths(returns_from_a_loop_under_a_static_test, *args, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError) as info:
+        jax.jit(autolax.convert(returns_from_a_loop_under_a_static_test))(*args)
+    line = returns_from_a_loop_under_a_static_test.__code__.co_firstlineno + 9
+    assert (f"NameError: name 'name_defined_nowhere' is not defined is raised at {__file__}:{line} when the "
+            "program reaches it, and on the other path there no statement has given the function's return value"
+            in str(info.value))
+    assert "Fix: make the condition a Python value (a static argument)" in str(info.value)
 
 
 FIRST_CHECK_LOG = []

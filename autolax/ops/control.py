@@ -183,8 +183,8 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
             # The path that does not raise has no return value (fuzzer seed 955: a `return`
             # inside a loop whose flag a staged loop carries, but never sets): the function
             # would give back a placeholder.
-            raise errors.make("raise-leaves-no-return", side="if" if raising is true_traced else "else",
-                              stmt=site.what, source=site.source, error=_first_error(raising))
+            raise errors.make("raise-leaves-no-return", where=site.where, source=site.source,
+                              error=_first_error(raising))
         return _raising_branch(pred, true_traced, false_traced, dynamic), plan.COND
     out = join_branches(true_traced.out, false_traced.out, site)
     # Arithmetic under a select only directly in a loop body or the function: an `if` inside
