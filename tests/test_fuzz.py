@@ -197,6 +197,15 @@ def test_verdicts():
     import autolax
 
     assert outcome.verdict(value, _observe_raise(autolax.ConversionError("no")), eager=False)[0] == "refused"
+    # an autolax error of the type Python raised is Python's outcome (printed output compared
+    # on eager paths); one of another type is a refusal
+    unbound = _observe_raise(UnboundLocalError("cannot access local variable 'y'"))
+    undefined = _observe_raise(autolax.UndefinedVariableError("cannot access local variable 'y'"))
+    assert outcome.verdict(unbound, undefined, eager=False) == ("ok", "")
+    assert outcome.verdict(raised, undefined, eager=False)[0] == "refused"
+    assert outcome.verdict(value, undefined, eager=False)[0] == "refused"
+    printed = outcome.Outcome("raise", exc_type=UnboundLocalError, printed="1.0\n")
+    assert outcome.verdict(printed, undefined, eager=True)[0] == "print"
     noted = ValueError("negative")
     noted.add_note("autolax: raised while staging the `if` at f.py:3: if x < 0:")
     assert outcome.verdict(value, _observe_raise(noted), eager=False)[0] == "noted-error"

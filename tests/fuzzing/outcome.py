@@ -9,6 +9,9 @@ program's globals after it. ``verdict(python, got)`` compares a path's outcome w
   between them exactly, whitespace ignored) and the same globals after the call. When both
   raise, printed output is compared on eager paths only: under ``jit`` an exception raised
   while tracing comes before anything the traced program prints.
+  An autolax error counts so too when it is an instance of Python's exception type
+  (``UndefinedVariableError``, a subclass of ``UnboundLocalError``): it is Python's outcome,
+  not a refusal (the summary counts these runs apart).
 * ``refused``: autolax raised its own clear error -- an ``autolax.AutolaxError``, or a
   ``jax.errors.JaxRuntimeError`` whose message names autolax (a run-time check). Accepted
   whatever Python did.
@@ -309,7 +312,11 @@ def compare_printed(expected: str, got: str) -> str | None:
 def verdict(python: Outcome, got: Outcome, eager: bool) -> tuple[str, str]:
     """``(verdict, detail)``: ``ok``, ``refused`` or a category of ``CATEGORIES``."""
     if got.kind == "raise":
-        if got.refused:
+        # An autolax error that is an instance of the exception Python raised
+        # (``UndefinedVariableError`` where Python raises ``UnboundLocalError``) is Python's
+        # outcome: a user's ``except UnboundLocalError`` catches it. It is judged as any
+        # exception of Python's type is, not counted as a refusal.
+        if got.refused and not (python.kind == "raise" and issubclass(got.exc_type, python.exc_type)):
             return "refused", f"{got.exc_type.__name__}: {first_line(got.exc_text)}"
         if python.kind == "raise" and issubclass(got.exc_type, python.exc_type):
             if eager:

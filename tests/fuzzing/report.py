@@ -95,7 +95,7 @@ class Summary:
         )
         as_python = sum(self.refused_as_python.values())
         if as_python:
-            out.append(f"of the refused runs, {as_python} raised an autolax error of the exception type Python raised "
+            out.append(f"of the ok runs, {as_python} raised an autolax error of the exception type Python raised "
                        f"({as_python / runs:.1%} of all runs; UndefinedVariableError for UnboundLocalError, ...)")
         out.append("")
         out.append(self.path_table())

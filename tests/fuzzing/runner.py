@@ -89,8 +89,8 @@ class ProgramResult:
     python: Counter = field(default_factory=Counter)  # "value" / "raise ValueError" / "skip"
     runs: Counter = field(default_factory=Counter)  # (path, verdict) -> count
     refusals: Counter = field(default_factory=Counter)  # (path, exception type, message pattern) -> count
-    # path -> refused runs whose autolax error is an instance of the exception Python raised
-    # (``UndefinedVariableError`` where Python raises ``UnboundLocalError``)
+    # path -> ok runs whose exception is an autolax error that is an instance of the one Python
+    # raised (``UndefinedVariableError`` where Python raises ``UnboundLocalError``)
     refused_as_python: Counter = field(default_factory=Counter)
     warnings: Counter = field(default_factory=Counter)  # (path, warning category) -> count
     staging: dict = field(default_factory=dict)  # construct -> staged / python / refused / error
@@ -278,9 +278,10 @@ def _check(program, source, plans, paths, compile, stats, lines, result, log):
             result.warnings[(path, w)] += 1
         if verdict == "refused":
             result.refusals[(path, got.exc_type.__name__, _normalise(_reason(got.exc_text)))] += 1
-            if want.kind == "raise" and issubclass(got.exc_type, want.exc_type):
+        elif verdict == "ok":
+            if got.kind == "raise" and got.refused:
                 result.refused_as_python[path] += 1
-        elif verdict != "ok" and (path, verdict) not in seen:
+        elif (path, verdict) not in seen:
             seen.add((path, verdict))
             result.failures.append(
                 Failure(result.seed, source, path, verdict, plan.static, tuple(_show(a) for a in args), want.label, got.label,
