@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     select.add_argument("--all", action="store_true", help="convert every function and method, not only decorated ones")
     select.add_argument("--only", metavar="NAME,...", help="also convert these functions (NAME or Class.method)")
     conv.add_argument("--static", metavar="NAME,...",
-                      help="--standalone: treat these parameters as static (Python values), like static_argnames")
+                      help="--standalone: treat these parameters as static (Python values), like static_argnames: "
+                           "NAME in every function, F.NAME in function F only")
     conv.add_argument("--signature", metavar="'F(X: TYPE, ...)'", action="append",
                       help="--standalone: the argument types of function F, as annotations (float, int, bool, "
                            "jaxtyping's Float[Array, 'n'] ...); repeatable")

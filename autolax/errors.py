@@ -721,8 +721,9 @@ MESSAGES = {
         ConversionError,
         "'{name}' is a parameter of '{callee}', which --static makes a Python value in every function, and this "
         "call passes it a traced value",
-        "pass '{callee}' a Python value for '{name}', or give that parameter of '{callee}' another name (--static "
-        "names the parameters of every function converted).",
+        "pass '{callee}' a Python value for '{name}', or make only the caller's parameter static: --static "
+        "FUNC.{name} names that parameter of function FUNC alone (a bare --static {name} names it in every "
+        "function converted).",
         "#command-line",
     ),
     "standalone-helper-taken": Message(

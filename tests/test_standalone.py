@@ -1083,6 +1083,44 @@ def test_a_traced_value_for_a_parameter_static_made_static_is_refused(tmp_path):
     assert_close(original.f(xs, 4), jax.jit(standalone.f, static_argnames="n")(xs, 4))
 
 
+def test_static_can_name_one_functions_parameter(tmp_path):
+    # `--static f.n` makes `n` static in `f` alone, as static_argnames does for the function
+    # jax.jit wraps: `helper`'s `n` stays traced, so `f` may pass it a traced value, and the
+    # output agrees with Python on every argument.
+    source = textwrap.dedent("""\
+        def helper(x, n):
+            for i in range(n):
+                x = x + i
+            return x
+
+
+        def f(xs, n):
+            a = helper(xs[0], n)
+            if n > 2:
+                a = a * 0.5
+            return a + helper(xs[1], 2) + helper(xs[2], n=xs.argmax())
+        """)
+    path = tmp_path / "qualified.py"
+    path.write_text(source)
+    original = load(path, "qualified")
+    text = convert_source(source, str(path), Options(all=True, standalone=True, static=("f.n",))).text
+    assert "    if n > 2:\n        a = a * 0.5" in text  # a Python `if` in f (n static there)
+    out = tmp_path / "qualified_standalone.py"
+    out.write_text(text)
+    standalone = load(out, "qualified_standalone")
+    f = jax.jit(standalone.f, static_argnames="n")
+    for xs, n in ((np.array([1.0, 2.0, 3.0], np.float32), 4), (np.array([3.0, 1.0, 2.0], np.float32), 0)):
+        assert_close(original.f(xs, n), f(xs, n))
+    # a bare name still means every function's parameter: the traced call is refused, and the
+    # fix names the qualified form
+    with pytest.raises(ConversionError, match=r"--static FUNC\.n names that parameter of function FUNC alone"):
+        convert_source(source, str(path), Options(only=("f", "helper"), standalone=True, static=("n",)))
+    # a qualified name of another function, or of a parameter f lacks, makes nothing static
+    for static in (("helper.m",), ("g.n",)):
+        other = convert_source(source, str(path), Options(all=True, standalone=True, static=static)).text
+        assert "    if n > 2:\n        a = a * 0.5" not in other
+
+
 def test_del_keeps_pythons_unbound_reads(tmp_path):
     # Fuzzer seed 1173: after `del z` in a staged loop, the output read the carried `z`
     # where Python raises UnboundLocalError. In an `if` run as Python, `del` stays `del`.

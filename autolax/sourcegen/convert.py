@@ -253,17 +253,28 @@ class _FileConverter:
             if site.is_method or "." in site.qualname:
                 continue
             args = site.node.args
-            static = set(self.options.static) & set(syntax.param_names(args))
+            static = self.static_option(site)
             if static:
                 out[site.node.name] = ([a.id for a in args.posonlyargs + args.args], static)
+        return out
+
+    def static_option(self, site) -> set:
+        """The parameters of ``site`` that ``--static`` names: ``NAME`` names that parameter of
+        every function converted, ``FUNC.NAME`` (``Class.method.NAME``) that of one function,
+        as ``static_argnames`` names those of the one function ``jax.jit`` wraps."""
+        params = set(syntax.param_names(site.node.args))
+        out = set()
+        for entry in self.options.static:
+            owner, _, name = entry.rpartition(".")
+            if name in params and owner in ("", site.qualname):
+                out.add(name)
         return out
 
     def static_params(self, site):
         """Parameters the staged code may treat as Python values."""
         args = site.node.args
         positional = [a.id for a in args.posonlyargs + args.args]
-        params = set(syntax.param_names(args))
-        out = set(self.options.static) & params
+        out = self.static_option(site)
         for dec in site.node.decorator_list:
             if not isinstance(dec, syntax.Call):
                 continue

@@ -10,7 +10,8 @@ arguments and returning something to call.
                        Options(all=True))``), written to a file, imported, its ``f`` under
                        ``jax.jit(static_argnums=S)``
 ``standalone``         ``--standalone`` output (``Options(all=True, standalone=True,
-                       static=<names of S>)``), the same way
+                       static=<f.NAME for S>)``: ``f``'s parameters, as ``static_argnums``
+                       declares), the same way
 ``magic``              ``%%autolax [--static names]`` run in an IPython shell, its ``f``
 ``vmap``               ``jax.vmap(autolax.convert(f))`` over all input sets at once
 =====================  ==================================================================
@@ -194,7 +195,7 @@ class ProgramPaths:
     def _standalone_module(self, static):
         from autolax.sourcegen import Options
 
-        names = tuple(PARAM_NAMES[i] for i in static)
+        names = tuple(f"f.{PARAM_NAMES[i]}" for i in static)
         text = self._convert(Options(all=True, standalone=True, static=names))
         return self._load(f"{self.base_name}_standalone_{''.join(map(str, static)) or 'none'}", text)
 
