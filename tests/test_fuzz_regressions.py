@@ -302,22 +302,12 @@ def removes_last_item_by_value(b, xs):
     return len(stack)
 
 
-def finds_traced_value(b, xs):
-    items = [xs[0], xs[1]]
-    return b in items
-
-
-def indexes_traced_value(b, xs):
-    items = [xs[0], b]
-    return items.index(b)
-
-
 @pytest.mark.parametrize("fn, line, statement", [
     (removes_last_item_by_value, "stack.remove(stack[-1])", "'stack' is searched for a value"),
-    (finds_traced_value, "return b in items", "'items' is searched for a value"),
-    (indexes_traced_value, "return items.index(b)", "'items' is searched for a value"),
 ])
 def test_searching_a_list_of_traced_values_is_refused_clearly(fn, line, statement):
+    # `remove`: which item goes would depend on data. (`in`, `count`, `index` are staged:
+    # tests/test_search.py.)
     assert fn(1.5, XS) is not None  # Python, on concrete values
     assert autolax.convert(fn)(1.5, XS) == fn(1.5, XS)  # so does the converted function, eagerly
     for run in (autolax.jit(fn), jax.jit(autolax.convert(fn))):

@@ -26,6 +26,7 @@ from autolax.ops.data import (  # noqa: A004
     stacked,
 )
 from autolax.ops.lists import StackedList
+from autolax.ops.search import count, index, is_in, not_in
 from autolax.ops.logical import and_, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
 from autolax.ops.state import MaybeBound, Undefined, assigned, bound, raised_state, undefined
@@ -48,14 +49,18 @@ __all__ = [
     "bound",
     "call",
     "cond",
+    "count",
     "enumerate",
     "for_iter",
     "for_range",
     "fstring",
     "if_else",
+    "index",
+    "is_in",
     "is_sequence",
     "is_singleton",
     "not_",
+    "not_in",
     "or_",
     "outside",
     "outside_store",

@@ -1,15 +1,18 @@
-"""Searching a list by value goes through ``ops.sought``, which refuses clearly where Python
-would have to test a traced comparison.
+"""Searching a list by value goes through ops that stage what Python would decide from a
+traced comparison (``autolax.ops.search``), and refuse clearly what cannot be staged.
 
-    x in stack              ->   ops.sought(stack, x, 'stack') in stack
+    x in stack              ->   ops.is_in(x, stack, 'stack')
+    x not in stack          ->   ops.not_in(x, stack, 'stack')
+    stack.count(x)          ->   ops.count(stack, x, 'stack')
+    stack.index(x)          ->   ops.index(stack, x, 'stack')
     stack.remove(x)         ->   stack.remove(ops.sought(stack, x, 'stack'))
-    stack.index(x)          ->   stack.index(ops.sought(stack, x, 'stack'))
 
-(also ``x not in stack`` and ``stack.count(x)``). Python compares ``x`` with the items in
-turn (``item is x or item == x``) and tests each answer: with a traced item or ``x`` the
-answer is traced, and JAX's ``TracerBoolConversionError`` would come out of the list's own
-method. ``ops.sought`` makes the same comparisons first and returns ``x`` unchanged, or
-raises ``TracedComparisonError`` naming the list, the line and the fix.
+Python compares ``x`` with the items in turn (``item is x or item == x``) and tests each
+answer: with a traced item or ``x`` the answer is traced, and JAX's
+``TracerBoolConversionError`` would come out of the list's own method. The search ops
+combine traced answers into a traced result; ``ops.sought`` (for ``remove``, and ``index``
+/ ``count`` with more arguments) makes the same comparisons first and returns ``x``
+unchanged, or raises ``TracedComparisonError`` naming the list, the line and the fix.
 
 Only a plain local or global name as the searched value's container (evaluating it twice
 is harmless); not in ``--standalone`` output, which needs only ``jax``.
@@ -20,6 +23,7 @@ from __future__ import annotations
 from autolax.transpile import syntax
 
 SEARCHING_METHODS = frozenset({"remove", "index", "count"})
+STAGED_METHODS = frozenset({"index", "count"})  # with one argument: ops of the same name
 
 
 class _Transformer(syntax.NodeTransformer):
@@ -31,11 +35,16 @@ class _Transformer(syntax.NodeTransformer):
                            [syntax.name(container.id), value, syntax.constant(container.id)])
         return syntax.copy_location(call, value)
 
+    def _op(self, op, args, node):
+        return syntax.copy_location(syntax.call(f"{self.ctx.ops}.{op}", args), node)
+
     def visit_Compare(self, node):
         self.generic_visit(node)
         if (len(node.ops) == 1 and isinstance(node.ops[0], (syntax.In, syntax.NotIn))
                 and isinstance(node.comparators[0], syntax.Name)):
-            node.left = self._sought(node.comparators[0], node.left)
+            container = node.comparators[0]
+            op = "is_in" if isinstance(node.ops[0], syntax.In) else "not_in"
+            return self._op(op, [node.left, syntax.name(container.id), syntax.constant(container.id)], node)
         return node
 
     def visit_Call(self, node):
@@ -44,6 +53,9 @@ class _Transformer(syntax.NodeTransformer):
         if (isinstance(func, syntax.Attribute) and func.attr in SEARCHING_METHODS
                 and isinstance(func.value, syntax.Name) and func.value.id != self.ctx.ops
                 and node.args and not node.keywords and not any(isinstance(a, syntax.Starred) for a in node.args)):
+            if func.attr in STAGED_METHODS and len(node.args) == 1:
+                return self._op(func.attr, [syntax.name(func.value.id), node.args[0], syntax.constant(func.value.id)],
+                                node)
             node.args = [self._sought(func.value, node.args[0]), *node.args[1:]]
         return node
 

@@ -13,7 +13,7 @@ have raised the check's error first whenever it fails, which only the running pr
 knows: ``ops.runtime_checks`` turns such an error leaving the function into autolax's
 refusal (``autolax.ops.checks``). Checks come from ``raise`` and ``assert`` (``ops.raising``,
 ``ops.asserting``), reads of variables a staged loop may not have assigned
-(``ops.assigned``), conditional expressions (``ops.if_else``: a side that fails while
+(``ops.assigned``), ``lst.index(x)`` of a traced value (``ops.index``), conditional expressions (``ops.if_else``: a side that fails while
 traced) and calls of user code (``ops.call``: the callee's own checks). A function with none
 of these is left as it is. A leading docstring and ``global`` / ``nonlocal`` declarations stay
 before the ``with``.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from autolax.transpile import anno, syntax, templates
 
 # The ops whose calls may stage a check.
-CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call"})
+CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "index"})
 
 _TEMPLATE = """
 with ops_runtime_checks():

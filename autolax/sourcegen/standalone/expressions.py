@@ -154,7 +154,7 @@ class Expressions:
             nodes = [e.left] + e.comparators
             for i, op in enumerate(e.ops):
                 if isinstance(op, (syntax.In, syntax.NotIn)):
-                    self.searched(nodes[i + 1], vals[i + 1], nodes[i], vals[i], e)
+                    self.searched(nodes[i + 1], vals[i + 1], nodes[i], vals[i], e, staged_by_runtime=True)
             return e, Val(traced=any(v.traced for v in vals), kind="bool", ndim=join_ndims(vals))
         if isinstance(e, syntax.Lambda):
             values = {p: TRACED for p in syntax.param_names(e.args)}
@@ -302,7 +302,8 @@ class Expressions:
                 # A list nothing else holds is empty after `clear()` (as after `= []`).
                 scope.set(e.func.value.id, replace(owner, empty=True, elts=None, items=None))
             if e.func.attr in _SEARCHING and e.args and not isinstance(e.args[0], syntax.Starred):
-                self.searched(e.func.value, owner, e.args[0], vals[0], e)
+                self.searched(e.func.value, owner, e.args[0], vals[0], e,
+                              staged_by_runtime=e.func.attr != "remove" and len(e.args) == 1)
             if e.func.attr in CONTAINER_METHODS:
                 return e, Val(traced=fval.traced or traced, container=True)
             if owner.traced and not owner.container:  # an array method (x.sum())
@@ -536,12 +537,15 @@ class Expressions:
                 return True
         return False
 
-    def searched(self, container, cval, value, vval, node):
+    def searched(self, container, cval, value, vval, node, staged_by_runtime=False):
         """Refuses ``value in container`` (``container.remove(value)``, ``.index``, ``.count``)
         where Python compares a traced value with the items of a list or tuple and tests the
         answer (JAX's TracerBoolConversionError): the runtime's ``TracedComparisonError``
         (``ops.sought``, fuzzer seed 288). Not for dicts and sets (hashed, not compared), an
-        empty list, or ``lst.remove(lst[0])`` (the first item *is* the value: no comparison)."""
+        empty list, or ``lst.remove(lst[0])`` (the first item *is* the value: no comparison).
+        ``staged_by_runtime``: the runtime stages the search when the answers are traced
+        numbers (``ops.search``), which --standalone does not write: the error says to drop
+        --standalone."""
         if not cval.container or cval.ctype in ("dict", "set") or cval.empty:
             return
         if not (vval.traced or cval.traced and cval.ctype in ("list", "tuple")):  # (a dict's keys are hashed)
@@ -554,7 +558,7 @@ class Expressions:
         lineno = getattr(node, "lineno", 0)
         # A traced value is compared with item 0 first; a Python value with each item in turn.
         detail = f"{'a traced item' if cval.traced else 'an item'} == {'a traced value' if vval.traced else 'the value'}"
-        raise self.refuse("traced-comparison", node, runtime_can=False, what=f"'{name}'", name=name,
+        raise self.refuse("traced-comparison", node, runtime_can=staged_by_runtime, what=f"'{name}'", name=name,
                           where=f"{display_filename(self.ctx.filename)}:{lineno}",
                           index="0" if vval.traced else "that holds a traced value", detail=detail,
                           source=self.ctx.line_text(lineno))
