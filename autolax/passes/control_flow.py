@@ -104,13 +104,13 @@ def _state_expr(names):
     return syntax.Tuple(elts=[syntax.name(n) for n in names], ctx=syntax.Load())
 
 
-def _strip_bare_returns(fn_defs):
+def _strip_bare_returns(fn_defs, origin):
     for fn in fn_defs:
         if isinstance(fn, syntax.FunctionDef) and fn.body and isinstance(fn.body[-1], syntax.Return):
             if fn.body[-1].value is None:
                 fn.body.pop()
                 if not fn.body:
-                    fn.body.append(syntax.Pass())
+                    fn.body.append(syntax.copy_location(syntax.Pass(), origin))
 
 
 _CLOSURES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)
@@ -453,8 +453,10 @@ class _FunctionConverter:
         orelse = self.scoped_block(node.orelse, params)
         self.bind(outputs)
         out = syntax.names_tuple(outputs)
+        # Located while built (every node the rewrite adds below is located where it is added).
         stmts = templates.replace(
             _IF,
+            location_of=node,
             if_true=if_true,
             if_false=if_false,
             params=list(params),
@@ -467,9 +469,10 @@ class _FunctionConverter:
             spec=self.spec(node, outputs, outputs=True),
         )
         if self.caught:
-            stmts[2].value.keywords.append(syntax.keyword(
-                arg="caught_by", value=syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load())))
-        _strip_bare_returns(stmts[:2])
+            stmts[2].value.keywords.append(syntax.copy_location(syntax.keyword(
+                arg="caught_by", value=syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load())),
+                node))
+        _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)
 
@@ -483,6 +486,7 @@ class _FunctionConverter:
         self.bind(state)
         stmts = templates.replace(
             _WHILE,
+            location_of=node,
             loop_test=loop_test,
             loop_body=loop_body,
             state=list(state),
@@ -561,9 +565,10 @@ class _FunctionConverter:
         if stopped is not None:
             item_test = node.target.id
             template = _FOR_TEST if test_after else _FOR_ITEM_TEST
-            stmts += templates.replace(template, loop_test=loop_test, item=item, state=list(state), test=extra)
+            stmts += templates.replace(template, location_of=node, loop_test=loop_test, item=item, state=list(state),
+                                       test=extra)
         elif extra is not None:
-            stmts += templates.replace(_FOR_TEST, loop_test=loop_test, state=list(state), test=extra)
+            stmts += templates.replace(_FOR_TEST, location_of=node, loop_test=loop_test, state=list(state), test=extra)
         if is_range:
             args = list(node.iter.args)
             if len(args) == 1:
@@ -576,6 +581,7 @@ class _FunctionConverter:
             op = "for_iter"
         stmts += templates.replace(
             _FOR,
+            location_of=node,
             loop_body=loop_body,
             item=item,
             state=list(state),
@@ -593,7 +599,8 @@ class _FunctionConverter:
             # The target has a value before the loop: the op gives it back where no iteration
             # rebinds it (a loop over nothing, or a traced trip count of 0).
             call = stmts[-1].value
-            call.keywords.append(syntax.keyword(arg="target", value=syntax.name(node.target.id)))
+            call.keywords.append(syntax.copy_location(syntax.keyword(arg="target", value=syntax.name(node.target.id)),
+                                                      node))
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         _name_cells(stmts)
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)

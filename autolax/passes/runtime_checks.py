@@ -57,7 +57,9 @@ def _catching(fn_node, ctx) -> None:
     ``with ops.catching(E, ...):`` -- also the functions it calls, where a ``raise`` under a
     traced condition must be refused when this ``try`` would catch it (the handler would run
     depending on data), as one written in the body itself is."""
-    for node in list(syntax.walk(fn_node)):
+    # A `try` is a statement: the search goes down statement blocks only. (Each `try` wraps
+    # its own body, so the order of the search does not matter.)
+    for node in list(syntax.walk_statements(fn_node)):
         if isinstance(node, syntax.Try):
             types = anno.get(node, anno.CATCHING)
             if types and node.body:

@@ -922,13 +922,28 @@ def param_names(args: arguments) -> list[str]:
 
 def copy_location(new: AST, old: AST) -> AST:
     """Gives ``new`` and every descendant without a location the location of ``old``."""
+    return locate(new, generated_location(old))
+
+
+def generated_location(old: AST):
+    """``(lineno, col_offset, end_lineno, end_col_offset)`` that ``copy_location`` gives
+    code generated for ``old``; None if ``old`` has no location."""
     if getattr(old, "lineno", None) is None or getattr(old, "col_offset", None) is None:
-        return new
+        return None
     # Generated code covers one line (the statement's first): a span over the whole
     # statement would make Python report its last line for some instructions.
     lineno, col = old.lineno, old.col_offset
     single_line = getattr(old, "end_lineno", None) == lineno
     end_col = old.end_col_offset if single_line and old.end_col_offset is not None else col
+    return lineno, col, lineno, end_col
+
+
+def locate(new: AST, location) -> AST:
+    """Gives ``new`` and every descendant without a location ``location`` (from
+    ``generated_location``; None: leaves them as they are)."""
+    if location is None:
+        return new
+    lineno, col, _, end_col = location
     # A located node's subtree is located already (every pass locates what it creates), so
     # the walk stops there: user statements placed into a template are not revisited.
     stack = [new]

@@ -51,9 +51,24 @@ def _set_ctx(node, ctx: str):
 
 
 class _Replacer:
-    def __init__(self, subs):
+    def __init__(self, subs, location=None):
         self.subs = subs
         self.used: set[int] = set()  # values already placed once: later uses get a copy
+        # ``syntax.generated_location`` of the statement the code is for: what
+        # ``syntax.copy_location`` would give the result, given while it is built (one walk).
+        self.location = location
+
+    def _located(self, result):
+        """``syntax.locate`` of what a placeholder turned into (a node or a list)."""
+        location = self.location
+        if location is not None and result is not None:
+            if result.__class__ is list:
+                for item in result:
+                    if isinstance(item, syntax.AST):
+                        syntax.locate(item, location)
+            else:
+                syntax.locate(result, location)
+        return result
 
     def _value_for(self, node):
         """(matched, value) for a placeholder node."""
@@ -126,7 +141,7 @@ class _Replacer:
                     else:
                         matched = False  # not a placeholder (as _value_for finds)
                     if matched:
-                        result = self._materialize(item, value)
+                        result = self._located(self._materialize(item, value))
                         if result is None:
                             continue
                         if isinstance(result, list):
@@ -146,11 +161,11 @@ class _Replacer:
                 else:
                     matched = False
                 if matched:
-                    result = self._materialize(old, value)
+                    result = self._located(self._materialize(old, value))
                     if isinstance(result, list):
-                        result = syntax.names_tuple([]) if not result else (
+                        result = self._located(syntax.names_tuple([]) if not result else (
                             result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load())
-                        )
+                        ))
                     new_fields[field] = result
                 else:
                     new_fields[field] = self.build(old)
@@ -166,11 +181,14 @@ class _Replacer:
                     value = syntax.deepcopy(value) if not isinstance(value, dict) else {
                         k: syntax.deepcopy(v) for k, v in value.items()}
             fields[key] = value
+        location = self.location
+        if location is not None and "lineno" in kind._attributes:  # a template node: unlocated
+            fields["lineno"], fields["col_offset"], fields["end_lineno"], fields["end_col_offset"] = location
         if isinstance(new, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and new.name in self.subs:
             new.name = self.subs[new.name]
         # An assignment whose target vanished is kept for its value's side effects.
         if isinstance(new, syntax.Assign) and not [t for t in new.targets if t is not None]:
-            return syntax.expr_stmt(new.value)
+            return self._located(syntax.expr_stmt(new.value))
         return new
 
 
@@ -184,9 +202,12 @@ def _parsed(template: str):
     return module
 
 
-def replace(template: str, **subs) -> list:
-    """Parses ``template`` (a block of statements) and substitutes the placeholders."""
-    return _Replacer(subs).build(_parsed(template)).body
+def replace(template: str, *, location_of=None, **subs) -> list:
+    """Parses ``template`` (a block of statements) and substitutes the placeholders.
+    ``location_of``: a node whose location the result takes, as
+    ``syntax.copy_locations(result, location_of)`` would give it (given while it is built)."""
+    location = None if location_of is None else syntax.generated_location(location_of)
+    return _Replacer(subs, location).build(_parsed(template)).body
 
 
 def replace_expr(template: str, **subs):
