@@ -144,6 +144,7 @@ class _FunctionConverter:
         # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
         self.reads_assigned = False
         self._mutated = {}
+        self._in_place_found = {}
         closures = False  # a nested def or a lambda other than a generated thunk
         for node in syntax.nodes(fn_node):
             if isinstance(node, syntax.Name):
@@ -214,16 +215,31 @@ class _FunctionConverter:
         returns it (and the runtime writes it back into the object)."""
         names, rebound = self.mutated(stmts), set()
         for stmt in stmts:
-            for node in syntax.walk_statements(stmt):
-                if not isinstance(node, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.For)):
-                    continue
-                target = node.targets[0] if isinstance(node, syntax.Assign) and len(node.targets) == 1 else None
-                name = target.id if isinstance(target, syntax.Name) else None
-                if name is not None and self._updates(node.value, name):
-                    names.add(name)
-                else:
-                    rebound |= writes(node) if not isinstance(node, syntax.For) else target_names(node.target)
+            updated, bound = self._in_place(stmt)
+            names |= updated
+            rebound |= bound
         return (names - rebound) & self.fn_locals - self.receiver
+
+    def _in_place(self, stmt):
+        """(names ``stmt`` and the statements in it update in place -- ``x = ops.at(x)...`` --,
+        names they bind otherwise), found once per statement as ``_mutated_in`` is."""
+        entry = self._in_place_found.get(id(stmt))
+        if entry is not None and entry[0] is stmt:
+            return entry[1]
+        updated, rebound = set(), set()
+        if isinstance(stmt, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.For)):
+            target = stmt.targets[0] if isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 else None
+            name = target.id if isinstance(target, syntax.Name) else None
+            if name is not None and self._updates(stmt.value, name):
+                updated.add(name)
+            else:
+                rebound |= writes(stmt) if not isinstance(stmt, syntax.For) else target_names(stmt.target)
+        for child in syntax.child_statements(stmt):  # the statements ``walk_statements`` finds
+            child_updated, child_rebound = self._in_place(child)
+            updated |= child_updated
+            rebound |= child_rebound
+        self._in_place_found[id(stmt)] = (stmt, (updated, rebound))
+        return updated, rebound
 
     def _updates(self, value, name) -> bool:
         """Is ``value`` an update of ``name``'s object (``ops.at(name)...``, ``ops.append(name,

@@ -6,7 +6,6 @@ The order of the passes, and why, lives in ``PASSES`` below and nowhere else.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import inspect
 import re
@@ -311,15 +310,15 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     # copies of the ``ast`` tree ``source`` printed: the body is shared (``compile`` does not
     # modify it). Its locations were filled in from the def's own: the def has them all.
     assert all(getattr(converted.node, f, None) is not None for f in syntax.LOCATION_FIELDS), "an unlocated def"
-    node = copy.copy(converted.ast_node)
-    args = node.args = copy.copy(node.args)
+    node = _shallow_copy(converted.ast_node)
+    args = node.args = _shallow_copy(node.args)
     args.defaults = []
     args.kw_defaults = [None] * len(args.kwonlyargs)
 
     def unannotated(a):
         if a is None:
             return None
-        a = copy.copy(a)
+        a = _shallow_copy(a)
         a.annotation = None
         return a
 
@@ -342,6 +341,14 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
     return inner.replace(co_name=name, co_qualname=getattr(fn, "__qualname__", name))
+
+
+def _shallow_copy(node: ast.AST) -> ast.AST:
+    """``copy.copy(node)`` (an ``ast`` node: a new one with the same attributes), without
+    ``copy``'s generic machinery."""
+    new = node.__class__()
+    new.__dict__.update(node.__dict__)
+    return new
 
 
 def nested_functions(code: types.CodeType):
