@@ -355,10 +355,16 @@ def nested_functions(code: types.CodeType):
     """The code objects of the functions defined in ``code`` (nested ``def``s, lambdas), at
     any depth -- not those of classes defined there, nor their methods (their bodies are left
     as written, see ``_set_class_bodies_aside``)."""
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType) and const.co_flags & inspect.CO_OPTIMIZED:
-            yield const
-            yield from nested_functions(const)
+    out = []
+    stack = [iter(code.co_consts)]  # depth first, each function before those inside it
+    while stack:
+        const = next(stack[-1], stack)
+        if const is stack:
+            stack.pop()
+        elif isinstance(const, types.CodeType) and const.co_flags & inspect.CO_OPTIMIZED:
+            out.append(const)
+            stack.append(iter(const.co_consts))
+    return out
 
 
 def make_function(fn, inner: types.CodeType, ops_module) -> types.FunctionType:
