@@ -33,12 +33,25 @@ with ops_runtime_checks():
 
 
 def _may_stage_a_check(fn_node, ops: str) -> bool:
-    for node in syntax.walk(fn_node):
-        if isinstance(node, syntax.Call):
+    # Every node, breadth first (``syntax.walk``, inlined: most functions have no such
+    # call, and then this looks at the whole converted tree).
+    todo = [fn_node]
+    add = todo.append
+    for node in todo:
+        kind = node.__class__
+        if kind is syntax.Call:
             func = node.func
             if (isinstance(func, syntax.Attribute) and func.attr in CHECKING_OPS
                     and isinstance(func.value, syntax.Name) and func.value.id == ops):
                 return True
+        for field in syntax.child_fields(kind):
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, syntax.AST):
+                        add(item)
+            elif isinstance(value, syntax.AST):
+                add(value)
     return False
 
 
