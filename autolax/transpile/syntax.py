@@ -838,32 +838,32 @@ def dotted(path: str) -> AST:
 def call(func: AST | str, args=(), keywords=None) -> Call:
     if isinstance(func, str):
         func = dotted(func)
-    kws = [keyword(arg=k, value=v) for k, v in (keywords or {}).items()]
-    return Call(func=func, args=list(args), keywords=kws)
+    kws = [_gast_node(keyword, arg=k, value=v) for k, v in (keywords or {}).items()]
+    return _gast_node(Call, func=func, args=list(args), keywords=kws)
 
 
 def assign(targets: AST, value: AST) -> Assign:
-    return Assign(targets=[targets], value=value, type_comment=None)
+    return _gast_node(Assign, targets=[targets], value=value, type_comment=None)
 
 
 def expr_stmt(value: AST) -> Expr:
-    return Expr(value=value)
+    return _gast_node(Expr, value=value)
 
 
 def ret(value: AST | None) -> Return:
-    return Return(value=value)
+    return _gast_node(Return, value=value)
 
 
 def if_stmt(test: AST, body, orelse=()) -> If:
-    return If(test=test, body=list(body), orelse=list(orelse))
+    return _gast_node(If, test=test, body=list(body), orelse=list(orelse))
 
 
 def unary_not(operand: AST) -> UnaryOp:
-    return UnaryOp(op=Not(), operand=operand)
+    return _gast_node(UnaryOp, op=Not.__new__(Not), operand=operand)
 
 
 def bool_and(values) -> BoolOp:
-    return BoolOp(op=And(), values=list(values))
+    return _gast_node(BoolOp, op=And.__new__(And), values=list(values))
 
 
 def function_def(fn_name: str, params, body) -> FunctionDef:
