@@ -37,6 +37,7 @@ def _may_stage_a_check(fn_node, ops: str) -> bool:
     # call, and then this looks at the whole converted tree).
     todo = [fn_node]
     add = todo.append
+    known = syntax.CHILD_FIELDS
     for node in todo:
         kind = node.__class__
         if kind is syntax.Call:
@@ -44,7 +45,8 @@ def _may_stage_a_check(fn_node, ops: str) -> bool:
             if (isinstance(func, syntax.Attribute) and func.attr in CHECKING_OPS
                     and isinstance(func.value, syntax.Name) and func.value.id == ops):
                 return True
-        for field in syntax.child_fields(kind):
+        fields = known.get(kind)
+        for field in fields if fields is not None else syntax.child_fields(kind):
             value = getattr(node, field, None)
             if value.__class__ is list:
                 for item in value:
