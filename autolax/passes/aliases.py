@@ -63,8 +63,8 @@ class _Function:
         for stmt in stmts:
             self.nested(stmt, aliases)
             out.append(stmt)
-            bound = writes(stmt)
-            if aliases:
+            if aliases:  # (without any, nothing below needs what the statement binds)
+                bound = writes(stmt)
                 changed = _changed_through(stmt)
                 for alias, source in sorted(aliases.items()):
                     if alias in bound or source in bound:
@@ -74,7 +74,7 @@ class _Function:
                         out.append(syntax.copy_location(syntax.assign(syntax.name(source, "store"), syntax.name(alias)), stmt))
                     elif source in changed:
                         out.append(syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt))
-            aliases = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
+                aliases = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
             if (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
                     and isinstance(stmt.value, syntax.Name) and stmt.value.id in self.local
                     and stmt.targets[0].id != stmt.value.id):
@@ -89,8 +89,11 @@ class _Function:
             return
         if isinstance(stmt, syntax.ClassDef):
             return
-        bound = writes(stmt)
-        inherited = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
+        if aliases:
+            bound = writes(stmt)
+            inherited = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
+        else:
+            inherited = aliases
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
             if isinstance(block, list) and block:

@@ -104,13 +104,13 @@ def _state_expr(names):
     return syntax.Tuple(elts=[syntax.name(n) for n in names], ctx=syntax.Load())
 
 
-def _strip_bare_returns(fn_defs):
+def _strip_bare_returns(fn_defs, origin):
     for fn in fn_defs:
         if isinstance(fn, syntax.FunctionDef) and fn.body and isinstance(fn.body[-1], syntax.Return):
             if fn.body[-1].value is None:
                 fn.body.pop()
                 if not fn.body:
-                    fn.body.append(syntax.Pass())
+                    fn.body.append(syntax.copy_location(syntax.Pass(), origin))
 
 
 _CLOSURES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)
@@ -144,6 +144,7 @@ class _FunctionConverter:
         # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
         self.reads_assigned = False
         self._mutated = {}
+        self._in_place_found = {}
         closures = False  # a nested def or a lambda other than a generated thunk
         for node in syntax.nodes(fn_node):
             if isinstance(node, syntax.Name):
@@ -214,16 +215,31 @@ class _FunctionConverter:
         returns it (and the runtime writes it back into the object)."""
         names, rebound = self.mutated(stmts), set()
         for stmt in stmts:
-            for node in syntax.walk_statements(stmt):
-                if not isinstance(node, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.For)):
-                    continue
-                target = node.targets[0] if isinstance(node, syntax.Assign) and len(node.targets) == 1 else None
-                name = target.id if isinstance(target, syntax.Name) else None
-                if name is not None and self._updates(node.value, name):
-                    names.add(name)
-                else:
-                    rebound |= writes(node) if not isinstance(node, syntax.For) else target_names(node.target)
+            updated, bound = self._in_place(stmt)
+            names |= updated
+            rebound |= bound
         return (names - rebound) & self.fn_locals - self.receiver
+
+    def _in_place(self, stmt):
+        """(names ``stmt`` and the statements in it update in place -- ``x = ops.at(x)...`` --,
+        names they bind otherwise), found once per statement as ``_mutated_in`` is."""
+        entry = self._in_place_found.get(id(stmt))
+        if entry is not None and entry[0] is stmt:
+            return entry[1]
+        updated, rebound = set(), set()
+        if isinstance(stmt, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.For)):
+            target = stmt.targets[0] if isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 else None
+            name = target.id if isinstance(target, syntax.Name) else None
+            if name is not None and self._updates(stmt.value, name):
+                updated.add(name)
+            else:
+                rebound |= writes(stmt) if not isinstance(stmt, syntax.For) else target_names(stmt.target)
+        for child in syntax.child_statements(stmt):  # the statements ``walk_statements`` finds
+            child_updated, child_rebound = self._in_place(child)
+            updated |= child_updated
+            rebound |= child_rebound
+        self._in_place_found[id(stmt)] = (stmt, (updated, rebound))
+        return updated, rebound
 
     def _updates(self, value, name) -> bool:
         """Is ``value`` an update of ``name``'s object (``ops.at(name)...``, ``ops.append(name,
@@ -453,8 +469,10 @@ class _FunctionConverter:
         orelse = self.scoped_block(node.orelse, params)
         self.bind(outputs)
         out = syntax.names_tuple(outputs)
+        # Located while built (every node the rewrite adds below is located where it is added).
         stmts = templates.replace(
             _IF,
+            location_of=node,
             if_true=if_true,
             if_false=if_false,
             params=list(params),
@@ -467,9 +485,10 @@ class _FunctionConverter:
             spec=self.spec(node, outputs, outputs=True),
         )
         if self.caught:
-            stmts[2].value.keywords.append(syntax.keyword(
-                arg="caught_by", value=syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load())))
-        _strip_bare_returns(stmts[:2])
+            stmts[2].value.keywords.append(syntax.copy_location(syntax.keyword(
+                arg="caught_by", value=syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load())),
+                node))
+        _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)
 
@@ -483,6 +502,7 @@ class _FunctionConverter:
         self.bind(state)
         stmts = templates.replace(
             _WHILE,
+            location_of=node,
             loop_test=loop_test,
             loop_body=loop_body,
             state=list(state),
@@ -561,9 +581,10 @@ class _FunctionConverter:
         if stopped is not None:
             item_test = node.target.id
             template = _FOR_TEST if test_after else _FOR_ITEM_TEST
-            stmts += templates.replace(template, loop_test=loop_test, item=item, state=list(state), test=extra)
+            stmts += templates.replace(template, location_of=node, loop_test=loop_test, item=item, state=list(state),
+                                       test=extra)
         elif extra is not None:
-            stmts += templates.replace(_FOR_TEST, loop_test=loop_test, state=list(state), test=extra)
+            stmts += templates.replace(_FOR_TEST, location_of=node, loop_test=loop_test, state=list(state), test=extra)
         if is_range:
             args = list(node.iter.args)
             if len(args) == 1:
@@ -576,6 +597,7 @@ class _FunctionConverter:
             op = "for_iter"
         stmts += templates.replace(
             _FOR,
+            location_of=node,
             loop_body=loop_body,
             item=item,
             state=list(state),
@@ -593,7 +615,8 @@ class _FunctionConverter:
             # The target has a value before the loop: the op gives it back where no iteration
             # rebinds it (a loop over nothing, or a traced trip count of 0).
             call = stmts[-1].value
-            call.keywords.append(syntax.keyword(arg="target", value=syntax.name(node.target.id)))
+            call.keywords.append(syntax.copy_location(syntax.keyword(arg="target", value=syntax.name(node.target.id)),
+                                                      node))
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         _name_cells(stmts)
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)

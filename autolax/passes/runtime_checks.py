@@ -33,12 +33,27 @@ with ops_runtime_checks():
 
 
 def _may_stage_a_check(fn_node, ops: str) -> bool:
-    for node in syntax.walk(fn_node):
-        if isinstance(node, syntax.Call):
+    # Every node, breadth first (``syntax.walk``, inlined: most functions have no such
+    # call, and then this looks at the whole converted tree).
+    todo = [fn_node]
+    add = todo.append
+    known = syntax.CHILD_FIELDS
+    for node in todo:
+        kind = node.__class__
+        if kind is syntax.Call:
             func = node.func
             if (isinstance(func, syntax.Attribute) and func.attr in CHECKING_OPS
                     and isinstance(func.value, syntax.Name) and func.value.id == ops):
                 return True
+        fields = known.get(kind)
+        for field in fields if fields is not None else syntax.child_fields(kind):
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, syntax.AST):
+                        add(item)
+            elif isinstance(value, syntax.AST):
+                add(value)
     return False
 
 
@@ -57,7 +72,9 @@ def _catching(fn_node, ctx) -> None:
     ``with ops.catching(E, ...):`` -- also the functions it calls, where a ``raise`` under a
     traced condition must be refused when this ``try`` would catch it (the handler would run
     depending on data), as one written in the body itself is."""
-    for node in list(syntax.walk(fn_node)):
+    # A `try` is a statement: the search goes down statement blocks only. (Each `try` wraps
+    # its own body, so the order of the search does not matter.)
+    for node in list(syntax.walk_statements(fn_node)):
         if isinstance(node, syntax.Try):
             types = anno.get(node, anno.CATCHING)
             if types and node.body:

@@ -6,7 +6,6 @@ The order of the passes, and why, lives in ``PASSES`` below and nowhere else.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import inspect
 import re
@@ -311,15 +310,15 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     # copies of the ``ast`` tree ``source`` printed: the body is shared (``compile`` does not
     # modify it). Its locations were filled in from the def's own: the def has them all.
     assert all(getattr(converted.node, f, None) is not None for f in syntax.LOCATION_FIELDS), "an unlocated def"
-    node = copy.copy(converted.ast_node)
-    args = node.args = copy.copy(node.args)
+    node = _shallow_copy(converted.ast_node)
+    args = node.args = _shallow_copy(node.args)
     args.defaults = []
     args.kw_defaults = [None] * len(args.kwonlyargs)
 
     def unannotated(a):
         if a is None:
             return None
-        a = copy.copy(a)
+        a = _shallow_copy(a)
         a.annotation = None
         return a
 
@@ -344,14 +343,28 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     return inner.replace(co_name=name, co_qualname=getattr(fn, "__qualname__", name))
 
 
+def _shallow_copy(node: ast.AST) -> ast.AST:
+    """``copy.copy(node)`` (an ``ast`` node: a new one with the same attributes), without
+    ``copy``'s generic machinery."""
+    new = node.__class__()
+    new.__dict__.update(node.__dict__)
+    return new
+
+
 def nested_functions(code: types.CodeType):
     """The code objects of the functions defined in ``code`` (nested ``def``s, lambdas), at
     any depth -- not those of classes defined there, nor their methods (their bodies are left
     as written, see ``_set_class_bodies_aside``)."""
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType) and const.co_flags & inspect.CO_OPTIMIZED:
-            yield const
-            yield from nested_functions(const)
+    out = []
+    stack = [iter(code.co_consts)]  # depth first, each function before those inside it
+    while stack:
+        const = next(stack[-1], stack)
+        if const is stack:
+            stack.pop()
+        elif isinstance(const, types.CodeType) and const.co_flags & inspect.CO_OPTIMIZED:
+            out.append(const)
+            stack.append(iter(const.co_consts))
+    return out
 
 
 def make_function(fn, inner: types.CodeType, ops_module) -> types.FunctionType:

@@ -838,32 +838,32 @@ def dotted(path: str) -> AST:
 def call(func: AST | str, args=(), keywords=None) -> Call:
     if isinstance(func, str):
         func = dotted(func)
-    kws = [keyword(arg=k, value=v) for k, v in (keywords or {}).items()]
-    return Call(func=func, args=list(args), keywords=kws)
+    kws = [_gast_node(keyword, arg=k, value=v) for k, v in (keywords or {}).items()]
+    return _gast_node(Call, func=func, args=list(args), keywords=kws)
 
 
 def assign(targets: AST, value: AST) -> Assign:
-    return Assign(targets=[targets], value=value, type_comment=None)
+    return _gast_node(Assign, targets=[targets], value=value, type_comment=None)
 
 
 def expr_stmt(value: AST) -> Expr:
-    return Expr(value=value)
+    return _gast_node(Expr, value=value)
 
 
 def ret(value: AST | None) -> Return:
-    return Return(value=value)
+    return _gast_node(Return, value=value)
 
 
 def if_stmt(test: AST, body, orelse=()) -> If:
-    return If(test=test, body=list(body), orelse=list(orelse))
+    return _gast_node(If, test=test, body=list(body), orelse=list(orelse))
 
 
 def unary_not(operand: AST) -> UnaryOp:
-    return UnaryOp(op=Not(), operand=operand)
+    return _gast_node(UnaryOp, op=Not.__new__(Not), operand=operand)
 
 
 def bool_and(values) -> BoolOp:
-    return BoolOp(op=And(), values=list(values))
+    return _gast_node(BoolOp, op=And.__new__(And), values=list(values))
 
 
 def function_def(fn_name: str, params, body) -> FunctionDef:
@@ -922,13 +922,28 @@ def param_names(args: arguments) -> list[str]:
 
 def copy_location(new: AST, old: AST) -> AST:
     """Gives ``new`` and every descendant without a location the location of ``old``."""
+    return locate(new, generated_location(old))
+
+
+def generated_location(old: AST):
+    """``(lineno, col_offset, end_lineno, end_col_offset)`` that ``copy_location`` gives
+    code generated for ``old``; None if ``old`` has no location."""
     if getattr(old, "lineno", None) is None or getattr(old, "col_offset", None) is None:
-        return new
+        return None
     # Generated code covers one line (the statement's first): a span over the whole
     # statement would make Python report its last line for some instructions.
     lineno, col = old.lineno, old.col_offset
     single_line = getattr(old, "end_lineno", None) == lineno
     end_col = old.end_col_offset if single_line and old.end_col_offset is not None else col
+    return lineno, col, lineno, end_col
+
+
+def locate(new: AST, location) -> AST:
+    """Gives ``new`` and every descendant without a location ``location`` (from
+    ``generated_location``; None: leaves them as they are)."""
+    if location is None:
+        return new
+    lineno, col, _, end_col = location
     # A located node's subtree is located already (every pass locates what it creates), so
     # the walk stops there: user statements placed into a template are not revisited.
     stack = [new]

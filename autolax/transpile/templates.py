@@ -51,9 +51,28 @@ def _set_ctx(node, ctx: str):
 
 
 class _Replacer:
-    def __init__(self, subs):
+    def __init__(self, subs, location=None):
         self.subs = subs
         self.used: set[int] = set()  # values already placed once: later uses get a copy
+        # ``syntax.generated_location`` of the statement the code is for: what
+        # ``syntax.copy_location`` would give the result, given while it is built (one walk).
+        self.location = location
+
+    def _located(self, result):
+        """``syntax.locate`` of what a placeholder turned into (a node or a list)."""
+        location = self.location
+        if location is None or result is None:
+            return result
+        for item in result if result.__class__ is list else (result,):
+            if getattr(item, "lineno", _MISSING) is not _MISSING and item.lineno is not None:
+                continue  # located, and so is its subtree (as ``syntax.locate`` stops there)
+            if item.__class__ is syntax.Name and item.annotation is None:
+                # A new name (``syntax.name``): its context holds no location. ``locate``, inlined.
+                item.lineno, item.col_offset = location[0], location[1]
+                item.end_lineno, item.end_col_offset = location[2], location[3]
+            elif isinstance(item, syntax.AST):
+                syntax.locate(item, location)
+        return result
 
     def _value_for(self, node):
         """(matched, value) for a placeholder node."""
@@ -108,70 +127,116 @@ class _Replacer:
         self.used.add(id(node))
         return node
 
-    def build(self, node):
-        """A copy of template ``node`` with its placeholders substituted (one walk: the
-        template is copied as it is substituted, not copied whole first)."""
+    def build(self, plan):
+        """A copy of a template node with its placeholders substituted, from its ``_plan``
+        (one walk: the template is copied as it is substituted, not copied whole first)."""
+        kind, children, assemble, locatable, is_def, is_assign = plan
         new_fields = {}
-        subs = self.subs
-        kind = node.__class__
-        fields = _CHILD_FIELDS.get(kind)
-        for field in fields if fields is not None else syntax.child_fields(kind):
-            old = getattr(node, field, _MISSING)
-            if old.__class__ is list:
+        for field, mode, data in children:  # the child fields, in order
+            if mode is _LIST:
                 new_list = []
-                for item in old:
-                    item_kind = item.__class__
-                    if item_kind is syntax.Name or item_kind is syntax.Expr:
+                for item_mode, item, item_plan in data:
+                    if item_mode is _MAYBE:
                         matched, value = self._value_for(item)
-                    else:
-                        matched = False  # not a placeholder (as _value_for finds)
-                    if matched:
-                        result = self._materialize(item, value)
-                        if result is None:
-                            continue
-                        if isinstance(result, list):
-                            new_list.extend(result)
+                        if matched:
+                            result = self._located(self._materialize(item, value))
+                            if result is None:
+                                continue
+                            if isinstance(result, list):
+                                new_list.extend(result)
+                            else:
+                                new_list.append(result)
                         else:
-                            new_list.append(result)
-                    elif isinstance(item, syntax.AST):
-                        new_list.append(self.build(item))
+                            new_list.append(self.build(item_plan))
+                    elif item_mode is _NODE:
+                        new_list.append(self.build(item_plan))
                     else:
                         new_list.append(item)
                 new_fields[field] = new_list
-            elif isinstance(old, syntax.AST):
-                if not old._fields:
-                    continue  # a context or an operator: copied below
-                if old.__class__ is syntax.Name or old.__class__ is syntax.Expr:
-                    matched, value = self._value_for(old)
-                else:
-                    matched = False
+            elif mode is _MAYBE:
+                old, old_plan = data
+                matched, value = self._value_for(old)
                 if matched:
-                    result = self._materialize(old, value)
+                    result = self._located(self._materialize(old, value))
                     if isinstance(result, list):
-                        result = syntax.names_tuple([]) if not result else (
+                        result = self._located(syntax.names_tuple([]) if not result else (
                             result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load())
-                        )
+                        ))
                     new_fields[field] = result
                 else:
-                    new_fields[field] = self.build(old)
+                    new_fields[field] = self.build(old_plan)
+            else:
+                new_fields[field] = self.build(data)
         new = kind.__new__(kind)
         fields = new.__dict__
-        for key, value in node.__dict__.items():  # in the template's order, as deepcopy
-            if key in new_fields:
+        for key, how, value in assemble:  # in the template's order, as deepcopy
+            if how is _CHILD:
                 value = new_fields[key]
-            elif isinstance(value, (syntax.AST, list, dict)):
-                if isinstance(value, syntax.AST) and not value.__dict__:  # a context: deepcopy, inlined
-                    value = value.__class__.__new__(value.__class__)
-                else:
-                    value = syntax.deepcopy(value) if not isinstance(value, dict) else {
-                        k: syntax.deepcopy(v) for k, v in value.items()}
+            elif how is _FRESH:  # a context: deepcopy, inlined
+                value = value.__new__(value)
+            elif how is _COPY:
+                value = syntax.deepcopy(value) if not isinstance(value, dict) else {
+                    k: syntax.deepcopy(v) for k, v in value.items()}
             fields[key] = value
-        if isinstance(new, (syntax.FunctionDef, syntax.AsyncFunctionDef)) and new.name in self.subs:
+        location = self.location
+        if location is not None and locatable:  # a template node: unlocated
+            fields["lineno"], fields["col_offset"], fields["end_lineno"], fields["end_col_offset"] = location
+        if is_def and new.name in self.subs:
             new.name = self.subs[new.name]
         # An assignment whose target vanished is kept for its value's side effects.
-        if isinstance(new, syntax.Assign) and not [t for t in new.targets if t is not None]:
-            return syntax.expr_stmt(new.value)
+        if is_assign and not [t for t in new.targets if t is not None]:
+            return self._located(syntax.expr_stmt(new.value))
         return new
+
+
+# How ``_Replacer.build`` makes a field of a template node (see ``_plan``).
+_LIST, _MAYBE, _NODE, _CONST = "list", "maybe", "node", "const"
+_CHILD, _FRESH, _COPY = "child", "fresh", "copy"
+
+
+def _plan(node):
+    """What ``_Replacer.build`` does with template ``node``, decided once per template: the
+    substitution depends only on which names are placeholders (the keywords of ``replace``).
+    ``(class, children, assemble, locatable, is_def, is_assign)``: ``children`` are
+    ``(field, mode, data)`` for the child fields (a list, a node that may be a placeholder --
+    a name or an expression statement --, or another node), ``assemble`` ``(key, how,
+    value)`` for every attribute, in the template's order."""
+    kind = node.__class__
+    children = []
+    for field in syntax.child_fields(kind):
+        old = getattr(node, field, _MISSING)
+        if old.__class__ is list:
+            items = []
+            for item in old:
+                item_kind = item.__class__
+                if item_kind is syntax.Name or item_kind is syntax.Expr:
+                    items.append((_MAYBE, item, _plan(item)))
+                elif isinstance(item, syntax.AST):
+                    items.append((_NODE, None, _plan(item)))
+                else:
+                    items.append((_CONST, item, None))
+            children.append((field, _LIST, items))
+        elif isinstance(old, syntax.AST):
+            if not old._fields:
+                continue  # a context or an operator: copied below
+            if old.__class__ is syntax.Name or old.__class__ is syntax.Expr:
+                children.append((field, _MAYBE, (old, _plan(old))))
+            else:
+                children.append((field, _NODE, _plan(old)))
+    built = {field for field, _, _ in children}
+    assemble = []
+    for key, value in node.__dict__.items():
+        if key in built:
+            assemble.append((key, _CHILD, None))
+        elif isinstance(value, (syntax.AST, list, dict)):
+            if isinstance(value, syntax.AST) and not value.__dict__:
+                assemble.append((key, _FRESH, value.__class__))
+            else:
+                assemble.append((key, _COPY, value))
+        else:
+            assemble.append((key, _CONST, value))
+    return (kind, tuple(children), tuple(assemble), "lineno" in kind._attributes,
+            issubclass(kind, (syntax.FunctionDef, syntax.AsyncFunctionDef)), issubclass(kind, syntax.Assign))
 
 
 @functools.lru_cache(maxsize=None)
@@ -184,9 +249,18 @@ def _parsed(template: str):
     return module
 
 
-def replace(template: str, **subs) -> list:
-    """Parses ``template`` (a block of statements) and substitutes the placeholders."""
-    return _Replacer(subs).build(_parsed(template)).body
+def replace(template: str, *, location_of=None, **subs) -> list:
+    """Parses ``template`` (a block of statements) and substitutes the placeholders.
+    ``location_of``: a node whose location the result takes, as
+    ``syntax.copy_locations(result, location_of)`` would give it (given while it is built)."""
+    location = None if location_of is None else syntax.generated_location(location_of)
+    return _Replacer(subs, location).build(_planned(template)).body
+
+
+@functools.lru_cache(maxsize=None)
+def _planned(template: str):
+    """``_plan`` of the parsed template (made once per template: they are constants)."""
+    return _plan(_parsed(template))
 
 
 def replace_expr(template: str, **subs):
