@@ -7,8 +7,9 @@ program's globals after it. ``verdict(python, got)`` compares a path's outcome w
   dtype promotion allowed), or the same exception type (``isinstance`` of Python's); and the
   same printed output (numbers parsed and compared with the same tolerance, the text
   between them exactly, whitespace ignored) and the same globals after the call. When both
-  raise, printed output is compared on eager paths only: under ``jit`` an exception raised
-  while tracing comes before anything the traced program prints.
+  raise, a traced path's printed lines must be the first of Python's: under ``jit`` an
+  exception raised while tracing comes before anything the traced program prints, but a
+  program that runs and fails a check must not print what Python did not.
   An autolax error counts so too when it is an instance of Python's exception type
   (``UndefinedVariableError``, a subclass of ``UnboundLocalError``): it is Python's outcome,
   not a refusal (the summary counts these runs apart).
@@ -294,6 +295,20 @@ def _is_number(x) -> bool:
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\binf\b|\bnan\b")
 
 
+def compare_printed_prefix(expected: str, got: str) -> str | None:
+    """None if ``got``'s lines are the first lines of ``expected`` (as ``compare_printed``
+    compares them): a traced program that raises may have stopped before Python's last
+    ``print`` (an error while tracing, before the program ran), but it never prints what
+    Python did not."""
+    got_lines = got.splitlines()
+    expected_lines = expected.splitlines()
+    if len(got_lines) > len(expected_lines):
+        return f"printed {got!r}, Python printed {expected!r} before raising"
+    if compare_printed("\n".join(expected_lines[:len(got_lines)]), "\n".join(got_lines)):
+        return f"printed {got!r}, Python printed {expected!r} before raising"
+    return None
+
+
 def compare_printed(expected: str, got: str) -> str | None:
     """None if the printed texts agree: the same text between numbers (whitespace ignored)
     and numbers equal up to the tolerance."""
@@ -319,10 +334,10 @@ def verdict(python: Outcome, got: Outcome, eager: bool) -> tuple[str, str]:
         if got.refused and not (python.kind == "raise" and issubclass(got.exc_type, python.exc_type)):
             return "refused", f"{got.exc_type.__name__}: {first_line(got.exc_text)}"
         if python.kind == "raise" and issubclass(got.exc_type, python.exc_type):
-            if eager:
-                diff = compare_printed(python.printed, got.printed)
-                if diff:
-                    return "print", diff
+            diff = (compare_printed(python.printed, got.printed) if eager
+                    else compare_printed_prefix(python.printed, got.printed))
+            if diff:
+                return "print", diff
             return "ok", ""
         if got.exc_type.__name__ == "NonTerminatingLoop":
             return "hang", first_line(got.exc_text)
