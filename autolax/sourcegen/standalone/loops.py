@@ -351,6 +351,11 @@ class Loops:
         # A range of literals with no item (`range(3, 0, 2)`): Python runs no iteration, and
         # the runtime stages nothing (a lax loop would trace the body, which may fail there).
         never = seq.kind == "range" and seq.length() == 0
+        taken = getattr(call, last_values.ITEMS, None)
+        if taken and (not staged or changes or never or not seq.static_trip or test is not None):
+            # The code after the loop reads its target from the sequence (``last_values``):
+            # right for a staged loop over every item of a sequence of static length only.
+            raise self.refuse("standalone-first-assigned", b_def, **self.about(site, taken[0]))
         if not staged or changes or never:  # a body changing a list's length: a Python loop, as in the runtime
             prelude = self.promote(names, vals, scope, b_def)
             for n, v in vals.items():
