@@ -209,8 +209,18 @@ class _FileConverter:
         if last_values.rewrite(attempt.node, converted.ctx.ops, converted.ctx.namer):
             try:
                 return lower(attempt)
-            except ConversionError:
-                pass
+            except ConversionError as exc:
+                rewritten_refused = exc
+            try:
+                return lower(converted)
+            except ConversionError as exc:
+                # Where the function as written is refused for a variable first assigned in a
+                # loop and the rewritten one for something else, the other refusal is the one
+                # to fix (the rewrite gave the variable its value).
+                if (exc.code == "standalone-first-assigned" and not getattr(rewritten_refused, last_values.OF_REWRITE, False)
+                        and rewritten_refused.code not in last_values.REFUSALS_OF_THE_REWRITE):
+                    raise rewritten_refused from None
+                raise
         return lower(converted)
 
     def header_lines(self, site, first, header_end):

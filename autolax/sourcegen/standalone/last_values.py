@@ -65,6 +65,15 @@ _LOOPS = {"for_range": 3, "for_iter": 1}  # op -> position of its body function
 # output gives it may not.
 COLLECTED = "_autolax_last_values"
 
+# The lowering's refusals that may come of the rewrite itself: a collected value it cannot
+# write, and a loop it does not stage as ``ITEMS`` needs (that refusal has the attribute
+# ``OF_REWRITE``). Where the rewritten function is refused otherwise, that refusal is reported
+# rather than the function's as written (``convert``).
+REFUSALS_OF_THE_REWRITE = frozenset({
+    "standalone-append-shape", "standalone-append-start", "append-and-read", "append-length-depends-on-data",
+})
+OF_REWRITE = "_autolax_of_rewrite"
+
 # Attribute of the call of a loop whose targets the code after it reads from the sequence: their
 # names. The lowering must stage the loop as one that runs every item of a sequence of static
 # length (``Loops.for_loop``).
@@ -74,17 +83,19 @@ ITEMS = "_autolax_last_items"
 def rewrite(fn, ops, namer) -> bool:
     """Rewrites the loops of ``fn`` (the converted function) as above; did it change any?"""
     before = set(namer.generated)
-    changed = _block(fn.body, ops, namer)
+    unbound = {s.targets[0].id for s in _own_nodes(fn.body) if isinstance(s, syntax.Assign) and len(s.targets) == 1
+               and isinstance(s.targets[0], syntax.Name) and _op(s.value, ops) == "undefined"}
+    changed = _block(fn.body, ops, namer, unbound)
     setattr(fn, COLLECTED, {n for n in set(namer.generated) - before if n.endswith("_values")})
     return changed
 
 
-def _block(stmts, ops, namer) -> bool:
+def _block(stmts, ops, namer, unbound) -> bool:
     changed = False
     i = 0
     while i < len(stmts):
         s = stmts[i]
-        after = _loop(stmts, i, ops, namer)
+        after = _loop(stmts, i, ops, namer, unbound)
         if after is not None:
             changed = True
             i = after
@@ -93,9 +104,9 @@ def _block(stmts, ops, namer) -> bool:
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(s, field, None)
                 if isinstance(block, list):
-                    changed |= _block(block, ops, namer)
+                    changed |= _block(block, ops, namer, unbound)
             for handler in getattr(s, "handlers", None) or []:
-                changed |= _block(handler.body, ops, namer)
+                changed |= _block(handler.body, ops, namer, unbound)
         i += 1
     return changed
 
@@ -121,8 +132,10 @@ def _rename(node, k, new):
     (node.elts[k] if isinstance(node, syntax.Tuple) else node).id = new
 
 
-def _loop(stmts, i, ops, namer):
-    """Rewrites the loop statement ``stmts[i]``; the index after it, or None."""
+def _loop(stmts, i, ops, namer, unbound):
+    """Rewrites the loop statement ``stmts[i]``; the index after it, or None. (``unbound``:
+    the variables the front end marks as having no value at the start of the function,
+    ``x = ops.undefined('x')``, which it writes there where the loop is in a ``try``.)"""
     s = stmts[i]
     if not (isinstance(s, syntax.Assign) and len(s.targets) == 1):
         return None
@@ -141,7 +154,9 @@ def _loop(stmts, i, ops, namer):
     returned = _names(body_def.body[-1].value)
     if returned != carried or [p.id for p in params[1:]] != carried:
         return None
-    last = _last_items(body_def, call, op, ops, carried, [n for n in carried if _undefined_before(stmts[:i], n, ops)])
+    # (Reading the target from the sequence is right whether or not it had a value before the
+    # loop -- an empty loop leaves it as it was -- but where it had one, carrying it works too.)
+    last = _last_items(body_def, call, op, ops, carried, [n for n in carried if n in unbound])
     counters = _counters(call.args[0], op, ops)
     names = [n for n in carried if n not in last and _undefined_before(stmts[:i], n, ops)
              and _assigned_first(body_def, n, params[0].id, counters)]

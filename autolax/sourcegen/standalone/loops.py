@@ -355,7 +355,9 @@ class Loops:
         if taken and (not staged or changes or never or not seq.static_trip or test is not None):
             # The code after the loop reads its target from the sequence (``last_values``):
             # right for a staged loop over every item of a sequence of static length only.
-            raise self.refuse("standalone-first-assigned", b_def, **self.about(site, taken[0]))
+            exc = self.refuse("standalone-first-assigned", b_def, **self.about(site, taken[0]))
+            setattr(exc, last_values.OF_REWRITE, True)
+            raise exc
         if not staged or changes or never:  # a body changing a list's length: a Python loop, as in the runtime
             prelude = self.promote(names, vals, scope, b_def)
             for n, v in vals.items():
