@@ -83,19 +83,21 @@ ITEMS = "_autolax_last_items"
 def rewrite(fn, ops, namer) -> bool:
     """Rewrites the loops of ``fn`` (the converted function) as above; did it change any?"""
     before = set(namer.generated)
-    unbound = {s.targets[0].id for s in _own_nodes(fn.body) if isinstance(s, syntax.Assign) and len(s.targets) == 1
+    unbound = {s.targets[0].id for s in syntax.walk(fn) if isinstance(s, syntax.Assign) and len(s.targets) == 1
                and isinstance(s.targets[0], syntax.Name) and _op(s.value, ops) == "undefined"}
-    changed = _block(fn.body, ops, namer, unbound)
+    changed = _block(fn.body, ops, namer, unbound, False)
     setattr(fn, COLLECTED, {n for n in set(namer.generated) - before if n.endswith("_values")})
     return changed
 
 
-def _block(stmts, ops, namer, unbound) -> bool:
+def _block(stmts, ops, namer, unbound, nested) -> bool:
+    """Rewrites the loops of ``stmts``; ``nested``: in a function the front end wrote (a loop
+    body, a branch), which the output may stage, where only targets are read from sequences."""
     changed = False
     i = 0
     while i < len(stmts):
         s = stmts[i]
-        after = _loop(stmts, i, ops, namer, unbound)
+        after = _loop(stmts, i, ops, namer, unbound, nested)
         if after is not None:
             changed = True
             i = after
@@ -104,9 +106,11 @@ def _block(stmts, ops, namer, unbound) -> bool:
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(s, field, None)
                 if isinstance(block, list):
-                    changed |= _block(block, ops, namer, unbound)
+                    changed |= _block(block, ops, namer, unbound, nested)
             for handler in getattr(s, "handlers", None) or []:
-                changed |= _block(handler.body, ops, namer, unbound)
+                changed |= _block(handler.body, ops, namer, unbound, nested)
+        elif isinstance(s, syntax.FunctionDef):
+            changed |= _block(s.body, ops, namer, unbound, True)
         i += 1
     return changed
 
@@ -132,7 +136,7 @@ def _rename(node, k, new):
     (node.elts[k] if isinstance(node, syntax.Tuple) else node).id = new
 
 
-def _loop(stmts, i, ops, namer, unbound):
+def _loop(stmts, i, ops, namer, unbound, nested):
     """Rewrites the loop statement ``stmts[i]``; the index after it, or None. (``unbound``:
     the variables the front end marks as having no value at the start of the function,
     ``x = ops.undefined('x')``, which it writes there where the loop is in a ``try``.)"""
@@ -158,7 +162,7 @@ def _loop(stmts, i, ops, namer, unbound):
     # loop -- an empty loop leaves it as it was -- but where it had one, carrying it works too.)
     last = _last_items(body_def, call, op, ops, carried, [n for n in carried if n in unbound])
     counters = _counters(call.args[0], op, ops)
-    names = [n for n in carried if n not in last and _undefined_before(stmts[:i], n, ops)
+    names = [n for n in carried if n not in last and not nested and _undefined_before(stmts[:i], n, ops)
              and _assigned_first(body_def, n, params[0].id, counters)]
     if not names and not last:
         return None
