@@ -74,9 +74,10 @@ REFUSALS_OF_THE_REWRITE = frozenset({
 })
 OF_REWRITE = "_autolax_of_rewrite"
 
-# Attribute of the call of a loop whose targets the code after it reads from the sequence: their
-# names. The lowering must stage the loop as one that runs every item of a sequence of static
-# length (``Loops.for_loop``).
+# Attribute of the call of a loop whose targets the code after it reads from the sequence: (their
+# names, whether an ``if`` guards them). The lowering must stage the loop as one that runs every
+# item of a sequence of static length, and not write a guarded one in a staged body
+# (``Loops.for_loop``).
 ITEMS = "_autolax_last_items"
 
 
@@ -354,7 +355,7 @@ def _take_last_items(stmts, i, body_def, last, call):
         stmts[i] = syntax.copy_location(syntax.expr_stmt(call), s)
     assigns = [syntax.copy_location(syntax.assign(syntax.name(n, "store"), value), s) for n, value in last.items()]
     stmts[i + 1:i + 1] = [syntax.copy_location(syntax.if_stmt(guard, assigns), s)] if guard is not None else assigns
-    setattr(call, ITEMS, sorted(last))
+    setattr(call, ITEMS, (sorted(last), guard is not None))
     return i
 
 
