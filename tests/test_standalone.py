@@ -2197,6 +2197,27 @@ def python_list(a, b):
     for h in hs:
         s = s + h
     return s, h
+
+
+def in_a_branch(xs, t):
+    s = 0.0
+    if t > 0:
+        for i in range(3):
+            s = s + xs[i]
+        s = s * i
+    return s
+
+
+def in_a_try(xs, t):
+    s = 0.0
+    try:
+        for h in xs:
+            s = s + h * t
+        if len(xs) > 3:
+            raise ValueError("long")
+    except ValueError:
+        s = -s
+    return s, h
 '''
 
 
@@ -2211,7 +2232,9 @@ def test_a_loops_own_target_read_after_it_is_the_last_item(tmp_path, capfd):
                  "    if len(xs) > 0:\n        l = len(xs)\n        x = xs[-1]",
                  "    if min(len(xs), len(ys)) > 0:\n        k = min(len(xs), len(ys)) - 1",
                  "    if len(m) > 0:\n        a = m[-1][0]\n        b = m[-1][1]",
-                 "    if len(xs) > 0:\n        h = xs[-1]\n    h = h + n"):
+                 "    if len(xs) > 0:\n        h = xs[-1]\n    h = h + n",
+                 "        s = jax.lax.fori_loop(0, 3, loop_body, s)\n        i = 2\n        s = s * i",
+                 "        if len(xs) > 0:\n            h = xs[-1]\n        if len(xs) > 3:"):
         assert line in text
     assert "h_values = jax.lax.scan(" in text  # reassigned in the body: collected
     assert "for h in hs:" in text  # a Python loop binds its target itself
@@ -2227,6 +2250,8 @@ def test_a_loops_own_target_read_after_it_is_the_last_item(tmp_path, capfd):
         "with_else": [(xs, jnp.float32(3.0)), (empty, jnp.float32(3.0))],
         "reassigned": [(xs,), (empty,)],
         "python_list": [(jnp.float32(1.0), jnp.float32(2.0))],
+        "in_a_branch": [(xs, jnp.float32(1.0)), (xs, jnp.float32(-1.0))],
+        "in_a_try": [(xs, jnp.float32(1.0)), (xs[:2], jnp.float32(9.0)), (empty, jnp.float32(1.0))],
     }
     for name, arg_sets in cases.items():
         converted = getattr(standalone, name)
@@ -2244,11 +2269,16 @@ def test_a_loops_own_target_read_after_it_is_the_last_item(tmp_path, capfd):
     # loop, nor collected (an array where Python has an int).
     ("def f(xs):\n    s = 0.0\n    for k, x in enumerate(xs):\n        s = s + x\n        xs = xs * 2\n    return s, k\n",
      "k"),
+    # In a staged branch: with `xs` empty, `if len(xs) > 0: x = xs[-1]` would leave `x` unbound
+    # while tracing the branch, also where Python does not take it.
+    ("def f(xs, t):\n    s = 0.0\n    if t > 0:\n        for x in xs:\n            s = s + x\n        s = s - x\n    return s\n",
+     "x:4"),
 ])
 def test_a_loop_target_whose_last_value_is_not_known_is_still_refused(source, name):
+    name, _, line = name.partition(":")  # "x:4": the loop is on line 4
     with pytest.raises(ConversionError) as info:
         convert_source(source, "m.py", Options(only=("f",), standalone=True))
-    assert f"'{name}' is first assigned inside the `for` loop at m.py:3, which is staged, and used after it" \
+    assert f"'{name}' is first assigned inside the `for` loop at m.py:{line or 3}, which is staged, and used after it" \
         in str(info.value)
 
 
