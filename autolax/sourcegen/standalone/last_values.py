@@ -168,7 +168,7 @@ def _loop(stmts, i, ops, namer, unbound, nested):
     if not names and not last:
         return None
     if last:
-        i = _take_last_items(stmts, i, body_def, last, call)
+        i = _take_last_items(stmts, i, body_def, last, call, namer)
         if not names:
             return i + 1
         carried, init = _names(s.targets[0]), call.args[_LOOPS[op] + 1]
@@ -338,13 +338,19 @@ def _length_and_last(node, ops, carried):
     return None, None
 
 
-def _take_last_items(stmts, i, body_def, last, call):
+def _take_last_items(stmts, i, body_def, last, call, namer):
     """Takes the targets in ``last`` out of the loop's carry and assigns them after it; the
-    index of the loop statement."""
+    index of the loop statement. (A body that starts ``i = index``, ``index`` a name the front
+    end made up, takes ``i`` as its parameter instead.)"""
     s = stmts[i]
     guard = last.pop(None, None)
     keep = [n for n in _names(s.targets[0]) if n not in last]
     params = body_def.args.args
+    first = body_def.body[0]
+    if (isinstance(first.targets[0], syntax.Name) and params[0].id in namer.generated
+            and not any(_mentions(stmt, params[0].id) for stmt in body_def.body[1:])):
+        params[0].id = first.targets[0].id
+        del body_def.body[0]
     params[1:] = [p for p in params[1:] if p.id in keep]
     ret = body_def.body[-1]
     ret.value = syntax.names_tuple(keep) or syntax.Tuple(elts=[], ctx=syntax.Load())
