@@ -81,11 +81,12 @@ OF_REWRITE = "_autolax_of_rewrite"
 ITEMS = "_autolax_last_items"
 
 
-def rewrite(fn, ops, namer) -> bool:
-    """Rewrites the loops of ``fn`` (the converted function) as above; did it change any?"""
+def rewrite(fn, ops, namer, items=True) -> bool:
+    """Rewrites the loops of ``fn`` (the converted function) as above; did it change any?
+    (``items=False``: collects values only, reading no target from its sequence.)"""
     before = set(namer.generated)
     unbound = {s.targets[0].id for s in syntax.walk(fn) if isinstance(s, syntax.Assign) and len(s.targets) == 1
-               and isinstance(s.targets[0], syntax.Name) and _op(s.value, ops) == "undefined"}
+               and isinstance(s.targets[0], syntax.Name) and _op(s.value, ops) == "undefined"} if items else set()
     changed = _block(fn.body, ops, namer, unbound, False)
     setattr(fn, COLLECTED, {n for n in set(namer.generated) - before if n.endswith("_values")})
     return changed
