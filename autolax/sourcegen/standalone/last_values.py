@@ -34,10 +34,10 @@ which the code after the loop reads from the sequence itself, as Python's value 
 ``enumerate`` or an index of ``range`` stays a Python int)::
 
     h = ops.undefined('h')                           h = ops.undefined('h')
-    def loop_body(item, s, h):                       def loop_body(item, s):
-        h = item                                         h = item
-        s = s + h                             ->         s = s + h
-        return (s, h)                                    return s
+    def loop_body(item, s, h):                       def loop_body(h, s):
+        h = item                              ->         s = s + h
+        s = s + h                                        return s
+        return (s, h)
     s, h = ops.for_iter(xs, loop_body,               s = ops.for_iter(xs, loop_body, s, at='f.py:7')
                         (s, h), at='f.py:7')         if len(xs) > 0:
                                                          h = xs[-1]
@@ -48,7 +48,14 @@ iteration -- no ``loop_test`` -- over a sequence whose length is known when trac
 a range with Python bounds), and where the names the sequence is written with are not changed
 by the loop (they are not carried): the lowering refuses a loop so rewritten (``ITEMS``) that
 it does not stage as such a loop (a Python loop, whose iterable may be a list the body
-changes, or a range with traced bounds), and the function is then lowered as written.
+changes, or a range with traced bounds), and the function is then lowered with values
+collected only (and, refused again, as written).
+
+Unlike collecting, this is done also in the functions the front end writes (loop bodies,
+branches), but where the output stages such a function, only for a sequence known to have
+items (a range of literals): there, ``if len(xs) > 0: h = xs[-1]`` would leave ``h`` unbound
+while tracing a branch Python may not take, and the read after it would raise where Python
+does not.
 """
 
 from __future__ import annotations
