@@ -284,6 +284,39 @@ DEFAULT = {
 }
 
 STANDALONE = {
+    "loop_targets_after": (  # the loop's targets after it: the sequence's last item and count
+        """\
+        def f(xs):
+            total = 0.0
+            for k, x in enumerate(xs, 1):
+                total = total + x * k
+            for i in range(3):
+                total = total * 2
+            return total, k, x, i
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+
+            def loop_body(total, item):
+                k, x = item
+                total = total + x * k
+                return (total, None)
+
+            total, _ = jax.lax.scan(loop_body, total, (jnp.arange(1, 1 + len(xs)), xs))
+            if len(xs) > 0:
+                k = len(xs)
+                x = xs[-1]
+
+            def loop_body_1(i, total):
+                total = total * 2
+                return total
+
+            total = jax.lax.fori_loop(0, 3, loop_body_1, total)
+            i = 2
+            return total, k, x, i
+        """,
+    ),
     "last_value_of_loop": (  # each iteration assigns `last` first: its last value is collected
         """\
         def f(xs):

@@ -2114,9 +2114,10 @@ def test_a_variable_first_assigned_in_a_staged_loop_keeps_its_last_value(tmp_pat
 
 
 @pytest.mark.parametrize("source", [
-    # A count of the loop (a Python int in Python, which `coef[i]` may use as one).
-    "def f(xs):\n    coef = [1.0, 2.0, 3.0]\n    s = xs\n    for i in range(2):\n        s = s * 2\n    return coef[i] * s\n",
-    "def f(xs):\n    s = 0.0\n    for k, x in enumerate(xs):\n        s = s + x\n    return k + s\n",
+    # A count of the loop (a Python int in Python, which `coef[i]` may use as one) that the
+    # body computes with (the loop's own target is read from the sequence: LOOP_TARGETS).
+    "def f(xs):\n    coef = [1.0, 2.0, 3.0]\n    s = xs\n    for i in range(2):\n        s = s * 2\n        j = i\n    return coef[j] * s\n",
+    "def f(xs):\n    s = 0.0\n    for k, x in enumerate(xs):\n        s = s + x\n        k = k + 1\n    return k + s\n",
     # A Python value in each iteration.
     "def f(xs):\n    s = xs\n    for x in xs:\n        s = s * 2\n        k = 1\n    return [1.0, 2.0][k] * s\n",
     # Assigned in some iterations only, or read before it is assigned.
@@ -2126,6 +2127,159 @@ def test_a_last_value_that_may_be_a_python_value_or_not_assigned_is_still_refuse
     with pytest.raises(ConversionError) as info:
         convert_source(source, "m.py", Options(only=("f",), standalone=True))
     assert info.value.code in ("standalone-first-assigned", "if-one-sided")
+
+
+LOOP_TARGETS = '''\
+def counts(xs):
+    coef = [1.0, 2.0, 3.0]
+    s = xs
+    for i in range(2):
+        s = s * 2
+    return coef[i] * s, i
+
+
+def counted_down(xs):
+    s = 0.0
+    for i in range(3, 0, -2):
+        s = s + xs[i]
+    return s, i
+
+
+def below_length(xs):
+    s = 0.0
+    for i in range(len(xs) - 1):
+        s = s + xs[i]
+    return s, i
+
+
+def enumerated(xs):
+    coef = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    s = 0.0
+    for l, x in enumerate(xs, 1):
+        s = s + x * l
+    return s, coef[l], x
+
+
+def enumerated_pairs(xs, ys):
+    s = 0.0
+    for k, (a, b) in enumerate(zip(xs, ys)):
+        s = s + a * b
+    return s + k, a - b
+
+
+def rows(m):
+    s = 0.0
+    for a, b in m:
+        s = s + a * b
+    return s, a, b
+
+
+def with_else(xs, n):
+    s = 0.0
+    for h in xs:
+        s = s + h
+    else:
+        h = h + n
+    return s, h
+
+
+def reassigned(xs):
+    s = 0.0
+    for h in xs:
+        s = s + h
+        h = h * 2
+    return s, h
+
+
+def python_list(a, b):
+    hs = [a, b]
+    s = 0.0
+    for h in hs:
+        s = s + h
+    return s, h
+
+
+def in_a_branch(xs, t):
+    s = 0.0
+    if t > 0:
+        for i in range(3):
+            s = s + xs[i]
+        s = s * i
+    return s
+
+
+def in_a_try(xs, t):
+    s = 0.0
+    try:
+        for h in xs:
+            s = s + h * t
+        if len(xs) > 3:
+            raise ValueError("long")
+    except ValueError:
+        s = -s
+    return s, h
+'''
+
+
+def test_a_loops_own_target_read_after_it_is_the_last_item(tmp_path, capfd):
+    # Fuzzer seeds 15, 41, 50, 97, 164 ...: the loop's target, first assigned by a staged
+    # `for` and read after it, was refused (no type before the loop), and a count (`range`'s
+    # index, `enumerate`'s count) could not be collected as an array where Python has an int.
+    # The code after the loop reads the last item from the sequence; an empty one leaves the
+    # target unbound (UnboundLocalError), as in Python.
+    original, standalone, text = _python_and_standalone(tmp_path, LOOP_TARGETS, "loop_targets")
+    for line in ("    i = 1\n", "    i = 1\n    return s, i", "    if len(range(len(xs) - 1)) > 0:\n        i = range(len(xs) - 1)[-1]",
+                 "    if len(xs) > 0:\n        l = len(xs)\n        x = xs[-1]",
+                 "    if min(len(xs), len(ys)) > 0:\n        k = min(len(xs), len(ys)) - 1",
+                 "    if len(m) > 0:\n        a = m[-1][0]\n        b = m[-1][1]",
+                 "    if len(xs) > 0:\n        h = xs[-1]\n    h = h + n",
+                 "        s = jax.lax.fori_loop(0, 3, loop_body, s)\n        i = 2\n        s = s * i",
+                 "        if len(xs) > 0:\n            h = xs[-1]\n        if len(xs) > 3:"):
+        assert line in text
+    assert "h_values = jax.lax.scan(" in text  # reassigned in the body: collected
+    assert "for h in hs:" in text  # a Python loop binds its target itself
+    xs, ys = jnp.array([1.0, -2.0, 3.0, 0.5], jnp.float32), jnp.array([0.5, 2.0, -1.0, 4.0], jnp.float32)
+    empty = jnp.zeros((0,), jnp.float32)
+    cases = {
+        "counts": [(xs,)],
+        "counted_down": [(xs,)],
+        "below_length": [(xs,), (xs[:1],)],
+        "enumerated": [(xs,), (xs[:2],), (empty,)],
+        "enumerated_pairs": [(xs, ys), (empty, empty)],
+        "rows": [(jnp.ones((3, 2), jnp.float32),), (jnp.zeros((0, 2), jnp.float32),)],
+        "with_else": [(xs, jnp.float32(3.0)), (empty, jnp.float32(3.0))],
+        "reassigned": [(xs,), (empty,)],
+        "python_list": [(jnp.float32(1.0), jnp.float32(2.0))],
+        "in_a_branch": [(xs, jnp.float32(1.0)), (xs, jnp.float32(-1.0))],
+        "in_a_try": [(xs, jnp.float32(1.0)), (xs[:2], jnp.float32(9.0)), (empty, jnp.float32(1.0))],
+    }
+    for name, arg_sets in cases.items():
+        converted = getattr(standalone, name)
+        for args in arg_sets:
+            _same_outcome(getattr(original, name), converted, args, capfd)
+            _same_outcome(getattr(original, name), jax.jit(converted), args, capfd)
+    # Counts stay Python ints, as in Python (a list index, an int result).
+    assert type(standalone.counts(xs)[1]) is int and type(standalone.enumerated(xs[:2])[1]) is float
+
+
+@pytest.mark.parametrize(("source", "name"), [
+    # The range's bound is traced: whether the loop ran is not known when traced.
+    ("def f(xs, n):\n    s = 0.0\n    for i in range(n):\n        s = s + xs[i]\n    return s, i\n", "i"),
+    # The loop changes the array it runs over: the count cannot be read from it after the
+    # loop, nor collected (an array where Python has an int).
+    ("def f(xs):\n    s = 0.0\n    for k, x in enumerate(xs):\n        s = s + x\n        xs = xs * 2\n    return s, k\n",
+     "k"),
+    # In a staged branch: with `xs` empty, `if len(xs) > 0: x = xs[-1]` would leave `x` unbound
+    # while tracing the branch, also where Python does not take it.
+    ("def f(xs, t):\n    s = 0.0\n    if t > 0:\n        for x in xs:\n            s = s + x\n        s = s - x\n    return s\n",
+     "x:4"),
+])
+def test_a_loop_target_whose_last_value_is_not_known_is_still_refused(source, name):
+    name, _, line = name.partition(":")  # "x:4": the loop is on line 4
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "m.py", Options(only=("f",), standalone=True))
+    assert f"'{name}' is first assigned inside the `for` loop at m.py:{line or 3}, which is staged, and used after it" \
+        in str(info.value)
 
 
 def test_a_range_bound_to_a_name(tmp_path, capfd):

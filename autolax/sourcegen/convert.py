@@ -195,8 +195,9 @@ class _FileConverter:
 
     def lowered(self, converted, site, fn):
         """``converted`` lowered by ``--standalone`` and the ``Refs`` it needs: first with the
-        values of loops' last iterations collected (``last_values``), where that changes it
-        and the lowering takes it; else as the front end wrote it."""
+        values of loops' last iterations read from their sequences or collected
+        (``last_values``), where that changes it and the lowering takes it; else as the front
+        end wrote it."""
         declared = self.signatures.get(site.qualname, self.signatures.get(site.node.name))
 
         def lower(converted):
@@ -205,13 +206,33 @@ class _FileConverter:
                      self.static_by_option()).run()
             return converted, refs
 
-        attempt = replace(converted, node=syntax.deepcopy(converted.node))
-        if last_values.rewrite(attempt.node, converted.ctx.ops, converted.ctx.namer):
+        # First with targets read from their sequences, then (where a loop so rewritten is not
+        # staged as that needs) with values collected only. (The names an attempt took are
+        # given back: the output does not depend on it.)
+        namer = converted.ctx.namer
+        refused, names = None, (set(namer.used), set(namer.generated))
+        for items in (True, False):
+            attempt = replace(converted, node=syntax.deepcopy(converted.node))
+            if not last_values.rewrite(attempt.node, converted.ctx.ops, namer, items):
+                break  # nothing to rewrite (with items=False neither)
             try:
                 return lower(attempt)
-            except ConversionError:
-                pass
-        return lower(converted)
+            except ConversionError as exc:
+                namer.used, namer.generated = set(names[0]), set(names[1])
+                refused = exc
+                if not getattr(exc, last_values.OF_REWRITE, False):
+                    break
+        try:
+            return lower(converted)
+        except ConversionError as exc:
+            # Where the function as written is refused for a variable first assigned in a loop
+            # and the rewritten one for something else, the other refusal is the one to fix (the
+            # rewrite gave the variable its value).
+            if (refused is not None and exc.code == "standalone-first-assigned"
+                    and not getattr(refused, last_values.OF_REWRITE, False)
+                    and refused.code not in last_values.REFUSALS_OF_THE_REWRITE):
+                raise refused from None
+            raise
 
     def header_lines(self, site, first, header_end):
         """Decorator and ``def`` lines, with autolax's decorators rewritten."""

@@ -27,10 +27,40 @@ Python does -- not inside a staged branch or loop body, where the output traces 
 Python may not run -- are rewritten; a loop that can stop early (``loop_test``) is not.
 ``rewrite`` is tried first; where the lowering refuses the rewritten function, it lowers the
 function as the front end wrote it (and refuses it in its own words).
+
+The loop's own target (``for h in xs``, ``for l, x in enumerate(xs, 1)``, ``for i in range(3)``)
+that the body does not assign again needs no collecting: after the loop it is the last item,
+which the code after the loop reads from the sequence itself, as Python's value (a count of
+``enumerate`` or an index of ``range`` stays a Python int)::
+
+    h = ops.undefined('h')                           h = ops.undefined('h')
+    def loop_body(item, s, h):                       def loop_body(h, s):
+        h = item                              ->         s = s + h
+        s = s + h                                        return s
+        return (s, h)
+    s, h = ops.for_iter(xs, loop_body,               s = ops.for_iter(xs, loop_body, s, at='f.py:7')
+                        (s, h), at='f.py:7')         if len(xs) > 0:
+                                                         h = xs[-1]
+
+(``zip(xs, ys)``: the item at ``min(len(xs), len(ys)) - 1``; a range of literals: its last
+number, with no ``if`` when it is not empty.) This holds only where the loop runs every
+iteration -- no ``loop_test`` -- over a sequence whose length is known when traced (an array;
+a range with Python bounds), and where the names the sequence is written with are not changed
+by the loop (they are not carried): the lowering refuses a loop so rewritten (``ITEMS``) that
+it does not stage as such a loop (a Python loop, whose iterable may be a list the body
+changes, or a range with traced bounds), and the function is then lowered with values
+collected only (and, refused again, as written).
+
+Unlike collecting, this is done also in the functions the front end writes (loop bodies,
+branches), but where the output stages such a function, only for a sequence known to have
+items (a range of literals): there, ``if len(xs) > 0: h = xs[-1]`` would leave ``h`` unbound
+while tracing a branch Python may not take, and the read after it would raise where Python
+does not.
 """
 
 from __future__ import annotations
 
+from autolax.sourcegen.standalone.patterns import literal_value
 from autolax.transpile import syntax
 
 _LOOPS = {"for_range": 3, "for_iter": 1}  # op -> position of its body function
@@ -42,21 +72,41 @@ _LOOPS = {"for_range": 3, "for_iter": 1}  # op -> position of its body function
 # output gives it may not.
 COLLECTED = "_autolax_last_values"
 
+# The lowering's refusals that may come of the rewrite itself: a collected value it cannot
+# write, and a loop it does not stage as ``ITEMS`` needs (that refusal has the attribute
+# ``OF_REWRITE``). Where the rewritten function is refused otherwise, that refusal is reported
+# rather than the function's as written (``convert``).
+REFUSALS_OF_THE_REWRITE = frozenset({
+    "standalone-append-shape", "standalone-append-start", "append-and-read", "append-length-depends-on-data",
+})
+OF_REWRITE = "_autolax_of_rewrite"
 
-def rewrite(fn, ops, namer) -> bool:
-    """Rewrites the loops of ``fn`` (the converted function) as above; did it change any?"""
+# Attribute of the call of a loop whose targets the code after it reads from the sequence: (their
+# names, whether an ``if`` guards them). The lowering must stage the loop as one that runs every
+# item of a sequence of static length, and not write a guarded one in a staged body
+# (``Loops.for_loop``).
+ITEMS = "_autolax_last_items"
+
+
+def rewrite(fn, ops, namer, items=True) -> bool:
+    """Rewrites the loops of ``fn`` (the converted function) as above; did it change any?
+    (``items=False``: collects values only, reading no target from its sequence.)"""
     before = set(namer.generated)
-    changed = _block(fn.body, ops, namer)
+    unbound = {s.targets[0].id for s in syntax.walk(fn) if isinstance(s, syntax.Assign) and len(s.targets) == 1
+               and isinstance(s.targets[0], syntax.Name) and _op(s.value, ops) == "undefined"} if items else set()
+    changed = _block(fn.body, ops, namer, unbound, False)
     setattr(fn, COLLECTED, {n for n in set(namer.generated) - before if n.endswith("_values")})
     return changed
 
 
-def _block(stmts, ops, namer) -> bool:
+def _block(stmts, ops, namer, unbound, nested) -> bool:
+    """Rewrites the loops of ``stmts``; ``nested``: in a function the front end wrote (a loop
+    body, a branch), which the output may stage, where only targets are read from sequences."""
     changed = False
     i = 0
     while i < len(stmts):
         s = stmts[i]
-        after = _loop(stmts, i, ops, namer)
+        after = _loop(stmts, i, ops, namer, unbound, nested)
         if after is not None:
             changed = True
             i = after
@@ -65,9 +115,11 @@ def _block(stmts, ops, namer) -> bool:
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(s, field, None)
                 if isinstance(block, list):
-                    changed |= _block(block, ops, namer)
+                    changed |= _block(block, ops, namer, unbound, nested)
             for handler in getattr(s, "handlers", None) or []:
-                changed |= _block(handler.body, ops, namer)
+                changed |= _block(handler.body, ops, namer, unbound, nested)
+        elif isinstance(s, syntax.FunctionDef):
+            changed |= _block(s.body, ops, namer, unbound, True)
         i += 1
     return changed
 
@@ -93,8 +145,10 @@ def _rename(node, k, new):
     (node.elts[k] if isinstance(node, syntax.Tuple) else node).id = new
 
 
-def _loop(stmts, i, ops, namer):
-    """Rewrites the loop statement ``stmts[i]``; the index after it, or None."""
+def _loop(stmts, i, ops, namer, unbound, nested):
+    """Rewrites the loop statement ``stmts[i]``; the index after it, or None. (``unbound``:
+    the variables the front end marks as having no value at the start of the function,
+    ``x = ops.undefined('x')``, which it writes there where the loop is in a ``try``.)"""
     s = stmts[i]
     if not (isinstance(s, syntax.Assign) and len(s.targets) == 1):
         return None
@@ -113,11 +167,19 @@ def _loop(stmts, i, ops, namer):
     returned = _names(body_def.body[-1].value)
     if returned != carried or [p.id for p in params[1:]] != carried:
         return None
+    # (Reading the target from the sequence is right whether or not it had a value before the
+    # loop -- an empty loop leaves it as it was -- but where it had one, carrying it works too.)
+    last = _last_items(body_def, call, op, ops, carried, [n for n in carried if n in unbound])
     counters = _counters(call.args[0], op, ops)
-    names = [n for n in carried if _undefined_before(stmts[:i], n, ops)
+    names = [n for n in carried if n not in last and not nested and _undefined_before(stmts[:i], n, ops)
              and _assigned_first(body_def, n, params[0].id, counters)]
-    if not names:
+    if not names and not last:
         return None
+    if last:
+        i = _take_last_items(stmts, i, body_def, last, call, namer)
+        if not names:
+            return i + 1
+        carried, init = _names(s.targets[0]), call.args[_LOOPS[op] + 1]
     inserted_before, inserted_after = [], []
     for n in names:
         values = namer.new(f"{n}_values")
@@ -140,6 +202,175 @@ def _loop(stmts, i, ops, namer):
     i += len(inserted_before)
     stmts[i + 1:i + 1] = inserted_after
     return i + 1 + len(inserted_after)
+
+
+def _last_items(body_def, call, op, ops, carried, undefined):
+    """The loop's targets among ``undefined`` (carried, first assigned by the loop) that the
+    body does not assign again, and that code after the loop can read from the sequence: name
+    -> its last value. The ``if`` that guards them is under the key None (absent where the
+    sequence is a range of literals with items)."""
+    first = body_def.body[0] if body_def.body else None
+    index = body_def.args.args[0].id
+    if not (isinstance(first, syntax.Assign) and len(first.targets) == 1 and isinstance(first.value, syntax.Name)
+            and first.value.id == index):
+        return {}  # the front end names the target itself where the loop carries nothing
+    targets = _target_paths(first.targets[0], ())
+    wanted = {n: path for n, path in (targets or {}).items() if n in undefined and not _stored(body_def.body[1:], n)}
+    if not wanted:
+        return {}
+    if op == "for_range":
+        guard, item = _range_last(call.args[:3], carried)
+    else:
+        guard, item = _sequence_last(call.args[0], ops, carried)
+    if item is None:
+        return {}
+    out = {n: _at(item, path) for n, path in wanted.items()}
+    if any(v is None for v in out.values()):
+        return {}
+    if guard is not None:
+        out[None] = guard
+    return out
+
+
+def _target_paths(target, path):
+    """Name -> its position in the item (a tuple of indexes) of a target of names."""
+    if isinstance(target, syntax.Name):
+        return {target.id: path}
+    if isinstance(target, syntax.Tuple) and not any(isinstance(e, syntax.Starred) for e in target.elts):
+        out = {}
+        for k, e in enumerate(target.elts):
+            inner = _target_paths(e, path + (k,))
+            if inner is None:
+                return None
+            out.update(inner)
+        return out
+    return None
+
+
+def _stored(stmts, name) -> bool:
+    """Do ``stmts`` assign or delete ``name`` (a nested function of that name included)?"""
+    for node in _own_nodes(stmts):
+        if isinstance(node, syntax.Name) and node.id == name and not isinstance(node.ctx, syntax.Load):
+            return True
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)) and node.name == name:
+            return True
+    return False
+
+
+def _at(item, path):
+    """The part of ``item`` at ``path``: ``item`` is an expression, or a list of the parts of a
+    tuple the code builds (``enumerate``'s count and item)."""
+    for k in path:
+        if isinstance(item, list):
+            if k >= len(item):
+                return None  # Python's unpacking raises in the loop
+            item = item[k]
+        else:
+            item = syntax.Subscript(value=item, slice=syntax.constant(k), ctx=syntax.Load())
+    return syntax.deepcopy(item) if not isinstance(item, list) else None
+
+
+def _reread(node, carried) -> bool:
+    """Can the code after the loop evaluate ``node`` again and get the loop's value: constants
+    and names the loop does not change, with arithmetic (and ``len``) between them?"""
+    if isinstance(node, syntax.Constant):
+        return True
+    if isinstance(node, syntax.Name):
+        return node.id not in carried
+    if isinstance(node, syntax.BinOp):
+        return _reread(node.left, carried) and _reread(node.right, carried)
+    if isinstance(node, syntax.UnaryOp):
+        return _reread(node.operand, carried)
+    return (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Name) and node.func.id == "len"
+            and "len" not in carried and len(node.args) == 1 and not node.keywords and _reread(node.args[0], carried))
+
+
+def _range_last(bounds, carried):
+    """(guard, last number) of ``range(start, stop, step)``."""
+    values = [literal_value(b) for b in bounds]
+    if all(type(v) is int for v in values):
+        numbers = range(*values) if values[2] else ()
+        return (None, syntax.constant(numbers[-1])) if len(numbers) else (None, None)
+    if not all(_reread(b, carried) for b in bounds):
+        return None, None
+    text = syntax.unparse(syntax.call("range", [syntax.deepcopy(b) for b in _range_args(bounds)]))
+    return syntax.parse_expr(f"len({text}) > 0"), syntax.parse_expr(f"{text}[-1]")
+
+
+def _range_args(bounds):
+    start, stop, step = bounds
+    one = isinstance(step, syntax.Constant) and step.value == 1
+    if one and isinstance(start, syntax.Constant) and start.value == 0:
+        return [stop]
+    return [start, stop] if one else [start, stop, step]
+
+
+def _sequence_last(node, ops, carried):
+    """(guard, last item) of the sequence ``node`` of a ``for``: an array named by a name the
+    loop does not change, in ``enumerate`` (with a literal start) and ``zip`` (no keywords)."""
+    length, item = _length_and_last(node, ops, carried)
+    if item is None:
+        return None, None
+    return syntax.Compare(left=length, ops=[syntax.Gt()], comparators=[syntax.constant(0)]), item
+
+
+def _length_and_last(node, ops, carried):
+    if isinstance(node, syntax.Name):
+        if node.id in carried:
+            return None, None
+        return (syntax.call("len", [syntax.name(node.id)]),
+                syntax.Subscript(value=syntax.name(node.id), slice=syntax.constant(-1), ctx=syntax.Load()))
+    op = _op(node, ops)
+    if op == "enumerate" and not node.keywords and len(node.args) in (1, 2):
+        start = literal_value(node.args[1]) if len(node.args) == 2 else 0
+        if type(start) is not int:
+            return None, None
+        length, item = _length_and_last(node.args[0], ops, carried)
+        if item is None:
+            return None, None
+        last = start - 1  # the count of the last item: start + length - 1
+        count = syntax.deepcopy(length) if last == 0 else syntax.BinOp(
+            left=syntax.deepcopy(length), op=syntax.Add() if last > 0 else syntax.Sub(), right=syntax.constant(abs(last)))
+        return length, [count, item]
+    if op == "zip" and not node.keywords and node.args and all(isinstance(a, syntax.Name) for a in node.args):
+        if any(a.id in carried for a in node.args):
+            return None, None
+        if len({a.id for a in node.args}) == 1:
+            length = syntax.call("len", [syntax.name(node.args[0].id)])
+            return length, [syntax.Subscript(value=syntax.name(a.id), slice=syntax.constant(-1), ctx=syntax.Load())
+                            for a in node.args]
+        length = syntax.call("min", [syntax.call("len", [syntax.name(a.id)]) for a in node.args])
+        at = syntax.BinOp(left=length, op=syntax.Sub(), right=syntax.constant(1))
+        return length, [syntax.Subscript(value=syntax.name(a.id), slice=syntax.deepcopy(at), ctx=syntax.Load())
+                        for a in node.args]
+    return None, None
+
+
+def _take_last_items(stmts, i, body_def, last, call, namer):
+    """Takes the targets in ``last`` out of the loop's carry and assigns them after it; the
+    index of the loop statement. (A body that starts ``i = index``, ``index`` a name the front
+    end made up, takes ``i`` as its parameter instead.)"""
+    s = stmts[i]
+    guard = last.pop(None, None)
+    keep = [n for n in _names(s.targets[0]) if n not in last]
+    params = body_def.args.args
+    first = body_def.body[0]
+    if (isinstance(first.targets[0], syntax.Name) and params[0].id in namer.generated
+            and not any(_mentions(stmt, params[0].id) for stmt in body_def.body[1:])):
+        params[0].id = first.targets[0].id
+        del body_def.body[0]
+    params[1:] = [p for p in params[1:] if p.id in keep]
+    ret = body_def.body[-1]
+    ret.value = syntax.names_tuple(keep) or syntax.Tuple(elts=[], ctx=syntax.Load())
+    call.args[-1] = syntax.names_tuple(keep) or syntax.Tuple(elts=[], ctx=syntax.Load())
+    if keep:
+        s.targets[0] = syntax.names_tuple(keep, "store")
+    else:
+        stmts[i] = syntax.copy_location(syntax.expr_stmt(call), s)
+    assigns = [syntax.copy_location(syntax.assign(syntax.name(n, "store"), value), s) for n, value in last.items()]
+    stmts[i + 1:i + 1] = [syntax.copy_location(syntax.if_stmt(guard, assigns), s)] if guard is not None else assigns
+    setattr(call, ITEMS, (sorted(last), guard is not None))
+    return i
 
 
 def _plain_body(body_def, carried) -> bool:
