@@ -284,6 +284,51 @@ DEFAULT = {
 }
 
 STANDALONE = {
+    "one_sided_if": (  # the `if` also gives whether it bound `y`; the read checks it when the program runs
+        """\
+        def f(x: float):
+            if x > 0:
+                y = 1
+            return y
+        """,
+        """\
+        def f(x: float):
+            def if_true():
+                y = 1
+                return (y, True)
+
+            def if_false():
+                y = 0
+                return (y, False)
+
+            y, y_bound = jax.lax.cond(x > 0, if_true, if_false)
+            with raise_if(jnp.logical_not(y_bound), lambda: UnboundLocalError("cannot access local variable 'y' where it is not associated with a value (at golden.py:10): the staged statement that assigns it did not (a loop that ran zero times or never reached the assignment, or an `if` whose traced condition chose the branch that does not assign it), which the running program found\\nFix: assign 'y' before the loop or the `if` (for example y = jnp.zeros_like(...)), or on every path."), 'golden.py:10'):
+                return y
+        """,
+    ),
+    "one_sided_if_of_a_type_not_known": (  # zeros of the type jax.eval_shape finds for the other side
+        """\
+        def f(x, xs):
+            if x > 0:
+                y = xs * x
+            return y
+        """,
+        """\
+        def f(x, xs):
+            def if_true():
+                y = xs * x
+                return (y, True)
+
+            def if_false():
+                if_true_types = jax.eval_shape(if_true)
+                y = jax.tree.map(jnp.zeros_like, if_true_types[0])
+                return (y, False)
+
+            y, y_bound = jax.lax.cond(x > 0, if_true, if_false)
+            with raise_if(jnp.logical_not(y_bound), lambda: UnboundLocalError("cannot access local variable 'y' where it is not associated with a value (at golden.py:10): the staged statement that assigns it did not (a loop that ran zero times or never reached the assignment, or an `if` whose traced condition chose the branch that does not assign it), which the running program found\\nFix: assign 'y' before the loop or the `if` (for example y = jnp.zeros_like(...)), or on every path."), 'golden.py:10'):
+                return y
+        """,
+    ),
     "last_value_of_loop": (  # each iteration assigns `last` first: its last value is collected
         """\
         def f(xs):
