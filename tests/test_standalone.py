@@ -394,9 +394,12 @@ def test_a_return_value_of_a_type_not_known_takes_zeros_of_the_other_branchs_typ
 def test_a_one_sided_if_whose_read_cannot_be_checked_is_refused(source, line):
     with pytest.raises(ConversionError) as info:
         convert_source(source, "m.py", Options(only=("f",), standalone=True))
-    assert info.value.code == "if-one-sided" and info.value.lineno == line
-    assert "'y' is assigned only in the `if` branch of the `if` at m.py:" in str(info.value)
-    assert "drop --standalone to use the autolax runtime" in str(info.value)
+    assert info.value.code == "standalone-unbound-read" and info.value.lineno == line
+    assert info.value.reason.startswith(
+        "'y' may be unbound here: the `if` at m.py:2 assigns it in the `if` branch only, and --standalone checks "
+        "whether it is bound only where a read comes first in a statement among the function's own statements "
+        "(not in a staged body, a loop, a `try` or a nested function, nor in a function the file calls) "
+        "(drop --standalone to use the autolax runtime)")
 
 
 def test_refusal_of_what_the_runtime_unrolls_says_its_reason_and_to_drop_standalone(tmp_path):

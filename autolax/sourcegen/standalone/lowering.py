@@ -663,7 +663,7 @@ class Lowering(Expressions, Loops):
         which raises what the runtime raises where Python raises (a Python flag decides now;
         a traced one is checked when the program runs, see ``helpers.RAISE_IF``); from there
         on ``q`` is bound. Elsewhere the check would count where that code does not run, or
-        after what Python does first: refused, as before (``if-one-sided``)."""
+        after what Python does first: refused (``standalone-unbound-read``)."""
         name = e.args[0].id
         val = scope.get(name)
         if val.flag is not None and val.flag[0] == name and val.flag[1] == CHECKED:
@@ -671,7 +671,7 @@ class Lowering(Expressions, Loops):
         harmless = self.harmless_load
         if not (val.flag is not None and val.flag[0] == name and self.checks_when_run() and self.current is not None
                 and evaluated_first(self.current, e, harmless)):
-            raise self.refuse("if-one-sided", e, **self.flagged[name])
+            raise self.refuse("standalone-unbound-read", e, **self.flagged[name])
         at = next((kw.value.value for kw in e.keywords if kw.arg == "at" and isinstance(kw.value, syntax.Constant)), None)
         at = at or f"{self.ctx.filename}:{getattr(e, 'lineno', 0)}"
         filename, _, line = at.rpartition(":")
