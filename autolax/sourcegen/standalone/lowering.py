@@ -401,6 +401,9 @@ class Lowering(Expressions, Loops):
                 written, given = writes(s), self._literal_given(s)
                 self.checks, self.current = [], s
                 lowered = self.stmt(s, scope, pending, deleting)
+                if self.checks and checked is not None and len(lowered) == 1 and isinstance(lowered[0], syntax.Assign) \
+                        and isinstance(lowered[0].value, syntax.Name) and lowered[0].value.id == checked:
+                    lowered = []  # `q = q` after the check that `q` is bound
                 out.extend(self.checks)  # reads of `s` checked when the program runs, before it
                 out.extend(lowered)
                 for name in written:
