@@ -835,7 +835,7 @@ class Lowering(Expressions, Loops):
         self.no_functions_carried(params + list(out_names), s, call)
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
-        prelude, flagged = self.one_sided(site, out_names, t_vals, f_vals, s) if self.final else ([], [])
+        prelude, flagged = self.one_sided(site, out_names, t_vals, f_vals, s, (t_def, f_def)) if self.final else ([], [])
         for n, a, b in zip(out_names, t_vals, f_vals):
             differ = structures_differ(a, b)
             if differ is None:
@@ -925,7 +925,7 @@ class Lowering(Expressions, Loops):
             stmt = syntax.assign(syntax.Tuple(elts=targets, ctx=syntax.Store()), syntax.Tuple(elts=values, ctx=syntax.Load()))
         return prelude + [syntax.copy_location(stmt, s)]
 
-    def one_sided(self, site, names, t_vals, f_vals, s):
+    def one_sided(self, site, names, t_vals, f_vals, s, defs):
         """Outputs a branch may leave unbound. Where Python binds them before every read (the
         unbound side left by a jump: a return value, ...), a value of the other side's type
         before the ``if``. Else, as the runtime does (it carries a ``MaybeBound``), a flag:
@@ -937,24 +937,25 @@ class Lowering(Expressions, Loops):
         A flag is sound only where the ``if`` runs once when the function's own statements
         reach it -- among them or in branches of staged ``if``s among them, not in a loop,
         a Python ``if`` (whose other side leaves the flag unset), a ``try`` or a nested
-        function -- and where only the branch's own statements bind the variable; elsewhere
-        this refuses it as before (``if-one-sided``, the runtime's words)."""
+        function -- and where what this analysis knows of the branches is sure (``unsure``);
+        elsewhere this refuses it as before (``if-one-sided``, the runtime's words)."""
         prelude, flagged = [], []
         for n, a, b in zip(names, t_vals, f_vals):
             jumped = n in site.always_bound or n in self.ctx.pending
+            unsure = self.unsure(defs, n)
             if not jumped and n not in self.generated and self._flag_of(a) != self._flag_of(b) \
                     and not (a.undefined and a != UNDEFINED or b.undefined and b != UNDEFINED):
                 if UNDEFINED in (a, b):  # one side never assigns it
                     side, other = ("`if`", "`else`") if b.undefined else ("`else`", "`if`")
                     refusal = dict(side=side, other=other, **self.about(site, n))
-                    if self.crooked:
+                    if self.crooked or unsure:
                         raise self.refuse("if-one-sided", s, **refusal)
                     self.flagged.setdefault(n, refusal)
                     given = b if a == UNDEFINED else a
                     if not self.zero_typed(given):
                         raise self.refuse("if-one-sided", s, **refusal)
                     flagged.append(Flagged(n, self._flag_of(a), self._flag_of(b), given))
-                elif not self.crooked:  # bound on both sides, on one side by its flag only
+                elif not self.crooked and not unsure:  # bound on both sides, on one side by its flag only
                     flagged.append(Flagged(n, self._flag_of(a), self._flag_of(b), None))
                 continue  # (in crooked code the output loses the flag: a read is refused)
             if not (a.undefined or b.undefined):
@@ -966,7 +967,7 @@ class Lowering(Expressions, Loops):
             if not known:  # unbound on some paths only, which the runtime tells apart when it runs
                 raise self.refuse("standalone-one-sided", s, **self.about(site, n))
             given = b if a.undefined else a
-            if self.zero(given) is None and self.zero_typed(given) and a.undefined != b.undefined:
+            if self.zero(given) is None and self.zero_typed(given) and a.undefined != b.undefined and not unsure:
                 # A type --standalone does not know: the jumping side gives zeros of the other's.
                 flagged.append(Flagged(n, a != UNDEFINED, b != UNDEFINED, given, flag=False))
                 continue
@@ -979,6 +980,18 @@ class Lowering(Expressions, Loops):
                 ("standalone-one-sided", self.about(site, n.name))
             raise self.refuse(code, s, **fields)
         return prelude, flagged
+
+    @staticmethod
+    def unsure(defs, name) -> bool:
+        """Do the branch functions ``defs`` hold code after which this analysis may take
+        ``name`` to be bound where Python may not have bound it -- a ``try`` (an exception
+        skips the rest of its body), a Python loop (it may run no iteration), a ``with`` --
+        or hand ``name`` to a closure (``nonlocal name``)? A flag there could say True for
+        an unbound variable, and the variable, no longer an operand, be unbound in the
+        output; the old form (a value given before the ``if``) is kept or refused."""
+        kinds = (syntax.Try, syntax.For, syntax.While, syntax.With)
+        return any(isinstance(node, kinds) or isinstance(node, syntax.Nonlocal) and name in node.names
+                   for fn_def in defs for node in syntax.walk(fn_def))
 
     @staticmethod
     def _flag_of(val):
