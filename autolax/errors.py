@@ -646,6 +646,15 @@ MESSAGES = {
         "assign {what} before the statement, with a value of its type (for example {name} = 0.0).",
         "#command-line",
     ),
+    "standalone-unbound-read": Message(
+        ConversionError,
+        "{what} may be unbound here: {stmt} assigns it in the {side} branch only, and --standalone checks "
+        "whether it is bound only where a read comes first in a statement among the function's own statements "
+        "(not in a staged body, a loop, a `try` or a nested function, nor in a function the file calls)",
+        "read {what} first in a statement of the function's own, or assign it before the `if` (for example "
+        "{name} = jnp.zeros_like(...)) or in the {other} branch too.",
+        "#command-line",
+    ),
     "standalone-print": Message(
         ConversionError,
         "`print` of traced values (or in a staged body) with {what} has no jax.debug.print form",

@@ -701,6 +701,8 @@ class Expressions:
         reads ``x``, which Python finds unbound exactly where the original does -- unless it
         was given a zero before a staged loop (the runtime checks that read when it runs)."""
         name = e.args[0]
+        if isinstance(name, syntax.Name) and name.id in self.flagged:  # a staged `if` assigns it on one side
+            return self.checked_read(e, scope, truth)
         if isinstance(name, syntax.Name) and name.id in self.zeroed:
             raise self.refuse("standalone-first-assigned", e, **self.zeroed[name.id])
         if self.staged and isinstance(name, syntax.Name) and scope.get(name.id).undefined:

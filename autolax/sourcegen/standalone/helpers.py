@@ -215,7 +215,9 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
 _TEXT[RAISE_IF] = '''\
 class raise_if:
     """``with raise_if(pred, error, where):`` for ``if pred: raise error()`` at the top of a
-    function, the rest of the function in the ``with`` block, where ``pred`` may be traced.
+    function, the rest of the function in the ``with`` block, where ``pred`` may be traced:
+    a ``raise`` or ``assert`` under a traced condition, or a read of a variable that a staged
+    ``if`` assigns on one side only (``pred``: its flag is False; ``error``: UnboundLocalError).
     (Written by ``autolax convert --standalone``.)
 
     Equivalent Python::
@@ -245,7 +247,7 @@ class raise_if:
         def check(pred):
             if pred.any():
                 raised = error()
-                failed = type(raised)(f"{raised} (raised when the program ran: the `raise` or `assert` at {where}, "
+                failed = type(raised)(f"{raised} (raised when the program ran: the `raise`, `assert` or read at {where}, "
                                       "under a traced condition; written by autolax convert --standalone)")
                 failed.raised_by_raise_if = True
                 raise failed
@@ -266,8 +268,8 @@ class raise_if:
     def __exit__(self, kind, error, traceback):
         if self.traced and isinstance(error, Exception):
             raise RuntimeError(
-                f"autolax convert --standalone: tracing stopped at {kind.__name__}: {error}, after the `raise` or "
-                f"`assert` at {self.where} under a traced condition, which is checked when the program runs; "
+                f"autolax convert --standalone: tracing stopped at {kind.__name__}: {error}, after the `raise`, "
+                f"`assert` or read at {self.where} under a traced condition, which is checked when the program runs; "
                 "Python raises its error first where the condition holds, which only the running program "
                 "knows.\\nFix: drop --standalone to use the autolax runtime (autolax.jit runs the function as "
                 "Python to find Python's error), or fix the error tracing stopped at.") from error

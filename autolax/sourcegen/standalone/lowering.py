@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from autolax import errors, plan, sites
 from autolax.sourcegen.standalone import breaks, declarations, helpers
@@ -23,6 +23,7 @@ from autolax.sourcegen.standalone.patterns import (
     at_chain,
     length_change,
     length_text,
+    evaluated_first,
     literal_value,
     python_if,
     rereadable,
@@ -32,6 +33,7 @@ from autolax.sourcegen.standalone.patterns import (
     without_return,
 )
 from autolax.sourcegen.standalone.values import (
+    CHECKED,
     NUMERIC,
     STATIC,
     TRACED,
@@ -112,6 +114,24 @@ class Refs:
         return target
 
 
+@dataclass(frozen=True)
+class Flagged:
+    """An output of a staged ``if`` that Python may leave unbound (``Lowering.one_sided``):
+    per side (true, false), whether it bound it (``True`` / ``False``) or the name of the flag
+    that says so; ``given``: the Val the binding side gives it, where one side leaves it
+    unbound (that side gives zeros of its type), else None."""
+
+    name: str
+    bound_true: object
+    bound_false: object
+    given: Val | None
+    flag: bool = True  # False: Python binds it before every read (zeros only, no flag)
+
+    @property
+    def bound(self):
+        return self.bound_true, self.bound_false
+
+
 class Lowering(Expressions, Loops):
     """Lowers the ops calls of one converted function (``converted.node``) in place."""
 
@@ -148,6 +168,15 @@ class Lowering(Expressions, Loops):
         self.literals = {}  # names the statements before, in this block, gave a number literal
         self.nonlocals = {n for node in syntax.walk(self.fn) if isinstance(node, syntax.Nonlocal) for n in node.names}
         self.depth = 0  # of the blocks being lowered (1: the function's own statements)
+        # Depth of the blocks being lowered that may run other than once when the function's
+        # own statements reach them (loops, a Python `if`, `try`, `with`, a nested function):
+        # a one-sided staged `if` gives a flag only outside them (see `one_sided`).
+        self.crooked = 0
+        # Names a staged `if` assigns on one side only -> the catalogue fields of the
+        # `if-one-sided` refusal, for a read that cannot check the flag (`checked_read`).
+        self.flagged = {}
+        self.checks = []  # `with raise_if(...)` checks of reads in the statement being lowered
+        self.current = None  # the statement being lowered
 
     # ------------------------------------------------------------------ entry
     def run(self):
@@ -359,6 +388,7 @@ class Lowering(Expressions, Loops):
         out, pending = [], {}
         checked = None  # the name the previous statement checked is bound (`x = ops.assigned(x)`)
         outer, self.literals = self.literals, dict(self.literals) if branch else {}
+        outer_checks, outer_current = self.checks, self.current
         self.depth += 1
         try:
             for s in stmts:
@@ -369,13 +399,20 @@ class Lowering(Expressions, Loops):
                     and isinstance(s, syntax.Assign) and s.targets[0].id == checked
                 checked = self._checked_name(s)
                 written, given = writes(s), self._literal_given(s)
-                out.extend(self.stmt(s, scope, pending, deleting))
+                self.checks, self.current = [], s
+                lowered = self.stmt(s, scope, pending, deleting)
+                if self.checks and checked is not None and len(lowered) == 1 and isinstance(lowered[0], syntax.Assign) \
+                        and isinstance(lowered[0].value, syntax.Name) and lowered[0].value.id == checked:
+                    lowered = []  # `q = q` after the check that `q` is bound
+                out.extend(self.checks)  # reads of `s` checked when the program runs, before it
+                out.extend(lowered)
                 for name in written:
                     self.literals.pop(name, None)
                 if given is not None:
                     self.literals[given[0]] = given[1]
         finally:
             self.literals = outer
+            self.checks, self.current = outer_checks, outer_current
             self.depth -= 1
         return with_checks(out)
 
@@ -418,8 +455,29 @@ class Lowering(Expressions, Loops):
     def stmt(self, s, scope, pending, deleting=False):
         value = getattr(s, "value", None) if isinstance(s, (syntax.Assign, syntax.Expr)) else None
         op = self.op_of(value)
-        if op in ("cond", "while_loop", "for_range", "for_iter"):
-            return getattr(self, op)(s, value, scope, pending)
+        if op == "cond":
+            return self.cond(s, value, scope, pending)
+        if op in ("while_loop", "for_range", "for_iter"):
+            with self.crooked_code():
+                return getattr(self, op)(s, value, scope, pending)
+        if isinstance(s, (syntax.If, syntax.While, syntax.For, syntax.With, syntax.Try)):
+            with self.crooked_code():
+                return self.python_stmt(s, scope, pending, deleting)
+        return self.python_stmt(s, scope, pending, deleting)
+
+    @contextlib.contextmanager
+    def crooked_code(self):
+        """Lowers code that may run other than once where the function's own statements reach
+        it (see ``self.crooked``)."""
+        self.crooked += 1
+        try:
+            yield
+        finally:
+            self.crooked -= 1
+
+    def python_stmt(self, s, scope, pending, deleting=False):
+        value = getattr(s, "value", None) if isinstance(s, (syntax.Assign, syntax.Expr)) else None
+        op = self.op_of(value)
         if op == "undefined" and isinstance(s, syntax.Assign):
             name = s.targets[0].id
             bound = scope.bound(name) and not scope.get(name).undefined
@@ -591,20 +649,57 @@ class Lowering(Expressions, Loops):
                 return error, on_true
         return None
 
-    def raise_if(self, pred, error, call):
+    def raise_if(self, pred, error, call, where=None):
         """``with raise_if(pred, lambda: error, 'file:line'):``, its block the statements
         after it (``with_checks``)."""
-        where = f"{self.ctx.filename}:{getattr(call, 'lineno', 0)}"
+        where = where or f"{self.ctx.filename}:{getattr(call, 'lineno', 0)}"
         check = syntax.call(self.helper(helpers.RAISE_IF), [pred, syntax.lambda_(error), syntax.constant(where)])
         new = syntax.With(items=[syntax.withitem(context_expr=check, optional_vars=None)], body=[], type_comment=None)
         setattr(new, CHECK, True)
         return syntax.copy_location(new, call)
 
+    def checked_read(self, e, scope, truth):
+        """``ops.assigned(q)``, a read of ``q``, which a staged ``if`` assigns on one side only
+        (``one_sided``): where the read is among the function's own statements and comes
+        first in its statement (``evaluated_first``), the statement and the rest of the
+        function run in ``with raise_if(jnp.logical_not(q_bound), lambda: UnboundLocalError(...)):``,
+        which raises what the runtime raises where Python raises (a Python flag decides now;
+        a traced one is checked when the program runs, see ``helpers.RAISE_IF``); from there
+        on ``q`` is bound. Elsewhere the check would count where that code does not run, or
+        after what Python does first: refused (``standalone-unbound-read``)."""
+        name = e.args[0].id
+        val = scope.get(name)
+        if val.flag is not None and val.flag[0] == name and val.flag[1] == CHECKED:
+            return self.expr(e.args[0], scope, truth)
+        harmless = self.harmless_load
+        if not (val.flag is not None and val.flag[0] == name and self.checks_when_run() and self.current is not None
+                and evaluated_first(self.current, e, harmless)):
+            raise self.refuse("standalone-unbound-read", e, **self.flagged[name])
+        at = next((kw.value.value for kw in e.keywords if kw.arg == "at" and isinstance(kw.value, syntax.Constant)), None)
+        at = at or f"{self.ctx.filename}:{getattr(e, 'lineno', 0)}"
+        filename, _, line = at.rpartition(":")
+        message = str(errors.make("unbound-after-loop", name=name, where=f"{sites.display_filename(filename)}:{line}"))
+        error = syntax.call("UnboundLocalError", [syntax.constant(message)])
+        self.checks.append(self.raise_if(self.jnp("logical_not", [syntax.name(val.flag[1])]), error, e, where=at))
+        scope.set(name, replace(val, flag=(name, CHECKED)))
+        return self.expr(e.args[0], scope, truth)
+
+    def harmless_load(self, node) -> bool:
+        """An attribute of a module (``jnp.abs``) or an expression of number literals that
+        Python evaluates without error (``0.25 or 2.0``): no error, no effect."""
+        if isinstance(node, (syntax.UnaryOp, syntax.BinOp, syntax.BoolOp, syntax.Compare, syntax.IfExp)):
+            return literal_value(node) is not NOT_LITERAL
+        while isinstance(node, syntax.Attribute):
+            node = node.value
+        if not isinstance(node, syntax.Name):
+            return False
+        return node.id == self.ops or type(self.ctx.resolve(node.id)).__name__ == "module"
+
     def user_function(self, s, scope):
         """A nested ``def`` of the user's: its parameters are traced."""
         values = {p: TRACED for p in syntax.param_names(s.args)}
         self.definitions[id(s)] = (syntax.deepcopy(s.body), flat(scope))
-        with self.staging(None):  # runs when it is called
+        with self.staging(None), self.crooked_code():  # runs when it is called
             s.body = self.block(s.body, scope.child(values))
         scope.set(s.name, STATIC)
         self.functions[s.name] = s
@@ -704,10 +799,10 @@ class Lowering(Expressions, Loops):
             t_scope, f_scope = scope.copy(), scope.copy()
             # Runs as Python does, when Python does (within staged code, `self.failing` stays).
             known = folded(test)
-            with self.dead_if(known is False):
+            with self.dead_if(known is False), self.crooked_code():
                 body = self.block(without_cells(without_return(t_def.body), syntax.param_names(t_def.args), operands),
                                   t_scope, branch=True)
-            with self.dead_if(known is True):
+            with self.dead_if(known is True), self.crooked_code():
                 orelse = self.block(without_cells(without_return(f_def.body), syntax.param_names(f_def.args), operands),
                                     f_scope, branch=True)
             scope.merge(t_scope, f_scope)
@@ -740,7 +835,7 @@ class Lowering(Expressions, Loops):
         self.no_functions_carried(params + list(out_names), s, call)
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
-        prelude = self.one_sided(site, out_names, t_vals, f_vals, s) if self.final else []
+        prelude, flagged = self.one_sided(site, out_names, t_vals, f_vals, s, (t_def, f_def)) if self.final else ([], [])
         for n, a, b in zip(out_names, t_vals, f_vals):
             differ = structures_differ(a, b)
             if differ is None:
@@ -761,6 +856,10 @@ class Lowering(Expressions, Loops):
                 fn_def.args.args = [a for a in fn_def.args.args if a.id not in unbound]
         for n, val in zip(out_names, self.unify_returns(t_def, f_def, out_names, t_vals, f_vals)):
             scope.set(n, val)
+        if flagged:
+            targets = self.flag_outputs(t_def, f_def, targets, out_names, flagged, s)
+            for n, flag in zip([n for n in flagged if n.flag], assigned_names(targets)[len(out_names):]):
+                scope.set(n.name, replace(scope.get(n.name), flag=(n.name, flag)))
         callee = self.cond_callee(t_vals, f_vals)
         new = syntax.call(callee, [test, syntax.name(t_def.name), syntax.name(f_def.name)] + operands)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
@@ -826,23 +925,141 @@ class Lowering(Expressions, Loops):
             stmt = syntax.assign(syntax.Tuple(elts=targets, ctx=syntax.Store()), syntax.Tuple(elts=values, ctx=syntax.Load()))
         return prelude + [syntax.copy_location(stmt, s)]
 
-    def one_sided(self, site, names, t_vals, f_vals, s):
-        """Outputs a branch may leave unbound: the runtime's error if one branch never
-        assigns them, unless Python binds them before every read (the unbound side left by
-        a jump); then they need a value of the other side's type before the ``if``."""
-        prelude = []
+    def one_sided(self, site, names, t_vals, f_vals, s, defs):
+        """Outputs a branch may leave unbound. Where Python binds them before every read (the
+        unbound side left by a jump: a return value, ...), a value of the other side's type
+        before the ``if``. Else, as the runtime does (it carries a ``MaybeBound``), a flag:
+        the ``if`` also gives whether the branch it ran bound the variable, and a read of it
+        checks the flag when the program runs (``checked_read``); the side that does not
+        bind it gives zeros of the other side's type (``flag_outputs``). Returns the
+        statements before the ``if`` and the ``Flagged`` outputs.
+
+        A flag is sound only where the ``if`` runs once when the function's own statements
+        reach it -- among them or in branches of staged ``if``s among them, not in a loop,
+        a Python ``if`` (whose other side leaves the flag unset), a ``try`` or a nested
+        function -- and where what this analysis knows of the branches is sure (``unsure``);
+        elsewhere this refuses it as before (``if-one-sided``, the runtime's words)."""
+        prelude, flagged = [], []
         for n, a, b in zip(names, t_vals, f_vals):
+            jumped = n in site.always_bound or n in self.ctx.pending
+            unsure = self.unsure(defs, n)
+            if not jumped and n not in self.generated and self._flag_of(a) != self._flag_of(b) \
+                    and not (a.undefined and a != UNDEFINED or b.undefined and b != UNDEFINED):
+                if UNDEFINED in (a, b):  # one side never assigns it
+                    side, other = ("`if`", "`else`") if b.undefined else ("`else`", "`if`")
+                    refusal = dict(side=side, other=other, **self.about(site, n))
+                    if self.crooked or unsure:
+                        raise self.refuse("if-one-sided", s, **refusal)
+                    self.flagged.setdefault(n, refusal)
+                    given = b if a == UNDEFINED else a
+                    if not self.zero_typed(given):
+                        raise self.refuse("if-one-sided", s, **refusal)
+                    flagged.append(Flagged(n, self._flag_of(a), self._flag_of(b), given))
+                elif not self.crooked and not unsure:  # bound on both sides, on one side by its flag only
+                    flagged.append(Flagged(n, self._flag_of(a), self._flag_of(b), None))
+                continue  # (in crooked code the output loses the flag: a read is refused)
             if not (a.undefined or b.undefined):
                 continue
             known = UNDEFINED in (a, b) and not (a.undefined and b.undefined)  # one side never assigns it
-            if n not in site.always_bound and n not in self.ctx.pending and known:
+            if not jumped and known:
                 side, other = ("`if`", "`else`") if b.undefined else ("`else`", "`if`")
-                # The runtime stages it with a check when the program runs; plain JAX has none.
                 raise self.refuse("if-one-sided", s, side=side, other=other, **self.about(site, n))
             if not known:  # unbound on some paths only, which the runtime tells apart when it runs
                 raise self.refuse("standalone-one-sided", s, **self.about(site, n))
-            prelude += self.initial_value(n, b if a.undefined else a, s, "standalone-one-sided", site)
-        return prelude
+            given = b if a.undefined else a
+            if self.zero(given) is None and self.zero_typed(given) and a.undefined != b.undefined and not unsure:
+                # A type --standalone does not know: the jumping side gives zeros of the other's.
+                flagged.append(Flagged(n, a != UNDEFINED, b != UNDEFINED, given, flag=False))
+                continue
+            prelude += self.initial_value(n, given, s, "standalone-one-sided", site)
+        shaped = [any(n.given is not None and n.bound[side] is False and self.python_zero(n.given) is None
+                      for n in flagged) for side in (0, 1)]
+        if all(shaped):  # each side would trace the other to find its types, without end
+            n = next(n for n in flagged if n.given is not None)
+            code, fields = ("if-one-sided", self.flagged[n.name]) if n.flag else \
+                ("standalone-one-sided", self.about(site, n.name))
+            raise self.refuse(code, s, **fields)
+        return prelude, flagged
+
+    @staticmethod
+    def unsure(defs, name) -> bool:
+        """Do the branch functions ``defs`` hold code after which this analysis may take
+        ``name`` to be bound where Python may not have bound it -- a ``try`` (an exception
+        skips the rest of its body), a Python loop (it may run no iteration), a ``with`` --
+        or hand ``name`` to a closure (``nonlocal name``)? A flag there could say True for
+        an unbound variable, and the variable, no longer an operand, be unbound in the
+        output; the old form (a value given before the ``if``) is kept or refused."""
+        kinds = (syntax.Try, syntax.For, syntax.While, syntax.With)
+        return any(isinstance(node, kinds) or isinstance(node, syntax.Nonlocal) and name in node.names
+                   for fn_def in defs for node in syntax.walk(fn_def))
+
+    @staticmethod
+    def _flag_of(val):
+        """What the output knows of whether Python bound a variable of Val ``val``: False
+        (unbound), True (bound), or the name of its flag."""
+        if val == UNDEFINED:
+            return False
+        if val.flag is not None and val.flag[1] != CHECKED:
+            return val.flag[1]
+        return True
+
+    def zero_typed(self, val) -> bool:
+        """Can the branch that leaves a variable unbound give zeros of ``val``'s type (an
+        array, a number, None or a container of them; not a string or a function)?"""
+        if val.container:
+            return val.elts is not None and all(self.zero_typed(v) for v in val.elts) or val.traced and val.ctype != "dict"
+        return val.traced or val.kind in NUMERIC or val.none
+
+    def flag_outputs(self, t_def, f_def, targets, names, flagged, where):
+        """Each branch of the staged ``if`` also returns, for each ``Flagged`` output, whether
+        it bound the variable (``True``, ``False`` or a flag it got from an ``if`` inside);
+        the side that leaves one unbound gives zeros of the other side's type: a Python
+        zero where that is a Python number (weakly typed, as the other side's value), else
+        from ``jax.eval_shape`` of the other branch, called at its start with the branch's
+        operands (the other branch is traced once more; nothing it does while traced runs
+        twice that the output would show -- a staged body has no such effects). Returns the
+        ``if``'s targets with the flags' names added::
+
+            def if_true(a):                          def if_false(a):
+                q = a * 2.0                              q = 0.0
+                return (a, q, True)                      return (a, q, False)
+
+            a, q, q_bound = jax.lax.cond(a > 0, if_true, if_false, a)
+        """
+        flags = [syntax.name(self.new_name(f"{n.name}_bound"), "store") for n in flagged if n.flag]
+        for fn_def, other, side in ((t_def, f_def, 0), (f_def, t_def, 1)):
+            ret = fn_def.body[-1] if fn_def.body else None
+            if not isinstance(ret, syntax.Return) or ret.value is None or (
+                    len(names) > 1 and not (isinstance(ret.value, syntax.Tuple) and len(ret.value.elts) == len(names))):
+                raise self.refuse("standalone-op", where, call=f"{self.ops}.cond(...) whose branch does not return its outputs")
+            values = list(ret.value.elts) if len(names) > 1 else [ret.value]
+            zeros, types = [], None
+            for n in flagged:
+                if n.given is None or n.bound[side] is not False:
+                    continue
+                zero = self.python_zero(n.given)
+                if zero is None:
+                    if types is None:
+                        types = self.new_name(f"{other.name}_types")
+                        params = [syntax.name(p) for p in syntax.param_names(fn_def.args)]
+                        shapes = syntax.call(self.ref("jax.eval_shape"), [syntax.name(other.name)] + params)
+                        fn_def.body.insert(0, syntax.copy_location(syntax.assign(syntax.name(types, "store"), shapes), ret))
+                    item = syntax.Subscript(value=syntax.name(types), slice=syntax.constant(names.index(n.name)),
+                                            ctx=syntax.Load())
+                    zero = syntax.call(self.ref("jax.tree.map"), [self.ref("jax.numpy.zeros_like"), item])
+                zeros.append(syntax.copy_location(syntax.assign(syntax.name(n.name, "store"), zero), ret))
+            flag_values = [syntax.name(b) if isinstance(b, str) else syntax.constant(b)
+                           for b in (n.bound[side] for n in flagged if n.flag)]
+            ret.value = syntax.Tuple(elts=values + flag_values, ctx=syntax.Load())
+            fn_def.body[-1:-1] = zeros
+        outputs = [targets] if isinstance(targets, syntax.Name) else list(targets.elts)
+        return syntax.Tuple(elts=outputs + flags, ctx=syntax.Store())
+
+    def python_zero(self, val):
+        """A Python zero of ``val``'s kind where ``val`` is a Python number or weakly typed, else None."""
+        if val.container or val.undefined or val.kind not in NUMERIC or not val.is_weak:
+            return None
+        return syntax.constant({"bool": False, "int": 0, "float": 0.0, "complex": 0j}[val.kind])
 
     def initial_value(self, name, val, where, code, site):
         """``name = 0.0``: a first value for a variable the staged code carries before Python

@@ -478,3 +478,76 @@ def walk_own(stmt):
     for child in syntax.iter_child_nodes(stmt):
         if not isinstance(child, _SCOPES):
             yield from walk_own(child)
+
+
+# ----------------------------------------------------------------------------- evaluation order
+_FOUND, _CLEAN, _EFFECT = "found", "clean", "effect"
+
+
+def evaluated_first(stmt, target, harmless) -> bool:
+    """Is ``target``, an expression of ``stmt``, evaluated on every run of ``stmt`` before
+    anything of it that may raise or have an effect? Only loads of names and constants,
+    displays of them and nodes ``harmless(node)`` allows (``jnp.abs``) may come first; not
+    under an operand that short-circuits, a side of a conditional expression, a lambda or a
+    comprehension. (A check put before ``stmt`` then fails where Python's read does.)
+
+        y = abs(q) + g(x)     -> True for q          y = g(x) + q     -> False for q
+    """
+    if isinstance(stmt, (syntax.Assign, syntax.AnnAssign, syntax.Expr, syntax.Return)):
+        root = stmt.value
+    elif isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name):
+        root = stmt.value  # (the target's load comes first: a name)
+    elif isinstance(stmt, (syntax.If, syntax.While)):
+        root = stmt.test
+    elif isinstance(stmt, syntax.For):
+        root = stmt.iter
+    else:
+        return False
+    return root is not None and _first(root, target, harmless) == _FOUND
+
+
+def _first(node, target, harmless):
+    if node is target:
+        return _FOUND
+    if isinstance(node, (syntax.Name, syntax.Constant)) or harmless(node):
+        return _CLEAN
+    order = _in_order(node)
+    if order is None:
+        return _EFFECT
+    for child, always in order:
+        if not always:
+            return _EFFECT  # evaluated only sometimes, before the target or holding it
+        found = _first(child, target, harmless)
+        if found != _CLEAN:
+            return found
+    return _CLEAN if isinstance(node, (syntax.Tuple, syntax.List, syntax.NamedExpr)) else _EFFECT
+
+
+def _in_order(node):
+    """The children of an expression in the order Python evaluates them, each with whether
+    it is evaluated whenever the node is; None for a node not modelled here."""
+    if isinstance(node, syntax.BinOp):
+        return [(node.left, True), (node.right, True)]
+    if isinstance(node, syntax.UnaryOp):
+        return [(node.operand, True)]
+    if isinstance(node, syntax.Call):
+        if any(isinstance(a, syntax.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        return [(node.func, True)] + [(a, True) for a in node.args] + [(k.value, True) for k in node.keywords]
+    if isinstance(node, syntax.Subscript):
+        return [(node.value, True), (node.slice, True)]
+    if isinstance(node, syntax.Attribute):
+        return [(node.value, True)]
+    if isinstance(node, syntax.Compare):
+        return [(node.left, True)] + [(c, i == 0) for i, c in enumerate(node.comparators)]
+    if isinstance(node, syntax.BoolOp):
+        return [(v, i == 0) for i, v in enumerate(node.values)]
+    if isinstance(node, syntax.IfExp):
+        return [(node.test, True), (node.body, False), (node.orelse, False)]
+    if isinstance(node, (syntax.Tuple, syntax.List)):
+        return None if any(isinstance(e, syntax.Starred) for e in node.elts) else [(e, True) for e in node.elts]
+    if isinstance(node, syntax.Slice):
+        return [(p, True) for p in (node.lower, node.upper, node.step) if p is not None]
+    if isinstance(node, syntax.NamedExpr):
+        return [(node.value, True)]
+    return None

@@ -71,6 +71,13 @@ class Val:
     # A float computed from a value whose dtype nothing declares (`a * 0.5` for an argument
     # `a`): float32 or float64, weakly typed or not, as that argument turns out.
     unsized: bool = False
+    # (name, flag): the variable ``name`` is bound in the output (zeros, maybe) but Python may
+    # find it unbound, exactly where the output's boolean variable ``flag`` is False -- the
+    # flag a staged one-sided ``if`` gives (``Lowering.one_sided``); flag ``CHECKED``: a read
+    # of it at the top of the function checked it, so it is bound from there on. Kept only
+    # where both values agree (``join``) and by the variable it is about (``Scope.set``):
+    # where it is lost, a read of the variable is refused.
+    flag: tuple | None = None
 
     @property
     def is_weak(self) -> bool:
@@ -85,7 +92,7 @@ class Val:
 
     def join(self, other: "Val") -> "Val":
         if self == UNDEFINED or other == UNDEFINED:  # unbound on one path: the other's type
-            return replace(other if self == UNDEFINED else self, undefined=True)
+            return replace(other if self == UNDEFINED else self, undefined=True, flag=None)
         elts = None
         if self.elts is not None and other.elts is not None and len(self.elts) == len(other.elts):
             elts = tuple(a.join(b) for a, b in zip(self.elts, other.elts))
@@ -104,10 +111,12 @@ class Val:
             ctype=self.ctype if self.ctype == other.ctype else None,
             items=self.items if self.items == other.items else None,
             unsized=self.unsized or other.unsized,
+            flag=self.flag if self.flag == other.flag else None,
         )
 
 
 STATIC = Val()
+CHECKED = ""  # see Val.flag
 
 TRACED = Val(traced=True)
 
@@ -159,6 +168,8 @@ class Scope:
         return False
 
     def set(self, name: str, val: Val) -> None:
+        if val.flag is not None and val.flag[0] != name:  # another variable's flag (`y = q`)
+            val = replace(val, flag=None)
         self.values[name] = val
 
     def copy(self) -> "Scope":
@@ -426,6 +437,7 @@ def weak_into_strong(entry: Val, out: Val) -> bool:
 
 def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
     """The Val of a staged ``if``'s output whose branches give ``a`` and ``b``."""
+    a_given, b_given = a, b
     if a == UNDEFINED:
         a = b
     if b == UNDEFINED:
@@ -439,7 +451,8 @@ def staged_output(a: Val, b: Val, cast_a=None, cast_b=None) -> Val:
     return Val(traced=True, kind=kind, weak=weak, container=a.container and b.container, elts=elts,
                ndim=a.ndim if a.ndim == b.ndim else None, stacked=a.stacked or b.stacked,
                like=a.like if a.like == b.like else None, items=a.items if a.items == b.items else None,
-               unsized=kind == "float" and (a.unsized or b.unsized or None in (a.kind, b.kind)))
+               unsized=kind == "float" and (a.unsized or b.unsized or None in (a.kind, b.kind)),
+               flag=a.flag if a.flag == b.flag and UNDEFINED not in (a_given, b_given) else None)
 
 
 def flat(scope: Scope) -> dict:
@@ -474,7 +487,7 @@ def carried(val: Val, sized: bool = False) -> Val:
         return val
     elts = tuple(carried(v, sized) for v in val.elts) if val.container and val.elts is not None else None
     return Val(traced=True, kind=val.kind, container=val.container, weak=val.is_weak, ndim=val.ndim, elts=elts,
-               like=val.like, unsized=val.unsized and not sized)
+               like=val.like, unsized=val.unsized and not sized, flag=val.flag)
 
 
 def item_of(val: Val) -> Val:
