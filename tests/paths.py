@@ -90,25 +90,35 @@ def agrees(expected: Outcome, got: Outcome, path: str, allow_refusal: bool = Tru
             return None
         if expected.error is None:
             return f"raised {type(err).__name__}: {err}; Python returned {expected.value!r}"
-        if isinstance(err, type(expected.error)):
-            return None
         runtime_check = isinstance(err, jax.errors.JaxRuntimeError) and "autolax/ops/checks.py" in str(err)
-        if runtime_check and path != "autolax.jit" and _names_error_of_kind(str(err), type(expected.error)):
-            return None  # plain jax.jit: the failed check surfaces as JAX's runtime error
-        return f"raised {type(err).__name__}: {err}; Python raised {type(expected.error).__name__}: {expected.error}"
+        if not (isinstance(err, type(expected.error)) or runtime_check and path != "autolax.jit"
+                and _names_error_of_kind(str(err), type(expected.error))):
+            # (plain jax.jit: a failed check surfaces as JAX's runtime error)
+            return f"raised {type(err).__name__}: {err}; Python raised {type(expected.error).__name__}: {expected.error}"
+        # It may stop before Python's last print (an error while tracing comes before the
+        # program runs), but never prints what Python did not.
+        got_lines, expected_lines = got.printed.splitlines(), expected.printed.splitlines()
+        if len(got_lines) > len(expected_lines) or not _same_printed(got_lines, expected_lines[:len(got_lines)]):
+            return f"printed {got.printed!r} before raising; Python printed {expected.printed!r}"
+        return None
     if expected.error is not None:
         return f"returned {got.value!r}; Python raised {type(expected.error).__name__}: {expected.error}"
     e_leaves, e_tree = jax.tree_util.tree_flatten(expected.value)
     g_leaves, g_tree = jax.tree_util.tree_flatten(got.value)
-    if len(e_leaves) != len(g_leaves):
+    if len(e_leaves) != len(g_leaves) or e_tree != g_tree:
         return f"returned {got.value!r}; Python returned {expected.value!r}"
     for e, g in zip(e_leaves, g_leaves):
         if not np.allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=1e-5, atol=1e-6,
                            equal_nan=True):
             return f"returned {got.value!r}; Python returned {expected.value!r}"
-    if got.printed.split() != expected.printed.split() and _numbers(got.printed) != _numbers(expected.printed):
+    if not _same_printed(got.printed.splitlines(), expected.printed.splitlines()):
         return f"printed {got.printed!r}; Python printed {expected.printed!r}"
     return None
+
+
+def _same_printed(got_lines, expected_lines) -> bool:
+    got, expected = "\n".join(got_lines), "\n".join(expected_lines)
+    return got.split() == expected.split() or _numbers(got) == _numbers(expected)
 
 
 def _names_error_of_kind(message, kind) -> bool:

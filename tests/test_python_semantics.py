@@ -1907,3 +1907,105 @@ def test_a_raise_in_a_helper_that_the_callers_try_catches_is_refused(x, tmp_path
         autolax.jit(catches_what_a_helper_raises)(x)
     # A try that does not catch it leaves the staged raise alone: Python's answer.
     check_all_paths(raises_what_a_helper_raises_past_a_try, x, tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- prints after a failed check
+def prints_after_a_raise(x):
+    print("start", x)
+    if x > 0:
+        raise ValueError("positive")
+    print("after", x)
+    return x
+
+
+def prints_in_a_loop_after_a_raise(xs):
+    total = 0.0
+    for x in xs:
+        if x > 2:
+            raise ValueError("too big")
+        print("item", x)
+        total = total + x
+    print("total", total)
+    return total
+
+
+def prints_then_reads_unbound(x):
+    if x > 0:
+        y = x * 2
+    print("between")  # Python prints this, then fails at the read
+    return y + 1
+
+
+def prints_after_a_helper_raises(x):
+    y = _checked_helper(x)
+    print("after the helper", y)
+    return y
+
+
+@pytest.mark.parametrize("fn, args", [
+    (prints_after_a_raise, (1.0,)), (prints_after_a_raise, (-1.0,)),
+    (prints_in_a_loop_after_a_raise, (np.array([1.0, 3.0, 1.0, 5.0], np.float32),)),
+    (prints_in_a_loop_after_a_raise, (np.array([1.0, 2.0, 1.0], np.float32),)),
+    (prints_then_reads_unbound, (1.0,)), (prints_then_reads_unbound, (-1.0,)),
+    (prints_after_a_helper_raises, (3.0,)), (prints_after_a_helper_raises, (-3.0,)),
+])
+def test_a_program_that_fails_a_check_prints_only_what_python_printed(fn, args, tmp_path):
+    # autolax.jit printed "after 1.0" (and every later iteration's line) before raising the
+    # check's error: the check fails when the program runs, and the prints after it ran too.
+    # A staged print now prints only where no check before it failed; a staged loop whose
+    # body checks and prints skips its body once one failed.
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+def test_prints_after_a_failed_check_under_vmap_follow_each_lane(capsys):
+    # Compiled, every lane runs on: a lane whose check failed prints nothing after it (the
+    # call raises; whether the other lanes' later prints appear first depends on when the
+    # failed check's callback stops the program)
+    for _ in range(3):
+        with pytest.raises(Exception, match="positive"):
+            jax.jit(jax.vmap(autolax.convert(prints_after_a_raise)))(jnp.array([1.0, -1.0, 2.0]))
+        jax.effects_barrier()
+        printed = [p for p in capsys.readouterr().out.split("\n") if p]
+        assert "after 1.0" not in printed and "after 2.0" not in printed
+        assert set(printed) <= {"start 1.0", "start -1.0", "start 2.0", "after -1.0"}
+    jax.jit(jax.vmap(autolax.convert(prints_after_a_raise)))(jnp.array([-1.0, -2.0]))
+    jax.effects_barrier()
+    assert sorted(p for p in capsys.readouterr().out.split("\n") if p) == ["after -1.0", "after -2.0",
+                                                                           "start -1.0", "start -2.0"]
+
+
+# ----------------------------------------------------------------------------- a returned list of appends
+def returns_the_list(xs, n):
+    out = []
+    for i in range(n):
+        out.append(xs[i] * 2.0)
+    return out, [len(out)]
+
+
+def returns_the_list_in_a_tuple(xs):
+    rows, last = [], 0.0
+    for x in xs:
+        rows.append(x + last)
+        last = x
+    rows.append(-1.0)
+    return (rows, last)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (returns_the_list, (np.arange(4.0, dtype=np.float32), 3)),
+    (returns_the_list, (np.arange(4.0, dtype=np.float32), 0)),
+    (returns_the_list_in_a_tuple, (np.arange(3.0, dtype=np.float32),)),
+])
+def test_a_returned_list_of_appends_is_a_list(fn, args, tmp_path):
+    # 12b6a96: autolax.jit returned autolax's StackedList (shown as "[3 items]", not a list)
+    static = (1,) if fn is returns_the_list else ()
+    check_all_paths(fn, *args, static_argnums=static, tmp_dir=tmp_path)
+    out = autolax.jit(fn, static_argnums=static)(*args)
+    assert type(out[0]) is list and type(fn(*args)[0]) is list
+    # under vmap each item holds every lane, as vmap of the Python function gives
+    batch = np.stack([args[0], args[0] + 10.0])
+    got = jax.vmap(autolax.convert(fn), in_axes=(0,) + (None,) * (len(args) - 1))(batch, *args[1:])
+    want = [fn(row, *args[1:]) for row in batch]
+    assert type(got[0]) is list and len(got[0]) == len(want[0][0])
+    for k, item in enumerate(got[0]):
+        np.testing.assert_allclose(np.asarray(item), [w[0][k] for w in want])

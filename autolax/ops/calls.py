@@ -11,10 +11,11 @@ import types
 import weakref
 
 import jax
+import numpy as np
 
 from autolax import compat, errors, plan, transforms
 from autolax.libraries import is_bound_method, is_library_callable
-from autolax.ops import report
+from autolax.ops import checks, report
 from autolax.ops.lists import key_order, restore_order
 from autolax.ops.state import Undefined, any_tracer
 
@@ -200,10 +201,12 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - rep
     order = key_order(args)  # the flattening sorts dict keys; print shows insertion order
     dynamic = [i for i, x in enumerate(leaves) if isinstance(x, (jax.Array, compat.Tracer))]
 
-    def show(*values):
+    def show(failed, *values):
+        if failed is not None and bool(np.any(np.asarray(failed))):
+            return  # a check before it failed: Python stopped there and never printed this
         out = list(leaves)
         for i, v in zip(dynamic, values):
             out[i] = v
         builtins.print(*restore_order(jax.tree_util.tree_unflatten(treedef, out), order), sep=sep, end=end, file=file or sys.stdout, flush=flush)
 
-    jax.debug.callback(show, *[leaves[i] for i in dynamic], ordered=True)
+    jax.debug.callback(show, checks.failed_so_far(), *[leaves[i] for i in dynamic], ordered=True)

@@ -117,15 +117,58 @@ class Failures:
 _collector: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_collector", default=None)
 
 
+# Per staged body being traced, innermost last: (the enclosing body's pending checks, how
+# many it had when this body began; or, for a body at the top of the traced function,
+# None and the flag ``_Running.failed`` held then). ``failed_so_far`` reads it.
+_enclosing: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_enclosing", default=())
+
+
 @contextlib.contextmanager
 def collecting():
     """While a staged body is traced: its checks are collected (a list of ``Failures``)."""
     pending: list = []
+    outer = _collector.get()
+    if outer is not None:
+        level = (outer, len(outer))
+    else:
+        running = _running.get()
+        level = (None, running.failed if running is not None else None)
     token = _collector.set(pending)
+    level_token = _enclosing.set(_enclosing.get() + (level,))
     try:
         yield pending
     finally:
+        _enclosing.reset(level_token)
         _collector.reset(token)
+
+
+def failed_so_far():
+    """Did a check staged before this point, on the path the program takes to it, fail? A
+    traced boolean, or None where no check comes before. (A staged ``print`` prints only if
+    not: Python stopped at that check.) Checks of a loop's earlier iterations are not among
+    them: a staged loop whose body checks and prints skips its body once one failed."""
+    parts = []
+    pending = _collector.get()
+    if pending is None:
+        running = _running.get()
+        return running.failed if running is not None else None
+    parts.append(first(pending))
+    for outer, held in reversed(_enclosing.get()):
+        if outer is None:
+            if held is not None:
+                parts.append(held)
+            break
+        parts.append(first(outer[:held]))
+    flags = [p if not isinstance(p, Failures) else p.code > 0 for p in parts if p is not None]
+    if not flags:
+        return None
+    failed = flags[0]
+    for flag in flags[1:]:
+        try:
+            failed = jnp.logical_or(failed, flag)
+        except Exception:  # noqa: BLE001 - a value of another trace (a transform's body)
+            pass
+    return failed
 
 
 def mark():

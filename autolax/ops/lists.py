@@ -245,11 +245,43 @@ class StackedList:
 
 
 def _flatten(lst):
-    return tuple(p for _, p in lst._segments), tuple(k for k, _ in lst._segments)
+    # Each stacked block's rank, as traced: a block with one more axis when it comes back is
+    # batched (``jax.vmap``'s outputs carry the batch axis first).
+    kinds = tuple((k, None if k == "items" else getattr(jax.tree_util.tree_leaves(p)[0], "ndim", None))
+                  for k, p in lst._segments)
+    return tuple(p for _, p in lst._segments), kinds
 
 
 def _unflatten(kinds, payloads):
-    return StackedList([(k, list(p) if k == "items" else p) for k, p in zip(kinds, payloads)])
+    if _computed(payloads):
+        return _plain_list(kinds, payloads)
+    return StackedList([(k, list(p) if k == "items" else p) for (k, _), p in zip(kinds, payloads)])
+
+
+def _computed(payloads) -> bool:
+    """Are these the values a program computed (concrete arrays, as ``jax.jit`` or
+    ``jax.vmap`` return them), not tracers or shapes?"""
+    leaves = jax.tree_util.tree_leaves(payloads)
+    return all(isinstance(x, (jax.Array, np.ndarray, np.generic)) and not isinstance(x, compat.Tracer)
+               for x in leaves)
+
+
+def _plain_list(kinds, payloads) -> list:
+    """The Python list a list appended to in a staged loop is, once the program has run: what
+    the original Python returns (``jax.jit(f)(...)`` of a function returning such a list gives
+    a ``list``, not autolax's ``StackedList``). Its items are the rows of the stacked blocks
+    (under ``jax.vmap``, along their second axis: each item holds every lane)."""
+    out = []
+    for (kind, ndim), payload in zip(kinds, payloads):
+        if kind == "items":
+            out.extend(payload)
+            continue
+        first = jax.tree_util.tree_leaves(payload)[0]
+        batched = ndim is not None and first.ndim == ndim + 1
+        length = first.shape[1] if batched else first.shape[0]
+        for k in range(length):
+            out.append(tree_map_ordered((lambda a, k=k: a[:, k]) if batched else (lambda a, k=k: a[k]), payload))
+    return out
 
 
 jax.tree_util.register_pytree_node(StackedList, _flatten, _unflatten)

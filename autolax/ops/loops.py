@@ -1004,15 +1004,26 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     else:
         k0, k_end, item_of = 0, seq.length, seq.item
 
-    def step(k, x, carry):
-        """One iteration: (new carry, per-iteration outputs). The carry ends with the failure
-        code when the body has checks."""
+    def iterate(k, x, carry):
         __tracebackhide__ = True
         item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(item_of(k, x)), item_avals)]
         new, extras, failures = body_traced(item + list(carry[:n]), state)
         if checked:
             new = [*new, _first_code(carry[n], failures, 0)]
-        return list(new), extras
+        return list(new), list(extras)
+
+    def skip(k, x, carry):
+        return list(carry), [jnp.zeros(a.shape, a.dtype) for a in body_traced.extras]
+
+    def step(k, x, carry):
+        """One iteration: (new carry, per-iteration outputs). The carry ends with the failure
+        code when the body has checks. A body that checks and prints is skipped once a check
+        failed (the loop forms that go on after it: scan, fori_loop): Python stopped there,
+        and never printed what the later iterations print."""
+        __tracebackhide__ = True
+        if checked and body_traced.jaxpr.effects:
+            return lax.cond(carry[n] == 0, iterate, skip, k, x, list(carry))
+        return iterate(k, x, carry)
 
     def stop_test(carry, guard=False):
         """A test run after each iteration (``test: after``): does ``carry`` stop the loop?"""
