@@ -2501,3 +2501,28 @@ def test_traced_and_inside_a_try_with_finally_is_converted(tmp_path):
     original, converted = load(path, "guarded"), load(out, "guarded_sa")
     for a, b in [(1.0, 2.0), (1.0, -2.0), (-1.0, 2.0)]:
         assert_close(original.f(a, b), jax.jit(converted.f)(a, b))
+
+
+def test_a_return_in_a_handler_of_a_type_not_known_is_not_left_unbound(tmp_path):
+    # Fuzzer seed 2464 (reduced): the early `return` sits in an `except` handler that does not
+    # run; the jumping side's zeros were made inside the handler only, and the output read the
+    # return value unbound after the `try` (UnboundLocalError where Python returns).
+    source = textwrap.dedent("""\
+        def f(a, xs):
+            try:
+                y = xs[0] * 2
+            except ValueError:
+                if a > 0:
+                    return a, xs
+                y = 1.0
+            return y, xs
+        """)
+    path = tmp_path / "handler_return.py"
+    path.write_text(source)
+    original = load(path, "handler_return")
+    out = tmp_path / "handler_return_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    standalone = load(out, "handler_return_standalone")
+    xs = np.array([1.5, 2.0, 3.0], np.float32)
+    for a in (1.0, -1.0):
+        assert_close(original.f(a, xs), jax.jit(standalone.f)(a, xs))

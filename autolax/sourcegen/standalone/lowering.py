@@ -967,8 +967,12 @@ class Lowering(Expressions, Loops):
             if not known:  # unbound on some paths only, which the runtime tells apart when it runs
                 raise self.refuse("standalone-one-sided", s, **self.about(site, n))
             given = b if a.undefined else a
-            if self.zero(given) is None and self.zero_typed(given) and a.undefined != b.undefined and not unsure:
+            if (self.zero(given) is None and self.zero_typed(given) and a.undefined != b.undefined and not unsure
+                    and not self.crooked):
                 # A type --standalone does not know: the jumping side gives zeros of the other's.
+                # Not where the `if` may not run when the function's statements reach it (a
+                # `try` handler, a Python `if`, a loop: fuzzer seed 2464): the value read after
+                # the jump's `cond` would be unbound on the path that skips it.
                 flagged.append(Flagged(n, a != UNDEFINED, b != UNDEFINED, given, flag=False))
                 continue
             prelude += self.initial_value(n, given, s, "standalone-one-sided", site)
