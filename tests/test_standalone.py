@@ -2327,15 +2327,6 @@ def python_list(a, b):
     return s, h
 
 
-def in_a_branch(xs, t):
-    s = 0.0
-    if t > 0:
-        for i in range(3):
-            s = s + xs[i]
-        s = s * i
-    return s
-
-
 def in_a_try(xs, t):
     s = 0.0
     try:
@@ -2361,7 +2352,6 @@ def test_a_loops_own_target_read_after_it_is_the_last_item(tmp_path, capfd):
                  "    if min(len(xs), len(ys)) > 0:\n        k = min(len(xs), len(ys)) - 1",
                  "    if len(m) > 0:\n        a = m[-1][0]\n        b = m[-1][1]",
                  "    if len(xs) > 0:\n        h = xs[-1]\n    h = h + n",
-                 "        s = jax.lax.fori_loop(0, 3, loop_body, s)\n        i = 2\n        s = s * i",
                  "        if len(xs) > 0:\n            h = xs[-1]\n        if len(xs) > 3:"):
         assert line in text
     assert "h_values = jax.lax.scan(" in text  # reassigned in the body: collected
@@ -2378,7 +2368,6 @@ def test_a_loops_own_target_read_after_it_is_the_last_item(tmp_path, capfd):
         "with_else": [(xs, jnp.float32(3.0)), (empty, jnp.float32(3.0))],
         "reassigned": [(xs,), (empty,)],
         "python_list": [(jnp.float32(1.0), jnp.float32(2.0))],
-        "in_a_branch": [(xs, jnp.float32(1.0)), (xs, jnp.float32(-1.0))],
         "in_a_try": [(xs, jnp.float32(1.0)), (xs[:2], jnp.float32(9.0)), (empty, jnp.float32(1.0))],
     }
     for name, arg_sets in cases.items():
@@ -2401,6 +2390,11 @@ def test_a_loops_own_target_read_after_it_is_the_last_item(tmp_path, capfd):
     # while tracing the branch, also where Python does not take it.
     ("def f(xs, t):\n    s = 0.0\n    if t > 0:\n        for x in xs:\n            s = s + x\n        s = s - x\n    return s\n",
      "x:4"),
+    # A range of literals in a staged branch too: converting the branch traces code Python may
+    # not run, which --standalone cannot stage as failing only when taken (fuzzer seed 3225:
+    # a `pop` of an emptied list further in that branch raised while tracing).
+    ("def f(xs, t):\n    s = 0.0\n    if t > 0:\n        for i in range(3):\n            s = s + xs[i]\n        s = s * i\n"
+     "    return s\n", "i:4"),
 ])
 def test_a_loop_target_whose_last_value_is_not_known_is_still_refused(source, name):
     name, _, line = name.partition(":")  # "x:4": the loop is on line 4

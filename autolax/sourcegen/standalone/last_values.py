@@ -52,10 +52,10 @@ changes, or a range with traced bounds), and the function is then lowered with v
 collected only (and, refused again, as written).
 
 Unlike collecting, this is done also in the functions the front end writes (loop bodies,
-branches), but where the output stages such a function, only for a sequence known to have
-items (a range of literals): there, ``if len(xs) > 0: h = xs[-1]`` would leave ``h`` unbound
-while tracing a branch Python may not take, and the read after it would raise where Python
-does not.
+branches), but not where the output stages such a function (``Loops.for_loop`` refuses it
+there): ``if len(xs) > 0: h = xs[-1]`` would leave ``h`` unbound while tracing a branch
+Python may not take, and converting such a body traces code Python may never run, which
+--standalone cannot stage as failing only when taken (fuzzer seed 3225).
 """
 
 from __future__ import annotations

@@ -351,14 +351,15 @@ class Loops:
         # A range of literals with no item (`range(3, 0, 2)`): Python runs no iteration, and
         # the runtime stages nothing (a lax loop would trace the body, which may fail there).
         never = seq.kind == "range" and seq.length() == 0
-        taken, guarded = getattr(call, last_values.ITEMS, ((), False))
-        if taken and (not staged or changes or never or not seq.static_trip or test is not None
-                      or guarded and self.staged):
+        taken, _ = getattr(call, last_values.ITEMS, ((), False))
+        if taken and (not staged or changes or never or not seq.static_trip or test is not None or self.staged):
             # The code after the loop reads its target from the sequence (``last_values``):
-            # right for a staged loop over every item of a sequence of static length only. In
-            # a staged body, `if len(xs) > 0: x = xs[-1]` would leave `x` unbound while
-            # tracing where Python may not run the code at all (a branch not taken): there,
-            # only a sequence known to have items (a range of literals) is read so.
+            # right for a staged loop over every item of a sequence of static length only, and
+            # not in a staged body: there `if len(xs) > 0: x = xs[-1]` would leave `x` unbound
+            # while tracing where Python may not run the code at all (a branch not taken), and
+            # converting such a body traces code Python may never run, which --standalone
+            # cannot stage as failing only when taken (fuzzer seed 3225: a `pop` of an
+            # emptied list in a branch Python does not take).
             exc = self.refuse("standalone-first-assigned", b_def, **self.about(site, taken[0]))
             setattr(exc, last_values.OF_REWRITE, True)
             raise exc
