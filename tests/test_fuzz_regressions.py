@@ -1327,3 +1327,22 @@ def test_the_first_failing_check_is_the_error_raised(tmp_path):
     for _ in range(5):
         with pytest.raises(UnboundLocalError):
             autolax.jit(two_checks_fail, static_argnums=(0,))(0.0, 0, xs)
+
+
+def handler_loops_then_returns(x):
+    # Fuzzer seed 7373 (reduced): the handler's staged loop binds `k`; the handler's copy
+    # after the `try` (`passes.caught_raises`) passed `k` to its `cond` unbound, because the
+    # conversion took `k` as bound for every statement after the handler.
+    try:
+        if x > 1.0:
+            raise ValueError("big")
+    except ValueError:
+        k = 0.0
+        while k < x:
+            k += 1.0
+    return k
+
+
+@pytest.mark.parametrize("x", [2.5, 0.5])
+def test_a_name_a_handler_binds_is_maybe_bound_after_the_try(x, tmp_path):
+    check_all_paths(handler_loops_then_returns, x, tmp_dir=tmp_path)

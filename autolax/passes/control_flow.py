@@ -439,18 +439,29 @@ class _FunctionConverter:
             node.body = self.block(node.body)
             self.caught = caught
         elif isinstance(node, syntax.Try):
+            # What the body, the `else` or a handler binds may not be bound after the `try`
+            # (the body may stop at an exception; a handler runs only on one): for the
+            # statements after it the scope knows only what was bound before it and what the
+            # `finally` binds (fuzzer seed 7373: a handler's `k3`, then a staged read).
+            scope = self.scopes[-1]
+            before = set(scope.bound)
             in_try, self.in_try = self.in_try, True
             caught = self.caught
             blocks = staged_caught(node, caught, self.ctx.ops)
             self.caught = blocks["body"]
             node.body = self.block(node.body)
             self.in_try = in_try
-            for field in ("orelse", "finalbody"):
-                self.caught = blocks[field]
-                setattr(node, field, self.block(getattr(node, field)))
+            self.caught = blocks["orelse"]
+            node.orelse = self.block(node.orelse)
+            scope.bound = set(before)
+            self.caught = blocks["finalbody"]
+            node.finalbody = self.block(node.finalbody)
+            after = set(scope.bound)
             self.caught = blocks["handlers"]
             for handler in node.handlers:
+                scope.bound = set(before)
                 handler.body = self.block(handler.body)
+            scope.bound = after
             self.caught = caught
         return [node]
 
