@@ -2520,3 +2520,57 @@ def test_a_return_in_a_handler_of_a_type_not_known_is_not_left_unbound(tmp_path)
     xs = np.array([1.5, 2.0, 3.0], np.float32)
     for a in (1.0, -1.0):
         assert_close(original.f(a, xs), jax.jit(standalone.f)(a, xs))
+
+
+def test_a_return_value_given_a_zero_in_a_handler_that_did_not_run_is_not_read_after_the_try(tmp_path):
+    # Fuzzer seed 7374 (reduced): the staged loop in the `except` handler gave the return value
+    # a zero before it, in the handler; the handler does not run, and the output read the
+    # return value unbound after the `try` (UnboundLocalError where Python returns 2). What a
+    # handler binds may be unbound after the `try`: --standalone refuses the function, which
+    # --all leaves as it is (and plain jax.jit runs, the handler not running).
+    source = textwrap.dedent("""\
+        def f(a, xs):
+            try:
+                t = 1.5
+            except ValueError:
+                for x in xs:
+                    if a > 0:
+                        return 1
+            return 2
+        """)
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "refused.py", Options(only=("f",), standalone=True))
+    assert "the return value has a value on only one path through the `if` at refused.py:8" in str(info.value)
+    path = tmp_path / "handler_zero.py"
+    path.write_text(source)
+    out = tmp_path / "handler_zero_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    original, standalone = load(path, "handler_zero"), load(out, "handler_zero_standalone")
+    xs = np.array([1.5, 2.0, 3.0], np.float32)
+    for a in (1.0, -1.0):
+        assert_close(original.f(a, xs), jax.jit(standalone.f)(a, xs))
+
+
+def test_a_loop_target_read_from_its_sequence_under_an_if_may_be_unbound_after_it(tmp_path):
+    # Fuzzer seed 8259 (reduced, `n` static): `for i in range(n)` staged, then
+    # `if len(range(n)) > 0: i = range(n)[-1]` (last_values); the scope took `i` as bound after
+    # that Python `if`, so the later operand of a traced `or` -- which Python does not evaluate
+    # when the first is true -- read it unbound with n = 0 (UnboundLocalError where Python
+    # returns True). A name one side of a Python `if` binds may be unbound after it: the read
+    # in the operand, which the output evaluates whatever the first, is refused (in the words
+    # of the function as the front end wrote it, where the loop leaves `i` unbound).
+    source = textwrap.dedent("""\
+        def f(a, n, xs):
+            for i in range(n):
+                a = a + xs[i]
+            return a > 0 or i > 0
+        """)
+    options = Options(only=("f",), standalone=True, static=("f.n",))
+    with pytest.raises(ConversionError) as info:
+        convert_source(source, "refused.py", options)
+    assert info.value.code == "operand-fails"
+    assert "the operand after `or` at refused.py:4 raised UnboundLocalError: cannot access local variable 'i'" \
+        in str(info.value)
+    path = tmp_path / "last_item.py"
+    path.write_text(source)
+    assert load(path, "last_item").f(1.0, 0, np.zeros(3, np.float32)) is True

@@ -546,20 +546,42 @@ class Lowering(Expressions, Loops):
             if s.value is not None:
                 s.value, _ = self.expr(s.value, scope)
             return [s]
-        if isinstance(s, (syntax.If, syntax.While)):
+        if isinstance(s, syntax.If):
             s.test, _ = self.expr(s.test, scope, truth=True)
             # Runs as Python does, when Python does -- within code staged where Python may not
             # run it, that holds still (`self.failing` stays), except on a side that never runs.
-            known = folded(s.test) if isinstance(s, syntax.If) else None
+            # After it, a name one side binds may be unbound (the other side ran): the scope
+            # joins both sides (fuzzer seed 8259: `if len(range(n)) > 0: i2 = range(n)[-1]`
+            # left `i2` taken as bound, and a later operand of a traced `or`, which Python
+            # does not evaluate, read it unbound).
+            known = folded(s.test)
+            t_scope, f_scope = scope.copy(), scope.copy()
             with self.dead_if(known is False):
-                s.body = self.block(s.body, scope, branch=isinstance(s, syntax.If))
+                s.body = self.block(s.body, t_scope, branch=True)
             with self.dead_if(known is True):
-                s.orelse = self.block(s.orelse, scope, branch=isinstance(s, syntax.If))
+                s.orelse = self.block(s.orelse, f_scope, branch=True)
+            ran = t_scope if known is True else f_scope if known is False else None
+            if ran is not None:
+                scope.values.update(ran.values)
+            else:
+                scope.merge(t_scope, f_scope)
             return [s]
-        if isinstance(s, syntax.For):
-            s.iter, val = self.expr(s.iter, scope)
-            self.bind(s.target, item_of(val), scope)
-            s.body, s.orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+        if isinstance(s, (syntax.While, syntax.For)):
+            # A Python loop may run its body no time, and its `else` not at all (a `break`):
+            # after it, what they bind may be unbound.
+            if isinstance(s, syntax.While):
+                s.test, _ = self.expr(s.test, scope, truth=True)
+            else:
+                s.iter, val = self.expr(s.iter, scope)
+            body = scope.copy()
+            if isinstance(s, syntax.For):
+                self.bind(s.target, item_of(val), body)
+            s.body = self.block(s.body, body)
+            after = scope.copy()
+            after.merge(scope.copy(), body)
+            orelse = after.copy()
+            s.orelse = self.block(s.orelse, orelse)
+            scope.merge(after, orelse)
             return [s]
         if isinstance(s, syntax.With):
             for item in s.items:
@@ -569,10 +591,24 @@ class Lowering(Expressions, Loops):
             s.body = self.block(s.body, scope)
             return [s]
         if isinstance(s, syntax.Try):
-            for field in ("body", "orelse", "finalbody"):
-                setattr(s, field, self.block(getattr(s, field), scope))
+            # The body may stop at any statement, and a handler runs only on an exception:
+            # a handler starts from what was bound before the body or after it, and after
+            # the `try` a name the body, the `else` or a handler binds may be unbound
+            # (fuzzer seed 7374: the return value given a zero in a handler that did not
+            # run was read after the `try`). The `finally` runs on every path.
+            done = scope.copy()
+            s.body = self.block(s.body, done)
+            started = scope.copy()
+            started.merge(scope.copy(), done)
+            s.orelse = self.block(s.orelse, done)
             for handler in s.handlers:
-                handler.body = self.block(handler.body, scope)
+                caught = started.copy()
+                handler.body = self.block(handler.body, caught)
+                joined = done.copy()
+                joined.merge(done.copy(), caught)
+                done = joined
+            scope.values.update(done.values)
+            s.finalbody = self.block(s.finalbody, scope)
             return [s]
         if isinstance(s, syntax.Delete) and self.staged:
             self.staged_delete(s, scope)
