@@ -2574,3 +2574,59 @@ def test_a_loop_target_read_from_its_sequence_under_an_if_may_be_unbound_after_i
     path = tmp_path / "last_item.py"
     path.write_text(source)
     assert load(path, "last_item").f(1.0, 0, np.zeros(3, np.float32)) is True
+
+
+def test_a_last_value_of_a_loop_that_may_not_run_is_not_read_in_a_staged_branch(tmp_path, capfd):
+    # Fuzzer seed 9934 (reduced): `k` is first assigned in a loop of static trip count, so
+    # after it `if len(k_values) > 0: k = k_values[-1]`; with n == 0 that leaves `k` unbound,
+    # and the staged branch that reads it (which Python does not take) raised NameError while
+    # traced where Python returns. --standalone refuses the read, as the runtime stages it.
+    source = textwrap.dedent("""\
+        def f(x, n, ys):
+            for j in range(n):
+                k = 0
+                while k < 2:
+                    k += 1
+                    ys = ys + k
+            if x > 100:
+                x = x + k
+            return x, ys
+        """)
+    result = convert_source(source, "m.py", Options(all=True, standalone=True, static=("n",)))
+    assert [w for w in result.warnings if "'f' is left as it is" in w and "a read of 'k' in a staged body, where "
+            "Python may find it unbound" in w], result.warnings
+    path = tmp_path / "last_value_unbound.py"
+    path.write_text(source)
+    original = load(path, "last_value_unbound")
+    out = tmp_path / "last_value_unbound_standalone.py"
+    out.write_text(result.text)
+    left = load(out, "last_value_unbound_standalone")
+    ys = np.array([1.0, 2.0], np.float32)
+    for x, n in ((np.float32(1.0), 0), (np.float32(1.0), 2), (np.float32(200.0), 2)):
+        _same_outcome(original.f, left.f, (x, n, ys), capfd)  # left as it is: Python's outcome
+
+
+def test_a_flag_a_handler_sets_stays_traced_after_the_try(tmp_path):
+    # Fuzzer seed 9808 (reduced): after the `try`, the lowering took the names to hold what
+    # the handler left (`break_ = True`, a Python bool) and wrote `if not break_:` on the
+    # loop's traced flag (TracerBoolConversionError where Python returns).
+    source = '''\
+def f(a, n, xs, ys):
+    c = ys[0]
+    if n < 1:
+        for y in xs:
+            try:
+                ys[(c - n) % 4] += ys.sum()
+            except ValueError:
+                break
+            for h in ys:
+                c = abs(h) - ys.sum()
+    return ys, c
+'''
+    original, standalone, text = _python_and_standalone(tmp_path, source, "handler_flag")
+    assert "if not break_" not in text.split("def f(")[-1]
+    xs = np.array([3.5, -1.5, -4.0], np.float32)
+    for n in (0, 2):
+        ys = np.array([-1, -1, -1, 5], np.int32)
+        expected = original.f(np.float32(1.5), np.int32(n), xs, ys.copy())  # (changes its `ys` in place)
+        assert_close(expected, jax.jit(standalone.f)(np.float32(1.5), np.int32(n), xs, ys.copy()))
