@@ -451,6 +451,14 @@ MESSAGES = {
         "{fix}",
         "#the-rules-semantics",
     ),
+    "callee-unconverted": Message(
+        TracedValueError,
+        "'{name}' is called from converted code with traced values, but autolax could not convert it, so it "
+        "runs as written, and {reason}: JAX has no concrete value to give Python there.\n"
+        "Why '{name}' was not converted: {why}",
+        "rewrite '{name}' as the reason above says, so that autolax converts it; or {fix}",
+        "#the-rules-semantics",
+    ),
     "raise-leaves-no-return": Message(
         StagedEffectError,
         "{error} is raised at {where} when the program reaches it, and on the other path there no statement "
