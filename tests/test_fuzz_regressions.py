@@ -1346,3 +1346,36 @@ def handler_loops_then_returns(x):
 @pytest.mark.parametrize("x", [2.5, 0.5])
 def test_a_name_a_handler_binds_is_maybe_bound_after_the_try(x, tmp_path):
     check_all_paths(handler_loops_then_returns, x, tmp_dir=tmp_path)
+
+
+def breaks_in_finally(n):
+    # Not convertible (`break` in `finally`): runs as written when called from converted code.
+    k = 0
+    while True:
+        if k > n:  # n traced: JAX's TracerBoolConversionError
+            pass
+        try:
+            pass
+        except ValueError:
+            return n
+        finally:
+            break
+
+
+def calls_an_unconvertible_helper(n, xs, ys):
+    # Fuzzer seed 7222 (reduced).
+    return (1 if breaks_in_finally(n) == xs[ys[3]] else ys[1]) == n
+
+
+def test_an_unconvertible_callee_that_needs_a_concrete_value_is_refused(tmp_path):
+    # autolax.jit and jax.jit(convert) raised JAX's TracerBoolConversionError from the helper,
+    # which runs as written; now autolax's TracedValueError names it and why it runs so.
+    args = (np.int32(2), np.array([0.0, -2.0, -0.5, -1.5], np.float32), np.array([0, -3, 4, 3], np.int32))
+    check_all_paths(calls_an_unconvertible_helper, *args, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError) as info:
+        autolax.jit(calls_an_unconvertible_helper)(*args)
+    line = breaks_in_finally.__code__.co_firstlineno + 4
+    assert ("'breaks_in_finally' is called from converted code with traced values, but autolax could not "
+            f"convert it, so it runs as written, and line {line} uses a traced value as a Python bool" in str(info.value))
+    assert "a `break` in a `finally` block discards the exception" in str(info.value)
+    assert "Fix: rewrite 'breaks_in_finally' as the reason above says" in str(info.value)
