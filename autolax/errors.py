@@ -554,7 +554,7 @@ MESSAGES = {
     "fails-after-check": Message(
         StagedEffectError,
         "{stmt} ran as a Python loop ({reason}), and an iteration raised {error} while traced, after a "
-        "`raise` / `assert` of an earlier iteration that is checked when the program runs:\n    {source}\n"
+        "`raise` / `assert` (of this iteration or an earlier one) that is checked when the program runs:\n    {source}\n"
         "Python raises whichever comes first, which only the running program knows",
         "make the loop safe to run whatever the values (keep indices in range, do not take items from an "
         "empty list), or call the function through autolax.jit, which then runs it as Python to find "
