@@ -282,7 +282,7 @@ def convert_callee(fn):
     try:
         return _convert_function(fn)
     except (SourceUnavailable, ConversionError) as exc:
-        _FAILED_CALLEES[fn] = True
+        _FAILED_CALLEES[fn] = exc.one_line() if isinstance(exc, ConversionError) else str(exc)
         if isinstance(exc, ConversionError) or report.is_strict():
             warnings.warn(
                 f"autolax could not convert '{fn.__qualname__}', called from converted code; it runs "
@@ -293,7 +293,7 @@ def convert_callee(fn):
         return fn
 
 
-_calls.set_converter(convert_callee)
+_calls.set_converter(convert_callee, _FAILED_CALLEES.get)
 
 
 def _forget_conversions():

@@ -451,6 +451,14 @@ MESSAGES = {
         "{fix}",
         "#the-rules-semantics",
     ),
+    "callee-unconverted": Message(
+        TracedValueError,
+        "'{name}' is called from converted code with traced values, but autolax could not convert it, so it "
+        "runs as written, and {reason}: JAX has no concrete value to give Python there.\n"
+        "Why '{name}' was not converted: {why}",
+        "rewrite '{name}' as the reason above says, so that autolax converts it; or {fix}",
+        "#the-rules-semantics",
+    ),
     "raise-leaves-no-return": Message(
         StagedEffectError,
         "{error} is raised at {where} when the program reaches it, and on the other path there no statement "
@@ -546,7 +554,7 @@ MESSAGES = {
     "fails-after-check": Message(
         StagedEffectError,
         "{stmt} ran as a Python loop ({reason}), and an iteration raised {error} while traced, after a "
-        "`raise` / `assert` of an earlier iteration that is checked when the program runs:\n    {source}\n"
+        "`raise` / `assert` (of this iteration or an earlier one) that is checked when the program runs:\n    {source}\n"
         "Python raises whichever comes first, which only the running program knows",
         "make the loop safe to run whatever the values (keep indices in range, do not take items from an "
         "empty list), or call the function through autolax.jit, which then runs it as Python to find "

@@ -735,7 +735,7 @@ def test_an_error_in_a_python_loop_after_an_earlier_iterations_check(xs, tmp_pat
     check_all_paths(pops_after_a_check, 1.0, xs, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
     if len(xs) == 3:
         with pytest.raises(autolax.StagedEffectError, match=r"ran as a Python loop .* an iteration raised IndexError: "
-                           r"pop from empty list while traced, after a `raise` / `assert` of an earlier iteration"):
+                           r"pop from empty list while traced, after a `raise` / `assert` \(of this iteration or an earlier one\)"):
             jax.jit(autolax.convert(pops_after_a_check))(1.0, xs)
 
 
@@ -1346,3 +1346,63 @@ def handler_loops_then_returns(x):
 @pytest.mark.parametrize("x", [2.5, 0.5])
 def test_a_name_a_handler_binds_is_maybe_bound_after_the_try(x, tmp_path):
     check_all_paths(handler_loops_then_returns, x, tmp_dir=tmp_path)
+
+
+def breaks_in_finally(n):
+    # Not convertible (`break` in `finally`): runs as written when called from converted code.
+    k = 0
+    while True:
+        if k > n:  # n traced: JAX's TracerBoolConversionError
+            pass
+        try:
+            pass
+        except ValueError:
+            return n
+        finally:
+            break
+
+
+def calls_an_unconvertible_helper(n, xs, ys):
+    # Fuzzer seed 7222 (reduced).
+    return (1 if breaks_in_finally(n) == xs[ys[3]] else ys[1]) == n
+
+
+def test_an_unconvertible_callee_that_needs_a_concrete_value_is_refused(tmp_path):
+    # autolax.jit and jax.jit(convert) raised JAX's TracerBoolConversionError from the helper,
+    # which runs as written; now autolax's TracedValueError names it and why it runs so.
+    args = (np.int32(2), np.array([0.0, -2.0, -0.5, -1.5], np.float32), np.array([0, -3, 4, 3], np.int32))
+    check_all_paths(calls_an_unconvertible_helper, *args, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError) as info:
+        autolax.jit(calls_an_unconvertible_helper)(*args)
+    line = breaks_in_finally.__code__.co_firstlineno + 4
+    assert ("'breaks_in_finally' is called from converted code with traced values, but autolax could not "
+            f"convert it, so it runs as written, and line {line} uses a traced value as a Python bool" in str(info.value))
+    assert "a `break` in a `finally` block discards the exception" in str(info.value)
+    assert "Fix: rewrite 'breaks_in_finally' as the reason above says" in str(info.value)
+
+
+def asserts_then_pops(a, xs, ys):
+    # Fuzzer seed 8911 (reduced): the inner loop's `else` asserts (a check when the program
+    # runs), then the outer body pops from an empty list while staged.
+    queue = []
+    if xs.sum() > 1.5:
+        for h4 in ys:
+            for h3 in ys:
+                pass
+            else:
+                assert a < a
+            queue.pop(0)
+    return a
+
+
+def test_an_error_staging_a_loop_body_after_its_check_runs_the_loop_in_python(tmp_path):
+    # The outer loop's staged body raised IndexError (the pop) after staging the assert; the
+    # error went on, and the branch was staged as raising IndexError when taken, so autolax.jit
+    # raised it where Python fails the assert first. Now the loop runs in Python: autolax.jit
+    # raises AssertionError, plain jax.jit refuses (`fails-after-check`).
+    args = (np.float32(2.5), np.array([-4.0, 2.0, 3.5, 2.0], np.float32), np.array([0, 0, 5, 3], np.int32))
+    check_all_paths(asserts_then_pops, *args, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(asserts_then_pops, *args, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+    with pytest.raises(autolax.StagedEffectError, match=r"ran as a Python loop \(`IndexError: pop from empty list` "
+                       r"was raised while staging its body, after a check\), and an iteration raised IndexError"):
+        jax.jit(autolax.convert(asserts_then_pops))(*args)

@@ -23,12 +23,17 @@ from autolax.ops.state import Undefined, any_tracer
 # autolax is imported (the runtime does not import the front end). Until then -- and for code
 # written by ``autolax convert`` that imports ``autolax.ops`` alone -- callees run as written.
 _converter = None
+# ``why_unconverted(fn)``: why autolax could not convert the user function ``fn``, which then
+# runs as written (None: it was converted, or never tried).
+_why_unconverted = None
 
 
-def set_converter(convert) -> None:
-    """Installs ``convert(fn) -> converted fn`` for ``ops.call`` (done by ``autolax.api``)."""
-    global _converter
+def set_converter(convert, why_unconverted=None) -> None:
+    """Installs ``convert(fn) -> converted fn`` for ``ops.call`` (done by ``autolax.api``),
+    and ``why_unconverted(fn) -> str | None`` for a callee that could not be converted."""
+    global _converter, _why_unconverted
     _converter = convert
+    _why_unconverted = why_unconverted
 
 
 def converted(f):
@@ -117,12 +122,48 @@ def call(f, *args, **kwargs):
         if transforms.is_transform(f):
             args, kwargs = transforms.convert_arguments(f, args, kwargs, converted_argument)
             return f(*args, **kwargs)
-        if not report.in_staged_body():
-            return converted(f)(*args, **kwargs)
-        with _recursion_guard(f):
-            return converted(f)(*args, **kwargs)
+        g = converted(f)
+        guard = _recursion_guard(f) if report.in_staged_body() else contextlib.nullcontext()
+        with _unconverted_callee(f, g), guard:
+            return g(*args, **kwargs)
     finally:
         _calling.reset(token)
+
+
+@contextlib.contextmanager
+def _unconverted_callee(f, g):
+    """A user function that autolax could not convert (``g is f``) runs as written: JAX's
+    error for a traced value it uses as a Python value (``if n > 0:`` with ``n`` traced) is
+    ``TracedValueError`` naming the function and why it was not converted."""
+    why = None
+    if g is f and _why_unconverted is not None and isinstance(f, types.FunctionType):
+        try:
+            why = _why_unconverted(f)
+        except TypeError:
+            why = None
+    if why is None:
+        yield
+        return
+    try:
+        yield
+    except report.TRACER_ERRORS as exc:
+        site = _CalleeSite(f)
+        raise errors.make("callee-unconverted", name=f.__qualname__, why=why,
+                          reason=report.unstageable_reason(exc, site),
+                          fix=report.unstageable_fix(exc) or _STATIC_FIX) from exc
+
+
+_STATIC_FIX = "mark the arguments it needs as Python values static (static_argnums / static_argnames)."
+
+
+
+class _CalleeSite:
+    """Where ``report.unstageable_reason`` looks for the user's line: the callee's file."""
+
+    kind = "call"
+
+    def __init__(self, f):
+        self.filename = f.__code__.co_filename
 
 
 # Whether converted code is calling a function (``ops.call``), which may be converted code too.

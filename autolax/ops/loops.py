@@ -60,7 +60,7 @@ from autolax.ops.state import (
     var_spec,
     write_back,
 )
-from autolax.ops.tracing import cast_to, pack, run_body, staging, trace, unpack
+from autolax.ops.tracing import cast_to, pack, raised_after_check, run_body, staging, trace, unpack
 
 # Errors that mean "this body cannot be staged": the loop runs in Python instead when it can.
 UNSTAGEABLE = (
@@ -327,6 +327,13 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             # of the body assigns has one from the second iteration on).
             reason = report.unstageable_reason(exc.__cause__, site)
             rewrite = report.unstageable_fix(exc.__cause__)
+        elif can_fall_back and raised_after_check(exc) and report.raised_by_user_code(exc):
+            # The body raised this while staged, after a `raise` / `assert` it stages as a check:
+            # when the program runs, the check may fail first. As a Python loop, each
+            # iteration's checks come before its later statements, and the error of whichever
+            # fails first is raised (or refused: `fails-after-check`).
+            reason = f"`{report.python_error(exc)}` was raised while staging its body, after a check"
+            rewrite = None
         else:
             if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
                     and _in_user_code(exc, site)):

@@ -175,6 +175,8 @@ def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=No
             changed = report.check_unchanged(watched, site, failed=True)
             error = fails(exc) if fails is not None and isinstance(exc, Exception) and not changed else None
             if error is None:
+                if isinstance(exc, Exception) and checks.first(pending) is not None:
+                    exc.__autolax_after_check__ = True  # see ``raised_after_check``
                 raise
             failures = checks.first([checks.first(pending), checks.Failures(jnp.int32(1), (lambda: error,))])
             captured.update(out=None, extras=[], makers=failures.makers, raises=True)
@@ -194,6 +196,13 @@ def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=No
         flat_values = jax.tree_util.tree_leaves(value, is_leaf=lambda x: isinstance(x, Undefined))
         leaves.extend(x for leaf, x in zip(spec.leaves, flat_values) if leaf.dynamic)
     return leaves + list(extras) + ([failures.code] if failures is not None else [])
+
+
+def raised_after_check(exc) -> bool:
+    """Was ``exc`` raised, while a staged body was traced, after a check staged earlier in
+    that body (``checks``)? When the program runs, that check may fail first: Python would
+    then raise its error, never getting to ``exc``."""
+    return getattr(exc, "__autolax_after_check__", False)
 
 
 def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None,
