@@ -497,7 +497,7 @@ STANDALONE = {
                 acc += i * x * y
                 return (acc, None)
 
-            acc, _ = jax.lax.scan(loop_body, acc, (jnp.arange(min(len(xs), len(ys))), (xs, ys)))
+            acc, _ = jax.lax.scan(loop_body, acc, (jnp.arange(min(len(xs), len(ys))), (xs[:len(ys)], ys[:len(xs)])))
             return acc
         """,
     ),

@@ -2630,3 +2630,50 @@ def f(a, n, xs, ys):
         ys = np.array([-1, -1, -1, 5], np.int32)
         expected = original.f(np.float32(1.5), np.int32(n), xs, ys.copy())  # (changes its `ys` in place)
         assert_close(expected, jax.jit(standalone.f)(np.float32(1.5), np.int32(n), xs, ys.copy()))
+
+
+ZIP_LENGTHS = '''\
+def dot(xs, ys):
+    total = 0.0
+    for x, y in zip(xs, ys):
+        total = total + x * y
+    return total
+
+
+def nested(xs, ys, zs):
+    total = 0.0
+    for k, (a, (b, c)) in enumerate(zip(xs, zip(ys, zs))):
+        total = total + a * b - c * k
+    return total
+
+
+def last_pair(xs, ys):
+    total = 0.0
+    for x, y in zip(xs, ys):
+        total = total + x * y
+    return x - y, total
+
+
+def stops(xs, ys):
+    total = 0.0
+    for x, y in zip(xs, ys):
+        total = total + x * y
+        if total > 4.0:
+            break
+    return total
+'''
+
+
+def test_zip_of_arrays_of_different_lengths_stops_at_the_shortest(tmp_path, capfd):
+    # `lax.scan` takes xs of one length; Python's zip stops at the shortest argument (as the
+    # runtime does). --standalone used to pass the arrays as they were, and JAX refused.
+    original, standalone, text = _python_and_standalone(tmp_path, ZIP_LENGTHS, "zip_lengths")
+    assert "(xs[:len(ys)], ys[:len(xs)])" in text
+    # (JAX arrays: eager standalone code indexes its sequences with a traced index, which a
+    # NumPy array refuses -- README, Known limitations.)
+    a, b, c = (jnp.arange(n, dtype=jnp.float32) + 1 for n in (3, 5, 4))
+    for name, arg_sets in {"dot": [(a, b), (b, a), (a, a)], "nested": [(a, b, c), (b, c, a), (c, a, b)],
+                           "last_pair": [(a, b), (b, a), (b, c)], "stops": [(a, b), (b, c), (c, a)]}.items():
+        for fn in (getattr(standalone, name), jax.jit(getattr(standalone, name))):
+            for args in arg_sets:
+                _same_outcome(getattr(original, name), fn, args, capfd)

@@ -760,12 +760,23 @@ class Loops:
         return syntax.name(name)
 
     # ------------------------------------------------------------------ iterables
-    def scan_xs(self, node):
+    def scan_xs(self, node, limit=None):
+        """What ``jax.lax.scan`` takes as ``xs`` for iterable ``node``; ``limit``: an expression
+        of the number of items to take (``zip`` stops at its shortest argument, as the runtime
+        does: ``xs[:len(ys)], ys[:len(xs)]``, no operation where the lengths agree)."""
         op = self.op_of(node)
         if op == "zip":
-            return syntax.Tuple(elts=[self.scan_xs(a) for a in node.args], ctx=syntax.Load())
+            parts = []
+            for k, a in enumerate(node.args):
+                others = [self.length(b) for j, b in enumerate(node.args) if j != k]
+                others += [syntax.deepcopy(limit)] if limit is not None else []
+                bound = others[0] if len(others) == 1 else syntax.call(syntax.name("min"), others) if others else None
+                parts.append(self.scan_xs(a, bound))
+            return syntax.Tuple(elts=parts, ctx=syntax.Load())
         if op == "enumerate":
             inner = node.args[0]
+            if limit is not None:
+                inner = self.limited(inner, limit)
             length = self.length(inner)
             if len(node.args) > 1:
                 start = node.args[1]
@@ -773,7 +784,18 @@ class Loops:
             else:
                 index = self.jnp("arange", [length])
             return syntax.Tuple(elts=[index, self.scan_xs(inner)], ctx=syntax.Load())
-        return node
+        return self.limited(node, limit) if limit is not None else node
+
+    def limited(self, node, limit):
+        """``node[:limit]``: the first ``limit`` items of an array (or of ``zip`` / ``enumerate``
+        of arrays)."""
+        if self.op_of(node) in ("zip", "enumerate"):
+            node = syntax.deepcopy(node)
+            n = len(node.args) if self.op_of(node) == "zip" else 1
+            node.args = [self.limited(a, limit) for a in node.args[:n]] + node.args[n:]
+            return node
+        return syntax.Subscript(value=syntax.deepcopy(node), slice=syntax.Slice(lower=None, upper=syntax.deepcopy(limit), step=None),
+                                ctx=syntax.Load())
 
     def length(self, node):
         op = self.op_of(node)
