@@ -1,3 +1,5 @@
+"""``python -m autolax``: the command line (``autolax.cli``)."""
+
 import sys
 
 from autolax.cli import main
