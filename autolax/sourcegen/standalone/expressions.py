@@ -19,7 +19,7 @@ from dataclasses import replace
 from autolax import errors, plan, sites
 from autolax.sites import display_filename
 from autolax.sourcegen.module import LibraryRef
-from autolax.sourcegen.standalone import patterns
+from autolax.sourcegen.standalone import patterns, primitives
 from autolax.sourcegen.standalone.patterns import at_chain
 from autolax.sourcegen.standalone.values import (
     CONTAINER_BUILTINS,
@@ -608,6 +608,21 @@ class Expressions:
                 return False
         return True
 
+    def evaluate_anyway(self, node, scope) -> bool:
+        """May ``node`` (an operand after a traced one of ``and`` / ``or``) be evaluated where
+        Python would skip it? ``plan.evaluate_anyway`` decides, with its effects (``harmless``)
+        and what it traces to (``primitives``)."""
+        found = primitives.traced_to(node, lambda name: self.number_facts(name, scope), self.ops)
+        return plan.evaluate_anyway((name for name, _ in found), not self.harmless(node))
+
+    def number_facts(self, name, scope):
+        """``(traced, scalar)`` for a variable that holds a number, else None (the facts
+        ``primitives.traced_to`` takes)."""
+        val = scope.get(name)
+        if val is None or val.undefined or not val.is_number or val.stacked or val.container:
+            return None
+        return val.traced, val.ndim == 0
+
     # ------------------------------------------------------------------ ops in expressions
     def op_and(self, e, scope, truth):
         return self.logical(e, scope, truth, "and")
@@ -617,7 +632,7 @@ class Expressions:
 
     def logical(self, e, scope, truth, which):
         operands = [e.args[0]] + [lam.body for lam in e.args[1:]]
-        cheap = [self.harmless(o) for o in operands]
+        cheap = [self.evaluate_anyway(o, scope) for o in operands]
         # Python short-circuits while the value so far is static; from the first traced one on, the
         # plan decides how each later operand combines. Those later operands are traced whatever
         # the value turns out to be: lowered as a staged body (`ops.outside` there is refused).

@@ -12,7 +12,7 @@ import contextlib
 from dataclasses import dataclass, replace
 
 from autolax import errors, plan, sites
-from autolax.sourcegen.standalone import breaks, declarations, helpers
+from autolax.sourcegen.standalone import breaks, declarations, helpers, primitives
 from autolax.sourcegen.standalone.expressions import JOINING, READERS, Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
@@ -90,6 +90,19 @@ def folded(test):
     ``2 // 2 > 3``), or None."""
     value = literal_value(test)
     return None if value is NOT_LITERAL else bool(value)
+
+
+def substituted(node, env):
+    """``node`` with each name ``env`` maps replaced by (a copy of) its expression."""
+    if isinstance(node, syntax.Name) and node.id in env:
+        return syntax.deepcopy(env[node.id])
+    node = syntax.deepcopy(node)
+    for field, value in syntax.iter_fields(node):
+        if isinstance(value, list):
+            setattr(node, field, [substituted(v, env) if isinstance(v, syntax.AST) else v for v in value])
+        elif isinstance(value, syntax.expr):
+            setattr(node, field, substituted(value, env))
+    return node
 
 
 class Refs:
@@ -827,10 +840,14 @@ class Lowering(Expressions, Loops):
         targets = s.targets[0] if isinstance(s, syntax.Assign) else None
         out_names = assigned_names(targets)
         test, tval = self.expr(test, scope, truth=True)
-        moves = self.moves(t_def, f_def, out_names, scope)
+        moves = self.moves(t_def, f_def, out_names, operands, scope)
         # A select does not check that the condition is one value, as Python and lax.cond do:
-        # branches that only move values are selected only under a condition known to be one.
-        form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0)
+        # branches are selected only under a condition known to be one. Arithmetic under a
+        # select only outside another staged `if`'s branch, as the runtime decides.
+        cheap_ok = not (self.failing and self.failing[0] == "branch-fails")
+        form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0
+                            and all(plan.select_safe(ops, False, cheap_ok) for ops in moves[1]))
+        moves = moves and moves[0]
         if form == plan.PYTHON:
             t_scope, f_scope = scope.copy(), scope.copy()
             # Runs as Python does, when Python does (within staged code, `self.failing` stays).
@@ -911,31 +928,47 @@ class Lowering(Expressions, Loops):
                                   call=f"{self.ops}.{call.func.attr}(...) carrying the function '{n}' (jax.lax "
                                        "carries arrays only)")
 
-    def moves(self, t_def, f_def, out_names, scope):
-        """If both branches only move values (``flag = True``, ``y = x``): for each output,
-        the (true, false) expressions it ends up with. Else None."""
-        pairs = []
+    def moves(self, t_def, f_def, out_names, operands, scope):
+        """If both branches only assign names (``flag = True``, ``y = x``, ``total += x * x``):
+        for each output, the (true, false) expressions it ends up with (a name a branch
+        assigned, read later in it, stands for the expression it was given), and per branch
+        what its statements trace to (``primitives.traced_to``: ``plan.select_safe`` decides
+        with it). Else None."""
+        pairs, work = [], []
         for fn_def in (t_def, f_def):
-            env = {p: syntax.name(p) for p in syntax.param_names(fn_def.args)}
+            params = syntax.param_names(fn_def.args)
+            env = {p: syntax.name(o.id) for p, o in zip(params, operands)}
+            known = {p: self.number_facts(o.id, scope) for p, o in zip(params, operands)}
+            facts = lambda n: known[n] if n in known else self.number_facts(n, scope)  # noqa: E731
+            ops = []
             for stmt in without_return(fn_def.body):
-                v = stmt.value.operand if isinstance(getattr(stmt, "value", None), syntax.UnaryOp) else getattr(stmt, "value", None)
-                if not (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1
-                        and isinstance(stmt.targets[0], syntax.Name)
-                        and (isinstance(stmt.value, syntax.Name) or isinstance(v, syntax.Constant))):
-                    return None  # computes something (a negative literal is a constant, too)
-                v = stmt.value
-                env[stmt.targets[0].id] = env.get(v.id, v) if isinstance(v, syntax.Name) else v
+                if isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name):
+                    value = stmt.value
+                elif isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name):
+                    value = syntax.BinOp(left=syntax.name(stmt.target.id), op=stmt.op, right=stmt.value)
+                else:
+                    return None  # does something else than assign a name
+                target = stmt.targets[0].id if isinstance(stmt, syntax.Assign) else stmt.target.id
+                ops += primitives.traced_to(value, facts, self.ops)
+                if not plan.select_safe(ops, False):
+                    return None  # no select: nothing to write out
+                known[target] = primitives.result(value, facts, self.ops)
+                env[target] = substituted(value, env)
+                if sum(1 for _ in syntax.walk(env[target])) > 40:
+                    return None  # too complicated to write out
             pairs.append([env.get(n) for n in out_names])
+            work.append(ops)
         out = list(zip(*pairs))
         for v in (v for pair in out for v in pair):
-            val = None if v is None else scope.get(v.id) if isinstance(v, syntax.Name) else self.expr(v, scope)[1]
+            val = None if v is None else scope.get(v.id) if isinstance(v, syntax.Name) else self.expr(syntax.deepcopy(v), scope)[1]
             if val is None or val.undefined or not val.is_number or val.stacked:
                 return None
-        return out
+        return out, work
 
     def select(self, s, test, moves, out_names, scope):
         """``a, b = jnp.where(test, a1, a0), jnp.where(test, b1, b0)``: both branches only move
-        values, so both are evaluated (``plan.SELECT``)."""
+        values or do a little scalar arithmetic (``total = jnp.where(test, total + x * x,
+        total)``), so both are evaluated (``plan.SELECT``)."""
         prelude = []
         selects = sum(syntax.dump(t) != syntax.dump(f) for t, f in moves)
         if selects > 1 and not rereadable(test, set(out_names)):  # evaluate the condition once
@@ -944,7 +977,8 @@ class Lowering(Expressions, Loops):
             test = syntax.name(pred)
         targets, values = [], []
         for name, (t, f) in zip(out_names, moves):
-            vals = [scope.get(v.id) if isinstance(v, syntax.Name) else self.expr(v, scope)[1] for v in (t, f)]
+            lowered = [(v, scope.get(v.id)) if isinstance(v, syntax.Name) else self.expr(v, scope) for v in (t, f)]
+            (t, f), vals = zip(*lowered)
             if syntax.dump(t) == syntax.dump(f):
                 value, val = t, vals[0]
             else:

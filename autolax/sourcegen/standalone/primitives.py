@@ -1,0 +1,95 @@
+"""The primitives an expression of converted code traces to, as far as static analysis knows.
+
+This module supplies facts; ``autolax.plan`` decides with them (``select_safe``: may an
+``if``'s untaken branch run under a select; ``evaluate_anyway``: may the operand after a
+traced ``a`` in ``a and b`` run where Python skips it), with the rules the runtime applies to
+the jaxpr it traces. What is not known here is ``UNKNOWN``, a name outside every set of the
+plan: the answer is then "not allowed", which gives a ``lax.cond`` (always correct).
+
+Known: names and number literals (no primitive: they only move values), ``+ - * & | ^``,
+unary ``- ~``, one comparison (``<``, ``==``, ...), ``ops.not_`` / ``and_`` / ``or_`` of
+those. A division, ``//``, ``%`` or ``**`` gives its primitive (outside the sets); a call,
+subscript, attribute, conditional expression or anything else gives ``UNKNOWN``.
+
+    >>> from autolax.transpile import syntax
+    >>> facts = {"x": (True, True), "n": (False, True)}.get
+    >>> traced_to(syntax.parse_expr("x * x + n"), facts)
+    [('mul', True), ('add', True)]
+    >>> traced_to(syntax.parse_expr("2 * n"), facts)  # Python computes it
+    []
+    >>> traced_to(syntax.parse_expr("x / n > 1"), facts)
+    [('div', True), ('gt', True)]
+"""
+
+from __future__ import annotations
+
+from autolax import plan
+from autolax.transpile import syntax
+
+UNKNOWN = "unknown"  # no primitive: what static analysis cannot tell (never allowed)
+
+_BINARY = {syntax.Add: "add", syntax.Sub: "sub", syntax.Mult: "mul", syntax.BitAnd: "and", syntax.BitOr: "or",
+           syntax.BitXor: "xor", syntax.Div: "div", syntax.FloorDiv: "div", syntax.Mod: "rem", syntax.Pow: "pow"}
+_UNARY = {syntax.USub: "neg", syntax.Invert: "not"}
+_COMPARE = {syntax.Lt: "lt", syntax.LtE: "le", syntax.Gt: "gt", syntax.GtE: "ge", syntax.Eq: "eq", syntax.NotEq: "ne"}
+
+
+def traced_to(node, facts, ops: str = "ops") -> list[tuple[str, bool]]:
+    """The ``(primitive name, result is a scalar)`` pairs evaluating ``node`` traces to, as
+    ``plan.select_safe`` takes them (``plan.evaluate_anyway`` takes their names).
+    ``facts(name)``: ``(traced, scalar)`` for a variable holding a number, None when that is
+    not known (or it is no number: a list, a function...). ``ops``: the name converted code
+    gives autolax's runtime module."""
+    found = []
+    _walk(node, facts, ops, found)
+    return found
+
+
+def result(node, facts, ops: str = "ops") -> tuple[bool, bool]:
+    """``(traced, scalar)`` for the value of ``node`` (``traced_to``'s facts), as far as known."""
+    return _walk(node, facts, ops, [])
+
+
+def _walk(node, facts, ops, found) -> tuple[bool, bool]:
+    """Appends to ``found`` what ``node`` traces to; returns (traced, scalar) for its value."""
+    if isinstance(node, syntax.Constant):
+        if isinstance(node.value, (bool, int, float)):
+            return False, True
+    elif isinstance(node, syntax.Name):
+        known = facts(node.id)
+        if known is not None:
+            return known
+    elif isinstance(node, syntax.BinOp):
+        return _apply(_BINARY.get(type(node.op), UNKNOWN), [node.left, node.right], facts, ops, found)
+    elif isinstance(node, syntax.UnaryOp):
+        return _apply(_UNARY.get(type(node.op), UNKNOWN), [node.operand], facts, ops, found)
+    elif isinstance(node, syntax.Compare) and len(node.ops) == 1:
+        return _apply(_COMPARE.get(type(node.ops[0]), UNKNOWN), [node.left] + node.comparators, facts, ops, found)
+    elif isinstance(node, syntax.Call) and not node.keywords and _op(node, ops) in ("not_", "and_", "or_"):
+        op = _op(node, ops)
+        operands = [node.args[0]] + [a.body if isinstance(a, syntax.Lambda) else None for a in node.args[1:]]
+        if op != "not_" and None not in operands:
+            # The runtime's traced `a and b`: `b` itself, then both combined (a logical
+            # operation, or a `jnp.where` of `a != 0` for numbers): counted at the most.
+            return _apply(op[:-1], operands, facts, ops, found, also=("ne", "select_n"))
+        if op == "not_" and len(operands) == 1:
+            return _apply("not", operands, facts, ops, found, also=("ne",))  # `x != 0` first for numbers
+    found.append((UNKNOWN, False))
+    return True, False
+
+
+def _apply(name, operands, facts, ops, found, also=()):
+    results = [_walk(o, facts, ops, found) for o in operands]
+    traced = any(t for t, _ in results)
+    scalar = all(s for _, s in results)
+    if traced or name not in plan.CHEAP:  # Python computes cheap arithmetic of Python numbers
+        found.extend((n, scalar) for n in (*also, name))
+    return traced, scalar
+
+
+def _op(node, ops):
+    """``'not_'`` for a call ``ops.not_(...)`` of converted code, else None."""
+    func = node.func
+    if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) and func.value.id == ops:
+        return func.attr
+    return None
