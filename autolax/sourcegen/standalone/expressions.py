@@ -669,7 +669,20 @@ class Expressions:
                 node = syntax.call(self.ref("jax.lax.cond"), [self.as_bool(node, val)] + branches[:: 1 if which == "and" else -1])
                 val = Val(traced=True, kind="bool", ndim=0)
             elif form == plan.COND:
-                raise self.refuse("standalone-logical-value", e, op=which, why="its later operands call no functions")
+                # Python's value, `other if a else a` (`and`), under lax.cond: one shape on both
+                # sides, as the runtime's cond needs (else it refuses it), `a` read twice.
+                if val.ndim is None or val.ndim != oval.ndim:
+                    raise self.refuse("standalone-logical-value", e, op=which,
+                                      why="evaluating its later operands where Python would not is harmless, or "
+                                          "under lax.cond when the operands are known to have one shape")
+                first = node
+                if not isinstance(node, (syntax.Name, syntax.Constant)):
+                    temp = self.new_name("operand")
+                    first, node = syntax.NamedExpr(target=syntax.name(temp, "store"), value=node), syntax.name(temp)
+                sides = [(other, oval), (node, val)][:: 1 if which == "and" else -1]
+                callee = self.cond_callee([sides[0][1]], [sides[1][1]])
+                node = syntax.call(callee, [self.as_bool(first, val)] + [syntax.lambda_(n) for n, _ in sides])
+                val = staged_output(sides[0][1], sides[1][1], *casts(sides[0][1], sides[1][1]))
             elif booleans:
                 node = self.jnp(f"logical_{which}", [node, other])
                 val = Val(traced=True, kind="bool", ndim=ndim)

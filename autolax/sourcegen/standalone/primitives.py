@@ -8,8 +8,10 @@ plan: the answer is then "not allowed", which gives a ``lax.cond`` (always corre
 
 Known: names and number literals (no primitive: they only move values), ``+ - * & | ^``,
 unary ``- ~``, one comparison (``<``, ``==``, ...), ``ops.not_`` / ``and_`` / ``or_`` of
-those. A division, ``//``, ``%`` or ``**`` gives its primitive (outside the sets); a call,
-subscript, attribute, conditional expression or anything else gives ``UNKNOWN``.
+those. A division, ``//``, ``%`` or ``**`` gives its primitive (outside the sets; of Python
+numbers by a nonzero literal, none: Python computes it); an item of a traced array at a
+literal place gives ``slice``; a call, another subscript, an attribute, a conditional
+expression or anything else gives ``UNKNOWN``.
 
     >>> from autolax.transpile import syntax
     >>> facts = {"x": (True, True), "n": (False, True)}.get
@@ -60,11 +62,19 @@ def _walk(node, facts, ops, found) -> tuple[bool, bool]:
         if known is not None:
             return known
     elif isinstance(node, syntax.BinOp):
-        return _apply(_BINARY.get(type(node.op), UNKNOWN), [node.left, node.right], facts, ops, found)
+        name = _BINARY.get(type(node.op), UNKNOWN)
+        # Python computes arithmetic of Python numbers: by a nonzero literal it cannot fail.
+        computed = name in ("div", "rem", "pow") and _literal(node.right) not in (None, 0) \
+            and not (name == "pow" and _literal(node.right) < 0)
+        return _apply(name, [node.left, node.right], facts, ops, found, computed=computed)
     elif isinstance(node, syntax.UnaryOp):
         return _apply(_UNARY.get(type(node.op), UNKNOWN), [node.operand], facts, ops, found)
     elif isinstance(node, syntax.Compare) and len(node.ops) == 1:
         return _apply(_COMPARE.get(type(node.ops[0]), UNKNOWN), [node.left] + node.comparators, facts, ops, found)
+    elif isinstance(node, syntax.Subscript) and isinstance(node.value, syntax.Name) \
+            and facts(node.value.id) == (True, False) and isinstance(_literal(node.slice), int):
+        found.append(("slice", False))  # an item of a traced array at a fixed place
+        return True, False
     elif isinstance(node, syntax.Call) and not node.keywords and _op(node, ops) in ("not_", "and_", "or_"):
         op = _op(node, ops)
         operands = [node.args[0]] + [a.body if isinstance(a, syntax.Lambda) else None for a in node.args[1:]]
@@ -78,13 +88,25 @@ def _walk(node, facts, ops, found) -> tuple[bool, bool]:
     return True, False
 
 
-def _apply(name, operands, facts, ops, found, also=()):
+def _apply(name, operands, facts, ops, found, also=(), computed=False):
+    """``computed``: of Python numbers, Python computes it without fail (else only the
+    operations of ``plan.CHEAP`` are taken to)."""
     results = [_walk(o, facts, ops, found) for o in operands]
     traced = any(t for t, _ in results)
     scalar = all(s for _, s in results)
-    if traced or name not in plan.CHEAP:  # Python computes cheap arithmetic of Python numbers
+    if traced or not (computed or name in plan.CHEAP):
         found.extend((n, scalar) for n in (*also, name))
     return traced, scalar
+
+
+def _literal(node):
+    """The number a literal (``3``, ``-0.5``) gives, else None."""
+    if isinstance(node, syntax.UnaryOp) and isinstance(node.op, syntax.USub):
+        value = _literal(node.operand)
+        return None if value is None else -value
+    if isinstance(node, syntax.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
 
 
 def _op(node, ops):
