@@ -6,12 +6,13 @@ traced ``a`` in ``a and b`` run where Python skips it), with the rules the runti
 the jaxpr it traces. What is not known here is ``UNKNOWN``, a name outside every set of the
 plan: the answer is then "not allowed", which gives a ``lax.cond`` (always correct).
 
-Known: names and number literals (no primitive: they only move values), ``+ - * & | ^``,
-unary ``- ~``, one comparison (``<``, ``==``, ...), ``ops.not_`` / ``and_`` / ``or_`` of
-those. A division, ``//``, ``%`` or ``**`` gives its primitive (outside the sets; of Python
-numbers by a nonzero literal, none: Python computes it); an item of a traced array at a
-literal place gives ``slice``; a call, another subscript, an attribute, a conditional
-expression or anything else gives ``UNKNOWN``.
+Known: names and number literals (no primitive: a read only moves a value), ``+ - * & | ^``,
+unary ``- ~``, one comparison (``<``, ``==``, ...; ``is`` is Python's, nothing traced),
+an item of a traced array at a place a number gives (``dynamic_slice``: jnp clamps it), and
+``ops.not_`` / ``and_`` / ``or_`` of those. A division, ``//``, ``%`` or ``**`` gives its
+primitive (outside the sets; of Python numbers by a nonzero literal, none: Python computes
+it). A call, an attribute, a conditional expression, an operation on a value not known to
+be a number, or anything else gives ``UNKNOWN``.
 
     >>> from autolax.transpile import syntax
     >>> facts = {"x": (True, True), "n": (False, True)}.get
@@ -52,15 +53,18 @@ def result(node, facts, ops: str = "ops") -> tuple[bool, bool]:
     return _walk(node, facts, ops, [])
 
 
-def _walk(node, facts, ops, found) -> tuple[bool, bool]:
-    """Appends to ``found`` what ``node`` traces to; returns (traced, scalar) for its value."""
+def _walk(node, facts, ops, found) -> tuple[bool, bool] | None:
+    """Appends to ``found`` what ``node`` traces to; returns (traced, scalar) for its value
+    (None: a value that is not known to be a number, such as a name of a list or of None,
+    whose read traces nothing, but whose use in an operation is ``UNKNOWN``)."""
     if isinstance(node, syntax.Constant):
-        if isinstance(node.value, (bool, int, float)):
-            return False, True
+        return (False, True) if isinstance(node.value, (bool, int, float)) else None
     elif isinstance(node, syntax.Name):
-        known = facts(node.id)
-        if known is not None:
-            return known
+        return facts(node.id)
+    elif isinstance(node, syntax.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (syntax.Is, syntax.IsNot)):
+        for operand in [node.left] + node.comparators:  # Python's `is`: nothing is traced
+            _walk(operand, facts, ops, found)
+        return False, True
     elif isinstance(node, syntax.BinOp):
         name = _BINARY.get(type(node.op), UNKNOWN)
         # Python computes arithmetic of Python numbers: by a nonzero literal it cannot fail.
@@ -72,8 +76,10 @@ def _walk(node, facts, ops, found) -> tuple[bool, bool]:
     elif isinstance(node, syntax.Compare) and len(node.ops) == 1:
         return _apply(_COMPARE.get(type(node.ops[0]), UNKNOWN), [node.left] + node.comparators, facts, ops, found)
     elif isinstance(node, syntax.Subscript) and isinstance(node.value, syntax.Name) \
-            and facts(node.value.id) == (True, False) and isinstance(_literal(node.slice), int):
-        found.append(("slice", False))  # an item of a traced array at a fixed place
+            and facts(node.value.id) == (True, False) and not isinstance(node.slice, (syntax.Slice, syntax.Tuple)):
+        index = _walk(node.slice, facts, ops, found)
+        # An item of a traced array at a place a number gives (jnp indexing clamps it).
+        found.append(("dynamic_slice" if index is not None else UNKNOWN, False))
         return True, False
     elif isinstance(node, syntax.Call) and not node.keywords and _op(node, ops) in ("not_", "and_", "or_"):
         op = _op(node, ops)
@@ -92,6 +98,9 @@ def _apply(name, operands, facts, ops, found, also=(), computed=False):
     """``computed``: of Python numbers, Python computes it without fail (else only the
     operations of ``plan.CHEAP`` are taken to)."""
     results = [_walk(o, facts, ops, found) for o in operands]
+    if None in results:  # of a value not known to be a number
+        found.append((UNKNOWN, False))
+        return True, False
     traced = any(t for t, _ in results)
     scalar = all(s for _, s in results)
     if traced or not (computed or name in plan.CHEAP):
