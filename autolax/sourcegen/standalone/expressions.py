@@ -612,16 +612,37 @@ class Expressions:
         """May ``node`` (an operand after a traced one of ``and`` / ``or``) be evaluated where
         Python would skip it? ``plan.evaluate_anyway`` decides, with its effects (``harmless``)
         and what it traces to (``primitives``)."""
-        found = primitives.traced_to(node, lambda name: self.number_facts(name, scope), self.ops)
+        found = primitives.traced_to(node, lambda name: self.number_facts(name, scope), self.ops,
+                                     lambda func: self.callee_name(func, scope))
         return plan.evaluate_anyway((name for name, _ in found), not self.harmless(node))
+
+    def callee_name(self, func, scope):
+        """``"abs"`` for the builtin, ``"jnp.minimum"`` for a function of jax.numpy, else None
+        (the names ``primitives.traced_to`` knows)."""
+        value = self.static_value(func, scope)
+        if value is None:
+            return None
+        if isinstance(func, syntax.Name) and value is getattr(builtins, func.id, None):
+            return func.id
+        if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) \
+                and getattr(self.static_value(func.value, scope), "__name__", None) == "jax.numpy":
+            return f"jnp.{func.attr}"
+        return None
 
     def number_facts(self, name, scope):
         """``(traced, scalar)`` for a variable that holds a number, else None (the facts
-        ``primitives.traced_to`` takes)."""
+        ``primitives.traced_to`` takes). A Python value of a type not known (a static
+        argument) is taken to be a number that may not be a scalar: Python computes what
+        code does with it (as when the runtime traces it), and that is not known to be
+        scalar work."""
         val = scope.get(name)
-        if val is None or val.undefined or not val.is_number or val.stacked or val.container:
+        if val is None or val.undefined or val.stacked or val.container or val.none or val.ctype is not None:
             return None
-        return val.traced, val.ndim == 0
+        if val.is_number:
+            return val.traced, val.ndim == 0
+        if not val.traced and val.kind is None and name not in self.functions:
+            return False, False
+        return None
 
     # ------------------------------------------------------------------ ops in expressions
     def op_and(self, e, scope, truth):

@@ -949,10 +949,11 @@ class Lowering(Expressions, Loops):
                 else:
                     return None  # does something else than assign a name
                 target = stmt.targets[0].id if isinstance(stmt, syntax.Assign) else stmt.target.id
-                ops += primitives.traced_to(value, facts, self.ops)
+                callee = lambda func: self.callee_name(func, scope)  # noqa: E731
+                ops += primitives.traced_to(value, facts, self.ops, callee)
                 if not plan.select_safe(ops, False):
                     return None  # no select: nothing to write out
-                known[target] = primitives.result(value, facts, self.ops)
+                known[target] = primitives.result(value, facts, self.ops, callee)
                 env[target] = substituted(value, env)
                 if sum(1 for _ in syntax.walk(env[target])) > 40:
                     return None  # too complicated to write out
