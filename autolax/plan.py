@@ -115,10 +115,10 @@ def evaluate_anyway(primitives, effects: bool) -> bool:
 # ----------------------------------------------------------------------------- if
 def if_form(pred_traced: bool, only_moves: bool = False) -> str:
     """``if``: Python for a concrete condition; ``lax.select`` when running the untaken
-    branch is harmless and cheap (``only_moves``: it assigns existing values or does a few
-    scalar sums and comparisons -- nothing can fail, loop, divide or have an effect, and a
-    select costs less than a conditional); otherwise ``lax.cond``, which runs only the taken
-    branch."""
+    branch is harmless and cheap (``only_moves``: ``select_safe`` of both branches -- they
+    assign existing values or do a few scalar sums and comparisons; nothing can fail, loop,
+    divide or have an effect, and a select costs less than a conditional); otherwise
+    ``lax.cond``, which runs only the taken branch."""
     if not pred_traced:
         return PYTHON
     return SELECT if only_moves else COND
@@ -132,7 +132,8 @@ def ternary_form(pred_traced: bool) -> str:
 def logical_form(value_traced: bool, rest_is_cheap: bool) -> str:
     """``a and b`` / ``a or b`` once ``a`` is known: Python short-circuit for a concrete
     ``a``; for a traced one, both operands combined with ``jnp`` when evaluating ``b`` on
-    the untaken path is harmless (no effect, nothing that can fail or produce NaNs);
+    the untaken path is harmless (``rest_is_cheap``: ``evaluate_anyway`` -- no effect,
+    nothing that can fail or produce NaNs);
     otherwise ``lax.cond``, so ``b`` runs only when Python would run it."""
     if not value_traced:
         return PYTHON

@@ -2689,6 +2689,18 @@ def divides(x: float, y: float):
     if y != 0:
         r = x / y
     return r
+
+
+def scaled_and(a: float, b: float):
+    return a * 2 and b / a
+
+
+def nested(x: float, t: float):
+    total = 0.0
+    if x > t:
+        if x > 2 * t:
+            total += x * x
+    return total
 '''
 
 UNTAKEN_INPUTS = {  # (the Python numbers the annotations declare)
@@ -2699,6 +2711,8 @@ UNTAKEN_INPUTS = {  # (the Python numbers the annotations declare)
     "five_ops": [(3.0, 1.0), (0.5, 1.0)],
     "on_arrays": [(np.arange(3, dtype=np.float32), 1.0), (np.arange(3, dtype=np.float32), -1.0)],
     "divides": [(3.0, 2.0), (3.0, 0.0)],
+    "scaled_and": [(0.0, 3.0), (2.0, 3.0), (-1.5, 0.0)],
+    "nested": [(3.0, 1.0), (1.5, 1.0), (0.5, 1.0)],
 }
 
 
@@ -2741,7 +2755,10 @@ def test_what_may_fail_or_costs_more_than_a_cond_stays_a_cond_in_both_paths(unta
     # The operand after `and` divides: it runs only where Python runs it.
     assert "jax.lax.cond(x > 1, lambda: x / y > 1, lambda: False)" in text
     assert "logical_and" not in text
-    for name in ("ratio_above", "five_ops", "on_arrays", "divides"):
+    # A number (not a bool) `and` whose later operand divides: Python's value under lax.cond.
+    assert "jax.lax.cond((operand := (a * 2)) != 0, lambda: b / a, lambda: operand)" in text
+    # Arithmetic in a branch of another staged `if`: a cond (cheaper there on XLA's CPU backend).
+    for name in ("ratio_above", "five_ops", "on_arrays", "divides", "scaled_and", "nested"):
         values = UNTAKEN_INPUTS[name][0]
         source = text[text.index(f"def {name}("):]
         source = source.split("\n\n\ndef ")[0]

@@ -27,7 +27,8 @@ def only_moves(traced, cheap_ok: bool = True) -> bool:
     """True when running a traced branch untaken is harmless and cheaper than a conditional
     (``plan.select_safe`` decides, given the primitives of the branch's jaxpr)."""
     jaxpr = traced.jaxpr.jaxpr
-    ops = ((eqn.primitive.name, all(getattr(v.aval, "shape", None) == () for v in eqn.outvars)) for eqn in jaxpr.eqns)
+    ops = ((eqn.primitive.name, all(getattr(v.aval, "shape", None) == () for v in eqn.outvars))
+           for eqn in jaxpr.eqns)
     return plan.select_safe(ops, bool(jaxpr.effects), cheap_ok)
 
 

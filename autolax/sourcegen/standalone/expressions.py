@@ -2,12 +2,14 @@
 
     ops.and_(a < b, lambda: c)        ->   jnp.logical_and(a < b, c)       (traced)
                                       ->   a < b and c                     (static)
+    ops.and_(a < b, lambda: c / d > 1)  ->  jax.lax.cond(a < b, lambda: c / d > 1, lambda: False)
     ops.if_else(c, lambda: a, lambda: b)  ->  jax.lax.cond(c, lambda: a, lambda: b)
     ops.call(helper, x)               ->   helper(x)
     ops.print('x =', x)               ->   jax.debug.print('x = {}', x, ordered=True)
 
 Each expression is lowered together with its ``Val`` (what is known about its value); the
-forms come from ``autolax.plan`` (``logical_form``, ``ternary_form``, ``print_form``).
+forms come from ``autolax.plan`` (``logical_form`` with ``evaluate_anyway``, fed by
+``primitives``; ``ternary_form``, ``print_form``).
 """
 
 from __future__ import annotations

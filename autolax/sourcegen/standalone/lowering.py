@@ -2,7 +2,8 @@
 
 Owns the walk over one converted function: which ``ops.*`` calls it may contain (anything
 else is refused up front), the statement-level lowering, and the ``if``: Python ``if``,
-``jnp.where`` or ``jax.lax.cond`` as ``autolax.plan.if_form`` decides.
+``jnp.where`` or ``jax.lax.cond`` as ``autolax.plan.if_form`` decides (with
+``plan.select_safe`` on what each branch traces to: ``primitives``).
 """
 
 from __future__ import annotations

@@ -88,7 +88,8 @@ def _walk(node, known, found) -> tuple[bool, bool] | None:
     elif isinstance(node, syntax.Compare) and len(node.ops) == 1:
         return _apply(_COMPARE.get(type(node.ops[0]), UNKNOWN), [node.left] + node.comparators, known, found)
     elif isinstance(node, syntax.Subscript) and isinstance(node.value, syntax.Name) \
-            and known.facts(node.value.id) == (True, False) and not isinstance(node.slice, (syntax.Slice, syntax.Tuple)):
+            and known.facts(node.value.id) == (True, False) \
+            and not isinstance(node.slice, (syntax.Slice, syntax.Tuple)):
         index = _walk(node.slice, known, found)
         # An item of a traced array at a place a number gives (jnp indexing clamps it).
         found.append(("dynamic_slice" if index is not None else UNKNOWN, False))
