@@ -696,8 +696,9 @@ class Expressions:
                 # sides, as the runtime's cond needs (else it refuses it), `a` read twice.
                 if val.ndim is None or val.ndim != oval.ndim:
                     raise self.refuse("standalone-logical-value", e, op=which,
-                                      why="evaluating its later operands where Python would not is harmless, or "
-                                          "under lax.cond when the operands are known to have one shape")
+                                      why="its later operands may run where Python skips them (no division, "
+                                          "unknown call or effect), and with lax.cond only when the operands are "
+                                          "known to have one shape")
                 first = node
                 if not isinstance(node, (syntax.Name, syntax.Constant)):
                     temp = self.new_name("operand")
