@@ -46,6 +46,7 @@ from autolax.sourcegen.standalone.values import (
     casts,
     flat,
     item_of,
+    join_kinds,
     may_differ,
     staged_output,
     structures_differ,
@@ -104,6 +105,22 @@ def substituted(node, env):
         elif isinstance(value, syntax.expr):
             setattr(node, field, substituted(value, env))
     return node
+
+
+def strong_kind(a: Val, b: Val):
+    """The kind (``"float"``) to make a select of ``a`` and ``b`` an array of, as the
+    runtime's select gives it: a Python number beside an array of a narrower kind (``1.5``
+    beside an int32) gives an array of the number's kind, of its default dtype, not weakly
+    typed (``jnp.where`` would keep it weak); so do Python numbers of two kinds (``1`` and
+    ``0.5``: a float array). None: ``jnp.where``'s type is the runtime's."""
+    numbers = ("int", "float", "complex")
+    if a.is_weak and b.is_weak and a.kind in numbers and b.kind in numbers and a.kind != b.kind:
+        return join_kinds(a.kind, b.kind)
+    for weak, strong in ((a, b), (b, a)):
+        if (weak.is_weak and not strong.is_weak and weak.kind in ("int", "float", "complex")
+                and strong.kind in NUMERIC and strong.kind != weak.kind and join_kinds(weak.kind, strong.kind) == weak.kind):
+            return weak.kind
+    return None
 
 
 class Refs:
@@ -985,6 +1002,9 @@ class Lowering(Expressions, Loops):
                 value, val = t, vals[0]
             else:
                 value, val = self.jnp("where", [syntax.deepcopy(test), t, f]), staged_output(*vals)
+                kind = strong_kind(*vals)
+                if kind is not None:
+                    value = self.jnp("asarray", [value], {"dtype": syntax.name(kind)})
             scope.set(name, val)
             if not (isinstance(value, syntax.Name) and value.id == name):
                 targets.append(syntax.name(name, "store"))
