@@ -994,9 +994,11 @@ class Lowering(Expressions, Loops):
             pred = self.new_name("pred")
             prelude.append(syntax.copy_location(syntax.assign(syntax.name(pred, "store"), test), s))
             test = syntax.name(pred)
-        targets, values = [], []
-        for name, (t, f) in zip(out_names, moves):
-            lowered = [(v, scope.get(v.id)) if isinstance(v, syntax.Name) else self.expr(v, scope) for v in (t, f)]
+        targets, values, known = [], [], []
+        # Each side is lowered with what is known before the `if` (the outputs are assigned at once).
+        sides = [[(v, scope.get(v.id)) if isinstance(v, syntax.Name) else self.expr(v, scope) for v in pair]
+                 for pair in moves]
+        for name, lowered in zip(out_names, sides):
             (t, f), vals = zip(*lowered)
             if syntax.dump(t) == syntax.dump(f):
                 value, val = t, vals[0]
@@ -1005,10 +1007,12 @@ class Lowering(Expressions, Loops):
                 kind = strong_kind(*vals)
                 if kind is not None:
                     value = self.jnp("asarray", [value], {"dtype": syntax.name(kind)})
-            scope.set(name, val)
+            known.append((name, val))
             if not (isinstance(value, syntax.Name) and value.id == name):
                 targets.append(syntax.name(name, "store"))
                 values.append(value)
+        for name, val in known:
+            scope.set(name, val)
         if not targets:
             return prelude
         if len(targets) == 1:
