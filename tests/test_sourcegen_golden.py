@@ -1488,8 +1488,9 @@ STANDALONE_ERRORS = {
             return jnp.sin(x) or g(y)
         """,
         "golden.py:8:12: error: `or` of traced values that may not be booleans, used as a value: --standalone writes "
-        "it with jnp.where only when its later operands call no functions (drop --standalone to use the autolax "
-        "runtime)",
+        "it with jnp.where only when its later operands may run where Python skips them (no division, unknown call "
+        "or effect), and with lax.cond only when the operands are known to have one shape (drop --standalone to "
+        "use the autolax runtime)",
     ),
     "break_in_python_loop": (
         """\

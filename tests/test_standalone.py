@@ -2677,3 +2677,154 @@ def test_zip_of_arrays_of_different_lengths_stops_at_the_shortest(tmp_path, capf
         for fn in (getattr(standalone, name), jax.jit(getattr(standalone, name))):
             for args in arg_sets:
                 _same_outcome(getattr(original, name), fn, args, capfd)
+
+# ----------------------------------------------------------------------------- untaken code (plan.select_safe, plan.evaluate_anyway)
+# Whether an `if`'s untaken branch, or the operand after a traced `and` / `or`, may run anyway
+# is decided by `autolax.plan` for both paths: the runtime hands it the primitives of the
+# jaxpr, --standalone those `sourcegen.standalone.primitives` finds in the code.
+UNTAKEN = '''\
+import jax.numpy as jnp
+
+
+def accumulate(x: float, t: float):
+    total = 0.0
+    if x > t:
+        total += x * x
+    return total
+
+
+def counted(x: float, n: int):
+    count = 0
+    if x > 0:
+        count += n * 2
+        count = count - 1
+    else:
+        count = n
+    return count
+
+
+def mixed(x: float, flag: bool, k: int):
+    if flag:
+        y = k + 1
+        z = x < k
+    else:
+        y = x * 2
+        z = flag
+    return y, z
+
+
+def ratio_above(x: float, y: float):
+    return x > 1 and x / y > 1
+
+
+def five_ops(x: float, t: float):
+    total = 0.0
+    if x > t:
+        total = total + x * x + x * x + x
+    return total
+
+
+def on_arrays(xs, t: float):
+    if t > 0:
+        xs = xs * 2
+    return xs
+
+
+def divides(x: float, y: float):
+    r = x
+    if y != 0:
+        r = x / y
+    return r
+
+
+def number_beside_int(x: "Float[Array, '']", i: "Int[Array, '']", b: "Bool[Array, '']"):
+    z = b
+    if i > 2:
+        z = x < i
+        w = 1.5
+    else:
+        w = i * i
+    return z, w
+
+
+def scaled_and(a: float, b: float):
+    return a * 2 and b / a
+
+
+def nested(x: float, t: float):
+    total = 0.0
+    if x > t:
+        if x > 2 * t:
+            total += x * x
+    return total
+'''
+
+UNTAKEN_INPUTS = {  # (the Python numbers the annotations declare)
+    "accumulate": [(3.0, 1.0), (0.5, 1.0), (-2.0, -3.0)],
+    "counted": [(1.0, 5), (-1.0, 5), (0.0, -3)],
+    "mixed": [(1.5, True, 2), (1.5, False, 2), (-1.5, True, 3)],
+    "ratio_above": [(3.0, 2.0), (0.5, 0.0), (3.0, 4.0)],
+    "five_ops": [(3.0, 1.0), (0.5, 1.0)],
+    "on_arrays": [(np.arange(3, dtype=np.float32), 1.0), (np.arange(3, dtype=np.float32), -1.0)],
+    "divides": [(3.0, 2.0), (3.0, 0.0)],
+    "number_beside_int": [(np.float32(1.5), np.int32(3), np.bool_(True)), (np.float32(-1.5), np.int32(1), np.bool_(False))],
+    "scaled_and": [(0.0, 3.0), (2.0, 3.0), (-1.5, 0.0)],
+    "nested": [(3.0, 1.0), (1.5, 1.0), (0.5, 1.0)],
+}
+
+
+@pytest.fixture(scope="module")
+def untaken(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("untaken")
+    source = folder / "untaken.py"
+    source.write_text(UNTAKEN)
+    converted = folder / "untaken_standalone.py"
+    converted.write_text(convert_source(UNTAKEN, str(source), Options(all=True, standalone=True)).text)
+    return load(source, "untaken"), load(converted, "untaken_standalone"), converted.read_text()
+
+
+def _agrees_with_python_and_the_runtimes_dtypes(untaken, name, weak=True):
+    """Python's values on every input, under x64 and not, of the runtime's dtypes (and weak
+    types, with ``weak``: a boolean's weak type changes no promotion)."""
+    original, standalone, _ = untaken
+    for x64 in (False, True):
+        with jax.enable_x64(x64):
+            for args in UNTAKEN_INPUTS[name]:
+                expected = getattr(original, name)(*args)
+                got = jax.jit(getattr(standalone, name))(*args)
+                runtime = autolax.jit(getattr(original, name))(*args)
+                assert_close(expected, got)
+                types = [(jnp.result_type(g), weak and g.weak_type) for g in jax.tree.leaves(got)]
+                assert types == [(jnp.result_type(r), weak and r.weak_type) for r in jax.tree.leaves(runtime)], \
+                    (name, args, x64)
+
+
+def test_a_branch_of_cheap_scalar_arithmetic_is_a_select_in_both_paths(untaken):
+    original, _, text = untaken
+    assert "total = jnp.where(x > t, total + x * x, total)" in text
+    assert "count = jnp.where(x > 0, count + n * 2 - 1, n)" in text
+    assert "y, z = (jnp.asarray(jnp.where(flag, k + 1, x * 2), dtype=float), jnp.where(flag, x < k, flag))" in text
+    jaxpr = str(jax.make_jaxpr(autolax.jit(original.accumulate))(3.0, 1.0))
+    assert "select_n" in jaxpr and "cond[" not in jaxpr
+    # A Python float beside an int32: a float32 (float64 under x64) array, as the runtime's select.
+    assert "w = (jnp.where(i > 2, x < i, z), jnp.asarray(jnp.where(i > 2, 1.5, i * i), dtype=float))" in text
+    for name in ("accumulate", "counted", "mixed", "number_beside_int"):
+        _agrees_with_python_and_the_runtimes_dtypes(untaken, name)
+
+
+def test_what_may_fail_or_costs_more_than_a_cond_stays_a_cond_in_both_paths(untaken):
+    original, _, text = untaken
+    # The operand after `and` divides: it runs only where Python runs it.
+    assert "jax.lax.cond(x > 1, lambda: x / y > 1, lambda: False)" in text
+    assert "logical_and" not in text
+    # A number (not a bool) `and` whose later operand divides: Python's value under lax.cond.
+    assert "jax.lax.cond((operand := (a * 2)) != 0, lambda: b / a, lambda: operand)" in text
+    # Arithmetic in a branch of another staged `if`: a cond (cheaper there on XLA's CPU backend).
+    for name in ("ratio_above", "five_ops", "on_arrays", "divides", "scaled_and", "nested"):
+        values = UNTAKEN_INPUTS[name][0]
+        source = text[text.index(f"def {name}("):]
+        source = source.split("\n\n\ndef ")[0]
+        assert "cond(" in source and "jnp.where" not in source, name
+        jaxpr = str(jax.make_jaxpr(autolax.jit(getattr(original, name)))(*values))
+        assert "cond[" in jaxpr, name
+        _agrees_with_python_and_the_runtimes_dtypes(untaken, name, weak=name != "ratio_above")

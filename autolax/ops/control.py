@@ -23,36 +23,13 @@ def predicate(pred, where: str):
     return pred
 
 
-# Primitives that only move or retype values: a branch made of these computes nothing that
-# could fail, loop, produce a NaN or have an effect, so running it untaken is harmless.
-_MOVES = frozenset({"convert_element_type", "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p"})
-
-
-# Scalar arithmetic whose derivatives are finite wherever its inputs are: run untaken under a
-# select, it can overflow to inf but never raises, and the select's zero cotangent keeps the
-# untaken side out of gradients (unlike `div`, `log`, `sqrt`, `pow`: the `jnp.where` trap).
-_CHEAP = frozenset({"add", "sub", "mul", "neg", "max", "min", "abs", "sign", "select_n", "not", "and", "or",
-                    "xor", "eq", "ne", "lt", "le", "gt", "ge", "floor", "ceil", "round"})
-_MAX_CHEAP = 4  # more work than this on the untaken side costs more than the cond it saves
-
-
 def only_moves(traced, cheap_ok: bool = True) -> bool:
-    """True when running a traced branch untaken is harmless and cheaper than a conditional:
-    it assigns values (``found = i; break_ = True``, the flags that ``break``/``return``
-    lower to), or (``cheap_ok``) computes at most a few scalar sums, products, comparisons
-    (``total += x * x``); no effect, nothing that can fail or divide, nothing on arrays."""
+    """True when running a traced branch untaken is harmless and cheaper than a conditional
+    (``plan.select_safe`` decides, given the primitives of the branch's jaxpr)."""
     jaxpr = traced.jaxpr.jaxpr
-    if jaxpr.effects:
-        return False
-    work = 0 if cheap_ok else _MAX_CHEAP
-    for eqn in jaxpr.eqns:
-        name = eqn.primitive.name
-        if name in _MOVES:
-            continue
-        if name not in _CHEAP or any(getattr(v.aval, "shape", None) != () for v in eqn.outvars):
-            return False
-        work += 1
-    return work <= _MAX_CHEAP
+    ops = ((eqn.primitive.name, all(getattr(v.aval, "shape", None) == () for v in eqn.outvars))
+           for eqn in jaxpr.eqns)
+    return plan.select_safe(ops, bool(jaxpr.effects), cheap_ok)
 
 
 def _known_bool(value):

@@ -12,20 +12,12 @@ from autolax.ops.control import cond_of_traced, fails_when_taken, predicate
 from autolax.ops.state import State, is_tracer
 from autolax.ops.tracing import trace
 
-# Primitives that cannot fail, loop, have an effect or turn a finite value into a NaN:
-# evaluating an operand made of these although Python would skip it changes nothing.
-_HARMLESS = frozenset({
-    "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "xor", "convert_element_type",
-    "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p", "select_n", "add", "sub", "mul",
-    "neg", "abs", "max", "min", "sign", "slice", "dynamic_slice", "gather", "concatenate", "iota", "pjit",
-    "reduce_and", "reduce_or", "reduce_max", "reduce_min", "reduce_sum", "is_finite",
-})
-
-
 def _harmless(traced) -> bool:
+    """May the traced operand be evaluated where Python would skip it (``plan.evaluate_anyway``
+    decides, given the primitives of its jaxpr; making objects or raising is an effect)?"""
     jaxpr = traced.jaxpr.jaxpr
-    return (not traced.makers and not traced.raises and not jaxpr.effects
-            and all(eqn.primitive.name in _HARMLESS for eqn in jaxpr.eqns))
+    return plan.evaluate_anyway((eqn.primitive.name for eqn in jaxpr.eqns),
+                                bool(traced.makers or traced.raises or jaxpr.effects))
 
 
 def _is_bool(x) -> bool:

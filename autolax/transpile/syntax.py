@@ -60,6 +60,7 @@ from gast import (  # noqa: F401  (re-exported: node classes and operators used 
     Import,
     ImportFrom,
     In,
+    Invert,
     Is,
     IsNot,
     Lambda,

@@ -14,18 +14,28 @@ static analysis instead, with the rules ``autolax.jit`` applies when it traces:
   ``math`` and user calls whose arguments are all static;
 * JAX calls and anything computed from a traced value are traced.
 
+Where the runtime looks at the jaxpr it traced -- may an ``if``'s untaken branch run anyway,
+as a select (``plan.select_safe``)? may the operand after a traced ``and`` / ``or`` be
+evaluated where Python skips it (``plan.evaluate_anyway``)? -- ``primitives`` says what the
+code traces to, as far as static analysis knows ("not known": a ``lax.cond``), and the plan
+decides with the runtime's rule: neither decision is made in this package.
+
 What the runtime would refuse is refused with its words (``autolax.errors``); what only the
 runtime can do is a ``ConversionError`` that says to drop ``--standalone``: never code that
 runs differently.
 
 Modules: ``values`` (what is known about a value), ``declarations`` (argument types),
 ``patterns`` (shapes of converted code), ``lowering`` (the entry point, statements, ``if``),
-``expressions``, ``loops`` (and list appends), ``helpers`` (functions written into the
-output file), ``breaks`` (Python loops get their ``break`` back).
+``expressions``, ``loops`` (and list appends), ``primitives`` (what an expression traces
+to), ``helpers`` (functions written into the output file), ``breaks`` (Python loops get
+their ``break`` back).
 
     n = ops.cond(n % 2 == 0, if_true, if_false, n, at='f.py:7 -> n')
                                                    ->   n = jax.lax.cond(n % 2 == 0, if_true, if_false, n)
     done = ops.and_(a < b, lambda: c)              ->   done = jnp.logical_and(a < b, c)
+    done = ops.and_(a < b, lambda: c / d > 1)      ->   done = jax.lax.cond(a < b, lambda: c / d > 1, lambda: False)
+    total = ops.cond(x > 0, if_true, if_false, total, ...)   (if_true: total += x * x)
+                                                   ->   total = jnp.where(x > 0, total + x * x, total)
     x = ops.at(x)[i].set(v)                        ->   x = x.at[i].set(v)
 """
 

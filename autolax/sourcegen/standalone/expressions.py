@@ -2,12 +2,14 @@
 
     ops.and_(a < b, lambda: c)        ->   jnp.logical_and(a < b, c)       (traced)
                                       ->   a < b and c                     (static)
+    ops.and_(a < b, lambda: c / d > 1)  ->  jax.lax.cond(a < b, lambda: c / d > 1, lambda: False)
     ops.if_else(c, lambda: a, lambda: b)  ->  jax.lax.cond(c, lambda: a, lambda: b)
     ops.call(helper, x)               ->   helper(x)
     ops.print('x =', x)               ->   jax.debug.print('x = {}', x, ordered=True)
 
 Each expression is lowered together with its ``Val`` (what is known about its value); the
-forms come from ``autolax.plan`` (``logical_form``, ``ternary_form``, ``print_form``).
+forms come from ``autolax.plan`` (``logical_form`` with ``evaluate_anyway``, fed by
+``primitives``; ``ternary_form``, ``print_form``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import replace
 from autolax import errors, plan, sites
 from autolax.sites import display_filename
 from autolax.sourcegen.module import LibraryRef
-from autolax.sourcegen.standalone import patterns
+from autolax.sourcegen.standalone import patterns, primitives
 from autolax.sourcegen.standalone.patterns import at_chain
 from autolax.sourcegen.standalone.values import (
     CONTAINER_BUILTINS,
@@ -608,6 +610,42 @@ class Expressions:
                 return False
         return True
 
+    def evaluate_anyway(self, node, scope) -> bool:
+        """May ``node`` (an operand after a traced one of ``and`` / ``or``) be evaluated where
+        Python would skip it? ``plan.evaluate_anyway`` decides, with its effects (``harmless``)
+        and what it traces to (``primitives``)."""
+        found = primitives.traced_to(node, lambda name: self.number_facts(name, scope), self.ops,
+                                     lambda func: self.callee_name(func, scope))
+        return plan.evaluate_anyway((name for name, _ in found), not self.harmless(node))
+
+    def callee_name(self, func, scope):
+        """``"abs"`` for the builtin, ``"jnp.minimum"`` for a function of jax.numpy, else None
+        (the names ``primitives.traced_to`` knows)."""
+        value = self.static_value(func, scope)
+        if value is None:
+            return None
+        if isinstance(func, syntax.Name) and value is getattr(builtins, func.id, None):
+            return func.id
+        if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) \
+                and getattr(self.static_value(func.value, scope), "__name__", None) == "jax.numpy":
+            return f"jnp.{func.attr}"
+        return None
+
+    def number_facts(self, name, scope):
+        """``(traced, scalar)`` for a variable that holds a number, else None (the facts
+        ``primitives.traced_to`` takes). A Python value of a type not known (a static
+        argument) is taken to be a number that may not be a scalar: Python computes what
+        code does with it (as when the runtime traces it), and that is not known to be
+        scalar work."""
+        val = scope.get(name)
+        if val is None or val.undefined or val.stacked or val.container or val.none or val.ctype is not None:
+            return None
+        if val.is_number:
+            return val.traced, val.ndim == 0
+        if not val.traced and val.kind is None and name not in self.functions:
+            return False, False
+        return None
+
     # ------------------------------------------------------------------ ops in expressions
     def op_and(self, e, scope, truth):
         return self.logical(e, scope, truth, "and")
@@ -617,7 +655,7 @@ class Expressions:
 
     def logical(self, e, scope, truth, which):
         operands = [e.args[0]] + [lam.body for lam in e.args[1:]]
-        cheap = [self.harmless(o) for o in operands]
+        cheap = [self.evaluate_anyway(o, scope) for o in operands]
         # Python short-circuits while the value so far is static; from the first traced one on, the
         # plan decides how each later operand combines. Those later operands are traced whatever
         # the value turns out to be: lowered as a staged body (`ops.outside` there is refused).
@@ -654,7 +692,21 @@ class Expressions:
                 node = syntax.call(self.ref("jax.lax.cond"), [self.as_bool(node, val)] + branches[:: 1 if which == "and" else -1])
                 val = Val(traced=True, kind="bool", ndim=0)
             elif form == plan.COND:
-                raise self.refuse("standalone-logical-value", e, op=which, why="its later operands call no functions")
+                # Python's value, `other if a else a` (`and`), under lax.cond: one shape on both
+                # sides, as the runtime's cond needs (else it refuses it), `a` read twice.
+                if val.ndim is None or val.ndim != oval.ndim:
+                    raise self.refuse("standalone-logical-value", e, op=which,
+                                      why="its later operands may run where Python skips them (no division, "
+                                          "unknown call or effect), and with lax.cond only when the operands are "
+                                          "known to have one shape")
+                first = node
+                if not isinstance(node, (syntax.Name, syntax.Constant)):
+                    temp = self.new_name("operand")
+                    first, node = syntax.NamedExpr(target=syntax.name(temp, "store"), value=node), syntax.name(temp)
+                sides = [(other, oval), (node, val)][:: 1 if which == "and" else -1]
+                callee = self.cond_callee([sides[0][1]], [sides[1][1]])
+                node = syntax.call(callee, [self.as_bool(first, val)] + [syntax.lambda_(n) for n, _ in sides])
+                val = staged_output(sides[0][1], sides[1][1], *casts(sides[0][1], sides[1][1]))
             elif booleans:
                 node = self.jnp(f"logical_{which}", [node, other])
                 val = Val(traced=True, kind="bool", ndim=ndim)

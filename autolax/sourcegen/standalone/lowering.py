@@ -2,7 +2,8 @@
 
 Owns the walk over one converted function: which ``ops.*`` calls it may contain (anything
 else is refused up front), the statement-level lowering, and the ``if``: Python ``if``,
-``jnp.where`` or ``jax.lax.cond`` as ``autolax.plan.if_form`` decides.
+``jnp.where`` or ``jax.lax.cond`` as ``autolax.plan.if_form`` decides (with
+``plan.select_safe`` on what each branch traces to: ``primitives``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import contextlib
 from dataclasses import dataclass, replace
 
 from autolax import errors, plan, sites
-from autolax.sourcegen.standalone import breaks, declarations, helpers
+from autolax.sourcegen.standalone import breaks, declarations, helpers, primitives
 from autolax.sourcegen.standalone.expressions import JOINING, READERS, Expressions
 from autolax.sourcegen.standalone.loops import Loops
 from autolax.sourcegen.standalone.patterns import (
@@ -45,6 +46,7 @@ from autolax.sourcegen.standalone.values import (
     casts,
     flat,
     item_of,
+    join_kinds,
     may_differ,
     staged_output,
     structures_differ,
@@ -90,6 +92,35 @@ def folded(test):
     ``2 // 2 > 3``), or None."""
     value = literal_value(test)
     return None if value is NOT_LITERAL else bool(value)
+
+
+def substituted(node, env):
+    """``node`` with each name ``env`` maps replaced by (a copy of) its expression."""
+    if isinstance(node, syntax.Name) and node.id in env:
+        return syntax.deepcopy(env[node.id])
+    node = syntax.deepcopy(node)
+    for field, value in syntax.iter_fields(node):
+        if isinstance(value, list):
+            setattr(node, field, [substituted(v, env) if isinstance(v, syntax.AST) else v for v in value])
+        elif isinstance(value, syntax.expr):
+            setattr(node, field, substituted(value, env))
+    return node
+
+
+def strong_kind(a: Val, b: Val):
+    """The kind (``"float"``) to make a select of ``a`` and ``b`` an array of, as the
+    runtime's select gives it: a Python number beside an array of a narrower kind (``1.5``
+    beside an int32) gives an array of the number's kind, of its default dtype, not weakly
+    typed (``jnp.where`` would keep it weak); so do Python numbers of two kinds (``1`` and
+    ``0.5``: a float array). None: ``jnp.where``'s type is the runtime's."""
+    numbers = ("int", "float", "complex")
+    if a.is_weak and b.is_weak and a.kind in numbers and b.kind in numbers and a.kind != b.kind:
+        return join_kinds(a.kind, b.kind)
+    for weak, strong in ((a, b), (b, a)):
+        if (weak.is_weak and not strong.is_weak and weak.kind in ("int", "float", "complex")
+                and strong.kind in NUMERIC and strong.kind != weak.kind and join_kinds(weak.kind, strong.kind) == weak.kind):
+            return weak.kind
+    return None
 
 
 class Refs:
@@ -827,10 +858,14 @@ class Lowering(Expressions, Loops):
         targets = s.targets[0] if isinstance(s, syntax.Assign) else None
         out_names = assigned_names(targets)
         test, tval = self.expr(test, scope, truth=True)
-        moves = self.moves(t_def, f_def, out_names, scope)
+        moves = self.moves(t_def, f_def, out_names, operands, scope)
         # A select does not check that the condition is one value, as Python and lax.cond do:
-        # branches that only move values are selected only under a condition known to be one.
-        form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0)
+        # branches are selected only under a condition known to be one. Arithmetic under a
+        # select only outside another staged `if`'s branch, as the runtime decides.
+        cheap_ok = not (self.failing and self.failing[0] == "branch-fails")
+        form = plan.if_form(tval.traced, only_moves=moves is not None and tval.ndim == 0
+                            and all(plan.select_safe(ops, False, cheap_ok) for ops in moves[1]))
+        moves = moves and moves[0]
         if form == plan.PYTHON:
             t_scope, f_scope = scope.copy(), scope.copy()
             # Runs as Python does, when Python does (within staged code, `self.failing` stays).
@@ -911,48 +946,73 @@ class Lowering(Expressions, Loops):
                                   call=f"{self.ops}.{call.func.attr}(...) carrying the function '{n}' (jax.lax "
                                        "carries arrays only)")
 
-    def moves(self, t_def, f_def, out_names, scope):
-        """If both branches only move values (``flag = True``, ``y = x``): for each output,
-        the (true, false) expressions it ends up with. Else None."""
-        pairs = []
+    def moves(self, t_def, f_def, out_names, operands, scope):
+        """If both branches only assign names (``flag = True``, ``y = x``, ``total += x * x``):
+        for each output, the (true, false) expressions it ends up with (a name a branch
+        assigned, read later in it, stands for the expression it was given), and per branch
+        what its statements trace to (``primitives.traced_to``: ``plan.select_safe`` decides
+        with it). Else None."""
+        pairs, work = [], []
         for fn_def in (t_def, f_def):
-            env = {p: syntax.name(p) for p in syntax.param_names(fn_def.args)}
+            params = syntax.param_names(fn_def.args)
+            env = {p: syntax.name(o.id) for p, o in zip(params, operands)}
+            known = {p: self.number_facts(o.id, scope) for p, o in zip(params, operands)}
+            facts = lambda n: known[n] if n in known else self.number_facts(n, scope)  # noqa: E731
+            ops = []
             for stmt in without_return(fn_def.body):
-                v = stmt.value.operand if isinstance(getattr(stmt, "value", None), syntax.UnaryOp) else getattr(stmt, "value", None)
-                if not (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1
-                        and isinstance(stmt.targets[0], syntax.Name)
-                        and (isinstance(stmt.value, syntax.Name) or isinstance(v, syntax.Constant))):
-                    return None  # computes something (a negative literal is a constant, too)
-                v = stmt.value
-                env[stmt.targets[0].id] = env.get(v.id, v) if isinstance(v, syntax.Name) else v
+                if isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name):
+                    value = stmt.value
+                elif isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name):
+                    value = syntax.BinOp(left=syntax.name(stmt.target.id), op=stmt.op, right=stmt.value)
+                else:
+                    return None  # does something else than assign a name
+                target = stmt.targets[0].id if isinstance(stmt, syntax.Assign) else stmt.target.id
+                callee = lambda func: self.callee_name(func, scope)  # noqa: E731
+                ops += primitives.traced_to(value, facts, self.ops, callee)
+                if not plan.select_safe(ops, False):
+                    return None  # no select: nothing to write out
+                known[target] = primitives.result(value, facts, self.ops, callee)
+                env[target] = substituted(value, env)
+                if sum(1 for _ in syntax.walk(env[target])) > 40:
+                    return None  # too complicated to write out
             pairs.append([env.get(n) for n in out_names])
+            work.append(ops)
         out = list(zip(*pairs))
         for v in (v for pair in out for v in pair):
-            val = None if v is None else scope.get(v.id) if isinstance(v, syntax.Name) else self.expr(v, scope)[1]
+            val = None if v is None else scope.get(v.id) if isinstance(v, syntax.Name) else self.expr(syntax.deepcopy(v), scope)[1]
             if val is None or val.undefined or not val.is_number or val.stacked:
                 return None
-        return out
+        return out, work
 
     def select(self, s, test, moves, out_names, scope):
         """``a, b = jnp.where(test, a1, a0), jnp.where(test, b1, b0)``: both branches only move
-        values, so both are evaluated (``plan.SELECT``)."""
+        values or do a little scalar arithmetic (``total = jnp.where(test, total + x * x,
+        total)``), so both are evaluated (``plan.SELECT``)."""
         prelude = []
         selects = sum(syntax.dump(t) != syntax.dump(f) for t, f in moves)
         if selects > 1 and not rereadable(test, set(out_names)):  # evaluate the condition once
             pred = self.new_name("pred")
             prelude.append(syntax.copy_location(syntax.assign(syntax.name(pred, "store"), test), s))
             test = syntax.name(pred)
-        targets, values = [], []
-        for name, (t, f) in zip(out_names, moves):
-            vals = [scope.get(v.id) if isinstance(v, syntax.Name) else self.expr(v, scope)[1] for v in (t, f)]
+        targets, values, known = [], [], []
+        # Each side is lowered with what is known before the `if` (the outputs are assigned at once).
+        sides = [[(v, scope.get(v.id)) if isinstance(v, syntax.Name) else self.expr(v, scope) for v in pair]
+                 for pair in moves]
+        for name, lowered in zip(out_names, sides):
+            (t, f), vals = zip(*lowered)
             if syntax.dump(t) == syntax.dump(f):
                 value, val = t, vals[0]
             else:
                 value, val = self.jnp("where", [syntax.deepcopy(test), t, f]), staged_output(*vals)
-            scope.set(name, val)
+                kind = strong_kind(*vals)
+                if kind is not None:
+                    value = self.jnp("asarray", [value], {"dtype": syntax.name(kind)})
+            known.append((name, val))
             if not (isinstance(value, syntax.Name) and value.id == name):
                 targets.append(syntax.name(name, "store"))
                 values.append(value)
+        for name, val in known:
+            scope.set(name, val)
         if not targets:
             return prelude
         if len(targets) == 1:
