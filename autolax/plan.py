@@ -66,11 +66,12 @@ CHEAP = frozenset({"add", "sub", "mul", "neg", "max", "min", "abs", "sign", "sel
 MAX_CHEAP = 4  # more work than this on the untaken side costs more than the cond it saves
 
 # Primitives that cannot fail, loop, have an effect or turn a finite value into a NaN:
-# evaluating an operand made of these although Python would skip it changes nothing.
+# evaluating an operand made of these although Python would skip it changes nothing. (A
+# call of a jitted function -- `jnp.where`, `jnp.clip` -- counts by the primitives inside it.)
 HARMLESS = frozenset({
     "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "xor", "convert_element_type",
     "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p", "select_n", "add", "sub", "mul",
-    "neg", "abs", "max", "min", "sign", "slice", "dynamic_slice", "gather", "concatenate", "iota", "pjit",
+    "neg", "abs", "max", "min", "sign", "slice", "dynamic_slice", "gather", "concatenate", "iota",
     "reduce_and", "reduce_or", "reduce_max", "reduce_min", "reduce_sum", "is_finite",
 })
 

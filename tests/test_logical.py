@@ -81,3 +81,24 @@ def test_not_of_vector_condition_is_an_error():
 
     with pytest.raises(ValueError, match="truth value of an array with more than one element is ambiguous"):
         autolax.jit(f)(jnp.ones(3))
+
+
+def or_where(a, x):
+    return a or jnp.where(x > 0, x, 1.0)
+
+
+def or_norm(a, x):
+    return a or jnp.linalg.norm(x)
+
+
+@pytest.mark.parametrize("fn,became", [(or_where, "jnp.logical_or"), (or_norm, "lax.cond")])
+def test_operand_calling_a_jitted_jnp_function_counts_by_what_it_runs(fn, became):
+    # `jnp.where` and `jnp.linalg.norm` trace to a `jit` call: what decides is what runs inside
+    # it (a select: harmless, evaluated anyway; a `sqrt`: under a cond, so the gradient at 0,
+    # where the `sqrt`'s derivative is infinite, stays Python's).
+    rows = autolax.trace_check(fn, 0.0, 1.0).rows
+    assert [r.became for r in rows if r.kind == "or"] == [became]
+    for a, x in [(0.0, 0.0), (0.0, 2.0), (3.0, 0.0), (3.0, -2.0)]:
+        assert_matches(fn, a, x)
+        expected = jax.grad(fn, argnums=1)(a, x)
+        assert float(jax.grad(autolax.jit(fn), argnums=1)(a, x)) == pytest.approx(float(expected), nan_ok=True)

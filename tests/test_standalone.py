@@ -2678,6 +2678,7 @@ def test_zip_of_arrays_of_different_lengths_stops_at_the_shortest(tmp_path, capf
             for args in arg_sets:
                 _same_outcome(getattr(original, name), fn, args, capfd)
 
+
 # ----------------------------------------------------------------------------- untaken code (plan.select_safe, plan.evaluate_anyway)
 # Whether an `if`'s untaken branch, or the operand after a traced `and` / `or`, may run anyway
 # is decided by `autolax.plan` for both paths: the runtime hands it the primitives of the

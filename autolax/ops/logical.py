@@ -16,8 +16,18 @@ def _harmless(traced) -> bool:
     """May the traced operand be evaluated where Python would skip it (``plan.evaluate_anyway``
     decides, given the primitives of its jaxpr; making objects or raising is an effect)?"""
     jaxpr = traced.jaxpr.jaxpr
-    return plan.evaluate_anyway((eqn.primitive.name for eqn in jaxpr.eqns),
-                                bool(traced.makers or traced.raises or jaxpr.effects))
+    return plan.evaluate_anyway(_primitives(jaxpr), bool(traced.makers or traced.raises or jaxpr.effects))
+
+
+def _primitives(jaxpr):
+    """The primitives ``jaxpr`` runs, with those of the jitted functions it calls (``jnp.where``
+    is a ``jit`` call of a ``select_n``; ``jnp.linalg.norm`` one of a ``sqrt``)."""
+    for eqn in jaxpr.eqns:
+        inner = eqn.params.get("jaxpr") if eqn.primitive.name in ("jit", "pjit") else None
+        if inner is not None:
+            yield from _primitives(getattr(inner, "jaxpr", inner))
+        else:
+            yield eqn.primitive.name
 
 
 def _is_bool(x) -> bool:
