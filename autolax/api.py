@@ -30,6 +30,7 @@ from autolax.errors import (
 from autolax.libraries import is_library_callable
 from autolax.ops import calls as _calls
 from autolax.ops import checks as _checks
+from autolax.ops import lists as _lists
 from autolax.ops import report
 from autolax.transpile import pipeline
 from autolax.transpile.source import SourceChanged, SourceUnavailable
@@ -344,7 +345,7 @@ class Jitted:
         __tracebackhide__ = True
         with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
             try:
-                out = self._jitted(*args, **kwargs)
+                out = _lists.plain_lists(self._jitted(*args, **kwargs))
                 if self._has_checks or staged.count:
                     self._has_checks = True
                     out = jax.block_until_ready(out)

@@ -2002,10 +2002,37 @@ def test_a_returned_list_of_appends_is_a_list(fn, args, tmp_path):
     check_all_paths(fn, *args, static_argnums=static, tmp_dir=tmp_path)
     out = autolax.jit(fn, static_argnums=static)(*args)
     assert type(out[0]) is list and type(fn(*args)[0]) is list
+    assert jax.tree.structure(out) == jax.tree.structure(fn(*args))
     # under vmap each item holds every lane, as vmap of the Python function gives
     batch = np.stack([args[0], args[0] + 10.0])
     got = jax.vmap(autolax.convert(fn), in_axes=(0,) + (None,) * (len(args) - 1))(batch, *args[1:])
     want = [fn(row, *args[1:]) for row in batch]
-    assert type(got[0]) is list and len(got[0]) == len(want[0][0])
+    assert isinstance(got[0], list) and len(got[0]) == len(want[0][0])  # (a list subclass: Known limitations)
     for k, item in enumerate(got[0]):
         np.testing.assert_allclose(np.asarray(item), [w[0][k] for w in want])
+
+
+@pytest.mark.parametrize("n", [3, 0])
+def test_a_returned_list_of_appends_survives_a_second_call(n):
+    # A second call of the same jax.jit object (its fast path) raised "Too few leaves for
+    # PyTreeDef": the list JAX unflattened the outputs into flattened to another structure.
+    xs = np.arange(4.0, dtype=np.float32)
+    want = returns_the_list(xs, n)
+    for jitted in (jax.jit(autolax.convert(returns_the_list), static_argnums=1),
+                   autolax.jit(returns_the_list, static_argnums=1)):
+        for _ in range(3):
+            got = jitted(xs, n)
+            assert isinstance(got[0], list) and [float(v) for v in got[0]] == [float(v) for v in want[0]]
+    # a second jax.jit object over the same converted function (JAX shares its caches)
+    converted = autolax.convert(returns_the_list)
+    first, second = jax.jit(converted, static_argnums=1), jax.jit(converted, static_argnums=1)
+    assert [float(v) for v in first(xs, n)[0]] == [float(v) for v in second(xs, n)[0]] == [float(v) for v in want[0]]
+    # the pytree round trip gives the same structure, also once the list was changed
+    out = first(xs, n)
+    for value in (out, out[0] + [], out[0]):
+        tree = jax.tree.structure(value)
+        assert jax.tree.structure(jax.tree.unflatten(tree, jax.tree.leaves(value))) == tree
+    out[0].append(np.float32(9.0))
+    tree = jax.tree.structure(out)
+    assert jax.tree.structure(jax.tree.unflatten(tree, jax.tree.leaves(out))) == tree
+    assert [float(v) for v in jax.tree.map(lambda a: a + 1, out)[0]] == [float(v) + 1 for v in want[0]] + [10.0]

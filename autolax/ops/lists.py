@@ -254,7 +254,7 @@ def _flatten(lst):
 
 def _unflatten(kinds, payloads):
     if _computed(payloads):
-        return _plain_list(kinds, payloads)
+        return AppendedList(_plain_list(kinds, payloads), ("stacked", kinds), payloads)
     return StackedList([(k, list(p) if k == "items" else p) for (k, _), p in zip(kinds, payloads)])
 
 
@@ -284,7 +284,52 @@ def _plain_list(kinds, payloads) -> list:
     return out
 
 
+class AppendedList(list):
+    """A list appended to in a staged loop, as the program returned it: a ``list`` of its
+    items (what the original Python returns), which flattens as a pytree to the stacked
+    arrays the compiled program computed. JAX relies on that round trip: it unflattens a
+    jitted function's outputs and may flatten them again (the fast path of a second call
+    does), expecting the same structure. Once changed (an item appended, replaced or
+    removed), it flattens as the list of its items."""
+
+    def __init__(self, items, aux, children):
+        super().__init__(items)
+        self._flat = (children, aux, tuple(self))
+
+    def _unchanged(self) -> bool:
+        items = self._flat[2]
+        return len(self) == len(items) and all(a is b for a, b in zip(self, items))
+
+
+def plain_lists(value):
+    """``value`` with each ``AppendedList`` in it (through lists, tuples and dicts) made a plain
+    ``list``, pytree and all (``autolax.jit`` returns these, as the original Python does)."""
+    if isinstance(value, AppendedList):
+        return [plain_lists(v) for v in value]
+    if type(value) in (list, tuple):
+        new = [plain_lists(v) for v in value]
+        return value if all(a is b for a, b in zip(new, value)) else type(value)(new)
+    if type(value) is dict:
+        new = {k: plain_lists(v) for k, v in value.items()}
+        return value if all(new[k] is v for k, v in value.items()) else new
+    return value
+
+
+def _flatten_appended(lst):
+    if lst._unchanged():
+        return lst._flat[:2]
+    return tuple(lst), ("items", len(lst))
+
+
+def _unflatten_appended(aux, children):
+    how, kinds = aux
+    if how == "items":  # a list changed after it was returned: its items, as a list flattens
+        return AppendedList(children, aux, tuple(children))
+    return _unflatten(kinds, children)
+
+
 jax.tree_util.register_pytree_node(StackedList, _flatten, _unflatten)
+jax.tree_util.register_pytree_node(AppendedList, _flatten_appended, _unflatten_appended)
 
 
 def _chunks(value):
