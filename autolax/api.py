@@ -464,31 +464,27 @@ _OWN = "__autolax_own__"
 
 def _jitted_function(converted, options):
     """The function ``jax.jit`` is given: a new function object running ``converted``
-    (``_own_function``), kept on ``converted`` -- one per set of ``jax.jit`` options -- where
-    ``converted`` is a function's cached conversion and the options are hashable.
+    (``_own_function``). Where ``converted`` is a function's cached conversion and the
+    options are hashable, the newest one per set of ``jax.jit`` options is also kept on
+    ``converted``.
 
     So JAX's caches for it (traces, the compiled program) live as long as the user's
-    function, as they do for ``jax.jit(fn)``, and not only as long as this wrapper: a
+    function, as they do for ``jax.jit(fn)``, and not only as long as the wrapper: a
     wrapper made and called in one expression (``autolax.jit(f)(x)``) would otherwise free
-    its compiled program within the call (about a millisecond; ``jax.jit(f)(x)`` frees it
-    later, with ``f``). Two wrappers with the same options share it, as two ``jax.jit(f)``
-    do; different options never share one (see ``_own_function``)."""
-    if not isinstance(converted, types.FunctionType):
-        return callables.own_callable(converted, _own_function)
-    original = _original(converted)
-    if original is converted or _cached_conversion(original) is not converted:
-        return callables.own_callable(converted, _own_function)
+    its compiled program within the call (about a millisecond of the first call;
+    ``jax.jit(f)(x)`` frees it later, with ``f``). Each wrapper still has its own function
+    object (see ``_own_function``); one kept is replaced by the next wrapper's."""
+    own = callables.own_callable(converted, _own_function)
+    if not isinstance(converted, types.FunctionType) or _cached_conversion(_original(converted)) is not converted:
+        return own
     key = tuple(sorted(options.items()))
     try:
         hash(key)
     except TypeError:
-        return _own_function(converted)
-    with _lock:
-        owns = converted.__dict__.setdefault(_OWN, {})
-        own = owns.get(key)
-        if own is None:
-            own = owns[key] = _own_function(converted)
         return own
+    with _lock:
+        converted.__dict__.setdefault(_OWN, {})[key] = own
+    return own
 
 
 def filter_jit(fn=None, *, donate: str = "none", strict: bool = False, max_steps: int | None = None):
