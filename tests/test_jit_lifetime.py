@@ -5,7 +5,6 @@
 import gc
 import weakref
 
-import jax
 
 import autolax
 from autolax import api
