@@ -318,6 +318,7 @@ def _own_function(converted):
     )
     own.__kwdefaults__ = converted.__kwdefaults__
     own.__dict__.update(converted.__dict__)
+    own.__dict__.pop(_OWN, None)
     for attr in ("__doc__", "__module__", "__qualname__", "__annotations__"):
         setattr(own, attr, getattr(converted, attr))
     return own
@@ -456,7 +457,35 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     else:
         converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit")
     info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
-    return Jitted(jax.jit(callables.own_callable(converted, _own_function), **options), info, converted)
+    return Jitted(jax.jit(_jitted_function(converted, options), **options), info, converted)
+
+
+_OWN = "__autolax_own__"
+
+
+def _jitted_function(converted, options):
+    """The function ``jax.jit`` is given: a new function object running ``converted``
+    (``_own_function``). Where ``converted`` is a function's cached conversion and the
+    options are hashable, the newest one per set of ``jax.jit`` options is also kept on
+    ``converted``.
+
+    So JAX's caches for it (traces, the compiled program) live as long as the user's
+    function, as they do for ``jax.jit(fn)``, and not only as long as the wrapper: a
+    wrapper made and called in one expression (``autolax.jit(f)(x)``) would otherwise free
+    its compiled program within the call (about a millisecond of the first call;
+    ``jax.jit(f)(x)`` frees it later, with ``f``). Each wrapper still has its own function
+    object (see ``_own_function``); one kept is replaced by the next wrapper's."""
+    own = callables.own_callable(converted, _own_function)
+    if not isinstance(converted, types.FunctionType) or _cached_conversion(_original(converted)) is not converted:
+        return own
+    key = tuple(sorted(options.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return own
+    with _lock:
+        converted.__dict__.setdefault(_OWN, {})[key] = own
+    return own
 
 
 def filter_jit(fn=None, *, donate: str = "none", strict: bool = False, max_steps: int | None = None):
