@@ -119,6 +119,9 @@ class Generator:
 
     def __init__(self, rng: random.Random, size: int = 12, focus: str | None = None):
         self.rng = rng
+        # Choices added after the corpus of pinned programs was written draw from their own
+        # stream, so the programs without them stay as they were.
+        self.later = random.Random(hash(rng.getstate()))
         self.focus = focus
         self.lines: list[str] = []
         self.budget = size  # statements left to write
@@ -438,9 +441,9 @@ class Generator:
                 scope.bind(var, t)
         end = self.block(scope, 1, self.rng.randint(3, 7))
         if end is not None:
-            self.emit(1, self.return_stmt(end))
+            self.emit(1, self.return_stmt(end, name == "f"))
 
-    def return_stmt(self, scope: Scope) -> str:
+    def return_stmt(self, scope: Scope, top: bool = False) -> str:
         if scope.in_def:
             return f"return {self.expr('f', scope)[0]}"
         values = []
@@ -457,6 +460,9 @@ class Generator:
                 values.append(self.value(t, scope))
             else:
                 values.append(self.wrap(self.expr(t, scope) if t != "b" else self.cond(scope), TERNARY))
+        appended = self.lists(scope) if top else []
+        if appended and self.later.random() < 0.3:  # a list a loop appended to, returned as it is
+            values.append(self.later.choice(appended))
         if "LOG" in self.globals and self.chance(0.5):
             values.append(self.pick(["len(LOG)", "sum(LOG)"]))
         if "TOTAL" in self.globals and self.declared_global and self.chance(0.5):

@@ -266,6 +266,11 @@ def compare_values(expected, got) -> str | None:
     """None if ``got`` equals ``expected`` (see the module docstring), else how they differ."""
     import jax
 
+    from autolax.ops.lists import plain_lists
+
+    # (A list a staged loop appended to, returned through plain jax.jit, is a list whose
+    # pytree leaves are the stacked arrays: README, Known limitations. Its items are compared.)
+    got = plain_lists(got)
     e_leaves, e_tree = jax.tree_util.tree_flatten(_to_host(expected))
     g_leaves, g_tree = jax.tree_util.tree_flatten(_to_host(got))
     if any(isinstance(g, jax.core.Tracer) for g in g_leaves):
