@@ -121,7 +121,7 @@ class Generator:
         self.rng = rng
         # Choices added after the corpus of pinned programs was written draw from their own
         # stream, so the programs without them stay as they were.
-        self.later = random.Random(hash(rng.getstate()))
+        self.later = random.Random(sum(rng.getstate()[1]))
         self.focus = focus
         self.lines: list[str] = []
         self.budget = size  # statements left to write
@@ -178,7 +178,7 @@ class Generator:
         return text, (UNARY if text.startswith("-") else ATOM)
 
     def index(self, scope: Scope):
-        small = [n for n in scope.small if n in scope.vars]
+        small = sorted(n for n in scope.small if n in scope.vars)  # (sorted: a set's order varies by process)
         roll = self.rng.random()
         if small and roll < 0.45:
             return self.pick(small)
@@ -206,7 +206,7 @@ class Generator:
                 return self.pick(names), ATOM
             if arrays and roll < 0.68:
                 return f"{self.pick(arrays)}[{self.index(scope)}]", ATOM
-            growing = [x for x in scope.lists if x in scope.vars]  # appended to by an enclosing loop
+            growing = sorted(x for x in scope.lists if x in scope.vars)  # appended to by an enclosing loop
             if growing and self.chance(0.08 * self.boost("appends")):
                 lst = self.pick(growing)
                 if t == "i":
