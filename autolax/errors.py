@@ -649,8 +649,9 @@ MESSAGES = {
     ),
     "standalone-one-sided": Message(
         ConversionError,
-        "{what} has a value on only one path through {stmt}, whose condition is traced (the other path left "
-        "with `break`, `continue` or `return`): --standalone needs its type before the statement",
+        "{what} has a value on only one path through {stmt}, whose condition is traced (the other path leaves "
+        "it without a value: `break`, `continue`, `return` or an exception a handler caught): --standalone "
+        "needs its type before the statement",
         "assign {what} before the statement, with a value of its type (for example {name} = 0.0).",
         "#command-line",
     ),

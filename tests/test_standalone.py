@@ -2541,6 +2541,7 @@ def test_a_return_value_given_a_zero_in_a_handler_that_did_not_run_is_not_read_a
     with pytest.raises(ConversionError) as info:
         convert_source(source, "refused.py", Options(only=("f",), standalone=True))
     assert "the return value has a value on only one path through the `if` at refused.py:8" in str(info.value)
+    assert "an exception a handler caught" in str(info.value)
     path = tmp_path / "handler_zero.py"
     path.write_text(source)
     out = tmp_path / "handler_zero_standalone.py"
