@@ -151,15 +151,21 @@ def load(path, name):
     return module
 
 
+def _original_and_converted(tmp_path_factory, name, text):
+    """(the module ``text``, its --standalone conversion, the converted text), both
+    imported from files."""
+    folder = tmp_path_factory.mktemp(name)
+    source = folder / f"{name}.py"
+    source.write_text(text)
+    converted = folder / f"{name}_standalone.py"
+    converted.write_text(convert_source(text, str(source), Options(all=True, standalone=True)).text)
+    return load(source, name), load(converted, f"{name}_standalone"), converted.read_text()
+
+
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory):
     """(the original module, its --standalone conversion), both imported from files."""
-    folder = tmp_path_factory.mktemp("standalone")
-    source = folder / "programs.py"
-    source.write_text(PROGRAMS)
-    converted = folder / "programs_standalone.py"
-    converted.write_text(convert_source(PROGRAMS, str(source), Options(all=True, standalone=True)).text)
-    return load(source, "programs"), load(converted, "programs_standalone"), converted.read_text()
+    return _original_and_converted(tmp_path_factory, "programs", PROGRAMS)
 
 
 def test_every_program_is_converted_and_imports_no_autolax(modules):
@@ -2777,12 +2783,7 @@ UNTAKEN_INPUTS = {  # (the Python numbers the annotations declare)
 
 @pytest.fixture(scope="module")
 def untaken(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("untaken")
-    source = folder / "untaken.py"
-    source.write_text(UNTAKEN)
-    converted = folder / "untaken_standalone.py"
-    converted.write_text(convert_source(UNTAKEN, str(source), Options(all=True, standalone=True)).text)
-    return load(source, "untaken"), load(converted, "untaken_standalone"), converted.read_text()
+    return _original_and_converted(tmp_path_factory, "untaken", UNTAKEN)
 
 
 def _agrees_with_python_and_the_runtimes_dtypes(untaken, name, weak=True):
