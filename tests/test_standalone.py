@@ -151,21 +151,10 @@ def load(path, name):
     return module
 
 
-def _original_and_converted(tmp_path_factory, name, text):
-    """(the module ``text``, its --standalone conversion, the converted text), both
-    imported from files."""
-    folder = tmp_path_factory.mktemp(name)
-    source = folder / f"{name}.py"
-    source.write_text(text)
-    converted = folder / f"{name}_standalone.py"
-    converted.write_text(convert_source(text, str(source), Options(all=True, standalone=True)).text)
-    return load(source, name), load(converted, f"{name}_standalone"), converted.read_text()
-
-
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory):
     """(the original module, its --standalone conversion), both imported from files."""
-    return _original_and_converted(tmp_path_factory, "programs", PROGRAMS)
+    return _file_and_standalone(tmp_path_factory.mktemp("programs"), "programs", PROGRAMS)
 
 
 def test_every_program_is_converted_and_imports_no_autolax(modules):
@@ -242,6 +231,16 @@ def test_examples_convert(tmp_path):
 
 
 # ----------------------------------------------------------------------------- refusals
+def _file_and_standalone(tmp_path, name, source):
+    """(the module ``source`` as written to ``name``.py, its --standalone --all conversion,
+    the converted text), both imported from files."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    out = tmp_path / f"{name}_standalone.py"
+    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
+    return load(path, name), load(out, f"{name}_standalone"), out.read_text()
+
+
 def _runtime_and_standalone(tmp_path, source, *args):
     """(the error autolax.jit raises calling ``f``, the ConversionError --standalone raises)."""
     path = tmp_path / "refused.py"
@@ -836,12 +835,7 @@ def test_branches_that_hand_values_to_captured_variables(tmp_path):
                 ys = cnt
             return xs, ys, shift()
         """)
-    path = tmp_path / "captured.py"
-    path.write_text(source)
-    original = load(path, "captured")
-    out = tmp_path / "captured_standalone.py"
-    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
-    standalone = load(out, "captured_standalone")
+    original, standalone, _ = _file_and_standalone(tmp_path, "captured", source)
     for xs in ([1.0, 2.0], [-1.0, 0.0], [-1.0, 3.0]):
         args = (np.array(xs, np.float32), np.array([5.0, 6.0], np.float32))
         assert_close(original.f(*args), jax.jit(standalone.f)(*args))
@@ -1061,12 +1055,7 @@ def test_a_list_an_alias_changed_is_not_refused_for_its_display_length(tmp_path)
                 r = [x, 2.0 * x]
             return r
         """)
-    path = tmp_path / "alias_list.py"
-    path.write_text(source)
-    original = load(path, "alias_list")
-    out = tmp_path / "alias_list_standalone.py"
-    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
-    standalone = load(out, "alias_list_standalone")
+    original, standalone, _ = _file_and_standalone(tmp_path, "alias_list", source)
     for x in (1.0, -1.0):
         assert_close(original.f(np.float32(x)), jax.jit(standalone.f)(np.float32(x)))
 
@@ -1283,12 +1272,7 @@ def test_a_staged_branch_that_only_deletes_a_name(tmp_path):
     # Fuzzer seeds 59, 80, 278: `del k3` was the branch's only statement; the branch
     # function was written without a body ("internal error: the converted file does not parse").
     source = "def f(a, n, xs):\n    k3 = 0\n    while k3 < 5:\n        k3 += 1\n    if a + n:\n        del k3\n    return xs[1] * a\n"
-    path = tmp_path / "del_only.py"
-    path.write_text(source)
-    original = load(path, "del_only")
-    out = tmp_path / "del_only_standalone.py"
-    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
-    standalone = load(out, "del_only_standalone")
+    original, standalone, _ = _file_and_standalone(tmp_path, "del_only", source)
     xs = np.array([1.0, 2.0], np.float32)
     for a in (1.5, -2.0):
         assert_close(original.f(np.float32(a), np.int32(2), xs), jax.jit(standalone.f)(np.float32(a), np.int32(2), xs))
@@ -2100,13 +2084,9 @@ def test_call_changing_a_list_the_staged_body_made_converts(tmp_path):
                 total = total + row[-1]
             return total
         """)
-    path = tmp_path / "own_list.py"
-    path.write_text(source)
-    out = tmp_path / "own_list_standalone.py"
-    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
-    standalone = load(out, "own_list_standalone")
-    assert "fori_loop" in out.read_text()
-    assert_close(jax.jit(standalone.f)(1.5, 3), load(path, "own_list").f(1.5, 3))
+    original, standalone, text = _file_and_standalone(tmp_path, "own_list", source)
+    assert "fori_loop" in text
+    assert_close(jax.jit(standalone.f)(1.5, 3), original.f(1.5, 3))
 
 
 def test_del_in_a_python_loop_raises_on_the_second_iteration_as_python(tmp_path):
@@ -2126,11 +2106,7 @@ def test_del_in_a_python_loop_raises_on_the_second_iteration_as_python(tmp_path)
                     items.insert(0, 2.0)
             return items
         """)
-    path = tmp_path / "del_twice.py"
-    path.write_text(source)
-    out = tmp_path / "del_twice_standalone.py"
-    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
-    original, standalone = load(path, "del_twice"), load(out, "del_twice_standalone")
+    original, standalone, _ = _file_and_standalone(tmp_path, "del_twice", source)
     for ys in ([1, 2], [1, 2, 3]):
         with pytest.raises(UnboundLocalError):
             original.f(3, np.array(ys))
@@ -2517,12 +2493,7 @@ def test_a_return_in_a_handler_of_a_type_not_known_is_not_left_unbound(tmp_path)
                 y = 1.0
             return y, xs
         """)
-    path = tmp_path / "handler_return.py"
-    path.write_text(source)
-    original = load(path, "handler_return")
-    out = tmp_path / "handler_return_standalone.py"
-    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
-    standalone = load(out, "handler_return_standalone")
+    original, standalone, _ = _file_and_standalone(tmp_path, "handler_return", source)
     xs = np.array([1.5, 2.0, 3.0], np.float32)
     for a in (1.0, -1.0):
         assert_close(original.f(a, xs), jax.jit(standalone.f)(a, xs))
@@ -2548,11 +2519,7 @@ def test_a_return_value_given_a_zero_in_a_handler_that_did_not_run_is_not_read_a
         convert_source(source, "refused.py", Options(only=("f",), standalone=True))
     assert "the return value has a value on only one path through the `if` at refused.py:8" in str(info.value)
     assert "an exception a handler caught" in str(info.value)
-    path = tmp_path / "handler_zero.py"
-    path.write_text(source)
-    out = tmp_path / "handler_zero_standalone.py"
-    out.write_text(convert_source(source, str(path), Options(all=True, standalone=True)).text)
-    original, standalone = load(path, "handler_zero"), load(out, "handler_zero_standalone")
+    original, standalone, _ = _file_and_standalone(tmp_path, "handler_zero", source)
     xs = np.array([1.5, 2.0, 3.0], np.float32)
     for a in (1.0, -1.0):
         assert_close(original.f(a, xs), jax.jit(standalone.f)(a, xs))
@@ -2783,7 +2750,7 @@ UNTAKEN_INPUTS = {  # (the Python numbers the annotations declare)
 
 @pytest.fixture(scope="module")
 def untaken(tmp_path_factory):
-    return _original_and_converted(tmp_path_factory, "untaken", UNTAKEN)
+    return _file_and_standalone(tmp_path_factory.mktemp("untaken"), "untaken", UNTAKEN)
 
 
 def _agrees_with_python_and_the_runtimes_dtypes(untaken, name, weak=True):
