@@ -231,12 +231,17 @@ def _block_time(fn, args, k):
     return (time.perf_counter() - start) / k
 
 
-def steady_state(scale, rounds, block_s):
-    """Median call time of autolax.jit vs the hand-written lax version(s), interleaved."""
-    results = []
+def steady_samples(scale, rounds, block_s):
+    """Per-round times of every variant of every program, measured in this process.
+
+    Variants: autolax.jit, the hand-written lax version, the same lax version under a second
+    jax.jit (an A/A control: what the measurement alone gives for identical programs) and,
+    where a program has one, its same-form twin."""
+    samples = []
     for prog in programs.PROGRAMS:
         args = _devices(prog.inputs(scale), prog.static_argnums)
         variants = {"autolax": _jitted(prog, autolax.convert(prog.python)), "lax": _jitted(prog, prog.lax)}
+        variants["lax again"] = _jitted(prog, fresh(prog.lax))
         if prog.twin is not None:
             variants["twin"] = _jitted(prog, prog.twin)
         outputs = {name: jax.block_until_ready(fn(*args)) for name, fn in variants.items()}
@@ -247,12 +252,43 @@ def steady_state(scale, rounds, block_s):
         k = max(1, int(block_s / max(per_call, 1e-6)))
         times = {name: [] for name in variants}
         gc.collect()
+        order = list(variants.items())
         for r in range(rounds):
-            order = list(variants.items())
-            for name, fn in order if r % 2 == 0 else order[::-1]:
+            # Each round starts one variant later, so every variant takes every position
+            # equally often (with forward and reversed rounds the middle one never ran first).
+            for name, fn in order[r % len(order):] + order[:r % len(order)]:
                 times[name].append(_block_time(fn, args, k))
+        samples.append({"name": prog.name, "times": times, "calls_per_sample": k, "equations": _program_equations(prog, args)})
+        log(f"  {prog.name}: " + ", ".join(f"{n} {statistics.median(t) * 1e3:.3f} ms" for n, t in times.items()))
+    return samples
+
+
+def _worker_samples(scale, rounds, block_s):
+    """``steady_samples`` in a fresh Python process."""
+    command = [sys.executable, "-m", "benchmarks.run", "--steady-worker", json.dumps([scale, rounds, block_s])]
+    proc = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def steady_state(scale, rounds, block_s, processes=1):
+    """Median call time of autolax.jit vs the hand-written lax version(s), interleaved.
+
+    With ``processes`` > 1 the rounds are shared among that many fresh processes and pooled.
+    Two compilations of one program can differ by a few percent for the whole life of a
+    process (where XLA placed their code and buffers); new processes draw new placements, so
+    the pooled median does not rest on one draw."""
+    if processes == 1:
+        runs = [steady_samples(scale, rounds, block_s)]
+    else:
+        runs = []
+        for i in range(processes):
+            log(f"  process {i + 1} of {processes}")
+            runs.append(_worker_samples(scale, -(-rounds // processes), block_s))
+    results = []
+    for prog, per_program in zip(programs.PROGRAMS, zip(*runs)):
+        times = {name: [t for run in per_program for t in run["times"][name]] for name in per_program[0]["times"]}
         med = {name: statistics.median(ts) for name, ts in times.items()}
-        paired = {name: statistics.median(x / y for x, y in zip(times["autolax"], times[name])) for name in variants}
+        paired = {name: statistics.median(x / y for x, y in zip(times["autolax"], times[name])) for name in times}
         results.append(
             {
                 "name": prog.name,
@@ -263,12 +299,14 @@ def steady_state(scale, rounds, block_s):
                 "ratio": paired["lax"],
                 "ratio_of_medians": med["autolax"] / med["lax"],
                 "twin_ratio": paired.get("twin"),
-                "equations": _program_equations(prog, args),
-                "calls_per_sample": k,
+                "control_ratio": statistics.median(x / y for x, y in zip(times["lax again"], times["lax"])),
+                "equations": tuple(per_program[0]["equations"]),
+                "calls_per_sample": [run["calls_per_sample"] for run in per_program],
+                "rounds": len(times["lax"]),
                 "note": prog.note,
             }
         )
-        log(f"  {prog.name}: " + ", ".join(f"{n} {t * 1e3:.3f} ms" for n, t in med.items()) + f"; ratio {paired['lax']:.3f}")
+        log(f"  {prog.name}: ratio {paired['lax']:.3f}, A/A {results[-1]['control_ratio']:.3f}")
     return results
 
 
@@ -290,12 +328,13 @@ def steady_table(results):
             f"**{r['ratio']:.2f}**",
             f"{r['ratio_of_medians']:.2f}",
             f"{r['twin_ratio']:.2f}" if r["twin_ratio"] is not None else "",
+            f"{r['control_ratio']:.2f}",
             f"{r['equations'][0]} / {r['equations'][1]}",
         ]
         for r in results
     ]
     return table(
-        ["program", "control flow", "autolax (ms)", "lax (ms)", "autolax / lax", "ratio of medians", "vs same-form lax", "jaxpr eqns autolax / lax"],
+        ["program", "control flow", "autolax (ms)", "lax (ms)", "autolax / lax", "ratio of medians", "vs same-form lax", "lax / lax (A/A)", "jaxpr eqns autolax / lax"],
         rows,
     )
 
@@ -415,14 +454,18 @@ def main(argv=None):
     parser.add_argument("--json", metavar="PATH", help="also write every measured number as JSON")
     parser.add_argument("--only", choices=["compile", "steady", "convert"], action="append", help="run only these parts (repeatable)")
     parser.add_argument("--max-unrolled", type=int, help="largest N timed for unrolled jax.jit (default 3000; --quick: 10)")
+    parser.add_argument("--steady-worker", metavar="JSON", help=argparse.SUPPRESS)  # [scale, rounds, block_s]: print steady_samples as JSON
     args = parser.parse_args(argv)
+    if args.steady_worker:
+        print(json.dumps(steady_samples(*json.loads(args.steady_worker))))
+        return 0
     parts = set(args.only or ["compile", "steady", "convert"])
     if args.quick:
         trip_counts, max_unrolled, repeats = [10, 30], 10, 1
-        scale, rounds, block_s, convert_reps = 0.01, 2, 0.001, 1
+        scale, rounds, processes, block_s, convert_reps = 0.01, 2, 1, 0.001, 1
     else:
         trip_counts, max_unrolled, repeats = [10, 100, 1000, 3000, 10_000], 3000, 5
-        scale, rounds, block_s, convert_reps = 1.0, 31, 0.05, 25
+        scale, rounds, processes, block_s, convert_reps = 1.0, 45, 3, 0.05, 25
     if args.max_unrolled is not None:
         max_unrolled = args.max_unrolled
 
@@ -451,11 +494,14 @@ def main(argv=None):
             plot(compile_results, args.plot)
             print(f"(plot written to {args.plot})\n")
     if "steady" in parts:
-        steady_results = steady_state(scale, rounds, block_s)
+        steady_results = steady_state(scale, rounds, block_s, processes)
         print("## Steady-state call time\n")
-        print("Time per call after compilation (median over rounds). autolax.jit and the hand-written lax version run")
-        print(f"alternately in one process, {rounds} rounds; \"autolax / lax\" is the median of the per-round ratios,")
-        print("which drifting machine load affects less than the ratio of the medians.\n")
+        where = "one process" if processes == 1 else f"each of {processes} fresh processes"
+        print("Time per call after compilation (median over rounds). autolax.jit, the hand-written lax version, that")
+        print(f"version compiled a second time (the A/A control) and any same-form twin run in turn in {where},")
+        print(f"{-(-rounds // processes)} rounds each; \"autolax / lax\" is the median of the per-round ratios, which drifting")
+        print("machine load affects less than the ratio of the medians. \"lax / lax (A/A)\" is the same figure for two")
+        print("compilations of the same program: how far apart the measurement puts identical code.\n")
         print(steady_table(steady_results) + "\n")
         for r in steady_results:
             if r["note"]:
