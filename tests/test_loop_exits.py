@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import autolax
+from autolax import compat
 from paths import check_all_paths
 
 
@@ -146,6 +147,61 @@ def test_the_loop_tests_after_each_iteration_and_carries_no_exit_value():
     (loop,) = [e for e in jaxpr.eqns if e.primitive.name == "while"]
     # The counter, x and v: neither the exit flag nor the returned values nor `step`.
     assert len(loop.outvars) == 3
+
+
+def _exit_predicate(fn, *args):
+    """The primitives of the predicate of ``fn``'s one staged while loop."""
+    jaxpr = jax.make_jaxpr(autolax.convert(fn))(*args).jaxpr
+    loops = [e for e in jaxpr.eqns if e.primitive.name == "while"]
+    while not loops:  # (inside the loop's derivative rule)
+        jaxpr = next(sub for e in jaxpr.eqns for sub in compat.jaxprs_in_params(e.params))
+        loops = [e for e in jaxpr.eqns if e.primitive.name == "while"]
+    (loop,) = loops
+    return [e.primitive.name for e in loop.params["cond_jaxpr"].jaxpr.eqns]
+
+
+def test_a_test_false_on_the_constant_start_needs_no_first_iteration_clause():
+    # `total` starts at 0.0, where `total < 0.0` is false: the predicate is the test itself
+    # from the first iteration on, as a hand-written loop's is.
+    assert _exit_predicate(first_negative_prefix, jnp.ones(4)) == ["lt", "lt", "not", "and"]
+    # `x` starts traced: Python runs the first iteration whatever the test says there.
+    assert "eq" in _exit_predicate(escape, 1.0, 0.0, 1.5, 100)
+
+
+def first_stop_at_start(xs):
+    total = 0.0
+    count = 0
+    for i in range(xs.shape[0]):
+        total += xs[i]
+        count += 1
+        if total <= 0.5 or count > 100:  # true on the start
+            return i, total
+    return -1, total
+
+
+def first_ratio_above(xs):
+    total = 0
+    count = 0
+    for i in range(xs.shape[0]):
+        total += xs[i]
+        count += 1
+        if total // count > 2:  # 0 // 0 on the start: Python never divides there
+            return i, total
+    return -1, total
+
+
+def test_a_test_true_on_the_start_keeps_the_first_iteration_clause():
+    assert "eq" in _exit_predicate(first_stop_at_start, jnp.ones(4))
+    # `0 // 0` there is what the loop's predicate would compute on the same start (the
+    # staged program has no division error): false, so no clause is needed.
+    assert "eq" not in _exit_predicate(first_ratio_above, jnp.ones(4, jnp.int32))
+
+
+@pytest.mark.parametrize("xs", [[1.0, 2.0], [-1.0, 2.0], [3.0, 1.0], [1.0, 1.0, 9.0], []])
+def test_tests_after_each_iteration_on_constant_starts_match_python(xs, tmp_path):
+    xs = np.array(xs, np.float32)
+    check_all_paths(first_stop_at_start, xs, tmp_dir=tmp_path)
+    check_all_paths(first_ratio_above, (xs * 3).astype(np.int32), tmp_dir=tmp_path)
 
 
 def halve_or_stop(x, limit):

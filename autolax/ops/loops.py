@@ -989,6 +989,28 @@ def _scan_indexed(step, init, seq):
     return out, ys
 
 
+def _false_at_start(test_traced, state, values, site, max_equations=32) -> bool:
+    """Is the loop's exit test, run on the state the loop starts from, false when tracing?
+
+    ``total = 0.0; for x in xs: total += x; if total > cap: break`` tests after each
+    iteration; the staged predicate tests the carry before the next one, so before the first
+    it must not test (Python does not) -- unless the test is false there anyway, which a
+    start of constants shows when tracing. Only small tests without effects or checks are
+    run (on the host, on the constants)."""
+    jaxpr = test_traced.jaxpr
+    if jaxpr.effects or test_traced.makers or len(jaxpr.jaxpr.eqns) > max_equations:
+        return False
+    if any_tracer(jaxpr.consts) or any_tracer(values) or any(
+            isinstance(v, MaybeBound) for v in jax.tree_util.tree_leaves(values)):
+        return False
+    try:
+        with jax.ensure_compile_time_eval():
+            stop = predicate(test_traced(state.dynamic(values))[0][0], site.where)
+    except Exception:  # it fails on the start (Python never runs it there): keep the guard
+        return False
+    return not is_tracer(stop) and not bool(stop)
+
+
 def _staged_for(site, seq, loop_body, loop_test, values, names):
     """Stages a ``for`` loop in the form ``plan.loop_form`` chooses."""
     __tracebackhide__ = True
@@ -1149,13 +1171,17 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
 
     def early(*init, while_loop=_scalars_first_while):
         __tracebackhide__ = True
+        # A test after each iteration is the next one's test, except before the first: unless
+        # it is known false on the starting state, the predicate skips it there (`k == k0 or`).
+        first_free = (test_traced is not None and item_test and after
+                      and _false_at_start(test_traced, state, values, site))
 
         def while_cond(carry):
             __tracebackhide__ = True
             more = carry[0] < k_end
             if test_traced is not None and item_test and after:
-                # A test after each iteration is the next one's test, except before the first.
-                go = jnp.logical_or(carry[0] == k0, jnp.logical_not(stop_test(list(carry[1:]))))
+                go = jnp.logical_not(stop_test(list(carry[1:])))
+                go = go if first_free else jnp.logical_or(carry[0] == k0, go)
                 go = jnp.logical_and(go, carry[1 + n] == 0) if checked else go
                 return jnp.logical_and(more, go)
             if test_traced is not None:
