@@ -35,7 +35,7 @@ from jax import lax
 
 from autolax import compat, errors, plan, sites
 from autolax.errors import StateMismatchError, UndefinedVariableError
-from autolax.ops import checkpointed, checks, report
+from autolax.ops import checkpointed, checks, host, report
 from autolax.ops.control import predicate, staged_cond
 from autolax.ops.lists import (
     StackedList,
@@ -989,26 +989,22 @@ def _scan_indexed(step, init, seq):
     return out, ys
 
 
-def _false_at_start(test_traced, state, values, site, max_equations=32) -> bool:
-    """Is the loop's exit test, run on the state the loop starts from, false when tracing?
+def _false_at_start(test_traced, state, values) -> bool:
+    """Is the loop's exit test, run on the state the loop starts from, known to be false
+    when tracing?
 
     ``total = 0.0; for x in xs: total += x; if total > cap: break`` tests after each
     iteration; the staged predicate tests the carry before the next one, so before the first
     it must not test (Python does not) -- unless the test is false there anyway, which a
-    start of constants shows when tracing. Only small tests without effects or checks are
-    run (on the host, on the constants)."""
-    jaxpr = test_traced.jaxpr
-    if jaxpr.effects or test_traced.makers or len(jaxpr.jaxpr.eqns) > max_equations:
+    start of constants shows. The test runs on the host (``ops.host``), and only when it has
+    no effects or checks."""
+    if test_traced.jaxpr.effects or test_traced.makers:
         return False
-    if any_tracer(jaxpr.consts) or any_tracer(values) or any(
-            isinstance(v, MaybeBound) for v in jax.tree_util.tree_leaves(values)):
+    start = state.host_dynamic(values)
+    outs = host.evaluate(test_traced.jaxpr, start) if start is not None else None
+    if not outs or outs[0].shape != ():
         return False
-    try:
-        with jax.ensure_compile_time_eval():
-            stop = predicate(test_traced(state.dynamic(values))[0][0], site.where)
-    except Exception:  # it fails on the start (Python never runs it there): keep the guard
-        return False
-    return not is_tracer(stop) and not bool(stop)
+    return not bool(outs[0])
 
 
 def _staged_for(site, seq, loop_body, loop_test, values, names):
@@ -1174,7 +1170,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         # A test after each iteration is the next one's test, except before the first: unless
         # it is known false on the starting state, the predicate skips it there (`k == k0 or`).
         first_free = (test_traced is not None and item_test and after
-                      and _false_at_start(test_traced, state, values, site))
+                      and _false_at_start(test_traced, state, values))
 
         def while_cond(carry):
             __tracebackhide__ = True

@@ -364,6 +364,33 @@ class State:
             out.extend(cast_leaves(spec, value))
         return out
 
+    def host_dynamic(self, values, max_size=4096) -> list | None:
+        """``dynamic(values)`` as NumPy values, computed on the host, or None when a leaf is
+        traced (or larger than ``max_size``, or placed on a mesh, or a ``MaybeBound``)."""
+        out = []
+        for spec, value in zip(self.specs, values):
+            if spec.is_maybe_bound or isinstance(value, MaybeBound):
+                return None
+            dynamic = [leaf for leaf in spec.leaves if leaf.dynamic]
+            if any(_placement(leaf.aval)[0] is not None or _placement(leaf.aval)[1] for leaf in dynamic):
+                return None
+            if isinstance(value, Undefined):
+                out.extend(np.zeros(leaf.aval.shape, leaf.aval.dtype) for leaf in dynamic)
+                continue
+            leaves = jax.tree_util.tree_leaves(value, is_leaf=_is_leaf)
+            for leaf, x in zip(spec.leaves, leaves):
+                if not leaf.dynamic:
+                    continue
+                if is_tracer(x) or isinstance(x, Undefined) or np.size(x) > max_size:
+                    return None
+                try:
+                    with np.errstate(all="raise"):
+                        out.append(np.asarray(x).astype(leaf.aval.dtype) if type(x) not in PY_SCALARS
+                                   else np.asarray(x, dtype=leaf.aval.dtype))
+                except (OverflowError, FloatingPointError, TypeError, ValueError):
+                    return None
+        return out
+
     def rebuild(self, dynamic_leaves) -> list:
         """Values from dynamic leaves (static leaves come from the specs)."""
         it = iter(dynamic_leaves)
