@@ -2798,3 +2798,17 @@ def test_what_may_fail_or_costs_more_than_a_cond_stays_a_cond_in_both_paths(unta
         jaxpr = str(jax.make_jaxpr(autolax.jit(getattr(original, name)))(*values))
         assert "cond[" in jaxpr, name
         _agrees_with_python_and_the_runtimes_dtypes(untaken, name, weak=name != "ratio_above")
+
+
+@pytest.mark.parametrize("source, line", [
+    # a module-level assignment would replace the helper the file defines after its imports
+    ("import jax\npromoting_cond = 3\n\n\ndef f(x, y):\n    if x > y:\n        z = x\n    else:\n        z = y\n"
+     "    return z\n", 2),
+    ("def g(x):\n    assert x > 0\n    return x\n\n\nraise_if = None\n", 6),
+    # a local of the converted function would hide it from the function
+    ("def g(x):\n    raise_if = 2\n    assert x > 0\n    return x + raise_if\n", 2),
+])
+def test_a_name_the_user_binds_is_not_taken_for_a_helper(source, line):
+    with pytest.raises(ConversionError, match="the name of a helper") as info:
+        convert_source(source, "m.py", Options(standalone=True, all=True))
+    assert f"m.py:{line}:" in str(info.value)

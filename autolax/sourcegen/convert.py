@@ -14,7 +14,7 @@ import tokenize
 from dataclasses import dataclass, field, replace
 
 from autolax import errors
-from autolax.analysis.activity import local_names
+from autolax.analysis.activity import local_names, writes
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
@@ -355,7 +355,7 @@ class _FileConverter:
                 removed_at = stmt.lineno if removed_at is None else removed_at
             edits.append((stmt.lineno, stmt.end_lineno, new_lines))
         needed = []
-        helper_lines = self.helper_lines(tree)
+        helper_lines = self.helper_lines(tree, sites)
         if "jax" in self.refs.needed_imports and "jax" not in self.module.bindings:
             needed.append("import jax\n")
         if not self.options.standalone and self.ops_alias in used_after and self.ops_alias not in bound_after:
@@ -370,7 +370,7 @@ class _FileConverter:
         edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
         return "".join(_apply(lines, edits, keep_ends=True))
 
-    def helper_lines(self, tree) -> list:
+    def helper_lines(self, tree, sites) -> list:
         """The helpers (``standalone.helpers``) the converted functions call, each preceded
         by two blank lines, except those the file already has (converted again)."""
         lines = []
@@ -378,10 +378,25 @@ class _FileConverter:
             text = helpers.text(name, self.refs("jax"))
             if text in self.module.text:
                 continue
-            if any(getattr(stmt, "name", None) == name for stmt in tree.body) or name in self.module.bindings:
-                raise errors.conversion_error("standalone-helper-taken", filename=self.module.path, name=name)
+            taken = self._binding_of(name, tree, sites)
+            if taken is not None:
+                raise errors.conversion_error("standalone-helper-taken", filename=self.module.path, name=name,
+                                              lineno=taken.lineno, col=taken.col_offset)
             lines += ["\n", "\n"] + text.splitlines(keepends=True)
         return lines
+
+    def _binding_of(self, name, tree, sites):
+        """The first statement of the module, or of a converted function, that binds
+        ``name``, if any: a module-level binding (an assignment as much as a ``def`` or an
+        import) would replace the helper, a local one would hide it from the function."""
+        for stmt in tree.body:
+            if getattr(stmt, "name", None) == name or name in writes([stmt]):
+                return stmt
+        for site in sites:
+            if name in _bound_names(site.node) | set(syntax.param_names(site.node.args)):
+                return next((n for n in syntax.walk(site.node) if isinstance(n, syntax.Name) and n.id == name
+                             and not isinstance(n.ctx, syntax.Load)), site.node)
+        return None
 
     def _still_used(self, bound):
         for node in syntax.walk(self.module.tree):
