@@ -535,3 +535,48 @@ def test_all_reaches_every_method_or_says_why_not(tmp_path, capsys, standalone):
         assert float(jax.jit(module.Optional().step)(jnp.float32(x))) == (x * 3 if x > 0 else x)
     with pytest.raises(jax.errors.TracerBoolConversionError):  # as the warning says
         jax.jit(module.factory()().step)(jnp.float32(1.0))
+
+
+RECURSIVE = '''\
+def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+
+
+def is_even(n):
+    if n == 0:
+        return True
+    return is_odd(n - 1)
+
+
+def is_odd(n):
+    if n == 0:
+        return False
+    return is_even(n - 1)
+
+
+def uses(n):
+    return fact(n) + 1
+'''
+
+
+def test_recursion_under_a_traced_condition_is_the_runtimes_error_not_a_crash(tmp_path):
+    """A function of the file calling itself (directly or through another) keeps the
+    runtime's recursion guard (`ops.call`): under plain jax.jit the default output raised
+    no error but recursed while tracing until the process crashed (a segmentation fault),
+    where `autolax.jit` raises TracedRecursionError."""
+    import autolax
+
+    src = write(tmp_path / "rec.py", RECURSIVE)
+    out = tmp_path / "rec_out.py"
+    assert cli.main(["convert", "--all", str(src), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "ops.call(fact, n - 1)" in text and "ops.call(is_odd, n - 1)" in text and "ops.call(is_even, n - 1)" in text
+    assert "return fact(n) + 1" in text  # not in a cycle: called directly
+    module = load(out, "rec_out")
+    for name in ("fact", "is_even", "uses"):
+        with pytest.raises(autolax.TracedRecursionError):
+            jax.jit(getattr(module, name))(5)
+    assert module.fact(5) == 120 and module.is_even(5) is False and module.uses(4) == 25
+    assert int(jax.jit(module.fact, static_argnums=0)(5)) == 120

@@ -2812,3 +2812,21 @@ def test_a_name_the_user_binds_is_not_taken_for_a_helper(source, line):
     with pytest.raises(ConversionError, match="the name of a helper") as info:
         convert_source(source, "m.py", Options(standalone=True, all=True))
     assert f"m.py:{line}:" in str(info.value)
+
+
+def test_recursion_in_a_staged_body_is_refused_up_front(tmp_path):
+    """--standalone: a function of the file calling itself (directly or through another) in
+    a staged branch or loop body recursed without end under jax.jit (RecursionError, or a
+    crash); it is the runtime's TracedRecursionError words, at conversion."""
+    source = ("def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n\n\n"
+              "def is_even(n):\n    if n == 0:\n        return True\n    return is_odd(n - 1)\n\n\n"
+              "def is_odd(n):\n    if n == 0:\n        return False\n    return is_even(n - 1)\n")
+    for name, line in (("fact", 4), ("is_even", 10), ("is_odd", 16)):
+        with pytest.raises(ConversionError, match=f"'{name}' calls itself") as info:
+            convert_source(source, "m.py", Options(standalone=True, only=(name,)))
+        assert f"m.py:{line}:" in str(info.value)
+    # a static argument decides the recursion in Python: converted, and it runs
+    text = convert_source(source, "m.py", Options(standalone=True, all=True, static=("n",))).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert namespace["fact"](5) == 120 and namespace["is_even"](5) is False

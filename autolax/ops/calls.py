@@ -180,7 +180,7 @@ def in_call() -> bool:
 # Calls of each function (by code) under way inside staged bodies. A function calling itself
 # under a traced condition traces both branches, each of which calls it again: tracing would
 # never end, so past this depth it is an error naming the function.
-_MAX_STAGED_RECURSION = 32
+_MAX_STAGED_RECURSION = plan.MAX_STAGED_RECURSION
 _active: contextvars.ContextVar = contextvars.ContextVar("autolax_staged_calls", default={})
 
 

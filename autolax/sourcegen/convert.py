@@ -63,6 +63,7 @@ class _FileConverter:
         self.explicit: set = set()  # sites selected by decorator or --only (errors are errors)
         self.warnings: list = []
         self.signatures = dict(parse_signature(text) for text in options.signature)
+        self._calls = None  # function name -> names it calls (``_reaches``)
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -172,7 +173,12 @@ class _FileConverter:
             self.refs.needed_imports |= refs.needed_imports
             self.refs.needed_helpers |= refs.needed_helpers
         else:
-            _DirectCalls(self.ops_alias, self.converted_names, _bound_names(converted.node)).visit(converted.node)
+            # A call of a function that (through others) calls this one stays ``ops.call``: its
+            # guard stops a recursion under a traced condition (TracedRecursionError), where a
+            # direct call would recurse without end while tracing.
+            direct = {g for g in self.converted_names if node.name not in self._reaches(g)} if not site.is_method \
+                else self.converted_names
+            _DirectCalls(self.ops_alias, direct, _bound_names(converted.node)).visit(converted.node)
         new = converted.node
 
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -192,6 +198,24 @@ class _FileConverter:
             emitter = emit.Emitter(module, header_end + 1, node.end_lineno, originals, unit)
             body = emitter.body(new.body, body_indent)
         return first, node.end_lineno, header + body
+
+    def _reaches(self, name) -> set:
+        """The module-level functions of the file that the function ``name`` calls, directly
+        or through others (by name, as written)."""
+        if getattr(self, "_calls", None) is None:
+            self._calls = {}
+            for stmt in syntax.walk(self.module.tree):
+                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+                    self._calls.setdefault(stmt.name, set()).update(
+                        n.func.id for n in syntax.walk(stmt) if isinstance(n, syntax.Call)
+                        and isinstance(n.func, syntax.Name))
+        seen, todo = set(), [name]
+        while todo:
+            for callee in self._calls.get(todo.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        return seen
 
     def lowered(self, converted, site, fn):
         """``converted`` lowered by ``--standalone`` and the ``Refs`` it needs: first with the

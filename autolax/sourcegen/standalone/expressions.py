@@ -262,6 +262,13 @@ class Expressions:
                                                        "where Python may not run it)")
         if self.failing is not None and isinstance(e.func, syntax.Name):
             self.check_unbound_reads(e, scope)
+        if self.staged and isinstance(e.func, syntax.Name) and not self.is_method and not scope.bound(e.func.id) \
+                and self.fn.name in self.module_reaches(e.func.id):
+            # A staged body traces whatever its statement's condition, so a function of the
+            # file calling itself there (directly or through others) recurses without end
+            # while traced: the runtime's TracedRecursionError, up front.
+            raise self.refuse("traced-recursion", e, runtime_can=False, name=self.fn.name,
+                              depth=plan.MAX_STAGED_RECURSION)
         if self.staged and self.staged_about and isinstance(e.func, syntax.Name):
             self.check_call_effect(e, scope)
         self.check_static_arguments(e, vals, scope)
@@ -401,6 +408,23 @@ class Expressions:
                 found.update((name, (True, None)) for name in more)
             self.module._unbound = found
         return found
+
+    def module_reaches(self, name) -> set:
+        """Names of the module's functions that its function ``name`` calls, directly or
+        through others (by name), ``name`` itself where it is called again."""
+        calls = getattr(self.module, "_calls", None)
+        if calls is None:
+            defs = {f.name: f for f in self.module.tree.body if isinstance(f, syntax.FunctionDef)}
+            calls = {name: {n.func.id for n in syntax.walk(f) if isinstance(n, syntax.Call)
+                            and isinstance(n.func, syntax.Name) and n.func.id in defs} for name, f in defs.items()}
+            self.module._calls = calls
+        seen, todo = set(), [name]
+        while todo:
+            for callee in calls.get(todo.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        return seen
 
     def module_raising(self) -> frozenset:
         """Names of the module's functions that hold an ``assert`` or ``raise``, or call one
