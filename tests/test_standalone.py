@@ -2830,3 +2830,26 @@ def test_recursion_in_a_staged_body_is_refused_up_front(tmp_path):
     namespace = {}
     exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
     assert namespace["fact"](5) == 120 and namespace["is_even"](5) is False
+
+
+@pytest.mark.parametrize("source, call", [
+    ("def f(x):\n    if x > 0:\n        r = 'a'\n    else:\n        r = 'b'\n    return r\n", "ops.cond"),
+    ("def f(x):\n    return 'a' if x > 0 else 'b'\n", "ops.if_else"),
+    ("def f(x):\n    s = 'run'\n    while x < 10:\n        x = x + 1\n        s = 'done'\n    return s, x\n",
+     "ops.while_loop"),
+    ("def f(x):\n    s = 'run'\n    for i in range(3):\n        x = x + 1\n        s = 'done'\n    return s, x\n",
+     "ops.for_range"),
+])
+def test_a_string_given_by_a_staged_statement_is_refused(source, call):
+    """lax carries arrays only: the output raised JAX's TypeError ("not a valid JAX type")
+    where the runtime raises StateMismatchError (or keeps a string both sides give equal)."""
+    with pytest.raises(ConversionError, match=f"{call}.*string.*drop --standalone"):
+        convert_source(source, "m.py", Options(standalone=True, only=("f",)))
+
+
+def test_strings_used_as_python_values_still_convert():
+    source = "def f(x):\n    s = 'run'\n    if x > 0:\n        x = x + len(s)\n    for c in s:\n        x = x * 2\n    return x\n"
+    text = convert_source(source, "m.py", Options(standalone=True, only=("f",))).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert float(jax.jit(namespace["f"])(1.0)) == 32.0 and float(jax.jit(namespace["f"])(-1.0)) == -8.0

@@ -769,6 +769,9 @@ class Expressions:
                 b, bval = self.expr(b_fn.body, scope, truth)
         finally:
             self.staged -= 1
+        if (aval.text or bval.text) and self.final:  # lax.cond gives arrays only
+            raise self.refuse("standalone-op", e, call=f"{self.ops}.if_else(...) giving a string (jax.lax carries "
+                                                       "arrays only)")
         new = syntax.call(self.cond_callee([aval], [bval]), [test, syntax.lambda_(a), syntax.lambda_(b)])
         return syntax.copy_location(new, e), staged_output(aval, bval, *casts(aval, bval))
 

@@ -276,6 +276,7 @@ class Loops:
             return prelude + [syntax.copy_location(loop, t_def)]
         facts = plan.LoopFacts("while")
         self.no_functions_carried(names, s, call)
+        self.no_strings_carried(names * 2, [scope.get(n) for n in names] + [outs.get(n, vals[n]) for n in names], s, call)
         if self.final:
             self.collected(b_def, names, scope, site, facts, plan.can_fall_back(first.traced))
         mixed = self.carry_mixed(names, vals, scope, outs)
@@ -371,6 +372,7 @@ class Loops:
                 return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
         facts = plan.LoopFacts("for", static_trip=seq.static_trip, exit_traced=test is not None)
         self.no_functions_carried(names, s, call)
+        self.no_strings_carried(names * 2, [scope.get(n) for n in names] + [outs.get(n, vals[n]) for n in names], s, call)
         # An array's length is static: the runtime can run the loop in Python (unrolled) instead.
         appends = self.collected(b_def, names, scope, site, facts, plan.can_fall_back(not seq.static_trip)) if self.final else {}
         item_vals = {}

@@ -78,6 +78,7 @@ class Val:
     # where both values agree (``join``) and by the variable it is about (``Scope.set``):
     # where it is lost, a read of the variable is refused.
     flag: tuple | None = None
+    text: bool = False  # a string (or bytes) constant: no JAX type, lax cannot carry it
 
     @property
     def is_weak(self) -> bool:
@@ -112,6 +113,7 @@ class Val:
             items=self.items if self.items == other.items else None,
             unsized=self.unsized or other.unsized,
             flag=self.flag if self.flag == other.flag else None,
+            text=self.text and other.text,
         )
 
 
@@ -194,6 +196,8 @@ def constant(value) -> Val:
     for kind, t in (("bool", bool), ("int", int), ("float", float), ("complex", complex)):
         if type(value) is t:
             return Val(kind=kind, ndim=0)
+    if isinstance(value, (str, bytes)):
+        return Val(text=True)
     return Val(none=True) if value is None else STATIC
 
 
