@@ -580,3 +580,57 @@ def test_recursion_under_a_traced_condition_is_the_runtimes_error_not_a_crash(tm
             jax.jit(getattr(module, name))(5)
     assert module.fact(5) == 120 and module.is_even(5) is False and module.uses(4) == 25
     assert int(jax.jit(module.fact, static_argnums=0)(5)) == 120
+
+
+def test_partial_of_autolax_jit_is_a_decorator_of_autolax(tmp_path):
+    """`@partial(autolax.jit, static_argnums=...)` (as people write it for jax.jit) is
+    converted like `@autolax.jit(static_argnums=...)`: it becomes `@partial(jax.jit, ...)`
+    without autolax-only options; --standalone refused the whole file ('autolax' is still
+    used) and the default output kept autolax.jit around the converted code."""
+    source = textwrap.dedent('''\
+        from functools import partial
+        import functools
+
+        import autolax
+
+
+        @partial(autolax.jit, static_argnums=(1,))
+        def settle(x, n_max):
+            steps = 0
+            while abs(x) > 0.01 and steps < n_max:
+                x = x * 0.5
+                steps += 1
+            return x, steps
+
+
+        @functools.partial(
+            autolax.jit,
+            static_argnames=("n",),
+            strict=True,
+        )
+        def g(x, n):
+            for i in range(n):
+                if x > 0:
+                    x = x - 1.0
+            return x
+
+
+        @partial(autolax.convert)
+        def h(x):
+            if x > 0:
+                return x
+            return -x
+        ''')
+    src = write(tmp_path / "part.py", source)
+    for flag in ([], ["--standalone"]):
+        out = tmp_path / f"out{len(flag)}.py"
+        assert cli.main(["convert", *flag, str(src), "-o", str(out)]) == 0
+        text = out.read_text()
+        assert "@partial(jax.jit, static_argnums=(1,))\ndef settle" in text
+        assert "@functools.partial(jax.jit, static_argnames=('n',))\ndef g" in text
+        assert "\n\ndef h(x):" in text and "autolax.jit" not in text and "autolax.convert" not in text
+        module = load(out, f"part_out{len(flag)}")
+        x, steps = module.settle(5.0, 3)
+        assert_close(x, 0.625) and int(steps) == 3
+        assert_close(module.g(2.5, 4), -0.5)
+        assert_close(module.h(-2.0), 2.0)

@@ -275,6 +275,18 @@ class _FileConverter:
 
     def jit_decorator(self, d, text_lines):
         jit = self.refs("jax.jit")
+        if isinstance(d, syntax.Call) and self.module.dotted(d.func) == "functools.partial":
+            # @partial(autolax.jit, static_argnums=...) -> @partial(jax.jit, static_argnums=...)
+            func = d.args[0]
+            drop = any(kw.arg in _AUTOLAX_ONLY_OPTIONS for kw in d.keywords)
+            if not drop and func.lineno == func.end_lineno:
+                row = func.lineno - d.lineno
+                line = text_lines[row]
+                return text_lines[:row] + [line[: func.col_offset] + jit + line[func.end_col_offset :]] \
+                    + text_lines[row + 1 :]
+            keywords = [kw for kw in d.keywords if kw.arg not in _AUTOLAX_ONLY_OPTIONS]
+            call = syntax.Call(func=d.func, args=[syntax.dotted(jit)] + d.args[1:], keywords=keywords)
+            return [f"{emit.indent_of(text_lines[0])}@{syntax.unparse(call)}"]
         func = d.func if isinstance(d, syntax.Call) else d
         drop = isinstance(d, syntax.Call) and any(kw.arg in _AUTOLAX_ONLY_OPTIONS for kw in d.keywords)
         if not drop and func.lineno == func.end_lineno:
@@ -324,7 +336,8 @@ class _FileConverter:
             if not isinstance(dec, syntax.Call):
                 continue
             target = self.module.dotted(dec.func)
-            if target == "functools.partial" and dec.args and self.module.dotted(dec.args[0]) == "jax.jit":
+            if target == "functools.partial" and dec.args and self.module.dotted(dec.args[0]) in ("jax.jit",
+                                                                                                 "autolax.jit"):
                 target = "jax.jit"
             if target not in ("autolax.jit", "jax.jit"):
                 continue
