@@ -184,9 +184,25 @@ _MAX_STAGED_RECURSION = plan.MAX_STAGED_RECURSION
 _active: contextvars.ContextVar = contextvars.ContextVar("autolax_staged_calls", default={})
 
 
+def _code_of(f):
+    """The code object of the user function ``f`` runs: through a bound method, and through
+    what ``autolax.jit`` returns (``%%autolax`` binds each function of the cell to one, which
+    runs the converted function inline when called from another trace)."""
+    for _ in range(8):
+        f = getattr(f, "__func__", f)
+        code = getattr(f, "__code__", None)
+        if isinstance(code, types.CodeType):
+            return code
+        info = getattr(f, "__autolax_jit__", None)
+        if info is None or getattr(info, "fn", None) is None:
+            return None
+        f = info.fn
+    return None
+
+
 @contextlib.contextmanager
 def _recursion_guard(f):
-    code = getattr(getattr(f, "__func__", f), "__code__", None)
+    code = _code_of(f)
     active = _active.get()
     depth = active.get(code, 0) + 1
     if code is not None and depth > _MAX_STAGED_RECURSION:
