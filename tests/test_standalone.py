@@ -2853,3 +2853,52 @@ def test_strings_used_as_python_values_still_convert():
     namespace = {}
     exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
     assert float(jax.jit(namespace["f"])(1.0)) == 32.0 and float(jax.jit(namespace["f"])(-1.0)) == -8.0
+
+
+INDEXED_BY_THE_LOOP = {
+    # (source, args): a staged loop whose body uses the loop index (or a carried value) as a
+    # Python value -- a list, tuple or NumPy array indexed with it, math / numpy of it -- ran
+    # as a lax loop and raised JAX's tracer errors; the runtime runs it as a Python loop.
+    "list": ("def f(x):\n    lk = [1.0, 2.0, 4.0, 8.0]\n    s = 0.0\n    for i in range(4):\n        s += lk[i] * x\n"
+             "    return s\n", (1.0,)),
+    "module tuple": ("LK = (1.0, 2.0, 4.0, 8.0)\n\n\ndef f(x):\n    s = 0.0\n    for i in range(len(LK)):\n"
+                     "        s += LK[i] * x\n    return s\n", (1.0,)),
+    "module numpy array": ("import numpy as np\nLK = np.array([1.0, 2.0, 4.0, 8.0])\n\n\ndef f(x):\n    s = 0.0\n"
+                           "    for i in range(4):\n        s += LK[i] * x\n    return s\n", (1.0,)),
+    "math and numpy": ("import math\nimport numpy as np\n\n\ndef f(x):\n    s = 0.0\n    for i in range(4):\n"
+                       "        s += math.sqrt(i) * x + np.sin(i)\n    return s\n", (1.0,)),
+    "while": ("import numpy as np\nLK = np.array([1.0, 2.0, 4.0, 8.0])\n\n\ndef f(x):\n    s = 0.0\n    k = 0\n"
+              "    while k < 4:\n        s += LK[k] * x\n        k += 1\n    return s\n", (1.0,)),
+    "runge-kutta tableau": ("import numpy as np\nA = np.array([0.0, 0.5, 0.5, 1.0])\nB = (1 / 6, 1 / 3, 1 / 3, 1 / 6)\n\n\n"
+                            "def f(y, h):\n    ks = []\n    acc = 0.0\n    for i in range(4):\n"
+                            "        k = -(y + A[i] * h * acc)\n        acc = k\n        ks.append(k)\n    out = y\n"
+                            "    for i in range(4):\n        out = out + h * B[i] * ks[i]\n    return out\n", (1.0, 0.1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXED_BY_THE_LOOP))
+def test_a_loop_whose_body_needs_python_values_runs_as_a_python_loop(name, tmp_path):
+    source, args = INDEXED_BY_THE_LOOP[name]
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    namespace = {}
+    exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - the test's own program
+    expected = namespace["f"](*args)
+    text = convert_source(source, str(path), Options(standalone=True, only=("f",))).text
+    converted = {}
+    exec(compile(text, str(path), "exec"), converted)  # noqa: S102 - the test's own converted code
+    assert_close(jax.jit(converted["f"])(*args), expected)
+    assert "jax.lax" not in text.split("def f(")[1] or name == "runge-kutta tableau"
+
+
+def test_a_loop_with_traced_bounds_whose_body_needs_python_values_is_the_runtimes_error():
+    source = ("import numpy as np\nLK = np.array([1.0, 2.0, 4.0, 8.0])\n\n\ndef f(n):\n    s = 0.0\n"
+              "    for i in range(n):\n        s += LK[i]\n    return s\n")
+    with pytest.raises(ConversionError, match=r"m.py:8:14: the `for` loop at m.py:7 is staged \(its bounds or "
+                                              r"condition are traced\), but line 8 uses a traced value as a Python int"):
+        convert_source(source, "m.py", Options(standalone=True, only=("f",)))
+    # with n static it is a Python loop
+    text = convert_source(source, "m.py", Options(standalone=True, only=("f",), static=("n",))).text
+    converted = {}
+    exec(compile(text, "m.py", "exec"), converted)  # noqa: S102 - the test's own converted code
+    assert float(converted["f"](3)) == 7.0

@@ -47,7 +47,7 @@ from autolax.sourcegen.standalone.values import (
     subscript,
     without_items,
 )
-from autolax.analysis.activity import MUTATING_METHODS
+from autolax.analysis.activity import MUTATING_METHODS, writes
 from autolax.transpile import syntax
 
 # Calls with an effect: evaluating them on a path Python does not take would be visible.
@@ -111,6 +111,8 @@ class Expressions:
             val = scope.get(e.id)
             if not scope.bound(e.id) and e.id in self.module_containers():  # a module-level list
                 val = Val(container=True, ctype=self.module_containers()[e.id])
+            elif not scope.bound(e.id) and e.id in self.module_hosts():  # a module-level tuple, NumPy array
+                val = Val(host=True)
             if val.stacked and e is not self.stacked_ok:
                 raise self.refuse("standalone-stacked-use", e, what=f"'{e.id}'", name=e.id)
             if (self.failing is not None and isinstance(e.ctx, syntax.Load) and e is not self.callee
@@ -134,7 +136,11 @@ class Expressions:
             if (self.failing is not None and not isinstance(e.slice, syntax.Slice) and isinstance(e.value, syntax.Name)
                     and (a.empty and not a.traced and e.value.id in self.unaliased or self.empty_global(e.value.id, scope))):
                 raise self.fails_while_staged(e, "IndexError: list index out of range")
-            return e, subscript(a, b, e.slice)
+            if b.traced and not a.traced and (a.container or a.host):
+                self.needs_concrete(e, "uses a traced value as a Python int (e.g. indexes a Python list with the "
+                                       "loop index)")
+            out = subscript(a, b, e.slice)
+            return e, replace(out, host=True) if a.host and not out.traced else out
         if isinstance(e, syntax.BinOp):
             e.left, a = self.expr(e.left, scope)
             e.right, b = self.expr(e.right, scope)
@@ -318,7 +324,38 @@ class Expressions:
             if owner.traced and not owner.container:  # an array method (x.sum())
                 return e, call_result(e.func.attr, vals, True, method_of=owner, n_args=len(e.args))
             return e, Val(traced=fval.traced or traced)
+        if module and module.split(".")[0] in ("numpy", "math") and name not in JAX_STATIC:
+            if traced:  # np.sin(i), math.sqrt(i) of a traced value: Python needs a concrete one
+                self.needs_concrete(e, "converts a traced value to a NumPy array (or a Python number)")
+            elif module.split(".")[0] == "numpy":
+                return e, Val(host=True)  # a NumPy value: indexed by Python
         return e, Val(traced=traced or fval.traced)
+
+    def needs_concrete(self, e, reason):
+        """``e`` uses a traced value where Python needs a concrete one: a staged loop whose
+        body does so runs as a Python loop, as the runtime's does (``Loops.concrete_uses``)."""
+        for uses in self.concrete_stack:
+            uses.append((e, reason))
+
+    def module_hosts(self) -> set:
+        """Module-level names bound to a tuple display or a NumPy call (``C = np.array(...)``)
+        by every module-level assignment to them: values Python indexes."""
+        found = getattr(self.module, "_hosts", None)
+        if found is None:
+            found, other = set(), set()
+            for stmt in self.module.tree.body:
+                if not isinstance(stmt, (syntax.Assign, syntax.AnnAssign)) or stmt.value is None:
+                    other |= writes([stmt])
+                    continue
+                value = stmt.value
+                host = isinstance(value, syntax.Tuple) or isinstance(value, syntax.Call) and (
+                    self.module.dotted(value.func) or "").split(".")[0] == "numpy"
+                targets = stmt.targets if isinstance(stmt, syntax.Assign) else [stmt.target]
+                for t in targets:
+                    if isinstance(t, syntax.Name):
+                        (found if host else other).add(t.id)
+            self.module._hosts = found = found - other
+        return found
 
     def check_call_effect(self, e, scope):
         """A function of the file called in a staged body that changes a list, dict or set it

@@ -190,6 +190,7 @@ class Lowering(Expressions, Loops):
         # staged (static bounds, or a first test that is a Python value; see `op_assigned`).
         self.falling_back = 0
         self.dead = False  # lowering code that never runs (see `dead_if`)
+        self.concrete_stack = []  # per loop being checked: where its body needs concrete values
         readers = {n for n in READERS if self.ctx.resolve(n) is getattr(builtins, n)}
         self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated, self.joining_calls())
         self.functions = {}  # local names bound to a nested `def` or a lambda -> its node

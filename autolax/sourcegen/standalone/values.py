@@ -79,6 +79,9 @@ class Val:
     # where it is lost, a read of the variable is refused.
     flag: tuple | None = None
     text: bool = False  # a string (or bytes) constant: no JAX type, lax cannot carry it
+    # A Python or NumPy value that Python indexes (a module's tuple, a NumPy array made by a
+    # NumPy call): indexing it with a traced value needs a concrete index.
+    host: bool = False
 
     @property
     def is_weak(self) -> bool:
@@ -114,6 +117,7 @@ class Val:
             unsized=self.unsized or other.unsized,
             flag=self.flag if self.flag == other.flag else None,
             text=self.text and other.text,
+            host=self.host and other.host,
         )
 
 
