@@ -2902,3 +2902,18 @@ def test_a_loop_with_traced_bounds_whose_body_needs_python_values_is_the_runtime
     converted = {}
     exec(compile(text, "m.py", "exec"), converted)  # noqa: S102 - the test's own converted code
     assert float(converted["f"](3)) == 7.0
+
+
+def test_a_slice_of_star_args_or_a_declared_container_is_iterated_in_python():
+    """`*xs` is a tuple whatever it holds, as is an argument declared `tuple` / `list`: a
+    slice of it (`xs[1:]`) stayed a container nowhere, and `for x in xs[1:]` became a
+    lax.scan over a tuple (JAX's TypeError / IndexError under jax.jit)."""
+    source = ("def f(*xs):\n    m = xs[0]\n    for x in xs[1:]:\n        if x > m:\n            m = x\n    return m\n\n\n"
+              "def g(xs: tuple):\n    m = xs[0]\n    for x in xs[1:]:\n        if x > m:\n            m = x\n    return m\n\n\n"
+              "def h(xs: list):\n    t = 0.0\n    for x in xs[::2]:\n        t += x\n    return t\n")
+    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert float(jax.jit(namespace["f"])(1.0, 3.0, 2.0)) == 3.0 and namespace["f"](1.0, 3.0, 2.0) == 3.0
+    assert float(jax.jit(namespace["g"])((1.0, 3.0, 2.0))) == 3.0
+    assert float(jax.jit(namespace["h"])([1.0, 3.0, 2.0])) == 3.0

@@ -355,6 +355,8 @@ def subscript(a: Val, index: Val, index_node) -> Val:
     if a.elts is not None and isinstance(index_node, syntax.Constant) and isinstance(index_node.value, int):
         if -len(a.elts) <= index_node.value < len(a.elts):
             return a.elts[index_node.value]
+    if a.container and isinstance(index_node, syntax.Slice) and a.ctype in ("list", "tuple", None):
+        return Val(traced=a.traced or index.traced, container=True, ctype=a.ctype)  # `args[1:]`: a tuple still
     if a.container:
         return Val(traced=a.traced or index.traced)
     ndim = a.ndim - 1 if a.ndim and index.kind == "int" and index.ndim == 0 else None
