@@ -634,3 +634,31 @@ def test_partial_of_autolax_jit_is_a_decorator_of_autolax(tmp_path):
         assert_close(x, 0.625) and int(steps) == 3
         assert_close(module.g(2.5, 4), -0.5)
         assert_close(module.h(-2.0), 2.0)
+
+
+def test_standalone_all_output_converted_again_is_unchanged(tmp_path):
+    """`--standalone --all` of its own output converted the methods of the `raise_if` helper
+    (a class) as user code -- `record.exc_info[1] if record.exc_info else None` became a
+    `promoting_cond` -- and converted a function again that already calls a helper."""
+    source = textwrap.dedent('''\
+        import jax.numpy as jnp
+
+
+        def safe_log(x):
+            assert x > 0, "x must be positive"
+            return jnp.log(x)
+
+
+        def sign(x, y):
+            if x > y:
+                z = x
+            else:
+                z = 1
+            return z
+        ''')
+    src = write(tmp_path / "m.py", source)
+    once, twice = tmp_path / "once.py", tmp_path / "twice.py"
+    assert cli.main(["convert", "--standalone", "--all", str(src), "-o", str(once)]) == 0
+    assert "class raise_if" in once.read_text() and "promoting_cond(" in once.read_text()
+    assert cli.main(["convert", "--standalone", "--all", str(once), "-o", str(twice)]) == 0
+    assert twice.read_text() == once.read_text()

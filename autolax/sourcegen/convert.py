@@ -64,6 +64,7 @@ class _FileConverter:
         self.warnings: list = []
         self.signatures = dict(parse_signature(text) for text in options.signature)
         self._calls = None  # function name -> names it calls (``_reaches``)
+        self._present = None  # see _helpers_present
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -86,6 +87,8 @@ class _FileConverter:
                 continue  # --all: functions autolax cannot convert are left as they are
             if not explicit and self._is_helper(site):
                 continue  # a helper an earlier --standalone run wrote: plain JAX already
+            if self.options.standalone and not explicit and self._calls_helper(site.node):
+                continue  # already converted (autolax convert --standalone output)
             if not self.options.standalone and not explicit and self._calls_runtime(site.node):
                 if not site.is_method:
                     self.converted_names.add(site.node.name)
@@ -104,10 +107,23 @@ class _FileConverter:
                                  "class to module level)")
 
     def _is_helper(self, site) -> bool:
-        name = site.node.name
-        aliases = {"jax", self.module.imported_as("jax")} - {None}
-        return (not site.is_method and name in helpers.NEEDS
-                and any(helpers.text(name, alias) in self.module.text for alias in aliases))
+        """Is ``site`` a helper an earlier --standalone run wrote (or a method of one, such
+        as ``raise_if``'s)?"""
+        name = site.qualname.split(".")[0] if site.is_method else site.node.name
+        return name in self._helpers_present()
+
+    def _helpers_present(self) -> set:
+        """The helpers (``standalone.helpers``) the file defines as --standalone writes them."""
+        if getattr(self, "_present", None) is None:
+            aliases = {"jax", self.module.imported_as("jax")} - {None}
+            self._present = {name for name in helpers.NEEDS
+                             if any(helpers.text(name, alias) in self.module.text for alias in aliases)}
+        return self._present
+
+    def _calls_helper(self, node) -> bool:
+        """Does the function call a helper the file defines (--standalone output)?"""
+        present = self._helpers_present()
+        return bool(present) and any(isinstance(n, syntax.Name) and n.id in present for n in syntax.walk(node))
 
     def _calls_runtime(self, node) -> bool:
         alias = self.module.imported_as("autolax.ops")
