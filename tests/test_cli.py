@@ -662,3 +662,15 @@ def test_standalone_all_output_converted_again_is_unchanged(tmp_path):
     assert "class raise_if" in once.read_text() and "promoting_cond(" in once.read_text()
     assert cli.main(["convert", "--standalone", "--all", str(once), "-o", str(twice)]) == 0
     assert twice.read_text() == once.read_text()
+
+
+@pytest.mark.parametrize("flags", [["--static", "n"], ["--signature", "f(x: float)"]])
+def test_standalone_only_options_without_standalone_are_an_error(tmp_path, capsys, flags):
+    """--static and --signature only change --standalone output: without it they were
+    silently ignored."""
+    src = write(tmp_path / "m.py", DECORATED)
+    out = tmp_path / "out.py"
+    assert cli.main(["convert", *flags, str(src), "-o", str(out)]) == 2
+    assert f"{flags[0]} applies to --standalone output only" in capsys.readouterr().err
+    assert not out.exists()
+    assert cli.main(["convert", "--standalone", *flags, str(src), "-o", str(out)]) == 0
