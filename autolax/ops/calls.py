@@ -123,9 +123,18 @@ def call(f, *args, **kwargs):
             args, kwargs = transforms.convert_arguments(f, args, kwargs, converted_argument)
             return f(*args, **kwargs)
         g = converted(f)
-        guard = _recursion_guard(f) if report.in_staged_body() else contextlib.nullcontext()
+        staged = report.in_staged_body()
+        guard = _recursion_guard(f) if staged else contextlib.nullcontext()
         with _unconverted_callee(f, g), guard:
-            return g(*args, **kwargs)
+            try:
+                return g(*args, **kwargs)
+            except RecursionError as exc:
+                # An `@autolax.jit` function calling itself under a traced condition: jax.jit
+                # finds its own trace under way and raises "Recursively calling ..." at once.
+                if staged and str(exc).startswith("Recursively calling") and getattr(f, "__autolax_jit__", None):
+                    raise errors.make("traced-recursion", name=getattr(f, "__qualname__", repr(f)),
+                                      depth=_MAX_STAGED_RECURSION) from exc
+                raise
     finally:
         _calling.reset(token)
 
