@@ -297,6 +297,11 @@ def _closure_traced(*fns) -> bool:
     return False
 
 
+def _unhashable_tracer(exc) -> bool:
+    """Python's error for a tracer used as a dict key or set item."""
+    return isinstance(exc, TypeError) and str(exc).startswith("unhashable type") and "Tracer" in str(exc)
+
+
 def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     """Stages the loop; if its body cannot be staged and the loop's bounds are static, runs
     it as a Python loop instead (warning afterwards, or raising first under strict mode)."""
@@ -327,6 +332,15 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             # of the body assigns has one from the second iteration on).
             reason = report.unstageable_reason(exc.__cause__, site)
             rewrite = report.unstageable_fix(exc.__cause__)
+        elif _unhashable_tracer(exc):
+            # `TABLE[i]` of a dict (or `i in seen` of a set) with the loop index: Python hashes
+            # the key, which a tracer cannot give; as a Python loop the index is a number.
+            reason = "uses a traced value as a dict key or set item (e.g. looks up a Python dict with the loop index)"
+            rewrite = ("make the dict an array indexed by the loop index before the loop "
+                       "(`table = jnp.asarray([d[k] for k in range(n)])`), or loop over its items.")
+            if not can_fall_back:
+                raise errors.make("traced-value", stmt=site.what, why="its bounds or condition are traced",
+                                  reason=reason, source=site.source, fix=rewrite) from exc
         elif can_fall_back and raised_after_check(exc) and report.raised_by_user_code(exc):
             # The body raised this while staged, after a `raise` / `assert` it stages as a check:
             # when the program runs, the check may fail first. As a Python loop, each

@@ -137,8 +137,9 @@ class Expressions:
                     and (a.empty and not a.traced and e.value.id in self.unaliased or self.empty_global(e.value.id, scope))):
                 raise self.fails_while_staged(e, "IndexError: list index out of range")
             if b.traced and not a.traced and (a.container or a.host):
-                self.needs_concrete(e, "uses a traced value as a Python int (e.g. indexes a Python list with the "
-                                       "loop index)")
+                self.needs_concrete(e, "uses a traced value as a dict key or set item (e.g. looks up a Python dict "
+                                       "with the loop index)" if a.ctype == "dict" else "uses a traced value as a "
+                                       "Python int (e.g. indexes a Python list with the loop index)")
             out = subscript(a, b, e.slice)
             return e, replace(out, host=True) if a.host and not out.traced else out
         if isinstance(e, syntax.BinOp):
@@ -161,6 +162,10 @@ class Expressions:
                 return e, Val(kind="bool", ndim=0)
             nodes = [e.left] + e.comparators
             for i, op in enumerate(e.ops):
+                if (isinstance(op, (syntax.In, syntax.NotIn)) and vals[i].traced and not vals[i + 1].traced
+                        and vals[i + 1].ctype in ("set", "dict")):
+                    self.needs_concrete(e, "uses a traced value as a dict key or set item (e.g. looks up a Python "
+                                           "dict with the loop index)")
                 if isinstance(op, (syntax.In, syntax.NotIn)):
                     self.searched(nodes[i + 1], vals[i + 1], nodes[i], vals[i], e, staged_by_runtime=True)
             return e, Val(traced=any(v.traced for v in vals), kind="bool", ndim=join_ndims(vals))
