@@ -2084,3 +2084,37 @@ def test_standalone_runs_a_loop_keyed_into_a_dict_or_set_as_python(tmp_path):
     namespace = {}
     exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
     assert float(jax.jit(namespace["f"])(3.0)) == 3.0 and float(jax.jit(namespace["g"])(3.0)) == 5.0
+
+
+_LAYERS = {"w0": 1.0, "w1": 2.0}
+
+
+def formats_the_loop_index_into_a_key(x):
+    for i in range(2):
+        x = x * _LAYERS[f"w{i}"]
+    return x
+
+
+def concatenates_the_loop_index_into_a_key(x):
+    for i in range(2):
+        x = x * _LAYERS["w" + str(i)]
+    return x
+
+
+def test_a_key_made_from_the_loop_index_runs_the_loop_in_python(tmp_path):
+    """`PARAMS[f"w{i}"]` in a staged loop looked up 'wJitTracer(int32[])': Python's KeyError
+    on every path, where Python returns the value. An error of the user's code whose text
+    shows a tracer makes the loop run as Python (it can: its trip count is static)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        check_all_paths(formats_the_loop_index_into_a_key, 3.0, tmp_dir=tmp_path)
+        check_all_paths(concatenates_the_loop_index_into_a_key, 3.0, tmp_dir=tmp_path)
+    with pytest.warns(autolax.UnrolledLoopWarning, match="with a traced value where Python has a number"):
+        autolax.jit(formats_the_loop_index_into_a_key)(3.0)
+    source = ('PARAMS = {"w0": 1.0, "w1": 2.0}\n\n\ndef f(x):\n    for i in range(2):\n'
+              '        x = x * PARAMS[f"w{i}"]\n    return x\n\n\ndef g(x):\n    for i in range(2):\n'
+              '        x = x * PARAMS["w" + str(i)]\n    return x\n')
+    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert float(jax.jit(namespace["f"])(3.0)) == 6.0 and float(jax.jit(namespace["g"])(3.0)) == 6.0

@@ -129,6 +129,8 @@ class Expressions:
                 return e, replace(val, elts=None)
             return e, Val(traced=val.traced)
         if isinstance(e, syntax.Subscript):
+            if self.formats_traced(e.slice, scope):  # `PARAMS[f"w{i}"]`: the key would hold a tracer's text
+                self.needs_concrete(e, "formats a traced value into a key (e.g. `d[f\"w{i}\"]` with the loop index)")
             e.value, a = self.allow_stacked(e.value, scope)
             e.slice, b = self.expr(e.slice, scope)
             if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
@@ -335,6 +337,19 @@ class Expressions:
             elif module.split(".")[0] == "numpy":
                 return e, Val(host=True)  # a NumPy value: indexed by Python
         return e, Val(traced=traced or fval.traced)
+
+    def formats_traced(self, node, scope) -> bool:
+        """Does ``node`` make text of a traced variable (an f-string field, ``str(i)``)?"""
+        for n in syntax.walk(node):
+            parts = []
+            if isinstance(n, syntax.FormattedValue):
+                parts = [n.value]
+            elif isinstance(n, syntax.Call) and isinstance(n.func, syntax.Name) and n.func.id in ("str", "repr", "format") \
+                    and not scope.bound(n.func.id):
+                parts = n.args
+            if any(isinstance(m, syntax.Name) and scope.get(m.id).traced for p in parts for m in syntax.walk(p)):
+                return True
+        return False
 
     def needs_concrete(self, e, reason):
         """``e`` uses a traced value where Python needs a concrete one: a staged loop whose
