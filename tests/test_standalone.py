@@ -2917,3 +2917,20 @@ def test_a_slice_of_star_args_or_a_declared_container_is_iterated_in_python():
     assert float(jax.jit(namespace["f"])(1.0, 3.0, 2.0)) == 3.0 and namespace["f"](1.0, 3.0, 2.0) == 3.0
     assert float(jax.jit(namespace["g"])((1.0, 3.0, 2.0))) == 3.0
     assert float(jax.jit(namespace["h"])([1.0, 3.0, 2.0])) == 3.0
+
+
+def test_a_list_attribute_the_class_makes_indexed_by_the_loop_index_is_a_python_loop():
+    """`self.weights = [...]` in `__init__`, then `self.weights[i]` in a staged loop of a
+    method: the lax loop raised TracerIntegerConversionError under jax.jit (the runtime runs
+    the loop as Python). A jnp array attribute keeps the lax loop."""
+    source = ("import jax.numpy as jnp\n\n\nclass Model:\n    def __init__(self):\n"
+              "        self.weights = [0.5, 2.0, 3.0]\n        self.arr = jnp.array([0.5, 2.0, 3.0])\n\n"
+              "    def run(self, x):\n        for i in range(3):\n            x = x * self.weights[i]\n        return x\n\n"
+              "    def run_arr(self, x):\n        for i in range(3):\n            x = x * self.arr[i]\n        return x\n")
+    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    model = namespace["Model"]()
+    assert float(jax.jit(model.run)(3.0)) == 9.0 and float(jax.jit(model.run_arr)(3.0)) == 9.0
+    run, run_arr = text.split("def run(")[1].split("def run_arr(")
+    assert "loop_body" not in run and "fori_loop(0, 3, loop_body, x)" in run_arr

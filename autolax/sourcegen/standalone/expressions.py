@@ -123,6 +123,9 @@ class Expressions:
             return e, constant(e.value)
         if isinstance(e, syntax.Attribute):
             e.value, val = self.expr(e.value, scope)
+            if (not val.traced and isinstance(e.value, syntax.Name) and e.value.id == self.self_name()
+                    and e.attr in self.class_hosts()):
+                return e, Val(host=True)  # `self.weights`, a list or NumPy array the class made
             if e.attr in STATIC_ATTRS:
                 return e, Val(kind=STATIC_ATTRS[e.attr], container=e.attr == "shape", ndim=0 if STATIC_ATTRS[e.attr] else None)
             if e.attr in ("T", "real", "imag") and not val.container:
@@ -337,6 +340,40 @@ class Expressions:
             elif module.split(".")[0] == "numpy":
                 return e, Val(host=True)  # a NumPy value: indexed by Python
         return e, Val(traced=traced or fval.traced)
+
+    def self_name(self):
+        """The name of a method's first parameter (``self``), or None."""
+        if not self.is_method:
+            return None
+        params = self.fn.args.posonlyargs + self.fn.args.args
+        return params[0].id if params else None
+
+    def class_hosts(self) -> set:
+        """Attributes the method's class gives, in every assignment ``self.X = ...`` of its
+        methods, a list, tuple or dict display or a NumPy call: values Python indexes."""
+        found = getattr(self, "_class_hosts", None)
+        if found is not None:
+            return found
+        found, other = set(), set()
+        owner = next((c for c in syntax.walk(self.module.tree) if isinstance(c, syntax.ClassDef)
+                      and any(isinstance(f, syntax.FunctionDef) and f.name == self.fn.name
+                              and f.lineno == self.fn.lineno for f in c.body)), None)
+        for method in (owner.body if owner is not None else []):
+            if not isinstance(method, syntax.FunctionDef) or not (method.args.posonlyargs + method.args.args):
+                continue
+            me = (method.args.posonlyargs + method.args.args)[0].id
+            for n in syntax.walk(method):
+                targets = n.targets if isinstance(n, syntax.Assign) else [n.target] if isinstance(
+                    n, (syntax.AugAssign, syntax.AnnAssign)) else []
+                for t in targets:
+                    if isinstance(t, syntax.Attribute) and isinstance(t.value, syntax.Name) and t.value.id == me:
+                        value = getattr(n, "value", None)
+                        host = isinstance(n, syntax.Assign) and (
+                            isinstance(value, (syntax.List, syntax.Tuple, syntax.Dict)) or isinstance(value, syntax.Call)
+                            and (self.module.dotted(value.func) or "").split(".")[0] == "numpy")
+                        (found if host else other).add(t.attr)
+        self._class_hosts = found = found - other
+        return found
 
     def formats_traced(self, node, scope) -> bool:
         """Does ``node`` make text of a traced variable (an f-string field, ``str(i)``)?"""
