@@ -19,6 +19,11 @@ def _names(value):
 
 
 def _convert(args) -> int:
+    if (args.static or args.signature) and not args.standalone:
+        flags = " and ".join(f for f, v in (("--static", args.static), ("--signature", args.signature)) if v)
+        print(f"autolax convert: error: {flags} {'applies' if ' and ' not in flags else 'apply'} to --standalone output only (the default output decides "
+              "what is traced when the program runs): add --standalone, or drop them", file=sys.stderr)
+        return 2
     options = Options(standalone=args.standalone, all=args.all, only=_names(args.only), static=_names(args.static),
                       signature=tuple(args.signature or ()))
     return run(args.sources, args.output, options, diff=args.diff, check=args.check)

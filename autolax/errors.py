@@ -746,7 +746,7 @@ MESSAGES = {
     ),
     "standalone-helper-taken": Message(
         ConversionError,
-        "the module defines '{name}' at module level, the name of a helper the --standalone output needs",
+        "'{name}' is bound here, the name of a helper the --standalone output needs at module level",
         "rename it.",
         "#command-line",
     ),

@@ -44,6 +44,12 @@ PRIMITIVE = {COND: "cond", SELECT: "select_n", WHILE: "while", EARLY_EXIT: "whil
              MASKED_SCAN: "scan", BOUNDED: "while"}
 
 
+# How deep a function may call itself inside staged bodies: a staged `if` traces both
+# branches, so a recursion that stops on a traced condition would never stop while tracing
+# (the runtime's TracedRecursionError past this depth; --standalone refuses it up front).
+MAX_STAGED_RECURSION = 32
+
+
 class Unstageable(Exception):
     """A loop body cannot be expressed as a lax loop. Carries the autolax error that says
     why: raised as is when the loop cannot run in Python instead (its bounds are traced)."""

@@ -177,3 +177,25 @@ def test_recursive_false_runs_callees_as_written():
     with pytest.raises(jax.errors.TracerBoolConversionError):
         jax.jit(autolax.convert(outer, recursive=False))(2.0)
     assert float(jax.jit(autolax.convert(outer))(2.0)) == 2.0
+
+
+@autolax.jit
+def _jitted_fact(n):
+    if n <= 1:
+        return 1
+    return n * _jitted_fact(n - 1)
+
+
+@autolax.jit(static_argnums=0)
+def _jitted_static_fact(n):
+    if n <= 1:
+        return 1
+    return n * _jitted_static_fact(n - 1)
+
+
+def test_an_autolax_jit_function_calling_itself_under_a_traced_condition_is_traced_recursion():
+    """Its global name is the autolax.jit object, so the recursive call nests jax.jit, which
+    raised its own `RecursionError: Recursively calling ...` (no autolax error)."""
+    with pytest.raises(autolax.TracedRecursionError, match="'_jitted_fact' calls itself"):
+        _jitted_fact(5)
+    assert _jitted_static_fact(5) == 120  # a Python condition: the recursion ends

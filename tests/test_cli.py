@@ -535,3 +535,142 @@ def test_all_reaches_every_method_or_says_why_not(tmp_path, capsys, standalone):
         assert float(jax.jit(module.Optional().step)(jnp.float32(x))) == (x * 3 if x > 0 else x)
     with pytest.raises(jax.errors.TracerBoolConversionError):  # as the warning says
         jax.jit(module.factory()().step)(jnp.float32(1.0))
+
+
+RECURSIVE = '''\
+def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+
+
+def is_even(n):
+    if n == 0:
+        return True
+    return is_odd(n - 1)
+
+
+def is_odd(n):
+    if n == 0:
+        return False
+    return is_even(n - 1)
+
+
+def uses(n):
+    return fact(n) + 1
+'''
+
+
+def test_recursion_under_a_traced_condition_is_the_runtimes_error_not_a_crash(tmp_path):
+    """A function of the file calling itself (directly or through another) keeps the
+    runtime's recursion guard (`ops.call`): under plain jax.jit the default output raised
+    no error but recursed while tracing until the process crashed (a segmentation fault),
+    where `autolax.jit` raises TracedRecursionError."""
+    import autolax
+
+    src = write(tmp_path / "rec.py", RECURSIVE)
+    out = tmp_path / "rec_out.py"
+    assert cli.main(["convert", "--all", str(src), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "ops.call(fact, n - 1)" in text and "ops.call(is_odd, n - 1)" in text and "ops.call(is_even, n - 1)" in text
+    assert "return fact(n) + 1" in text  # not in a cycle: called directly
+    module = load(out, "rec_out")
+    for name in ("fact", "is_even", "uses"):
+        with pytest.raises(autolax.TracedRecursionError):
+            jax.jit(getattr(module, name))(5)
+    assert module.fact(5) == 120 and module.is_even(5) is False and module.uses(4) == 25
+    assert int(jax.jit(module.fact, static_argnums=0)(5)) == 120
+
+
+def test_partial_of_autolax_jit_is_a_decorator_of_autolax(tmp_path):
+    """`@partial(autolax.jit, static_argnums=...)` (as people write it for jax.jit) is
+    converted like `@autolax.jit(static_argnums=...)`: it becomes `@partial(jax.jit, ...)`
+    without autolax-only options; --standalone refused the whole file ('autolax' is still
+    used) and the default output kept autolax.jit around the converted code."""
+    source = textwrap.dedent('''\
+        from functools import partial
+        import functools
+
+        import autolax
+
+
+        @partial(autolax.jit, static_argnums=(1,))
+        def settle(x, n_max):
+            steps = 0
+            while abs(x) > 0.01 and steps < n_max:
+                x = x * 0.5
+                steps += 1
+            return x, steps
+
+
+        @functools.partial(
+            autolax.jit,
+            static_argnames=("n",),
+            strict=True,
+        )
+        def g(x, n):
+            for i in range(n):
+                if x > 0:
+                    x = x - 1.0
+            return x
+
+
+        @partial(autolax.convert)
+        def h(x):
+            if x > 0:
+                return x
+            return -x
+        ''')
+    src = write(tmp_path / "part.py", source)
+    for flag in ([], ["--standalone"]):
+        out = tmp_path / f"out{len(flag)}.py"
+        assert cli.main(["convert", *flag, str(src), "-o", str(out)]) == 0
+        text = out.read_text()
+        assert "@partial(jax.jit, static_argnums=(1,))\ndef settle" in text
+        assert "@functools.partial(jax.jit, static_argnames=('n',))\ndef g" in text
+        assert "\n\ndef h(x):" in text and "autolax.jit" not in text and "autolax.convert" not in text
+        module = load(out, f"part_out{len(flag)}")
+        x, steps = module.settle(5.0, 3)
+        assert_close(x, 0.625) and int(steps) == 3
+        assert_close(module.g(2.5, 4), -0.5)
+        assert_close(module.h(-2.0), 2.0)
+
+
+def test_standalone_all_output_converted_again_is_unchanged(tmp_path):
+    """`--standalone --all` of its own output converted the methods of the `raise_if` helper
+    (a class) as user code -- `record.exc_info[1] if record.exc_info else None` became a
+    `promoting_cond` -- and converted a function again that already calls a helper."""
+    source = textwrap.dedent('''\
+        import jax.numpy as jnp
+
+
+        def safe_log(x):
+            assert x > 0, "x must be positive"
+            return jnp.log(x)
+
+
+        def sign(x, y):
+            if x > y:
+                z = x
+            else:
+                z = 1
+            return z
+        ''')
+    src = write(tmp_path / "m.py", source)
+    once, twice = tmp_path / "once.py", tmp_path / "twice.py"
+    assert cli.main(["convert", "--standalone", "--all", str(src), "-o", str(once)]) == 0
+    assert "class raise_if" in once.read_text() and "promoting_cond(" in once.read_text()
+    assert cli.main(["convert", "--standalone", "--all", str(once), "-o", str(twice)]) == 0
+    assert twice.read_text() == once.read_text()
+
+
+@pytest.mark.parametrize("flags", [["--static", "n"], ["--signature", "f(x: float)"]])
+def test_standalone_only_options_without_standalone_are_an_error(tmp_path, capsys, flags):
+    """--static and --signature only change --standalone output: without it they were
+    silently ignored."""
+    src = write(tmp_path / "m.py", DECORATED)
+    out = tmp_path / "out.py"
+    assert cli.main(["convert", *flags, str(src), "-o", str(out)]) == 2
+    assert f"{flags[0]} applies to --standalone output only" in capsys.readouterr().err
+    assert not out.exists()
+    assert cli.main(["convert", "--standalone", *flags, str(src), "-o", str(out)]) == 0

@@ -455,3 +455,16 @@ def test_tour_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     assert "Traceback" not in shown and "magic.py" not in shown
     errors = [c for c in nb.cells if c.cell_type == "code" and any(o["output_type"] == "error" for o in c.outputs)]
     assert errors == [failing]
+
+
+def test_a_recursive_function_of_the_cell_is_the_runtimes_error_not_a_crash(ip):
+    """The cell binds `fact` to what autolax.jit returns, which the converted body calls
+    back with traced values: ops.call's recursion guard did not see through it (no
+    `__code__`), and tracing recursed until the process crashed (a segmentation fault)."""
+    cell = "%%autolax\ndef fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n"
+    ok(ip, cell)
+    result = run(ip, "fact(5)")
+    assert isinstance(result.error_in_exec, autolax.TracedRecursionError)
+    assert "'fact' calls itself" in str(result.error_in_exec)
+    ok(ip, cell.replace("%%autolax", "%%autolax --static n"))
+    assert ok(ip, "fact(5)").result == 120

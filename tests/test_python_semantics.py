@@ -2036,3 +2036,85 @@ def test_a_returned_list_of_appends_survives_a_second_call(n):
     tree = jax.tree.structure(out)
     assert jax.tree.structure(jax.tree.unflatten(tree, jax.tree.leaves(out))) == tree
     assert [float(v) for v in jax.tree.map(lambda a: a + 1, out)[0]] == [float(v) + 1 for v in want[0]] + [10.0]
+
+
+_RATES = {0: 1.0, 1: 2.0, 2: 0.5}
+_SKIP = {0, 2}
+
+
+def looks_up_a_dict_with_the_loop_index(x):
+    for k in range(3):
+        x = x * _RATES[k]
+    return x
+
+
+def set_tested_with_the_loop_index(x):
+    for k in range(3):
+        if k in _SKIP:
+            x = x + 1.0
+    return x
+
+
+def looks_up_a_dict_with_a_traced_trip_count(x, n):
+    for k in range(n):
+        x = x * _RATES[k]
+    return x
+
+
+def test_a_dict_or_set_keyed_by_the_loop_index_runs_the_loop_in_python(tmp_path):
+    """Python's `TypeError: unhashable type: '...Tracer'` out of a staged body was not one of
+    the errors that make a loop run as Python (as a list indexed with the loop index does):
+    every path raised it, where Python returns the value."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        check_all_paths(looks_up_a_dict_with_the_loop_index, 3.0, tmp_dir=tmp_path)
+        check_all_paths(set_tested_with_the_loop_index, 3.0, tmp_dir=tmp_path)
+    with pytest.warns(autolax.UnrolledLoopWarning, match="uses a traced value as a dict key or set item"):
+        autolax.jit(looks_up_a_dict_with_the_loop_index)(3.0)
+    with pytest.raises(autolax.TracedValueError, match=r"is staged \(its bounds or condition are traced\), but uses "
+                                                       "a traced value as a dict key or set item"):
+        autolax.jit(looks_up_a_dict_with_a_traced_trip_count)(3.0, 2)
+
+
+def test_standalone_runs_a_loop_keyed_into_a_dict_or_set_as_python(tmp_path):
+    source = ("RATES = {0: 1.0, 1: 2.0, 2: 0.5}\nSKIP = {0, 2}\n\n\ndef f(x):\n    for k in range(3):\n"
+              "        x = x * RATES[k]\n    return x\n\n\ndef g(x):\n    for k in range(3):\n        if k in SKIP:\n"
+              "            x = x + 1.0\n    return x\n")
+    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert float(jax.jit(namespace["f"])(3.0)) == 3.0 and float(jax.jit(namespace["g"])(3.0)) == 5.0
+
+
+_LAYERS = {"w0": 1.0, "w1": 2.0}
+
+
+def formats_the_loop_index_into_a_key(x):
+    for i in range(2):
+        x = x * _LAYERS[f"w{i}"]
+    return x
+
+
+def concatenates_the_loop_index_into_a_key(x):
+    for i in range(2):
+        x = x * _LAYERS["w" + str(i)]
+    return x
+
+
+def test_a_key_made_from_the_loop_index_runs_the_loop_in_python(tmp_path):
+    """`PARAMS[f"w{i}"]` in a staged loop looked up 'wJitTracer(int32[])': Python's KeyError
+    on every path, where Python returns the value. An error of the user's code whose text
+    shows a tracer makes the loop run as Python (it can: its trip count is static)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        check_all_paths(formats_the_loop_index_into_a_key, 3.0, tmp_dir=tmp_path)
+        check_all_paths(concatenates_the_loop_index_into_a_key, 3.0, tmp_dir=tmp_path)
+    with pytest.warns(autolax.UnrolledLoopWarning, match="with a traced value where Python has a number"):
+        autolax.jit(formats_the_loop_index_into_a_key)(3.0)
+    source = ('PARAMS = {"w0": 1.0, "w1": 2.0}\n\n\ndef f(x):\n    for i in range(2):\n'
+              '        x = x * PARAMS[f"w{i}"]\n    return x\n\n\ndef g(x):\n    for i in range(2):\n'
+              '        x = x * PARAMS["w" + str(i)]\n    return x\n')
+    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert float(jax.jit(namespace["f"])(3.0)) == 6.0 and float(jax.jit(namespace["g"])(3.0)) == 6.0

@@ -2798,3 +2798,139 @@ def test_what_may_fail_or_costs_more_than_a_cond_stays_a_cond_in_both_paths(unta
         jaxpr = str(jax.make_jaxpr(autolax.jit(getattr(original, name)))(*values))
         assert "cond[" in jaxpr, name
         _agrees_with_python_and_the_runtimes_dtypes(untaken, name, weak=name != "ratio_above")
+
+
+@pytest.mark.parametrize("source, line", [
+    # a module-level assignment would replace the helper the file defines after its imports
+    ("import jax\npromoting_cond = 3\n\n\ndef f(x, y):\n    if x > y:\n        z = x\n    else:\n        z = y\n"
+     "    return z\n", 2),
+    ("def g(x):\n    assert x > 0\n    return x\n\n\nraise_if = None\n", 6),
+    # a local of the converted function would hide it from the function
+    ("def g(x):\n    raise_if = 2\n    assert x > 0\n    return x + raise_if\n", 2),
+])
+def test_a_name_the_user_binds_is_not_taken_for_a_helper(source, line):
+    with pytest.raises(ConversionError, match="the name of a helper") as info:
+        convert_source(source, "m.py", Options(standalone=True, all=True))
+    assert f"m.py:{line}:" in str(info.value)
+
+
+def test_recursion_in_a_staged_body_is_refused_up_front(tmp_path):
+    """--standalone: a function of the file calling itself (directly or through another) in
+    a staged branch or loop body recursed without end under jax.jit (RecursionError, or a
+    crash); it is the runtime's TracedRecursionError words, at conversion."""
+    source = ("def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n\n\n"
+              "def is_even(n):\n    if n == 0:\n        return True\n    return is_odd(n - 1)\n\n\n"
+              "def is_odd(n):\n    if n == 0:\n        return False\n    return is_even(n - 1)\n")
+    for name, line in (("fact", 4), ("is_even", 10), ("is_odd", 16)):
+        with pytest.raises(ConversionError, match=f"'{name}' calls itself") as info:
+            convert_source(source, "m.py", Options(standalone=True, only=(name,)))
+        assert f"m.py:{line}:" in str(info.value)
+    # a static argument decides the recursion in Python: converted, and it runs
+    text = convert_source(source, "m.py", Options(standalone=True, all=True, static=("n",))).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert namespace["fact"](5) == 120 and namespace["is_even"](5) is False
+
+
+@pytest.mark.parametrize("source, call", [
+    ("def f(x):\n    if x > 0:\n        r = 'a'\n    else:\n        r = 'b'\n    return r\n", "ops.cond"),
+    ("def f(x):\n    return 'a' if x > 0 else 'b'\n", "ops.if_else"),
+    ("def f(x):\n    s = 'run'\n    while x < 10:\n        x = x + 1\n        s = 'done'\n    return s, x\n",
+     "ops.while_loop"),
+    ("def f(x):\n    s = 'run'\n    for i in range(3):\n        x = x + 1\n        s = 'done'\n    return s, x\n",
+     "ops.for_range"),
+])
+def test_a_string_given_by_a_staged_statement_is_refused(source, call):
+    """lax carries arrays only: the output raised JAX's TypeError ("not a valid JAX type")
+    where the runtime raises StateMismatchError (or keeps a string both sides give equal)."""
+    with pytest.raises(ConversionError, match=f"{call}.*string.*drop --standalone"):
+        convert_source(source, "m.py", Options(standalone=True, only=("f",)))
+
+
+def test_strings_used_as_python_values_still_convert():
+    source = "def f(x):\n    s = 'run'\n    if x > 0:\n        x = x + len(s)\n    for c in s:\n        x = x * 2\n    return x\n"
+    text = convert_source(source, "m.py", Options(standalone=True, only=("f",))).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert float(jax.jit(namespace["f"])(1.0)) == 32.0 and float(jax.jit(namespace["f"])(-1.0)) == -8.0
+
+
+INDEXED_BY_THE_LOOP = {
+    # (source, args): a staged loop whose body uses the loop index (or a carried value) as a
+    # Python value -- a list, tuple or NumPy array indexed with it, math / numpy of it -- ran
+    # as a lax loop and raised JAX's tracer errors; the runtime runs it as a Python loop.
+    "list": ("def f(x):\n    lk = [1.0, 2.0, 4.0, 8.0]\n    s = 0.0\n    for i in range(4):\n        s += lk[i] * x\n"
+             "    return s\n", (1.0,)),
+    "module tuple": ("LK = (1.0, 2.0, 4.0, 8.0)\n\n\ndef f(x):\n    s = 0.0\n    for i in range(len(LK)):\n"
+                     "        s += LK[i] * x\n    return s\n", (1.0,)),
+    "module numpy array": ("import numpy as np\nLK = np.array([1.0, 2.0, 4.0, 8.0])\n\n\ndef f(x):\n    s = 0.0\n"
+                           "    for i in range(4):\n        s += LK[i] * x\n    return s\n", (1.0,)),
+    "math and numpy": ("import math\nimport numpy as np\n\n\ndef f(x):\n    s = 0.0\n    for i in range(4):\n"
+                       "        s += math.sqrt(i) * x + np.sin(i)\n    return s\n", (1.0,)),
+    "while": ("import numpy as np\nLK = np.array([1.0, 2.0, 4.0, 8.0])\n\n\ndef f(x):\n    s = 0.0\n    k = 0\n"
+              "    while k < 4:\n        s += LK[k] * x\n        k += 1\n    return s\n", (1.0,)),
+    "runge-kutta tableau": ("import numpy as np\nA = np.array([0.0, 0.5, 0.5, 1.0])\nB = (1 / 6, 1 / 3, 1 / 3, 1 / 6)\n\n\n"
+                            "def f(y, h):\n    ks = []\n    acc = 0.0\n    for i in range(4):\n"
+                            "        k = -(y + A[i] * h * acc)\n        acc = k\n        ks.append(k)\n    out = y\n"
+                            "    for i in range(4):\n        out = out + h * B[i] * ks[i]\n    return out\n", (1.0, 0.1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXED_BY_THE_LOOP))
+def test_a_loop_whose_body_needs_python_values_runs_as_a_python_loop(name, tmp_path):
+    source, args = INDEXED_BY_THE_LOOP[name]
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    namespace = {}
+    exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - the test's own program
+    expected = namespace["f"](*args)
+    text = convert_source(source, str(path), Options(standalone=True, only=("f",))).text
+    converted = {}
+    exec(compile(text, str(path), "exec"), converted)  # noqa: S102 - the test's own converted code
+    assert_close(jax.jit(converted["f"])(*args), expected)
+    assert "jax.lax" not in text.split("def f(")[1] or name == "runge-kutta tableau"
+
+
+def test_a_loop_with_traced_bounds_whose_body_needs_python_values_is_the_runtimes_error():
+    source = ("import numpy as np\nLK = np.array([1.0, 2.0, 4.0, 8.0])\n\n\ndef f(n):\n    s = 0.0\n"
+              "    for i in range(n):\n        s += LK[i]\n    return s\n")
+    with pytest.raises(ConversionError, match=r"m.py:8:14: the `for` loop at m.py:7 is staged \(its bounds or "
+                                              r"condition are traced\), but line 8 uses a traced value as a Python int"):
+        convert_source(source, "m.py", Options(standalone=True, only=("f",)))
+    # with n static it is a Python loop
+    text = convert_source(source, "m.py", Options(standalone=True, only=("f",), static=("n",))).text
+    converted = {}
+    exec(compile(text, "m.py", "exec"), converted)  # noqa: S102 - the test's own converted code
+    assert float(converted["f"](3)) == 7.0
+
+
+def test_a_slice_of_star_args_or_a_declared_container_is_iterated_in_python():
+    """`*xs` is a tuple whatever it holds, as is an argument declared `tuple` / `list`: a
+    slice of it (`xs[1:]`) stayed a container nowhere, and `for x in xs[1:]` became a
+    lax.scan over a tuple (JAX's TypeError / IndexError under jax.jit)."""
+    source = ("def f(*xs):\n    m = xs[0]\n    for x in xs[1:]:\n        if x > m:\n            m = x\n    return m\n\n\n"
+              "def g(xs: tuple):\n    m = xs[0]\n    for x in xs[1:]:\n        if x > m:\n            m = x\n    return m\n\n\n"
+              "def h(xs: list):\n    t = 0.0\n    for x in xs[::2]:\n        t += x\n    return t\n")
+    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    assert float(jax.jit(namespace["f"])(1.0, 3.0, 2.0)) == 3.0 and namespace["f"](1.0, 3.0, 2.0) == 3.0
+    assert float(jax.jit(namespace["g"])((1.0, 3.0, 2.0))) == 3.0
+    assert float(jax.jit(namespace["h"])([1.0, 3.0, 2.0])) == 3.0
+
+
+def test_a_list_attribute_the_class_makes_indexed_by_the_loop_index_is_a_python_loop():
+    """`self.weights = [...]` in `__init__`, then `self.weights[i]` in a staged loop of a
+    method: the lax loop raised TracerIntegerConversionError under jax.jit (the runtime runs
+    the loop as Python). A jnp array attribute keeps the lax loop."""
+    source = ("import jax.numpy as jnp\n\n\nclass Model:\n    def __init__(self):\n"
+              "        self.weights = [0.5, 2.0, 3.0]\n        self.arr = jnp.array([0.5, 2.0, 3.0])\n\n"
+              "    def run(self, x):\n        for i in range(3):\n            x = x * self.weights[i]\n        return x\n\n"
+              "    def run_arr(self, x):\n        for i in range(3):\n            x = x * self.arr[i]\n        return x\n")
+    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
+    namespace = {}
+    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    model = namespace["Model"]()
+    assert float(jax.jit(model.run)(3.0)) == 9.0 and float(jax.jit(model.run_arr)(3.0)) == 9.0
+    run, run_arr = text.split("def run(")[1].split("def run_arr(")
+    assert "loop_body" not in run and "fori_loop(0, 3, loop_body, x)" in run_arr

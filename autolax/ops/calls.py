@@ -123,9 +123,18 @@ def call(f, *args, **kwargs):
             args, kwargs = transforms.convert_arguments(f, args, kwargs, converted_argument)
             return f(*args, **kwargs)
         g = converted(f)
-        guard = _recursion_guard(f) if report.in_staged_body() else contextlib.nullcontext()
+        staged = report.in_staged_body()
+        guard = _recursion_guard(f) if staged else contextlib.nullcontext()
         with _unconverted_callee(f, g), guard:
-            return g(*args, **kwargs)
+            try:
+                return g(*args, **kwargs)
+            except RecursionError as exc:
+                # An `@autolax.jit` function calling itself under a traced condition: jax.jit
+                # finds its own trace under way and raises "Recursively calling ..." at once.
+                if staged and str(exc).startswith("Recursively calling") and getattr(f, "__autolax_jit__", None):
+                    raise errors.make("traced-recursion", name=getattr(f, "__qualname__", repr(f)),
+                                      depth=_MAX_STAGED_RECURSION) from exc
+                raise
     finally:
         _calling.reset(token)
 
@@ -180,13 +189,29 @@ def in_call() -> bool:
 # Calls of each function (by code) under way inside staged bodies. A function calling itself
 # under a traced condition traces both branches, each of which calls it again: tracing would
 # never end, so past this depth it is an error naming the function.
-_MAX_STAGED_RECURSION = 32
+_MAX_STAGED_RECURSION = plan.MAX_STAGED_RECURSION
 _active: contextvars.ContextVar = contextvars.ContextVar("autolax_staged_calls", default={})
+
+
+def _code_of(f):
+    """The code object of the user function ``f`` runs: through a bound method, and through
+    what ``autolax.jit`` returns (``%%autolax`` binds each function of the cell to one, which
+    runs the converted function inline when called from another trace)."""
+    for _ in range(8):
+        f = getattr(f, "__func__", f)
+        code = getattr(f, "__code__", None)
+        if isinstance(code, types.CodeType):
+            return code
+        info = getattr(f, "__autolax_jit__", None)
+        if info is None or getattr(info, "fn", None) is None:
+            return None
+        f = info.fn
+    return None
 
 
 @contextlib.contextmanager
 def _recursion_guard(f):
-    code = getattr(getattr(f, "__func__", f), "__code__", None)
+    code = _code_of(f)
     active = _active.get()
     depth = active.get(code, 0) + 1
     if code is not None and depth > _MAX_STAGED_RECURSION:

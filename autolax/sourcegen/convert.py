@@ -14,7 +14,7 @@ import tokenize
 from dataclasses import dataclass, field, replace
 
 from autolax import errors
-from autolax.analysis.activity import local_names
+from autolax.analysis.activity import local_names, writes
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
@@ -63,6 +63,8 @@ class _FileConverter:
         self.explicit: set = set()  # sites selected by decorator or --only (errors are errors)
         self.warnings: list = []
         self.signatures = dict(parse_signature(text) for text in options.signature)
+        self._calls = None  # function name -> names it calls (``_reaches``)
+        self._present = None  # see _helpers_present
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -85,6 +87,8 @@ class _FileConverter:
                 continue  # --all: functions autolax cannot convert are left as they are
             if not explicit and self._is_helper(site):
                 continue  # a helper an earlier --standalone run wrote: plain JAX already
+            if self.options.standalone and not explicit and self._calls_helper(site.node):
+                continue  # already converted (autolax convert --standalone output)
             if not self.options.standalone and not explicit and self._calls_runtime(site.node):
                 if not site.is_method:
                     self.converted_names.add(site.node.name)
@@ -103,10 +107,23 @@ class _FileConverter:
                                  "class to module level)")
 
     def _is_helper(self, site) -> bool:
-        name = site.node.name
-        aliases = {"jax", self.module.imported_as("jax")} - {None}
-        return (not site.is_method and name in helpers.NEEDS
-                and any(helpers.text(name, alias) in self.module.text for alias in aliases))
+        """Is ``site`` a helper an earlier --standalone run wrote (or a method of one, such
+        as ``raise_if``'s)?"""
+        name = site.qualname.split(".")[0] if site.is_method else site.node.name
+        return name in self._helpers_present()
+
+    def _helpers_present(self) -> set:
+        """The helpers (``standalone.helpers``) the file defines as --standalone writes them."""
+        if getattr(self, "_present", None) is None:
+            aliases = {"jax", self.module.imported_as("jax")} - {None}
+            self._present = {name for name in helpers.NEEDS
+                             if any(helpers.text(name, alias) in self.module.text for alias in aliases)}
+        return self._present
+
+    def _calls_helper(self, node) -> bool:
+        """Does the function call a helper the file defines (--standalone output)?"""
+        present = self._helpers_present()
+        return bool(present) and any(isinstance(n, syntax.Name) and n.id in present for n in syntax.walk(node))
 
     def _calls_runtime(self, node) -> bool:
         alias = self.module.imported_as("autolax.ops")
@@ -172,7 +189,12 @@ class _FileConverter:
             self.refs.needed_imports |= refs.needed_imports
             self.refs.needed_helpers |= refs.needed_helpers
         else:
-            _DirectCalls(self.ops_alias, self.converted_names, _bound_names(converted.node)).visit(converted.node)
+            # A call of a function that (through others) calls this one stays ``ops.call``: its
+            # guard stops a recursion under a traced condition (TracedRecursionError), where a
+            # direct call would recurse without end while tracing.
+            direct = {g for g in self.converted_names if node.name not in self._reaches(g)} if not site.is_method \
+                else self.converted_names
+            _DirectCalls(self.ops_alias, direct, _bound_names(converted.node)).visit(converted.node)
         new = converted.node
 
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -192,6 +214,24 @@ class _FileConverter:
             emitter = emit.Emitter(module, header_end + 1, node.end_lineno, originals, unit)
             body = emitter.body(new.body, body_indent)
         return first, node.end_lineno, header + body
+
+    def _reaches(self, name) -> set:
+        """The module-level functions of the file that the function ``name`` calls, directly
+        or through others (by name, as written)."""
+        if getattr(self, "_calls", None) is None:
+            self._calls = {}
+            for stmt in syntax.walk(self.module.tree):
+                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+                    self._calls.setdefault(stmt.name, set()).update(
+                        n.func.id for n in syntax.walk(stmt) if isinstance(n, syntax.Call)
+                        and isinstance(n.func, syntax.Name))
+        seen, todo = set(), [name]
+        while todo:
+            for callee in self._calls.get(todo.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        return seen
 
     def lowered(self, converted, site, fn):
         """``converted`` lowered by ``--standalone`` and the ``Refs`` it needs: first with the
@@ -251,6 +291,18 @@ class _FileConverter:
 
     def jit_decorator(self, d, text_lines):
         jit = self.refs("jax.jit")
+        if isinstance(d, syntax.Call) and self.module.dotted(d.func) == "functools.partial":
+            # @partial(autolax.jit, static_argnums=...) -> @partial(jax.jit, static_argnums=...)
+            func = d.args[0]
+            drop = any(kw.arg in _AUTOLAX_ONLY_OPTIONS for kw in d.keywords)
+            if not drop and func.lineno == func.end_lineno:
+                row = func.lineno - d.lineno
+                line = text_lines[row]
+                return text_lines[:row] + [line[: func.col_offset] + jit + line[func.end_col_offset :]] \
+                    + text_lines[row + 1 :]
+            keywords = [kw for kw in d.keywords if kw.arg not in _AUTOLAX_ONLY_OPTIONS]
+            call = syntax.Call(func=d.func, args=[syntax.dotted(jit)] + d.args[1:], keywords=keywords)
+            return [f"{emit.indent_of(text_lines[0])}@{syntax.unparse(call)}"]
         func = d.func if isinstance(d, syntax.Call) else d
         drop = isinstance(d, syntax.Call) and any(kw.arg in _AUTOLAX_ONLY_OPTIONS for kw in d.keywords)
         if not drop and func.lineno == func.end_lineno:
@@ -300,7 +352,8 @@ class _FileConverter:
             if not isinstance(dec, syntax.Call):
                 continue
             target = self.module.dotted(dec.func)
-            if target == "functools.partial" and dec.args and self.module.dotted(dec.args[0]) == "jax.jit":
+            if target == "functools.partial" and dec.args and self.module.dotted(dec.args[0]) in ("jax.jit",
+                                                                                                 "autolax.jit"):
                 target = "jax.jit"
             if target not in ("autolax.jit", "jax.jit"):
                 continue
@@ -355,7 +408,7 @@ class _FileConverter:
                 removed_at = stmt.lineno if removed_at is None else removed_at
             edits.append((stmt.lineno, stmt.end_lineno, new_lines))
         needed = []
-        helper_lines = self.helper_lines(tree)
+        helper_lines = self.helper_lines(tree, sites)
         if "jax" in self.refs.needed_imports and "jax" not in self.module.bindings:
             needed.append("import jax\n")
         if not self.options.standalone and self.ops_alias in used_after and self.ops_alias not in bound_after:
@@ -370,7 +423,7 @@ class _FileConverter:
         edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
         return "".join(_apply(lines, edits, keep_ends=True))
 
-    def helper_lines(self, tree) -> list:
+    def helper_lines(self, tree, sites) -> list:
         """The helpers (``standalone.helpers``) the converted functions call, each preceded
         by two blank lines, except those the file already has (converted again)."""
         lines = []
@@ -378,10 +431,25 @@ class _FileConverter:
             text = helpers.text(name, self.refs("jax"))
             if text in self.module.text:
                 continue
-            if any(getattr(stmt, "name", None) == name for stmt in tree.body) or name in self.module.bindings:
-                raise errors.conversion_error("standalone-helper-taken", filename=self.module.path, name=name)
+            taken = self._binding_of(name, tree, sites)
+            if taken is not None:
+                raise errors.conversion_error("standalone-helper-taken", filename=self.module.path, name=name,
+                                              lineno=taken.lineno, col=taken.col_offset)
             lines += ["\n", "\n"] + text.splitlines(keepends=True)
         return lines
+
+    def _binding_of(self, name, tree, sites):
+        """The first statement of the module, or of a converted function, that binds
+        ``name``, if any: a module-level binding (an assignment as much as a ``def`` or an
+        import) would replace the helper, a local one would hide it from the function."""
+        for stmt in tree.body:
+            if getattr(stmt, "name", None) == name or name in writes([stmt]):
+                return stmt
+        for site in sites:
+            if name in _bound_names(site.node) | set(syntax.param_names(site.node.args)):
+                return next((n for n in syntax.walk(site.node) if isinstance(n, syntax.Name) and n.id == name
+                             and not isinstance(n.ctx, syntax.Load)), site.node)
+        return None
 
     def _still_used(self, bound):
         for node in syntax.walk(self.module.tree):

@@ -154,6 +154,10 @@ class Module:
     # ------------------------------------------------------------------ functions
     def decorator_kind(self, dec) -> str | None:
         func = dec.func if isinstance(dec, syntax.Call) else dec
+        if isinstance(dec, syntax.Call) and self.dotted(func) == "functools.partial" and dec.args:
+            # @partial(autolax.jit, static_argnums=...), as with jax.jit
+            kind = AUTOLAX_DECORATORS.get(self.dotted(dec.args[0]) or "")
+            return kind if kind in ("jit", "convert") else None
         return AUTOLAX_DECORATORS.get(self.dotted(func) or "")
 
     def _sites(self) -> list:

@@ -74,9 +74,9 @@ def param_vals(fn, static: set, is_method: bool, declared: dict) -> dict:
                                                                                                      "complex"):
             val = Val(traced=True, kind=constant(default.value).kind, weak=True, ndim=0)  # jit does not trace defaults
         out[a.id] = replace(TRACED, like=a.id) if val in (None, TRACED) else val
-    for a in (args.vararg, args.kwarg):
+    for a, ctype in ((args.vararg, "tuple"), (args.kwarg, "dict")):
         if a is not None:
-            out[a.id] = STATIC if a.id in static else Val(traced=True, container=True)
+            out[a.id] = STATIC if a.id in static else Val(traced=True, container=True, ctype=ctype)
     return out
 
 

@@ -47,7 +47,7 @@ from autolax.sourcegen.standalone.values import (
     subscript,
     without_items,
 )
-from autolax.analysis.activity import MUTATING_METHODS
+from autolax.analysis.activity import MUTATING_METHODS, writes
 from autolax.transpile import syntax
 
 # Calls with an effect: evaluating them on a path Python does not take would be visible.
@@ -111,6 +111,8 @@ class Expressions:
             val = scope.get(e.id)
             if not scope.bound(e.id) and e.id in self.module_containers():  # a module-level list
                 val = Val(container=True, ctype=self.module_containers()[e.id])
+            elif not scope.bound(e.id) and e.id in self.module_hosts():  # a module-level tuple, NumPy array
+                val = Val(host=True)
             if val.stacked and e is not self.stacked_ok:
                 raise self.refuse("standalone-stacked-use", e, what=f"'{e.id}'", name=e.id)
             if (self.failing is not None and isinstance(e.ctx, syntax.Load) and e is not self.callee
@@ -121,12 +123,17 @@ class Expressions:
             return e, constant(e.value)
         if isinstance(e, syntax.Attribute):
             e.value, val = self.expr(e.value, scope)
+            if (not val.traced and isinstance(e.value, syntax.Name) and e.value.id == self.self_name()
+                    and e.attr in self.class_hosts()):
+                return e, Val(host=True)  # `self.weights`, a list or NumPy array the class made
             if e.attr in STATIC_ATTRS:
                 return e, Val(kind=STATIC_ATTRS[e.attr], container=e.attr == "shape", ndim=0 if STATIC_ATTRS[e.attr] else None)
             if e.attr in ("T", "real", "imag") and not val.container:
                 return e, replace(val, elts=None)
             return e, Val(traced=val.traced)
         if isinstance(e, syntax.Subscript):
+            if self.formats_traced(e.slice, scope):  # `PARAMS[f"w{i}"]`: the key would hold a tracer's text
+                self.needs_concrete(e, "formats a traced value into a key (e.g. `d[f\"w{i}\"]` with the loop index)")
             e.value, a = self.allow_stacked(e.value, scope)
             e.slice, b = self.expr(e.slice, scope)
             if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
@@ -134,7 +141,12 @@ class Expressions:
             if (self.failing is not None and not isinstance(e.slice, syntax.Slice) and isinstance(e.value, syntax.Name)
                     and (a.empty and not a.traced and e.value.id in self.unaliased or self.empty_global(e.value.id, scope))):
                 raise self.fails_while_staged(e, "IndexError: list index out of range")
-            return e, subscript(a, b, e.slice)
+            if b.traced and not a.traced and (a.container or a.host):
+                self.needs_concrete(e, "uses a traced value as a dict key or set item (e.g. looks up a Python dict "
+                                       "with the loop index)" if a.ctype == "dict" else "uses a traced value as a "
+                                       "Python int (e.g. indexes a Python list with the loop index)")
+            out = subscript(a, b, e.slice)
+            return e, replace(out, host=True) if a.host and not out.traced else out
         if isinstance(e, syntax.BinOp):
             e.left, a = self.expr(e.left, scope)
             e.right, b = self.expr(e.right, scope)
@@ -155,6 +167,10 @@ class Expressions:
                 return e, Val(kind="bool", ndim=0)
             nodes = [e.left] + e.comparators
             for i, op in enumerate(e.ops):
+                if (isinstance(op, (syntax.In, syntax.NotIn)) and vals[i].traced and not vals[i + 1].traced
+                        and vals[i + 1].ctype in ("set", "dict")):
+                    self.needs_concrete(e, "uses a traced value as a dict key or set item (e.g. looks up a Python "
+                                           "dict with the loop index)")
                 if isinstance(op, (syntax.In, syntax.NotIn)):
                     self.searched(nodes[i + 1], vals[i + 1], nodes[i], vals[i], e, staged_by_runtime=True)
             return e, Val(traced=any(v.traced for v in vals), kind="bool", ndim=join_ndims(vals))
@@ -262,6 +278,13 @@ class Expressions:
                                                        "where Python may not run it)")
         if self.failing is not None and isinstance(e.func, syntax.Name):
             self.check_unbound_reads(e, scope)
+        if self.staged and isinstance(e.func, syntax.Name) and not self.is_method and not scope.bound(e.func.id) \
+                and self.fn.name in self.module_reaches(e.func.id):
+            # A staged body traces whatever its statement's condition, so a function of the
+            # file calling itself there (directly or through others) recurses without end
+            # while traced: the runtime's TracedRecursionError, up front.
+            raise self.refuse("traced-recursion", e, runtime_can=False, name=self.fn.name,
+                              depth=plan.MAX_STAGED_RECURSION)
         if self.staged and self.staged_about and isinstance(e.func, syntax.Name):
             self.check_call_effect(e, scope)
         self.check_static_arguments(e, vals, scope)
@@ -311,7 +334,85 @@ class Expressions:
             if owner.traced and not owner.container:  # an array method (x.sum())
                 return e, call_result(e.func.attr, vals, True, method_of=owner, n_args=len(e.args))
             return e, Val(traced=fval.traced or traced)
+        if module and module.split(".")[0] in ("numpy", "math") and name not in JAX_STATIC:
+            if traced:  # np.sin(i), math.sqrt(i) of a traced value: Python needs a concrete one
+                self.needs_concrete(e, "converts a traced value to a NumPy array (or a Python number)")
+            elif module.split(".")[0] == "numpy":
+                return e, Val(host=True)  # a NumPy value: indexed by Python
         return e, Val(traced=traced or fval.traced)
+
+    def self_name(self):
+        """The name of a method's first parameter (``self``), or None."""
+        if not self.is_method:
+            return None
+        params = self.fn.args.posonlyargs + self.fn.args.args
+        return params[0].id if params else None
+
+    def class_hosts(self) -> set:
+        """Attributes the method's class gives, in every assignment ``self.X = ...`` of its
+        methods, a list, tuple or dict display or a NumPy call: values Python indexes."""
+        found = getattr(self, "_class_hosts", None)
+        if found is not None:
+            return found
+        found, other = set(), set()
+        owner = next((c for c in syntax.walk(self.module.tree) if isinstance(c, syntax.ClassDef)
+                      and any(isinstance(f, syntax.FunctionDef) and f.name == self.fn.name
+                              and f.lineno == self.fn.lineno for f in c.body)), None)
+        for method in (owner.body if owner is not None else []):
+            if not isinstance(method, syntax.FunctionDef) or not (method.args.posonlyargs + method.args.args):
+                continue
+            me = (method.args.posonlyargs + method.args.args)[0].id
+            for n in syntax.walk(method):
+                targets = n.targets if isinstance(n, syntax.Assign) else [n.target] if isinstance(
+                    n, (syntax.AugAssign, syntax.AnnAssign)) else []
+                for t in targets:
+                    if isinstance(t, syntax.Attribute) and isinstance(t.value, syntax.Name) and t.value.id == me:
+                        value = getattr(n, "value", None)
+                        host = isinstance(n, syntax.Assign) and (
+                            isinstance(value, (syntax.List, syntax.Tuple, syntax.Dict)) or isinstance(value, syntax.Call)
+                            and (self.module.dotted(value.func) or "").split(".")[0] == "numpy")
+                        (found if host else other).add(t.attr)
+        self._class_hosts = found = found - other
+        return found
+
+    def formats_traced(self, node, scope) -> bool:
+        """Does ``node`` make text of a traced variable (an f-string field, ``str(i)``)?"""
+        for n in syntax.walk(node):
+            parts = []
+            if isinstance(n, syntax.FormattedValue):
+                parts = [n.value]
+            elif isinstance(n, syntax.Call) and isinstance(n.func, syntax.Name) and n.func.id in ("str", "repr", "format") \
+                    and not scope.bound(n.func.id):
+                parts = n.args
+            if any(isinstance(m, syntax.Name) and scope.get(m.id).traced for p in parts for m in syntax.walk(p)):
+                return True
+        return False
+
+    def needs_concrete(self, e, reason):
+        """``e`` uses a traced value where Python needs a concrete one: a staged loop whose
+        body does so runs as a Python loop, as the runtime's does (``Loops.concrete_uses``)."""
+        for uses in self.concrete_stack:
+            uses.append((e, reason))
+
+    def module_hosts(self) -> set:
+        """Module-level names bound to a tuple display or a NumPy call (``C = np.array(...)``)
+        by every module-level assignment to them: values Python indexes."""
+        found = getattr(self.module, "_hosts", None)
+        if found is None:
+            found, other = set(), set()
+            for stmt in self.module.tree.body:
+                if not isinstance(stmt, (syntax.Assign, syntax.AnnAssign)) or stmt.value is None:
+                    other |= writes([stmt])
+                    continue
+                value = stmt.value
+                host = isinstance(value, syntax.Tuple) or isinstance(value, syntax.Call) and (
+                    self.module.dotted(value.func) or "").split(".")[0] == "numpy"
+                targets = stmt.targets if isinstance(stmt, syntax.Assign) else [stmt.target]
+                for t in targets:
+                    if isinstance(t, syntax.Name):
+                        (found if host else other).add(t.id)
+            self.module._hosts = found = found - other
+        return found
 
     def check_call_effect(self, e, scope):
         """A function of the file called in a staged body that changes a list, dict or set it
@@ -401,6 +502,23 @@ class Expressions:
                 found.update((name, (True, None)) for name in more)
             self.module._unbound = found
         return found
+
+    def module_reaches(self, name) -> set:
+        """Names of the module's functions that its function ``name`` calls, directly or
+        through others (by name), ``name`` itself where it is called again."""
+        calls = getattr(self.module, "_calls", None)
+        if calls is None:
+            defs = {f.name: f for f in self.module.tree.body if isinstance(f, syntax.FunctionDef)}
+            calls = {name: {n.func.id for n in syntax.walk(f) if isinstance(n, syntax.Call)
+                            and isinstance(n.func, syntax.Name) and n.func.id in defs} for name, f in defs.items()}
+            self.module._calls = calls
+        seen, todo = set(), [name]
+        while todo:
+            for callee in calls.get(todo.pop(), ()):
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        return seen
 
     def module_raising(self) -> frozenset:
         """Names of the module's functions that hold an ``assert`` or ``raise``, or call one
@@ -745,6 +863,9 @@ class Expressions:
                 b, bval = self.expr(b_fn.body, scope, truth)
         finally:
             self.staged -= 1
+        if (aval.text or bval.text) and self.final:  # lax.cond gives arrays only
+            raise self.refuse("standalone-op", e, call=f"{self.ops}.if_else(...) giving a string (jax.lax carries "
+                                                       "arrays only)")
         new = syntax.call(self.cond_callee([aval], [bval]), [test, syntax.lambda_(a), syntax.lambda_(b)])
         return syntax.copy_location(new, e), staged_output(aval, bval, *casts(aval, bval))
 

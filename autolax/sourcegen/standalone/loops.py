@@ -159,6 +159,37 @@ class Loops:
                 self.zeroed[n] = self.about(site, n)
         return out
 
+    def concrete_uses(self, loop_fns, test, values, scope) -> list:
+        """Where the loop functions, run as a staged loop runs them (``values``: the carried
+        variables and the item, traced), use a traced value where Python needs a concrete
+        one (``Expressions.needs_concrete``): (node, reason) pairs."""
+        uses = []
+        self.concrete_stack.append(uses)
+        try:
+            def run():
+                child = scope.child(dict(values))
+                for fn_def in loop_fns:
+                    if fn_def is not None:
+                        self.block(syntax.deepcopy(fn_def.body), child)
+
+            self.dry(run)
+        finally:
+            self.concrete_stack.remove(uses)
+        return uses
+
+    def python_when_concrete(self, needs, can_fall_back, site, why):
+        """A staged loop whose body needs concrete values (a Python list or NumPy array
+        indexed with the loop index, ``math.sqrt(i)``) runs as a Python loop, unrolled, as
+        the runtime runs it (with an UnrolledLoopWarning) -- where it can: else it is the
+        runtime's TracedValueError, up front."""
+        if needs and not can_fall_back and self.final:
+            node, reason = needs[0]
+            raise self.refuse("traced-value", node, runtime_can=False, why=why,
+                              reason=f"line {getattr(node, 'lineno', site.lineno)} {reason}",
+                              fix="make the Python list or NumPy array the loop indexes a jax array before the "
+                                  "loop (jnp.asarray), and use jnp in place of np / math on traced values.",
+                              **self.about(site))
+
     def carry_mixed(self, names, vals, scope, outs) -> bool:
         """May the loop change the dtype of something it carries where ``promote`` cannot
         write the promoted type before it (kinds not known, or a Python number assigned to
@@ -259,6 +290,11 @@ class Loops:
         # its condition is a Python value (and stays one).
         if changes and not (plan.can_fall_back(first.traced) and not tval.traced) and self.final:
             self.refuse_length_change(changes, scope, b_def, site)
+        if staged and not changes:
+            needs = self.concrete_uses([t_def, b_def], None, {n: carried(vals[n]) for n in names}, scope)
+            self.python_when_concrete(needs, plan.can_fall_back(first.traced) and not tval.traced, site,
+                                      "its bounds or condition are traced")
+            changes = {"": None} if needs else changes  # as a body changing a list's length: a Python loop
         # A first test false by the literals its names were given (`k = 0; while k > 0:`):
         # Python runs no iteration and the runtime stages nothing (a lax loop would trace the
         # body, which may fail there). The variables keep their values.
@@ -276,6 +312,7 @@ class Loops:
             return prelude + [syntax.copy_location(loop, t_def)]
         facts = plan.LoopFacts("while")
         self.no_functions_carried(names, s, call)
+        self.no_strings_carried(names * 2, [scope.get(n) for n in names] + [outs.get(n, vals[n]) for n in names], s, call)
         if self.final:
             self.collected(b_def, names, scope, site, facts, plan.can_fall_back(first.traced))
         mixed = self.carry_mixed(names, vals, scope, outs)
@@ -348,6 +385,12 @@ class Loops:
         changes = self.length_changes(b_def, names, scope) if staged else {}
         if changes and not plan.can_fall_back(not seq.static_trip) and self.final:
             self.refuse_length_change(changes, scope, b_def, site)
+        if staged and not changes:
+            item_val = Val(traced=True, kind=seq.item_val.kind, ndim=seq.item_val.ndim,
+                           elts=seq.item_val.elts and tuple(TRACED for _ in seq.item_val.elts))
+            needs = self.concrete_uses(loop_fns, test, {**{n: carried(vals[n]) for n in names}, item: item_val}, scope)
+            self.python_when_concrete(needs, plan.can_fall_back(not seq.static_trip), site, "its bounds or condition are traced")
+            changes = {"": None} if needs else changes  # as a body changing a list's length: a Python loop
         # A range of literals with no item (`range(3, 0, 2)`): Python runs no iteration, and
         # the runtime stages nothing (a lax loop would trace the body, which may fail there).
         never = seq.kind == "range" and seq.length() == 0
@@ -371,6 +414,7 @@ class Loops:
                 return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
         facts = plan.LoopFacts("for", static_trip=seq.static_trip, exit_traced=test is not None)
         self.no_functions_carried(names, s, call)
+        self.no_strings_carried(names * 2, [scope.get(n) for n in names] + [outs.get(n, vals[n]) for n in names], s, call)
         # An array's length is static: the runtime can run the loop in Python (unrolled) instead.
         appends = self.collected(b_def, names, scope, site, facts, plan.can_fall_back(not seq.static_trip)) if self.final else {}
         item_vals = {}

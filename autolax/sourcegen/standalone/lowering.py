@@ -190,6 +190,7 @@ class Lowering(Expressions, Loops):
         # staged (static bounds, or a first test that is a Python value; see `op_assigned`).
         self.falling_back = 0
         self.dead = False  # lowering code that never runs (see `dead_if`)
+        self.concrete_stack = []  # per loop being checked: where its body needs concrete values
         readers = {n for n in READERS if self.ctx.resolve(n) is getattr(builtins, n)}
         self.unaliased = unaliased_lists(self.fn, self.ops, readers, self.generated, self.joining_calls())
         self.functions = {}  # local names bound to a nested `def` or a lambda -> its node
@@ -906,6 +907,7 @@ class Lowering(Expressions, Loops):
         self.no_functions_carried(params + list(out_names), s, call)
         t_vals = [t_scope.get(n) for n in out_names]
         f_vals = [f_scope.get(n) for n in out_names]
+        self.no_strings_carried(list(out_names) * 2, t_vals + f_vals, s, call)
         prelude, flagged = self.one_sided(site, out_names, t_vals, f_vals, s, (t_def, f_def)) if self.final else ([], [])
         for n, a, b in zip(out_names, t_vals, f_vals):
             differ = structures_differ(a, b)
@@ -945,6 +947,15 @@ class Lowering(Expressions, Loops):
                 raise self.refuse("standalone-op", where, runtime_can=False,
                                   call=f"{self.ops}.{call.func.attr}(...) carrying the function '{n}' (jax.lax "
                                        "carries arrays only)")
+
+    def no_strings_carried(self, names, vals, where, call):
+        """Refuses a staged ``if`` or loop that gives a variable a string: lax takes arrays
+        only (JAX's "not a valid JAX type" when the program is traced); the runtime keeps a
+        string both sides give equal, and refuses different ones (StateMismatchError)."""
+        for n, v in zip(names, vals):
+            if v.text and self.final:
+                raise self.refuse("standalone-op", where, call=f"{self.ops}.{call.func.attr}(...) carrying the "
+                                                              f"string '{n}' (jax.lax carries arrays only)")
 
     def moves(self, t_def, f_def, out_names, operands, scope):
         """If both branches only assign names (``flag = True``, ``y = x``, ``total += x * x``):

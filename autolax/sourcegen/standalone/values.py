@@ -78,6 +78,10 @@ class Val:
     # where both values agree (``join``) and by the variable it is about (``Scope.set``):
     # where it is lost, a read of the variable is refused.
     flag: tuple | None = None
+    text: bool = False  # a string (or bytes) constant: no JAX type, lax cannot carry it
+    # A Python or NumPy value that Python indexes (a module's tuple, a NumPy array made by a
+    # NumPy call): indexing it with a traced value needs a concrete index.
+    host: bool = False
 
     @property
     def is_weak(self) -> bool:
@@ -112,6 +116,8 @@ class Val:
             items=self.items if self.items == other.items else None,
             unsized=self.unsized or other.unsized,
             flag=self.flag if self.flag == other.flag else None,
+            text=self.text and other.text,
+            host=self.host and other.host,
         )
 
 
@@ -194,6 +200,8 @@ def constant(value) -> Val:
     for kind, t in (("bool", bool), ("int", int), ("float", float), ("complex", complex)):
         if type(value) is t:
             return Val(kind=kind, ndim=0)
+    if isinstance(value, (str, bytes)):
+        return Val(text=True)
     return Val(none=True) if value is None else STATIC
 
 
@@ -347,6 +355,8 @@ def subscript(a: Val, index: Val, index_node) -> Val:
     if a.elts is not None and isinstance(index_node, syntax.Constant) and isinstance(index_node.value, int):
         if -len(a.elts) <= index_node.value < len(a.elts):
             return a.elts[index_node.value]
+    if a.container and isinstance(index_node, syntax.Slice) and a.ctype in ("list", "tuple", None):
+        return Val(traced=a.traced or index.traced, container=True, ctype=a.ctype)  # `args[1:]`: a tuple still
     if a.container:
         return Val(traced=a.traced or index.traced)
     ndim = a.ndim - 1 if a.ndim and index.kind == "int" and index.ndim == 0 else None
