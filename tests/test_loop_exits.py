@@ -463,3 +463,32 @@ def test_exit_that_a_continue_skips_is_not_tested(t, tmp_path):
         check_all_paths(skipped_exit, np.array([1.0, 2.0], np.float32), t, tmp_dir=tmp_path)
     check_all_paths(sometimes_skipped_exit, np.array([1.0, -5.0, 3.0], np.float32), t, tmp_dir=tmp_path)
     assert "test: after" not in autolax.to_source(sometimes_skipped_exit)
+
+
+def triangle(x):
+    # The inner loop's exit, tested with each item, reads the outer loop's index: a traced
+    # integer (the outer scan's) that carries no tangent.
+    acc = 0.0
+    for i in range(3):
+        for j in range(4):
+            if j > i:
+                break
+            acc = acc + x ** (i + 1) * (j + 1) * 0.1
+    return acc
+
+
+@pytest.mark.parametrize("x", [-1.0, 0.5, 1.0])
+def test_derivative_of_an_exit_reading_an_enclosing_loop_index(x, tmp_path):
+    # Was JAX's "No constant handler for type DynamicJaxprTracer" (jit) or
+    # UnexpectedTracerError (eager): the masked scan's custom_jvp kept the outer index in a
+    # closure.
+    check_all_paths(triangle, x, tmp_dir=tmp_path)
+    x = jnp.float32(x)
+    want = jax.grad(triangle)(x)
+    for f in (autolax.jit(triangle), autolax.convert(triangle), jax.jit(autolax.convert(triangle))):
+        np.testing.assert_allclose(jax.grad(f)(x), want, rtol=1e-5)
+        np.testing.assert_allclose(jax.jvp(f, (x,), (jnp.float32(1.0),)), jax.jvp(triangle, (x,), (jnp.float32(1.0),)),
+                                   rtol=1e-5)
+    xs = jnp.array([-1.0, 0.5, 1.0, 2.0])
+    np.testing.assert_allclose(jax.vmap(jax.grad(autolax.convert(triangle)))(xs),
+                               [jax.grad(triangle)(v) for v in xs], rtol=1e-5)

@@ -155,8 +155,8 @@ def bounded_while_loop(
     init_val = _match_body_types(body_fun, init_val)
     leaves, treedef = jax.tree_util.tree_flatten(init_val)
 
-    cond_c, cond_consts = _closure_convert(cond_fun, init_val)
-    body_c, body_consts = _closure_convert(body_fun, init_val)
+    cond_c, cond_consts = closure_convert(cond_fun, init_val)
+    body_c, body_consts = closure_convert(body_fun, init_val)
     n_cond = len(cond_consts)
 
     def cond_flat(x, consts):
@@ -371,7 +371,7 @@ class _Static:
     value: Any
 
 
-def _closure_convert(fun, example):
+def closure_convert(fun, example):
     """``fun`` as a function of ``(val, *consts)`` and the ``consts`` it reads: every tracer
     ``fun`` reads without taking it as an argument (closed over directly, or through the
     constants of a jaxpr it evaluates).

@@ -1271,13 +1271,21 @@ def _early_exit_with_masked_derivative(early, masked, init):
 
     ``jax.custom_jvp`` picks the form: its primal rule is the while loop, its JVP rule the
     masked scan's JVP (reverse mode transposes that). Both loops close over tracers (the
-    values the body reads); ``jax.closure_convert`` turns those into explicit arguments so
-    their tangents reach the JVP.
+    values the body reads); ``checkpointed.closure_convert`` turns all of them into explicit
+    arguments, so their tangents reach the JVP and none that carries no tangent (an enclosing
+    loop's integer index: ``jax.closure_convert`` leaves those in the closure) escapes its
+    trace into the rules.
     """
     __tracebackhide__ = True
-    early_fn, early_consts = jax.closure_convert(early, *init)
-    masked_fn, masked_consts = jax.closure_convert(masked, *init)
+    early_c, early_consts = checkpointed.closure_convert(lambda xs: early(*xs), tuple(init))
+    masked_c, masked_consts = checkpointed.closure_convert(lambda xs: masked(*xs), tuple(init))
     n_init, n_early = len(init), len(early_consts)
+
+    def early_fn(*args):
+        return early_c(args[:n_init], *args[n_init:])
+
+    def masked_fn(*args):
+        return masked_c(args[:n_init], *args[n_init:])
 
     @jax.custom_jvp
     def loop(*args):
