@@ -141,3 +141,43 @@ def test_a_loop_that_breaks_is_not_split(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # unrolled, with autolax's warning
         check_all_paths(with_break, 1.0, 9, static_argnums=(1,), tmp_dir=tmp_path)
+
+
+def appends_either_way(x):
+    out = []
+    for i in range(4):
+        if x > i:
+            out.append(x - i)
+        else:
+            out.append(jnp.zeros_like(x))
+    return jnp.sum(jnp.stack(out) ** 2)
+
+
+@pytest.mark.parametrize("x", [0.0, 1.0, 2.5, 5.0])
+def test_a_loop_appending_in_both_branches_is_not_split(x, tmp_path):
+    # Each iteration appends one item either way: the loop stages as it is (a scan with a
+    # cond). Split at a traced `x` it was refused (two loops with traced trip counts), and
+    # called eagerly on a JAX array range_split raised TypeError.
+    assert "range_split" not in autolax.to_source(appends_either_way)
+    check_all_paths(appends_either_way, jnp.float32(x), tmp_dir=tmp_path)
+    np.testing.assert_allclose(jax.grad(autolax.jit(appends_either_way))(jnp.float32(x)),
+                               jax.grad(appends_either_way)(jnp.float32(x)), rtol=1e-5)
+
+
+def sample_after_cut(x, cut):
+    kept = []
+    for i in range(6):
+        x = x * 0.5
+        if i < cut:
+            x = x + 1.0
+        else:
+            kept.append(x)
+    return jnp.stack(kept)
+
+
+def test_split_at_a_concrete_array_called_eagerly():
+    # Called eagerly (no jit), the bound is a concrete JAX array (was a TypeError "a loop
+    # index is compared with a ArrayImpl"): compared as its number, as Python compares it.
+    x, cut = jnp.float32(1.0), jnp.float32(2.5)
+    assert "range_split" in autolax.to_source(sample_after_cut)
+    np.testing.assert_allclose(autolax.convert(sample_after_cut)(x, cut), sample_after_cut(x, cut), rtol=1e-6)

@@ -123,6 +123,8 @@ def range_split(start, stop, bound, inclusive: bool):
         first = (jnp.floor(c) + 1 if inclusive else jnp.ceil(c)) if jnp.issubdtype(c.dtype, jnp.floating) else c + int(inclusive)
         first = jnp.where(jnp.isnan(c), start, first) if jnp.issubdtype(c.dtype, jnp.floating) else first
         return jnp.clip(first, start, jnp.maximum(start, stop)).astype(_counter_type(start, stop))
+    if isinstance(c, (jax.Array, np.ndarray)) and np.ndim(c) == 0 and jnp.issubdtype(c.dtype, jnp.number):
+        c = c.item()  # a concrete array (called eagerly): compared as its number
     if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)):
         start < c  # noqa: B015 - raises Python's TypeError for a bound that is not a number
         raise TypeError(f"a loop index is compared with a {type(c).__name__} ({c!r})")

@@ -82,6 +82,22 @@ def _appends(stmts) -> bool:
     return any(isinstance(n, syntax.Attribute) and n.attr == "append" for n in _walk_scope(stmts))
 
 
+def _same_appends(a, b) -> bool:
+    """Do the branches ``a`` and ``b`` append to the same lists the same number of times,
+    each an unconditional ``lst.append(...)`` statement of the branch itself?"""
+
+    def top(stmts):
+        return sorted(s.value.func.value.id for s in stmts
+                      if isinstance(s, syntax.Expr) and isinstance(s.value, syntax.Call)
+                      and isinstance(s.value.func, syntax.Attribute) and s.value.func.attr == "append"
+                      and isinstance(s.value.func.value, syntax.Name))
+
+    def count(stmts):
+        return sum(isinstance(n, syntax.Attribute) and n.attr == "append" for n in _walk_scope(stmts))
+
+    return top(a) == top(b) and len(top(a)) == count(a) and len(top(b)) == count(b)
+
+
 def _boundary(test, index, assigned):
     """For ``if test`` with ``test`` comparing the loop index to an invariant: (bound, low
     indices take the `if` branch, bound included); else None."""
@@ -148,6 +164,8 @@ class _Transformer(syntax.NodeTransformer):
         if len(found) != 1:
             return None
         k, if_stmt, (bound, low_takes_if, inclusive) = found[0]
+        if _same_appends(if_stmt.body, if_stmt.orelse):
+            return None  # each iteration appends the same either way: the loop stages as it is
         prelude = []
         start, stop = bounds
         if not (isinstance(start, syntax.Constant) and isinstance(stop, (syntax.Constant, syntax.Name))):
