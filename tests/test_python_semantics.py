@@ -1604,6 +1604,82 @@ def test_list_indexed_with_a_traced_value_in_a_traced_branch(tmp_path):
         autolax.jit(indexes_a_list_in_a_traced_branch)(1.0)
 
 
+# A slice with traced bounds (`xs[i:i + w]` with the loop index) is JAX's plain IndexError,
+# not one of its tracer errors: the loop (static bounds) runs in Python as for those, and a
+# staged statement that cannot run in Python is autolax's TracedValueError.
+def moving_average(xs, w):
+    out = []
+    for i in range(len(xs) - w + 1):
+        out.append(jnp.mean(xs[i:i + w]))
+    return out
+
+
+def window_sums_in_a_branch(xs, flag):
+    total = 0.0
+    for i in range(len(xs) - 1):
+        if flag > 0:
+            total += jnp.sum(xs[i:i + 2])
+    return total
+
+
+def window_sums_in_a_conditional_expression(xs, flag):
+    total = 0.0
+    for i in range(len(xs) - 1):
+        total += jnp.sum(xs[i:i + 2]) if flag > 0 else 1.0
+    return total
+
+
+def window_sums_over_a_traced_range(xs, n):
+    total = 0.0
+    for i in range(n):
+        total += jnp.sum(xs[i:i + 2])
+    return total
+
+
+def window_in_a_traced_branch(xs, n):
+    if n > 0:
+        return jnp.sum(xs[n:n + 2])
+    return 0.0
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")
+@pytest.mark.parametrize("fn, args, static", [
+    (moving_average, (np.arange(4.0, dtype=np.float32), 2), (1,)),
+    (moving_average, (np.arange(3.0, dtype=np.float32), 3), (1,)),
+    (window_sums_in_a_branch, (np.arange(4.0, dtype=np.float32), 1.0), ()),
+    (window_sums_in_a_branch, (np.arange(4.0, dtype=np.float32), -1.0), ()),
+    (window_sums_in_a_conditional_expression, (np.arange(4.0, dtype=np.float32), 1.0), ()),
+])
+def test_a_slice_with_the_loop_index_runs_the_loop_in_python(fn, args, static, tmp_path):
+    # The hunt for third outcomes (moving_average): IndexError "Slice entries must be static
+    # integers" on every path but eager; in a branch, staged as raising when taken.
+    check_all_paths(fn, *args, static_argnums=static, tmp_dir=tmp_path)
+    with pytest.warns(autolax.UnrolledLoopWarning, match="slices an array with traced bounds"):
+        autolax.jit(fn, static_argnums=static)(*args)
+
+
+@pytest.mark.parametrize("fn", [window_sums_over_a_traced_range, window_in_a_traced_branch])
+def test_a_slice_with_traced_bounds_in_a_staged_statement_is_traced_value_error(fn, tmp_path):
+    check_all_paths(fn, np.arange(4.0, dtype=np.float32), 2, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"slices an array with traced bounds.*\n.*\n"
+                       r"Fix: slice with `lax.dynamic_slice"):
+        autolax.jit(fn)(np.arange(4.0, dtype=np.float32), 2)
+
+
+# A side of a conditional expression with a traced test that needs a concrete value: as for
+# a branch of an `if`, autolax's TracedValueError (was JAX's ConcretizationTypeError).
+def int_of_a_traced_value_in_a_conditional_expression(y):
+    return int(y) if y > 0 else -1
+
+
+def test_a_side_of_a_conditional_expression_needing_a_concrete_value(tmp_path):
+    check_all_paths(int_of_a_traced_value_in_a_conditional_expression, np.float32(1.5), tmp_dir=tmp_path,
+                    refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"the conditional expression at .* is staged \(its "
+                       r"condition is traced\), but line \d+ needs the concrete value of a traced expression"):
+        autolax.jit(int_of_a_traced_value_in_a_conditional_expression)(np.float32(1.5))
+
+
 def test_statement_inside_one_that_can_run_in_python_still_lets_it():
     # The inner loop's bound is traced while the outer loop is staged; the outer loop (static
     # bounds) then runs in Python, where the inner bound is a Python int: Python's answer.

@@ -327,6 +327,11 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             # of the body assigns has one from the second iteration on).
             reason = report.unstageable_reason(exc.__cause__, site)
             rewrite = report.unstageable_fix(exc.__cause__)
+        elif can_fall_back and report.traced_slice(exc):
+            # `xs[i:i + w]` with the loop index: JAX's IndexError, as a tracer error (above)
+            # would be. As a Python loop, the index is a Python int.
+            reason = report.unstageable_reason(exc, site)
+            rewrite = report.unstageable_fix(exc)
         elif can_fall_back and raised_after_check(exc) and report.raised_by_user_code(exc):
             # The body raised this while staged, after a `raise` / `assert` it stages as a check:
             # when the program runs, the check may fail first. As a Python loop, each
@@ -335,6 +340,8 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             reason = f"`{report.python_error(exc)}` was raised while staging its body, after a check"
             rewrite = None
         else:
+            if not can_fall_back and report.traced_slice(exc):
+                raise report.traced_value_error(exc, site, "its bounds or condition are traced") from exc
             if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
                     and _in_user_code(exc, site)):
                 # The loop may run no iteration (its bounds or condition are traced): Python
