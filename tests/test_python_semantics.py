@@ -1290,6 +1290,52 @@ def test_range_object_passed_in(tmp_path):
     check_all_paths(range_argument, 1.0, range(2, 5), static_argnums=(1,), tmp_dir=tmp_path)
 
 
+def digits_backwards(xs, n):
+    out = 0.0
+    for i in reversed(range(n)):
+        out = out * 10 + xs[i]
+    return out
+
+
+def reversed_stepped_range(a, b):
+    total = 0
+    for i in reversed(range(a, b, 3)):
+        total = total * 10 + i
+    return total
+
+
+def reversed_downward_range(a, b):
+    total = 0
+    for i in reversed(range(a, b, -2)):
+        total = total * 10 + i
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (digits_backwards, (np.arange(1.0, 5.0, dtype=np.float32), 3)),
+    (digits_backwards, (np.arange(1.0, 5.0, dtype=np.float32), 0)),
+    (digits_backwards, (np.arange(1.0, 5.0, dtype=np.float32), -2)),
+    (reversed_stepped_range, (-2, 7)), (reversed_stepped_range, (1, 1)), (reversed_stepped_range, (5, 2)),
+    (reversed_downward_range, (5, -2)), (reversed_downward_range, (0, 0)), (reversed_downward_range, (-2, 3)),
+])
+def test_reversed_range_with_traced_bounds(fn, args, tmp_path):
+    # The hunt for third outcomes: `for i in reversed(range(n))` with a traced n raised
+    # TypeError ('range' object is not reversible) on every traced path.
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+def length_of_a_traced_range(n):
+    r = range(n)
+    return len(r)
+
+
+def test_length_of_a_range_with_traced_bounds_is_traced_value_error(tmp_path):
+    # Was a plain TypeError (Python returns the length).
+    check_all_paths(length_of_a_traced_range, 3, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"len\(\) of a range whose bounds are traced"):
+        autolax.jit(length_of_a_traced_range)(3)
+
+
 def factorial(n):
     if n <= 1:
         return 1

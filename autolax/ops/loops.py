@@ -152,16 +152,28 @@ class range:  # noqa: N801 - stands in for the builtin outside `for ... in range
         self.start, self.stop, self.step = start, stop, step
 
     def _traced(self, what):
-        raise TypeError(
-            f"{what} of a range with traced bounds: its length is known only when the program runs. "
-            "Loop over it with `for` (a staged loop), or make its bounds Python ints (static arguments)."
-        )
+        raise errors.make("range-traced", what=what)
 
     def __len__(self):
         self._traced("len()")
 
     def __iter__(self):
         self._traced("iterating in Python")
+
+    def __reversed__(self):
+        """``reversed(range(start, stop, step))``: ``range(last, start - step, -step)``, the
+        same items backwards (none when the range is empty), with traced bounds."""
+        start, stop, step = self.start, self.stop, self.step
+        if is_tracer(step):
+            self._traced("reversed()")
+        step = operator.index(step)
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        if step > 0:
+            length = jnp.maximum(0, (stop - start + step - 1) // step)
+        else:
+            length = jnp.maximum(0, (start - stop - step - 1) // (-step))
+        return range(start + (length - 1) * step, start - step, -step)
 
     def __repr__(self):
         return f"range({self.start}, {self.stop}, {self.step})"
