@@ -1712,6 +1712,24 @@ def test_a_slice_with_traced_bounds_in_a_staged_statement_is_traced_value_error(
         autolax.jit(fn)(np.arange(4.0, dtype=np.float32), 2)
 
 
+# A loop body that needs a Python bool of a traced item fails as a Python loop too: autolax's
+# TracedValueError naming the loop and the line (was JAX's TracerBoolConversionError).
+def running_max_with_the_builtin(xs):
+    peak = xs[0]
+    for x in xs:
+        peak = max(peak, x)
+    return peak
+
+
+def test_a_loop_body_needing_a_bool_of_a_traced_item_is_traced_value_error(tmp_path):
+    xs = np.array([3.0, 1.0, 4.0], dtype=np.float32)
+    check_all_paths(running_max_with_the_builtin, xs, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"the `for` loop at .* is staged \(it carries traced "
+                       r"values, also as a Python loop\), but line \d+ uses a traced value as a Python bool") as info:
+        autolax.jit(running_max_with_the_builtin)(xs)
+    assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError)
+
+
 # A side of a conditional expression with a traced test that needs a concrete value: as for
 # a branch of an `if`, autolax's TracedValueError (was JAX's ConcretizationTypeError).
 def int_of_a_traced_value_in_a_conditional_expression(y):

@@ -376,6 +376,10 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             # then never get here): which error Python raises only the running program knows.
             raise errors.make("fails-after-check", stmt=site.what, reason=reason, source=site.source,
                               error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
+        if isinstance(exc, report.TRACER_ERRORS) and report.under_trace() and _in_user_code(exc, site):
+            # Its items or carried values are traced in Python too (`peak = max(peak, x)`
+            # over a traced array): JAX's tracer error out of a staged body is autolax's.
+            raise report.traced_value_error(exc, site, "it carries traced values, also as a Python loop") from exc
         if hasattr(exc, "add_note"):
             exc.add_note(
                 f"autolax: the loop at {site.where} could not be staged ({reason}), so it ran "
