@@ -1730,6 +1730,66 @@ def test_a_loop_body_needing_a_bool_of_a_traced_item_is_traced_value_error(tmp_p
     assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError)
 
 
+# The builtins `min` / `max` of traced numbers (the hunt for third outcomes: collatz_max,
+# running extremes): JAX's TracerBoolConversionError on every traced path; now Python's answer.
+def collatz_peak(n):
+    steps = 0
+    peak = n
+    while n > 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        peak = max(peak, n)
+        steps += 1
+    return steps, peak
+
+
+def clamp_with_builtins(x, lo, hi):
+    return min(max(x, lo), hi), max(x, lo, hi), min(x, 2)
+
+
+def extremes_of_items(xs):
+    return min(xs), max(xs), min([xs[0], 0.5]), max((xs[-1], xs[0]), key=abs), max([], default=xs[0])
+
+
+def min_of_two_arrays(a, b):
+    return min(a, b)
+
+
+F = np.float32
+
+
+@pytest.mark.parametrize("fn, args", [
+    (collatz_peak, (27,)), (collatz_peak, (1,)), (collatz_peak, (-4,)),
+    (clamp_with_builtins, (F(1.5), F(0), F(1))), (clamp_with_builtins, (F(-1), F(0), F(1))),
+    (clamp_with_builtins, (F(np.nan), F(0), F(1))), (clamp_with_builtins, (F(0.5), F(np.nan), F(1))),
+    (clamp_with_builtins, (3, 0, 5)),
+    (extremes_of_items, (np.array([3, -5, 2], np.float32),)),
+    (extremes_of_items, (np.array([np.nan, 1, 0], np.float32),)),
+    (extremes_of_items, (np.array([1, np.nan, 0], np.float32),)),
+    (extremes_of_items, (np.array([4], np.float32),)),
+    (extremes_of_items, (np.array([3, 1, 2], np.int32),)),
+])
+def test_min_and_max_of_traced_numbers(fn, args, tmp_path):
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("fn, args, error", [
+    (extremes_of_items, (np.zeros(0, np.float32),), ValueError),  # min() of an empty sequence
+    (min_of_two_arrays, (np.ones(2, np.float32), np.zeros(2, np.float32)), ValueError),  # ambiguous truth value
+    (extremes_of_items, (np.ones((2, 2), np.float32),), ValueError),
+])
+def test_min_and_max_fail_as_python_does(fn, args, error, tmp_path):
+    assert check_all_paths(fn, *args, tmp_dir=tmp_path, refusal=True).error.__class__ is error
+
+
+def test_min_of_arrays_names_the_line():
+    with pytest.raises(autolax.ArrayConditionError, match=r"the condition at .*test_python_semantics.py:\d+ "
+                       r"\(min\(\)\) is a traced array of shape \(2,\)"):
+        autolax.jit(min_of_two_arrays)(np.ones(2, np.float32), np.zeros(2, np.float32))
+    with pytest.raises(autolax.ArrayConditionError, match=r"the condition at .*test_python_semantics.py:\d+ "
+                       r"\(min\(\)\) is a traced array of shape \(2,\)"):
+        autolax.jit(extremes_of_items)(np.ones((2, 2), np.float32))
+
+
 # A side of a conditional expression with a traced test that needs a concrete value: as for
 # a branch of an `if`, autolax's TracedValueError (was JAX's ConcretizationTypeError).
 def int_of_a_traced_value_in_a_conditional_expression(y):
