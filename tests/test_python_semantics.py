@@ -1713,20 +1713,21 @@ def test_a_slice_with_traced_bounds_in_a_staged_statement_is_traced_value_error(
 
 
 # A loop body that needs a Python bool of a traced item fails as a Python loop too: autolax's
-# TracedValueError naming the loop and the line (was JAX's TracerBoolConversionError).
-def running_max_with_the_builtin(xs):
-    peak = xs[0]
+# TracedValueError naming the loop and the line (was JAX's TracerBoolConversionError; found
+# with `peak = max(peak, x)`, which autolax now computes).
+def count_positive_with_bool(xs):
+    count = 0
     for x in xs:
-        peak = max(peak, x)
-    return peak
+        count += bool(x > 0)
+    return count
 
 
 def test_a_loop_body_needing_a_bool_of_a_traced_item_is_traced_value_error(tmp_path):
-    xs = np.array([3.0, 1.0, 4.0], dtype=np.float32)
-    check_all_paths(running_max_with_the_builtin, xs, tmp_dir=tmp_path, refusal=True)
+    xs = np.array([3.0, -1.0, 4.0], dtype=np.float32)
+    check_all_paths(count_positive_with_bool, xs, tmp_dir=tmp_path, refusal=True)
     with pytest.raises(autolax.TracedValueError, match=r"the `for` loop at .* is staged \(it carries traced "
                        r"values, also as a Python loop\), but line \d+ uses a traced value as a Python bool") as info:
-        autolax.jit(running_max_with_the_builtin)(xs)
+        autolax.jit(count_positive_with_bool)(xs)
     assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError)
 
 
