@@ -1791,6 +1791,47 @@ def test_min_of_arrays_names_the_line():
         autolax.jit(extremes_of_items)(np.ones((2, 2), np.float32))
 
 
+# `any` / `all` of a list, tuple or array of traced numbers: Python's answer as a traced bool
+# (was JAX's TracerBoolConversionError on every traced path).
+def validated(x, y):
+    if any([x < 0, y < 0, x != x]):
+        raise ValueError("negative or nan input")
+    return all((x > 1, y > 1)), any([x, 0]), all([x, 1, y])
+
+
+def truth_of_items(xs):
+    return any(xs), all(xs), any(xs > 1), all(xs > -1)
+
+
+def decided_by_a_python_item(x):
+    return any([0, x > 0, 1]), all([1, x > 0, 0]), any([x > 0, 1]), all([x > 0, 0])
+
+
+def any_of_rows(m):
+    return any(m)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (validated, (F(2), F(3))), (validated, (F(0.5), F(3))), (validated, (F(0), F(0))),
+    (validated, (F(-1), F(3))), (validated, (F(np.nan), F(3))), (validated, (2, 3)),
+    (truth_of_items, (np.array([0, 2, 3], np.float32),)), (truth_of_items, (np.array([1, 2], np.float32),)),
+    (truth_of_items, (np.zeros(0, np.float32),)), (truth_of_items, (np.array([0, 0], np.int32),)),
+    (truth_of_items, (np.array([np.nan], np.float32),)),
+    (decided_by_a_python_item, (F(1),)), (decided_by_a_python_item, (F(-1),)),
+    (any_of_rows, (np.zeros((2, 1), np.float32),)),
+])
+def test_any_and_all_of_traced_items(fn, args, tmp_path):
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+def test_any_of_rows_of_several_elements_fails_as_python_does(tmp_path):
+    assert isinstance(check_all_paths(any_of_rows, np.ones((2, 2), np.float32), tmp_dir=tmp_path,
+                                      refusal=True).error, ValueError)
+    with pytest.raises(autolax.ArrayConditionError, match=r"test_python_semantics.py:\d+ \(any\(\)\) is a traced "
+                       r"array of shape \(2,\)"):
+        autolax.jit(any_of_rows)(np.ones((2, 2), np.float32))
+
+
 # A side of a conditional expression with a traced test that needs a concrete value: as for
 # a branch of an `if`, autolax's TracedValueError (was JAX's ConcretizationTypeError).
 def int_of_a_traced_value_in_a_conditional_expression(y):

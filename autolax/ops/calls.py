@@ -1,5 +1,5 @@
 """Calls from converted code: user functions are converted on first call; ``print``;
-``min`` / ``max`` of traced numbers."""
+``min`` / ``max`` / ``any`` / ``all`` of traced numbers."""
 
 from __future__ import annotations
 
@@ -337,3 +337,48 @@ def _array_condition(builtin, shape, depth):
     ``ops.min`` / ``ops.max``, counted from here)."""
     where = report.expression_site(builtin.__name__, depth=depth, always=True)
     return errors.make("array-condition", where=f"{where.filename}:{where.lineno} ({builtin.__name__}())", shape=shape)
+
+
+@report.user_facing
+def any(*args, **kwargs):  # noqa: A001 - replaces builtins.any
+    """``any(items)`` of a list or tuple holding traced numbers, or of a traced array:
+    Python's answer -- True at the first true item -- as a traced ``bool`` (the ``or`` of
+    ``item != 0``; a Python item that is true gives True, as Python stops there). Other
+    iterables (a generator's items may not all run in Python), or none traced: the builtin."""
+    __tracebackhide__ = True
+    return _truth(builtins.any, args, kwargs)
+
+
+@report.user_facing
+def all(*args, **kwargs):  # noqa: A001 - replaces builtins.all
+    """``all(items)``: as ``any``, False at the first false item (the ``and`` of ``item != 0``)."""
+    __tracebackhide__ = True
+    return _truth(builtins.all, args, kwargs)
+
+
+def _truth(builtin, args, kwargs):
+    __tracebackhide__ = True
+    if len(args) != 1 or kwargs:
+        return builtin(*args, **kwargs)  # Python's TypeError
+    items = args[0]
+    stop_at = builtin is builtins.any  # the truth value that ends the search
+    if is_tracer(items) and getattr(items, "ndim", 0) >= 1:
+        if items.shape[0] == 0:
+            return not stop_at
+        if items.ndim > 1 and int(np.prod(items.shape[1:])) != 1:
+            raise _array_condition(builtin, tuple(items.shape[1:]), depth=4)
+        truth = items.reshape(items.shape[0]) != 0
+        return jnp.any(truth) if stop_at else jnp.all(truth)
+    if not isinstance(items, (list, tuple)) or not any_tracer(items):
+        return builtin(items)
+    found = None  # the traced items' `or` (any) / `and` (all) so far
+    for item in items:
+        if not is_tracer(item):
+            if bool(item) == stop_at:
+                return stop_at  # Python stops here whatever the traced items before gave
+            continue
+        if getattr(item, "shape", ()) != () and int(np.prod(item.shape)) != 1:
+            raise _array_condition(builtin, tuple(item.shape), depth=4)
+        truth = jnp.reshape(item, ()) != 0
+        found = truth if found is None else (found | truth if stop_at else found & truth)
+    return (not stop_at) if found is None else found
