@@ -451,6 +451,12 @@ MESSAGES = {
         "{fix}",
         "#the-rules-semantics",
     ),
+    "range-traced": Message(
+        TracedValueError,
+        "{what} of a range whose bounds are traced: its length is known only when the program runs.",
+        "loop over it with `for` (a staged loop), or make its bounds Python ints (static arguments).",
+        "#the-rules-semantics",
+    ),
     "callee-unconverted": Message(
         TracedValueError,
         "'{name}' is called from converted code with traced values, but autolax could not convert it, so it "

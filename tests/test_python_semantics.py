@@ -1290,6 +1290,52 @@ def test_range_object_passed_in(tmp_path):
     check_all_paths(range_argument, 1.0, range(2, 5), static_argnums=(1,), tmp_dir=tmp_path)
 
 
+def digits_backwards(xs, n):
+    out = 0.0
+    for i in reversed(range(n)):
+        out = out * 10 + xs[i]
+    return out
+
+
+def reversed_stepped_range(a, b):
+    total = 0
+    for i in reversed(range(a, b, 3)):
+        total = total * 10 + i
+    return total
+
+
+def reversed_downward_range(a, b):
+    total = 0
+    for i in reversed(range(a, b, -2)):
+        total = total * 10 + i
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (digits_backwards, (np.arange(1.0, 5.0, dtype=np.float32), 3)),
+    (digits_backwards, (np.arange(1.0, 5.0, dtype=np.float32), 0)),
+    (digits_backwards, (np.arange(1.0, 5.0, dtype=np.float32), -2)),
+    (reversed_stepped_range, (-2, 7)), (reversed_stepped_range, (1, 1)), (reversed_stepped_range, (5, 2)),
+    (reversed_downward_range, (5, -2)), (reversed_downward_range, (0, 0)), (reversed_downward_range, (-2, 3)),
+])
+def test_reversed_range_with_traced_bounds(fn, args, tmp_path):
+    # The hunt for third outcomes: `for i in reversed(range(n))` with a traced n raised
+    # TypeError ('range' object is not reversible) on every traced path.
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+def length_of_a_traced_range(n):
+    r = range(n)
+    return len(r)
+
+
+def test_length_of_a_range_with_traced_bounds_is_traced_value_error(tmp_path):
+    # Was a plain TypeError (Python returns the length).
+    check_all_paths(length_of_a_traced_range, 3, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"len\(\) of a range whose bounds are traced"):
+        autolax.jit(length_of_a_traced_range)(3)
+
+
 def factorial(n):
     if n <= 1:
         return 1
@@ -1602,6 +1648,202 @@ def test_list_indexed_with_a_traced_value_in_a_traced_branch(tmp_path):
     with pytest.raises(autolax.TracedValueError, match=r"the `if` at .* is staged \(its condition is traced\), but "
                        r"line \d+ uses a traced value as a Python int"):
         autolax.jit(indexes_a_list_in_a_traced_branch)(1.0)
+
+
+# A slice with traced bounds (`xs[i:i + w]` with the loop index) is JAX's plain IndexError,
+# not one of its tracer errors: the loop (static bounds) runs in Python as for those, and a
+# staged statement that cannot run in Python is autolax's TracedValueError.
+def moving_average(xs, w):
+    out = []
+    for i in range(len(xs) - w + 1):
+        out.append(jnp.mean(xs[i:i + w]))
+    return out
+
+
+def window_sums_in_a_branch(xs, flag):
+    total = 0.0
+    for i in range(len(xs) - 1):
+        if flag > 0:
+            total += jnp.sum(xs[i:i + 2])
+    return total
+
+
+def window_sums_in_a_conditional_expression(xs, flag):
+    total = 0.0
+    for i in range(len(xs) - 1):
+        total += jnp.sum(xs[i:i + 2]) if flag > 0 else 1.0
+    return total
+
+
+def window_sums_over_a_traced_range(xs, n):
+    total = 0.0
+    for i in range(n):
+        total += jnp.sum(xs[i:i + 2])
+    return total
+
+
+def window_in_a_traced_branch(xs, n):
+    if n > 0:
+        return jnp.sum(xs[n:n + 2])
+    return 0.0
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")
+@pytest.mark.parametrize("fn, args, static", [
+    (moving_average, (np.arange(4.0, dtype=np.float32), 2), (1,)),
+    (moving_average, (np.arange(3.0, dtype=np.float32), 3), (1,)),
+    (window_sums_in_a_branch, (np.arange(4.0, dtype=np.float32), 1.0), ()),
+    (window_sums_in_a_branch, (np.arange(4.0, dtype=np.float32), -1.0), ()),
+    (window_sums_in_a_conditional_expression, (np.arange(4.0, dtype=np.float32), 1.0), ()),
+])
+def test_a_slice_with_the_loop_index_runs_the_loop_in_python(fn, args, static, tmp_path):
+    # The hunt for third outcomes (moving_average): IndexError "Slice entries must be static
+    # integers" on every path but eager; in a branch, staged as raising when taken.
+    check_all_paths(fn, *args, static_argnums=static, tmp_dir=tmp_path)
+    with pytest.warns(autolax.UnrolledLoopWarning, match="slices an array with traced bounds"):
+        autolax.jit(fn, static_argnums=static)(*args)
+
+
+@pytest.mark.parametrize("fn", [window_sums_over_a_traced_range, window_in_a_traced_branch])
+def test_a_slice_with_traced_bounds_in_a_staged_statement_is_traced_value_error(fn, tmp_path):
+    check_all_paths(fn, np.arange(4.0, dtype=np.float32), 2, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"slices an array with traced bounds.*\n.*\n"
+                       r"Fix: slice with `lax.dynamic_slice"):
+        autolax.jit(fn)(np.arange(4.0, dtype=np.float32), 2)
+
+
+# A loop body that needs a Python bool of a traced item fails as a Python loop too: autolax's
+# TracedValueError naming the loop and the line (was JAX's TracerBoolConversionError; found
+# with `peak = max(peak, x)`, which autolax now computes).
+def count_positive_with_bool(xs):
+    count = 0
+    for x in xs:
+        count += bool(x > 0)
+    return count
+
+
+def test_a_loop_body_needing_a_bool_of_a_traced_item_is_traced_value_error(tmp_path):
+    xs = np.array([3.0, -1.0, 4.0], dtype=np.float32)
+    check_all_paths(count_positive_with_bool, xs, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"the `for` loop at .* is staged \(it carries traced "
+                       r"values, also as a Python loop\), but line \d+ uses a traced value as a Python bool") as info:
+        autolax.jit(count_positive_with_bool)(xs)
+    assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError)
+
+
+# The builtins `min` / `max` of traced numbers (the hunt for third outcomes: collatz_max,
+# running extremes): JAX's TracerBoolConversionError on every traced path; now Python's answer.
+def collatz_peak(n):
+    steps = 0
+    peak = n
+    while n > 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        peak = max(peak, n)
+        steps += 1
+    return steps, peak
+
+
+def clamp_with_builtins(x, lo, hi):
+    return min(max(x, lo), hi), max(x, lo, hi), min(x, 2)
+
+
+def extremes_of_items(xs):
+    return min(xs), max(xs), min([xs[0], 0.5]), max((xs[-1], xs[0]), key=abs), max([], default=xs[0])
+
+
+def min_of_two_arrays(a, b):
+    return min(a, b)
+
+
+F = np.float32
+
+
+@pytest.mark.parametrize("fn, args", [
+    (collatz_peak, (27,)), (collatz_peak, (1,)), (collatz_peak, (-4,)),
+    (clamp_with_builtins, (F(1.5), F(0), F(1))), (clamp_with_builtins, (F(-1), F(0), F(1))),
+    (clamp_with_builtins, (F(np.nan), F(0), F(1))), (clamp_with_builtins, (F(0.5), F(np.nan), F(1))),
+    (clamp_with_builtins, (3, 0, 5)),
+    (extremes_of_items, (np.array([3, -5, 2], np.float32),)),
+    (extremes_of_items, (np.array([np.nan, 1, 0], np.float32),)),
+    (extremes_of_items, (np.array([1, np.nan, 0], np.float32),)),
+    (extremes_of_items, (np.array([4], np.float32),)),
+    (extremes_of_items, (np.array([3, 1, 2], np.int32),)),
+])
+def test_min_and_max_of_traced_numbers(fn, args, tmp_path):
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("fn, args, error", [
+    (extremes_of_items, (np.zeros(0, np.float32),), ValueError),  # min() of an empty sequence
+    (min_of_two_arrays, (np.ones(2, np.float32), np.zeros(2, np.float32)), ValueError),  # ambiguous truth value
+    (extremes_of_items, (np.ones((2, 2), np.float32),), ValueError),
+])
+def test_min_and_max_fail_as_python_does(fn, args, error, tmp_path):
+    assert check_all_paths(fn, *args, tmp_dir=tmp_path, refusal=True).error.__class__ is error
+
+
+def test_min_of_arrays_names_the_line():
+    with pytest.raises(autolax.ArrayConditionError, match=r"the condition at .*test_python_semantics.py:\d+ "
+                       r"\(min\(\)\) is a traced array of shape \(2,\)"):
+        autolax.jit(min_of_two_arrays)(np.ones(2, np.float32), np.zeros(2, np.float32))
+    with pytest.raises(autolax.ArrayConditionError, match=r"the condition at .*test_python_semantics.py:\d+ "
+                       r"\(min\(\)\) is a traced array of shape \(2,\)"):
+        autolax.jit(extremes_of_items)(np.ones((2, 2), np.float32))
+
+
+# `any` / `all` of a list, tuple or array of traced numbers: Python's answer as a traced bool
+# (was JAX's TracerBoolConversionError on every traced path).
+def validated(x, y):
+    if any([x < 0, y < 0, x != x]):
+        raise ValueError("negative or nan input")
+    return all((x > 1, y > 1)), any([x, 0]), all([x, 1, y])
+
+
+def truth_of_items(xs):
+    return any(xs), all(xs), any(xs > 1), all(xs > -1)
+
+
+def decided_by_a_python_item(x):
+    return any([0, x > 0, 1]), all([1, x > 0, 0]), any([x > 0, 1]), all([x > 0, 0])
+
+
+def any_of_rows(m):
+    return any(m)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (validated, (F(2), F(3))), (validated, (F(0.5), F(3))), (validated, (F(0), F(0))),
+    (validated, (F(-1), F(3))), (validated, (F(np.nan), F(3))), (validated, (2, 3)),
+    (truth_of_items, (np.array([0, 2, 3], np.float32),)), (truth_of_items, (np.array([1, 2], np.float32),)),
+    (truth_of_items, (np.zeros(0, np.float32),)), (truth_of_items, (np.array([0, 0], np.int32),)),
+    (truth_of_items, (np.array([np.nan], np.float32),)),
+    (decided_by_a_python_item, (F(1),)), (decided_by_a_python_item, (F(-1),)),
+    (any_of_rows, (np.zeros((2, 1), np.float32),)),
+])
+def test_any_and_all_of_traced_items(fn, args, tmp_path):
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+def test_any_of_rows_of_several_elements_fails_as_python_does(tmp_path):
+    assert isinstance(check_all_paths(any_of_rows, np.ones((2, 2), np.float32), tmp_dir=tmp_path,
+                                      refusal=True).error, ValueError)
+    with pytest.raises(autolax.ArrayConditionError, match=r"test_python_semantics.py:\d+ \(any\(\)\) is a traced "
+                       r"array of shape \(2,\)"):
+        autolax.jit(any_of_rows)(np.ones((2, 2), np.float32))
+
+
+# A side of a conditional expression with a traced test that needs a concrete value: as for
+# a branch of an `if`, autolax's TracedValueError (was JAX's ConcretizationTypeError).
+def int_of_a_traced_value_in_a_conditional_expression(y):
+    return int(y) if y > 0 else -1
+
+
+def test_a_side_of_a_conditional_expression_needing_a_concrete_value(tmp_path):
+    check_all_paths(int_of_a_traced_value_in_a_conditional_expression, np.float32(1.5), tmp_dir=tmp_path,
+                    refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"the conditional expression at .* is staged \(its "
+                       r"condition is traced\), but line \d+ needs the concrete value of a traced expression"):
+        autolax.jit(int_of_a_traced_value_in_a_conditional_expression)(np.float32(1.5))
 
 
 def test_statement_inside_one_that_can_run_in_python_still_lets_it():

@@ -10,7 +10,7 @@ import os as _os
 
 from autolax import compat as _compat
 from autolax.errors import AutolaxError
-from autolax.ops.calls import call, fstring, print  # noqa: A004
+from autolax.ops.calls import all, any, call, fstring, max, min, print  # noqa: A004
 from autolax.ops.checks import FinallyRaises, asserting, catching, caught, in_flight, raising, runtime_checks
 from autolax.ops.control import cond, if_else
 from autolax.ops.data import (  # noqa: A004
@@ -38,7 +38,9 @@ __all__ = [
     "MaybeBound",
     "StackedList",
     "Undefined",
+    "all",
     "and_",
+    "any",
     "append",
     "asserting",
     "caught",
@@ -58,6 +60,8 @@ __all__ = [
     "index",
     "is_in",
     "is_sequence",
+    "max",
+    "min",
     "is_singleton",
     "not_",
     "not_in",

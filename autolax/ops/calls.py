@@ -1,4 +1,5 @@
-"""Calls from converted code: user functions are converted on first call; ``print``."""
+"""Calls from converted code: user functions are converted on first call; ``print``;
+``min`` / ``max`` / ``any`` / ``all`` of traced numbers."""
 
 from __future__ import annotations
 
@@ -6,18 +7,20 @@ import builtins
 import contextlib
 import contextvars
 import functools
+import operator
 import sys
 import types
 import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from autolax import compat, errors, plan, transforms
 from autolax.libraries import is_bound_method, is_library_callable
 from autolax.ops import checks, report
 from autolax.ops.lists import key_order, restore_order
-from autolax.ops.state import Undefined, any_tracer
+from autolax.ops.state import Undefined, any_tracer, is_tracer
 
 # How a user function reached from converted code is converted: set by ``autolax.api`` when
 # autolax is imported (the runtime does not import the front end). Until then -- and for code
@@ -276,3 +279,131 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - rep
         builtins.print(*restore_order(jax.tree_util.tree_unflatten(treedef, out), order), sep=sep, end=end, file=file or sys.stdout, flush=flush)
 
     jax.debug.callback(show, checks.failed_so_far(), *[leaves[i] for i in dynamic], ordered=True)
+
+
+@report.user_facing
+def min(*args, **kwargs):  # noqa: A001 - replaces builtins.min
+    """``min(a, b, ...)``, ``min(items, key=...)`` where an item (or its key) is a traced
+    number: Python's answer -- the first item, replaced by each later one that is smaller
+    (so ``min(nan, 1.0)`` is nan and ``min(1.0, nan)`` is 1.0) -- as
+    ``jnp.where(b < m, b, m)`` in turn (a traced value of the type the items promote to).
+    ``min(xs)`` of a traced 1-D array: the same over its items. Without a traced value, the
+    builtin ``min``."""
+    __tracebackhide__ = True
+    return _extreme(builtins.min, operator.lt, args, kwargs)
+
+
+@report.user_facing
+def max(*args, **kwargs):  # noqa: A001 - replaces builtins.max
+    """``max(...)`` where an item is a traced number: as ``min``, with ``b > m``."""
+    __tracebackhide__ = True
+    return _extreme(builtins.max, operator.gt, args, kwargs)
+
+
+_NO_DEFAULT = object()
+
+
+def _extreme(builtin, replaces, args, kwargs):
+    __tracebackhide__ = True
+    if len(args) == 1 and is_tracer(args[0]) and getattr(args[0], "ndim", 0) >= 1 and not kwargs:
+        return _extreme_item(builtin, args[0])
+    if set(kwargs) - {"key", "default"} or not args or len(args) > 1 and "default" in kwargs:
+        return builtin(*args, **kwargs)  # Python's TypeError
+    if len(args) == 1 and not isinstance(args[0], (list, tuple)):
+        if is_tracer(args[0]):
+            return builtin(*args, **kwargs)  # a traced scalar: Python's TypeError (not iterable)
+        args = (list(args[0]),)  # an iterator is read once, as the builtin would
+    items = args[0] if len(args) == 1 else args
+    key = kwargs.get("key")
+    keys = [key(item) for item in items] if key is not None and any_tracer(items) else None
+    if not any_tracer(items) and not any_tracer(keys):
+        return builtin(*args, **kwargs)
+    if not items:
+        if "default" in kwargs:
+            return kwargs["default"]
+        raise ValueError(f"{builtin.__name__}() iterable argument is empty")
+    if keys is None:
+        keys = [key(item) for item in items] if key is not None else list(items)
+    best, best_key = items[0], keys[0]
+    for item, item_key in zip(items[1:], keys[1:]):
+        if not (is_tracer(item_key) or is_tracer(best_key)):
+            if replaces(item_key, best_key):
+                best, best_key = item, item_key
+            continue
+        test = replaces(item_key, best_key)
+        if getattr(test, "shape", ()) != ():
+            # Python: "the truth value of an array with more than one element is ambiguous"
+            raise _array_condition(builtin, tuple(test.shape), depth=4)
+        best = jax.tree.map(lambda a, b: jnp.where(test, a, b), item, best)
+        best_key = best if key is None else jnp.where(test, item_key, best_key)
+    return best
+
+
+def _extreme_item(builtin, xs):
+    """``min(xs)`` / ``max(xs)`` of a traced array: Python iterates its leading axis."""
+    __tracebackhide__ = True
+    if xs.shape[0] == 0:
+        raise ValueError(f"{builtin.__name__}() iterable argument is empty")
+    if xs.shape[0] == 1:
+        return xs[0]  # no comparison
+    if xs.ndim > 1:
+        raise _array_condition(builtin, tuple(xs.shape[1:]), depth=5)
+    if not jnp.issubdtype(xs.dtype, jnp.floating):
+        return jnp.min(xs) if builtin is builtins.min else jnp.max(xs)
+    # The first item stays when nothing compares below (above) it: NaN first gives NaN, a
+    # later NaN is passed over.
+    rest = jnp.nanmin(xs) if builtin is builtins.min else jnp.nanmax(xs)
+    return jnp.where(jnp.isnan(xs[0]), xs[0], rest)
+
+
+def _array_condition(builtin, shape, depth):
+    """Python's ValueError for comparing arrays of several elements, as autolax's
+    ``ArrayConditionError`` naming the user's line (``depth``: of the frame that called
+    ``ops.min`` / ``ops.max``, counted from here)."""
+    where = report.expression_site(builtin.__name__, depth=depth, always=True)
+    return errors.make("array-condition", where=f"{where.filename}:{where.lineno} ({builtin.__name__}())", shape=shape)
+
+
+@report.user_facing
+def any(*args, **kwargs):  # noqa: A001 - replaces builtins.any
+    """``any(items)`` of a list or tuple holding traced numbers, or of a traced array:
+    Python's answer -- True at the first true item -- as a traced ``bool`` (the ``or`` of
+    ``item != 0``; a Python item that is true gives True, as Python stops there). Other
+    iterables (a generator's items may not all run in Python), or none traced: the builtin."""
+    __tracebackhide__ = True
+    return _truth(builtins.any, args, kwargs)
+
+
+@report.user_facing
+def all(*args, **kwargs):  # noqa: A001 - replaces builtins.all
+    """``all(items)``: as ``any``, False at the first false item (the ``and`` of ``item != 0``)."""
+    __tracebackhide__ = True
+    return _truth(builtins.all, args, kwargs)
+
+
+def _truth(builtin, args, kwargs):
+    __tracebackhide__ = True
+    if len(args) != 1 or kwargs:
+        return builtin(*args, **kwargs)  # Python's TypeError
+    items = args[0]
+    stop_at = builtin is builtins.any  # the truth value that ends the search
+    if is_tracer(items) and getattr(items, "ndim", 0) >= 1:
+        if items.shape[0] == 0:
+            return not stop_at
+        if items.ndim > 1 and int(np.prod(items.shape[1:])) != 1:
+            raise _array_condition(builtin, tuple(items.shape[1:]), depth=4)
+        truth = items.reshape(items.shape[0]) != 0
+        return jnp.any(truth) if stop_at else jnp.all(truth)
+    if not isinstance(items, (list, tuple)) or not any_tracer(items):
+        return builtin(items)
+    found = None  # the traced items' `or` (any) / `and` (all) so far
+    for item in items:
+        if not is_tracer(item):
+            if bool(item) == stop_at:
+                return stop_at  # Python stops here whatever the traced items before gave
+            continue
+        if getattr(item, "shape", ()) != () and int(np.prod(item.shape)) != 1:
+            raise _array_condition(builtin, tuple(item.shape), depth=4)
+        truth = jnp.reshape(item, ()) != 0
+        found = truth if found is None else (found | truth if stop_at else found & truth)
+    return (not stop_at) if found is None else found

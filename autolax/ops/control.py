@@ -111,6 +111,8 @@ def fails_when_taken(site, what: str, caught_by=()):
     ``jax.jit`` (the check is made at once)."""
 
     def fails(exc):
+        if report.traced_slice(exc):
+            return None  # not an error of the program: a slice JAX cannot trace (_trace_branch)
         unbound = report.unbound_read(exc)
         if not (unbound or report.raised_by_user_code(exc)) or (unbound and report.in_staged_loop()):
             return None
@@ -135,6 +137,8 @@ def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
     try:
         return trace(fn, in_state, out_names, site=site, fails=fails)
     except Exception as exc:
+        if site.kind in ("if", "ternary") and report.traced_slice(exc):
+            raise report.traced_value_error(exc, site, "its condition is traced") from exc
         if site.kind in ("if", "ternary") and (report.raised_by_user_code(exc) or report.unbound_read(exc)):
             error = report.python_error(exc)
             if checks.refused_in_try(UnboundLocalError if report.unbound_read(exc) else type(exc), caught_by):
@@ -337,6 +341,10 @@ def _trace_side(thunk, site, side, caught_by=()):
     try:
         return trace(thunk, State([]), ["value"], site=site)
     except Exception as exc:
+        if isinstance(exc, report.TRACER_ERRORS) or report.traced_slice(exc):
+            # As for a branch of a traced `if` (_trace_branch): autolax's TypeError, which
+            # lets a loop around it fall back.
+            raise report.traced_value_error(exc, site, "its condition is traced") from exc
         if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
         if checks.refused_in_try(type(exc), caught_by):

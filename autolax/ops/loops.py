@@ -154,16 +154,28 @@ class range:  # noqa: N801 - stands in for the builtin outside `for ... in range
         self.start, self.stop, self.step = start, stop, step
 
     def _traced(self, what):
-        raise TypeError(
-            f"{what} of a range with traced bounds: its length is known only when the program runs. "
-            "Loop over it with `for` (a staged loop), or make its bounds Python ints (static arguments)."
-        )
+        raise errors.make("range-traced", what=what)
 
     def __len__(self):
         self._traced("len()")
 
     def __iter__(self):
         self._traced("iterating in Python")
+
+    def __reversed__(self):
+        """``reversed(range(start, stop, step))``: ``range(last, start - step, -step)``, the
+        same items backwards (none when the range is empty), with traced bounds."""
+        start, stop, step = self.start, self.stop, self.step
+        if is_tracer(step):
+            self._traced("reversed()")
+        step = operator.index(step)
+        if step == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        if step > 0:
+            length = jnp.maximum(0, (stop - start + step - 1) // step)
+        else:
+            length = jnp.maximum(0, (start - stop - step - 1) // (-step))
+        return range(start + (length - 1) * step, start - step, -step)
 
     def __repr__(self):
         return f"range({self.start}, {self.stop}, {self.step})"
@@ -356,6 +368,11 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             if not can_fall_back:
                 raise errors.make("traced-value", stmt=site.what, why="its bounds or condition are traced",
                                   reason=reason, source=site.source, fix=rewrite) from exc
+        elif can_fall_back and report.traced_slice(exc):
+            # `xs[i:i + w]` with the loop index: JAX's IndexError, as a tracer error (above)
+            # would be. As a Python loop, the index is a Python int.
+            reason = report.unstageable_reason(exc, site)
+            rewrite = report.unstageable_fix(exc)
         elif can_fall_back and raised_after_check(exc) and report.raised_by_user_code(exc):
             # The body raised this while staged, after a `raise` / `assert` it stages as a check:
             # when the program runs, the check may fail first. As a Python loop, each
@@ -364,6 +381,8 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             reason = f"`{report.python_error(exc)}` was raised while staging its body, after a check"
             rewrite = None
         else:
+            if not can_fall_back and report.traced_slice(exc):
+                raise report.traced_value_error(exc, site, "its bounds or condition are traced") from exc
             if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
                     and _in_user_code(exc, site)):
                 # The loop may run no iteration (its bounds or condition are traced): Python
@@ -386,6 +405,10 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             # then never get here): which error Python raises only the running program knows.
             raise errors.make("fails-after-check", stmt=site.what, reason=reason, source=site.source,
                               error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
+        if isinstance(exc, report.TRACER_ERRORS) and report.under_trace() and _in_user_code(exc, site):
+            # Its items or carried values are traced in Python too (`peak = max(peak, x)`
+            # over a traced array): JAX's tracer error out of a staged body is autolax's.
+            raise report.traced_value_error(exc, site, "it carries traced values, also as a Python loop") from exc
         if hasattr(exc, "add_note"):
             exc.add_note(
                 f"autolax: the loop at {site.where} could not be staged ({reason}), so it ran "

@@ -357,6 +357,17 @@ TRACER_ERRORS = (
 )
 
 
+def traced_slice(exc) -> bool:
+    """Is ``exc`` JAX's ``IndexError`` for a slice with traced bounds (``xs[i:i + w]`` with a
+    traced ``i``)? A plain ``IndexError``, not one of ``TRACER_ERRORS``; its text differs
+    between JAX releases ("Slice entries must be static integers", "Array slice indices
+    must have static start/stop/step")."""
+    if type(exc) is not IndexError:
+        return False
+    text = str(exc).lower()
+    return "slice" in text and "static" in text
+
+
 def unstageable_reason(exc, site) -> str:
     """Why a body could not be staged, pointing at the user's line if possible."""
     if isinstance(exc, errors.TracedValueError) and exc.__cause__ is not None:
@@ -379,6 +390,8 @@ def unstageable_reason(exc, site) -> str:
         return f"{at}uses a boolean mask, so its result's shape depends on data"
     if isinstance(exc, jax.errors.ConcretizationTypeError):
         return f"{at}needs the concrete value of a traced expression"
+    if traced_slice(exc):
+        return f"{at}slices an array with traced bounds (the slice's length would depend on data)"
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return first.rstrip(":.")
 
@@ -408,6 +421,9 @@ def unstageable_fix(exc) -> str | None:
     fix = getattr(exc, "fix", None)
     if fix is not None:
         return fix
+    if traced_slice(exc):
+        return ("slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`), or loop over a static "
+                "range that needs no traced index.")
     return next((text for kind, text in _REWRITES if isinstance(exc, kind)), None)
 
 

@@ -3,6 +3,7 @@
     y = helper(x)          ->   y = ops.call(helper, x)
     y = self.step(x)       ->   y = ops.call(self.step, x)
     print('x =', x)        ->   ops.print('x =', x)
+    min(a, b)              ->   ops.min(a, b)       (also max, any, all; not with --standalone)
     super().f(x)           ->   super(__class__, self).f(x)
 
 A call is left as it is when its callee is known at conversion time to be library code: a
@@ -131,6 +132,12 @@ class _Transformer(syntax.NodeTransformer):
             node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)
             if not self.ctx.standalone:
                 node.args = [self._fstring(a) for a in node.args]
+            return node
+        if (isinstance(func, syntax.Name) and func.id in ("min", "max", "any", "all") and not self.ctx.standalone
+                and self._static_value(func) is getattr(builtins, func.id)):
+            # Python's answer for traced numbers (`peak = max(peak, x)`, `any([a > 0, b > 0])`),
+            # where the builtin would ask JAX for a Python bool
+            node.func = syntax.copy_location(syntax.dotted(f"{ops}.{func.id}"), func)
             return node
         if (isinstance(func, syntax.Name) and func.id == "range" and self._static_value(func) is builtins.range
                 and id(node) not in self.loop_ranges):
