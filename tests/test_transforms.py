@@ -272,3 +272,38 @@ def test_static_trip_alternative_to_while_is_reverse_differentiable():
     assert primitives(sqrt_bounded, a)["while"] == 1 and primitives(sqrt_bounded, a)["scan"] == 0
     grad_prims = primitive_counts(jax.make_jaxpr(jax.grad(autolax.convert(sqrt_bounded)))(a).jaxpr)
     assert grad_prims["scan"] >= 1 and grad_prims["while"] == 0
+
+
+def builtin_extremes(x, y):
+    return abs(x) * max(x, y) + min(x * 2.0, y, 3.0)
+
+
+def running_max(xs):
+    best = xs[0]
+    for x in xs:
+        best = max(best, x * x)
+    return best
+
+
+@pytest.mark.parametrize("args", [(1.0, 2.0), (2.0, 1.0), (1.0, 1.0), (-1.0, 0.5), (0.0, 0.0), (2.0, 4.0)])
+def test_builtin_max_and_min_of_traced_numbers(args, tmp_path):
+    # Python's max/min compare (`item > best`): with traced numbers that was JAX's
+    # TracerBoolConversionError. The pick is a select, so the gradient goes to the item
+    # Python returns (the first of equal items).
+    from paths import check_all_paths
+
+    check_all_paths(builtin_extremes, *map(jnp.float32, args), tmp_dir=tmp_path)
+    args = tuple(map(jnp.float32, args))
+    want = jax.grad(builtin_extremes, argnums=(0, 1))(*args)
+    for form in FORMS.values():
+        assert_close(want, jax.grad(form(builtin_extremes), argnums=(0, 1))(*args))
+    xs = jnp.array([[1.0, -3.0, 2.0], [0.5, 0.5, -0.5], [0.0, 1.0, -1.0]])
+    assert_close(jnp.stack([running_max(r) for r in xs]), jax.vmap(autolax.convert(running_max))(xs))
+    assert_close(jnp.stack([jax.grad(running_max)(r) for r in xs]), jax.vmap(jax.grad(autolax.jit(running_max)))(xs))
+
+
+def test_builtin_max_of_a_list_and_with_a_key_keep_python_behaviour():
+    def f(x, y):
+        return max([x, y * 2.0]), min(x, y, key=lambda v: 0), max([], default=1.0)
+
+    assert_close(f(1.0, 2.0), autolax.jit(f)(1.0, 2.0))
