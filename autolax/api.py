@@ -29,6 +29,7 @@ from autolax.errors import (
 )
 from autolax.libraries import is_library_callable
 from autolax.ops import calls as _calls
+from autolax.ops import checkpointed as _checkpointed
 from autolax.ops import checks as _checks
 from autolax.ops import lists as _lists
 from autolax.ops import report
@@ -334,9 +335,10 @@ class Jitted:
     condition) waits for its result, so a failed check is raised by the call itself.
     """
 
-    def __init__(self, jitted, info: JitInfo, python=None):
+    def __init__(self, jitted, info: JitInfo, python=None, forward=None):
         self._jitted = jitted
         self._python = python  # the converted function, run as Python (see ``_python_error``)
+        self._forward = forward  # () -> the jax.jit object for jvp's tracers (see ``__call__``)
         self._has_checks = False
         self.__autolax_jit__ = info
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -344,9 +346,15 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
+        jitted = self._jitted
+        if self._forward is not None and compat.forward_mode(jax.tree_util.tree_leaves((args, kwargs))):
+            # jax.jvp / jacfwd of this object: its bounded loops are traced as plain
+            # while_loops (a custom_vjp, their reverse-mode form, has no forward mode), in a
+            # jax.jit object of their own so the two forms do not share a trace.
+            jitted = self._forward()
         with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
             try:
-                out = _lists.plain_lists(self._jitted(*args, **kwargs))
+                out = _lists.plain_lists(jitted(*args, **kwargs))
                 if self._has_checks or staged.count:
                     self._has_checks = True
                     out = jax.block_until_ready(out)
@@ -457,7 +465,21 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     else:
         converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit")
     info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
-    return Jitted(jax.jit(_jitted_function(converted, options), **options), info, converted)
+    return Jitted(jax.jit(_jitted_function(converted, options), **options), info, converted,
+                  forward=functools.cache(lambda: jax.jit(_in_forward_mode(converted), **options)))
+
+
+def _in_forward_mode(converted):
+    """``converted`` with its bounded loops traced as plain ``while_loop``s
+    (``checkpointed.forward_mode``)."""
+    own = callables.own_callable(converted, _own_function)
+
+    @functools.wraps(own)
+    def forward(*args, **kwargs):
+        with _checkpointed.forward_mode():
+            return own(*args, **kwargs)
+
+    return forward
 
 
 _OWN = "__autolax_own__"

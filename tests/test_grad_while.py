@@ -152,3 +152,25 @@ def test_loop_options_must_open_the_body_and_take_literals():
 
     with pytest.raises(autolax.ConversionError, match="max_steps must be a positive int written in the call"):
         autolax.convert(computed)
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f: lambda a, x: jax.jvp(f, (a, x), (1.0, 0.5)),
+    lambda f: jax.jacfwd(f, argnums=(0, 1)),
+    lambda f: jax.hessian(f, argnums=0),
+    lambda f: lambda a, x: jax.grad(f, argnums=(0, 1))(a, x),
+], ids=["jvp", "jacfwd", "hessian", "grad"])
+def test_derivatives_of_an_autolax_jit_object_with_a_bounded_loop(transform):
+    # jax.jvp(autolax.jit(f)): the jit hides jvp's tracers from the loop, whose reverse-mode
+    # form (a custom_vjp) has no forward mode; autolax.jit sees them and traces the loop as
+    # a plain while_loop (jax.jit(autolax.convert(f)) stays JAX's TypeError: README).
+    f = autolax.jit(newton_sqrt)
+    want = transform(newton_sqrt)(2.0, 1.5)
+    assert_close(want, transform(f)(2.0, 1.5), rtol=1e-4)
+    assert_close(want, transform(f)(2.0, 1.5), rtol=1e-4)  # the cached program
+    assert_close(newton_sqrt(2.0, 1.5), f(2.0, 1.5), rtol=1e-6)  # plain calls keep their form
+
+
+def test_forward_mode_of_jax_jit_of_a_conversion_is_jax_s_error():
+    with pytest.raises(TypeError, match="forward-mode autodiff \\(jvp\\) to a custom_vjp"):
+        jax.jvp(jax.jit(autolax.convert(newton_sqrt)), (2.0, 1.5), (1.0, 0.0))

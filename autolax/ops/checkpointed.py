@@ -38,6 +38,8 @@ and reverse over reverse (``grad`` of ``grad``: the backward pass is itself a ``
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
 from collections.abc import Callable
@@ -74,6 +76,22 @@ JVP_UNSUPPORTED = (
     "jax.jacrev); for second derivatives use forward over reverse, as jax.hessian does "
     "(jax.jacfwd(jax.jacrev(f)))."
 )
+
+
+_FORWARD = contextvars.ContextVar("autolax_forward_mode", default=False)
+
+
+@contextlib.contextmanager
+def forward_mode():
+    """Bounded loops traced in this block are plain ``while_loop``s, which have a
+    forward-mode derivative. For a ``jax.jit`` object called with ``jvp``'s tracers
+    (``jax.jvp(autolax.jit(f))``): the ``jit`` hides them from the loop, whose
+    ``custom_vjp`` JAX could not differentiate forward (``autolax.api.Jitted``)."""
+    token = _FORWARD.set(True)
+    try:
+        yield
+    finally:
+        _FORWARD.reset(token)
 
 
 class LoopBoundExceededError(RuntimeCheckError):
@@ -174,7 +192,7 @@ def bounded_while_loop(
         "while being differentiated, so its derivative would be that of a truncated loop. "
         "Raise max_steps (memory grows with its square root) or make the loop exit sooner."
     )
-    if compat.forward_mode((*leaves, *consts)):
+    if _FORWARD.get() or compat.forward_mode((*leaves, *consts)):
         # jvp / jacfwd: a while_loop has a forward-mode derivative (the custom_vjp below has
         # none), exact whatever the trip count.
         return treedef.unflatten(lax.while_loop(lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts),
