@@ -57,16 +57,21 @@ def is_tracer(x) -> bool:
     return isinstance(x, Tracer)
 
 
+_JVP_TRACER = getattr(jax.interpreters.ad, "JVPTracer", None)
+
+
 def forward_mode(values) -> bool:
     """Is one of ``values`` being differentiated in forward mode (``jax.jvp``, ``jacfwd``)
     rather than linearized for reverse mode (``grad``, ``vjp``)? Reverse mode traces with
     ``LinearizeTracer`` while JAX linearizes directly (its default since 0.5; with
     ``jax_use_direct_linearize`` off, reverse mode traces with ``JVPTracer`` too, so the
     answer is always no)."""
-    if not getattr(jax.config, "jax_use_direct_linearize", True):
+    if _JVP_TRACER is None:
         return False
-    jvp_tracer = getattr(jax.interpreters.ad, "JVPTracer", None)
-    return jvp_tracer is not None and any(isinstance(v, jvp_tracer) for v in values)
+    for v in values:  # (on every call of an autolax.jit object: a loop, not a generator)
+        if isinstance(v, _JVP_TRACER):
+            return getattr(jax.config, "jax_use_direct_linearize", True)
+    return False
 
 
 def jaxprs_in_params(params):
