@@ -68,6 +68,15 @@ def cli_function(fn, tmp_dir):
     return namespace[fn.__name__]
 
 
+def standalone_module(source: str, filename: str = "m.py", **options) -> dict:
+    """``source`` converted as ``autolax convert --standalone`` does
+    (``Options(standalone=True, **options)``) and run as a module: its namespace."""
+    text = convert_source(source, filename, Options(standalone=True, **options)).text
+    namespace = {}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - the test's own converted code
+    return namespace
+
+
 def run(path, fn, args, *, static_argnums=(), tmp_dir=None) -> Outcome:
     if path == "python":
         return _capture(lambda: fn(*args))

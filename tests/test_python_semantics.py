@@ -17,7 +17,7 @@ import pytest
 
 import autolax
 from autolax.sourcegen import Options, convert_source
-from paths import PATHS, check_all_paths
+from paths import PATHS, check_all_paths, standalone_module
 
 
 # ----------------------------------------------------------------------------- unbound reads
@@ -2322,9 +2322,7 @@ def test_standalone_runs_a_loop_keyed_into_a_dict_or_set_as_python(tmp_path):
     source = ("RATES = {0: 1.0, 1: 2.0, 2: 0.5}\nSKIP = {0, 2}\n\n\ndef f(x):\n    for k in range(3):\n"
               "        x = x * RATES[k]\n    return x\n\n\ndef g(x):\n    for k in range(3):\n        if k in SKIP:\n"
               "            x = x + 1.0\n    return x\n")
-    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
-    namespace = {}
-    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    namespace = standalone_module(source, all=True)
     assert float(jax.jit(namespace["f"])(3.0)) == 3.0 and float(jax.jit(namespace["g"])(3.0)) == 5.0
 
 
@@ -2356,7 +2354,5 @@ def test_a_key_made_from_the_loop_index_runs_the_loop_in_python(tmp_path):
     source = ('PARAMS = {"w0": 1.0, "w1": 2.0}\n\n\ndef f(x):\n    for i in range(2):\n'
               '        x = x * PARAMS[f"w{i}"]\n    return x\n\n\ndef g(x):\n    for i in range(2):\n'
               '        x = x * PARAMS["w" + str(i)]\n    return x\n')
-    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
-    namespace = {}
-    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    namespace = standalone_module(source, all=True)
     assert float(jax.jit(namespace["f"])(3.0)) == 6.0 and float(jax.jit(namespace["g"])(3.0)) == 6.0

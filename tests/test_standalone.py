@@ -22,6 +22,7 @@ from autolax.sourcegen.standalone import helpers
 from autolax.sourcegen.standalone.declarations import param_vals, parse_signature
 from autolax.transpile import pipeline, syntax
 from conftest import assert_close
+from paths import standalone_module
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -2826,9 +2827,7 @@ def test_recursion_in_a_staged_body_is_refused_up_front(tmp_path):
             convert_source(source, "m.py", Options(standalone=True, only=(name,)))
         assert f"m.py:{line}:" in str(info.value)
     # a static argument decides the recursion in Python: converted, and it runs
-    text = convert_source(source, "m.py", Options(standalone=True, all=True, static=("n",))).text
-    namespace = {}
-    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    namespace = standalone_module(source, all=True, static=("n",))
     assert namespace["fact"](5) == 120 and namespace["is_even"](5) is False
 
 
@@ -2849,9 +2848,7 @@ def test_a_string_given_by_a_staged_statement_is_refused(source, call):
 
 def test_strings_used_as_python_values_still_convert():
     source = "def f(x):\n    s = 'run'\n    if x > 0:\n        x = x + len(s)\n    for c in s:\n        x = x * 2\n    return x\n"
-    text = convert_source(source, "m.py", Options(standalone=True, only=("f",))).text
-    namespace = {}
-    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    namespace = standalone_module(source, only=("f",))
     assert float(jax.jit(namespace["f"])(1.0)) == 32.0 and float(jax.jit(namespace["f"])(-1.0)) == -8.0
 
 
@@ -2898,9 +2895,7 @@ def test_a_loop_with_traced_bounds_whose_body_needs_python_values_is_the_runtime
                                               r"condition are traced\), but line 8 uses a traced value as a Python int"):
         convert_source(source, "m.py", Options(standalone=True, only=("f",)))
     # with n static it is a Python loop
-    text = convert_source(source, "m.py", Options(standalone=True, only=("f",), static=("n",))).text
-    converted = {}
-    exec(compile(text, "m.py", "exec"), converted)  # noqa: S102 - the test's own converted code
+    converted = standalone_module(source, only=("f",), static=("n",))
     assert float(converted["f"](3)) == 7.0
 
 
@@ -2911,9 +2906,7 @@ def test_a_slice_of_star_args_or_a_declared_container_is_iterated_in_python():
     source = ("def f(*xs):\n    m = xs[0]\n    for x in xs[1:]:\n        if x > m:\n            m = x\n    return m\n\n\n"
               "def g(xs: tuple):\n    m = xs[0]\n    for x in xs[1:]:\n        if x > m:\n            m = x\n    return m\n\n\n"
               "def h(xs: list):\n    t = 0.0\n    for x in xs[::2]:\n        t += x\n    return t\n")
-    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
-    namespace = {}
-    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    namespace = standalone_module(source, all=True)
     assert float(jax.jit(namespace["f"])(1.0, 3.0, 2.0)) == 3.0 and namespace["f"](1.0, 3.0, 2.0) == 3.0
     assert float(jax.jit(namespace["g"])((1.0, 3.0, 2.0))) == 3.0
     assert float(jax.jit(namespace["h"])([1.0, 3.0, 2.0])) == 3.0
@@ -2927,10 +2920,9 @@ def test_a_list_attribute_the_class_makes_indexed_by_the_loop_index_is_a_python_
               "        self.weights = [0.5, 2.0, 3.0]\n        self.arr = jnp.array([0.5, 2.0, 3.0])\n\n"
               "    def run(self, x):\n        for i in range(3):\n            x = x * self.weights[i]\n        return x\n\n"
               "    def run_arr(self, x):\n        for i in range(3):\n            x = x * self.arr[i]\n        return x\n")
-    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
-    namespace = {}
-    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    namespace = standalone_module(source, all=True)
     model = namespace["Model"]()
     assert float(jax.jit(model.run)(3.0)) == 9.0 and float(jax.jit(model.run_arr)(3.0)) == 9.0
+    text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
     run, run_arr = text.split("def run(")[1].split("def run_arr(")
     assert "loop_body" not in run and "fori_loop(0, 3, loop_body, x)" in run_arr
