@@ -2303,14 +2303,20 @@ def looks_up_a_dict_with_a_traced_trip_count(x, n):
     return x
 
 
+def _agree_as_python_loops(tmp_path, *fns):
+    """Each of ``fns`` (one argument, 3.0) agrees with Python on every path, its loop run as
+    Python (the tests assert the UnrolledLoopWarning once, on autolax.jit)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        for fn in fns:
+            check_all_paths(fn, 3.0, tmp_dir=tmp_path)
+
+
 def test_a_dict_or_set_keyed_by_the_loop_index_runs_the_loop_in_python(tmp_path):
     """Python's `TypeError: unhashable type: '...Tracer'` out of a staged body was not one of
     the errors that make a loop run as Python (as a list indexed with the loop index does):
     every path raised it, where Python returns the value."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
-        check_all_paths(looks_up_a_dict_with_the_loop_index, 3.0, tmp_dir=tmp_path)
-        check_all_paths(set_tested_with_the_loop_index, 3.0, tmp_dir=tmp_path)
+    _agree_as_python_loops(tmp_path, looks_up_a_dict_with_the_loop_index, set_tested_with_the_loop_index)
     with pytest.warns(autolax.UnrolledLoopWarning, match="uses a traced value as a dict key or set item"):
         autolax.jit(looks_up_a_dict_with_the_loop_index)(3.0)
     with pytest.raises(autolax.TracedValueError, match=r"is staged \(its bounds or condition are traced\), but uses "
@@ -2345,10 +2351,7 @@ def test_a_key_made_from_the_loop_index_runs_the_loop_in_python(tmp_path):
     """`PARAMS[f"w{i}"]` in a staged loop looked up 'wJitTracer(int32[])': Python's KeyError
     on every path, where Python returns the value. An error of the user's code whose text
     shows a tracer makes the loop run as Python (it can: its trip count is static)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
-        check_all_paths(formats_the_loop_index_into_a_key, 3.0, tmp_dir=tmp_path)
-        check_all_paths(concatenates_the_loop_index_into_a_key, 3.0, tmp_dir=tmp_path)
+    _agree_as_python_loops(tmp_path, formats_the_loop_index_into_a_key, concatenates_the_loop_index_into_a_key)
     with pytest.warns(autolax.UnrolledLoopWarning, match="with a traced value where Python has a number"):
         autolax.jit(formats_the_loop_index_into_a_key)(3.0)
     source = ('PARAMS = {"w0": 1.0, "w1": 2.0}\n\n\ndef f(x):\n    for i in range(2):\n'

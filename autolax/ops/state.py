@@ -25,7 +25,7 @@ import numpy as np
 from jax import lax
 
 from autolax import compat, errors, sites
-from autolax.ops import checks
+from autolax.ops import checks, host
 from autolax.ops.lists import StackedList, is_tracer, key_order, restore_order
 
 PY_SCALARS = (bool, int, float, complex)
@@ -364,7 +364,7 @@ class State:
             out.extend(cast_leaves(spec, value))
         return out
 
-    def host_dynamic(self, values, max_size=4096) -> list | None:
+    def host_dynamic(self, values, max_size=host.MAX_ELEMENTS) -> list | None:
         """``dynamic(values)`` as NumPy values, computed on the host, or None when a leaf is
         traced (or larger than ``max_size``, or placed on a mesh, or a ``MaybeBound``)."""
         out = []
