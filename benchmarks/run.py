@@ -110,6 +110,11 @@ def first_call(name, n):
     return seconds(lambda: jit(fn)(1.0, 0.0, n))
 
 
+def pair_rounds(repeats):
+    """Rounds of autolax.jit and hand-written lax per N in the compile-cost part."""
+    return 4 * repeats + 1
+
+
 def compile_cost(trip_counts, max_unrolled, repeats):
     """First call (convert + trace + compile + run) of ``programs.energy`` per variant and N."""
     for name in VARIANTS:  # warm up JAX's backend and autolax's imports
@@ -120,8 +125,9 @@ def compile_cost(trip_counts, max_unrolled, repeats):
         values = {}
         # Unrolled runs take seconds to minutes each at large N: fewer repeats there.
         unrolled_reps = 0 if n > max_unrolled else repeats if n <= 100 else 2 if n <= 1000 else 1
-        # The others take tens of milliseconds: more repeats steady their medians.
-        for rep in range(2 * repeats + 1):
+        # The others take tens of milliseconds: more rounds steady their medians (the paired
+        # ratio at N = 1,000 is a target; 11 rounds left it moving by about 0.03 run to run).
+        for rep in range(pair_rounds(repeats)):
             for name in VARIANTS:
                 if name == UNROLLED and rep >= unrolled_reps:
                     continue
@@ -483,7 +489,7 @@ def main(argv=None):
         compile_results = compile_cost(trip_counts, max_unrolled, repeats)
         print("## Compile cost against trip count\n")
         print("First call of the same loop (`benchmarks/programs.py: energy`): convert + trace + compile + run,")
-        print(f"fresh function objects each time; median of {2 * repeats + 1} runs (unrolled: {repeats} up to N = 100,")
+        print(f"fresh function objects each time; median of {pair_rounds(repeats)} runs (unrolled: {repeats} up to N = 100,")
         print("2 at N = 1,000, 1 above). autolax and lax run one after the other in each round; \"autolax / lax\" is")
         print("the median of the per-round ratios, \"ratio of medians\" the ratio of the two columns.\n")
         print(compile_table(compile_results, max_unrolled) + "\n")

@@ -9,6 +9,7 @@ import linecache
 import sys
 
 import autolax
+import numpy as np
 from autolax import api
 from autolax.transpile import pipeline
 
@@ -77,3 +78,60 @@ def test_conversion_runs_with_the_cyclic_collector_paused_and_restores_it():
     finally:
         pipeline.convert_function = real
         gc.enable() if was else gc.disable()
+
+
+MODULE_WITH_IMPORTS = '''\
+import math
+import numpy as np
+import jax.numpy as jnp
+from functools import (
+    partial,
+    reduce,
+)
+import collections, itertools
+
+
+def uses_an_imported_module(xs):
+    total = 0.0
+    for x in xs:
+        total = total + jnp.sum(x) * math.pi
+    return total
+
+
+def uses_no_import(x):
+    while x > 1.0:
+        x = x / 2
+    return x
+'''
+
+
+def test_source_is_found_from_its_statement_with_only_the_imports_it_uses(tmp_path, monkeypatch):
+    """The quick way to a function's source parses only its top-level statement and the
+    imports of names it uses (a method call on an imported module compiles differently);
+    the whole file is parsed only when that does not settle it."""
+    from autolax.transpile import source, staleness
+
+    path = tmp_path / "with_imports.py"
+    path.write_text(MODULE_WITH_IMPORTS)
+    namespace = {"__name__": "with_imports"}
+    exec(compile(MODULE_WITH_IMPORTS, str(path), "exec"), namespace)  # noqa: S102 - the test's own module
+    linecache.checkcache(str(path))
+    lines = linecache.getlines(str(path))
+    seen = []
+    real = staleness.compiled_from
+
+    def spy(code, statement, imports, filename):
+        seen.append(sorted(alias.asname or alias.name for s in imports for alias in s.names))
+        return real(code, statement, imports, filename)
+
+    monkeypatch.setattr(staleness, "compiled_from", spy)
+    whole_file, parse_file = [], source._parsed_file
+    monkeypatch.setattr(source, "_parsed_file", lambda *a: whole_file.append(a) or parse_file(*a))
+    for name in ("uses_an_imported_module", "uses_no_import"):
+        assert source._def_in_statement(namespace[name].__code__, lines).name == name
+    # The names each statement binds: `import jax.numpy as jnp` binds jnp (the filter is by word).
+    assert seen == [["jnp", "math"], []]
+    assert whole_file == []
+    fn = namespace["uses_an_imported_module"]
+    api._CODE_CACHE.clear()
+    assert float(autolax.jit(fn)(np.arange(4.0))) == float(fn(np.arange(4.0)))

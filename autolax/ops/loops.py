@@ -700,7 +700,7 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
             return (*leaves, pred, code)
 
         init = state.dynamic(values)
-        pred0, code0 = test_and_code(init, jnp.int32(0))
+        pred0, code0 = test_and_code(init, np.int32(0))
         carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), body_fun, (*init, pred0, code0))
         out = list(carry[:n])
         checks.defer(checks.Failures(carry[n + 1], makers))
@@ -1037,7 +1037,7 @@ def _scan_indexed(step, init, seq):
         new, extras = step(carry[0], x, carry[1:])
         return (carry[0] + 1, *new), extras
 
-    (_, *out), ys = lax.scan(body, (jnp.int32(0), *init), xs=seq.xs, length=seq.length)
+    (_, *out), ys = lax.scan(body, (np.int32(0), *init), xs=seq.xs, length=seq.length)
     return out, ys
 
 
@@ -1172,8 +1172,8 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             stop_k = jnp.where(jnp.logical_or(go, stopped), stop_k, k)
             return (k + 1, jnp.logical_not(go), stop_k, *new), None
 
-        extra = [jnp.asarray(False), jnp.int32(0)] if item_test else []
-        (_, *out), _ = lax.scan(masked_body, (jnp.int32(0), *extra, *init), xs=seq.xs, length=seq.length)
+        extra = [np.bool_(False), np.int32(0)] if item_test else []
+        (_, *out), _ = lax.scan(masked_body, (np.int32(0), *extra, *init), xs=seq.xs, length=seq.length)
         return list(out)
 
     def selected(*init):
@@ -1204,7 +1204,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
                 flags = [jnp.logical_or(stopped, stops), jnp.where(go, k, stop_k)]
             return (k + 1, *flags, *new), None
 
-        carry = (jnp.int32(0), *([jnp.asarray(False), jnp.int32(0)] if item_test else []), *init)
+        carry = (np.int32(0), *([np.bool_(False), np.int32(0)] if item_test else []), *init)
         # Under shard_map the selects vary over the axes the exit test varies over: start the
         # carry varying there too, or the scan's carry types differ.
         x0 = None if seq.xs is None else jax.tree_util.tree_map(lambda a: a[0], seq.xs)
@@ -1260,7 +1260,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
 
         return list(lax.fori_loop(k0, k_end, fori_body, tuple(init)))
 
-    init = state.dynamic(values) + ([jnp.int32(0)] if checked else [])
+    init = state.dynamic(values) + ([np.int32(0)] if checked else [])
     ys = None
     if form == plan.SCAN:
         out, ys = scan(*init)
