@@ -187,6 +187,49 @@ def features(tree, nodes=None) -> set[str]:
     return out
 
 
+# The features ``features`` finds in statements alone (``statement_features``): what the
+# jump lowerings and the passes between them decide on.
+_STATEMENT_FEATURES = frozenset({"Break", "Continue", "Return", "EarlyReturn", "Raise", "Assert", "Try", "LoopElse",
+                                 "Match", "Global", "Nonlocal", "Delete"})
+_STATEMENT_CLASSES = frozenset(getattr(syntax, kind) for kind in _STATEMENT_FEATURES if hasattr(syntax, kind))
+
+
+def statement_features(tree) -> set[str]:
+    """``features(tree) & _STATEMENT_FEATURES``, from a walk of the statements only."""
+    out = set()
+    final_returns = set()
+    returns = []
+    loops = (syntax.For, syntax.While, syntax.AsyncFor)
+    defs = (syntax.FunctionDef, syntax.AsyncFunctionDef)
+    handlers = (syntax.ExceptHandler, syntax.match_case)
+    blocks = syntax.BLOCK_FIELDS
+    stack = [tree]
+    while stack:  # syntax.walk_statements, inlined (a generator costs a call per statement)
+        node = stack.pop()
+        for field in blocks:
+            block = getattr(node, field, None)
+            if block.__class__ is list:
+                for child in block:
+                    if isinstance(child, handlers):
+                        stack.extend(child.body)
+                    else:
+                        stack.append(child)
+        cls = node.__class__
+        if cls in _STATEMENT_CLASSES:
+            out.add(cls.__name__)
+            if cls is syntax.Return:
+                returns.append(node)
+        elif cls in loops:
+            if node.orelse:
+                out.add("LoopElse")
+        elif cls in defs:
+            if node.body and isinstance(node.body[-1], syntax.Return):
+                final_returns.add(id(node.body[-1]))
+    if any(id(r) not in final_returns for r in returns):
+        out.add("EarlyReturn")
+    return out
+
+
 @dataclass
 class Converted:
     """The result of converting one function's source."""
@@ -274,14 +317,24 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
     present = features(node, everything)
     del everything
     set_aside = _set_class_bodies_aside(node) if "ClassDef" in present else []
+    # After a jump lowering only the features in statements are found again, with a walk of
+    # the statements: the lowerings and the passes between them decide on those alone. The
+    # whole tree is searched again only where a pass needs more, or before a pass other than
+    # a lowering rewrites it (so ``present`` is as found right after the last lowering).
+    stale = False
     with activity.caching(walrus="NamedExpr" in present):
         for rewrite in PASSES:
             needs = NEEDS.get(rewrite)
+            lowers = rewrite in _LOWERS_JUMPS
+            if stale and (needs is None or not needs <= _STATEMENT_FEATURES or (not lowers and needs & present)):
+                present = features(node) | {"Not"}
+                stale = False
             if needs is not None and not needs & present:
                 continue
             node = rewrite.transform(node, ctx)
-            if rewrite in _LOWERS_JUMPS:
-                present = features(node) | {"Not"}
+            if lowers:
+                present = (present - _STATEMENT_FEATURES) | statement_features(node)
+                stale = True
     for cls, body in set_aside:
         cls.body = body
     return Converted(node=node, ctx=ctx, name=node.name)
