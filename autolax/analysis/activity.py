@@ -402,17 +402,24 @@ def declared_names(body) -> tuple[set[str], set[str]]:
 def _own_statements(body):
     """The statements of a function body at any depth of blocks, not in nested functions or
     classes (statements are found in blocks only: expressions are not searched)."""
+    out = []
     stack = list(body)
-    while stack:
+    scopes = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)
+    holders = (syntax.ExceptHandler, syntax.match_case)
+    while stack:  # a list, not a generator: no call per statement
         node = stack.pop()
-        yield node
-        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+        out.append(node)
+        if isinstance(node, scopes):
             continue
         for field in syntax.BLOCK_FIELDS:
             block = getattr(node, field, None)
             if block:
                 for child in block:  # a handler or a `case` holds statements
-                    stack.extend(child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else (child,))
+                    if isinstance(child, holders):
+                        stack.extend(child.body)
+                    else:
+                        stack.append(child)
+    return out
 
 
 def local_names(fn_node) -> set[str]:
@@ -481,27 +488,33 @@ def mutated_names(stmts) -> set[str]:
     ``del x[i]`` / ``del x.a`` (not looking into nested functions)."""
     out = set()
     stack = list(stmts) if isinstance(stmts, list) else [stmts]
+    call, delete = syntax.Call, syntax.Delete
     while stack:
         node = stack.pop()
-        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+        kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
+        if kind in _SCOPES:
             continue
-        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in MUTATING_METHODS:
-            root = mutation_root(node.func.value)
-            if root is not None:
-                out.add(root.id)
-        elif isinstance(node, syntax.Delete):
+        if kind is call:
+            if node.func.__class__ is syntax.Attribute and node.func.attr in MUTATING_METHODS:
+                root = mutation_root(node.func.value)
+                if root is not None:
+                    out.add(root.id)
+        elif kind is delete:
             for target in node.targets:
                 if isinstance(target, (syntax.Attribute, syntax.Subscript)):
                     root = mutation_root(target)
                     if root is not None:
                         out.add(root.id)
-        fields = _CHILD_FIELDS.get(node.__class__)
-        for field in fields if fields is not None else syntax.child_fields(node.__class__):
+        fields = _CHILD_FIELDS.get(kind)
+        for field in fields if fields is not None else syntax.child_fields(kind):
             value = getattr(node, field, None)  # stack.extend(syntax.iter_child_nodes(node)), inlined
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, syntax.AST):
+                    if isinstance(item, syntax.AST) and item._fields:  # not a context or an operator
                         stack.append(item)
-            elif isinstance(value, syntax.AST):
+            elif isinstance(value, syntax.AST) and value._fields:
                 stack.append(value)
     return out
+
+
+_SCOPES = frozenset({syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda})

@@ -114,6 +114,7 @@ def _strip_bare_returns(fn_defs, origin):
 
 
 _CLOSURES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)
+_CLOSURE_CLASSES = frozenset(_CLOSURES)
 
 
 class _Scope:
@@ -146,16 +147,20 @@ class _FunctionConverter:
         self._mutated = {}
         self._in_place_found = {}
         closures = False  # a nested def or a lambda other than a generated thunk
+        rank = self.rank
+        name, attribute = syntax.Name, syntax.Attribute
         for node in syntax.nodes(fn_node):
-            if isinstance(node, syntax.Name):
-                self.rank.setdefault(node.id, len(self.rank))
-            elif isinstance(node, syntax.Attribute):
+            kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
+            if kind is name:
+                if node.id not in rank:
+                    rank[node.id] = len(rank)
+            elif kind is attribute:
                 self.mutates = self.mutates or node.attr in MUTATING_METHODS
                 self.appends = self.appends or (node.attr == "append" and self._is_ops(node.value))
                 self.reads_assigned = self.reads_assigned or node.attr == "assigned"
-            elif isinstance(node, syntax.Delete):
+            elif kind is syntax.Delete:
                 self.mutates = True
-            elif isinstance(node, _CLOSURES):
+            elif kind in _CLOSURE_CLASSES:
                 closures = closures or node is not fn_node and not anno.get(node, anno.THUNK)
         # Read by closures: kept in the function's cells (none without closures).
         self.captured = captured_names(fn_node) if closures else set()

@@ -5,6 +5,11 @@ from __future__ import annotations
 from autolax.transpile import syntax
 
 
+# The node classes other than ``Name`` that bind a name, and where it is.
+_NAMING = {syntax.FunctionDef: "name", syntax.AsyncFunctionDef: "name", syntax.ClassDef: "name",
+           syntax.Import: "import", syntax.ImportFrom: "import", syntax.Global: "names", syntax.Nonlocal: "names"}
+
+
 class Namer:
     """Hands out names that no identifier of the converted function uses.
 
@@ -14,17 +19,21 @@ class Namer:
 
     def __init__(self, tree, reserved=(), *, nodes=None):
         """``nodes``: ``syntax.nodes(tree)``, when the caller has it already."""
-        self.used = set(reserved)
+        self.used = used = set(reserved)
+        name = syntax.Name
         for node in syntax.nodes(tree) if nodes is None else nodes:
-            if isinstance(node, syntax.Name):
-                self.used.add(node.id)
-            elif isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
-                self.used.add(node.name)
-            elif isinstance(node, (syntax.Import, syntax.ImportFrom)):
-                for alias in node.names:
-                    self.used.add((alias.asname or alias.name).split(".")[0])
-            elif isinstance(node, (syntax.Global, syntax.Nonlocal)):
-                self.used.update(node.names)
+            kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
+            if kind is name:
+                used.add(node.id)
+            elif kind in _NAMING:
+                how = _NAMING[kind]
+                if how == "name":
+                    used.add(node.name)
+                elif how == "import":
+                    for alias in node.names:
+                        used.add((alias.asname or alias.name).split(".")[0])
+                else:
+                    used.update(node.names)
         self.generated: set[str] = set()
 
     def new(self, base: str) -> str:
