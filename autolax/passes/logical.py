@@ -95,9 +95,12 @@ class _Transformer(syntax.NodeTransformer):
         return syntax.copy_location(new, node)
 
 
-def transform(fn_node, ctx):
+def transform(fn_node, ctx, *, tree=True):
+    """``tree``: False where the tree itself holds no ``and`` / ``or`` / ``not`` / chained
+    comparison (``pipeline.features``): only the loop tests in annotations are rewritten."""
     transformer = _Transformer(ctx)
-    fn_node = transformer.visit(fn_node)
+    if tree:
+        fn_node = transformer.visit(fn_node)
     # Loop exit tests left by break/return lowering, in ``walk``'s order (it names temporaries).
     if not any(anno.get(node, anno.EXTRA_TEST) is not None for node in syntax.walk_statements(fn_node)):
         return fn_node

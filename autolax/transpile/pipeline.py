@@ -124,9 +124,12 @@ NEEDS = {
     finally_jumps: {"Try"},
     loop_options: {"loop_options"},
     ternary: {"IfExp"},
-    logical: {"BoolOp", "Not", "Compare.chain"},
+    logical: {"BoolOp", "Not", "Compare.chain", "lowered"},
     membership: {"membership"},
 }
+# What ``logical`` rewrites in the tree (``lowered``: a jump lowering ran, and may have left
+# loop tests with a ``not`` in annotations, which ``features`` does not see).
+_LOGICAL = frozenset({"BoolOp", "Not", "Compare.chain"})
 # Passes after which the features present are found again: they add jumps (desugar), or
 # flags and guards and `not flag` loop tests (those live in annotations, unseen).
 _LOWERS_JUMPS = (desugar, finally_jumps, loop_exits, continue_statements, break_statements, caught_raises,
@@ -327,11 +330,16 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
             needs = NEEDS.get(rewrite)
             lowers = rewrite in _LOWERS_JUMPS
             if stale and (needs is None or not needs <= _STATEMENT_FEATURES or (not lowers and needs & present)):
-                present = features(node) | {"Not"}
+                present = features(node) | {"lowered"}
                 stale = False
             if needs is not None and not needs & present:
                 continue
-            node = rewrite.transform(node, ctx)
+            if rewrite is logical and not _LOGICAL & present:
+                # Only the loop tests the lowerings left in annotations (``not flag``): the
+                # tree holds nothing the pass rewrites.
+                node = logical.transform(node, ctx, tree=False)
+            else:
+                node = rewrite.transform(node, ctx)
             if lowers:
                 present = (present - _STATEMENT_FEATURES) | statement_features(node)
                 stale = True
