@@ -49,7 +49,7 @@ def _capture(call):
             value = jax.block_until_ready(value)
             jax.effects_barrier()
         return Outcome(value=value, printed=out.getvalue())
-    except Exception as exc:  # noqa: BLE001 - the outcome under test
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the outcome under test (sys.exit() too)
         with contextlib.redirect_stdout(out):
             jax.effects_barrier()
         return Outcome(error=exc, printed=out.getvalue())

@@ -8,6 +8,8 @@ and printed output (``paths.check_all_paths``).
 """
 
 import contextlib
+import math
+import sys
 import warnings
 
 import jax
@@ -2359,3 +2361,40 @@ def test_a_key_made_from_the_loop_index_runs_the_loop_in_python(tmp_path):
               '        x = x * PARAMS["w" + str(i)]\n    return x\n')
     namespace = standalone_module(source, all=True)
     assert float(jax.jit(namespace["f"])(3.0)) == 6.0 and float(jax.jit(namespace["g"])(3.0)) == 6.0
+
+
+# ----------------------------------------------------------------------------- effects of the user's code while staged
+def exits_when_negative(x):
+    if x < 0:
+        sys.exit(2)
+    return x * 2
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_sys_exit_in_a_branch_python_does_not_take_does_not_exit(x, tmp_path):
+    # `sys.exit()` raises SystemExit, a BaseException: staging the branch let it through, so
+    # every path raised SystemExit (ended the program) where Python returns 2.0 for x = 1.0.
+    # autolax.jit stages it as raised when the branch runs; plain jax.jit (a function that
+    # stages no other check) refuses the branch.
+    check_all_paths(exits_when_negative, np.float32(x), tmp_dir=tmp_path, refusal=True)
+    if x > 0:
+        assert float(autolax.jit(exits_when_negative)(np.float32(x))) == 2.0
+    else:
+        with pytest.raises(SystemExit):
+            autolax.jit(exits_when_negative)(np.float32(x))
+
+
+def takes_a_root_when_negative(x):
+    if x < 0:
+        return math.sqrt(-1.0)
+    return x
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_a_builtin_failing_in_a_branch_of_the_cli_output(x, tmp_path):
+    # The CLI's output calls library functions through `ops.call`; a builtin's error
+    # (`math.sqrt(-1.0)`: ValueError, no Python frame of its own) had `ops.call` as its
+    # innermost frame, so it did not count as the user's code's: it left the trace, and the
+    # CLI's output raised ValueError where Python returns 1.0.
+    check_all_paths(takes_a_root_when_negative, np.float32(x), tmp_dir=tmp_path, refusal=True)
+
