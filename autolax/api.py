@@ -362,6 +362,8 @@ class Jitted:
                 error = _checks.pop_failure(str(exc))
                 if error is None:
                     raise
+                if _checks.python_error_wanted(error) and self._can_rerun(args, kwargs):
+                    self._raise_python_error(args, kwargs)
                 raise error from None
             except Exception as exc:
                 self._after_trace_error(exc, staged, args, kwargs)

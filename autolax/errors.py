@@ -580,6 +580,16 @@ MESSAGES = {
         "which then runs it as Python on the arguments to find Python's error.",
         "#semantics",
     ),
+    "traced-message": Message(
+        StagedEffectError,
+        "`{statement}` under a traced condition at {where} makes its error from traced values: the error is "
+        "raised when the program runs, but its message was made while autolax traced it, where the values are "
+        "tracers (`{shown}`), not the numbers Python's message shows.\n    {source}",
+        "make the message from Python values only (a constant text, static arguments), and print the traced "
+        "values before the `{statement}` (`print(f\"x = {{x}}\")` prints when the program runs, only on the runs "
+        "that take that path).",
+        "#semantics",
+    ),
     "raise-before-finally": Message(
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `try` whose `finally` block raises or "

@@ -2398,3 +2398,52 @@ def test_a_builtin_failing_in_a_branch_of_the_cli_output(x, tmp_path):
     # CLI's output raised ValueError where Python returns 1.0.
     check_all_paths(takes_a_root_when_negative, np.float32(x), tmp_dir=tmp_path, refusal=True)
 
+
+def raises_with_the_value(xs):
+    total = 0.0
+    for x in xs:
+        if x < 0:
+            raise ValueError(f"negative value {x}")
+        total += x
+    return total
+
+
+def asserts_with_the_value(x):
+    assert x > 0, f"expected positive, got {x}"
+    return x
+
+
+def counts_then_raises_with_the_count(x):
+    n = 0
+    while x > 0:
+        x = x - 1.5
+        n += 1
+        if n > 5:
+            raise RuntimeError("no convergence after", n, "steps")
+    return n
+
+
+@pytest.mark.parametrize("fn, args", [
+    (raises_with_the_value, (np.array([1.0, 2.0], np.float32),)),
+    (raises_with_the_value, (np.array([1.0, -2.0, 3.0], np.float32),)),
+    (asserts_with_the_value, (np.float32(1.0),)),
+    (asserts_with_the_value, (np.float32(-1.0),)),
+    (counts_then_raises_with_the_count, (np.float32(3.0),)),
+    (counts_then_raises_with_the_count, (np.float32(30.0),)),
+])
+def test_an_error_whose_message_shows_traced_values(fn, args, tmp_path):
+    # The message was made while tracing: "negative value JitTracer(~float32[])" where
+    # Python says "negative value -2.0". autolax.jit now raises Python's own error (it runs
+    # the function as Python on the call's arguments); plain jax.jit raises autolax's
+    # `traced-message` error when the program takes that path.
+    expected = check_all_paths(fn, *args, tmp_dir=tmp_path, refusal=True)
+    if expected.error is None:
+        return
+    with pytest.raises(type(expected.error)) as raised:
+        autolax.jit(fn)(*args)
+    # (the first line: pytest adds its own text to the message of an `assert` in a test module)
+    assert str(raised.value).split("\n")[0] == str(expected.error).split("\n")[0]
+    assert "Tracer" not in str(raised.value)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"StagedEffectError: `(raise|assert)` under a traced "
+                       r"condition at .*test_python_semantics.py:\d+ makes its error from traced values"):
+        jax.block_until_ready(jax.jit(autolax.convert(fn))(*args))

@@ -32,6 +32,7 @@ import functools
 import itertools
 import linecache
 import logging
+import re
 import sys
 import threading
 from dataclasses import dataclass
@@ -409,6 +410,39 @@ def _refuse_in_try(statement: str, depth: int, message: str = "raise-in-try"):
                       source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
 
 
+# How a tracer shows in text (``f"{x}"``, ``str(x)``, ``"%s" % x`` while traced:
+# ``JitTracer(~float32[])``, ``VmapTracer(...)``; older JAX: ``Traced<ShapedArray(...)>``).
+_TRACER_TEXT = re.compile(r"\b\w*Tracer\(|\bTraced<")
+
+
+def traced_message(statement: str, error, depth: int):
+    """``error``, or -- where its arguments hold a traced value or text made from one
+    (``raise ValueError(f"bad {x}")`` under a traced condition) -- autolax's
+    ``traced-message`` error in its place: the error is raised when the program runs, but
+    its message is made while tracing, so it would show a tracer where Python shows the
+    number. ``autolax.jit`` then runs the function as Python on the call's arguments to
+    raise Python's own error (``python_error_wanted``)."""
+    if isinstance(error, errors.AutolaxError):
+        return error
+    for leaf in jax.tree_util.tree_leaves(getattr(error, "args", ())):
+        shown = str(leaf) if is_tracer(leaf) else leaf if isinstance(leaf, str) and _TRACER_TEXT.search(leaf) else None
+        if shown is not None:
+            frame = sys._getframe(depth + 1)
+            where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
+            refusal = errors.make("traced-message", statement=statement, where=where, shown=shown,
+                                  source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+            refusal.__autolax_python_error__ = True
+            return refusal
+    return error
+
+
+def python_error_wanted(error) -> bool:
+    """Is ``error`` (a failed check's) one that stands for an error whose exact form only
+    Python can make (``traced_message``), which ``autolax.jit`` finds by running the
+    function as Python?"""
+    return getattr(error, "__autolax_python_error__", False)
+
+
 # The exception types the handlers of the ``try`` statements whose bodies are running catch
 # (``catching``): a function they call stages its errors as if written in those bodies.
 _catching: contextvars.ContextVar = contextvars.ContextVar("autolax_catching", default=())
@@ -481,6 +515,7 @@ def raising(exception, caught_by=(), _depth=1):
     refusal = refused_in_try(type(error), caught_by)
     if refusal:
         _refuse_in_try("raise", _depth, refusal)
+    error = traced_message("raise", error, _depth)
     pending = _collector.get()
     prior = first(pending) if pending else None
     raise StagedRaise(first([prior, Failures(jnp.int32(1), (lambda: error,))]))
@@ -519,7 +554,7 @@ def asserting(test, message=None, caught_by=()):
                 raise AssertionError(message()) if message else AssertionError
 
     A traced ``test`` is checked when the program runs (``autolax.ops.checks``); the message
-    is made while tracing. An ``assert`` that decides when the program runs, inside a
+    is made while tracing (one that shows a traced value is ``traced_message``'s). An ``assert`` that decides when the program runs, inside a
     ``try`` that catches ``AssertionError``, is refused as such a ``raise`` is
     (``StagedEffectError``): whether the handler runs would depend on data.
     """
@@ -535,14 +570,15 @@ def asserting(test, message=None, caught_by=()):
             refusal = refused_in_try(AssertionError, caught_by)
             if refusal:
                 _refuse_in_try("assert", 1, refusal)
-            raise raising(error)
+            raise raising(traced_message("assert", error, 1))
         return
     refusal = refused_in_try(AssertionError, caught_by)
     if refusal:
         _refuse_in_try("assert", 1, refusal)
     text = message() if message is not None else None
+    error = traced_message("assert", AssertionError(text) if text is not None else AssertionError(), 1)
     ok = jnp.all(jnp.asarray(test) != 0) if jnp.asarray(test).dtype != jnp.bool_ else jnp.all(test)
-    fail_unless(ok, lambda: AssertionError(text) if text is not None else AssertionError())
+    fail_unless(ok, lambda: error)
 
 
 def raise_every_time(failures, stmt: str) -> None:
