@@ -590,6 +590,15 @@ MESSAGES = {
         "that take that path).",
         "#semantics",
     ),
+    "raise-in-with": Message(
+        StagedEffectError,
+        "`{statement}` under a traced condition at {where} is inside a `with` block, whose context manager may "
+        "suppress the error (`contextlib.suppress`, an `__exit__` that returns True); whether it does would depend "
+        "on data, which a staged program cannot decide.\n    {source}",
+        "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `with` "
+        "block.",
+        "#semantics",
+    ),
     "raise-before-finally": Message(
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `try` whose `finally` block raises or "

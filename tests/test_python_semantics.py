@@ -2447,3 +2447,37 @@ def test_an_error_whose_message_shows_traced_values(fn, args, tmp_path):
     with pytest.raises(jax.errors.JaxRuntimeError, match=r"StagedEffectError: `(raise|assert)` under a traced "
                        r"condition at .*test_python_semantics.py:\d+ makes its error from traced values"):
         jax.block_until_ready(jax.jit(autolax.convert(fn))(*args))
+
+
+def raises_in_a_suppressing_with(x):
+    with contextlib.suppress(ValueError):
+        if x < 0:
+            raise ValueError("negative")
+        x = x + 1
+    return x
+
+
+class _SwallowsKeyErrors:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        return kind is not None and issubclass(kind, KeyError)
+
+
+def asserts_in_a_with(x):
+    with _SwallowsKeyErrors():
+        assert x > 0, "positive"
+    return x
+
+
+@pytest.mark.parametrize("fn", [raises_in_a_suppressing_with, asserts_in_a_with])
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_raise_under_a_traced_condition_in_a_with_block(fn, x, tmp_path):
+    # `with contextlib.suppress(ValueError): if x < 0: raise ValueError(...)` raised
+    # ValueError when the program ran (the context manager saw only autolax's staging, while
+    # tracing), where Python suppresses it and returns -1.0. A context manager may suppress
+    # any error: a `raise` or `assert` under a traced condition in a `with` body is refused.
+    check_all_paths(fn, np.float32(x), tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"inside a `with` block, whose context manager may suppress"):
+        autolax.jit(fn)(np.float32(x))

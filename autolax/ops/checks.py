@@ -402,6 +402,12 @@ class FinallyRaises:
     own, which Python raises in its place: such a ``try`` refuses it (``raise-before-finally``)."""
 
 
+class MaySuppress:
+    """In ``caught_by``: the statement is in the body of a ``with``, whose context manager may
+    suppress the error (``contextlib.suppress(ValueError)``, an ``__exit__`` returning
+    True): whether it reaches the caller would depend on data (``raise-in-with``)."""
+
+
 def _refuse_in_try(statement: str, depth: int, message: str = "raise-in-try"):
     """The ``raise-in-try`` (or ``message``) refusal, at the user's line ``depth`` frames up."""
     frame = sys._getframe(depth + 1)
@@ -473,8 +479,10 @@ def refused_in_try(error_type, caught_by) -> str | None:
     caught_by = tuple(caught_by) + _catching.get()
     if not caught_by:
         return None
-    if issubclass(error_type, tuple(t for t in caught_by if t is not FinallyRaises)):
+    if issubclass(error_type, tuple(t for t in caught_by if t not in (FinallyRaises, MaySuppress))):
         return "raise-in-try"
+    if MaySuppress in caught_by:
+        return "raise-in-with"
     if FinallyRaises in caught_by:
         return "raise-before-finally"
     return None
@@ -498,7 +506,8 @@ def in_flight():
 
 def raising(exception, caught_by=(), _depth=1):
     """``raise ops.raising(E)`` for ``raise E``; inside ``try`` blocks, ``caught_by`` holds the
-    exception types their handlers catch (and ``FinallyRaises`` for a ``finally`` that raises).
+    exception types their handlers catch (and ``FinallyRaises`` for a ``finally`` that raises;
+    ``MaySuppress`` in the body of a ``with``).
 
     Equivalent Python: ``E`` (the ``raise`` statement raises it).
 
