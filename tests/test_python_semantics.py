@@ -2481,3 +2481,23 @@ def test_raise_under_a_traced_condition_in_a_with_block(fn, x, tmp_path):
     check_all_paths(fn, np.float32(x), tmp_dir=tmp_path, refusal=True)
     with pytest.raises(autolax.StagedEffectError, match=r"inside a `with` block, whose context manager may suppress"):
         autolax.jit(fn)(np.float32(x))
+
+
+def prints_with_str_format(xs):
+    total = 0.0
+    for i, x in enumerate(xs):
+        total += x
+        if x > 2:
+            print("{0:>3} {1:.2f} (total {2})".format(i, x, total))
+        else:
+            print("{} {:+.1f}".format(i, x))
+    return total
+
+
+def test_print_of_a_literal_str_format_shows_the_values(tmp_path):
+    # `print("{:.2f}".format(x))` formatted the tracer while tracing: JAX's TypeError
+    # ("unsupported format string passed to ...Tracer.__format__") where Python prints the
+    # numbers. A literal's `format` with positional arguments is formatted when printed, as
+    # an f-string is.
+    expected = check_all_paths(prints_with_str_format, np.array([1.0, 2.5, -3.0], np.float32), tmp_dir=tmp_path)
+    assert expected.printed == "0 +1.0\n  1 2.50 (total 3.5)\n2 -3.0\n"
