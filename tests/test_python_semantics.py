@@ -2423,7 +2423,16 @@ def counts_then_raises_with_the_count(x):
     return n
 
 
+def prints_then_raises_with_the_value(xs):
+    for i, x in enumerate(xs):
+        print("checking", i)
+        if x < 0:
+            raise ValueError(f"negative entry {x}")
+    return xs
+
+
 @pytest.mark.parametrize("fn, args", [
+    (prints_then_raises_with_the_value, (np.array([1.0, -2.0, 3.0], np.float32),)),
     (raises_with_the_value, (np.array([1.0, 2.0], np.float32),)),
     (raises_with_the_value, (np.array([1.0, -2.0, 3.0], np.float32),)),
     (asserts_with_the_value, (np.float32(1.0),)),
@@ -2435,7 +2444,8 @@ def test_an_error_whose_message_shows_traced_values(fn, args, tmp_path):
     # The message was made while tracing: "negative value JitTracer(~float32[])" where
     # Python says "negative value -2.0". autolax.jit now raises Python's own error (it runs
     # the function as Python on the call's arguments); plain jax.jit raises autolax's
-    # `traced-message` error when the program takes that path.
+    # `traced-message` error when the program takes that path. (What the program printed
+    # before the error is printed once: the run as Python prints nothing.)
     expected = check_all_paths(fn, *args, tmp_dir=tmp_path, refusal=True)
     if expected.error is None:
         return
