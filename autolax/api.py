@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import io
 import threading
 import types
 import warnings
@@ -362,6 +363,11 @@ class Jitted:
                 error = _checks.pop_failure(str(exc))
                 if error is None:
                     raise
+                if _checks.python_error_wanted(error) and self._can_rerun(args, kwargs):
+                    # The program ran up to the error and printed what Python prints before
+                    # it: the run that finds Python's error prints nothing again.
+                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                        self._raise_python_error(args, kwargs)
                 raise error from None
             except Exception as exc:
                 self._after_trace_error(exc, staged, args, kwargs)

@@ -580,6 +580,25 @@ MESSAGES = {
         "which then runs it as Python on the arguments to find Python's error.",
         "#semantics",
     ),
+    "traced-message": Message(
+        StagedEffectError,
+        "`{statement}` under a traced condition at {where} makes its error from traced values: the error is "
+        "raised when the program runs, but its message was made while autolax traced it, where the values are "
+        "tracers (`{shown}`), not the numbers Python's message shows.\n    {source}",
+        "make the message from Python values only (a constant text, static arguments), and print the traced "
+        "values before the `{statement}` (`print(f\"x = {{x}}\")` prints when the program runs, only on the runs "
+        "that take that path).",
+        "#semantics",
+    ),
+    "raise-in-with": Message(
+        StagedEffectError,
+        "`{statement}` under a traced condition at {where} is inside a `with` block, whose context manager may "
+        "suppress the error (`contextlib.suppress`, an `__exit__` that returns True); whether it does would depend "
+        "on data, which a staged program cannot decide.\n    {source}",
+        "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `with` "
+        "block.",
+        "#semantics",
+    ),
     "raise-before-finally": Message(
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `try` whose `finally` block raises or "

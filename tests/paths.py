@@ -49,7 +49,7 @@ def _capture(call):
             value = jax.block_until_ready(value)
             jax.effects_barrier()
         return Outcome(value=value, printed=out.getvalue())
-    except Exception as exc:  # noqa: BLE001 - the outcome under test
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the outcome under test (sys.exit() too)
         with contextlib.redirect_stdout(out):
             jax.effects_barrier()
         return Outcome(error=exc, printed=out.getvalue())
@@ -98,10 +98,13 @@ def agrees(expected: Outcome, got: Outcome, path: str, allow_refusal: bool = Tru
     if err is not None:
         if isinstance(err, autolax.AutolaxError) and allow_refusal:
             return None
-        if expected.error is None:
-            return f"raised {type(err).__name__}: {err}; Python returned {expected.value!r}"
         runtime_check = isinstance(err, jax.errors.JaxRuntimeError) and "autolax/ops/checks.py" in str(err)
-        if not (isinstance(err, type(expected.error)) or runtime_check and path != "autolax.jit"
+        # (autolax's error raised when the program runs: under plain jax.jit, in JAX's runtime error)
+        refused = (runtime_check and allow_refusal and path != "autolax.jit"
+                   and _names_error_of_kind(str(err), autolax.AutolaxError))
+        if expected.error is None and not refused:
+            return f"raised {type(err).__name__}: {err}; Python returned {expected.value!r}"
+        if not (refused or isinstance(err, type(expected.error)) or runtime_check and path != "autolax.jit"
                 and _names_error_of_kind(str(err), type(expected.error))):
             # (plain jax.jit: a failed check surfaces as JAX's runtime error)
             return f"raised {type(err).__name__}: {err}; Python raised {type(expected.error).__name__}: {expected.error}"

@@ -8,6 +8,8 @@ and printed output (``paths.check_all_paths``).
 """
 
 import contextlib
+import math
+import sys
 import warnings
 
 import jax
@@ -2359,3 +2361,153 @@ def test_a_key_made_from_the_loop_index_runs_the_loop_in_python(tmp_path):
               '        x = x * PARAMS["w" + str(i)]\n    return x\n')
     namespace = standalone_module(source, all=True)
     assert float(jax.jit(namespace["f"])(3.0)) == 6.0 and float(jax.jit(namespace["g"])(3.0)) == 6.0
+
+
+# ----------------------------------------------------------------------------- effects of the user's code while staged
+def exits_when_negative(x):
+    if x < 0:
+        sys.exit(2)
+    return x * 2
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_sys_exit_in_a_branch_python_does_not_take_does_not_exit(x, tmp_path):
+    # `sys.exit()` raises SystemExit, a BaseException: staging the branch let it through, so
+    # every path raised SystemExit (ended the program) where Python returns 2.0 for x = 1.0.
+    # autolax.jit stages it as raised when the branch runs; plain jax.jit (a function that
+    # stages no other check) refuses the branch.
+    check_all_paths(exits_when_negative, np.float32(x), tmp_dir=tmp_path, refusal=True)
+    if x > 0:
+        assert float(autolax.jit(exits_when_negative)(np.float32(x))) == 2.0
+    else:
+        with pytest.raises(SystemExit):
+            autolax.jit(exits_when_negative)(np.float32(x))
+
+
+def takes_a_root_when_negative(x):
+    if x < 0:
+        return math.sqrt(-1.0)
+    return x
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_a_builtin_failing_in_a_branch_of_the_cli_output(x, tmp_path):
+    # The CLI's output calls library functions through `ops.call`; a builtin's error
+    # (`math.sqrt(-1.0)`: ValueError, no Python frame of its own) had `ops.call` as its
+    # innermost frame, so it did not count as the user's code's: it left the trace, and the
+    # CLI's output raised ValueError where Python returns 1.0.
+    check_all_paths(takes_a_root_when_negative, np.float32(x), tmp_dir=tmp_path, refusal=True)
+
+
+def raises_with_the_value(xs):
+    total = 0.0
+    for x in xs:
+        if x < 0:
+            raise ValueError(f"negative value {x}")
+        total += x
+    return total
+
+
+def asserts_with_the_value(x):
+    assert x > 0, f"expected positive, got {x}"
+    return x
+
+
+def counts_then_raises_with_the_count(x):
+    n = 0
+    while x > 0:
+        x = x - 1.5
+        n += 1
+        if n > 5:
+            raise RuntimeError("no convergence after", n, "steps")
+    return n
+
+
+def prints_then_raises_with_the_value(xs):
+    for i, x in enumerate(xs):
+        print("checking", i)
+        if x < 0:
+            raise ValueError(f"negative entry {x}")
+    return xs
+
+
+@pytest.mark.parametrize("fn, args", [
+    (prints_then_raises_with_the_value, (np.array([1.0, -2.0, 3.0], np.float32),)),
+    (raises_with_the_value, (np.array([1.0, 2.0], np.float32),)),
+    (raises_with_the_value, (np.array([1.0, -2.0, 3.0], np.float32),)),
+    (asserts_with_the_value, (np.float32(1.0),)),
+    (asserts_with_the_value, (np.float32(-1.0),)),
+    (counts_then_raises_with_the_count, (np.float32(3.0),)),
+    (counts_then_raises_with_the_count, (np.float32(30.0),)),
+])
+def test_an_error_whose_message_shows_traced_values(fn, args, tmp_path):
+    # The message was made while tracing: "negative value JitTracer(~float32[])" where
+    # Python says "negative value -2.0". autolax.jit now raises Python's own error (it runs
+    # the function as Python on the call's arguments); plain jax.jit raises autolax's
+    # `traced-message` error when the program takes that path. (What the program printed
+    # before the error is printed once: the run as Python prints nothing.)
+    expected = check_all_paths(fn, *args, tmp_dir=tmp_path, refusal=True)
+    if expected.error is None:
+        return
+    with pytest.raises(type(expected.error)) as raised:
+        autolax.jit(fn)(*args)
+    # (the first line: pytest adds its own text to the message of an `assert` in a test module)
+    assert str(raised.value).split("\n")[0] == str(expected.error).split("\n")[0]
+    assert "Tracer" not in str(raised.value)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"StagedEffectError: `(raise|assert)` under a traced "
+                       r"condition at .*test_python_semantics.py:\d+ makes its error from traced values"):
+        jax.block_until_ready(jax.jit(autolax.convert(fn))(*args))
+
+
+def raises_in_a_suppressing_with(x):
+    with contextlib.suppress(ValueError):
+        if x < 0:
+            raise ValueError("negative")
+        x = x + 1
+    return x
+
+
+class _SwallowsKeyErrors:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        return kind is not None and issubclass(kind, KeyError)
+
+
+def asserts_in_a_with(x):
+    with _SwallowsKeyErrors():
+        assert x > 0, "positive"
+    return x
+
+
+@pytest.mark.parametrize("fn", [raises_in_a_suppressing_with, asserts_in_a_with])
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_raise_under_a_traced_condition_in_a_with_block(fn, x, tmp_path):
+    # `with contextlib.suppress(ValueError): if x < 0: raise ValueError(...)` raised
+    # ValueError when the program ran (the context manager saw only autolax's staging, while
+    # tracing), where Python suppresses it and returns -1.0. A context manager may suppress
+    # any error: a `raise` or `assert` under a traced condition in a `with` body is refused.
+    check_all_paths(fn, np.float32(x), tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=r"inside a `with` block, whose context manager may suppress"):
+        autolax.jit(fn)(np.float32(x))
+
+
+def prints_with_str_format(xs):
+    total = 0.0
+    for i, x in enumerate(xs):
+        total += x
+        if x > 2:
+            print("{0:>3} {1:.2f} (total {2})".format(i, x, total))
+        else:
+            print("{} {:+.1f}".format(i, x))
+    return total
+
+
+def test_print_of_a_literal_str_format_shows_the_values(tmp_path):
+    # `print("{:.2f}".format(x))` formatted the tracer while tracing: JAX's TypeError
+    # ("unsupported format string passed to ...Tracer.__format__") where Python prints the
+    # numbers. A literal's `format` with positional arguments is formatted when printed, as
+    # an f-string is.
+    expected = check_all_paths(prints_with_str_format, np.array([1.0, 2.5, -3.0], np.float32), tmp_dir=tmp_path)
+    assert expected.printed == "0 +1.0\n  1 2.50 (total 3.5)\n2 -3.0\n"

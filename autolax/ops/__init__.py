@@ -11,7 +11,7 @@ import os as _os
 from autolax import compat as _compat
 from autolax.errors import AutolaxError
 from autolax.ops.calls import all, any, call, fstring, max, min, print  # noqa: A004
-from autolax.ops.checks import FinallyRaises, asserting, catching, caught, in_flight, raising, runtime_checks
+from autolax.ops.checks import FinallyRaises, MaySuppress, asserting, catching, caught, in_flight, raising, runtime_checks
 from autolax.ops.control import cond, if_else
 from autolax.ops.data import (  # noqa: A004
     append,
@@ -46,6 +46,7 @@ __all__ = [
     "caught",
     "catching",
     "FinallyRaises",
+    "MaySuppress",
     "assigned",
     "at",
     "bound",

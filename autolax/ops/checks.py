@@ -32,6 +32,7 @@ import functools
 import itertools
 import linecache
 import logging
+import re
 import sys
 import threading
 from dataclasses import dataclass
@@ -401,12 +402,51 @@ class FinallyRaises:
     own, which Python raises in its place: such a ``try`` refuses it (``raise-before-finally``)."""
 
 
+class MaySuppress:
+    """In ``caught_by``: the statement is in the body of a ``with``, whose context manager may
+    suppress the error (``contextlib.suppress(ValueError)``, an ``__exit__`` returning
+    True): whether it reaches the caller would depend on data (``raise-in-with``)."""
+
+
 def _refuse_in_try(statement: str, depth: int, message: str = "raise-in-try"):
     """The ``raise-in-try`` (or ``message``) refusal, at the user's line ``depth`` frames up."""
     frame = sys._getframe(depth + 1)
     where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
     raise errors.make(message, statement=statement, where=where,
                       source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+
+
+# How a tracer shows in text (``f"{x}"``, ``str(x)``, ``"%s" % x`` while traced:
+# ``JitTracer(~float32[])``, ``VmapTracer(...)``; older JAX: ``Traced<ShapedArray(...)>``).
+_TRACER_TEXT = re.compile(r"\b\w*Tracer\(|\bTraced<")
+
+
+def traced_message(statement: str, error, depth: int):
+    """``error``, or -- where its arguments hold a traced value or text made from one
+    (``raise ValueError(f"bad {x}")`` under a traced condition) -- autolax's
+    ``traced-message`` error in its place: the error is raised when the program runs, but
+    its message is made while tracing, so it would show a tracer where Python shows the
+    number. ``autolax.jit`` then runs the function as Python on the call's arguments to
+    raise Python's own error (``python_error_wanted``)."""
+    if isinstance(error, errors.AutolaxError):
+        return error
+    for leaf in jax.tree_util.tree_leaves(getattr(error, "args", ())):
+        shown = str(leaf) if is_tracer(leaf) else leaf if isinstance(leaf, str) and _TRACER_TEXT.search(leaf) else None
+        if shown is not None:
+            frame = sys._getframe(depth + 1)
+            where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
+            refusal = errors.make("traced-message", statement=statement, where=where, shown=shown,
+                                  source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+            refusal.__autolax_python_error__ = True
+            return refusal
+    return error
+
+
+def python_error_wanted(error) -> bool:
+    """Is ``error`` (a failed check's) one that stands for an error whose exact form only
+    Python can make (``traced_message``), which ``autolax.jit`` finds by running the
+    function as Python?"""
+    return getattr(error, "__autolax_python_error__", False)
 
 
 # The exception types the handlers of the ``try`` statements whose bodies are running catch
@@ -439,8 +479,10 @@ def refused_in_try(error_type, caught_by) -> str | None:
     caught_by = tuple(caught_by) + _catching.get()
     if not caught_by:
         return None
-    if issubclass(error_type, tuple(t for t in caught_by if t is not FinallyRaises)):
+    if issubclass(error_type, tuple(t for t in caught_by if t not in (FinallyRaises, MaySuppress))):
         return "raise-in-try"
+    if MaySuppress in caught_by:
+        return "raise-in-with"
     if FinallyRaises in caught_by:
         return "raise-before-finally"
     return None
@@ -464,7 +506,8 @@ def in_flight():
 
 def raising(exception, caught_by=(), _depth=1):
     """``raise ops.raising(E)`` for ``raise E``; inside ``try`` blocks, ``caught_by`` holds the
-    exception types their handlers catch (and ``FinallyRaises`` for a ``finally`` that raises).
+    exception types their handlers catch (and ``FinallyRaises`` for a ``finally`` that raises;
+    ``MaySuppress`` in the body of a ``with``).
 
     Equivalent Python: ``E`` (the ``raise`` statement raises it).
 
@@ -481,6 +524,7 @@ def raising(exception, caught_by=(), _depth=1):
     refusal = refused_in_try(type(error), caught_by)
     if refusal:
         _refuse_in_try("raise", _depth, refusal)
+    error = traced_message("raise", error, _depth)
     pending = _collector.get()
     prior = first(pending) if pending else None
     raise StagedRaise(first([prior, Failures(jnp.int32(1), (lambda: error,))]))
@@ -519,7 +563,7 @@ def asserting(test, message=None, caught_by=()):
                 raise AssertionError(message()) if message else AssertionError
 
     A traced ``test`` is checked when the program runs (``autolax.ops.checks``); the message
-    is made while tracing. An ``assert`` that decides when the program runs, inside a
+    is made while tracing (one that shows a traced value is ``traced_message``'s). An ``assert`` that decides when the program runs, inside a
     ``try`` that catches ``AssertionError``, is refused as such a ``raise`` is
     (``StagedEffectError``): whether the handler runs would depend on data.
     """
@@ -535,14 +579,15 @@ def asserting(test, message=None, caught_by=()):
             refusal = refused_in_try(AssertionError, caught_by)
             if refusal:
                 _refuse_in_try("assert", 1, refusal)
-            raise raising(error)
+            raise raising(traced_message("assert", error, 1))
         return
     refusal = refused_in_try(AssertionError, caught_by)
     if refusal:
         _refuse_in_try("assert", 1, refusal)
     text = message() if message is not None else None
+    error = traced_message("assert", AssertionError(text) if text is not None else AssertionError(), 1)
     ok = jnp.all(jnp.asarray(test) != 0) if jnp.asarray(test).dtype != jnp.bool_ else jnp.all(test)
-    fail_unless(ok, lambda: AssertionError(text) if text is not None else AssertionError())
+    fail_unless(ok, lambda: error)
 
 
 def raise_every_time(failures, stmt: str) -> None:

@@ -136,7 +136,7 @@ def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
     fails = fails_when_taken(site, f"the `{side}` branch of {site.what}", caught_by) if site.kind == "if" else None
     try:
         return trace(fn, in_state, out_names, site=site, fails=fails)
-    except Exception as exc:
+    except report.PROGRAM_ERRORS as exc:
         if site.kind in ("if", "ternary") and report.traced_slice(exc):
             raise report.traced_value_error(exc, site, "its condition is traced") from exc
         if site.kind in ("if", "ternary") and (report.raised_by_user_code(exc) or report.unbound_read(exc)):
@@ -340,7 +340,7 @@ def _trace_side(thunk, site, side, caught_by=()):
     __tracebackhide__ = True
     try:
         return trace(thunk, State([]), ["value"], site=site)
-    except Exception as exc:
+    except report.PROGRAM_ERRORS as exc:
         if isinstance(exc, report.TRACER_ERRORS) or report.traced_slice(exc):
             # As for a branch of a traced `if` (_trace_branch): autolax's TypeError, which
             # lets a loop around it fall back.

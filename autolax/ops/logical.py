@@ -55,7 +55,7 @@ def _combine(kind, value, thunk, where, caught_by=()):
     fails = fails_when_taken(site, f"the operand after `{kind}`", caught_by)
     try:
         rest = trace(thunk, State([]), ["value"], site=site, fails=fails)
-    except Exception as exc:
+    except report.PROGRAM_ERRORS as exc:
         if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
         if checks.refused_in_try(UnboundLocalError if report.unbound_read(exc) else type(exc), caught_by):

@@ -347,6 +347,11 @@ def add_staging_note(exc: BaseException, site) -> None:
     exc.add_note(f"autolax: raised while staging {site.what}: {site.source}")
 
 
+# What a program's code may raise while a statement Python runs only on some paths is
+# staged: ``Exception``s, and ``SystemExit`` (``sys.exit()`` in a branch, a ``BaseException``
+# that would otherwise end the trace -- and the process -- on a path the program never takes).
+PROGRAM_ERRORS = (Exception, SystemExit)
+
 # JAX's errors for a traced value used where Python needs a concrete one.
 TRACER_ERRORS = (
     jax.errors.ConcretizationTypeError,
@@ -472,6 +477,10 @@ def raised_by_user_code(exc: BaseException) -> bool:
     filename = tb.tb_frame.f_code.co_filename
     if not filename.startswith(_INTERNAL_DIRS):
         return True
+    if filename == _CALLS_FILE and tb.tb_frame.f_code.co_name == "call":
+        # A function without Python frames (a builtin: `math.sqrt(-1.0)`) that the user's
+        # code called through `ops.call` (the CLI's output calls so what it does not convert).
+        return ran_user_code(exc)
     return not filename.startswith(_AUTOLAX_DIR + os.sep) and ran_user_code(exc)
 
 
@@ -520,6 +529,7 @@ def _past_wrappers(frame):
 
 
 _AUTOLAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CALLS_FILE = os.path.join(_AUTOLAX_DIR, "ops", "calls.py")
 _INTERNAL_DIRS = (_AUTOLAX_DIR + os.sep, os.path.dirname(jax.__file__) + os.sep)
 
 

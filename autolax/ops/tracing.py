@@ -173,7 +173,7 @@ def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=No
             return [raised.failures.code]
         except BaseException as exc:
             changed = report.check_unchanged(watched, site, failed=True)
-            error = fails(exc) if fails is not None and isinstance(exc, Exception) and not changed else None
+            error = fails(exc) if fails is not None and isinstance(exc, report.PROGRAM_ERRORS) and not changed else None
             if error is None:
                 if isinstance(exc, Exception) and checks.first(pending) is not None:
                     exc.__autolax_after_check__ = True  # see ``raised_after_check``

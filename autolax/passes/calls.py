@@ -22,6 +22,7 @@ only lambdas (converted with this function):
 from __future__ import annotations
 
 import builtins
+import string
 import types
 
 import jax
@@ -38,6 +39,26 @@ _LIBRARY_METHODS = frozenset().union(
     *(dir(t) for t in (jax.Array, np.ndarray, list, dict, set, tuple, str, bytes, int, float, complex))
 )
 
+
+def _literal_format(node) -> bool:
+    """Is ``node`` ``"...".format(a, b)``: a string literal's ``format`` with positional
+    arguments only, whose fields are all automatic (``{}``) or all numbered (``{0}``), each
+    naming one of them, with no field in a format spec -- what ``ops.fstring`` formats
+    exactly as ``str.format`` does?"""
+    if not (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr == "format"
+            and isinstance(node.func.value, syntax.Constant) and isinstance(node.func.value.value, str)
+            and node.args and not node.keywords and not any(isinstance(a, syntax.Starred) for a in node.args)):
+        return False
+    try:
+        fields = [(name, spec) for _, name, spec, _ in string.Formatter().parse(node.func.value.value) if name is not None]
+    except ValueError:
+        return False
+    names = {name for name, _ in fields}
+    if not fields or any("{" in (spec or "") for _, spec in fields):
+        return False
+    if names == {""}:
+        return len(fields) <= len(node.args)
+    return all(name.isdigit() and int(name) < len(node.args) for name in names)
 
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, local_names, first_param):
@@ -61,7 +82,11 @@ class _Transformer(syntax.NodeTransformer):
     def _fstring(self, node):
         """``f"x = {x:.2f}"`` -> ``ops.fstring('x = {:.2f}', x)``, formatted when printed (a
         traced ``x`` has its value only then). Left as it is without a field, or with a field
-        in a format spec (``{x:{width}}``)."""
+        in a format spec (``{x:{width}}``). ``"x = {:.2f}".format(x)`` (a string literal's
+        ``format`` with positional arguments for its fields) is the same."""
+        if _literal_format(node):
+            call = syntax.call(f"{self.ctx.ops}.fstring", [syntax.deepcopy(node.func.value), *node.args])
+            return syntax.copy_location(call, node)
         if not isinstance(node, syntax.JoinedStr):
             return node
         template, values = [], []

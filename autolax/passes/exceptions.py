@@ -22,7 +22,8 @@ unless ``passes.caught_raises`` (after ``break`` lowering) turns the ``raise`` i
 to that handler, as it does for the raises of builtin exceptions it can match. Its
 refusal, like every autolax error, passes through the user's handlers. A ``finally`` that
 raises or asserts adds ``ops.FinallyRaises``: its error would replace the one staged in the
-``try``, and a staged program cannot tell which comes last, so that is refused too.
+``try``, and a staged program cannot tell which comes last, so that is refused too. In the
+body of a ``with``, ``ops.MaySuppress``: its context manager may suppress the error.
 """
 
 from __future__ import annotations
@@ -168,7 +169,8 @@ class _Transformer:
                 node.handlers = [syntax.copy_location(passthrough, node.handlers[0])] + node.handlers
             return [node]
         if isinstance(node, (syntax.With, syntax.AsyncWith)):
-            node.body = self.block(node.body, caught, with_caught(staged))
+            node.body = self.block(node.body, _distinct(caught + [syntax.dotted(f"{ops}.MaySuppress")]),
+                                   with_caught(staged))
             return [node]
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
