@@ -2359,3 +2359,38 @@ def test_a_key_made_from_the_loop_index_runs_the_loop_in_python(tmp_path):
               '        x = x * PARAMS["w" + str(i)]\n    return x\n')
     namespace = standalone_module(source, all=True)
     assert float(jax.jit(namespace["f"])(3.0)) == 6.0 and float(jax.jit(namespace["g"])(3.0)) == 6.0
+
+
+# ----------------------------------------------------------------------------- lists grown by insert
+def inserts_at_the_front(x):
+    xs = []
+    for i in range(4):
+        xs.insert(0, x * i)
+    return xs
+
+
+def inserts_at_a_fixed_index(x):
+    xs = [x, x]
+    for i in range(3):
+        xs.insert(2, x * i)
+    return xs
+
+
+def assigns_an_empty_slice_at_the_front(x):
+    xs = []
+    for i in range(3):
+        xs[0:0] = [x * i]
+    return xs
+
+
+def test_a_list_grown_by_insert_in_a_staged_loop_is_not_collected_as_appends(tmp_path):
+    """One traced iteration of `xs.insert(0, v)` on an empty list (or `insert(2, v)` on a
+    2-item one, `xs[0:0] = [v]`) looks like an append: the loop collected the items as its
+    stacked outputs, in append order -- [0, x, 2x, 3x] where Python builds [3x, 2x, x, 0]."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        for fn in (inserts_at_the_front, inserts_at_a_fixed_index, assigns_an_empty_slice_at_the_front):
+            for x in (1.0, -2.5):
+                check_all_paths(fn, x, tmp_dir=tmp_path)
+    with pytest.warns(autolax.UnrolledLoopWarning, match="'xs' grows in the `for` loop .* which also inserts into it"):
+        autolax.jit(inserts_at_the_front)(1.0)
