@@ -2394,3 +2394,19 @@ def test_a_list_grown_by_insert_in_a_staged_loop_is_not_collected_as_appends(tmp
                 check_all_paths(fn, x, tmp_dir=tmp_path)
     with pytest.warns(autolax.UnrolledLoopWarning, match="'xs' grows in the `for` loop .* which also inserts into it"):
         autolax.jit(inserts_at_the_front)(1.0)
+
+
+# ----------------------------------------------------------------------------- str.format in print
+def prints_a_formatted_count(x):
+    n = 0
+    for i in range(3):
+        n += i
+        x = x + n
+    print("n={} x={:.1f}".format(n, x), "{0}-{0}".format(n))
+    return x
+
+
+def test_str_format_of_a_carried_number_in_print_shows_its_value(tmp_path):
+    """`"n={}".format(n)` of a number a staged loop carries printed 'n=JitTracer(int32[])'
+    where Python prints 'n=3': it is formatted when printed, as an f-string argument is."""
+    check_all_paths(prints_a_formatted_count, 1.0, tmp_dir=tmp_path)

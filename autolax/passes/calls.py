@@ -22,6 +22,7 @@ only lambdas (converted with this function):
 from __future__ import annotations
 
 import builtins
+import string
 import types
 
 import jax
@@ -62,6 +63,9 @@ class _Transformer(syntax.NodeTransformer):
         """``f"x = {x:.2f}"`` -> ``ops.fstring('x = {:.2f}', x)``, formatted when printed (a
         traced ``x`` has its value only then). Left as it is without a field, or with a field
         in a format spec (``{x:{width}}``)."""
+        if self._format_call(node):  # "n = {}".format(n): the same, written as a call
+            call = syntax.call(f"{self.ctx.ops}.fstring", [node.func.value, *node.args])
+            return syntax.copy_location(call, node)
         if not isinstance(node, syntax.JoinedStr):
             return node
         template, values = [], []
@@ -80,6 +84,27 @@ class _Transformer(syntax.NodeTransformer):
             return node
         call = syntax.call(f"{self.ctx.ops}.fstring", [syntax.constant("".join(template)), *values])
         return syntax.copy_location(call, node)
+
+    @staticmethod
+    def _format_call(node) -> bool:
+        """``"<constant>".format(a, b)`` whose fields are ``{}`` or ``{0}`` (with constant specs),
+        each with its positional argument: formatting it later raises no error Python would
+        raise at the call (a field without its argument)."""
+        func = node.func if isinstance(node, syntax.Call) else None
+        if not (isinstance(func, syntax.Attribute) and func.attr == "format" and isinstance(func.value, syntax.Constant)
+                and type(func.value.value) is str and node.args and not node.keywords
+                and not any(isinstance(a, syntax.Starred) for a in node.args)):
+            return False
+        try:
+            fields = [f for f in string.Formatter().parse(func.value.value) if f[1] is not None]
+        except ValueError:
+            return False
+        if any("{" in (spec or "") for _, _, spec, _ in fields):
+            return False
+        names = [name for _, name, _, _ in fields]
+        if all(name == "" for name in names):
+            return len(names) <= len(node.args)
+        return all(name.isdigit() and int(name) < len(node.args) for name in names)
 
     def _rooted_in_self(self, node) -> bool:
         while isinstance(node, syntax.Attribute):
