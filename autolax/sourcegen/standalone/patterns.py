@@ -348,6 +348,11 @@ def _stmt_length_change(s, name, ops, functions, appends):
             chain = at_chain(value, ops)
             if chain is not None and is_name(chain[0]):
                 return None if isinstance(chain[1], syntax.Slice) else 0
+            if (len(targets) == 1 and isinstance(value, syntax.BinOp) and isinstance(value.op, syntax.Add)
+                    and (is_name(value.left) or is_name(value.right))):
+                added = _display_length(value.right if is_name(value.left) else value.left)
+                if added is not None:  # `t = t + (v,)`: as `t += (v,)`
+                    return added
             total = REBOUND
     elif isinstance(s, syntax.AugAssign) and is_name(s.target):
         n = _display_length(s.value) if isinstance(s.op, syntax.Add) else None
