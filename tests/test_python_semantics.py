@@ -2410,3 +2410,26 @@ def test_str_format_of_a_carried_number_in_print_shows_its_value(tmp_path):
     """`"n={}".format(n)` of a number a staged loop carries printed 'n=JitTracer(int32[])'
     where Python prints 'n=3': it is formatted when printed, as an f-string argument is."""
     check_all_paths(prints_a_formatted_count, 1.0, tmp_dir=tmp_path)
+
+
+def repeats_a_list(x):
+    xs = [x]
+    for _ in range(2):
+        xs *= 2
+    return xs
+
+
+def extends_a_list_by_itself(x):
+    xs = [x, x + 1]
+    for _ in range(2):
+        xs += xs
+    return xs
+
+
+def test_a_list_repeated_in_a_staged_loop_is_not_collected_as_appends(tmp_path):
+    """`xs *= 2` (or `xs += xs`) doubles the list each iteration; one traced iteration
+    looked like one append, so the loop returned 3 items where Python has 4 (6 for 8)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        for fn in (repeats_a_list, extends_a_list_by_itself):
+            check_all_paths(fn, 1.5, tmp_dir=tmp_path)
