@@ -2873,6 +2873,12 @@ INDEXED_BY_THE_LOOP = {
     # an item of a Python list assigned with the loop index (`xs[i] = v`): TracerIntegerConversionError
     "list item assigned": ("def f(x):\n    xs = [0.0, 0.0, 0.0]\n    for i in range(3):\n        xs[i] = x * i\n"
                            "    return xs\n", (2.0,)),
+    # a carried list sorted (`xs.sort()`: TracerBoolConversionError), an inner list appended to
+    # (`rows[0].append(v)`: lax's pytree error, the item's length changes)
+    "list sorted": ("def f(x):\n    xs = [3.0, 1.0, 2.0]\n    for i in range(3):\n        xs.sort()\n"
+                    "        x = x * xs[0] + xs[-1]\n        xs.reverse()\n    return x\n", (2.0,)),
+    "inner list appended to": ("def f(x):\n    rows = [[], []]\n    for i in range(3):\n        rows[0].append(x * i)\n"
+                               "        rows[1].append(x + i)\n    return rows\n", (2.0,)),
     "list of lists item assigned": ("def f(x):\n    grid = [[0.0] * 3 for _ in range(2)]\n    for i in range(2):\n"
                                     "        for j in range(3):\n            grid[i][j] = x * i + j\n    return grid\n",
                                     (2.0,)),

@@ -380,6 +380,13 @@ def _stmt_length_change(s, name, ops, functions, appends):
         if isinstance(node, syntax.Lambda):
             continue
         stack.extend(syntax.iter_child_nodes(node))
+        if (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute)
+                and node.func.attr in _LENGTH_BY_METHOD and isinstance(node.func.value, syntax.Subscript)):
+            inner = node.func.value
+            while isinstance(inner, syntax.Subscript):
+                inner = inner.value
+            if is_name(inner):  # `rows[0].append(v)`: an item's length changes, so its structure
+                return None
         if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and is_name(node.func.value):
             method = node.func.attr
             if method in _KEEPS_LENGTH:
