@@ -2433,3 +2433,26 @@ def test_a_list_repeated_in_a_staged_loop_is_not_collected_as_appends(tmp_path):
         warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
         for fn in (repeats_a_list, extends_a_list_by_itself):
             check_all_paths(fn, 1.5, tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- array item out of bounds
+def assigns_past_the_end(x):
+    for i in range(3):
+        x[5] = x[i]
+    return x
+
+
+def adds_past_the_end_of_a_row(m):
+    for i in range(2):
+        m[1, 3] += 1.0
+        m[1, -5] += i
+    return m
+
+
+def test_an_item_assigned_out_of_bounds_is_numpys_index_error(tmp_path):
+    """`x[5] = v` of a 4-item array given as a NumPy array raises NumPy's IndexError in
+    Python; as `x.at[5].set(v)` the update was dropped silently and the call returned x."""
+    check_all_paths(assigns_past_the_end, np.arange(4.0), tmp_dir=tmp_path)
+    check_all_paths(adds_past_the_end_of_a_row, np.zeros((2, 4)), tmp_dir=tmp_path)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 4"):
+        autolax.jit(assigns_past_the_end)(jnp.arange(4.0))
