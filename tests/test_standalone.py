@@ -2957,3 +2957,13 @@ def test_a_repeated_list_display_is_a_list_and_a_tuple_grown_by_a_display_change
     with pytest.raises(ConversionError, match="'t' is a tuple before the loop and a tuple 1 item longer after one "
                                               "iteration"):
         convert_source(source, "m.py", Options(standalone=True, only=("h",)))
+
+
+def test_a_slice_of_a_stacked_list_is_refused():
+    """`out[::-1]` of a list a staged loop appended to was the stacked array reversed (an
+    array where Python returns a list); `out[i]` is a row, a slice is not supported."""
+    source = ("def f(x):\n    out = []\n    for i in range(4):\n        out.append(x * i)\n    return out[::-1]\n\n\n"
+              "def g(x):\n    out = []\n    for i in range(4):\n        out.append(x * i)\n    return out[-1] + len(out)\n")
+    with pytest.raises(ConversionError, match="'out' holds the items appended in a staged loop as one stacked array"):
+        convert_source(source, "m.py", Options(standalone=True, only=("f",)))
+    assert float(jax.jit(standalone_module(source, only=("g",))["g"])(2.0)) == 10.0

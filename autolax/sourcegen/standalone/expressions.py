@@ -134,7 +134,8 @@ class Expressions:
         if isinstance(e, syntax.Subscript):
             if self.formats_traced(e.slice, scope):  # `PARAMS[f"w{i}"]`: the key would hold a tracer's text
                 self.needs_concrete(e, "formats a traced value into a key (e.g. `d[f\"w{i}\"]` with the loop index)")
-            e.value, a = self.allow_stacked(e.value, scope)
+            # (`out[i]` of a stacked list is a row of the stack; `out[1:]` would be an array, not a list)
+            e.value, a = (self.expr if isinstance(e.slice, syntax.Slice) else self.allow_stacked)(e.value, scope)
             e.slice, b = self.expr(e.slice, scope)
             if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
                 return e, Val(kind="int", ndim=0)
