@@ -391,6 +391,14 @@ MESSAGES = {
         "in a variable of its own.",
         "#the-rules-semantics",
     ),
+    "list-grows-inside": Message(
+        StateMismatchError,
+        "{what} grows in {stmt}, which also inserts into it (`insert`, a slice assignment): a staged loop "
+        "carries a list of one length and collects only items appended at its end as its outputs.\n    {source}",
+        "append at the end and reverse or reorder after the loop, or keep a fixed-size array with a count "
+        "(`buf = buf.at[k].set(v); k += 1`).",
+        "#the-rules-semantics",
+    ),
     "append-length-depends-on-data": Message(
         StateMismatchError,
         "{what} is appended to in {stmt}, but {reason}, so the length of {what} would depend on data.\n"

@@ -75,6 +75,9 @@ class Site:
     # Lists a loop body appends to and also reads: name -> the largest constant index read
     # (`lst[0]`), or None for any other read.
     reads_appended: dict = field(default_factory=dict)
+    # Lists a loop body may grow elsewhere than at their end (`lst.insert(0, v)`, a slice
+    # assignment): never collected as appends (`inserts: lst`)
+    inserts: frozenset = frozenset()
     max_steps: int | None = None  # autolax.loop_options(max_steps=...)
     # `for` loops tested with each item first: the loop target's name
     item_test: str | None = None
@@ -106,7 +109,7 @@ class Site:
 
 
 def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
-                always_bound=(), reads_appended=None, max_steps=None, item_test=None, read_unbound=(),
+                always_bound=(), reads_appended=None, inserts=(), max_steps=None, item_test=None, read_unbound=(),
                 test_after=False, index_target=None) -> str:
     """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
     head = f"{filename}:{lineno}" if filename else str(lineno)
@@ -120,6 +123,8 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
     if reads_appended:
         reads = [name if k is None else f"{name}[{k}]" for name, k in reads_appended.items()]
         clauses.append("reads: " + ", ".join(reads))
+    if inserts:
+        clauses.append("inserts: " + ", ".join(inserts))
     if max_steps is not None:
         clauses.append(f"max_steps: {max_steps}")
     if read_unbound:
@@ -134,7 +139,7 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
 @functools.lru_cache(maxsize=1024)
 def parse_spec(spec: str):
     """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps,
-    item_test, test_after, read_unbound, cells, index_target)``."""
+    item_test, test_after, read_unbound, cells, index_target, inserts)``."""
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
     location = location.strip()
@@ -144,6 +149,7 @@ def parse_spec(spec: str):
     test_after = False
     cells = {}
     index_target = None
+    inserts = frozenset()
     for clause in clauses:
         key, _, value = clause.partition(":")
         items = [v.strip() for v in value.split(",") if v.strip()]
@@ -166,8 +172,10 @@ def parse_spec(spec: str):
             cells.update(item.split("=", 1) for item in items)
         elif key == "index":
             index_target = items[0]
+        elif key == "inserts":
+            inserts = frozenset(items)
     return (filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells,
-            index_target)
+            index_target, inserts)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -175,7 +183,8 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
-    filename, lineno, outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells, index = parse_spec(spec)
+    (filename, lineno, outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells, index,
+     inserts) = parse_spec(spec)
     if names is not None and cells:
         names = tuple(cells.get(n, n) for n in names)
     return Site(
@@ -186,6 +195,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         roles=roles,
         always_bound=bound,
         reads_appended=reads,
+        inserts=inserts,
         max_steps=max_steps,
         item_test=item_test,
         test_after=test_after,

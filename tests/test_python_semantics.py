@@ -2511,3 +2511,98 @@ def test_print_of_a_literal_str_format_shows_the_values(tmp_path):
     # an f-string is.
     expected = check_all_paths(prints_with_str_format, np.array([1.0, 2.5, -3.0], np.float32), tmp_dir=tmp_path)
     assert expected.printed == "0 +1.0\n  1 2.50 (total 3.5)\n2 -3.0\n"
+# ----------------------------------------------------------------------------- lists grown by insert
+def inserts_at_the_front(x):
+    xs = []
+    for i in range(4):
+        xs.insert(0, x * i)
+    return xs
+
+
+def inserts_at_a_fixed_index(x):
+    xs = [x, x]
+    for i in range(3):
+        xs.insert(2, x * i)
+    return xs
+
+
+def assigns_an_empty_slice_at_the_front(x):
+    xs = []
+    for i in range(3):
+        xs[0:0] = [x * i]
+    return xs
+
+
+def test_a_list_grown_by_insert_in_a_staged_loop_is_not_collected_as_appends(tmp_path):
+    """One traced iteration of `xs.insert(0, v)` on an empty list (or `insert(2, v)` on a
+    2-item one, `xs[0:0] = [v]`) looks like an append: the loop collected the items as its
+    stacked outputs, in append order -- [0, x, 2x, 3x] where Python builds [3x, 2x, x, 0]."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        for fn in (inserts_at_the_front, inserts_at_a_fixed_index, assigns_an_empty_slice_at_the_front):
+            for x in (1.0, -2.5):
+                check_all_paths(fn, x, tmp_dir=tmp_path)
+    with pytest.warns(autolax.UnrolledLoopWarning, match="'xs' grows in the `for` loop .* which also inserts into it"):
+        autolax.jit(inserts_at_the_front)(1.0)
+
+
+# ----------------------------------------------------------------------------- str.format in print
+def prints_a_formatted_count(x):
+    n = 0
+    for i in range(3):
+        n += i
+        x = x + n
+    print("n={} x={:.1f}".format(n, x), "{0}-{0}".format(n))
+    return x
+
+
+def test_str_format_of_a_carried_number_in_print_shows_its_value(tmp_path):
+    """`"n={}".format(n)` of a number a staged loop carries printed 'n=JitTracer(int32[])'
+    where Python prints 'n=3': it is formatted when printed, as an f-string argument is."""
+    check_all_paths(prints_a_formatted_count, 1.0, tmp_dir=tmp_path)
+
+
+def repeats_a_list(x):
+    xs = [x]
+    for _ in range(2):
+        xs *= 2
+    return xs
+
+
+def extends_a_list_by_itself(x):
+    xs = [x, x + 1]
+    for _ in range(2):
+        xs += xs
+    return xs
+
+
+def test_a_list_repeated_in_a_staged_loop_is_not_collected_as_appends(tmp_path):
+    """`xs *= 2` (or `xs += xs`) doubles the list each iteration; one traced iteration
+    looked like one append, so the loop returned 3 items where Python has 4 (6 for 8)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        for fn in (repeats_a_list, extends_a_list_by_itself):
+            check_all_paths(fn, 1.5, tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- array item out of bounds
+def assigns_past_the_end(x):
+    for i in range(3):
+        x[5] = x[i]
+    return x
+
+
+def adds_past_the_end_of_a_row(m):
+    for i in range(2):
+        m[1, 3] += 1.0
+        m[1, -5] += i
+    return m
+
+
+def test_an_item_assigned_out_of_bounds_is_numpys_index_error(tmp_path):
+    """`x[5] = v` of a 4-item array given as a NumPy array raises NumPy's IndexError in
+    Python; as `x.at[5].set(v)` the update was dropped silently and the call returned x."""
+    check_all_paths(assigns_past_the_end, np.arange(4.0), tmp_dir=tmp_path)
+    check_all_paths(adds_past_the_end_of_a_row, np.zeros((2, 4)), tmp_dir=tmp_path)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 4"):
+        autolax.jit(assigns_past_the_end)(jnp.arange(4.0))

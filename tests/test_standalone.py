@@ -2870,6 +2870,18 @@ INDEXED_BY_THE_LOOP = {
                             "def f(y, h):\n    ks = []\n    acc = 0.0\n    for i in range(4):\n"
                             "        k = -(y + A[i] * h * acc)\n        acc = k\n        ks.append(k)\n    out = y\n"
                             "    for i in range(4):\n        out = out + h * B[i] * ks[i]\n    return out\n", (1.0, 0.1)),
+    # an item of a Python list assigned with the loop index (`xs[i] = v`): TracerIntegerConversionError
+    "list item assigned": ("def f(x):\n    xs = [0.0, 0.0, 0.0]\n    for i in range(3):\n        xs[i] = x * i\n"
+                           "    return xs\n", (2.0,)),
+    # a carried list sorted (`xs.sort()`: TracerBoolConversionError), an inner list appended to
+    # (`rows[0].append(v)`: lax's pytree error, the item's length changes)
+    "list sorted": ("def f(x):\n    xs = [3.0, 1.0, 2.0]\n    for i in range(3):\n        xs.sort()\n"
+                    "        x = x * xs[0] + xs[-1]\n        xs.reverse()\n    return x\n", (2.0,)),
+    "inner list appended to": ("def f(x):\n    rows = [[], []]\n    for i in range(3):\n        rows[0].append(x * i)\n"
+                               "        rows[1].append(x + i)\n    return rows\n", (2.0,)),
+    "list of lists item assigned": ("def f(x):\n    grid = [[0.0] * 3 for _ in range(2)]\n    for i in range(2):\n"
+                                    "        for j in range(3):\n            grid[i][j] = x * i + j\n    return grid\n",
+                                    (2.0,)),
 }
 
 
@@ -2926,3 +2938,32 @@ def test_a_list_attribute_the_class_makes_indexed_by_the_loop_index_is_a_python_
     text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
     run, run_arr = text.split("def run(")[1].split("def run_arr(")
     assert "loop_body" not in run and "fori_loop(0, 3, loop_body, x)" in run_arr
+
+
+def test_a_repeated_list_display_is_a_list_and_a_tuple_grown_by_a_display_changes_length(tmp_path):
+    """`xs = [0.0] * 5` was not known as a list: `xs[1:3] = [...]` in a staged loop became
+    `xs.at[1:3].set(...)` (AttributeError: 'list' object has no attribute 'at'); and
+    `t = t + (v,)` was not known to change the tuple's length: lax.fori_loop's pytree error.
+    Python's answer (a Python loop where the trip count is static) or the runtime's error."""
+    source = ("def f(x):\n    xs = [0.0] * 5\n    for i in range(2):\n        xs[1:3] = [x + i, x - i]\n"
+              "        xs[4] = x * i\n    return xs\n\n\ndef g(x):\n    t = ()\n    for i in range(3):\n"
+              "        t = t + (x * i,)\n    return t\n\n\ndef h(x, n):\n    t = ()\n    for i in range(n):\n"
+              "        t = t + (x * i,)\n    return t\n")
+    namespace = {}
+    exec(compile(source, "m.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    converted = standalone_module(source, only=("f", "g"))
+    for name in ("f", "g"):
+        assert_close(jax.jit(converted[name])(2.0), namespace[name](2.0))
+    with pytest.raises(ConversionError, match="'t' is a tuple before the loop and a tuple 1 item longer after one "
+                                              "iteration"):
+        convert_source(source, "m.py", Options(standalone=True, only=("h",)))
+
+
+def test_a_slice_of_a_stacked_list_is_refused():
+    """`out[::-1]` of a list a staged loop appended to was the stacked array reversed (an
+    array where Python returns a list); `out[i]` is a row, a slice is not supported."""
+    source = ("def f(x):\n    out = []\n    for i in range(4):\n        out.append(x * i)\n    return out[::-1]\n\n\n"
+              "def g(x):\n    out = []\n    for i in range(4):\n        out.append(x * i)\n    return out[-1] + len(out)\n")
+    with pytest.raises(ConversionError, match="'out' holds the items appended in a staged loop as one stacked array"):
+        convert_source(source, "m.py", Options(standalone=True, only=("f",)))
+    assert float(jax.jit(standalone_module(source, only=("g",))["g"])(2.0)) == 10.0

@@ -8,6 +8,7 @@ import collections.abc
 import operator
 
 import jax
+import numpy as np
 import jax.numpy as jnp
 
 from autolax import compat, errors
@@ -32,6 +33,19 @@ _OPS = {
 }
 
 
+def _check_bounds(x, index):
+    """NumPy's ``IndexError`` for a Python int index out of bounds of a JAX array's axis
+    (``x[5] = v`` of a 4-item array): ``x.at[5].set(v)`` would drop the update silently."""
+    for axis, k in enumerate(index if isinstance(index, tuple) else (index,)):
+        if isinstance(k, slice):
+            continue
+        if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)) or axis >= x.ndim:
+            return  # a traced or advanced index, None, ...: JAX's semantics (or its error)
+        n = x.shape[axis]
+        if not -n <= k < n:
+            raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+
+
 class _Ref:
     """``ops.at(x)[index]``: ``.set(v)`` and one method per augmented operator."""
 
@@ -42,6 +56,7 @@ class _Ref:
     def set(self, value):
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
+            _check_bounds(x, i)
             return x.at[i].set(value)
         report.check_mutable(x, "assigned an item")
         x[i] = value
@@ -52,6 +67,7 @@ class _Ref:
         if isinstance(x, (jax.Array, compat.Tracer)):
             # x[i] = x[i] <op> v, exactly as NumPy's `x[i] += v` (no accumulation of repeated
             # indices, unlike `.at[i].add`).
+            _check_bounds(x, i)
             return x.at[i].set(op(x[i], value))
         report.check_mutable(x, "assigned an item")
         x[i] = op(x[i], value)

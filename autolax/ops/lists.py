@@ -375,6 +375,9 @@ def appended_block(before, after):
             remaining = 0
         else:
             new_chunks.append((kind, payload))
+    before_ids = {id(p) for p in segments}
+    if any(id(x) in before_ids for kind, p in new_chunks for x in (p if kind == "items" else [p])):
+        return None  # an item it held before, again (`lst *= 2`, `lst += lst`): not appends of new values
     single = (len(new_chunks) == 1 and new_chunks[0][0] == "items" and len(new_chunks[0][1]) == 1
               and all(isinstance(leaf, (jax.Array, compat.Tracer)) for leaf in jax.tree_util.tree_leaves(new_chunks[0][1][0])))
     if single:  # one array item: the loop stacks it as is (no block of one row to reshape)

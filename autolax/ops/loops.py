@@ -462,6 +462,9 @@ class _Appends:
                 raise plan.Unstageable(errors.make(
                     "append-length-depends-on-data", what=site.describe(name), name=name, stmt=site.what,
                     reason=self.forbid, source=site.source))
+            if name in site.inserts:  # one iteration's inserts may look like appends (at the end)
+                raise plan.Unstageable(errors.make(
+                    "list-grows-inside", what=site.describe(name), stmt=site.what, source=site.source))
             read = site.reads_appended.get(name, -1)
             if read is None or read >= inputs[i][0]:
                 raise plan.Unstageable(errors.make(

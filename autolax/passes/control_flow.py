@@ -322,7 +322,7 @@ class _FunctionConverter:
         return [n for n in names if n in found]
 
     def spec(self, node, names, outputs=False, reads_appended=None, item_test=None, read_unbound=(),
-             test_after=False, index_target=None):
+             test_after=False, index_target=None, inserts=()):
         """The ``at='...'`` descriptor of a statement (see ``autolax.sites``): ``names`` are its
         carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
         text = sites.format_spec(
@@ -333,6 +333,7 @@ class _FunctionConverter:
             # Only names that may be unbound when the statement starts need the fact.
             always_bound=[n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]],
             reads_appended=reads_appended,
+            inserts=inserts,
             max_steps=(anno.get(node, anno.LOOP_OPTIONS) or {}).get("max_steps"),
             item_test=item_test,
             test_after=test_after,
@@ -340,6 +341,26 @@ class _FunctionConverter:
             index_target=index_target,
         )
         return syntax.constant(text)
+
+    def inserted_into(self, stmts):
+        """Lists a block may grow elsewhere than at their end: ``lst.insert(k, v)``, a slice
+        assignment of a list display (``lst[0:0] = [v]``: ``ops.at(lst)[0:0].set([v])``). One traced iteration
+        of such a body may look like appends (``insert(0, v)`` on an empty list) where later
+        iterations put their items elsewhere, so the loop must not collect them as appends."""
+        found = set()
+        for n in (n for stmt in stmts for n in syntax.nodes(stmt)):
+            func = getattr(n, "func", None) if isinstance(n, syntax.Call) else None
+            if not isinstance(func, syntax.Attribute):
+                continue
+            if func.attr == "insert" and isinstance(func.value, syntax.Name) and func.value.id != self.ctx.ops:
+                found.add(func.value.id)
+            elif func.attr == "set" and n.args and isinstance(n.args[0], (syntax.List, syntax.ListComp, syntax.Tuple)):
+                sub = func.value  # ops.at(lst)[a:b]
+                at = sub.value if isinstance(sub, syntax.Subscript) and isinstance(sub.slice, syntax.Slice) else None
+                if (isinstance(at, syntax.Call) and isinstance(at.func, syntax.Attribute) and at.func.attr == "at"
+                        and self._is_ops(at.func.value) and at.args and isinstance(at.args[0], syntax.Name)):
+                    found.add(at.args[0].id)
+        return sorted(found)
 
     def appended_and_read(self, stmts):
         """Lists a block appends to (``lst = ops.append(lst, v)``) and also reads otherwise:
@@ -586,6 +607,7 @@ class _FunctionConverter:
         loop_body = self.ctx.namer.new("loop_body")
         loop_test = self.ctx.namer.new("loop_test") if extra is not None else None
         reads_appended = self.appended_and_read(node.body)
+        inserts = self.inserted_into(node.body)
         body = self.scoped_block(node.body, set(state) | {item} | targets)
         if stopped is not None:  # a body that was only the exit (`pass` stands for it)
             body = [stmt for stmt in body if not isinstance(stmt, syntax.Pass)]
@@ -625,7 +647,8 @@ class _FunctionConverter:
             loop_test=loop_test,
             targets=syntax.names_tuple(outputs),
             spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test, test_after=test_after,
-                           read_unbound=self.read_unbound(node.body, state), index_target=index_target),
+                           read_unbound=self.read_unbound(node.body, state), index_target=index_target,
+                           inserts=inserts),
         )
         if stopped is not None and node.target.id in self.defined.before[node][0]:
             # The target has a value before the loop: the op gives it back where no iteration

@@ -134,7 +134,8 @@ class Expressions:
         if isinstance(e, syntax.Subscript):
             if self.formats_traced(e.slice, scope):  # `PARAMS[f"w{i}"]`: the key would hold a tracer's text
                 self.needs_concrete(e, "formats a traced value into a key (e.g. `d[f\"w{i}\"]` with the loop index)")
-            e.value, a = self.allow_stacked(e.value, scope)
+            # (`out[i]` of a stacked list is a row of the stack; `out[1:]` would be an array, not a list)
+            e.value, a = (self.expr if isinstance(e.slice, syntax.Slice) else self.allow_stacked)(e.value, scope)
             e.slice, b = self.expr(e.slice, scope)
             if not a.traced and not b.traced and isinstance(e.value, syntax.Attribute) and e.value.attr == "shape":
                 return e, Val(kind="int", ndim=0)
@@ -292,6 +293,8 @@ class Expressions:
             name = value.__name__
             if name in STATIC_BUILTINS:
                 return e, Val(kind=STATIC_BUILTINS[name], ndim=0 if STATIC_BUILTINS[name] else None)
+            if name == "sorted" and traced:
+                self.needs_concrete(e, "sorts traced values (Python compares them)")
             if name in CONTAINER_BUILTINS:
                 return e, Val(traced=traced, container=True)
             if name in KIND_BUILTINS:
@@ -326,6 +329,8 @@ class Expressions:
                     and isinstance(e.func.value, syntax.Name) and e.func.value.id in self.unaliased):
                 # A list nothing else holds is empty after `clear()` (as after `= []`).
                 scope.set(e.func.value.id, replace(owner, empty=True, elts=None, items=None))
+            if e.func.attr == "sort" and owner.traced and owner.container:  # (a carried list is traced)
+                self.needs_concrete(e, "sorts traced values (Python compares them)")
             if e.func.attr in _SEARCHING and e.args and not isinstance(e.args[0], syntax.Starred):
                 self.searched(e.func.value, owner, e.args[0], vals[0], e,
                               staged_by_runtime=e.func.attr != "remove" and len(e.args) == 1)

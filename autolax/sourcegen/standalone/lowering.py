@@ -807,6 +807,11 @@ class Lowering(Expressions, Loops):
         container, _ = self.expr(container, scope)
         index, ival = self.expr(index, scope)
         value, vval = self.expr(value, scope)
+        if ival.traced and val.container and not isinstance(index, syntax.Slice):
+            # `xs[i] = v`, `grid[i][j] = v` of a Python list with the loop index: as a read is
+            self.needs_concrete(s, "uses a traced value as a dict key or set item (e.g. looks up a Python dict "
+                                   "with the loop index)" if val.ctype == "dict" else "uses a traced value as a "
+                                   "Python int (e.g. indexes a Python list with the loop index)")
         if (vval.traced or ival.traced) and not val.traced:  # a traced item: reads of the container's items are traced
             scope.set(root, replace(val, traced=True, elts=None))
         target = syntax.Subscript(value=container, slice=index, ctx=syntax.Store())

@@ -348,6 +348,11 @@ def _stmt_length_change(s, name, ops, functions, appends):
             chain = at_chain(value, ops)
             if chain is not None and is_name(chain[0]):
                 return None if isinstance(chain[1], syntax.Slice) else 0
+            if (len(targets) == 1 and isinstance(value, syntax.BinOp) and isinstance(value.op, syntax.Add)
+                    and (is_name(value.left) or is_name(value.right))):
+                added = _display_length(value.right if is_name(value.left) else value.left)
+                if added is not None:  # `t = t + (v,)`: as `t += (v,)`
+                    return added
             total = REBOUND
     elif isinstance(s, syntax.AugAssign) and is_name(s.target):
         n = _display_length(s.value) if isinstance(s.op, syntax.Add) else None
@@ -375,6 +380,13 @@ def _stmt_length_change(s, name, ops, functions, appends):
         if isinstance(node, syntax.Lambda):
             continue
         stack.extend(syntax.iter_child_nodes(node))
+        if (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute)
+                and node.func.attr in _LENGTH_BY_METHOD and isinstance(node.func.value, syntax.Subscript)):
+            inner = node.func.value
+            while isinstance(inner, syntax.Subscript):
+                inner = inner.value
+            if is_name(inner):  # `rows[0].append(v)`: an item's length changes, so its structure
+                return None
         if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and is_name(node.func.value):
             method = node.func.attr
             if method in _KEEPS_LENGTH:

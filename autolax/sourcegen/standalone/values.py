@@ -289,6 +289,10 @@ def structures_unknown(a: Val, b: Val):
 
 def binop(a: Val, b: Val, op) -> Val:
     traced = a.traced or b.traced
+    if isinstance(op, syntax.Mult) and a.container != b.container:  # `[0.0] * n`: a list, as Python repeats it
+        seq, times = (a, b) if a.container else (b, a)
+        if seq.ctype in ("list", "tuple") and not times.traced and times.kind in ("int", "bool"):
+            return Val(traced=seq.traced, container=True, ctype=seq.ctype)
     kind = join_kinds(a.kind, b.kind)
     unsized = a.unsized or b.unsized
     if traced and kind is None and "float" in (a.kind, b.kind):
