@@ -2926,3 +2926,53 @@ def test_a_list_attribute_the_class_makes_indexed_by_the_loop_index_is_a_python_
     text = convert_source(source, "m.py", Options(standalone=True, all=True)).text
     run, run_arr = text.split("def run(")[1].split("def run_arr(")
     assert "loop_body" not in run and "fori_loop(0, 3, loop_body, x)" in run_arr
+
+
+PYTREE_CLASS_CARRY = '''\
+import jax
+
+
+@jax.tree_util.register_pytree_node_class
+class Params:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def tree_flatten(self):
+        return (self.w, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def main(x, n):
+    p = Params(x, x * 0.0)
+    for i in range(n):
+        p = Params(p.w - 0.2 * p.w, p.b + 1.0)
+    return p.w, p.b
+'''
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_promoting_loop_carrying_a_pytree_class_without_eq_ends(n):
+    # The hunt for objects: `carry_types` compared the carry's types with `==`, which for a
+    # pytree class with no `__eq__` is identity, so the search for the types never ended.
+    import signal
+
+    namespace = standalone_module(PYTREE_CLASS_CARRY, all=True)
+    assert "promoting_fori_loop(" in convert_source(PYTREE_CLASS_CARRY, "m.py", Options(all=True, standalone=True)).text
+    python = {}
+    exec(PYTREE_CLASS_CARRY, python)  # noqa: S102 - the test's own program
+
+    def timed_out(*_):
+        raise TimeoutError("carry_types did not end")
+
+    old = signal.signal(signal.SIGALRM, timed_out)
+    signal.alarm(60)
+    try:
+        got = jax.jit(namespace["main"])(jnp.float32(1.0), n)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert_close(got, python["main"](jnp.float32(1.0), n))
