@@ -2359,3 +2359,32 @@ def test_a_key_made_from_the_loop_index_runs_the_loop_in_python(tmp_path):
               '        x = x * PARAMS["w" + str(i)]\n    return x\n')
     namespace = standalone_module(source, all=True)
     assert float(jax.jit(namespace["f"])(3.0)) == 6.0 and float(jax.jit(namespace["g"])(3.0)) == 6.0
+
+
+# ----------------------------------------------------------------------------- methods named like str's
+class _Finder:
+    def __init__(self, threshold):
+        self.threshold = threshold
+
+    def find(self, xs):  # also the name of `str.find`
+        for i, x in enumerate(xs):
+            if x > self.threshold:
+                return i
+        return -1
+
+    def split(self, x):  # `str.split`
+        if x > self.threshold:
+            return x - self.threshold
+        return x
+
+
+def first_above(xs, t):
+    finder = _Finder(t)
+    return finder.find(xs), finder.split(xs[0]), _Finder(2.0).find(xs)
+
+
+@pytest.mark.parametrize("xs", [jnp.array([1.0, 5.0, 2.0]), jnp.array([1.0, 2.0])])
+def test_a_user_method_named_like_a_string_method_is_converted(xs, tmp_path):
+    # The hunt for objects: `finder.find(xs)` was left as a library call (`find` is a method
+    # of `str`), so its `if` on a traced value raised TracerBoolConversionError.
+    check_all_paths(first_above, xs, jnp.float32(4.0), tmp_dir=tmp_path)
