@@ -2976,3 +2976,22 @@ def test_a_promoting_loop_carrying_a_pytree_class_without_eq_ends(n):
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert_close(got, python["main"](jnp.float32(1.0), n))
+
+
+APPENDS_TO_A_HELD_LIST = '''\
+def f(x, n):
+    d = {"a": [], "b": []}
+    for i in range(n):
+        d["a"].append(x * i)
+        d["b"].append(x + i)
+    return len(d["a"]), sum(d["b"]) if d["b"] else 0.0
+'''
+
+
+def test_a_staged_loop_appending_to_a_list_a_carried_dict_holds_is_refused():
+    # The hunt for objects: `d["a"].append(v)` was not seen as a change of `d`'s structure,
+    # so the loop became a lax loop whose carry grew (JAX's "pytree structure error") and
+    # `if d["b"]` a `lax.cond` on a list.
+    result = convert_source(APPENDS_TO_A_HELD_LIST, "m.py", Options(all=True, standalone=True))
+    assert "lax" not in result.text.split("def f", 1)[1]  # left as it is
+    assert any("'d' changes length in the `for` loop" in w and "drop --standalone" in w for w in result.warnings)
