@@ -2606,3 +2606,30 @@ def test_an_item_assigned_out_of_bounds_is_numpys_index_error(tmp_path):
     check_all_paths(adds_past_the_end_of_a_row, np.zeros((2, 4)), tmp_dir=tmp_path)
     with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 4"):
         autolax.jit(assigns_past_the_end)(jnp.arange(4.0))
+# ----------------------------------------------------------------------------- methods named like str's
+class _Finder:
+    def __init__(self, threshold):
+        self.threshold = threshold
+
+    def find(self, xs):  # also the name of `str.find`
+        for i, x in enumerate(xs):
+            if x > self.threshold:
+                return i
+        return -1
+
+    def split(self, x):  # `str.split`
+        if x > self.threshold:
+            return x - self.threshold
+        return x
+
+
+def first_above(xs, t):
+    finder = _Finder(t)
+    return finder.find(xs), finder.split(xs[0]), _Finder(2.0).find(xs)
+
+
+@pytest.mark.parametrize("xs", [jnp.array([1.0, 5.0, 2.0]), jnp.array([1.0, 2.0])])
+def test_a_user_method_named_like_a_string_method_is_converted(xs, tmp_path):
+    # The hunt for objects: `finder.find(xs)` was left as a library call (`find` is a method
+    # of `str`), so its `if` on a traced value raised TracerBoolConversionError.
+    check_all_paths(first_above, xs, jnp.float32(4.0), tmp_dir=tmp_path)

@@ -2967,3 +2967,70 @@ def test_a_slice_of_a_stacked_list_is_refused():
     with pytest.raises(ConversionError, match="'out' holds the items appended in a staged loop as one stacked array"):
         convert_source(source, "m.py", Options(standalone=True, only=("f",)))
     assert float(jax.jit(standalone_module(source, only=("g",))["g"])(2.0)) == 10.0
+PYTREE_CLASS_CARRY = '''\
+import jax
+
+
+@jax.tree_util.register_pytree_node_class
+class Params:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def tree_flatten(self):
+        return (self.w, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def main(x, n):
+    p = Params(x, x * 0.0)
+    for i in range(n):
+        p = Params(p.w - 0.2 * p.w, p.b + 1.0)
+    return p.w, p.b
+'''
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_promoting_loop_carrying_a_pytree_class_without_eq_ends(n):
+    # The hunt for objects: `carry_types` compared the carry's types with `==`, which for a
+    # pytree class with no `__eq__` is identity, so the search for the types never ended.
+    import signal
+
+    namespace = standalone_module(PYTREE_CLASS_CARRY, all=True)
+    assert "promoting_fori_loop(" in convert_source(PYTREE_CLASS_CARRY, "m.py", Options(all=True, standalone=True)).text
+    python = {}
+    exec(PYTREE_CLASS_CARRY, python)  # noqa: S102 - the test's own program
+
+    def timed_out(*_):
+        raise TimeoutError("carry_types did not end")
+
+    old = signal.signal(signal.SIGALRM, timed_out)
+    signal.alarm(60)
+    try:
+        got = jax.jit(namespace["main"])(jnp.float32(1.0), n)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert_close(got, python["main"](jnp.float32(1.0), n))
+
+
+APPENDS_TO_A_HELD_LIST = '''\
+def f(x, n):
+    d = {"a": [], "b": []}
+    for i in range(n):
+        d["a"].append(x * i)
+        d["b"].append(x + i)
+    return len(d["a"]), sum(d["b"]) if d["b"] else 0.0
+'''
+
+
+def test_a_staged_loop_appending_to_a_list_a_carried_dict_holds_is_refused():
+    # The hunt for objects: `d["a"].append(v)` was not seen as a change of `d`'s structure,
+    # so the loop became a lax loop whose carry grew (JAX's "pytree structure error") and
+    # `if d["b"]` a `lax.cond` on a list.
+    result = convert_source(APPENDS_TO_A_HELD_LIST, "m.py", Options(all=True, standalone=True))
+    assert "lax" not in result.text.split("def f", 1)[1]  # left as it is
+    assert any("'d' changes length in the `for` loop" in w and "drop --standalone" in w for w in result.warnings)

@@ -34,10 +34,10 @@ from autolax.transforms import is_rebuilt, is_transform
 from autolax.transpile import syntax
 
 # Methods of arrays and builtin containers: `x.sum()`, `lst.pop()`, `d.items()` are library
-# calls. A call of another method on a local value (`model.step(x)`) may be user code.
-_LIBRARY_METHODS = frozenset().union(
-    *(dir(t) for t in (jax.Array, np.ndarray, list, dict, set, tuple, str, bytes, int, float, complex))
-)
+# calls. A call of another method on a local value (`model.step(x)`) may be user code -- also
+# one named like a method of strings or numbers only (`finder.find(xs)`, `parser.split(x)`):
+# it goes through `ops.call`, which calls a builtin's method as it is.
+_LIBRARY_METHODS = frozenset().union(*(dir(t) for t in (jax.Array, np.ndarray, list, dict, set, tuple)))
 
 
 def _literal_format(node) -> bool:
@@ -118,6 +118,8 @@ class _Transformer(syntax.NodeTransformer):
         if isinstance(func, syntax.Name):
             return True  # local function, parameter, or a global defined later
         if isinstance(func, syntax.Attribute):
+            if isinstance(func.value, (syntax.Constant, syntax.JoinedStr)):
+                return False  # `", ".join(names)`: a literal's method is a builtin's
             return self._rooted_in_self(func) or func.attr not in _LIBRARY_METHODS
         return True  # fs[i](x), make()(x), (lambda: ...)()
 

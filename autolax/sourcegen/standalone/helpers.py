@@ -107,7 +107,7 @@ def carry_types(step, init_val, *args):
     types = {jax}.eval_shape(lambda val: val, init_val)
     while True:
         joined = {jax}.tree.map(join, types, {jax}.eval_shape(step, types, *args))
-        if joined == types:
+        if {jax}.tree.leaves(joined) == {jax}.tree.leaves(types):  # (a pytree class may have no `==`)
             return types
         types = joined
 '''

@@ -381,12 +381,8 @@ def _stmt_length_change(s, name, ops, functions, appends):
             continue
         stack.extend(syntax.iter_child_nodes(node))
         if (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute)
-                and node.func.attr in _LENGTH_BY_METHOD and isinstance(node.func.value, syntax.Subscript)):
-            inner = node.func.value
-            while isinstance(inner, syntax.Subscript):
-                inner = inner.value
-            if is_name(inner):  # `rows[0].append(v)`: an item's length changes, so its structure
-                return None
+                and node.func.attr in _LENGTH_BY_METHOD and _rooted_in(node.func.value, name)):
+            return None  # `d["a"].append(v)`: a container it holds changes length (its structure)
         if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and is_name(node.func.value):
             method = node.func.attr
             if method in _KEEPS_LENGTH:
@@ -398,6 +394,16 @@ def _stmt_length_change(s, name, ops, functions, appends):
                 return None
             total += d
     return total
+
+
+def _rooted_in(node, name) -> bool:
+    """Is ``node`` an item or attribute of the variable ``name`` (``name[k]``, ``name.a[i]``),
+    not ``name`` itself?"""
+    if not isinstance(node, (syntax.Subscript, syntax.Attribute)):
+        return False
+    while isinstance(node, (syntax.Subscript, syntax.Attribute)):
+        node = node.value
+    return isinstance(node, syntax.Name) and node.id == name
 
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
