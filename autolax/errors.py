@@ -598,6 +598,15 @@ MESSAGES = {
         "that take that path).",
         "#semantics",
     ),
+    "traced-print-text": Message(
+        StagedEffectError,
+        "`print` at {where} is given text made from a traced value while autolax traced it (`{shown}`): "
+        "Python prints the number there.\n    {source}",
+        "give `print` the value itself or an f-string (`print(\"n =\", n)`, `print(f\"n = {{n}}\")`, "
+        "`print(\"n = {{}}\".format(n))`): autolax formats those when the program runs. `str(n)`, `\"%d\" % n` "
+        "and `\"n = \" + str(n)` are evaluated while tracing.",
+        "#semantics",
+    ),
     "raise-in-with": Message(
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `with` block, whose context manager may "

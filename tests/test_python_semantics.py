@@ -2562,6 +2562,35 @@ def test_str_format_of_a_carried_number_in_print_shows_its_value(tmp_path):
     check_all_paths(prints_a_formatted_count, 1.0, tmp_dir=tmp_path)
 
 
+def prints_a_count_made_into_text(x):
+    n = 0
+    for i in range(3):
+        if x > i:
+            n += 1
+    print("n = " + str(n))
+    return n
+
+
+def test_print_of_text_made_from_a_traced_value_is_refused_not_printed_as_a_tracer():
+    """`print("n = " + str(n))` of a number a staged loop carries: the text is made while
+    autolax traces, so it would print `n = JitTracer(int32[])` where Python prints `n = 2`.
+    autolax refuses it and says how to write it (an f-string or the value itself)."""
+    expected = (
+        "`print` at {where} is given text made from a traced value while autolax traced it "
+        "(`n = JitTracer(int32[])`): Python prints the number there.\n"
+        '    print("n = " + str(n))\n'
+        'Fix: give `print` the value itself or an f-string (`print("n =", n)`, `print(f"n = {{n}}")`, '
+        '`print("n = {{}}".format(n))`): autolax formats those when the program runs. `str(n)`, `"%d" % n` and '
+        '`"n = " + str(n)` are evaluated while tracing.')
+    line = prints_a_count_made_into_text.__code__.co_firstlineno + 5
+    where = f"{__file__}:{line}"
+    for run in (autolax.jit(prints_a_count_made_into_text), jax.jit(autolax.convert(prints_a_count_made_into_text))):
+        with pytest.raises(autolax.StagedEffectError) as info:
+            run(2.0)
+        assert str(info.value) == expected.format(where=where)
+    assert autolax.convert(prints_a_count_made_into_text)(2.0) == 2  # no trace: Python prints the number
+
+
 def repeats_a_list(x):
     xs = [x]
     for _ in range(2):

@@ -7,6 +7,7 @@ import builtins
 import contextlib
 import contextvars
 import functools
+import linecache
 import operator
 import sys
 import types
@@ -16,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autolax import compat, errors, plan, transforms
+from autolax import compat, errors, plan, sites, transforms
 from autolax.libraries import is_bound_method, is_library_callable
 from autolax.ops import checks, report
 from autolax.ops.lists import key_order, restore_order
@@ -267,6 +268,7 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - rep
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
     leaves, treedef = jax.tree_util.tree_flatten(args)
+    _refuse_tracer_text(leaves)
     order = key_order(args)  # the flattening sorts dict keys; print shows insertion order
     dynamic = [i for i, x in enumerate(leaves) if isinstance(x, (jax.Array, compat.Tracer))]
 
@@ -279,6 +281,18 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - rep
         builtins.print(*restore_order(jax.tree_util.tree_unflatten(treedef, out), order), sep=sep, end=end, file=file or sys.stdout, flush=flush)
 
     jax.debug.callback(show, checks.failed_so_far(), *[leaves[i] for i in dynamic], ordered=True)
+
+
+def _refuse_tracer_text(leaves):
+    """A staged ``print`` given a string that shows a tracer (``"n = " + str(n)`` of a traced
+    ``n``, made while autolax traced it) would print that text where Python prints the
+    number: autolax's ``traced-print-text`` error instead."""
+    for leaf in leaves:
+        if isinstance(leaf, str) and checks.shows_tracer(leaf):
+            frame = sys._getframe(2)
+            where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
+            raise errors.make("traced-print-text", where=where, shown=leaf,
+                              source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
 
 
 @report.user_facing

@@ -421,6 +421,11 @@ def _refuse_in_try(statement: str, depth: int, message: str = "raise-in-try"):
 _TRACER_TEXT = re.compile(r"\b\w*Tracer\(|\bTraced<")
 
 
+def shows_tracer(text: str) -> bool:
+    """Does ``text`` show a tracer (made from a traced value while tracing)?"""
+    return _TRACER_TEXT.search(text) is not None
+
+
 def traced_message(statement: str, error, depth: int):
     """``error``, or -- where its arguments hold a traced value or text made from one
     (``raise ValueError(f"bad {x}")`` under a traced condition) -- autolax's
