@@ -162,7 +162,8 @@ class StagedEffectError(AutolaxError):
     tracing, instead of when the program runs.
 
     Raised for: appending to (or otherwise mutating) a global or a container that the
-    statement does not carry, inside a staged loop or ``if``; a ``raise`` under a traced
+    statement does not carry, inside a staged loop or ``if``; output other than ``print``
+    there (``logging``, ``warnings.warn``, ``sys.stdout.write``); a ``raise`` under a traced
     condition inside a ``try`` that could catch it (the handler would have to run depending
     on data); under plain ``jax.jit``, an error of the user's code that stops tracing after
     a check was staged (a ``raise`` under a traced condition, then ``items[-1]`` of an empty
@@ -450,6 +451,16 @@ MESSAGES = {
         "    {source}",
         "change it in the statement itself ({example}: autolax carries it), or have "
         "the function return the new value and assign it (`{name} = f({name}, v)`).",
+        "#the-rules-semantics",
+    ),
+    "host-output": Message(
+        StagedEffectError,
+        "{call} writes output at {where} inside {stmt}, which is staged (its condition or carried values are "
+        "traced): it would run once, while autolax traces the body -- also for a branch the program never "
+        "takes, and with tracers for traced values -- not each time the statement runs.\n    {source}",
+        "use print(...), which autolax stages, or jax.debug.callback(...) "
+        "(`jax.debug.callback(lambda v: LOG.warning(\"step %d\", v), i)`), which runs the call when the "
+        "program runs; or write the output outside the staged statement.",
         "#the-rules-semantics",
     ),
     "traced-value": Message(

@@ -7,11 +7,13 @@ Shared by the front end (a call whose callee is known at conversion time) and th
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import site
 import sys
 import sysconfig
 import types
+import warnings
 
 # Packages whose functions are never converted wherever they are installed: a development
 # (editable) install of one of them lives outside site-packages. Everything else is decided
@@ -121,3 +123,41 @@ def is_bound_method(value) -> bool:
     ``model.method`` (a pytree holding ``__func__`` and ``__self__``)."""
     return (not isinstance(value, types.MethodType) and isinstance(getattr(value, "__func__", None), types.FunctionType)
             and hasattr(value, "__self__"))
+
+
+# Output that is not `print`: logging's module functions and logger methods, `warnings.warn`,
+# and writes to `sys.stdout` / `sys.stderr`. Run while a body is staged, such a call would
+# happen once, while tracing (also for a branch never taken), not when the program runs.
+_LOGGING_FUNCTIONS = {id(getattr(logging, name)): f"logging.{name}" for name in (
+    "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log") if hasattr(logging, name)}
+_WARNING_FUNCTIONS = {id(warnings.warn): "warnings.warn", id(warnings.warn_explicit): "warnings.warn_explicit"}
+_LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+_STREAM_METHODS = frozenset({"write", "writelines"})
+
+
+# The same by dotted path, for ``autolax convert`` (which imports nothing: it knows library
+# callees by the path the file imports them under).
+HOST_OUTPUT_PATHS = frozenset(
+    [*_LOGGING_FUNCTIONS.values(), *_WARNING_FUNCTIONS.values()]
+    + [f"sys.{stream}.{method}" for stream in ("stdout", "stderr") for method in _STREAM_METHODS]
+)
+
+
+def host_output(f) -> str | None:
+    """How to name ``f`` if calling it writes output that autolax does not stage (``print``
+    is staged): ``logging.warning``, a ``logging.Logger`` (or ``LoggerAdapter``) method
+    ``warning`` / ``info`` / ..., ``warnings.warn``, ``sys.stdout.write`` (the stream
+    ``sys.stdout`` / ``sys.stderr`` is when called); None for any other callable."""
+    name = _LOGGING_FUNCTIONS.get(id(f)) or _WARNING_FUNCTIONS.get(id(f))
+    if name is not None:
+        return name
+    if not isinstance(f, types.MethodType) and not isinstance(f, types.BuiltinMethodType):
+        return None
+    owner, method = getattr(f, "__self__", None), getattr(f, "__name__", None)
+    if isinstance(owner, (logging.Logger, logging.LoggerAdapter)) and method in _LOGGER_METHODS:
+        return f"the `{method}` method of {type(owner).__name__} {getattr(owner, 'name', '')!r}"
+    if method in _STREAM_METHODS and owner is not None:
+        for stream in ("stdout", "stderr"):
+            if owner is getattr(sys, stream, None):
+                return f"sys.{stream}.{method}"
+    return None

@@ -373,3 +373,206 @@ def test_finally_changing_what_a_return_computed_is_refused():
     assert f"{HERE}:{line_of(returns_then_changes_in_finally, 6)}" in msg
     assert "this `finally` changes an object in place after a `return` in its `try` computed the returned value" in msg
     assert "Fix: make the change before the `return`, or return a new value after the `try` statement" in msg
+
+
+# Output other than `print` in a staged body (README, Known limitations): logging, warnings.warn
+# and writes to sys.stdout run once while autolax traces the body -- also for a branch never
+# taken -- so inside a staged loop body or branch they are refused; elsewhere they run as in Python.
+
+import contextlib  # noqa: E402
+import io  # noqa: E402
+import logging  # noqa: E402
+import sys  # noqa: E402
+
+HOST_LOG = logging.getLogger("autolax.tests.host_output")
+
+
+def _logger_method(msg):
+    HOST_LOG.warning(msg)
+
+
+def _logging_function(msg):
+    logging.warning(msg)
+
+
+def _warnings_warn(msg):
+    warnings.warn(msg)
+
+
+def _stdout_write(msg):
+    sys.stdout.write(msg + "\n")
+
+
+def loop_logger(x, n):
+    for i in range(n):
+        HOST_LOG.warning("step")
+        x = x + 1.0
+    return x
+
+
+def loop_logging(x, n):
+    for i in range(n):
+        logging.warning("step")
+        x = x + 1.0
+    return x
+
+
+def loop_warn(x, n):
+    for i in range(n):
+        warnings.warn("step")
+        x = x + 1.0
+    return x
+
+
+def loop_stdout(x, n):
+    for i in range(n):
+        sys.stdout.write("step\n")
+        x = x + 1.0
+    return x
+
+
+def branch_logger(x, n):
+    if x > 0:
+        HOST_LOG.warning("positive")
+    return x + 1.0
+
+
+def branch_logging(x, n):
+    if x > 0:
+        logging.warning("positive")
+    return x + 1.0
+
+
+def branch_warn(x, n):
+    if x > 0:
+        warnings.warn("positive")
+    return x + 1.0
+
+
+def branch_stdout(x, n):
+    if x > 0:
+        sys.stdout.write("positive\n")
+    return x + 1.0
+
+
+_HOST_CALLS = {
+    "logger": "the `warning` method of Logger 'autolax.tests.host_output'",
+    "logging": "logging.warning",
+    "warn": "warnings.warn",
+    "stdout": "sys.stdout.write",
+}
+_STAGED_HOST = [(fn, name) for fn, name in zip(
+    (loop_logger, loop_logging, loop_warn, loop_stdout, branch_logger, branch_logging, branch_warn, branch_stdout),
+    list(_HOST_CALLS) * 2)]
+
+
+@contextlib.contextmanager
+def _host_output():
+    """Everything the host calls above write: log records (HOST_LOG's and the root logger's),
+    warnings and stdout, as one list of lines."""
+    lines = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            lines.append(f"log {record.name} {record.levelname} {record.getMessage()}")
+
+    handler = Collect()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    out = io.StringIO()
+    try:
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+            warnings.simplefilter("always")
+            warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+            yield lines
+    finally:
+        root.removeHandler(handler)
+    lines += [f"warning {w.category.__name__} {w.message}" for w in caught]
+    lines += [f"stdout {line}" for line in out.getvalue().splitlines()]
+
+
+@pytest.mark.parametrize("path", ["autolax.jit", "jax.jit(convert)", "cli default"])
+@pytest.mark.parametrize(("fn", "kind"), _STAGED_HOST, ids=[fn.__name__ for fn, _ in _STAGED_HOST])
+def test_host_output_in_a_staged_body_is_refused(fn, kind, path, tmp_path):
+    # A traced trip count (the loop) or condition (the `if`, never taken for x = -1.0): Python
+    # writes nothing for x = -1.0 and n = 0; autolax would have written once, while tracing.
+    from paths import cli_function
+
+    run = {"autolax.jit": lambda: autolax.jit(fn), "jax.jit(convert)": lambda: jax.jit(autolax.convert(fn)),
+           "cli default": lambda: jax.jit(cli_function(fn, tmp_path))}[path]()
+    with _host_output() as written, pytest.raises(autolax.StagedEffectError) as info:
+        run(jnp.float32(-1.0), jnp.int32(0))
+    assert written == []
+    msg = str(info.value)
+    statement = "`for` loop" if fn.__name__.startswith("loop") else "`if`"
+    if path == "cli default":  # the converted file's lines
+        assert f"{_HOST_CALLS[kind]} writes output at " in msg and f"inside the {statement} at " in msg
+    else:
+        assert f"{_HOST_CALLS[kind]} writes output at {HERE}:{line_of(fn, 2)} inside the {statement} at {HERE}:" \
+            f"{line_of(fn, 1)}, which is staged" in msg
+    assert "it would run once, while autolax traces the body" in msg
+    assert "Fix: use print(...), which autolax stages, or jax.debug.callback(...)" in msg
+
+
+def top_level_host(x):
+    HOST_LOG.warning("start")
+    logging.warning("root start")
+    warnings.warn("careful")
+    sys.stdout.write("written\n")
+    sys.stderr.write("")
+    return x * 2.0
+
+
+def python_loop_host(x):
+    for name in ["a", "b"]:
+        HOST_LOG.warning("name %s", name)
+        logging.warning("root %s", name)
+        warnings.warn(f"warn {name}")
+        sys.stdout.write(f"out {name}\n")
+        x = x + 1.0
+    return x
+
+
+def static_range_host(x):
+    for i in range(3):  # staging refused (host output): runs as a Python loop instead
+        sys.stdout.write("step\n")
+        HOST_LOG.warning("step")
+        x = x * 2.0
+    return x
+
+
+def calls_a_logging_helper(x):
+    for name in ["a", "b"]:
+        _logger_method(name)
+        _logging_function(name)
+        _warnings_warn(name)
+        _stdout_write(name)
+    return x + 1.0
+
+
+@pytest.mark.parametrize("fn", [top_level_host, python_loop_host, static_range_host, calls_a_logging_helper])
+@pytest.mark.parametrize("path", ["autolax.jit", "jax.jit(convert)", "convert eagerly", "cli default"])
+def test_host_output_outside_staged_bodies_runs_as_python(fn, path, tmp_path):
+    from paths import cli_function
+
+    with _host_output() as expected:
+        want = fn(1.0)
+    assert expected  # the calls wrote something
+    run = {"autolax.jit": lambda: autolax.jit(fn), "jax.jit(convert)": lambda: jax.jit(autolax.convert(fn)),
+           "convert eagerly": lambda: autolax.convert(fn),
+           "cli default": lambda: jax.jit(cli_function(fn, tmp_path))}[path]()
+    with _host_output() as written:
+        got = run(jnp.float32(1.0))
+    assert float(got) == want
+    assert written == expected
+
+
+def test_host_output_through_a_called_function_in_a_staged_branch_is_refused():
+    def f(x):
+        if x > 0:
+            _logging_function("positive")
+        return x
+
+    with pytest.raises(autolax.StagedEffectError) as info:
+        autolax.jit(f)(-1.0)
+    assert f"logging.warning writes output at {HERE}:{line_of(_logging_function, 1)}" in str(info.value)

@@ -10,7 +10,7 @@ import os as _os
 
 from autolax import compat as _compat
 from autolax.errors import AutolaxError
-from autolax.ops.calls import all, any, call, fstring, max, min, print  # noqa: A004
+from autolax.ops.calls import all, any, call, fstring, host_call, max, min, print  # noqa: A004
 from autolax.ops.checks import FinallyRaises, MaySuppress, asserting, catching, caught, in_flight, raising, runtime_checks
 from autolax.ops.control import cond, if_else
 from autolax.ops.data import (  # noqa: A004
@@ -57,6 +57,7 @@ __all__ = [
     "for_iter",
     "for_range",
     "fstring",
+    "host_call",
     "if_else",
     "index",
     "is_in",

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autolax import compat, errors, plan, sites, transforms
-from autolax.libraries import is_bound_method, is_library_callable
+from autolax.libraries import host_output, is_bound_method, is_library_callable
 from autolax.ops import checks, report
 from autolax.ops.lists import key_order, restore_order
 from autolax.ops.state import Undefined, any_tracer, is_tracer
@@ -119,6 +119,8 @@ def call(f, *args, **kwargs):
     __tracebackhide__ = True
     if isinstance(f, Undefined):
         f()
+    if report.in_staged_body():
+        _check_host_output(f)
     if not report.converts_calls():
         return f(*args, **kwargs)
     token = _calling.set(True)
@@ -141,6 +143,38 @@ def call(f, *args, **kwargs):
                 raise
     finally:
         _calling.reset(token)
+
+
+def _check_host_output(f) -> None:
+    """Inside a staged body: ``StagedEffectError`` for a call of ``f`` that writes output
+    autolax does not stage (``host_output``), naming the call, the user's line and the
+    statement being staged. A loop whose bounds are static runs in Python instead."""
+    name = host_output(f)
+    if name is None:
+        return
+    site = getattr(report.current_staging(), "site", None)
+    where, line = report.user_line(sys._getframe(1))
+    error = errors.make(
+        "host-output", call=name, where=where,
+        stmt=site.what if site is not None else "a staged branch or loop body", source=line,
+    )
+    if site is not None and getattr(site, "kind", None) in ("for", "while"):
+        raise plan.Unstageable(error)  # a loop with static bounds runs in Python instead
+    raise error
+
+
+@report.user_facing
+def host_call(f, *args, **kwargs):
+    """``ops.host_call(logging.warning, ...)`` for ``logging.warning(...)``: a call of a
+    library function that writes output autolax does not stage (``host_output``). Inside a
+    staged branch or loop body it is ``StagedEffectError``; elsewhere it runs as written.
+
+    Equivalent Python: ``f(*args, **kwargs)``.
+    """
+    __tracebackhide__ = True
+    if report.in_staged_body():
+        _check_host_output(f)
+    return f(*args, **kwargs)
 
 
 @contextlib.contextmanager

@@ -5,6 +5,11 @@
     print('x =', x)        ->   ops.print('x =', x)
     min(a, b)              ->   ops.min(a, b)       (also max, any, all; not with --standalone)
     super().f(x)           ->   super(__class__, self).f(x)
+    logging.warning(m)     ->   ops.host_call(logging.warning, m)   (not with --standalone)
+
+``ops.host_call`` (and ``ops.call``) refuse output other than ``print`` -- logging,
+``warnings.warn``, ``sys.stdout.write`` -- inside a staged body, where it would run once,
+while tracing (``libraries.host_output``); elsewhere the call runs as written.
 
 A call is left as it is when its callee is known at conversion time to be library code: a
 builtin, or a name or module attribute that resolves to a function, class or module of JAX,
@@ -29,7 +34,7 @@ import jax
 import numpy as np
 
 from autolax.analysis.activity import local_names
-from autolax.libraries import is_library_callable
+from autolax.libraries import HOST_OUTPUT_PATHS, host_output, is_library_callable
 from autolax.transforms import is_rebuilt, is_transform
 from autolax.transpile import syntax
 
@@ -181,6 +186,11 @@ class _Transformer(syntax.NodeTransformer):
             node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
             return node
         value = self._static_value(func)
+        if value is not self.ctx.MISSING and not self.ctx.standalone and _host_output(value):
+            # `logging.warning(...)`, `warnings.warn(...)`: library code, but output that a
+            # staged body must not write while traced (ops.host_call refuses it there)
+            new = syntax.Call(func=syntax.dotted(f"{ops}.host_call"), args=[func] + node.args, keywords=node.keywords)
+            return syntax.copy_location(new, node)
         if value is not self.ctx.MISSING and is_transform(value):
             if all(isinstance(a, (syntax.Lambda, syntax.Constant)) for a in _arguments(node)):
                 return node  # nothing to convert: a lambda here is converted with this function
@@ -190,6 +200,15 @@ class _Transformer(syntax.NodeTransformer):
             func=syntax.dotted(f"{ops}.call"), args=[func] + node.args, keywords=node.keywords
         )
         return syntax.copy_location(new, node)
+
+
+def _host_output(value) -> bool:
+    """Is ``value`` a library callable that writes output autolax does not stage
+    (``libraries.host_output``): the function itself, or, for ``autolax convert``, the
+    stand-in for its dotted path (a module object named ``logging.warning``)?"""
+    if isinstance(value, types.ModuleType):
+        return getattr(value, "__name__", None) in HOST_OUTPUT_PATHS
+    return host_output(value) is not None
 
 
 def _arguments(call):
