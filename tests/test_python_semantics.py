@@ -2715,6 +2715,31 @@ def iterator_for_over_the_rest(x):
     return t
 
 
+class _Counting:
+    def __init__(self):
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.i += 1
+        if self.i > 3:
+            raise StopIteration
+        return float(self.i)
+
+
+def iterator_of_a_class(x):
+    it = _Counting()
+    t = x
+    while True:
+        v = next(it, None)
+        if v is None:
+            break
+        t = t * v
+    return t
+
+
 def iterator_passed_in(x, it):
     t = x
     while True:
@@ -2732,7 +2757,8 @@ def iterator_made_by_the_caller(x):
 @pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")  # runs as a Python loop, correctly
 @pytest.mark.parametrize("fn", [iterator_next_default, iterator_next_stop_iteration, iterator_next_in_the_test,
                                 iterator_next_in_a_for, iterator_next_of_a_zip, iterator_next_of_a_map,
-                                iterator_next_runs_out, iterator_for_over_the_rest, iterator_made_by_the_caller])
+                                iterator_next_runs_out, iterator_for_over_the_rest, iterator_made_by_the_caller,
+                                iterator_of_a_class])
 def test_next_of_an_iterator_in_a_loop_is_pythons(fn, tmp_path):
     check_all_paths(fn, np.float32(2.0), tmp_dir=tmp_path)
 

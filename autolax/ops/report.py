@@ -284,8 +284,14 @@ def _iterator_state(value, depth: int = 0):
         locals_ = frame.f_locals
         return ("gen", frame.f_lasti, tuple((k, v, _iterator_state(v, depth + 1)) for k, v in locals_.items()))
     kind = type(value)
-    if kind.__module__ not in ("builtins", "itertools") or not hasattr(kind, "__next__"):
+    if not hasattr(kind, "__next__") or isinstance(value, type):
         return None
+    fields = getattr(value, "__dict__", None)
+    if kind.__module__ not in ("builtins", "itertools"):
+        # an iterator class of the program's own: where it stands is in its attributes
+        if not isinstance(fields, dict):
+            return None
+        return ("fields", tuple((k, v, _iterator_state(v, depth + 1)) for k, v in fields.items()))
     try:
         reduced = value.__reduce__()
     except Exception:
@@ -305,6 +311,13 @@ def _same(a, b) -> bool:
 def _put_back(obj, state) -> None:
     """Moves an iterator back to ``state`` where it can (builtin iterators with
     ``__setstate__``, and those of a ``zip`` or ``map``); a generator cannot go back."""
+    if state is not None and state[0] == "fields":
+        obj.__dict__.clear()
+        obj.__dict__.update({k: v for k, v, _ in state[1]})
+        for _, v, inner in state[1]:
+            if inner is not None:
+                _put_back(v, inner)
+        return
     if state is None or state[0] != "reduce":
         return
     for arg, inner in state[2]:
