@@ -463,6 +463,15 @@ MESSAGES = {
         "program runs; or write the output outside the staged statement.",
         "#the-rules-semantics",
     ),
+    "iterator-effect": Message(
+        StagedEffectError,
+        "the {kind} '{name}' is advanced (`next`) inside {stmt}, which is staged (its condition or "
+        "carried values are traced): it would advance while tracing, not each time the statement runs.\n"
+        "    {source}",
+        "take its items before the statement (`items = list({name})`) and loop over them (`for v in items:`), "
+        "or index them with a counter.",
+        "#the-rules-semantics",
+    ),
     "traced-value": Message(
         TracedValueError,
         "{stmt} is staged ({why}), but {reason}: JAX has no concrete value to give Python there.\n"

@@ -2662,3 +2662,204 @@ def test_a_user_method_named_like_a_string_method_is_converted(xs, tmp_path):
     # The hunt for objects: `finder.find(xs)` was left as a library call (`find` is a method
     # of `str`), so its `if` on a traced value raised TracerBoolConversionError.
     check_all_paths(first_above, xs, jnp.float32(4.0), tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- next() of an iterator
+# A staged loop's body was traced once, so `next(it)` advanced the iterator only while
+# tracing: autolax.jit returned 2.0 for `iterator_next_default(2.0)` (Python: 12.0). A body
+# (or test) that advances an iterator it does not own now puts it back and runs the loop as
+# Python when its trip count is Python's; else autolax refuses (StagedEffectError).
+def iterator_next_default(x):
+    it = iter([1.0, 2.0, 3.0])
+    t = x
+    while True:
+        v = next(it, None)
+        if v is None:
+            break
+        t = t * v
+    return t
+
+
+def iterator_next_stop_iteration(x):
+    it = iter([1.0, 2.0, 3.0])
+    t = x
+    while True:
+        try:
+            v = next(it)
+        except StopIteration:
+            break
+        t = t * v
+    return t
+
+
+def iterator_next_in_the_test(x):
+    it = iter([1.0, 2.0, 3.0])
+    t = x
+    while (v := next(it, None)) is not None:
+        t = t * v
+    return t
+
+
+def iterator_next_in_a_for(x):
+    it = iter([1.0, 2.0, 3.0])
+    t = x
+    for _ in range(2):
+        t = t + next(it)
+    return t
+
+
+def iterator_next_of_a_zip(x):
+    it = zip([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    t = x
+    while True:
+        p = next(it, None)
+        if p is None:
+            break
+        t = t * p[0] + p[1]
+    return t
+
+
+def iterator_next_of_a_map(x):
+    it = map(float, [1, 2, 3])
+    t = x
+    for _ in range(3):
+        t = t * next(it)
+    return t
+
+
+def iterator_next_runs_out(x):
+    it = iter([1.0, 2.0])
+    t = x
+    for _ in range(3):
+        t = t + next(it)
+    return t
+
+
+def iterator_for_over_the_rest(x):
+    it = iter([1.0, 2.0, 3.0])
+    next(it)
+    t = x
+    for v in it:
+        t = t * v
+    return t
+
+
+class _Counting:
+    def __init__(self):
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.i += 1
+        if self.i > 3:
+            raise StopIteration
+        return float(self.i)
+
+
+def iterator_of_a_class(x):
+    it = _Counting()
+    t = x
+    while True:
+        v = next(it, None)
+        if v is None:
+            break
+        t = t * v
+    return t
+
+
+def iterator_passed_in(x, it):
+    t = x
+    while True:
+        v = next(it, None)
+        if v is None:
+            break
+        t = t * v
+    return t
+
+
+def iterator_made_by_the_caller(x):
+    return iterator_passed_in(x, iter([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")  # runs as a Python loop, correctly
+@pytest.mark.parametrize("fn", [iterator_next_default, iterator_next_stop_iteration, iterator_next_in_the_test,
+                                iterator_next_in_a_for, iterator_next_of_a_zip, iterator_next_of_a_map,
+                                iterator_next_runs_out, iterator_for_over_the_rest, iterator_made_by_the_caller,
+                                iterator_of_a_class])
+def test_next_of_an_iterator_in_a_loop_is_pythons(fn, tmp_path):
+    check_all_paths(fn, np.float32(2.0), tmp_dir=tmp_path)
+
+
+def test_next_of_an_iterator_in_a_loop_runs_it_as_python():
+    with pytest.warns(autolax.UnrolledLoopWarning, match="list_iterator 'it' is advanced"):
+        assert autolax.jit(iterator_next_default)(np.float32(2.0)) == 12.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", autolax.UnrolledLoopWarning)
+        assert autolax.convert(iterator_passed_in)(np.float32(2.0), iter([1.0, 2.0, 3.0])) == 12.0
+
+
+def iterator_next_traced_trip_count(x):
+    it = iter([1.0, 2.0, 3.0, 4.0, 5.0])
+    t = x
+    while t < 10.0:
+        t = t + next(it)
+    return t
+
+
+def iterator_next_under_a_traced_if(x):
+    it = iter([1.0, 2.0])
+    t = x
+    if x > 0:
+        t = t + next(it)
+    return t + next(it)
+
+
+@autolax.do_not_convert
+def _three():
+    yield 1.0
+    yield 2.0
+    yield 3.0
+
+
+def iterator_next_of_a_generator(x):
+    it = _three()
+    t = x
+    for _ in range(2):
+        t = t + next(it)
+    return t
+
+
+def iterator_next_of_an_array(x):
+    it = iter(jnp.array([1.0, 2.0, 3.0]))
+    t = x
+    for _ in range(2):
+        t = t + next(it)
+    return t
+
+
+def iterator_next_of_an_enumerate(x):
+    it = enumerate([1.0, 2.0, 3.0])
+    t = x
+    while True:
+        p = next(it, None)
+        if p is None:
+            break
+        t = t * p[1] + p[0]
+    return t
+
+
+@pytest.mark.parametrize("fn, kind, stmt", [
+    (iterator_next_traced_trip_count, "list_iterator", "`while` loop"),  # its trip count is traced
+    (iterator_next_under_a_traced_if, "list_iterator", "`if`"),
+    (iterator_next_of_a_generator, "generator", "`for` loop"),  # a generator cannot be put back
+    (iterator_next_of_an_array, "generator", "`for` loop"),
+    (iterator_next_of_an_enumerate, "enumerate", "`while` loop"),  # nor an enumerate's count
+])
+def test_next_of_an_iterator_that_cannot_run_as_python_is_refused(fn, kind, stmt, tmp_path):
+    check_all_paths(fn, np.float32(2.0), tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match=rf"the {kind} 'it' is advanced \(`next`\) inside the {stmt} "
+                       rf"at .*test_python_semantics.py:\d+, which is staged(.|\n)*Fix: take its items before the "
+                       rf"statement \(`items = list\(it\)`\)"):
+        autolax.jit(fn)(np.float32(2.0))

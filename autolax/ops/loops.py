@@ -22,6 +22,7 @@ traced ``range`` bounds           ``lax.fori_loop``; with ``break``: ``lax.while
 from __future__ import annotations
 
 import builtins
+import collections.abc
 import dataclasses
 import functools
 import math
@@ -306,7 +307,8 @@ def _closure_traced(*fns) -> bool:
                 continue
             if isinstance(value, types.FunctionType):
                 stack.append(value)
-            elif not isinstance(value, (types.ModuleType, type)) and any_tracer(value):
+            elif not isinstance(value, (types.ModuleType, type, collections.abc.Iterator)) and any_tracer(value):
+                # (an iterator is no pytree: JAX warns it is taken as a leaf, which holds no tracer)
                 return True
     return False
 

@@ -18,6 +18,7 @@ import functools
 import linecache
 import os
 import sys
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -234,12 +235,20 @@ def outside_containers(fn) -> list:
         except ValueError:  # an empty cell
             continue
     module = getattr(fn, "__globals__", {})
-    outside += [(name, module[name]) for name in code.co_names if type(module.get(name)) in (list, dict, set)]
+    outside += [(name, module[name]) for name in code.co_names
+                if type(module.get(name)) in (list, dict, set) or _iterator_state(module.get(name)) is not None]
     for name, value in outside:
         stack = [(value, True)]
         while stack and budget > 0:
             value, direct = stack.pop()
             kind = type(value)
+            state = _iterator_state(value) if kind not in (tuple, list, dict, set) else None
+            if state is not None:
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    budget -= 1
+                    out.append((name, direct, value, _Position(state)))
+                continue
             if kind is tuple:
                 stack.extend((v, False) for v in value)
                 continue
@@ -253,7 +262,77 @@ def outside_containers(fn) -> list:
     return out
 
 
+class _Position:
+    """Where an iterator a staged body may advance (``next(it)``) stands (``_iterator_state``)."""
+
+    def __init__(self, state):
+        self.state = state
+
+
+def _iterator_state(value, depth: int = 0):
+    """A snapshot of where a builtin iterator or a generator stands, to tell (``_same``)
+    whether something advanced it; None for other objects (and iterators it cannot read).
+    Builtin iterators give it through ``__reduce__`` (a list iterator: its index; a ``zip``
+    or ``map``: its iterators'); a generator through its frame (the instruction and the
+    objects its variables hold, which a ``yield`` in a loop changes)."""
+    if depth > 8:
+        return None
+    if isinstance(value, types.GeneratorType):
+        frame = value.gi_frame
+        if frame is None:
+            return ("done",)
+        locals_ = frame.f_locals
+        return ("gen", frame.f_lasti, tuple((k, v, _iterator_state(v, depth + 1)) for k, v in locals_.items()))
+    kind = type(value)
+    if not hasattr(kind, "__next__") or isinstance(value, type):
+        return None
+    fields = getattr(value, "__dict__", None)
+    if kind.__module__ not in ("builtins", "itertools"):
+        # an iterator class of the program's own: where it stands is in its attributes
+        if not isinstance(fields, dict):
+            return None
+        return ("fields", tuple((k, v, _iterator_state(v, depth + 1)) for k, v in fields.items()))
+    try:
+        reduced = value.__reduce__()
+    except Exception:
+        return None
+    if not isinstance(reduced, tuple) or len(reduced) < 2 or not isinstance(reduced[1], tuple):
+        return None
+    return ("reduce", reduced[0], tuple((a, _iterator_state(a, depth + 1)) for a in reduced[1]),
+            reduced[2] if len(reduced) > 2 else None)
+
+
+def _same(a, b) -> bool:
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a is b or (type(a) is type(b) and type(a) in (int, str) and a == b)
+
+
+def _put_back(obj, state) -> None:
+    """Moves an iterator back to ``state`` where it can (builtin iterators with
+    ``__setstate__``, and those of a ``zip`` or ``map``); a generator cannot go back."""
+    if state is not None and state[0] == "fields":
+        obj.__dict__.clear()
+        obj.__dict__.update({k: v for k, v, _ in state[1]})
+        for _, v, inner in state[1]:
+            if inner is not None:
+                _put_back(v, inner)
+        return
+    if state is None or state[0] != "reduce":
+        return
+    for arg, inner in state[2]:
+        if inner is not None:
+            _put_back(arg, inner)
+    if state[3] is not None and hasattr(obj, "__setstate__"):
+        try:
+            obj.__setstate__(state[3])
+        except Exception:
+            pass
+
+
 def _items_changed(obj, items) -> bool:
+    if isinstance(items, _Position):
+        return not _same(_iterator_state(obj), items.state)
     now = list(obj.items()) if type(obj) is dict else list(obj)
     if len(now) != len(items):
         return True
@@ -263,7 +342,9 @@ def _items_changed(obj, items) -> bool:
 
 
 def _restore(obj, items) -> None:
-    if type(obj) is list:
+    if isinstance(items, _Position):
+        _put_back(obj, items.state)
+    elif type(obj) is list:
         obj[:] = items
     else:
         obj.clear()
@@ -278,7 +359,17 @@ def check_unchanged(watched, site, failed: bool = False) -> None:
     for _, _, obj, items in changed:
         _restore(obj, items)
     if changed and not failed:
-        name, direct, obj, _ = changed[0]
+        stuck = [c for c in changed if _items_changed(c[2], c[3])]  # iterators that cannot go back
+        name, direct, obj, items = (stuck or changed)[0]
+        if isinstance(items, _Position):
+            error = errors.make(
+                "iterator-effect", name=name, kind=type(obj).__name__,
+                stmt=site.what if site is not None else "a staged branch or loop body",
+                source=site.source if site is not None else "",
+            )
+            if not stuck and site is not None and site.kind in ("for", "while"):
+                raise plan.Unstageable(error)  # a loop with static bounds runs in Python instead
+            raise error
         target = f"'{name}', {_describe(obj)}," if direct else f"{_describe(obj)} inside '{name}'"
         error = errors.make(
             "call-effect", target=target, name=name, example=errors.CHANGED_HERE[type(obj).__name__].format(name=name),
