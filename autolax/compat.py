@@ -96,6 +96,15 @@ def jaxprs_in_params(params):
     return found
 
 
+def scan_counts(params) -> tuple[int, int]:
+    """``(num_consts, num_carry)`` of a ``scan`` equation's params: named so up to JAX 0.10;
+    from 0.11 the operands' grouping is a flat tree, ``ft_in`` = (consts, carry, xs)."""
+    if "num_consts" in params:
+        return params["num_consts"], params["num_carry"]
+    consts, carry, _ = params["ft_in"].unpack()
+    return len(consts), len(carry)
+
+
 def bind_equation(eqn, invals):
     """Applies one equation of a jaxpr to ``invals`` (what ``jax.core.eval_jaxpr`` does for
     each equation). ``Primitive.get_bind_params`` returned ``(subfuns, params)`` before JAX

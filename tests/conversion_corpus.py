@@ -10,6 +10,12 @@ was: ``tests/test_conversion_output.py`` compares.
     python tests/conversion_corpus.py --record   # rewrite tests/data/conversion_snapshot.json
 
 Record again (and review the diff) only when the emitted code is meant to change.
+
+Code digests (bytecode, positions, exception tables) change with every Python minor while
+the converted source does not: the snapshot records the Python it was taken on, and another
+Python compares sources only. On every Python, ``--print --gast`` takes the snapshot with
+gast's own ast <-> gast conversions instead of the front end's faster rewrite of them, and
+the two must agree byte for byte (code digests included).
 """
 
 from __future__ import annotations
@@ -94,12 +100,19 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def snapshot() -> dict:
+def python_minor() -> str:
+    return "%d.%d" % sys.version_info[:2]
+
+
+def snapshot(*, gast_conversions: bool = False) -> dict:
     import warnings
 
     from autolax.sourcegen import Options
+    from autolax.transpile import syntax
 
-    out = {"functions": {}, "files": {}, "fuzz": {}}
+    if gast_conversions:
+        syntax._FAST = False
+    out = {"python": python_minor(), "functions": {}, "files": {}, "fuzz": {}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for label, fn in functions():
@@ -123,19 +136,20 @@ def snapshot() -> dict:
     return out
 
 
-def snapshot_in_subprocess() -> dict:
+def snapshot_in_subprocess(*, gast_conversions: bool = False) -> dict:
     """``snapshot()`` taken in a new Python with a fixed hash seed: the fuzzer's programs
     depend on the iteration order of sets of strings."""
     env = dict(os.environ, PYTHONHASHSEED="0")
-    done = subprocess.run([sys.executable, __file__, "--print"], env=env, cwd=ROOT, capture_output=True, text=True)
+    command = [sys.executable, __file__, "--print"] + (["--gast"] if gast_conversions else [])
+    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"conversion_corpus.py --print failed:\n{done.stderr}")
     return json.loads(done.stdout)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--print"]:
-        print(json.dumps(snapshot(), indent=1, sort_keys=True))
+    if sys.argv[1:2] == ["--print"] and sys.argv[2:] in ([], ["--gast"]):
+        print(json.dumps(snapshot(gast_conversions=sys.argv[2:] == ["--gast"]), indent=1, sort_keys=True))
     elif sys.argv[1:] == ["--record"]:
         SNAPSHOT.parent.mkdir(exist_ok=True)
         SNAPSHOT.write_text(json.dumps(snapshot_in_subprocess(), indent=1, sort_keys=True) + "\n")

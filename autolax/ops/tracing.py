@@ -350,7 +350,7 @@ def _evaluate_equation(eqn, invals):
         return compat.bind_equation(eqn, invals)
     if prim is primitives.scan_p:
         body = params["jaxpr"]
-        n_consts, n_carry = params["num_consts"], params["num_carry"]
+        n_consts, n_carry = compat.scan_counts(params)
         consts, init, xs = invals[:n_consts], invals[n_consts : n_consts + n_carry], invals[n_consts + n_carry :]
 
         def scan_body(carry, x):

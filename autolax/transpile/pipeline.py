@@ -388,6 +388,11 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     args.kwonlyargs = [unannotated(a) for a in args.kwonlyargs]
     args.vararg, args.kwarg = unannotated(args.vararg), unannotated(args.kwarg)
     node.returns = None
+    # A generic def (``def f[T](x: T)``, Python 3.12+) compiles into a scope of its type
+    # parameters around the function; the parameters only serve annotations, dropped above,
+    # and a body that reads one finds it among the free variables (the factory's parameters).
+    if getattr(node, "type_params", None):
+        node.type_params = []
     # The def is compiled inside a factory whose parameters are the function's free
     # variables (and the ops module), so the code object has the same free variables. It is
     # compiled under a name of its own: under its real name, a recursive call would find the
@@ -407,7 +412,7 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
 def _shallow_copy(node: ast.AST) -> ast.AST:
     """``copy.copy(node)`` (an ``ast`` node: a new one with the same attributes), without
     ``copy``'s generic machinery."""
-    new = node.__class__()
+    new = node.__class__.__new__(node.__class__)  # not __init__: it warns of missing fields on 3.13
     new.__dict__.update(node.__dict__)
     return new
 

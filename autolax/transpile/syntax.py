@@ -512,6 +512,12 @@ def _from_ast_class(node):
     return _gast_copy_location(new, node)
 
 
+def _from_ast_type_param(node):
+    new = _gast_node(getattr(gast, node.__class__.__name__),
+                     **{field: _from_ast_value(getattr(node, field)) for field in node._fields}, default_value=None)
+    return _gast_copy_location(new, node)
+
+
 def _locate(fields, attributes, where):
     """``ast.fix_missing_locations`` for one node whose location attributes are in
     ``fields``, below a parent at ``where``; returns where its children are."""
@@ -579,7 +585,7 @@ def _located(fields, old, where, copy):
 
 
 def _ast_node(cls, fields):
-    new = cls()
+    new = cls.__new__(cls)  # (a call without the required fields warns on Python 3.13)
     new.__dict__.update(fields)
     return new
 
@@ -605,7 +611,7 @@ def _to_ast(node, where):
         _SHARED_BY_GAST[kind] = shared
         return shared
     attributes = target._attributes
-    new = target()
+    new = target.__new__(target)
     fields = new.__dict__
     location = {}
     for attr in node._attributes:
@@ -658,7 +664,7 @@ def _to_ast(node, where):
 
 
 def _to_ast_name(node, where):
-    new = _AST_NAME()
+    new = _AST_NAME.__new__(_AST_NAME)
     fields = new.__dict__
     fields["id"] = node.id
     ctx = node.ctx
@@ -686,7 +692,7 @@ def _to_ast_arg(node, where):
     location = {}
     inner = _located(location, node, where, copy=True)
     annotation, type_comment = node.annotation, node.type_comment
-    new = _AST_ARG()
+    new = _AST_ARG.__new__(_AST_ARG)
     new.__dict__.update(arg=node.id,
                         annotation=annotation if annotation is None else _to_ast_value(annotation, inner),
                         type_comment=type_comment if type_comment is None else _to_ast_value(type_comment, inner),
@@ -712,7 +718,7 @@ def _to_ast_copied(target, fields):
     def convert(node, where):
         location = {}
         inner = _located(location, node, where, copy=True)
-        new = target()
+        new = target.__new__(target)
         values = new.__dict__
         for field in fields:
             value = getattr(node, field)
@@ -738,9 +744,6 @@ _FROM_AST_SPECIAL = {
     ast.Name: _from_ast_name,
     ast.arg: _from_ast_arg,
     ast.ExceptHandler: _from_ast_handler,
-    ast.FunctionDef: _from_ast_def,
-    ast.AsyncFunctionDef: _from_ast_def,
-    ast.ClassDef: _from_ast_class,
 }
 _DEF_FIELDS = ("name", "args", "body", "decorator_list", "returns", "type_comment")
 _TO_AST_SPECIAL = {
@@ -748,10 +751,20 @@ _TO_AST_SPECIAL = {
     arguments: _to_ast_arguments,
     ExceptHandler: _to_ast_handler,
     Assign: _to_ast_copied(ast.Assign, ("targets", "value")),
-    ClassDef: _to_ast_copied(ast.ClassDef, ("name", "bases", "keywords", "body", "decorator_list")),
-    FunctionDef: _to_ast_copied(ast.FunctionDef, _DEF_FIELDS),
-    AsyncFunctionDef: _to_ast_copied(ast.AsyncFunctionDef, _DEF_FIELDS),
 }
+if sys.version_info < (3, 12):  # ast has no type parameters: gast adds empty ones, and drops them
+    _FROM_AST_SPECIAL.update({ast.FunctionDef: _from_ast_def, ast.AsyncFunctionDef: _from_ast_def,
+                              ast.ClassDef: _from_ast_class})
+    _TO_AST_SPECIAL.update({
+        ClassDef: _to_ast_copied(ast.ClassDef, ("name", "bases", "keywords", "body", "decorator_list")),
+        FunctionDef: _to_ast_copied(ast.FunctionDef, _DEF_FIELDS),
+        AsyncFunctionDef: _to_ast_copied(ast.AsyncFunctionDef, _DEF_FIELDS),
+    })
+elif sys.version_info < (3, 13):  # type parameters without defaults (PEP 696 is 3.13): gast adds None
+    for _kind, _fields in ((ast.TypeVar, ("name", "bound")), (ast.TypeVarTuple, ("name",)),
+                           (ast.ParamSpec, ("name",))):
+        _FROM_AST_SPECIAL[_kind] = _from_ast_type_param
+        _TO_AST_SPECIAL[getattr(gast, _kind.__name__)] = _to_ast_copied(_kind, _fields)
 _GAST_CLASS: dict = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
 # ``ast`` context and operator classes (no fields, no location) -> their gast class.
 _FIELDLESS = {kind: getattr(gast, kind.__name__) for kind in (
@@ -767,22 +780,36 @@ _AST_NAME = ast.Name
 _AST_ARG = ast.arg
 
 
+# The visitors of gast 0.6 / 0.7 that differ from ``ast.NodeTransformer``'s, per Python: the
+# conversions above rewrite exactly these (ast -> gast, gast -> ast).
+_GAST_VISITORS = {
+    (3, 11): ({"visit_AsyncFunctionDef", "visit_ClassDef", "visit_ExceptHandler", "visit_FunctionDef", "visit_Name",
+               "visit_arg"},
+              {"visit_Assign", "visit_AsyncFunctionDef", "visit_ClassDef", "visit_ExceptHandler", "visit_FunctionDef",
+               "visit_Name", "visit_arguments"}),
+    (3, 12): ({"visit_ExceptHandler", "visit_Name", "visit_ParamSpec", "visit_TypeVar", "visit_TypeVarTuple",
+               "visit_arg"},
+              {"visit_Assign", "visit_ExceptHandler", "visit_Name", "visit_ParamSpec", "visit_TypeVar",
+               "visit_TypeVarTuple", "visit_arguments"}),
+    (3, 13): ({"visit_ExceptHandler", "visit_Name", "visit_arg"},
+              {"visit_Assign", "visit_ExceptHandler", "visit_Name", "visit_arguments"}),
+}
+
+
 def _gast_is_as_expected() -> bool:
-    """The rewritten conversions are gast 0.6 / 0.7's on Python 3.11 (3.12 adds type
-    parameters)."""
+    """The rewritten conversions are gast 0.6 / 0.7's on Python 3.11 - 3.13; on another
+    Python or gast, gast's own conversions run."""
     def visitors(cls):
         return {m for m in dir(cls) if m.startswith("visit_") and getattr(cls, m) is not getattr(ast.NodeTransformer, m, None)}
 
-    return (
-        sys.version_info[:2] == (3, 11)
-        and visitors(Ast3ToGAst) == {"visit_AsyncFunctionDef", "visit_ClassDef", "visit_ExceptHandler",
-                                     "visit_FunctionDef", "visit_Name", "visit_arg"}
-        and visitors(GAstToAst3) == {"visit_Assign", "visit_AsyncFunctionDef", "visit_ClassDef",
-                                     "visit_ExceptHandler", "visit_FunctionDef", "visit_Name", "visit_arguments"}
-        and FunctionDef._fields == _DEF_FIELDS + ("type_params",)
-        and ClassDef._fields[-1] == "type_params"
-        and Name._fields == ("id", "ctx", "annotation", "type_comment")
-    )
+    expected = _GAST_VISITORS.get(sys.version_info[:2])
+    if expected is None or (visitors(Ast3ToGAst), visitors(GAstToAst3)) != expected:
+        return False
+    if sys.version_info < (3, 12):
+        fields_match = FunctionDef._fields == _DEF_FIELDS + ("type_params",) and ClassDef._fields[-1] == "type_params"
+    else:
+        fields_match = FunctionDef._fields == ast.FunctionDef._fields and ClassDef._fields == ast.ClassDef._fields
+    return fields_match and Name._fields == ("id", "ctx", "annotation", "type_comment")
 
 
 _FAST = _gast_is_as_expected()

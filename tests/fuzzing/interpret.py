@@ -62,6 +62,8 @@ def _eval(jaxpr, consts, args):
     import jax.numpy as jnp
     from jax.extend.core import Literal
 
+    from autolax import compat
+
     env = {}
 
     def read(v):
@@ -101,7 +103,7 @@ def _eval(jaxpr, consts, args):
                 carry = _finish_compiled(params, cond_consts, body_consts, carry)
             outputs = carry
         elif name == "scan":
-            n_consts, n_carry, length = params["num_consts"], params["num_carry"], params["length"]
+            (n_consts, n_carry), length = compat.scan_counts(params), params["length"]
             body = params["jaxpr"]
             consts_, carry, xs = inputs[:n_consts], inputs[n_consts : n_consts + n_carry], inputs[n_consts + n_carry :]
             steps = range(length - 1, -1, -1) if params["reverse"] else range(length)
