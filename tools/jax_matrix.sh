@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Run the test suite against each JAX minor release: one fresh venv per release under
-# .jax-matrix/ (git-ignored, reused on the next run), then a table of the outcomes.
+# Run the test suite against each JAX minor release on each Python: one fresh venv per pair
+# under .jax-matrix/ (git-ignored, reused on the next run), then a table of the outcomes.
 #
-#   tools/jax_matrix.sh                          # JAX 0.8, 0.9, 0.10; the whole suite
+#   tools/jax_matrix.sh                          # JAX 0.8 - 0.12 on Python 3.11 - 3.13; the whole suite
 #   tools/jax_matrix.sh 0.9 0.10                 # chosen minors
+#   PYTHONS="3.12 3.13" tools/jax_matrix.sh 0.12 # chosen Pythons (pyenv versions, by prefix)
 #   tools/jax_matrix.sh 0.9 0.10 -- -x tests/test_transforms.py   # pytest arguments after --
+#
+# JAX 0.11+ needs Python 3.12+: a pair the package index serves no release for is reported
+# as "not served", not as a failure.
 # (pytest.ini already adds -q: a second -q hides the pass/fail counts from the table)
 #
 # Each minor gets its newest patch release ("jax==0.9.*", with the matching jaxlib). autolax
@@ -18,10 +22,16 @@ minors=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do minors+=("$1"); shift; done
 [ $# -gt 0 ] && shift  # the "--"
 pytest_args=("$@")
-[ ${#minors[@]} -eq 0 ] && minors=(0.8 0.9 0.10)
+[ ${#minors[@]} -eq 0 ] && minors=(0.8 0.9 0.10 0.11 0.12)
 [ ${#pytest_args[@]} -eq 0 ] && pytest_args=(-p no:cacheprovider)
 
-python=${PYTHON:-python3}
+read -r -a pythons <<<"${PYTHONS:-3.11 3.12 3.13}"
+python_for() {  # the newest pyenv Python of a version prefix, else pythonX.Y on PATH
+  local version
+  version=$(pyenv versions --bare 2>/dev/null | grep -E "^${1//./\\.}\\.[0-9]+$" | sort -V | tail -1)
+  if [ -n "$version" ]; then echo "$(pyenv prefix "$version")/bin/python"; else command -v "python$1"; fi
+}
+python=$(python_for "${pythons[0]}")
 # Everything autolax needs except jax/jaxlib, and its test extra, as pip requirements.
 mapfile -t deps < <("$python" - <<'EOF'
 import re, tomllib
@@ -43,17 +53,30 @@ EOF
 mkdir -p .jax-matrix
 results=()
 status=0
-for minor in "${minors[@]}"; do
-  venv=".jax-matrix/jax-$minor"
-  log=".jax-matrix/jax-$minor.log"
-  echo "=== JAX $minor: $venv (log: $log)"
+for py in "${pythons[@]}"; do
+ interpreter=$(python_for "$py")
+ if [ -z "$interpreter" ]; then results+=("$py|-|-|no such Python|-"); status=1; continue; fi
+ for minor in "${minors[@]}"; do
+  venv=".jax-matrix/py$py-jax-$minor"
+  log=".jax-matrix/py$py-jax-$minor.log"
+  echo "=== Python $py, JAX $minor: $venv (log: $log)"
   if [ ! -x "$venv/bin/python" ]; then
-    "$python" -m venv "$venv" || { results+=("$minor|-|venv failed|-"); status=1; continue; }
+    "$interpreter" -m venv "$venv" || { results+=("$py|$minor|-|venv failed|-"); status=1; continue; }
   fi
-  if ! "$venv/bin/python" -m pip install --quiet "jax==$minor.*" "jaxlib==$minor.*" "${deps[@]}" >"$log" 2>&1 \
-     || ! "$venv/bin/python" -m pip install --quiet --no-deps -e . >>"$log" 2>&1; then
+  if ! "$venv/bin/python" -m pip install --quiet "jax==$minor.*" "jaxlib==$minor.*" "${deps[@]}" >"$log" 2>&1; then
+    if grep -q "No matching distribution found for jax" "$log"; then
+      echo "    not served for Python $py"
+      results+=("$py|$minor|-|not served|-")
+    else
+      echo "    install failed (see $log)"
+      results+=("$py|$minor|-|install failed|-")
+      status=1
+    fi
+    continue
+  fi
+  if ! "$venv/bin/python" -m pip install --quiet --no-deps -e . >>"$log" 2>&1; then
     echo "    install failed (see $log)"
-    results+=("$minor|-|install failed|-")
+    results+=("$py|$minor|-|install failed|-")
     status=1
     continue
   fi
@@ -65,15 +88,16 @@ for minor in "${minors[@]}"; do
   summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed)|^(=+ )?[0-9]+ (error|skipped)|(passed|failed|error).* in [0-9.]+s" "$log" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//')
   [ $rc -eq 0 ] || status=1
   echo "    jax/jaxlib $version: ${summary:-pytest exit $rc} (exit $rc, ${seconds}s)"
-  results+=("$minor|$version|${summary:-pytest exit $rc}|$rc")
+  results+=("$py|$minor|$version|${summary:-pytest exit $rc}|$rc")
+ done
 done
 
 echo
 echo "pytest ${pytest_args[*]}"
-printf '| %-6s | %-16s | %-50s | %-4s |\n' "minor" "jax / jaxlib" "pytest" "exit"
-printf '|%s|%s|%s|%s|\n' "--------" "------------------" "----------------------------------------------------" "------"
+printf '| %-6s | %-6s | %-18s | %-50s | %-4s |\n' "python" "minor" "jax / jaxlib" "pytest" "exit"
+printf '|%s|%s|%s|%s|%s|\n' "--------" "--------" "--------------------" "----------------------------------------------------" "------"
 for row in "${results[@]}"; do
-  IFS='|' read -r minor version summary rc <<<"$row"
-  printf '| %-6s | %-16s | %-50s | %-4s |\n' "$minor" "$version" "$summary" "$rc"
+  IFS='|' read -r py minor version summary rc <<<"$row"
+  printf '| %-6s | %-6s | %-18s | %-50s | %-4s |\n' "$py" "$minor" "$version" "$summary" "$rc"
 done
 exit $status
