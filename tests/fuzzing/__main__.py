@@ -8,7 +8,7 @@ import sys
 import time
 
 from . import __doc__ as PACKAGE_DOC
-from .generator import CONSTRUCTS, generate
+from .generator import CONSTRUCTS, IDIOMS, generate
 from .paths import ALL_PATHS
 
 PROGRESS_EVERY = 500  # programs between progress lines (and --partial summaries)
@@ -19,7 +19,11 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=1000, help="number of programs (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="first program seed (default 0)")
     parser.add_argument("--paths", default=",".join(ALL_PATHS), help=f"comma-separated subset of {', '.join(ALL_PATHS)}")
-    parser.add_argument("--focus", choices=CONSTRUCTS, help="write only programs that have this construct")
+    parser.add_argument("--focus", choices=(*CONSTRUCTS, *IDIOMS), help="write only programs that have this construct "
+                        "(an idiom of IDIOMS needs --idioms)")
+    parser.add_argument("--idioms", nargs="?", const=",".join(IDIOMS), default="", metavar="IDIOM,...",
+                        help="also write idioms of real code (all of generator.IDIOMS, or those named: "
+                        f"{', '.join(IDIOMS)})")
     parser.add_argument("--big", action="store_true", help="larger, more deeply nested programs")
     parser.add_argument("--compile", action="store_true", help="compile each traced program with XLA instead of interpreting its jaxpr (slower)")
     parser.add_argument("--every", type=int, default=4, metavar="K", help="run magic, vmap and eager-jax on every K-th program (default 4; 1: all)")
@@ -39,13 +43,19 @@ def main(argv=None) -> int:
     unknown = [p for p in paths if p not in ALL_PATHS]
     if unknown:
         parser.error(f"unknown path(s) {', '.join(unknown)}; choose from {', '.join(ALL_PATHS)}")
+    idioms = tuple(i.strip() for i in args.idioms.split(",") if i.strip())
+    if set(idioms) - set(IDIOMS):
+        parser.error(f"unknown idiom(s) {', '.join(sorted(set(idioms) - set(IDIOMS)))}; choose from {', '.join(IDIOMS)}")
+    if args.focus in IDIOMS and args.focus not in idioms:
+        parser.error(f"--focus {args.focus} is an idiom of real code: add --idioms (or --idioms {args.focus})")
+    args.idioms = idioms
     if args.show is not None:
-        print(generate(args.show, args.big, args.focus), end="")
+        print(generate(args.show, args.big, args.focus, args.idioms), end="")
         return 0
     if args.reduce is not None:
         from .reduce import reduce_seed
 
-        print(reduce_seed(args.reduce, paths=paths, big=args.big, focus=args.focus))
+        print(reduce_seed(args.reduce, paths=paths, big=args.big, focus=args.focus, idioms=args.idioms))
         return 0
 
     from .report import Summary
@@ -76,7 +86,7 @@ def main(argv=None) -> int:
 
     seeds = range(args.seed, args.seed + args.n)
     summary = run(
-        seeds, paths=paths, compile=args.compile, big=args.big, focus=args.focus, every=args.every,
+        seeds, paths=paths, compile=args.compile, big=args.big, focus=args.focus, idioms=args.idioms, every=args.every,
         stats=not args.no_stats, jobs=args.jobs, accept_notes=args.accept_notes, on_result=on_result,
     )
     print(summary.text())

@@ -1,7 +1,8 @@
 """Which constructs a program has, read from its text (so a reduced program is tagged by what
 is left of it, not by what the generator meant to write).
 
-``constructs(source)`` returns a set of names from ``generator.CONSTRUCTS``;
+``constructs(source)`` returns a set of names from ``generator.CONSTRUCTS`` and
+``generator.IDIOMS``;
 ``construct_lines(source)`` maps each construct to the lines it occupies (for matching the
 rows of ``autolax.trace_check``).
 """
@@ -91,11 +92,50 @@ def construct_lines(source: str) -> dict:
                 add("setitem", node)
         if isinstance(node, ast.Return) and not _is_last(fn, node):
             add("return", node)
+        for idiom in _idioms(node, fn):
+            add(idiom, node)
         if isinstance(node, ast.Name) and node.id in module_names and node.id.isupper():
             add("globals", node)
     for node, kind in _Definedness(fn).run():
         add(kind, node)
     return {k: sorted(v) for k, v in found.items()}
+
+
+def _idioms(node, fn):
+    """The idioms of real code (``generator.IDIOMS``) ``node`` is."""
+    if isinstance(node, ast.Compare):
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            yield "identity"
+        if any(isinstance(op, (ast.In, ast.NotIn)) and isinstance(c, (ast.List, ast.Tuple))
+               for op, c in zip(node.ops, node.comparators)):
+            yield "membership"
+    elif isinstance(node, ast.ClassDef):
+        yield "local-class"
+    elif isinstance(node, ast.For) and _is_range(node.iter) and len(node.iter.args) == 3:
+        step = node.iter.args[2]
+        if isinstance(step, ast.Constant) and step.value == 0 or not _is_number(step):
+            yield "range-step"
+    elif isinstance(node, ast.Try) and any(isinstance(n, ast.Lambda) for n in ast.walk(fn)) and any(
+        isinstance(loop, (ast.For, ast.While)) and any(isinstance(r, ast.Raise) for r in ast.walk(loop)) for loop in node.body
+    ):
+        yield "closure-try"
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+          and node.args and isinstance(node.args[0], ast.List)):
+        yield "row-lists"
+    elif isinstance(node, (ast.If, ast.While, ast.IfExp)) and any(
+        isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Slice) for sub in ast.walk(node.test)
+    ):
+        yield "size-one"
+
+
+def _is_range(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+
+
+def _is_number(node) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant)
 
 
 def _walk_own(fn):
@@ -176,7 +216,7 @@ class _Definedness:
             if isinstance(stmt, _JUMPS):
                 return None
             return bound
-        if isinstance(stmt, ast.FunctionDef):
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
             return bound | {stmt.name}
         if isinstance(stmt, ast.Delete):
             for t in stmt.targets:
@@ -258,7 +298,7 @@ def _runs(iterable) -> bool:
                 values = [ast.literal_eval(a) for a in args]
             except ValueError:
                 return len(args) == 1 and ast.unparse(args[0]) == "len(xs)"
-            return len(range(*values)) > 0
+            return len(values) < 3 or values[2] != 0 and len(range(*values)) > 0
     return False
 
 

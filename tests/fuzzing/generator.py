@@ -28,6 +28,16 @@ keep one type per program (``s`` is always a float, ``stack`` always a list of f
 most programs run in Python without a ``TypeError``; a read of a name that may be unbound,
 an ``assert``, a ``raise`` or a ``pop`` of an empty list make some inputs raise, on purpose.
 
+With ``idioms=True`` (``--idioms``) programs also use idioms of real code that the grammar
+above never wrote (issue 34; ``IDIOMS`` lists them): ``is`` / ``is not`` against ``True``,
+``False`` and ``None`` (of flags bound to literals and of computed ones), a variable that
+starts as ``None``, a class defined in ``f`` whose method reads ``f``'s variables, ``range``
+steps that may be 0 (static and traced), a lambda over a variable that a loop in a ``try``
+changes before it raises, rows appended as lists (``rows.append([u, v])``) then
+``jnp.array(rows)`` / ``jnp.stack(rows)``, membership in literal lists and tuples, and
+conditions on arrays of one element (or none). Programs without ``idioms`` are the same as
+before the option existed.
+
 ``generate(seed)`` is deterministic. ``generate(seed, focus="try")`` writes a program that
 has the construct (``CONSTRUCTS`` lists them), for tests that select one construct.
 """
@@ -73,6 +83,11 @@ CONSTRUCTS = (
     "zero-trip", "list-methods", "del", "globals", "aliases", "undefined", "print", "assert",
 )  # fmt: skip
 
+# Idioms of real code (issue 34), written only with ``idioms=True``; ``constructs`` tags them.
+IDIOMS = ("identity", "local-class", "range-step", "closure-try", "row-lists", "membership", "size-one")
+ROW_LISTS = ["table", "grid"]
+CLASS_NAMES = ["Reader", "Scaler"]
+
 # Operator precedence levels (lower binds tighter); a child is parenthesised when its
 # level is above what the context allows.
 ATOM, UNARY, MUL, ADD, CMP, NOT, AND, OR, TERNARY = range(9)
@@ -117,8 +132,9 @@ class Scope:
 class Generator:
     """Writes one random program (see the module docstring)."""
 
-    def __init__(self, rng: random.Random, size: int = 12, focus: str | None = None):
+    def __init__(self, rng: random.Random, size: int = 12, focus: str | None = None, idioms=False):
         self.rng = rng
+        self.idioms = frozenset(IDIOMS if idioms is True else idioms or ())  # the idioms it may write
         # Choices added after the corpus of pinned programs was written draw from their own
         # stream, so the programs without them stay as they were.
         self.later = random.Random(sum(rng.getstate()[1]))
@@ -340,7 +356,47 @@ class Generator:
         if stacks and not scope.in_def:  # a right operand with a side effect: short-circuit matters
             x = self.pick(stacks)
             forms.append(lambda: (f"{e(OR)} or {x}.pop() > 0", OR))
+        if self.idioms:
+            forms += self.idiom_conditions(scope, depth)
         return self.pick(forms)()
+
+    def idiom_conditions(self, scope, depth):
+        """Conditions of real code (``IDIOMS``): identity, literal membership, arrays of one
+        element (or none) as conditions."""
+        b = self.boost
+        forms = []
+        flags = scope.of_type("b")
+        scalars = scope.of_type("f") + scope.of_type("i")
+        if "identity" in self.idioms:
+            if flags:
+                for _ in range(round(b("identity"))):
+                    forms.append(lambda: (f"{self.pick(flags)} {self.pick(['is', 'is not'])} {self.pick(['True', 'False', 'None'])}", CMP))
+            if scalars:
+                forms.append(lambda: (f"{self.pick(scalars)} {self.pick(['is', 'is not'])} None", CMP))
+        if "membership" in self.idioms:
+            for _ in range(round(b("membership"))):
+                forms.append(lambda: self.membership(scope, depth))
+        arrays = scope.of_type("F")
+        if "size-one" in self.idioms:
+            for _ in range(round(b("size-one"))):
+                forms.append(lambda: self.size_one(arrays, scope, depth))
+        return forms
+
+    def membership(self, scope, depth):
+        t = self.pick("fi")
+        item = self.wrap(self.expr(t, scope, depth + 1), ADD)
+        values = [self.wrap(self.expr(t, scope, 2) if self.chance(0.3) else self.literal(t), TERNARY)
+                  for _ in range(self.rng.randint(1, 3))]
+        container = f"[{', '.join(values)}]" if self.chance(0.5) else f"({', '.join(values)}{',' if len(values) == 1 else ''})"
+        return f"{item} {self.pick(['in', 'not in'])} {container}", CMP
+
+    def size_one(self, arrays, scope, depth):
+        x = self.pick(arrays)
+        k = self.rng.randint(0, K - 1)
+        part = self.pick([f"{x}[{k}:{k + 1}]", f"{x}[:1].reshape(1, 1, 1)", f"{x}[-1:]", f"{x}[{k}:{k}]"])
+        if self.chance(0.4):
+            return part, ATOM  # truthiness: `if xs[1:2]:`
+        return f"{part} {self.pick(COMPARE)} {self.wrap(self.expr('f', scope, depth + 1), ADD)}", CMP
 
     def array_expr(self, t, scope, depth=1):
         """A new array of type ``t`` (never an alias of an existing one)."""
@@ -515,6 +571,17 @@ class Generator:
             (self.global_stmt, 0.6 * b("globals") if top and self.globals else 0.0),
             (self.print_stmt, 0.3 * b("print") if top else 0.0),
         ]
+        if self.idioms:  # (appended: without idioms the draws above are unchanged)
+            on = self.idioms.__contains__
+            choices += [
+                (self.none_default, 0.3 * b("identity") if on("identity") and loops and top else 0.0),
+                (self.flag_loop, 0.3 * b("identity") if on("identity") and loops and top else 0.0),
+                (self.local_class, 0.3 * b("local-class", "closures") if on("local-class") and top and scope.depth < 2 else 0.0),
+                (self.stepped_range, 0.3 * b("range-step") if on("range-step") and loops else 0.0),
+                (self.closure_try, 0.25 * b("closure-try", "try")
+                 if on("closure-try") and nested and top and scope.loops < self.max_loops else 0.0),
+                (self.row_list, 0.3 * b("row-lists", "appends") if on("row-lists") and loops and top else 0.0),
+            ]
         fns, weights = zip(*choices)
         return self.rng.choices(fns, weights)[0](scope, indent)
 
@@ -1117,18 +1184,172 @@ class Generator:
         return scope
 
 
-def generate(seed: int, big: bool = False, focus: str | None = None) -> str:
+    # ------------------------------------------------------------------ idioms of real code (issue 34)
+    def none_default(self, scope, indent):
+        """``best = None``, a loop that may bind it, then ``if best is None:``."""
+        name = self.name_for("f", scope)
+        it = self.iteration(scope)
+        if name is None or it is None:
+            return self.assign(scope, indent)
+        header, targets, small, iterated = it
+        self.types.update(targets)
+        self.emit(indent, f"{name} = None")
+        self.emit(indent, f"for {header}:")
+        inner = self.loop_scope(scope, readonly=scope.readonly | set(targets) | {name}, small=scope.small | small,
+                                frozen=scope.frozen | iterated, in_loop=False, can_return=False)
+        for var, t in targets.items():
+            inner.bind(var, t)
+        self.emit(indent + 1, f"if {self.cond(inner)[0]}:")
+        value = self.pick([v for v, t in targets.items() if t == "f"] or [self.expr("f", inner)[0]])
+        self.emit(indent + 2, f"{name} = {value}")
+        self.emit(indent, f"if {name} {self.pick(['is', '=='])} None:")
+        self.emit(indent + 1, f"{name} = {self.expr('f', scope)[0]}")
+        scope.bind(name, "f")
+        return scope
+
+    def flag_loop(self, scope, indent):
+        """A ``while`` loop ended by a flag set to a literal: ``while done is False:``."""
+        flag = self.name_for("b", scope)
+        k = self.fresh_name(COUNTERS, scope)
+        targets = scope.of_type("f", writable=True)
+        if flag is None or k is None or not targets:
+            return self.assign(scope, indent)
+        self.types[k] = "i"
+        start = self.pick(["False", "True"])
+        stop = "True" if start == "False" else "False"
+        test = self.pick([f"{flag} is {start}", f"{flag} is not {stop}", f"not {flag}" if start == "False" else flag])
+        self.emit(indent, f"{flag} = {start}")
+        self.emit(indent, f"{k} = 0")
+        self.emit(indent, f"while {test} and {k} < {self.pick(['n', str(self.rng.randint(1, 6))])}:")
+        self.emit(indent + 1, f"{k} += 1")
+        inner = self.loop_scope(scope, readonly=scope.readonly | {k, flag}, in_loop=False, can_return=False)
+        inner.bind(k, "i")
+        s = self.pick(targets)
+        self.emit(indent + 1, f"{s} = {self.wrap(self.expr('f', inner, 1), ADD)} + {s} * {self.pick(['2.0', '0.5', '-1.0'])}")
+        self.emit(indent + 1, f"if {self.cond(inner)[0]}:")
+        self.emit(indent + 2, f"{flag} = {stop}")
+        scope.bind(flag, "b")
+        scope.bind(k, "i")
+        return scope
+
+    def local_class(self, scope, indent):
+        """A class defined in ``f`` whose method reads ``f``'s variables (which later
+        statements may change), used through a bound method of one float."""
+        name = self.name_for("C", scope)
+        cls = self.fresh_name(CLASS_NAMES, scope)
+        if name is None or cls is None:
+            return self.assign(scope, indent)
+        scope.vars[cls] = "K"  # (a type no expression asks for: the name is only taken)
+        outer = set(scope.vars) | set(scope.maybe)
+        inner = scope.child(readonly=frozenset(outer) | {"val"}, frozen=frozenset(outer), in_def=True, in_loop=False,
+                            can_return=True, depth=scope.depth + 1, lists=frozenset(), caught=frozenset())
+        inner.bind("val", "f")
+        inner.vars.pop(name, None)
+        method = self.pick(["value", "__call__", "apply"])
+        self.emit(indent, f"class {cls}:")
+        self.emit(indent + 1, f"def {method}(self, val):")
+        self.emit(indent + 2, f"return {self.expr('f', inner, 1)[0]}")
+        self.emit(indent, f"{name} = {cls}()" if method == "__call__" else f"{name} = {cls}().{method}")
+        scope.bind(name, "C")
+        return scope
+
+    def stepped_range(self, scope, indent):
+        """``for i in range(start, stop, step)`` with a step that may be 0: static (``0``)
+        or traced (``n % 3``)."""
+        var = self.fresh_name(RANGE_VARS, scope, avoid=scope.readonly)
+        if var is None:
+            return self.assign(scope, indent)
+        self.types[var] = "i"
+        ints = [x for x in scope.of_type("i") if x != "n"]
+        step = self.pick(["n % 3", "n - 1", "0", "1 - n % 2", *(f"{x} % 2" for x in ints[:1])])
+        start, stop = self.pick([("0", str(K)), (str(K - 1), "-1"), ("n", "0"), ("1", "n")])
+        self.emit(indent, f"for {var} in range({start}, {stop}, {step}):")
+        inner = self.loop_scope(scope, readonly=scope.readonly | {var})
+        inner.bind(var, "i")
+        return self.loop_body(scope, indent, inner, orelse=False, trips=None, targets=(var,))
+
+    def closure_try(self, scope, indent):
+        """A lambda over a variable that a loop in a ``try`` changes and then leaves with a
+        ``raise`` (issue 34 item 4: concrete inputs, ``convert`` called eagerly)."""
+        floats = scope.of_type("f", writable=True)
+        name = self.name_for("C", scope)
+        it = self.iteration(scope)
+        if not floats or name is None or it is None:
+            return self.assign(scope, indent)
+        header, targets, small, iterated = it
+        self.types.update(targets)
+        s = self.pick(floats)
+        exc = self.pick(["ValueError", "IndexError"])
+        self.emit(indent, f"{name} = lambda val: {s} + val")
+        self.emit(indent, "try:")
+        self.emit(indent + 1, f"for {header}:")
+        inner = self.loop_scope(scope, readonly=scope.readonly | set(targets), small=scope.small | small,
+                                frozen=scope.frozen | iterated, in_loop=False, can_return=False, depth=scope.depth + 2)
+        for var, t in targets.items():
+            inner.bind(var, t)
+        self.emit(indent + 2, f"{s} = {s} + {self.pick([s, *[v for v, t in targets.items() if t == 'f'], '1.0'])}")
+        if self.chance(0.5):
+            self.emit(indent + 2, f'raise {exc}("stop")')
+        else:
+            self.emit(indent + 2, f"if {self.cond(inner)[0]}:")
+            self.emit(indent + 3, f'raise {exc}("stop")')
+        self.emit(indent, f"except {exc}:")
+        self.emit(indent + 1, self.pick(["pass", f"{s} = {name}({self.literal('f')[0]})"]))
+        scope.bind(name, "C")
+        return scope
+
+    def row_list(self, scope, indent):
+        """Rows appended as Python lists, then ``jnp.array(rows)`` (or ``jnp.stack(rows)``,
+        which Python refuses: a list is not an array)."""
+        rows = self.fresh_name(ROW_LISTS, scope)
+        targets = scope.of_type("f", writable=True)
+        if rows is None or not targets:
+            return self.assign(scope, indent)
+        it = self.iteration(scope) if self.chance(0.5) else None
+        if it is None:
+            var = self.fresh_name(RANGE_VARS, scope, avoid=scope.readonly)
+            if var is None:
+                return self.assign(scope, indent)
+            bound = self.pick([str(self.rng.randint(0, K)), "n", "len(xs)"])
+            it = (f"{var} in range({bound})", {var: "i"}, {var} if bound != "n" else set(), set())
+        header, targets_, small, iterated = it
+        self.types.update(targets_)
+        self.types[rows] = "R"
+        self.emit(indent, f"{rows} = []")
+        self.emit(indent, f"for {header}:")
+        inner = self.loop_scope(scope, readonly=scope.readonly | set(targets_), small=scope.small | small,
+                                frozen=scope.frozen | iterated, in_loop=False, can_return=False)
+        for var, t in targets_.items():
+            inner.bind(var, t)
+        width = self.rng.randint(1, 3)
+        items = ", ".join(self.wrap(self.expr("f", inner, 1), TERNARY) for _ in range(width))
+        self.emit(indent + 1, f"{rows}.append([{items}])")
+        s = self.pick(targets)
+        use = self.pick(["jnp.array", "jnp.array", "jnp.asarray", "jnp.stack"])
+        self.emit(indent, f"{s} += {use}({rows}).{self.pick(['sum', 'max'])}()" if self.chance(0.5)
+                  else f"{s} += {use}({rows}).reshape(-1, {width})[-1, 0]")
+        scope.bind(rows, "R")
+        return scope
+
+def generate(seed: int, big: bool = False, focus: str | None = None, idioms=False) -> str:
     """The source of program number ``seed`` (deterministic). ``big``: programs about twice
-    as long, nested one level deeper. ``focus``: a construct of ``CONSTRUCTS`` the program
-    must have (written more often, and the first of a few tries that has it)."""
-    if focus is not None and focus not in CONSTRUCTS:
-        raise ValueError(f"unknown construct {focus!r}; choose from {', '.join(CONSTRUCTS)}")
+    as long, nested one level deeper. ``focus``: a construct of ``CONSTRUCTS`` (or, with
+    ``idioms``, of ``IDIOMS``) the program must have (written more often, and the first of a
+    few tries that has it). ``idioms``: also write the idioms of ``IDIOMS`` (``True``: all of
+    them; or a collection of their names)."""
+    unknown = set(IDIOMS if idioms is True else idioms or ()) - set(IDIOMS)
+    if unknown:
+        raise ValueError(f"unknown idiom(s) {', '.join(sorted(unknown))}; choose from {', '.join(IDIOMS)}")
+    known = (*CONSTRUCTS, *(IDIOMS if idioms is True else idioms or ()))
+    if focus is not None and focus not in known:
+        hint = " (an idiom: pass idioms=True, or --idioms)" if focus in IDIOMS else ""
+        raise ValueError(f"unknown construct {focus!r}{hint}; choose from {', '.join(known)}")
     from .constructs import constructs
 
     source = ""
     for attempt in range(20):
         rng = random.Random(seed if attempt == 0 else seed * 1_000_003 + attempt)
-        generator = Generator(rng, rng.randint(12, 40) if big else rng.randint(4, 14), focus)
+        generator = Generator(rng, rng.randint(12, 40) if big else rng.randint(4, 14), focus, idioms)
         if big:
             generator.max_depth, generator.max_loops = 4, 3
         source = generator.program()

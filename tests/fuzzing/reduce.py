@@ -19,10 +19,11 @@ from .paths import ALL_PATHS, Workspace, make_shell
 from .runner import check_program, configured
 
 
-def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, source=None, max_checks=600, show=ALL_PATHS) -> str:
+def reduce_seed(seed, *, paths=ALL_PATHS, big=False, focus=None, idioms=False, source=None, max_checks=600,
+                show=ALL_PATHS) -> str:
     """Shrinks program ``seed`` while the first mismatch found on ``paths`` persists; the
     report shows what every path of ``show`` does with the result."""
-    source = source if source is not None else generate(seed, big, focus)
+    source = source if source is not None else generate(seed, big, focus, idioms)
     with configured():
         ws = Workspace()
         shell = make_shell() if "magic" in paths else None

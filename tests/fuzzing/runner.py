@@ -217,6 +217,7 @@ def check_program(
     compile=False,
     big=False,
     focus=None,
+    idioms=False,
     collide=None,
     plans=None,
     stats=True,
@@ -228,7 +229,7 @@ def check_program(
     ``log``: a list that receives ``(path, plan, inputs, python label, label, verdict)`` for
     every compared call."""
     start, cpu = time.perf_counter(), time.process_time()
-    source = source if source is not None else generate(seed, big, focus)
+    source = source if source is not None else generate(seed, big, focus, idioms)
     lines = construct_lines(source)
     plans = plans if plans is not None else make_plans(seed, collide)
     if len(plans) > 2:
@@ -380,8 +381,8 @@ def paths_for(seed, paths, every):
 
 
 def run(
-    seeds, *, paths=ALL_PATHS, compile=False, big=False, focus=None, every=4, stats=True, jobs=1, accept_notes=False,
-    on_result=None,
+    seeds, *, paths=ALL_PATHS, compile=False, big=False, focus=None, idioms=False, every=4, stats=True, jobs=1,
+    accept_notes=False, on_result=None,
 ):  # fmt: skip
     """Checks the programs with the given seeds; returns a ``report.Summary``. ``every``: the
     paths in ``SUBSET_PATHS`` run on programs whose seed is a multiple of it. ``jobs``:
@@ -393,7 +394,8 @@ def run(
     seeds = list(seeds)
     start = time.perf_counter()
     summary = Summary()
-    options = dict(paths=paths, compile=compile, big=big, focus=focus, every=every, stats=stats, accept_notes=accept_notes)
+    options = dict(paths=paths, compile=compile, big=big, focus=focus, idioms=idioms, every=every, stats=stats,
+                   accept_notes=accept_notes)
     if jobs <= 1:
         for r in _results(seeds, options):
             summary.add(r)
