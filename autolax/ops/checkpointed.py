@@ -308,9 +308,9 @@ class _Chunked:
         differentiated).
 
         For each chunk run, last first: recompute its states from its checkpoint into a
-        buffer of ``steps`` states, then walk them in reverse, pulling the cotangent back
-        through one iteration at a time (``jax.vjp`` of the body). Only the state leaves a
-        cotangent can reach are differentiated (``needed``)."""
+        buffer (row ``i`` the state before its step ``i``), then walk them in reverse, pulling
+        the cotangent back through one iteration at a time (``jax.vjp`` of the body). Only
+        the state leaves a cotangent can reach are differentiated (``needed``)."""
         x_wanted, c_wanted = wanted.value
         used = [_differentiable(c) and not isinstance(t, SymbolicZero) for c, t in zip(checkpoints, ct)]
         x_keep = self.needed(used, [_differentiable(c) for c in checkpoints])
@@ -322,6 +322,8 @@ class _Chunked:
             out = self.body_flat(_merge(x, x_keep, x_part), _merge(consts, c_keep, c_part))
             return _pick(out, x_keep)
 
+        rows = _Rows([jax.typeof(lax.index_in_dim(c, 0, 0, keepdims=False)) for c in checkpoints])
+
         def one_chunk(carry):
             chunk, ct_x, ct_c, states = carry
             chunk = chunk - 1
@@ -330,24 +332,23 @@ class _Chunked:
             steps = _max_lane(lane_steps)
 
             def recompute(carry):
+                # Stores the state after the step (row i + 1), which the next step reads
+                # anyway; storing the state before it made XLA copy it every iteration.
                 i, x, states = carry
-                states = tuple(lax.dynamic_update_index_in_dim(b, leaf, i, 0) for b, leaf in zip(states, x))
-                x = lax.cond(i < lane_steps, lambda x: self.body_flat(x, consts), lambda x: x, x)
-                return i + 1, x, states
+                x = _lane_where(i < lane_steps, self.body_flat(x, consts), x)
+                return i + 1, x, rows.write(states, i + 1, x)
 
+            states = rows.write(states, 0, start)
             states = lax.while_loop(lambda c: c[0] < steps, recompute, (jnp.int32(0), start, states))[2]
 
             def pull(carry):
                 i, ct_x, ct_c = carry
                 i = i - 1
-                x = tuple(lax.dynamic_index_in_dim(b, i, 0, keepdims=False) for b in states)
-
-                def through_step(ct_x, ct_c):
-                    _, vjp = jax.vjp(lambda xp, cp: step_fn(x, xp, cp), _pick(x, x_keep), _pick(consts, c_keep))
-                    dx, dc = vjp(ct_x)
-                    return dx, tuple(a + b for a, b in zip(ct_c, dc))
-
-                ct_x, ct_c = lax.cond(i < lane_steps, through_step, lambda a, b: (a, b), ct_x, ct_c)
+                x = tuple(rows.read(states, i))
+                _, vjp = jax.vjp(lambda xp, cp: step_fn(x, xp, cp), _pick(x, x_keep), _pick(consts, c_keep))
+                dx, dc = vjp(ct_x)
+                pulled = (dx, tuple(a + b for a, b in zip(ct_c, dc)))
+                ct_x, ct_c = _lane_where(i < lane_steps, pulled, (ct_x, ct_c))
                 return i, ct_x, ct_c
 
             _, ct_x, ct_c = lax.while_loop(lambda c: c[0] > 0, pull, (steps, ct_x, ct_c))
@@ -357,9 +358,10 @@ class _Chunked:
             jnp.zeros(c.shape[1:], c.dtype) if isinstance(t, SymbolicZero) else t
             for c, t in zip(_pick(checkpoints, x_keep), _pick(ct, x_keep))
         )
-        states = tuple(jnp.zeros((self.steps, *c.shape[1:]), c.dtype) for c in checkpoints)
         ct_c = tuple(jnp.zeros_like(c) for c in _pick(consts, c_keep))
-        _, ct_x, ct_c, _ = lax.while_loop(lambda c: c[0] > 0, one_chunk, (n_chunks, ct_x, ct_c, states))
+        # steps + 1 rows: the recompute also stores the state after the chunk's last step.
+        carry = (n_chunks, ct_x, ct_c, rows.empty(self.steps + 1))
+        _, ct_x, ct_c, _ = lax.while_loop(lambda c: c[0] > 0, one_chunk, carry)
         x_out = [k and w for k, w in zip(x_keep, x_wanted)]
         ct_x = tuple(t if w else None for t, w in zip(_unpick(ct_x, x_keep), x_out))
         return ct_x, _unpick(ct_c, c_keep)
@@ -434,6 +436,51 @@ def _state_dependencies(body_flat, x, consts) -> list[set[int]]:
     return [of(v) for v in jaxpr.outvars]
 
 
+class _Rows:
+    """Buffers that hold one value of a list of arrays (of fixed types) per row. Arrays of
+    at most :attr:`SMALL` elements share one buffer per dtype, side by side in a row, so
+    writing or reading a row is one ``dynamic_update_slice`` / ``dynamic_slice`` per dtype
+    and per large array rather than per array: on CPU each is an operation of its own per
+    iteration, and a state's scalars (time, step size, counters) would otherwise cost
+    more than a cheap body."""
+
+    SMALL = 1024
+
+    def __init__(self, avals):
+        self.avals = [(tuple(a.shape), a.dtype) for a in avals]
+        self.slots = []  # per array: (buffer, offset in the row, or None for a buffer of its own)
+        self.buffers = []  # per buffer: (row shape, dtype)
+        packed = {}
+        for shape, dtype in self.avals:
+            size = math.prod(shape)
+            if size > self.SMALL or jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
+                self.slots.append((len(self.buffers), None))
+                self.buffers.append((shape, dtype))
+                continue
+            if dtype not in packed:
+                packed[dtype] = len(self.buffers)
+                self.buffers.append(((0,), dtype))
+            b = packed[dtype]
+            self.slots.append((b, self.buffers[b][0][0]))
+            self.buffers[b] = ((self.buffers[b][0][0] + size,), dtype)
+
+    def empty(self, n):
+        return tuple(jnp.zeros((n, *shape), dtype) for shape, dtype in self.buffers)
+
+    def write(self, buffers, i, values):
+        parts = [[] for _ in self.buffers]
+        for (b, offset), v in zip(self.slots, values):
+            parts[b].append(v if offset is None else jnp.ravel(v))
+        rows = [p[0] if len(p) == 1 and p[0].shape == shape else jnp.concatenate(p)
+                for p, (shape, _) in zip(parts, self.buffers)]
+        return tuple(lax.dynamic_update_index_in_dim(buf, row, i, 0) for buf, row in zip(buffers, rows))
+
+    def read(self, buffers, i):
+        rows = [lax.dynamic_index_in_dim(buf, i, 0, keepdims=False) for buf in buffers]
+        return [rows[b] if offset is None else rows[b][offset:offset + math.prod(shape)].reshape(shape)
+                for (b, offset), (shape, _) in zip(self.slots, self.avals)]
+
+
 def _differentiable(x) -> bool:
     return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
 
@@ -477,6 +524,53 @@ _any_lane = _lane_reduction(
     "keeps a scalar predicate instead of selecting over its whole carry every iteration.",
 )
 _max_lane = _lane_reduction(jnp.max, "The greatest value of an integer across ``vmap`` lanes.")
+
+
+@jax.custom_jvp
+def _lane_where(pred, new, old):
+    """``new`` where ``pred`` holds, else ``old`` (pytrees of one structure), for a ``pred``
+    that can fail only in some lanes of a ``vmap``: unbatched it is ``new`` with no select.
+
+    The backward pass runs each loop to the greatest trip count over the lanes, so outside
+    ``vmap`` (or with an unbatched count) every iteration is one the loop ran and ``pred``
+    holds; a ``lax.cond`` there cost a conditional per iteration (operand copies and a
+    nested dispatch, about as much as a cheap body's whole derivative on CPU). Under
+    ``vmap`` a lane past its own count keeps ``old``, as the ``lax.cond`` did (``vmap``
+    made that a select of both branches too). Its derivative (forward over reverse) is a
+    select, so reverse mode over it reaches JAX's own error for the ``while_loop``."""
+    return _lane_select(pred, new, old)
+
+
+@_lane_where.defjvp
+def _lane_where_jvp(primals, tangents):
+    pred, new, old = primals
+    _, t_new, t_old = tangents
+
+    def select(a, b):
+        return a if a.dtype == jax.dtypes.float0 else jnp.where(pred, a, b)
+
+    return _lane_select(pred, new, old), jax.tree_util.tree_map(select, t_new, t_old)
+
+
+@custom_vmap
+def _lane_select(pred, new, old):
+    del pred, old
+    return new
+
+
+@_lane_select.def_vmap
+def _lane_select_vmap(axis_size, in_batched, pred, new, old):
+    pred_batched, new_batched, old_batched = in_batched
+    if not pred_batched:
+        return new, new_batched
+
+    def select(n, o, n_batched, o_batched):
+        n = n if n_batched else jnp.broadcast_to(n, (axis_size, *jnp.shape(n)))
+        o = o if o_batched else jnp.broadcast_to(o, (axis_size, *jnp.shape(o)))
+        return jnp.where(pred.reshape((axis_size,) + (1,) * (n.ndim - 1)), n, o)
+
+    out = jax.tree_util.tree_map(select, new, old, new_batched, old_batched)
+    return out, jax.tree_util.tree_map(lambda _: True, new)
 
 
 def _runtime_error(pred, message: str) -> None:
