@@ -15,18 +15,21 @@ Design (a ``jax.custom_vjp``; ``max_steps`` is split into ``C`` chunks of ``K`` 
   plain inner ``while_loop``. The loop stops when ``cond_fun`` fails, so the work is that of
   the iterations run.
 * Backward pass: the chunks run, last first. Each chunk's states are recomputed from its
-  checkpoint into a buffer of ``K`` states (an inner ``while_loop``), then walked in reverse,
+  checkpoint into a buffer of ``K + 1`` states (an inner ``while_loop`` that stores the state
+  after each step, the value the next step reads anyway), then walked in reverse,
   pulling the cotangent back through one iteration at a time (``jax.vjp`` of the body) and
   summing the cotangents of the values the loop reads without carrying them. Every loop
   runs exactly the iterations the loop ran: no masked steps, no scan over ``max_steps``.
   Only the parts of the state that the caller's cotangent can reach are differentiated
   (``custom_vjp`` with symbolic zeros plus the body's data dependencies).
-  Memory: ``C + K`` states (about ``2 * sqrt(max_steps)``) plus one iteration's residuals;
+  Memory: ``C + K + 1`` states (about ``2 * sqrt(max_steps)``) plus one iteration's residuals;
   time: each iteration runs forward, is recomputed, and is pulled back (measured on CPU:
   about four to six times the plain loop).
 * Under ``jax.vmap`` every loop runs while any lane still runs (``custom_vmap``
   predicates), so no loop selects over its whole carry (the buffers) in every iteration; a
-  lane's iterations past its own count are masked by ``lax.cond`` (a select under ``vmap``).
+  lane's iterations past its own count are masked by a select across the lanes. Outside
+  ``vmap`` every iteration the backward loops run is one the loop ran: no mask, no
+  ``lax.cond`` (on CPU a conditional per iteration cost as much as a cheap body's derivative).
 * Needing more than ``max_steps`` iterations under differentiation is a run-time error,
   never a truncated derivative.
 
@@ -67,7 +70,7 @@ __all__ = [
 DEFAULT_BUDGET_BYTES = 64 * 2**20
 """The memory the derivative's buffers of one loop may take, per ``vmap`` lane, when a call
 gives no ``budget_bytes``: 64 MiB, e.g. ``max_steps`` up to about a billion for a 1 KiB
-state, 65,000 for a 128 KiB state, 1,000 for a 1 MiB state."""
+state, 65,000 for a 128 KiB state, 990 for a 1 MiB state."""
 
 JVP_UNSUPPORTED = (
     "bounded_while_loop: forward-mode differentiation (jax.jvp, jax.jacfwd) of a bounded "
@@ -235,7 +238,7 @@ def chunking(max_steps: int, state_bytes: int, budget_bytes: int) -> tuple[int, 
     max_steps``) and returns ``(steps, chunks)``.
 
     The derivative keeps ``chunks`` checkpoints and, while pulling back through one chunk,
-    that chunk's ``steps`` states: ``(chunks + steps) * state_bytes`` in all, least at
+    that chunk's ``steps + 1`` states: ``(chunks + steps + 1) * state_bytes`` in all, least at
     ``steps = ceil(sqrt(max_steps))``, where it is about ``2 * sqrt(max_steps) *
     state_bytes``. The time does not depend on the split (every iteration runs once forward,
     once recomputed and once pulled back), except that both buffers are zeroed on every call,
@@ -244,12 +247,12 @@ def chunking(max_steps: int, state_bytes: int, budget_bytes: int) -> tuple[int, 
     """
     steps = math.isqrt(max_steps - 1) + 1
     chunks = -(-max_steps // steps)
-    need = (chunks + steps) * max(int(state_bytes), 1)
+    need = (chunks + steps + 1) * max(int(state_bytes), 1)
     if need > budget_bytes:
         raise ValueError(
             f"bounded_while_loop: max_steps={max_steps} with a loop state of "
             f"{state_bytes:,} bytes needs at least {need:,} bytes for its derivative "
-            f"({chunks} checkpoints and {steps} states of one chunk), over "
+            f"({chunks} checkpoints and {steps + 1} states of one chunk), over "
             f"budget_bytes={budget_bytes:,}. Pass budget_bytes={need} or more, or lower "
             "max_steps."
         )
