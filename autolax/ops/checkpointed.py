@@ -24,7 +24,9 @@ Design (a ``jax.custom_vjp``; ``max_steps`` is split into ``C`` chunks of ``K`` 
   (``custom_vjp`` with symbolic zeros plus the body's data dependencies).
   Memory: ``C + K + 1`` states (about ``2 * sqrt(max_steps)``) plus one iteration's residuals;
   time: each iteration runs forward, is recomputed, and is pulled back (measured on CPU:
-  about four to six times the plain loop).
+  about four to six times the plain loop for a body that does real work per iteration; 9 to
+  15 times for a body that is one cheap pass over a large state, whose own derivative costs
+  several passes: ``benchmarks/results_grad_while.md``).
 * Under ``jax.vmap`` every loop runs while any lane still runs (``custom_vmap``
   predicates), so no loop selects over its whole carry (the buffers) in every iteration; a
   lane's iterations past its own count are masked by a select across the lanes. Outside
@@ -157,8 +159,9 @@ def bounded_while_loop(
     Values ``cond_fun``/``body_fun`` read without carrying them (closed-over arrays,
     tracers of an enclosing transform, whether differentiated or only batched by ``vmap``)
     get derivatives too. Under ``grad`` the forward pass runs the iterations the loop needs
-    as a plain ``while_loop`` and the backward pass recomputes them (about four to six times
-    the plain loop in all, measured on CPU).
+    as a plain ``while_loop`` and the backward pass recomputes them (measured on CPU: about
+    four to six times the plain loop in all, more for a body that is one cheap pass over a
+    large state).
     Supported derivatives: reverse mode (``grad``, ``value_and_grad``, ``vjp``,
     ``jacrev``) and forward over reverse (``hessian``). Forward mode (``jvp``, ``jacfwd``)
     of a loop that sees ``jvp``'s tracers runs it as a plain ``while_loop`` (a
