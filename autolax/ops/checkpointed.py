@@ -15,18 +15,23 @@ Design (a ``jax.custom_vjp``; ``max_steps`` is split into ``C`` chunks of ``K`` 
   plain inner ``while_loop``. The loop stops when ``cond_fun`` fails, so the work is that of
   the iterations run.
 * Backward pass: the chunks run, last first. Each chunk's states are recomputed from its
-  checkpoint into a buffer of ``K`` states (an inner ``while_loop``), then walked in reverse,
+  checkpoint into a buffer of ``K + 1`` states (an inner ``while_loop`` that stores the state
+  after each step, the value the next step reads anyway), then walked in reverse,
   pulling the cotangent back through one iteration at a time (``jax.vjp`` of the body) and
   summing the cotangents of the values the loop reads without carrying them. Every loop
   runs exactly the iterations the loop ran: no masked steps, no scan over ``max_steps``.
   Only the parts of the state that the caller's cotangent can reach are differentiated
   (``custom_vjp`` with symbolic zeros plus the body's data dependencies).
-  Memory: ``C + K`` states (about ``2 * sqrt(max_steps)``) plus one iteration's residuals;
+  Memory: ``C + K + 1`` states (about ``2 * sqrt(max_steps)``) plus one iteration's residuals;
   time: each iteration runs forward, is recomputed, and is pulled back (measured on CPU:
-  about four to six times the plain loop).
+  about four to six times the plain loop for a body that does real work per iteration; 9 to
+  15 times for a body that is one cheap pass over a large state, whose own derivative costs
+  several passes: ``benchmarks/results_grad_while.md``).
 * Under ``jax.vmap`` every loop runs while any lane still runs (``custom_vmap``
   predicates), so no loop selects over its whole carry (the buffers) in every iteration; a
-  lane's iterations past its own count are masked by ``lax.cond`` (a select under ``vmap``).
+  lane's iterations past its own count are masked by a select across the lanes. Outside
+  ``vmap`` every iteration the backward loops run is one the loop ran: no mask, no
+  ``lax.cond`` (on CPU a conditional per iteration cost as much as a cheap body's derivative).
 * Needing more than ``max_steps`` iterations under differentiation is a run-time error,
   never a truncated derivative.
 
@@ -67,7 +72,7 @@ __all__ = [
 DEFAULT_BUDGET_BYTES = 64 * 2**20
 """The memory the derivative's buffers of one loop may take, per ``vmap`` lane, when a call
 gives no ``budget_bytes``: 64 MiB, e.g. ``max_steps`` up to about a billion for a 1 KiB
-state, 65,000 for a 128 KiB state, 1,000 for a 1 MiB state."""
+state, 65,000 for a 128 KiB state, 990 for a 1 MiB state."""
 
 JVP_UNSUPPORTED = (
     "bounded_while_loop: forward-mode differentiation (jax.jvp, jax.jacfwd) of a bounded "
@@ -154,8 +159,9 @@ def bounded_while_loop(
     Values ``cond_fun``/``body_fun`` read without carrying them (closed-over arrays,
     tracers of an enclosing transform, whether differentiated or only batched by ``vmap``)
     get derivatives too. Under ``grad`` the forward pass runs the iterations the loop needs
-    as a plain ``while_loop`` and the backward pass recomputes them (about four to six times
-    the plain loop in all, measured on CPU).
+    as a plain ``while_loop`` and the backward pass recomputes them (measured on CPU: about
+    four to six times the plain loop in all, more for a body that is one cheap pass over a
+    large state).
     Supported derivatives: reverse mode (``grad``, ``value_and_grad``, ``vjp``,
     ``jacrev``) and forward over reverse (``hessian``). Forward mode (``jvp``, ``jacfwd``)
     of a loop that sees ``jvp``'s tracers runs it as a plain ``while_loop`` (a
@@ -235,7 +241,7 @@ def chunking(max_steps: int, state_bytes: int, budget_bytes: int) -> tuple[int, 
     max_steps``) and returns ``(steps, chunks)``.
 
     The derivative keeps ``chunks`` checkpoints and, while pulling back through one chunk,
-    that chunk's ``steps`` states: ``(chunks + steps) * state_bytes`` in all, least at
+    that chunk's ``steps + 1`` states: ``(chunks + steps + 1) * state_bytes`` in all, least at
     ``steps = ceil(sqrt(max_steps))``, where it is about ``2 * sqrt(max_steps) *
     state_bytes``. The time does not depend on the split (every iteration runs once forward,
     once recomputed and once pulled back), except that both buffers are zeroed on every call,
@@ -244,12 +250,12 @@ def chunking(max_steps: int, state_bytes: int, budget_bytes: int) -> tuple[int, 
     """
     steps = math.isqrt(max_steps - 1) + 1
     chunks = -(-max_steps // steps)
-    need = (chunks + steps) * max(int(state_bytes), 1)
+    need = (chunks + steps + 1) * max(int(state_bytes), 1)
     if need > budget_bytes:
         raise ValueError(
             f"bounded_while_loop: max_steps={max_steps} with a loop state of "
             f"{state_bytes:,} bytes needs at least {need:,} bytes for its derivative "
-            f"({chunks} checkpoints and {steps} states of one chunk), over "
+            f"({chunks} checkpoints and {steps + 1} states of one chunk), over "
             f"budget_bytes={budget_bytes:,}. Pass budget_bytes={need} or more, or lower "
             "max_steps."
         )
@@ -308,9 +314,9 @@ class _Chunked:
         differentiated).
 
         For each chunk run, last first: recompute its states from its checkpoint into a
-        buffer of ``steps`` states, then walk them in reverse, pulling the cotangent back
-        through one iteration at a time (``jax.vjp`` of the body). Only the state leaves a
-        cotangent can reach are differentiated (``needed``)."""
+        buffer (row ``i`` the state before its step ``i``), then walk them in reverse, pulling
+        the cotangent back through one iteration at a time (``jax.vjp`` of the body). Only
+        the state leaves a cotangent can reach are differentiated (``needed``)."""
         x_wanted, c_wanted = wanted.value
         used = [_differentiable(c) and not isinstance(t, SymbolicZero) for c, t in zip(checkpoints, ct)]
         x_keep = self.needed(used, [_differentiable(c) for c in checkpoints])
@@ -322,6 +328,8 @@ class _Chunked:
             out = self.body_flat(_merge(x, x_keep, x_part), _merge(consts, c_keep, c_part))
             return _pick(out, x_keep)
 
+        rows = _Rows([jax.typeof(lax.index_in_dim(c, 0, 0, keepdims=False)) for c in checkpoints])
+
         def one_chunk(carry):
             chunk, ct_x, ct_c, states = carry
             chunk = chunk - 1
@@ -330,24 +338,23 @@ class _Chunked:
             steps = _max_lane(lane_steps)
 
             def recompute(carry):
+                # Stores the state after the step (row i + 1), which the next step reads
+                # anyway; storing the state before it made XLA copy it every iteration.
                 i, x, states = carry
-                states = tuple(lax.dynamic_update_index_in_dim(b, leaf, i, 0) for b, leaf in zip(states, x))
-                x = lax.cond(i < lane_steps, lambda x: self.body_flat(x, consts), lambda x: x, x)
-                return i + 1, x, states
+                x = _lane_where(i < lane_steps, self.body_flat(x, consts), x)
+                return i + 1, x, rows.write(states, i + 1, x)
 
+            states = rows.write(states, 0, start)
             states = lax.while_loop(lambda c: c[0] < steps, recompute, (jnp.int32(0), start, states))[2]
 
             def pull(carry):
                 i, ct_x, ct_c = carry
                 i = i - 1
-                x = tuple(lax.dynamic_index_in_dim(b, i, 0, keepdims=False) for b in states)
-
-                def through_step(ct_x, ct_c):
-                    _, vjp = jax.vjp(lambda xp, cp: step_fn(x, xp, cp), _pick(x, x_keep), _pick(consts, c_keep))
-                    dx, dc = vjp(ct_x)
-                    return dx, tuple(a + b for a, b in zip(ct_c, dc))
-
-                ct_x, ct_c = lax.cond(i < lane_steps, through_step, lambda a, b: (a, b), ct_x, ct_c)
+                x = tuple(rows.read(states, i))
+                _, vjp = jax.vjp(lambda xp, cp: step_fn(x, xp, cp), _pick(x, x_keep), _pick(consts, c_keep))
+                dx, dc = vjp(ct_x)
+                pulled = (dx, tuple(a + b for a, b in zip(ct_c, dc)))
+                ct_x, ct_c = _lane_where(i < lane_steps, pulled, (ct_x, ct_c))
                 return i, ct_x, ct_c
 
             _, ct_x, ct_c = lax.while_loop(lambda c: c[0] > 0, pull, (steps, ct_x, ct_c))
@@ -357,9 +364,10 @@ class _Chunked:
             jnp.zeros(c.shape[1:], c.dtype) if isinstance(t, SymbolicZero) else t
             for c, t in zip(_pick(checkpoints, x_keep), _pick(ct, x_keep))
         )
-        states = tuple(jnp.zeros((self.steps, *c.shape[1:]), c.dtype) for c in checkpoints)
         ct_c = tuple(jnp.zeros_like(c) for c in _pick(consts, c_keep))
-        _, ct_x, ct_c, _ = lax.while_loop(lambda c: c[0] > 0, one_chunk, (n_chunks, ct_x, ct_c, states))
+        # steps + 1 rows: the recompute also stores the state after the chunk's last step.
+        carry = (n_chunks, ct_x, ct_c, rows.empty(self.steps + 1))
+        _, ct_x, ct_c, _ = lax.while_loop(lambda c: c[0] > 0, one_chunk, carry)
         x_out = [k and w for k, w in zip(x_keep, x_wanted)]
         ct_x = tuple(t if w else None for t, w in zip(_unpick(ct_x, x_keep), x_out))
         return ct_x, _unpick(ct_c, c_keep)
@@ -434,6 +442,51 @@ def _state_dependencies(body_flat, x, consts) -> list[set[int]]:
     return [of(v) for v in jaxpr.outvars]
 
 
+class _Rows:
+    """Buffers that hold one value of a list of arrays (of fixed types) per row. Arrays of
+    at most :attr:`SMALL` elements share one buffer per dtype, side by side in a row, so
+    writing or reading a row is one ``dynamic_update_slice`` / ``dynamic_slice`` per dtype
+    and per large array rather than per array: on CPU each is an operation of its own per
+    iteration, and a state's scalars (time, step size, counters) would otherwise cost
+    more than a cheap body."""
+
+    SMALL = 1024
+
+    def __init__(self, avals):
+        self.avals = [(tuple(a.shape), a.dtype) for a in avals]
+        self.slots = []  # per array: (buffer, offset in the row, or None for a buffer of its own)
+        self.buffers = []  # per buffer: (row shape, dtype)
+        packed = {}
+        for shape, dtype in self.avals:
+            size = math.prod(shape)
+            if size > self.SMALL or jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
+                self.slots.append((len(self.buffers), None))
+                self.buffers.append((shape, dtype))
+                continue
+            if dtype not in packed:
+                packed[dtype] = len(self.buffers)
+                self.buffers.append(((0,), dtype))
+            b = packed[dtype]
+            self.slots.append((b, self.buffers[b][0][0]))
+            self.buffers[b] = ((self.buffers[b][0][0] + size,), dtype)
+
+    def empty(self, n):
+        return tuple(jnp.zeros((n, *shape), dtype) for shape, dtype in self.buffers)
+
+    def write(self, buffers, i, values):
+        parts = [[] for _ in self.buffers]
+        for (b, offset), v in zip(self.slots, values):
+            parts[b].append(v if offset is None else jnp.ravel(v))
+        rows = [p[0] if len(p) == 1 and p[0].shape == shape else jnp.concatenate(p)
+                for p, (shape, _) in zip(parts, self.buffers)]
+        return tuple(lax.dynamic_update_index_in_dim(buf, row, i, 0) for buf, row in zip(buffers, rows))
+
+    def read(self, buffers, i):
+        rows = [lax.dynamic_index_in_dim(buf, i, 0, keepdims=False) for buf in buffers]
+        return [rows[b] if offset is None else rows[b][offset:offset + math.prod(shape)].reshape(shape)
+                for (b, offset), (shape, _) in zip(self.slots, self.avals)]
+
+
 def _differentiable(x) -> bool:
     return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
 
@@ -477,6 +530,53 @@ _any_lane = _lane_reduction(
     "keeps a scalar predicate instead of selecting over its whole carry every iteration.",
 )
 _max_lane = _lane_reduction(jnp.max, "The greatest value of an integer across ``vmap`` lanes.")
+
+
+@jax.custom_jvp
+def _lane_where(pred, new, old):
+    """``new`` where ``pred`` holds, else ``old`` (pytrees of one structure), for a ``pred``
+    that can fail only in some lanes of a ``vmap``: unbatched it is ``new`` with no select.
+
+    The backward pass runs each loop to the greatest trip count over the lanes, so outside
+    ``vmap`` (or with an unbatched count) every iteration is one the loop ran and ``pred``
+    holds; a ``lax.cond`` there cost a conditional per iteration (operand copies and a
+    nested dispatch, about as much as a cheap body's whole derivative on CPU). Under
+    ``vmap`` a lane past its own count keeps ``old``, as the ``lax.cond`` did (``vmap``
+    made that a select of both branches too). Its derivative (forward over reverse) is a
+    select, so reverse mode over it reaches JAX's own error for the ``while_loop``."""
+    return _lane_select(pred, new, old)
+
+
+@_lane_where.defjvp
+def _lane_where_jvp(primals, tangents):
+    pred, new, old = primals
+    _, t_new, t_old = tangents
+
+    def select(a, b):
+        return a if a.dtype == jax.dtypes.float0 else jnp.where(pred, a, b)
+
+    return _lane_select(pred, new, old), jax.tree_util.tree_map(select, t_new, t_old)
+
+
+@custom_vmap
+def _lane_select(pred, new, old):
+    del pred, old
+    return new
+
+
+@_lane_select.def_vmap
+def _lane_select_vmap(axis_size, in_batched, pred, new, old):
+    pred_batched, new_batched, old_batched = in_batched
+    if not pred_batched:
+        return new, new_batched
+
+    def select(n, o, n_batched, o_batched):
+        n = n if n_batched else jnp.broadcast_to(n, (axis_size, *jnp.shape(n)))
+        o = o if o_batched else jnp.broadcast_to(o, (axis_size, *jnp.shape(o)))
+        return jnp.where(pred.reshape((axis_size,) + (1,) * (n.ndim - 1)), n, o)
+
+    out = jax.tree_util.tree_map(select, new, old, new_batched, old_batched)
+    return out, jax.tree_util.tree_map(lambda _: True, new)
 
 
 def _runtime_error(pred, message: str) -> None:
