@@ -366,12 +366,13 @@ class Jitted:
         __tracebackhide__ = True
         if self._entry is None:
             return self._counted_call(self._jitted, args, kwargs)
+        plain = _PLAIN_TYPES
         for arg in args:
-            if type(arg) not in _PLAIN_TYPES:
+            if type(arg) not in plain:
                 forward = compat.forward_mode(jax.tree_util.tree_leaves((args, kwargs)))
                 break
         else:
-            forward = bool(kwargs) and compat.forward_mode(jax.tree_util.tree_leaves(kwargs))
+            forward = kwargs and compat.forward_mode(jax.tree_util.tree_leaves(kwargs))
         if forward:
             # jax.jvp / jacfwd of this object: its bounded loops are traced as plain
             # while_loops (a custom_vjp, their reverse-mode form, has no forward mode), in a

@@ -237,11 +237,11 @@ def _autolax_jit(prog):
     return autolax.jit(prog.python, static_argnums=prog.static_argnums)
 
 
-def _block_time(fn, args, k):
-    start = time.perf_counter()
+def _block_time(fn, args, k, clock=time.perf_counter):
+    start = clock()
     for _ in range(k):
         jax.block_until_ready(fn(*args))
-    return (time.perf_counter() - start) / k
+    return (clock() - start) / k
 
 
 def steady_samples(scale, rounds, block_s):
@@ -347,7 +347,8 @@ def _first_at_or_below(xs, level):
 def call_overhead(sizes, rounds, calls):
     """Per-call time of ``autolax.jit(f)`` and ``jax.jit(autolax.convert(f))``, alternating in
     one process, on a trivial function and on a search loop (its item at 90% of the way):
-    what ``autolax.jit`` adds to each call."""
+    what ``autolax.jit`` adds to each call. CPU time of the process (its threads, XLA's
+    included): other processes on a shared machine inflate it less than wall time."""
     cases = [("x + 1", _increment, (jax.device_put(np.float32(1.0)),))]
     for n in sizes:
         xs = np.ones(n, np.float32)
@@ -364,7 +365,7 @@ def call_overhead(sizes, rounds, calls):
         order = list(variants.items())
         for r in range(rounds):
             for name, v in order[r % 2:] + order[:r % 2]:
-                times[name].append(_block_time(v, args, calls))
+                times[name].append(_block_time(v, args, calls, clock=time.process_time))
         results.append({
             "case": label,
             "convert_s": statistics.median(times["jax.jit(convert)"]),
@@ -535,14 +536,15 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="tiny sizes and few repeats: a smoke test, not a measurement")
     parser.add_argument("--plot", metavar="PNG", help="write the compile-cost plot (needs matplotlib: pip install '.[plot]')")
     parser.add_argument("--json", metavar="PATH", help="also write every measured number as JSON")
-    parser.add_argument("--only", choices=["compile", "steady", "convert"], action="append", help="run only these parts (repeatable)")
+    parser.add_argument("--only", choices=["compile", "steady", "overhead", "convert"], action="append",
+                        help="run only these parts (repeatable)")
     parser.add_argument("--max-unrolled", type=int, help="largest N timed for unrolled jax.jit (default 3000; --quick: 10)")
     parser.add_argument("--steady-worker", metavar="JSON", help=argparse.SUPPRESS)  # [scale, rounds, block_s]: print steady_samples as JSON
     args = parser.parse_args(argv)
     if args.steady_worker:
         print(json.dumps(steady_samples(*json.loads(args.steady_worker))))
         return 0
-    parts = set(args.only or ["compile", "steady", "convert"])
+    parts = set(args.only or ["compile", "steady", "overhead", "convert"])
     if args.quick:
         trip_counts, max_unrolled, repeats = [10, 30], 10, 1
         scale, rounds, processes, block_s, convert_reps = 0.01, 2, 1, 0.001, 1
@@ -593,11 +595,12 @@ def main(argv=None):
             if r["note"]:
                 print(f"- {r['name']}: {r['note']}")
         print()
+    if "overhead" in parts:
         overhead_results = call_overhead(overhead_sizes, overhead_rounds, overhead_calls)
-        print("### What autolax.jit adds to a call\n")
+        print("## What autolax.jit adds to a call\n")
         print(f"`autolax.jit(f)` and `jax.jit(autolax.convert(f))` in turn in one process, {overhead_rounds} rounds of")
-        print(f"{overhead_calls:,} calls each (each call waited for); medians per call, and the median of the per-round")
-        print("differences.\n")
+        print(f"{overhead_calls:,} calls each (each call waited for); CPU time of the process per call (medians), and the")
+        print("median of the per-round differences.\n")
         print(overhead_table(overhead_results) + "\n")
     if "convert" in parts:
         convert_results = conversion_cost(convert_reps, with_examples=not args.quick)
