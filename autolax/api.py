@@ -11,6 +11,7 @@ import contextlib
 import functools
 import gc
 import io
+import sys
 import threading
 import types
 import warnings
@@ -18,6 +19,7 @@ import weakref
 from dataclasses import dataclass
 
 import jax
+import numpy as np
 
 from autolax import callables, compat, filtering, libraries
 from autolax import ops as _ops
@@ -326,6 +328,15 @@ def _own_function(converted):
     return own
 
 
+# Argument types that hold no tracer: a call given only these needs no look at the leaves
+# of its arguments (``Jitted.__call__``). Concrete arrays, NumPy's arrays and scalars,
+# Python's scalars and strings.
+_PLAIN_TYPES = frozenset({
+    type(jax.numpy.zeros(())), np.ndarray, int, float, bool, complex, str, type(None),
+    *(t for t in set(np.sctypeDict.values()) if issubclass(t, np.generic)),
+})
+
+
 class Jitted:
     """What ``autolax.jit`` returns: the ``jax.jit`` object of the converted function, called
     through one more step that reports run-time checks as the errors Python would raise.
@@ -340,39 +351,92 @@ class Jitted:
         self._jitted = jitted
         self._python = python  # the converted function, run as Python (see ``_python_error``)
         self._forward = forward  # () -> the jax.jit object for jvp's tracers (see ``__call__``)
-        self._has_checks = False
+        # The function ``jitted`` traces when it is a ``_traced_entry``: its traces count the
+        # checks they stage and tell this object what its calls must add (``_learn``), so a
+        # call that does not trace adds nothing. None: each call counts (``_counted_call``).
+        inner = getattr(jitted, "__wrapped__", None)
+        self._entry = inner if getattr(inner, _ENTRY, False) else None
+        self._plain = True  # no trace returned an appended list or staged a check
+        self._has_checks = False  # a trace staged a check: calls wait for the result
         self.__autolax_jit__ = info
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(self, attr, getattr(info.fn, attr, None))
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        jitted = self._jitted
-        if self._forward is not None and compat.forward_mode(jax.tree_util.tree_leaves((args, kwargs))):
+        if self._entry is None:
+            return self._counted_call(self._jitted, args, kwargs)
+        plain = _PLAIN_TYPES
+        for arg in args:
+            if type(arg) not in plain:
+                forward = compat.forward_mode(jax.tree_util.tree_leaves((args, kwargs)))
+                break
+        else:
+            forward = kwargs and compat.forward_mode(jax.tree_util.tree_leaves(kwargs))
+        if forward:
             # jax.jvp / jacfwd of this object: its bounded loops are traced as plain
             # while_loops (a custom_vjp, their reverse-mode form, has no forward mode), in a
             # jax.jit object of their own so the two forms do not share a trace.
-            jitted = self._forward()
+            return self._counted_call(self._forward(), args, kwargs)
+        try:
+            out = self._jitted(*args, **kwargs)
+        except jax.errors.JaxRuntimeError as exc:
+            self._runtime_error(exc, args, kwargs)
+            raise
+        except Exception as exc:
+            self._after_trace_error(exc, None, args, kwargs)
+            raise
+        return out if self._plain else self._finish(out, args, kwargs)
+
+    def _counted_call(self, jitted, args, kwargs):
+        """``jitted(*args, **kwargs)`` for a ``jax.jit`` object that does not trace an entry:
+        the checks its trace stages are counted around the call."""
+        __tracebackhide__ = True
         with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
             try:
-                out = _lists.plain_lists(jitted(*args, **kwargs))
-                if self._has_checks or staged.count:
-                    self._has_checks = True
-                    out = jax.block_until_ready(out)
+                out = jitted(*args, **kwargs)
             except jax.errors.JaxRuntimeError as exc:
-                error = _checks.pop_failure(str(exc))
-                if error is None:
-                    raise
-                if _checks.python_error_wanted(error) and self._can_rerun(args, kwargs):
-                    # The program ran up to the error and printed what Python prints before
-                    # it: the run that finds Python's error prints nothing again.
-                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                        self._raise_python_error(args, kwargs)
-                raise error from None
+                self._runtime_error(exc, args, kwargs)
+                raise
             except Exception as exc:
                 self._after_trace_error(exc, staged, args, kwargs)
                 raise
+        self._learn(staged.count > 0, False)
+        return self._finish(out, args, kwargs)
+
+    def _learn(self, checks: bool, lists: bool):
+        """A trace staged checks (every later call waits for the program's result, so a
+        failed check is raised by the call) or returned an appended list (made plain)."""
+        if checks:
+            self._has_checks = True
+        if checks or lists:
+            self._plain = False
+
+    def _finish(self, out, args, kwargs):
+        """What a call returns when a trace staged checks or returned appended lists."""
+        __tracebackhide__ = True
+        out = _lists.plain_lists(out)
+        if self._has_checks:
+            try:
+                out = jax.block_until_ready(out)
+            except jax.errors.JaxRuntimeError as exc:
+                self._runtime_error(exc, args, kwargs)
+                raise
         return out
+
+    def _runtime_error(self, exc, args, kwargs):
+        """The running program raised ``exc``: if a check failed, the error Python raises
+        is raised instead (else the caller raises ``exc``)."""
+        __tracebackhide__ = True
+        error = _checks.pop_failure(str(exc))
+        if error is None:
+            return
+        if _checks.python_error_wanted(error) and self._can_rerun(args, kwargs):
+            # The program ran up to the error and printed what Python prints before
+            # it: the run that finds Python's error prints nothing again.
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                self._raise_python_error(args, kwargs)
+        raise error from None
 
     def trace(self, *args, **kwargs):
         """``jax.jit(...).trace``; a user error raised while tracing after checks were staged is
@@ -385,20 +449,36 @@ class Jitted:
         __tracebackhide__ = True
         return self._staging("lower", args, kwargs)
 
+    def eval_shape(self, *args, **kwargs):
+        """``jax.jit(...).eval_shape``; errors while tracing as for ``trace``."""
+        __tracebackhide__ = True
+        return self._staging("eval_shape", args, kwargs)
+
+    @property
+    def __wrapped__(self):
+        """The function the ``jax.jit`` object runs (the converted function)."""
+        inner = self._jitted.__wrapped__
+        return inner.__wrapped__ if getattr(inner, _ENTRY, False) else inner
+
     def _staging(self, method, args, kwargs):
         __tracebackhide__ = True
         with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
             try:
-                return getattr(self._jitted, method)(*args, **kwargs)
+                out = getattr(self._jitted, method)(*args, **kwargs)
             except Exception as exc:
                 self._after_trace_error(exc, staged, args, kwargs)
                 raise
+        # A later call may run this trace (jax.jit keeps it) without tracing again.
+        self._learn(staged.count > 0, False)
+        return out
 
     def _after_trace_error(self, exc, staged, args, kwargs):
-        """Tracing raised ``exc``: if it is the user's and checks were staged before it, the
-        error Python raises is raised instead (``_raise_python_error``)."""
+        """Tracing raised ``exc``: if it is the user's and checks were staged before it (in
+        ``staged``, or by a trace of the entry, which marked ``exc``), the error Python
+        raises is raised instead (``_raise_python_error``)."""
         __tracebackhide__ = True
-        if staged.count and _user_error(exc) and self._can_rerun(args, kwargs):
+        marked = exc.__dict__.pop(_RERUN, False)
+        if marked or (staged is not None and staged.count and _user_error(exc) and self._can_rerun(args, kwargs)):
             self._raise_python_error(args, kwargs)
 
     def _can_rerun(self, args, kwargs) -> bool:
@@ -489,11 +569,59 @@ def _in_forward_mode(converted):
 
 
 _OWN = "__autolax_own__"
+_ENTRY = "__autolax_entry__"
+_RERUN = "__autolax_rerun_as_python__"  # on an error of a trace: Python's error is wanted
+
+
+def _traced_entry(own):
+    """``own`` as the function of an ``autolax.jit`` object's ``jax.jit`` object. A trace of
+    it started by a call of that object (``Jitted.__call__``, ``.lower`` ...) counts the
+    checks it stages, for that call's arguments, as the call itself would, and tells the
+    object what every call must add to ``jax.jit``'s (``Jitted._learn``). So a call that
+    does not trace -- the steady state -- is ``jax.jit``'s call and nothing more."""
+
+    @functools.wraps(own)
+    def entry(*args, **kwargs):
+        call = _call_tracing(entry)
+        if call is None:
+            return own(*args, **kwargs)
+        jitted, call_args, call_kwargs = call
+        with _checks.counting(functools.partial(jitted._can_rerun, call_args, call_kwargs)) as staged:
+            try:
+                out = own(*args, **kwargs)
+            except Exception as exc:
+                if staged.count and _user_error(exc) and jitted._can_rerun(call_args, call_kwargs):
+                    # Python's error is found outside the trace (``Jitted._after_trace_error``).
+                    exc.__dict__[_RERUN] = True
+                raise
+        jitted._learn(staged.count > 0, _lists.holds_appended(out))
+        return out
+
+    setattr(entry, _ENTRY, True)
+    return entry
+
+
+def _call_tracing(entry):
+    """The call of the ``autolax.jit`` object whose ``jax.jit`` object traces ``entry`` (the
+    object, the call's arguments), the innermost on this thread's stack; None if none is."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code in _CALL_CODES:
+            local = frame.f_locals
+            jitted = local.get("self")
+            if isinstance(jitted, Jitted) and jitted._entry is entry:
+                return jitted, local["args"], local["kwargs"]
+        frame = frame.f_back
+    return None
+
+
+# The frames of the calls that may start a trace of an entry.
+_CALL_CODES = frozenset({Jitted.__call__.__code__, Jitted._staging.__code__})
 
 
 def _jitted_function(converted, options):
-    """The function ``jax.jit`` is given: a new function object running ``converted``
-    (``_own_function``). Where ``converted`` is a function's cached conversion and the
+    """The function ``jax.jit`` is given: ``_traced_entry`` of a new function object running
+    ``converted`` (``_own_function``). Where ``converted`` is a function's cached conversion and the
     options are hashable, the newest one per set of ``jax.jit`` options is also kept on
     ``converted``.
 
@@ -503,7 +631,7 @@ def _jitted_function(converted, options):
     its compiled program within the call (about a millisecond of the first call;
     ``jax.jit(f)(x)`` frees it later, with ``f``). Each wrapper still has its own function
     object (see ``_own_function``); one kept is replaced by the next wrapper's."""
-    own = callables.own_callable(converted, _own_function)
+    own = _traced_entry(callables.own_callable(converted, _own_function))
     if not isinstance(converted, types.FunctionType) or _cached_conversion(_original(converted)) is not converted:
         return own
     key = tuple(sorted(options.items()))
