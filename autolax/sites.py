@@ -25,8 +25,8 @@ Grammar (clauses separated by ``;``)::
 ``maybe: NAMES``  a loop's carried names its body may read before binding them
                   (``ops.assigned``): first assigned in the loop, they are carried with the
                   flag saying whether an iteration bound them;
-``cell: P=NAME``  a loop body's parameter ``P`` stands for the user's ``NAME`` (a
-                  variable closures capture: the body assigns it to the cell ``NAME``);
+``cell: P=NAME``  a loop body's or branch's parameter ``P`` stands for the user's ``NAME``
+                  (a variable closures capture: the function assigns it to the cell ``NAME``);
 ``test: NAME``    a ``for`` loop over ``NAME`` whose test runs before each iteration with
                   its item (the loop's ``if c: break`` at the top of the body,
                   ``passes.loop_exits``): ``loop_test(NAME, *state)``; the call returns
@@ -86,6 +86,8 @@ class Site:
     # `for i in range(...)` without exits whose body does not assign `i`: after a loop over
     # a static range, `i` is the range's last item, a Python int (`index: i`)
     index_target: str | None = None
+    # Generated parameters that stand for a variable closures capture (`cell: P=NAME`)
+    cells: dict = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -201,4 +203,5 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         test_after=test_after,
         read_unbound=maybe,
         index_target=index,
+        cells=cells,
     )

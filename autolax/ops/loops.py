@@ -616,7 +616,7 @@ def _python_while(site, loop_test, loop_body, values, first, static):
         try:
             state = list(unpack(loop_body(*state), n))
         except BaseException as exc:
-            keep_raised_state(exc, loop_body, loop_body, 0, state)
+            keep_raised_state(exc, loop_body, loop_body, 0, state, site.cells)
             raise
         count += 1
         pred = loop_test(*state)
@@ -952,7 +952,7 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
             try:
                 state = list(unpack(loop_body(item, *state), n))
             except BaseException as exc:
-                keep_raised_state(exc, loop_body, loop_body, 1, state)
+                keep_raised_state(exc, loop_body, loop_body, 1, state, site.cells)
                 raise
         count += 1
         if item_test and site.test_after:

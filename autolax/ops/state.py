@@ -736,11 +736,13 @@ def _into(original, new):
     return new
 
 
-def keep_raised_state(exc, key, fn, n_items, values):
+def keep_raised_state(exc, key, fn, n_items, values, cells=None):
     """Notes on ``exc``, raised by ``fn`` (a loop body or an ``if``'s branch run in Python,
     called with ``n_items`` leading items and then ``values``), those variables as the raise
     left them, for ``raised_state(exc, key, ...)``: ``fn``'s own variables at the raise (its
-    frame in the traceback), else ``values``."""
+    frame in the traceback), else ``values``. ``cells`` (``Site.cells``): a parameter that
+    stands for a variable closures capture was copied into that variable's cell, which
+    holds its value at the raise."""
     values = list(values)
     code = fn.__code__
     tb = exc.__traceback__
@@ -749,7 +751,8 @@ def keep_raised_state(exc, key, fn, n_items, values):
     if tb is not None:
         seen = tb.tb_frame.f_locals
         params = code.co_varnames[n_items:n_items + len(values)]
-        values = [seen.get(p, v) for p, v in zip(params, values)]
+        cells = cells or {}
+        values = [seen.get(cells[p] if cells.get(p) in code.co_freevars else p, v) for p, v in zip(params, values)]
     packed = values[0] if len(values) == 1 else tuple(values)
     with contextlib.suppress(AttributeError, TypeError):  # an exception without a __dict__
         exc.__autolax_raised_state__ = (key, packed)
