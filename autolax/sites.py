@@ -11,7 +11,8 @@ Grammar (clauses separated by ``;``)::
 
     at='6'                      line 6 of the file the code was compiled from
     at='model.py:6'             line 6 of model.py (code written by ``autolax convert``,
-                                which runs from another file)
+                                which runs from another file; the path is relative to
+                                the written file, see ``resolve``)
     at='7 -> n'                 an ``if`` whose branches produce ``n`` (outputs, in order)
     at='9 -> retval, y; return: retval; bound: y; reads: out[0], seen'
 
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -60,6 +62,17 @@ def display_filename(filename: str) -> str:
             if named:
                 return named[1]
     return filename
+
+
+def resolve(filename: str, code_filename: str) -> str:
+    """The file a descriptor's ``filename`` names, for code compiled from ``code_filename``:
+    ``autolax convert`` writes the source's path relative to the file it writes (an
+    absolute path would end up in committed files); a path that names no file there is
+    taken as it is (relative to the working directory)."""
+    if os.path.isabs(filename) or not os.path.isabs(code_filename):
+        return filename
+    beside = os.path.normpath(os.path.join(os.path.dirname(code_filename), filename))
+    return beside if os.path.exists(beside) else filename
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,7 +204,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         names = tuple(cells.get(n, n) for n in names)
     return Site(
         kind=kind,
-        filename=filename or code_filename,
+        filename=resolve(filename, code_filename) if filename else code_filename,
         lineno=lineno,
         names=tuple(outputs if names is None else names),
         roles=roles,

@@ -80,7 +80,7 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     try:
         true_traced = _trace_branch(true_fn, in_state, out_names, site, "if", caught_by)
     except errors.AutolaxError as refusal:
-        if getattr(refusal, "code", None) in ("branch-fails", "branch-fails-in-try"):
+        if getattr(refusal, "code", None) == "branch-fails":
             _raise_if_both_fail(refusal, lambda: _trace_branch(false_fn, in_state, out_names, site, "else", caught_by))
         raise
     false_traced = _trace_branch(false_fn, in_state, out_names, site, "else", caught_by)
@@ -109,8 +109,10 @@ def _raise_if_both_fail(refusal, trace_other) -> None:
     code (``refusal``'s cause) that could not be staged as raising when the program takes
     it. If the other branch fails with the same error, Python raises it whichever way the
     condition goes: the ``if`` is that error, raised now, as a statement without a
-    condition raises it (an enclosing ``try`` catches it; ``runtime_checks`` and
-    ``autolax.jit`` deal with a check staged before it). Otherwise returns."""
+    condition raises it (``runtime_checks`` and ``autolax.jit`` deal with a check staged
+    before it). Otherwise returns. (Not inside a ``try`` that catches it,
+    ``branch-fails-in-try``: the handler would see the variables as the branch Python takes
+    left them.)"""
     error = refusal.__cause__
     if error is None or report.unbound_read(error) or not report.raised_by_user_code(error):
         return

@@ -109,6 +109,8 @@ def unbound_error(name: str, frame, where: str | None = None) -> errors.Undefine
     at = ""
     if where is not None:
         filename, _, lineno = where.rpartition(":")
+        if frame is not None:
+            filename = sites.resolve(filename, frame.f_code.co_filename)
         line = linecache.getline(filename, int(lineno)).strip()
         at = f" at {sites.display_filename(filename)}:{lineno}\n    {line}"
     elif frame is not None:
@@ -573,10 +575,11 @@ def assigned(value, at=None):
     if isinstance(value, Undefined):
         raise unbound_error(value.name, sys._getframe(1), at)
     if isinstance(value, MaybeBound):
+        frame = sys._getframe(1)
         if at is None:
-            frame = sys._getframe(1)
             at = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         filename, _, line = at.rpartition(":")
+        filename = sites.resolve(filename, frame.f_code.co_filename)
         where = f"{sites.display_filename(filename)}:{line}"
         name = value.name
         checks.fail_unless(value.assigned, lambda: errors.make("unbound-after-loop", name=name, where=where))

@@ -527,7 +527,8 @@ class _FunctionConverter:
                 node))
         _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
-        _name_cells(stmts, branches=True)
+        if self.in_try and not self.ctx.standalone:  # for ops.raised_state (keep_on_raise)
+            _name_cells(stmts, branches=True)
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)
 
     # ------------------------------------------------------------------ while
