@@ -11,7 +11,8 @@ Grammar (clauses separated by ``;``)::
 
     at='6'                      line 6 of the file the code was compiled from
     at='model.py:6'             line 6 of model.py (code written by ``autolax convert``,
-                                which runs from another file)
+                                which runs from another file; the path is relative to
+                                the written file, see ``resolve``)
     at='7 -> n'                 an ``if`` whose branches produce ``n`` (outputs, in order)
     at='9 -> retval, y; return: retval; bound: y; reads: out[0], seen'
 
@@ -25,8 +26,8 @@ Grammar (clauses separated by ``;``)::
 ``maybe: NAMES``  a loop's carried names its body may read before binding them
                   (``ops.assigned``): first assigned in the loop, they are carried with the
                   flag saying whether an iteration bound them;
-``cell: P=NAME``  a loop body's parameter ``P`` stands for the user's ``NAME`` (a
-                  variable closures capture: the body assigns it to the cell ``NAME``);
+``cell: P=NAME``  a loop body's or branch's parameter ``P`` stands for the user's ``NAME``
+                  (a variable closures capture: the function assigns it to the cell ``NAME``);
 ``test: NAME``    a ``for`` loop over ``NAME`` whose test runs before each iteration with
                   its item (the loop's ``if c: break`` at the top of the body,
                   ``passes.loop_exits``): ``loop_test(NAME, *state)``; the call returns
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -60,6 +62,17 @@ def display_filename(filename: str) -> str:
             if named:
                 return named[1]
     return filename
+
+
+def resolve(filename: str, code_filename: str) -> str:
+    """The file a descriptor's ``filename`` names, for code compiled from ``code_filename``:
+    ``autolax convert`` writes the source's path relative to the file it writes (an
+    absolute path would end up in committed files); a path that names no file there is
+    taken as it is (relative to the working directory)."""
+    if os.path.isabs(filename) or not os.path.isabs(code_filename):
+        return filename
+    beside = os.path.normpath(os.path.join(os.path.dirname(code_filename), filename))
+    return beside if os.path.exists(beside) else filename
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,6 +99,8 @@ class Site:
     # `for i in range(...)` without exits whose body does not assign `i`: after a loop over
     # a static range, `i` is the range's last item, a Python int (`index: i`)
     index_target: str | None = None
+    # Generated parameters that stand for a variable closures capture (`cell: P=NAME`)
+    cells: dict = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -189,7 +204,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         names = tuple(cells.get(n, n) for n in names)
     return Site(
         kind=kind,
-        filename=filename or code_filename,
+        filename=resolve(filename, code_filename) if filename else code_filename,
         lineno=lineno,
         names=tuple(outputs if names is None else names),
         roles=roles,
@@ -201,4 +216,5 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         test_after=test_after,
         read_unbound=maybe,
         index_target=index,
+        cells=cells,
     )

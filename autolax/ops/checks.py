@@ -609,10 +609,22 @@ def raise_every_time(failures, stmt: str) -> None:
     raise errors.make("raise-every-time", stmt=stmt)
 
 
-def raise_from_both_branches(failures) -> None:
+def raise_from_both_branches(failures, same_error) -> None:
     """Both branches of a staged ``if`` raise: the path to it always raises. Inside a staged
-    body, that body's path raises (``StagedRaise``); at the top of the traced function there
-    is nothing left to compute, so autolax refuses."""
+    body, that body's path raises (``StagedRaise``). At the top of the traced function there
+    is nothing left to compute: if every error the branches may raise is the same
+    (``same_error``), Python raises it whichever branch runs, and it is raised now (as a
+    statement without a condition raises it: ``runtime_checks`` and ``autolax.jit`` deal
+    with a check staged before it). Otherwise ``autolax.jit`` runs the function as Python to
+    raise the error of the path the arguments take (the branches count as a check staged);
+    elsewhere autolax refuses."""
     if _collector.get() is not None:
         raise StagedRaise(failures)
+    raised = [make() for make in failures.makers]
+    if raised and all(same_error(raised[0], e) for e in raised[1:]):
+        raise raised[0]
+    counter = _staged.get()
+    if raised and rerun_as_python() and not any(isinstance(e, errors.AutolaxError) for e in raised):
+        counter.count += 1
+        raise raised[0]
     raise errors.make("raise-both-branches")

@@ -77,7 +77,12 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     pred = predicate(pred, site.where)
     in_state = State.of(in_names, operands, site)
     report.count_trace(site)
-    true_traced = _trace_branch(true_fn, in_state, out_names, site, "if", caught_by)
+    try:
+        true_traced = _trace_branch(true_fn, in_state, out_names, site, "if", caught_by)
+    except errors.AutolaxError as refusal:
+        if getattr(refusal, "code", None) == "branch-fails":
+            _raise_if_both_fail(refusal, lambda: _trace_branch(false_fn, in_state, out_names, site, "else", caught_by))
+        raise
     false_traced = _trace_branch(false_fn, in_state, out_names, site, "else", caught_by)
     outputs, form = cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
     return outputs, form, _kept(true_traced, false_traced)
@@ -89,6 +94,34 @@ def _kept(true_traced, false_traced):
     if true_traced.raises or false_traced.raises:
         return (false_traced if true_traced.raises else true_traced).kept
     return [merge_kept(a, b) for a, b in zip(true_traced.kept, false_traced.kept)]
+
+
+def same_error(a, b) -> bool:
+    """Are ``a`` and ``b`` the same exception as Python shows it (its class and plain
+    arguments: ``KeyError('b')``)?"""
+    plain = (str, bytes, int, float, bool, type(None))
+    return (type(a) is type(b) and len(a.args) == len(b.args)
+            and all(type(x) in plain and type(x) is type(y) and x == y for x, y in zip(a.args, b.args)))
+
+
+def _raise_if_both_fail(refusal, trace_other) -> None:
+    """The first branch of a staged ``if`` failed while traced with an error of the user's
+    code (``refusal``'s cause) that could not be staged as raising when the program takes
+    it. If the other branch fails with the same error, Python raises it whichever way the
+    condition goes: the ``if`` is that error, raised now, as a statement without a
+    condition raises it (``runtime_checks`` and ``autolax.jit`` deal with a check staged
+    before it). Otherwise returns. (Not inside a ``try`` that catches it,
+    ``branch-fails-in-try``: the handler would see the variables as the branch Python takes
+    left them.)"""
+    error = refusal.__cause__
+    if error is None or report.unbound_read(error) or not report.raised_by_user_code(error):
+        return
+    try:
+        trace_other()
+    except errors.AutolaxError as other:
+        if (getattr(other, "code", None) == refusal.code and other.__cause__ is not None
+                and same_error(error, other.__cause__)):
+            raise error from None
 
 
 def fails_when_taken(site, what: str, caught_by=()):
@@ -233,7 +266,7 @@ def _raising_branch(pred, true_traced, false_traced, operands):
         on_false, _, false_failures = false_traced(operands, None if false_traced.raises else false_traced.out)
         failures = checks.select(pred, true_failures, false_failures)
     if true_traced.raises and false_traced.raises:
-        checks.raise_from_both_branches(failures)
+        checks.raise_from_both_branches(failures, same_error)
     checks.defer(failures)
     values, traced = (on_false, false_traced) if true_traced.raises else (on_true, true_traced)
     return tuple(traced.out.rebuild(values))
@@ -318,7 +351,7 @@ def cond(pred, if_true, if_false, *operands, at, caught_by=()):
         try:
             return branch(*operands)
         except BaseException as exc:
-            keep_raised_state(exc, if_true, branch, 0, operands)
+            keep_raised_state(exc, if_true, branch, 0, operands, site.cells)
             raise
     params = code.co_varnames[: code.co_argcount]
     outputs, form, kept = staged_cond(pred, if_true, if_false, operands, site, in_names=params, select_ok=True,

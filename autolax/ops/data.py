@@ -214,10 +214,16 @@ def outside(obj, method=None):
 
 def stacked(lst):
     """``jnp.stack(ops.stacked(lst))``: the stacked array of a list built in a staged loop
-    (``jnp.stack`` of an array is that array), or ``lst`` itself for any other value."""
+    (``jnp.stack`` of an array is that array), or ``lst`` itself for any other value.
+
+    A list whose items are not arrays (``rows.append([x, y])``) is given as the plain list
+    of its items, so the stacking function does what it does with them in Python
+    (``jnp.stack`` of lists raises ``TypeError``; ``np.vstack`` stacks the rows)."""
     if isinstance(lst, StackedList):
         tree = lst.stacked_tree()
-        return lst if tree is None else tree
+        if tree is None:
+            return lst
+        return tree if isinstance(tree, (jax.Array, compat.Tracer)) else list(lst)
     return lst
 
 

@@ -233,15 +233,34 @@ class StackedList:
         tree = self.stacked_tree()
         if tree is None:
             return jnp.zeros((0,))
-        if not isinstance(tree, (jax.Array, compat.Tracer)):
-            raise TypeError("a list of non-array items cannot be converted to an array")
-        return tree
+        rows = _rows_array(tree)
+        if rows is None:
+            # Items that are not rows of arrays of one shape (dicts, ragged rows): what
+            # `jnp.asarray` of the plain list does, its error included.
+            return jnp.asarray(list(self))
+        return rows
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.__jax_array__(), dtype=dtype)
 
     def __repr__(self):
         return f"[{len(self)} items]"  # how errors show a list a loop appended to
+
+
+def _rows_array(tree):
+    """The array ``jnp.asarray`` makes of a list whose items are the rows of ``tree``
+    (stacked blocks): an array item is its block; an item that is a list or tuple of arrays
+    (``rows.append([x, y])``) is a row whose fields stack along the second axis, as
+    ``jnp.asarray([[x0, y0], [x1, y1]])`` does. None if the items are not such rows (a
+    dict, fields of different shapes)."""
+    if isinstance(tree, (jax.Array, compat.Tracer)):
+        return tree
+    if not isinstance(tree, (list, tuple)) or not tree:
+        return None
+    fields = [_rows_array(t) for t in tree]
+    if any(f is None for f in fields) or len({f.shape for f in fields}) != 1:
+        return None
+    return jnp.stack(fields, axis=1)
 
 
 def _flatten(lst):

@@ -331,9 +331,11 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     __tracebackhide__ = True
     rec = report.active_recorder()
     mark = rec.mark() if rec is not None else None
+    cause = None  # why the body could not be staged, if autolax said so
     try:
         return staged()
     except UNSTAGEABLE as exc:
+        cause = exc if isinstance(exc, errors.AutolaxError) else getattr(exc, "error", None)
         if not can_fall_back:
             if isinstance(exc, plan.Unstageable):
                 raise exc.error from None
@@ -411,6 +413,12 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             # Its items or carried values are traced in Python too (`peak = max(peak, x)`
             # over a traced array): JAX's tracer error out of a staged body is autolax's.
             raise report.traced_value_error(exc, site, "it carries traced values, also as a Python loop") from exc
+        if (isinstance(exc, StateMismatchError) and getattr(cause, "code", None) == "append-length-depends-on-data"
+                and getattr(exc, "code", None) != cause.code):
+            # The Python loop's staged `if` meets the same list again (its branches leave it
+            # with different lengths): the cause to fix is the first.
+            cause.add_note(f"autolax: run as a Python loop instead, it failed too: {str(exc).splitlines()[0]}")
+            raise cause.with_traceback(None) from exc
         if hasattr(exc, "add_note"):
             exc.add_note(
                 f"autolax: the loop at {site.where} could not be staged ({reason}), so it ran "
@@ -616,7 +624,7 @@ def _python_while(site, loop_test, loop_body, values, first, static):
         try:
             state = list(unpack(loop_body(*state), n))
         except BaseException as exc:
-            keep_raised_state(exc, loop_body, loop_body, 0, state)
+            keep_raised_state(exc, loop_body, loop_body, 0, state, site.cells)
             raise
         count += 1
         pred = loop_test(*state)
@@ -952,7 +960,7 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
             try:
                 state = list(unpack(loop_body(item, *state), n))
             except BaseException as exc:
-                keep_raised_state(exc, loop_body, loop_body, 1, state)
+                keep_raised_state(exc, loop_body, loop_body, 1, state, site.cells)
                 raise
         count += 1
         if item_test and site.test_after:

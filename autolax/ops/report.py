@@ -17,6 +17,7 @@ import contextvars
 import functools
 import linecache
 import os
+import re
 import sys
 import types
 import warnings
@@ -464,16 +465,50 @@ def traced_slice(exc) -> bool:
     return "slice" in text and "static" in text
 
 
+_DESCRIPTOR = re.compile(r"at='([^':;]+):(\d+)")
+
+
+def source_line(tb, site) -> int | None:
+    """The line of the user's source file that traceback ``tb`` ran last inside ``site``'s
+    statement: a frame of that file, or of the file ``autolax convert`` wrote from it (which
+    runs from another file). A line of the written file holds the descriptor of the
+    statement it stands for (``at='model.py:7'``), or is a statement copied as written: the
+    one source line after the statement's own with that text. Else None."""
+    line = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == site.filename:
+            line = tb.tb_lineno
+        elif not filename.startswith(_INTERNAL_DIRS) and _written_from(filename, site.filename):
+            text = linecache.getline(filename, tb.tb_lineno)
+            found = _DESCRIPTOR.search(text)
+            if found and sites.resolve(found.group(1), filename) == site.filename:
+                line = int(found.group(2))
+            else:
+                line = _copied_line(text.strip(), site)
+        tb = tb.tb_next
+    return line
+
+
+def _written_from(filename: str, source: str) -> bool:
+    """Is ``filename`` code ``autolax convert`` wrote from the file ``source`` (its
+    descriptors name it)?"""
+    return any(found and sites.resolve(found.group(1), filename) == source
+               for found in map(_DESCRIPTOR.search, linecache.getlines(filename)))
+
+
+def _copied_line(text: str, site) -> int | None:
+    """The line after ``site``'s own in its source file that reads ``text``, if exactly one does."""
+    lines = linecache.getlines(site.filename)[site.lineno:]
+    matches = [k for k, source in enumerate(lines, site.lineno + 1) if source.strip() == text]
+    return matches[0] if text and len(matches) == 1 else None
+
+
 def unstageable_reason(exc, site) -> str:
     """Why a body could not be staged, pointing at the user's line if possible."""
     if isinstance(exc, errors.TracedValueError) and exc.__cause__ is not None:
         exc = exc.__cause__
-    line = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == site.filename:
-            line = tb.tb_lineno
-        tb = tb.tb_next
+    line = source_line(exc.__traceback__, site)
     at = f"line {line} " if line is not None else "the body "
     if isinstance(exc, jax.errors.TracerIntegerConversionError):
         index = "the loop index" if site.kind in ("for", "while") else "it"
@@ -520,7 +555,31 @@ def unstageable_fix(exc) -> str | None:
     if traced_slice(exc):
         return ("slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`), or loop over a static "
                 "range that needs no traced index.")
+    if isinstance(exc, jax.errors.TracerBoolConversionError) and not _raised_in_library(exc):
+        return _BOOL_IN_USER_CODE
     return next((text for kind, text in _REWRITES if isinstance(exc, kind)), None)
+
+
+# A traced value tested as a Python bool by the converted code itself: by a construct
+# autolax does not stage (a builtin, a comprehension's condition), not by library code.
+_BOOL_IN_USER_CODE = (
+    "compute the test with jnp (`jnp.where(c, a, b)`, `jnp.sort`, `jnp.isin(x, jnp.array(values))`, "
+    "`(x > a).astype(float)`) and test its result with `if`, `while`, `and` / `or` / `not` or `a if c else b`, "
+    "which autolax stages in the functions it converts (not in library code or functions marked "
+    "@autolax.do_not_convert): Python's `bool()`, `sorted()`, `in` of a list or tuple and other builtins "
+    "that compare need a concrete value.")
+
+
+def _raised_in_library(exc) -> bool:
+    """Was ``exc`` raised in library code (its innermost frame that is neither autolax's nor
+    JAX's belongs to a library, or there is none), not in the converted code?"""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
+            found = tb.tb_frame
+        tb = tb.tb_next
+    return found is None or libraries.module_is_library(found.f_globals.get("__name__"), found.f_code.co_filename)
 
 
 def traced_value_error(exc, site, why: str) -> AutolaxError:

@@ -109,6 +109,8 @@ def unbound_error(name: str, frame, where: str | None = None) -> errors.Undefine
     at = ""
     if where is not None:
         filename, _, lineno = where.rpartition(":")
+        if frame is not None:
+            filename = sites.resolve(filename, frame.f_code.co_filename)
         line = linecache.getline(filename, int(lineno)).strip()
         at = f" at {sites.display_filename(filename)}:{lineno}\n    {line}"
     elif frame is not None:
@@ -573,10 +575,11 @@ def assigned(value, at=None):
     if isinstance(value, Undefined):
         raise unbound_error(value.name, sys._getframe(1), at)
     if isinstance(value, MaybeBound):
+        frame = sys._getframe(1)
         if at is None:
-            frame = sys._getframe(1)
             at = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         filename, _, line = at.rpartition(":")
+        filename = sites.resolve(filename, frame.f_code.co_filename)
         where = f"{sites.display_filename(filename)}:{line}"
         name = value.name
         checks.fail_unless(value.assigned, lambda: errors.make("unbound-after-loop", name=name, where=where))
@@ -736,11 +739,13 @@ def _into(original, new):
     return new
 
 
-def keep_raised_state(exc, key, fn, n_items, values):
+def keep_raised_state(exc, key, fn, n_items, values, cells=None):
     """Notes on ``exc``, raised by ``fn`` (a loop body or an ``if``'s branch run in Python,
     called with ``n_items`` leading items and then ``values``), those variables as the raise
     left them, for ``raised_state(exc, key, ...)``: ``fn``'s own variables at the raise (its
-    frame in the traceback), else ``values``."""
+    frame in the traceback), else ``values``. ``cells`` (``Site.cells``): a parameter that
+    stands for a variable closures capture was copied into that variable's cell, which
+    holds its value at the raise."""
     values = list(values)
     code = fn.__code__
     tb = exc.__traceback__
@@ -749,7 +754,8 @@ def keep_raised_state(exc, key, fn, n_items, values):
     if tb is not None:
         seen = tb.tb_frame.f_locals
         params = code.co_varnames[n_items:n_items + len(values)]
-        values = [seen.get(p, v) for p, v in zip(params, values)]
+        cells = cells or {}
+        values = [seen.get(cells[p] if cells.get(p) in code.co_freevars else p, v) for p, v in zip(params, values)]
     packed = values[0] if len(values) == 1 else tuple(values)
     with contextlib.suppress(AttributeError, TypeError):  # an exception without a __dict__
         exc.__autolax_raised_state__ = (key, packed)

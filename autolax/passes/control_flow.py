@@ -527,6 +527,8 @@ class _FunctionConverter:
                 node))
         _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
+        if self.in_try and not self.ctx.standalone:  # for ops.raised_state (keep_on_raise)
+            _name_cells(stmts, branches=True)
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)
 
     # ------------------------------------------------------------------ while
@@ -673,20 +675,23 @@ class _FunctionConverter:
         return stmts[:-1] + wrapped
 
 
-def _name_cells(stmts):
-    """A loop body's parameter renamed for a closure's cell (``sync_cells``: ``out_1`` for
-    ``out``) stands for the user's variable: the descriptor says so (``cell: out_1=out``), so
-    the runtime's facts and errors use the user's name."""
-    body = next((s for s in stmts if isinstance(s, syntax.FunctionDef) and s.name.startswith("loop_body")), None)
+def _name_cells(stmts, branches=False):
+    """A loop body's (``branches``: an ``if``'s branches') parameter renamed for a closure's
+    cell (``sync_cells``: ``out_1`` for ``out``) stands for the user's variable: the
+    descriptor says so (``cell: out_1=out``), so the runtime's facts and errors use the
+    user's name, and a raise in Python reads the cell's value."""
+    fns = [s for s in stmts if isinstance(s, syntax.FunctionDef)]
+    fns = fns[:2] if branches else [next((f for f in fns if f.name.startswith("loop_body")), None)]
     call = next((s.value for s in stmts if isinstance(getattr(s, "value", None), syntax.Call)), None)
-    if body is None or call is None:
+    if None in fns or call is None:
         return
     renames = []
-    for stmt in body.body:
-        if (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Name)
-                and stmt.value.id in syntax.param_names(body.args) and isinstance(stmt.targets[0], syntax.Name)
-                and any(isinstance(d, syntax.Nonlocal) and stmt.targets[0].id in d.names for d in body.body)):
-            renames.append(f"{stmt.value.id}={stmt.targets[0].id}")
+    for body in fns:
+        for stmt in body.body:
+            if (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Name)
+                    and stmt.value.id in syntax.param_names(body.args) and isinstance(stmt.targets[0], syntax.Name)
+                    and any(isinstance(d, syntax.Nonlocal) and stmt.targets[0].id in d.names for d in body.body)):
+                renames.append(f"{stmt.value.id}={stmt.targets[0].id}")
     at = next((k for k in call.keywords if k.arg == "at"), None)
     if renames and at is not None and isinstance(at.value, syntax.Constant):
         at.value = syntax.copy_location(syntax.constant(at.value.value + "; cell: " + ", ".join(renames)), at.value)

@@ -44,16 +44,20 @@ class Result:
     warnings: list = field(default_factory=list)  # `file:line:col: warning: ...` lines
 
 
-def convert_source(text: str, path: str, options: Options) -> Result:
-    """The converted text of a whole file. Raises ``ConversionError`` for bad input."""
+def convert_source(text: str, path: str, options: Options, *, written_as: str | None = None) -> Result:
+    """The converted text of a whole file. Raises ``ConversionError`` for bad input.
+    ``written_as``: how the converted code names the source file in its run-time messages
+    (``at='model.py:6'``; the CLI gives its path relative to the file it writes), else
+    ``path``."""
     module = Module(text, path)
-    converter = _FileConverter(module, options)
+    converter = _FileConverter(module, options, written_as)
     return Result(converter.run(), converter.matched, converter.warnings)
 
 
 class _FileConverter:
-    def __init__(self, module: Module, options: Options):
+    def __init__(self, module: Module, options: Options, written_as: str | None = None):
         self.module = module
+        self.written_as = written_as or module.path
         self.options = options
         self.matched: set = set()
         self.globals = module.static_globals()
@@ -178,7 +182,7 @@ class _FileConverter:
             globals=self.globals,
             closure=closure,
             ops_name_hint=self.ops_alias,
-            spec_filename=module.path,
+            spec_filename=self.written_as,
             standalone=self.options.standalone,
         )
         if converted.ctx.ops != self.ops_alias:

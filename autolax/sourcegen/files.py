@@ -251,6 +251,19 @@ def _changed_since_read(source: SourceFile, path: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- running
+def written_as(job: Job) -> str:
+    """How the converted file names its source in run-time messages: its path relative to
+    the written file (an absolute path, or one relative to where the command ran, would not
+    hold once the files are committed or moved together); on standard output, as if the
+    output were beside the source: its file name."""
+    if job.out is None:
+        return os.path.basename(job.src)
+    try:
+        return os.path.relpath(os.path.abspath(job.src), os.path.dirname(os.path.abspath(job.out)))
+    except ValueError:  # another drive (Windows)
+        return os.path.abspath(job.src)
+
+
 def run(sources, output, options: Options, *, diff=False, check=False, stdout=None, stderr=None) -> int:
     """Runs ``autolax convert``; returns the exit code (0 done, 1 ``--check`` found work, 2 error)."""
     stdout = stdout or sys.stdout
@@ -278,7 +291,7 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     for job in jobs:
         try:
             source = read_source(job.src)
-            result = convert_source(source.text, job.src, options)
+            result = convert_source(source.text, job.src, options, written_as=written_as(job))
         except (InputError, ConversionError) as exc:
             errors.append(exc.one_line())
             continue
