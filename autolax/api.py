@@ -336,10 +336,15 @@ class Jitted:
     condition) waits for its result, so a failed check is raised by the call itself.
     """
 
-    def __init__(self, jitted, info: JitInfo, python=None, forward=None):
+    def __init__(self, jitted, info: JitInfo, python=None, forward=None, checked=None, spread=False):
         self._jitted = jitted
         self._python = python  # the converted function, run as Python (see ``_python_error``)
-        self._forward = forward  # () -> the jax.jit object for jvp's tracers (see ``__call__``)
+        # (on_one_device) -> the jax.jit object a call runs: it returns the program's checks
+        # with its outputs (``checks.returning_checks``), and its prints are ordered only if
+        # it runs on one device. None (filter_jit): ``jitted``, whose checks are host callbacks.
+        self._checked = checked
+        self._forward = forward  # the same, for jvp's tracers (see ``__call__``)
+        self._spread = spread  # jax.jit was given shardings: the program may run on several devices
         self._has_checks = False
         self.__autolax_jit__ = info
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -347,32 +352,55 @@ class Jitted:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        jitted = self._jitted
-        if self._forward is not None and compat.forward_mode(jax.tree_util.tree_leaves((args, kwargs))):
-            # jax.jvp / jacfwd of this object: its bounded loops are traced as plain
-            # while_loops (a custom_vjp, their reverse-mode form, has no forward mode), in a
-            # jax.jit object of their own so the two forms do not share a trace.
-            jitted = self._forward()
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        if self._checked is None:
+            return self._run(self._jitted, False, args, kwargs)
+        # jax.jvp / jacfwd of this object: its bounded loops are traced as plain while_loops
+        # (a custom_vjp, their reverse-mode form, has no forward mode), in a jax.jit object
+        # of their own so the two forms do not share a trace.
+        choose = self._forward if self._forward is not None and compat.forward_mode(leaves) else self._checked
+        if not _on_one_device(leaves, self._spread):
+            return self._run(choose(False), True, args, kwargs)
+        try:
+            return self._run(choose(True), True, args, kwargs)
+        except ValueError as exc:
+            # JAX refuses ordered effects (a staged print) on several devices: the program
+            # runs on more devices than its arguments live on (a sharded constant it reads,
+            # a sharding constraint inside).
+            if _ORDERED_REFUSED not in str(exc):
+                raise
+            return self._run(choose(False), True, args, kwargs)
+
+    def _run(self, jitted, returns_checks, args, kwargs):
+        __tracebackhide__ = True
+        error = None
         with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
             try:
-                out = _lists.plain_lists(jitted(*args, **kwargs))
-                if self._has_checks or staged.count:
-                    self._has_checks = True
-                    out = jax.block_until_ready(out)
+                out = jitted(*args, **kwargs)
+                if returns_checks:
+                    out, outcome = out
+                    error = _checks.failure_of(outcome)
+                if error is None:
+                    out = _lists.plain_lists(out)
+                    if self._has_checks or staged.callbacks:
+                        self._has_checks = True
+                        out = jax.block_until_ready(out)
             except jax.errors.JaxRuntimeError as exc:
                 error = _checks.pop_failure(str(exc))
                 if error is None:
                     raise
-                if _checks.python_error_wanted(error) and self._can_rerun(args, kwargs):
-                    # The program ran up to the error and printed what Python prints before
-                    # it: the run that finds Python's error prints nothing again.
-                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                        self._raise_python_error(args, kwargs)
-                raise error from None
+                compat.drop_failed_effects()  # the runtime stays usable: no error again at exit
             except Exception as exc:
                 self._after_trace_error(exc, staged, args, kwargs)
                 raise
-        return out
+        if error is None:
+            return out
+        if _checks.python_error_wanted(error) and self._can_rerun(args, kwargs):
+            # The program ran up to the error and printed what Python prints before it: the
+            # run that finds Python's error prints nothing again.
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                self._raise_python_error(args, kwargs)
+        raise error from None
 
     def trace(self, *args, **kwargs):
         """``jax.jit(...).trace``; a user error raised while tracing after checks were staged is
@@ -471,8 +499,63 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     else:
         converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit")
     info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
-    return Jitted(jax.jit(_jitted_function(converted, options), **options), info, converted,
-                  forward=functools.cache(lambda: jax.jit(_in_forward_mode(converted), **options)))
+    own = _jitted_function(converted, options)
+    checked_options = dict(options)
+    if "out_shardings" in options:  # the checks' code: where JAX puts it (a scalar: everywhere)
+        checked_options["out_shardings"] = (options["out_shardings"], None)
+    forward = _in_forward_mode(converted)
+    return Jitted(
+        jax.jit(own, **options), info, converted,
+        checked=functools.cache(lambda one: jax.jit(_checked_function(own, one), **checked_options)),
+        forward=functools.cache(lambda one: jax.jit(_checked_function(forward, one), **checked_options)),
+        spread=any(key in options for key in ("in_shardings", "out_shardings")),
+    )
+
+
+# The start of JAX's error for an ordered effect (a staged print) in a program on several devices.
+_ORDERED_REFUSED = "ordered effects are not supported for more than 1 device"
+
+_ONE_DEVICE = None  # does JAX see one device in all (decided on the first call)?
+
+
+def _on_one_device(leaves, spread) -> bool:
+    """Does a call on ``leaves`` run on one device, as far as its arguments tell (``spread``:
+    jax.jit was given shardings)? True at once where JAX sees one device in all."""
+    global _ONE_DEVICE
+    if _ONE_DEVICE is None:
+        _ONE_DEVICE = jax.device_count() == 1
+    if _ONE_DEVICE:
+        return True
+    if spread or jax.process_count() > 1:
+        return False
+    for leaf in leaves:
+        sharding = getattr(leaf, "sharding", None)
+        if sharding is not None and len(sharding.device_set) > 1:
+            return False
+    return True
+
+
+_CHECKED = "__autolax_checked__"
+
+
+def _checked_function(own, one_device: bool):
+    """``own`` returning its run-time checks with its outputs (``checks.returning_checks``),
+    its staged prints ordered when ``one_device``; kept on ``own`` (so JAX's caches for it
+    live as long as ``own`` does, see ``_jitted_function``)."""
+    kept = own.__dict__.setdefault(_CHECKED, {}) if isinstance(own, types.FunctionType) else {}
+    hit = kept.get(one_device)
+    if hit is not None and hit.__wrapped__ is own:  # (not one copied from ``own`` by functools.wraps)
+        return hit
+    returning = _checks.returning_checks(own)
+
+    @functools.wraps(own)
+    def checked(*args, **kwargs):
+        __tracebackhide__ = True
+        with _calls.printing_in_order(one_device):
+            return returning(*args, **kwargs)
+
+    kept[one_device] = checked
+    return checked
 
 
 def _in_forward_mode(converted):

@@ -1,0 +1,148 @@
+"""One process of the multi-process job that ``tests/test_multiprocess.py`` starts: JAX's
+multi-controller runtime on localhost (gloo collectives over 127.0.0.1), each process with
+its own CPU devices. Run as ``python multiprocess_job.py PROCESS_ID PROCESS_COUNT PORT
+OUT.json {shutdown,no-shutdown}``; the test imports the programs to run them as Python.
+
+(a) ``train``: an Optax loop with early stopping, data-parallel over a batch sharded over
+    every device of the job.
+(b) ``checked_sums``: a staged loop, appends, a ``raise`` under a traced condition and a
+    ``print``; called once where the check fails, then again where it passes.
+(c) ``slope``: ``jax.grad`` of a loop bounded by ``max_steps`` that needs more steps (the
+    bound's check), then a call that fits.
+"""
+
+import contextlib
+import io
+import json
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import autolax
+
+DEVICES_PER_PROCESS = 2
+
+
+def mse(params, xs, ys):
+    return jnp.mean((params["w"] * xs + params["b"] - ys) ** 2)
+
+
+def train(params, xs, ys, tol):
+    """Adam until the loss is below ``tol`` or stops improving for 5 steps (at most 200)."""
+    optimizer = optax.adam(0.1)
+    state = optimizer.init(params)
+    best = jnp.inf
+    since_best = 0
+    step = 0
+    while step < 200:
+        loss, grads = jax.value_and_grad(mse)(params, xs, ys)
+        if loss < tol:
+            break
+        if loss < best:
+            best = loss
+            since_best = 0
+        else:
+            since_best += 1
+            if since_best >= 5:
+                break
+        updates, state = optimizer.update(grads, state, params)
+        params = optax.apply_updates(params, updates)
+        step += 1
+    return params, best, step
+
+
+def checked_sums(x, limit):
+    sums = []
+    total = 0.0
+    for i in range(4):
+        s = jnp.sum(x * i)
+        sums.append(s)
+        total = total + s
+    if total > limit:
+        raise ValueError("the total is over the limit")
+    print("total is", total)
+    return jnp.stack(sums)
+
+
+def bounded(x):
+    while x < 100.0:
+        autolax.loop_options(max_steps=4)
+        x = x * 2.0
+    return x
+
+
+def slope(x):
+    return jax.grad(bounded)(x)
+
+
+XS = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
+YS = 3.0 * XS - 0.5
+BATCH = np.arange(8.0, dtype=np.float32) - 3.0
+PARAMS = {"w": np.float32(0.0), "b": np.float32(0.0)}
+
+
+def outcome(call):
+    """What a call returned (as lists) or raised, and what it printed."""
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            value = jax.tree_util.tree_map(lambda v: np.asarray(v).tolist(), call())
+            jax.effects_barrier()
+        return {"value": value, "printed": printed.getvalue()}
+    except Exception as exc:  # noqa: BLE001 - the outcome under test
+        with contextlib.redirect_stdout(printed):
+            try:
+                jax.effects_barrier()
+            except jax.errors.JaxRuntimeError:  # plain jax.jit: JAX raises a failed callback again
+                pass
+        return {"error": f"{type(exc).__name__}: {exc}", "printed": printed.getvalue()}
+
+
+def main(process_id, process_count, port, out_path, ending):
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address=f"127.0.0.1:{port}", num_processes=process_count,
+                               process_id=process_id, initialization_timeout=60)
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+    n = jax.device_count()
+    mesh = jax.make_mesh((n,), ("batch",), axis_types=(AxisType.Auto,))
+
+    def sharded(values):
+        """``values`` sharded over every device of the job: this process gives its part."""
+        local = np.asarray(values).reshape(process_count, -1)[process_id]
+        return jax.make_array_from_process_local_data(NamedSharding(mesh, P("batch")), local, np.shape(values))
+
+    def replicated(value):
+        return jax.make_array_from_process_local_data(NamedSharding(mesh, P()), np.asarray(value), np.shape(value))
+
+    results = {"devices": n, "local_devices": jax.local_device_count(), "process": jax.process_index()}
+    xs, ys = sharded(XS), sharded(YS)
+    params = jax.tree_util.tree_map(replicated, PARAMS)
+    fit = autolax.jit(train)
+    results["train"] = outcome(lambda: fit(params, xs, ys, 1e-2))
+    results["train_stalls"] = outcome(lambda: fit(params, xs, ys, 0.0))
+
+    sums = autolax.jit(checked_sums)
+    batch = sharded(BATCH)
+    results["sums_fails"] = outcome(lambda: sums(batch, 10.0))
+    results["sums_passes"] = outcome(lambda: sums(batch, 100.0))
+
+    grad = autolax.jit(slope)
+    results["slope_exceeds"] = outcome(lambda: grad(replicated(np.float32(1.0))))
+    results["slope_fits"] = outcome(lambda: grad(replicated(np.float32(30.0))))
+
+    converted = jax.jit(autolax.convert(checked_sums))
+    results["convert_fails"] = outcome(lambda: converted(batch, 10.0))
+    results["convert_passes"] = outcome(lambda: converted(batch, 100.0))
+
+    with open(out_path, "w") as f:
+        json.dump(results, f)
+    if ending == "shutdown":
+        jax.distributed.shutdown()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5])
