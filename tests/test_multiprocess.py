@@ -5,8 +5,8 @@ training loop with early stopping over a globally sharded batch, a program whose
 check fails and then passes (a staged loop, appends, a ``print``), and ``jax.grad`` of a
 loop past its ``max_steps``. Each process's results are compared with the Python program
 run here on the whole batch in one process. The job is run twice: once ending with
-``jax.distributed.shutdown()`` and once without it (as users write it both ways); every
-process must exit 0.
+``jax.distributed.shutdown()`` and once without it (as users write it both ways; that run
+leaves out the training loop, to stay short); every process must exit 0.
 
 README "Many devices and hosts" states what each process prints and raises.
 """
@@ -40,7 +40,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_job(tmp_path, ending):
+def run_job(tmp_path, ending, parts):
     """Starts the job's processes; returns each one's (exit status, results, stderr)."""
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={job.DEVICES_PER_PROCESS}").strip()
@@ -50,7 +50,7 @@ def run_job(tmp_path, ending):
     outs = [tmp_path / f"{ending}-{i}.json" for i in range(PROCESSES)]
     procs = [
         subprocess.Popen([sys.executable, os.path.join(HERE, "multiprocess_job.py"), str(i), str(PROCESSES), port,
-                          str(outs[i]), ending], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          str(outs[i]), ending, parts], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for i in range(PROCESSES)
     ]
     finished = []
@@ -85,21 +85,20 @@ def expected():
     }
 
 
-@pytest.mark.parametrize("ending", ["shutdown", "no-shutdown"])
-def test_two_processes_match_python(tmp_path, expected, ending):
-    ran = run_job(tmp_path, ending)
+@pytest.mark.parametrize("ending,parts", [("shutdown", "all"), ("no-shutdown", "checks")])
+def test_two_processes_match_python(tmp_path, expected, ending, parts):
+    ran = run_job(tmp_path, ending, parts)
     for i, (rc, results, err) in enumerate(ran):
         assert rc == 0, f"process {i} exited {rc}:\n{err[-3000:]}"
         assert results is not None, err[-3000:]
         assert results["devices"] == PROCESSES * job.DEVICES_PER_PROCESS and results["process"] == i
         first = i == 0
         # (a) the training loop: the same parameters, best loss and step count as Python
-        for name in ("train", "train_stalls"):
+        for name in ("train", "train_stalls") if parts == "all" else ():
             got, want = results[name], expected[name]
             assert "error" not in got, got
             assert got["value"][2] == want["value"][2]
             assert_close(want["value"], got["value"], rtol=1e-4, atol=1e-5)
-        assert expected["train"]["value"][2] != expected["train_stalls"]["value"][2]
         # (b) the failed check raises the user's exception on every process, before the print
         want = expected["sums_fails"]
         assert want["error"] == "ValueError: the total is over the limit" and want["printed"] == ""
@@ -123,6 +122,8 @@ def test_two_processes_match_python(tmp_path, expected, ending):
 
 def test_single_process_matches_python(expected):
     """The same programs through ``autolax.jit`` on this process's one device."""
+    # the two training runs stop differently: at the tolerance, and when the loss stalls
+    assert expected["train"]["value"][2] != expected["train_stalls"]["value"][2]
     xs, ys = jnp.asarray(job.XS), jnp.asarray(job.YS)
     got = job.outcome(lambda: autolax.jit(job.train)(job.PARAMS, xs, ys, 1e-2))
     assert_close(expected["train"]["value"], got["value"], rtol=1e-4, atol=1e-5)
