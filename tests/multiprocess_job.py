@@ -1,8 +1,8 @@
 """One process of the multi-process job that ``tests/test_multiprocess.py`` starts: JAX's
 multi-controller runtime on localhost (gloo collectives over 127.0.0.1), each process with
 its own CPU devices. Run as ``python multiprocess_job.py PROCESS_ID PROCESS_COUNT PORT
-OUT.json {shutdown,no-shutdown} {all,checks}`` (``checks``: leave out (a)); the test imports
-the programs to run them as Python.
+OUT.json {shutdown,no-shutdown} {train,matrix}`` (``train``: (a), (b), (c); ``matrix``: (b),
+(c), (d)); the test imports the programs to run them as Python.
 
 (a) ``train``: an Optax loop with early stopping, data-parallel over a batch sharded over
     every device of the job.
@@ -10,6 +10,9 @@ the programs to run them as Python.
     ``print``; called once where the check fails, then again where it passes.
 (c) ``slope``: ``jax.grad`` of a loop bounded by ``max_steps`` that needs more steps (the
     bound's check), then a call that fits.
+(d) the composition matrix's constructs (``tests/test_composition.py``), ``print`` and the
+    run-time check among them, under ``jax.jit(jax.vmap(...))`` on 8 lanes sharded over the
+    job's devices: its "2 processes" column.
 """
 
 import contextlib
@@ -79,10 +82,25 @@ def slope(x):
     return jax.grad(bounded)(x)
 
 
+def lanes_checked(xs):
+    import test_composition as tc
+
+    return jax.vmap(tc.check_)(xs)
+
+
 XS = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
 YS = 3.0 * XS - 0.5
 BATCH = np.arange(8.0, dtype=np.float32) - 3.0
 PARAMS = {"w": np.float32(0.0), "b": np.float32(0.0)}
+
+
+def _gathered(v):
+    """``v``, gathered from every process where it is sharded across them."""
+    if isinstance(v, jax.Array) and not v.is_fully_addressable and not v.is_fully_replicated:
+        from jax.experimental import multihost_utils
+
+        return multihost_utils.process_allgather(v, tiled=True)
+    return v
 
 
 def outcome(call):
@@ -90,7 +108,7 @@ def outcome(call):
     printed = io.StringIO()
     try:
         with contextlib.redirect_stdout(printed):
-            value = jax.tree_util.tree_map(lambda v: np.asarray(v).tolist(), call())
+            value = jax.tree_util.tree_map(lambda v: np.asarray(_gathered(v)).tolist(), call())
             jax.effects_barrier()
         return {"value": value, "printed": printed.getvalue()}
     except Exception as exc:  # noqa: BLE001 - the outcome under test
@@ -100,6 +118,30 @@ def outcome(call):
             except jax.errors.JaxRuntimeError:  # plain jax.jit: JAX raises a failed callback again
                 pass
         return {"error": f"{type(exc).__name__}: {exc}", "printed": printed.getvalue()}
+
+
+def matrix(sharded):
+    """(d): every construct under ``jax.vmap``, in one ``jax.jit`` program (one compilation),
+    on sharded lanes; then a failing lane of the check."""
+    import test_composition as tc
+
+    constructs = {**tc.CONSTRUCTS, **tc.EFFECTS}
+    lanes = {name: np.concatenate([c.lanes, np.asarray(c.lanes) * 1.1]).astype(np.float32)
+             for name, c in constructs.items()}
+
+    @jax.jit
+    def every_construct(xs):
+        return {name: jax.vmap(autolax.convert(c.fn))(xs[name]) for name, c in constructs.items()}
+
+    cells = outcome(lambda: every_construct({name: sharded(v) for name, v in lanes.items()}))
+    cells["lanes"] = {name: v.tolist() for name, v in lanes.items()}
+    failing = np.concatenate([tc.FAILING_LANES, tc.FAILING_LANES]).astype(np.float32)
+    checked = jax.jit(jax.vmap(autolax.convert(tc.check_)))
+    cells["check failing jax.jit"] = outcome(lambda: checked(sharded(failing)))
+    cells["check passing jax.jit"] = outcome(lambda: checked(sharded(lanes["check"])))
+    cells["check failing"] = outcome(lambda: autolax.jit(lanes_checked)(sharded(failing)))
+    cells["check passing"] = outcome(lambda: autolax.jit(lanes_checked)(sharded(lanes["check"])))
+    return cells
 
 
 def main(process_id, process_count, port, out_path, ending, parts):
@@ -122,7 +164,7 @@ def main(process_id, process_count, port, out_path, ending, parts):
     results = {"devices": n, "local_devices": jax.local_device_count(), "process": jax.process_index()}
     xs, ys = sharded(XS), sharded(YS)
     params = jax.tree_util.tree_map(replicated, PARAMS)
-    if parts == "all":
+    if parts == "train":
         fit = autolax.jit(train)
         results["train"] = outcome(lambda: fit(params, xs, ys, 1e-2))
         results["train_stalls"] = outcome(lambda: fit(params, xs, ys, 0.0))
@@ -139,6 +181,9 @@ def main(process_id, process_count, port, out_path, ending, parts):
     converted = jax.jit(autolax.convert(checked_sums))
     results["convert_fails"] = outcome(lambda: converted(batch, 10.0))
     results["convert_passes"] = outcome(lambda: converted(batch, 100.0))
+
+    if parts == "matrix":
+        results["matrix"] = matrix(sharded)
 
     with open(out_path, "w") as f:
         json.dump(results, f)

@@ -6,7 +6,8 @@ check fails and then passes (a staged loop, appends, a ``print``), and ``jax.gra
 loop past its ``max_steps``. Each process's results are compared with the Python program
 run here on the whole batch in one process. The job is run twice: once ending with
 ``jax.distributed.shutdown()`` and once without it (as users write it both ways; that run
-leaves out the training loop, to stay short); every process must exit 0.
+runs the composition matrix's constructs in place of the training loop, to stay short);
+every process must exit 0.
 
 README "Many devices and hosts" states what each process prints and raises.
 """
@@ -28,6 +29,7 @@ from conftest import assert_close
 pytest.importorskip("optax")
 
 import multiprocess_job as job  # noqa: E402 - after the importorskip (the job imports optax)
+import test_composition as tc  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROCESSES = 2
@@ -85,7 +87,7 @@ def expected():
     }
 
 
-@pytest.mark.parametrize("ending,parts", [("shutdown", "all"), ("no-shutdown", "checks")])
+@pytest.mark.parametrize("ending,parts", [("shutdown", "train"), ("no-shutdown", "matrix")])
 def test_two_processes_match_python(tmp_path, expected, ending, parts):
     ran = run_job(tmp_path, ending, parts)
     for i, (rc, results, err) in enumerate(ran):
@@ -94,7 +96,7 @@ def test_two_processes_match_python(tmp_path, expected, ending, parts):
         assert results["devices"] == PROCESSES * job.DEVICES_PER_PROCESS and results["process"] == i
         first = i == 0
         # (a) the training loop: the same parameters, best loss and step count as Python
-        for name in ("train", "train_stalls") if parts == "all" else ():
+        for name in ("train", "train_stalls") if parts == "train" else ():
             got, want = results[name], expected[name]
             assert "error" not in got, got
             assert got["value"][2] == want["value"][2]
@@ -118,6 +120,26 @@ def test_two_processes_match_python(tmp_path, expected, ending, parts):
         assert error.startswith("JaxRuntimeError") and "ValueError: the total is over the limit" in error
         assert results["convert_passes"]["printed"] == (expected["sums_passes"]["printed"] if first else "")
         assert_close(expected["sums_passes"]["value"], results["convert_passes"]["value"])
+        if parts != "matrix":
+            continue
+        # (d) the composition matrix's "2 processes" column: jit(vmap(f)) of each construct,
+        # print and the run-time check among them
+        matrix = results["matrix"]
+        assert "error" not in matrix, matrix
+        for name, construct in {**tc.CONSTRUCTS, **tc.EFFECTS}.items():
+            lanes = matrix["lanes"][name]
+            assert_close(np.array([construct.reference(jnp.float32(x)) for x in lanes]),
+                         np.array(matrix["value"][name]), rtol=1e-4, atol=1e-5)
+        want = tc.python_lines(tc.print_, matrix["lanes"]["print"]) if first else []
+        assert sorted(matrix["printed"].splitlines()) == want
+        # a failing lane: the user's error from autolax.jit; JAX's runtime error holding it
+        # from plain jax.jit; each time the next call works
+        assert matrix["check failing"]["error"] == "ValueError: y is over 10"
+        error = matrix["check failing jax.jit"]["error"]
+        assert error.startswith("JaxRuntimeError") and "ValueError: y is over 10" in error
+        for passing in ("check passing", "check passing jax.jit"):
+            assert_close(np.array([tc.check_(jnp.float32(x)) for x in matrix["lanes"]["check"]]),
+                         np.array(matrix[passing]["value"]), rtol=1e-4)
 
 
 def test_single_process_matches_python(expected):
