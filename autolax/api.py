@@ -529,6 +529,8 @@ def _on_one_device(leaves, spread) -> bool:
     if spread or jax.process_count() > 1:
         return False
     for leaf in leaves:
+        if isinstance(leaf, compat.Tracer):
+            return False  # called inside another trace, whose devices it cannot see
         sharding = getattr(leaf, "sharding", None)
         if sharding is not None and len(sharding.device_set) > 1:
             return False

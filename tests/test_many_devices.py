@@ -10,10 +10,12 @@ import subprocess
 import sys
 import textwrap
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import autolax
 import paths
 
 
@@ -139,3 +141,20 @@ def test_shard_map_prints_and_checks_per_shard(four_devices, name):
         assert fails["kind"] == "ValueError" and fails["error"] == "a block's sum is over 4"
     else:  # plain jax.jit: JAX's runtime error holding the user's
         assert fails["kind"] == "JaxRuntimeError" and "ValueError: a block's sum is over 4" in fails["error"]
+
+
+def test_autolax_jit_called_inside_your_own_transform():
+    """A check of an ``autolax.jit`` function called inside a user's ``jax.jit`` or
+    ``jax.vmap`` is handed to the enclosing trace: JAX's runtime error holding the user's
+    (plain ``jax.jit`` around it), the user's error (``vmap`` run eagerly, an ``autolax.jit``
+    around it)."""
+    inner = autolax.jit(raise_if_positive)
+    x = jnp.asarray(INPUT)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="ValueError: the sum is positive"):
+        jax.block_until_ready(jax.jit(lambda v: inner(v))(x))
+    with pytest.raises(ValueError, match="the sum is positive"):
+        jax.vmap(inner)(jnp.stack([x - 10.0, x]))
+    with pytest.raises(ValueError, match="the sum is positive"):
+        autolax.jit(lambda v: inner(v))(x)
+    np.testing.assert_allclose(jax.jit(lambda v: inner(v))(x - 10.0), (INPUT - 10.0) * 2)
+    np.testing.assert_allclose(autolax.jit(lambda v: inner(v))(x - 10.0), (INPUT - 10.0) * 2)

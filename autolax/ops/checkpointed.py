@@ -103,8 +103,11 @@ class LoopBoundExceededError(RuntimeCheckError):
     Raise the loop's ``max_steps`` (memory grows with its square root) or make the loop exit
     sooner.
 
-    The check runs inside the computation (``jax.debug.callback``). Called eagerly, the
-    caller gets this error. Under ``jax.jit`` JAX reports it as a
+    The check runs inside the computation: where ``jax.grad`` is inside the traced function,
+    as an output of the loop that ``autolax.jit`` raises after the program returns (see
+    ``autolax.ops.checks``); where JAX differentiates a traced program later (``jax.grad``
+    of a ``jax.jit`` function), by a ``jax.debug.callback``. Called eagerly, the
+    caller gets this error. Under plain ``jax.jit`` JAX reports it as a
     ``jax.errors.JaxRuntimeError`` (a ``RuntimeError``) whose message ends with this error's
     class name and text; the computation returns no result. (On CPU a program containing a
     host callback runs synchronously, so the error comes from the call itself.)

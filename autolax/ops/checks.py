@@ -9,15 +9,20 @@ runs -- and under ``vmap`` JAX runs both sides of a ``lax.cond`` (as a select), 
 there would fire for lanes that never took the branch. So checks inside staged bodies are
 data: each body returns a ``Failures`` code (0: passed, k: the k-th error), the op that
 stages the body selects or accumulates the codes (``select``, ``first``) and hands the
-result to the statement around it, and only at the top of the traced function does a
-``jax.debug.callback`` raise the error the code names.
+result to the statement around it. At the top of the function ``autolax.jit`` traces, the
+code is returned with the program's outputs (``returning_checks``) and the call raises the
+error it names after the program returns; elsewhere (plain ``jax.jit``, the body of a
+transform the function calls) a ``jax.debug.callback`` raises it inside the program.
 
 How the failure reaches the caller:
 
 * through ``autolax.jit``: the error itself (``UnboundLocalError`` for a variable a loop
-  never assigned, the user's own exception for a ``raise`` under a traced condition);
+  never assigned, the user's own exception for a ``raise`` under a traced condition), on
+  every process of a multi-process job;
 * through plain ``jax.jit``: JAX's ``jax.errors.JaxRuntimeError``, whose message holds the
-  error's class and text (and the ``autolax/ops/checks.py`` frame that raised it);
+  error's class and text (and the ``autolax/ops/checks.py`` frame that raised it); with
+  several processes the callback runs on every device (``_partitioned``), so every process
+  raises;
 * called eagerly (no ``jit``, e.g. under ``jax.vmap`` alone): the error itself.
 
 Every construct that needs a run-time error uses this module.
