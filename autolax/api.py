@@ -329,12 +329,22 @@ def _own_function(converted):
 
 
 # Argument types that hold no tracer: a call given only these needs no look at the leaves
-# of its arguments (``Jitted.__call__``). Concrete arrays, NumPy's arrays and scalars,
-# Python's scalars and strings.
-_PLAIN_TYPES = frozenset({
-    type(jax.numpy.zeros(())), np.ndarray, int, float, bool, complex, str, type(None),
+# of its arguments (``Jitted.__call__``). NumPy's arrays and scalars, Python's scalars and
+# strings, and the types of concrete JAX arrays met in calls (``_plain_type``: found from
+# arguments, since making an array at import would start JAX's backend before a
+# multi-process job's ``jax.distributed.initialize``).
+_PLAIN_TYPES = {
+    np.ndarray, int, float, bool, complex, str, type(None),
     *(t for t in set(np.sctypeDict.values()) if issubclass(t, np.generic)),
-})
+}
+
+
+def _plain_type(arg) -> bool:
+    """Is ``arg`` of a type that holds no tracer? (A concrete JAX array's type is learnt.)"""
+    if isinstance(arg, jax.Array) and not isinstance(arg, compat.Tracer):
+        _PLAIN_TYPES.add(type(arg))
+        return True
+    return False
 
 
 class Jitted:
@@ -347,50 +357,68 @@ class Jitted:
     condition) waits for its result, so a failed check is raised by the call itself.
     """
 
-    def __init__(self, jitted, info: JitInfo, python=None, forward=None):
+    def __init__(self, jitted, info: JitInfo, python=None, forward=None, checked=None, spread=False):
         self._jitted = jitted
         self._python = python  # the converted function, run as Python (see ``_python_error``)
-        self._forward = forward  # () -> the jax.jit object for jvp's tracers (see ``__call__``)
-        # The function ``jitted`` traces when it is a ``_traced_entry``: its traces count the
-        # checks they stage and tell this object what its calls must add (``_learn``), so a
-        # call that does not trace adds nothing. None: each call counts (``_counted_call``).
+        # (on_one_device) -> the jax.jit object a call runs: it returns the program's checks
+        # with its outputs (``checks.returning_checks``), and its prints are ordered only if
+        # it runs on one device. None (filter_jit): ``jitted``, whose checks are host callbacks.
+        self._checked = checked
+        self._forward = forward  # the same, for jvp's tracers (see ``__call__``)
+        self._spread = spread  # jax.jit was given shardings: the program may run on several devices
+        # The function the jax.jit objects trace, when it is a ``_traced_entry``: its traces
+        # tell this object what its calls must add (``_learn``), so a call that does not
+        # trace adds nothing to jax.jit's. None (filter_jit): each call counts (``_run``).
         inner = getattr(jitted, "__wrapped__", None)
         self._entry = inner if getattr(inner, _ENTRY, False) else None
-        self._plain = True  # no trace returned an appended list or staged a check
-        self._has_checks = False  # a trace staged a check: calls wait for the result
+        self._plain = True  # no trace returned an appended list or staged a host-callback check
+        self._has_checks = False  # a trace staged a check a host callback raises: calls wait
         self.__autolax_jit__ = info
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(self, attr, getattr(info.fn, attr, None))
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        if self._entry is None:
-            return self._counted_call(self._jitted, args, kwargs)
+        if self._checked is None or self._entry is None:
+            return self._run(self._jitted, False, args, kwargs)
         plain = _PLAIN_TYPES
         for arg in args:
-            if type(arg) not in plain:
+            if type(arg) not in plain and not _plain_type(arg):
                 forward = compat.forward_mode(jax.tree_util.tree_leaves((args, kwargs)))
                 break
         else:
             forward = kwargs and compat.forward_mode(jax.tree_util.tree_leaves(kwargs))
+        one = _on_one_device(args, kwargs, self._spread)
         if forward:
             # jax.jvp / jacfwd of this object: its bounded loops are traced as plain
             # while_loops (a custom_vjp, their reverse-mode form, has no forward mode), in a
             # jax.jit object of their own so the two forms do not share a trace.
-            return self._counted_call(self._forward(), args, kwargs)
+            return self._run(self._forward(one), True, args, kwargs)
+        # The steady state: jax.jit's call, the checks' code read (a host sync only where
+        # the program has checks), nothing else unless a trace asked for more (``_learn``).
         try:
-            out = self._jitted(*args, **kwargs)
+            try:
+                out, outcome = self._checked(one)(*args, **kwargs)
+            except ValueError as exc:
+                # JAX refuses ordered effects (a staged print) on several devices: the program
+                # runs on more devices than its arguments live on (a sharded constant it
+                # reads, a sharding constraint inside).
+                if not one or _ORDERED_REFUSED not in str(exc):
+                    raise
+                out, outcome = self._checked(False)(*args, **kwargs)
         except jax.errors.JaxRuntimeError as exc:
             self._runtime_error(exc, args, kwargs)
             raise
         except Exception as exc:
             self._after_trace_error(exc, None, args, kwargs)
             raise
+        if outcome.code is not None:
+            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
         return out if self._plain else self._finish(out, args, kwargs)
 
-    def _counted_call(self, jitted, args, kwargs):
-        """``jitted(*args, **kwargs)`` for a ``jax.jit`` object that does not trace an entry:
-        the checks its trace stages are counted around the call."""
+    def _run(self, jitted, returns_checks, args, kwargs):
+        """``jitted(*args, **kwargs)`` for a ``jax.jit`` object that does not trace an entry
+        (filter_jit, jvp's tracers): the checks its trace stages are counted around the call."""
         __tracebackhide__ = True
         with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
             try:
@@ -401,19 +429,24 @@ class Jitted:
             except Exception as exc:
                 self._after_trace_error(exc, staged, args, kwargs)
                 raise
-        self._learn(staged.count > 0, False)
+        if returns_checks:
+            out, outcome = out
+            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
+        self._learn(staged.callbacks > 0, False)
         return self._finish(out, args, kwargs)
 
     def _learn(self, checks: bool, lists: bool):
-        """A trace staged checks (every later call waits for the program's result, so a
-        failed check is raised by the call) or returned an appended list (made plain)."""
+        """A trace staged checks a host callback raises (every later call waits for the
+        program's result, so a failed check is raised by the call) or returned an appended
+        list (made plain)."""
         if checks:
             self._has_checks = True
         if checks or lists:
             self._plain = False
 
     def _finish(self, out, args, kwargs):
-        """What a call returns when a trace staged checks or returned appended lists."""
+        """What a call returns when a trace staged host-callback checks or returned appended
+        lists."""
         __tracebackhide__ = True
         out = _lists.plain_lists(out)
         if self._has_checks:
@@ -424,6 +457,19 @@ class Jitted:
                 raise
         return out
 
+    def _raise_failure(self, error, args, kwargs):
+        """Raises ``error``, a failed check's (None: nothing failed), or the error Python
+        raises on these arguments where that is wanted."""
+        __tracebackhide__ = True
+        if error is None:
+            return
+        if _checks.python_error_wanted(error) and self._can_rerun(args, kwargs):
+            # The program ran up to the error and printed what Python prints before it: the
+            # run that finds Python's error prints nothing again.
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                self._raise_python_error(args, kwargs)
+        raise error from None
+
     def _runtime_error(self, exc, args, kwargs):
         """The running program raised ``exc``: if a check failed, the error Python raises
         is raised instead (else the caller raises ``exc``)."""
@@ -431,12 +477,8 @@ class Jitted:
         error = _checks.pop_failure(str(exc))
         if error is None:
             return
-        if _checks.python_error_wanted(error) and self._can_rerun(args, kwargs):
-            # The program ran up to the error and printed what Python prints before
-            # it: the run that finds Python's error prints nothing again.
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                self._raise_python_error(args, kwargs)
-        raise error from None
+        compat.drop_failed_effects()  # the runtime stays usable: no error again at exit
+        self._raise_failure(error, args, kwargs)
 
     def trace(self, *args, **kwargs):
         """``jax.jit(...).trace``; a user error raised while tracing after checks were staged is
@@ -469,7 +511,7 @@ class Jitted:
                 self._after_trace_error(exc, staged, args, kwargs)
                 raise
         # A later call may run this trace (jax.jit keeps it) without tracing again.
-        self._learn(staged.count > 0, False)
+        self._learn(staged.callbacks > 0, False)
         return out
 
     def _after_trace_error(self, exc, staged, args, kwargs):
@@ -551,8 +593,65 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     else:
         converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit")
     info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
-    return Jitted(jax.jit(_jitted_function(converted, options), **options), info, converted,
-                  forward=functools.cache(lambda: jax.jit(_in_forward_mode(converted), **options)))
+    own = _jitted_function(converted, options)
+    checked_options = dict(options)
+    if "out_shardings" in options:  # the checks' code: where JAX puts it (a scalar: everywhere)
+        checked_options["out_shardings"] = (options["out_shardings"], None)
+    forward = _in_forward_mode(converted)
+    return Jitted(
+        jax.jit(own, **options), info, converted,
+        checked=functools.cache(lambda one: jax.jit(_checked_function(own, one), **checked_options)),
+        forward=functools.cache(lambda one: jax.jit(_checked_function(forward, one), **checked_options)),
+        spread=any(key in options for key in ("in_shardings", "out_shardings")),
+    )
+
+
+# The start of JAX's error for an ordered effect (a staged print) in a program on several devices.
+_ORDERED_REFUSED = "ordered effects are not supported for more than 1 device"
+
+_ONE_DEVICE = None  # does JAX see one device in all (decided on the first call)?
+
+
+def _on_one_device(args, kwargs, spread) -> bool:
+    """Does a call on ``args``, ``kwargs`` run on one device, as far as its arguments tell
+    (``spread``: jax.jit was given shardings)? True at once where JAX sees one device in all."""
+    global _ONE_DEVICE
+    if _ONE_DEVICE is None:
+        _ONE_DEVICE = jax.device_count() == 1
+    if _ONE_DEVICE:
+        return True
+    if spread or jax.process_count() > 1:
+        return False
+    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
+        if isinstance(leaf, compat.Tracer):
+            return False  # called inside another trace, whose devices it cannot see
+        sharding = getattr(leaf, "sharding", None)
+        if sharding is not None and len(sharding.device_set) > 1:
+            return False
+    return True
+
+
+_CHECKED = "__autolax_checked__"
+
+
+def _checked_function(own, one_device: bool):
+    """``own`` returning its run-time checks with its outputs (``checks.returning_checks``),
+    its staged prints ordered when ``one_device``; kept on ``own`` (so JAX's caches for it
+    live as long as ``own`` does, see ``_jitted_function``)."""
+    kept = own.__dict__.setdefault(_CHECKED, {}) if isinstance(own, types.FunctionType) else {}
+    hit = kept.get(one_device)
+    if hit is not None and hit.__wrapped__ is own:  # (not one copied from ``own`` by functools.wraps)
+        return hit
+    returning = _checks.returning_checks(own)
+
+    @functools.wraps(own)
+    def checked(*args, **kwargs):
+        __tracebackhide__ = True
+        with _calls.printing_in_order(one_device):
+            return returning(*args, **kwargs)
+
+    kept[one_device] = checked
+    return checked
 
 
 def _in_forward_mode(converted):
@@ -594,7 +693,7 @@ def _traced_entry(own):
                     # Python's error is found outside the trace (``Jitted._after_trace_error``).
                     exc.__dict__[_RERUN] = True
                 raise
-        jitted._learn(staged.count > 0, _lists.holds_appended(out))
+        jitted._learn(staged.callbacks > 0, _lists.holds_appended(out))
         return out
 
     setattr(entry, _ENTRY, True)

@@ -148,3 +148,47 @@ def hide_from_source_info(path: str) -> None:
     register = getattr(_source_info_util, "register_exclusion", None)
     if register is not None:
         register(path)
+
+
+def trace_state():
+    """An opaque token for the trace now under way (equal tokens: the same trace), from
+    ``jax.extend.core.get_opaque_trace_state``."""
+    return jax.extend.core.get_opaque_trace_state(convention="autolax")
+
+
+def in_shard_map() -> bool:
+    """Is the function being traced a ``shard_map`` body (its mesh has manual axes)?"""
+    mesh = jax.sharding.get_abstract_mesh()
+    return bool(getattr(mesh, "manual_axes", ()))
+
+
+def shard_map_devices() -> int:
+    """The number of devices the ``shard_map`` being traced runs on (its mesh's size)."""
+    return int(getattr(jax.sharding.get_abstract_mesh(), "size", 0) or 0)
+
+
+try:  # reverse mode's tracer (JAX linearizes directly since 0.5); not exported by jax.interpreters.ad
+    from jax._src.interpreters.ad import LinearizeTracer as _LINEARIZE_TRACER
+except ImportError:
+    _LINEARIZE_TRACER = None
+
+
+def differentiated(values) -> bool:
+    """Is one of ``values`` being differentiated by the innermost transform (a ``jax.grad``,
+    ``vjp`` or ``jvp`` tracer)? False where another transform's tracers wrap them."""
+    kinds = tuple(k for k in (_JVP_TRACER, _LINEARIZE_TRACER) if k is not None)
+    return bool(kinds) and any(isinstance(v, kinds) for v in values)
+
+
+def drop_failed_effects() -> None:
+    """After a host callback raised inside a computation: JAX keeps that computation's
+    runtime token, and every later ``jax.effects_barrier()`` -- also the one JAX runs at
+    exit, after which a multi-process job aborts in its distributed shutdown -- raises the
+    error again, until another computation with effects runs on the same devices. Waits
+    for the dispatched computations' tokens, and forgets them if one holds an error."""
+    from jax._src import dispatch
+
+    try:
+        dispatch.runtime_tokens.block_until_ready()
+    except jax.errors.JaxRuntimeError:
+        dispatch.runtime_tokens.clear()

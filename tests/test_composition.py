@@ -16,6 +16,8 @@ A cell that is a documented limitation asserts the error; a cell that is a known
 ``xfail(strict=True)``, so that fixing it makes the test suite say so.
 """
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -513,6 +515,32 @@ SHARDED = textwrap.dedent(
             else:
                 out[form] = {"values": np.asarray(got).tolist(), "by_lane": got.sharding.spec == P("d"),
                              "devices": len(got.sharding.device_set)}
+    # print and run-time checks: what each form printed (sorted lines) or raised
+    import contextlib, io
+    effects = results["effects"] = {}
+    for name, construct in tc.EFFECTS.items():
+        c = autolax.convert(construct.fn)
+        lanes = np.concatenate([construct.lanes, np.asarray(construct.lanes) * 1.1]).astype(np.float32)
+        failing = np.concatenate([tc.FAILING_LANES, tc.FAILING_LANES]).astype(np.float32)
+        forms = {
+            "vmap": jax.jit(jax.vmap(c)),
+            "vmap-grad": jax.jit(jax.vmap(jax.grad(c))),
+            "shard_map": autolax.jit(jax.shard_map(jax.vmap(c), mesh=mesh, in_specs=P("d"), out_specs=P("d"))),
+        }
+        for form, fn in forms.items():
+            for label, values in (("lanes", lanes), ("failing", failing)):
+                printed = io.StringIO()
+                try:
+                    with contextlib.redirect_stdout(printed):
+                        got = np.asarray(fn(jax.device_put(jnp.asarray(values), NamedSharding(mesh, P("d"))))).tolist()
+                        jax.effects_barrier()
+                    cell = {"values": got}
+                except Exception as err:
+                    autolax.compat.drop_failed_effects()
+                    cell = {"error": f"{type(err).__name__}: {err}"}
+                cell["lines"] = sorted(printed.getvalue().splitlines())
+                cell["lanes"] = values.tolist()
+                effects[f"{name} {form} {label}"] = cell
     json.dump(results, sys.stdout)
     """
 )
@@ -552,3 +580,131 @@ def test_sharded_over_8_cpu_devices():
     assert set(failing) == set(SHARDED_BUGS), failing
     for cell, error in failing.items():
         assert error.startswith(SHARDED_BUGS[cell]), (cell, error)
+    effects = results["effects"]
+    for form in ("vmap", "vmap-grad", "shard_map"):
+        got = effects[f"print {form} lanes"]
+        assert got["lines"] == python_lines(print_, got["lanes"]), form
+        reference = print_ if form != "vmap-grad" else jax.grad(print_)
+        assert_close(np.array([reference(jnp.float32(x)) for x in got["lanes"]]), np.array(got["values"]), rtol=1e-4)
+        got = effects[f"check {form} lanes"]
+        assert_close(np.array([(check_ if form != "vmap-grad" else jax.grad(check_))(jnp.float32(x))
+                               for x in got["lanes"]]), np.array(got["values"]), rtol=1e-4)
+        # a failing lane: the user's error (autolax.jit), or JAX's runtime error holding it
+        error = effects[f"check {form} failing"]["error"]
+        assert error == "ValueError: y is over 10" if form == "shard_map" else (
+            error.startswith("JaxRuntimeError") and "ValueError: y is over 10" in error), (form, error)
+
+
+# ----------------------------------------------------------------------------- print and run-time checks
+def print_(x):
+    for i in range(3):  # a static trip count: every vmap lane runs every iteration
+        x = x * 1.5
+        print("step", i, x)
+    if x > 2.0:
+        x = x * x
+    return x
+
+
+def check_(x):
+    y = x * 2.0
+    if y > 10.0:
+        raise ValueError("y is over 10")
+    return y * y
+
+
+def key_print(key, x):
+    for i in range(2):
+        key, sub = jax.random.split(key)
+        x = x + jax.random.uniform(sub)
+        print("step", i, x)
+    return x, key
+
+
+def key_check(key, x):
+    key, sub = jax.random.split(key)
+    y = x + jax.random.uniform(sub)
+    if y > 4.0:
+        raise ValueError("y is over 4")
+    return y, key
+
+
+# lanes: with a failing lane for the check (its derivative cells too)
+EFFECTS = {
+    "print": Construct(print_, (-1.0, 0.5, 2.0, 0.25), frozenset({"for", "if"})),
+    "check": Construct(check_, (-3.0, 0.3, 2.0, 0.7), frozenset({"if"})),
+}
+FAILING_LANES = (1.0, 6.0, -2.0, 0.5)  # 6.0: y = 12 > 10
+
+
+def python_lines(fn, xs, lane=jnp.float32):
+    """What ``fn`` prints run as Python on each lane ``lane(x)`` in turn, as a sorted list of
+    lines (under ``vmap`` each ``print`` prints every lane in turn, so lines of different
+    lanes interleave)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for x in xs:
+            fn(lane(x))
+    return sorted(out.getvalue().splitlines())
+
+
+def printed_lines(call):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        value = jax.block_until_ready(call())
+        jax.effects_barrier()
+    return value, sorted(out.getvalue().splitlines())
+
+
+# jax.checkpoint runs the forward pass again in the backward pass, its prints too (JAX's rule
+# for effects under rematerialization): README's composition matrix, footnote 4.
+PRINTS_TWICE = {"checkpoint"}
+
+
+@pytest.mark.parametrize("cell", ["grad", "vmap", "grad-vmap", "vmap-grad", "jvp", "checkpoint"])
+def test_print_under_transforms(cell):
+    construct = EFFECTS["print"]
+    fn = transformed(construct, cell)
+    xs = lanes_of(construct)
+    lowered(autolax.trace_check(fn, xs), construct.kinds)
+    for jitted in (autolax.jit(fn), jax.jit(fn)):
+        value, lines = printed_lines(lambda: jitted(xs))
+        assert_close(expected(construct, cell), value, rtol=1e-4, atol=1e-5)
+        want = python_lines(construct.fn, construct.lanes)
+        assert lines == (sorted(want * 2) if cell in PRINTS_TWICE else want)
+
+
+@pytest.mark.parametrize("cell", ["grad", "vmap", "grad-vmap", "vmap-grad", "jvp", "checkpoint"])
+def test_check_under_transforms(cell):
+    construct = EFFECTS["check"]
+    fn = transformed(construct, cell)
+    xs = lanes_of(construct)
+    lowered(autolax.trace_check(fn, xs), construct.kinds)
+    jitted = autolax.jit(fn)
+    assert_close(expected(construct, cell), jitted(xs), rtol=1e-4, atol=1e-5)
+    failing = jnp.asarray(FAILING_LANES, jnp.float32)
+    with pytest.raises(ValueError, match="y is over 10"):
+        check_(jnp.float32(6.0))  # Python raises on the failing lane
+    with pytest.raises(ValueError, match="y is over 10"):
+        jitted(failing)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="ValueError: y is over 10"):
+        jax.block_until_ready(jax.jit(fn)(failing))
+    # the next call works
+    assert_close(expected(construct, cell), jitted(xs), rtol=1e-4, atol=1e-5)
+
+
+def test_print_and_check_with_prng_keys():
+    keys = jax.random.split(jax.random.key(0), len(KEY_LANES))
+    xs = jnp.asarray(KEY_LANES, jnp.float32)
+    batched = autolax.jit(lambda k, v: jax.vmap(autolax.convert(key_print))(k, v))
+    (values, _), lines = printed_lines(lambda: batched(keys, xs))
+    want = python_lines(lambda i: key_print(keys[i], xs[i]), range(len(KEY_LANES)), lane=int)
+    assert lines == want
+    assert_close(np.array([key_print(keys[i], xs[i])[0] for i in range(len(KEY_LANES))]), values)
+    checked = autolax.jit(lambda k, v: jax.vmap(autolax.convert(key_check))(k, v))
+    python = [key_check(keys[i], xs[i]) if xs[i] < 3.0 else None for i in range(len(KEY_LANES))]
+    with pytest.raises(ValueError, match="y is over 4"):
+        key_check(keys[3], xs[3])
+    with pytest.raises(ValueError, match="y is over 4"):
+        checked(keys, xs)
+    got = checked(keys[:3], xs[:3])
+    assert_close(np.array([p[0] for p in python[:3]]), got[0])

@@ -675,8 +675,8 @@ STANDALONE = {
         """,
         """\
         def f(x):
-            jax.debug.print('x is {} {{braces}}', x, ordered=True)
-            jax.debug.print('static', ordered=True)
+            jax.debug.print('x is {} {{braces}}', x, ordered=jax.device_count() == 1)
+            jax.debug.print('static', ordered=jax.device_count() == 1)
             return x
         """,
     ),
@@ -840,7 +840,7 @@ STANDALONE = {
             def loop_body(carry):
                 index, total = carry
                 x = xs[index]
-                jax.debug.print('{}', x, ordered=True)
+                jax.debug.print('{}', x, ordered=jax.device_count() == 1)
                 total += x
                 return (index + 1, total)
 

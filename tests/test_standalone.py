@@ -2432,7 +2432,7 @@ def test_a_raise_or_assert_under_a_traced_condition_is_checked_when_the_program_
     # own statements: the rest of the function runs in `with raise_if(...)`, whose host
     # callback raises the error when the program runs and the condition holds.
     original, standalone, text = _python_and_standalone(tmp_path, RAISES, "raises")
-    assert "with raise_if(y > 3, lambda: ValueError('too large'), " in text and "jax.debug.callback(check, pred)" in text
+    assert "with raise_if(y > 3, lambda: ValueError('too large'), " in text and "jax.debug.callback(check, pred, partitioned=jax.process_count() > 1)" in text
     xs = np.array([1.0, 2.0], np.float32)
     for x in (1.0, 2.0, -6.0):
         _same_outcome(original.checked, standalone.checked, (np.float32(x), xs), capfd)  # eagerly: Python's error

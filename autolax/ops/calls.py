@@ -7,6 +7,7 @@ import builtins
 import contextlib
 import contextvars
 import functools
+import io
 import linecache
 import operator
 import sys
@@ -312,9 +313,42 @@ def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - rep
         out = list(leaves)
         for i, v in zip(dynamic, values):
             out[i] = v
-        builtins.print(*restore_order(jax.tree_util.tree_unflatten(treedef, out), order), sep=sep, end=end, file=file or sys.stdout, flush=flush)
+        # One write per print: the prints of several shards (threads) keep their lines whole.
+        text = io.StringIO()
+        builtins.print(*restore_order(jax.tree_util.tree_unflatten(treedef, out), order), sep=sep, end=end, file=text)
+        builtins.print(text.getvalue(), end="", file=file or sys.stdout, flush=flush)
 
-    jax.debug.callback(show, checks.failed_so_far(), *[leaves[i] for i in dynamic], ordered=True)
+    jax.debug.callback(show, checks.failed_so_far(), *[leaves[i] for i in dynamic], ordered=print_in_order())
+
+
+# How staged prints of the program being traced are ordered (``print_in_order``): set by
+# ``autolax.jit``, which sees where its arguments live; None where it is not calling.
+_in_order: contextvars.ContextVar = contextvars.ContextVar("autolax_print_in_order", default=None)
+
+
+@contextlib.contextmanager
+def printing_in_order(ordered: bool):
+    """While a function is traced: its staged prints are ordered (``True``: the program runs
+    on one device) or not (``False``: it runs on several)."""
+    token = _in_order.set(ordered)
+    try:
+        yield
+    finally:
+        _in_order.reset(token)
+
+
+def print_in_order() -> bool:
+    """The rule for a staged ``print``: in program order (an ordered ``jax.debug.callback``)
+    when the program runs on one device; otherwise -- JAX orders effects on one device only
+    -- unordered: once per run, by the process that holds the first device, with the global
+    values (prints of one run may then come out of order), and in a ``shard_map`` body once
+    per shard. ``autolax.jit`` knows where its arguments live (``printing_in_order``);
+    elsewhere (``jax.jit`` of ``autolax.convert``, the CLI's output) one device means JAX
+    sees one device in all (``jax.device_count() == 1``)."""
+    if compat.in_shard_map():
+        return compat.shard_map_devices() == 1
+    chosen = _in_order.get()
+    return chosen if chosen is not None else jax.device_count() == 1
 
 
 def _refuse_tracer_text(leaves):

@@ -108,8 +108,11 @@ class LoopBoundExceededError(RuntimeCheckError):
     Raise the loop's ``max_steps`` (memory grows with its square root) or make the loop exit
     sooner.
 
-    The check runs inside the computation (``jax.debug.callback``). Called eagerly, the
-    caller gets this error. Under ``jax.jit`` JAX reports it as a
+    The check runs inside the computation: where ``jax.grad`` is inside the traced function,
+    as an output of the loop that ``autolax.jit`` raises after the program returns (see
+    ``autolax.ops.checks``); where JAX differentiates a traced program later (``jax.grad``
+    of a ``jax.jit`` function), by a ``jax.debug.callback``. Called eagerly, the
+    caller gets this error. Under plain ``jax.jit`` JAX reports it as a
     ``jax.errors.JaxRuntimeError`` (a ``RuntimeError``) whose message ends with this error's
     class name and text; the computation returns no result. (On CPU a program containing a
     host callback runs synchronously, so the error comes from the call itself.)
@@ -205,12 +208,18 @@ def bounded_while_loop(
                                                 tuple(leaves)))
     reads = _state_dependencies(body_flat, tuple(leaves), consts)
     chunked = _Chunked(cond_flat, body_flat, max_steps, steps, chunks, reads)
+    # Differentiated where the loop is traced (jax.grad inside the traced function): the
+    # bound's check is an output of the loop -- 0 when not differentiated, else whether the
+    # loop needed more steps -- and a check of the program (``checks.fail_unless``), which
+    # ``autolax.jit`` returns with the outputs. Otherwise (jax.grad of a jitted function, whose
+    # forward rule JAX traces later) a host callback in the forward rule raises it.
+    carried = compat.differentiated((*leaves, *consts))
 
     @jax.custom_vjp
     def loop(x, consts):
         return lax.while_loop(
             lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts), x
-        )
+        ), jnp.int32(0)
 
     def loop_fwd(x, consts):
         # With symbolic_zeros, the arguments say which of them are being differentiated
@@ -218,21 +227,25 @@ def bounded_while_loop(
         wanted = _Static((tuple(a.perturbed for a in x), tuple(a.perturbed for a in consts)))
         x, consts = tuple(a.value for a in x), tuple(a.value for a in consts)
         x, checkpoints, n_chunks, ran = chunked.forward(x, consts)
-        _runtime_error(cond_flat(x, consts), message)
-        return x, (checkpoints, n_chunks, ran, consts, wanted)
+        exceeded = cond_flat(x, consts)
+        if not carried:
+            _runtime_error(exceeded, message)
+        return (x, jnp.where(exceeded, 1, 0).astype(jnp.int32)), (checkpoints, n_chunks, ran, consts, wanted)
 
     def loop_bwd(residuals, ct):
-        return chunked.backward(*residuals, ct)
+        return chunked.backward(*residuals, ct[0])
 
     loop.defvjp(loop_fwd, loop_bwd, symbolic_zeros=True)
     try:
-        out = loop(tuple(leaves), consts)
+        out, exceeded = loop(tuple(leaves), consts)
     except TypeError as err:
         # Eager jax.jvp raises this while binding; staged (jit) jvp raises it later from
         # JAX's own frames, where JAX's text (same meaning, no fix) is what users see.
         if "forward-mode autodiff (jvp) to a custom_vjp" in str(err):
             raise TypeError(JVP_UNSUPPORTED) from err
         raise
+    if carried:
+        checks.fail_unless(exceeded == 0, lambda: LoopBoundExceededError(message))
     return treedef.unflatten(out)
 
 

@@ -9,15 +9,20 @@ runs -- and under ``vmap`` JAX runs both sides of a ``lax.cond`` (as a select), 
 there would fire for lanes that never took the branch. So checks inside staged bodies are
 data: each body returns a ``Failures`` code (0: passed, k: the k-th error), the op that
 stages the body selects or accumulates the codes (``select``, ``first``) and hands the
-result to the statement around it, and only at the top of the traced function does a
-``jax.debug.callback`` raise the error the code names.
+result to the statement around it. At the top of the function ``autolax.jit`` traces, the
+code is returned with the program's outputs (``returning_checks``) and the call raises the
+error it names after the program returns; elsewhere (plain ``jax.jit``, the body of a
+transform the function calls) a ``jax.debug.callback`` raises it inside the program.
 
 How the failure reaches the caller:
 
 * through ``autolax.jit``: the error itself (``UnboundLocalError`` for a variable a loop
-  never assigned, the user's own exception for a ``raise`` under a traced condition);
+  never assigned, the user's own exception for a ``raise`` under a traced condition), on
+  every process of a multi-process job;
 * through plain ``jax.jit``: JAX's ``jax.errors.JaxRuntimeError``, whose message holds the
-  error's class and text (and the ``autolax/ops/checks.py`` frame that raised it);
+  error's class and text (and the ``autolax/ops/checks.py`` frame that raised it); with
+  several processes the callback runs on every device (``_partitioned``), so every process
+  raises;
 * called eagerly (no ``jit``, e.g. under ``jax.vmap`` alone): the error itself.
 
 Every construct that needs a run-time error uses this module.
@@ -41,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autolax import errors, sites
+from autolax import compat, errors, sites
 from autolax.ops import report
 from autolax.ops.lists import is_tracer
 
@@ -77,9 +82,11 @@ def pop_failure(message: str):
 class _Count:
     """Checks staged while ``autolax.jit`` traced (``counting``); ``can_rerun()``: can it run
     the function as Python on this call's arguments (they are concrete), to find Python's
-    error when tracing fails after a check (``rerun_as_python``)?"""
+    error when tracing fails after a check (``rerun_as_python``)? ``callbacks``: how many of
+    them a host callback raises (not returned with the program's outputs: ``returning_checks``)."""
 
     count = 0
+    callbacks = 0
 
     def __init__(self, can_rerun=None):
         self.can_rerun = can_rerun
@@ -215,8 +222,10 @@ def fail_at_once_unless(ok, make_error) -> None:
     counter = _staged.get()
     if counter is not None:
         counter.count += 1
+        counter.callbacks += 1
     _top.count = getattr(_top, "count", 0) + 1
-    jax.debug.callback(functools.partial(_raise_code, (make_error,)), jnp.where(ok, 0, 1).astype(jnp.int32))
+    jax.debug.callback(functools.partial(_raise_code, (make_error,)), jnp.where(ok, 0, 1).astype(jnp.int32),
+                       partitioned=_partitioned())
 
 
 def fail(make_error) -> None:
@@ -241,7 +250,14 @@ def defer(failures) -> None:
         counter.count += 1
     _top.count = getattr(_top, "count", 0) + 1
     _note_pending_check()
-    jax.debug.callback(functools.partial(_raise_code, failures.makers), _after_earlier_checks(failures.code))
+    outcome = _outcome.get()
+    if outcome is not None and outcome.trace == compat.trace_state():
+        outcome.failures.append(Failures(_after_earlier_checks(failures.code), failures.makers))
+        return
+    if counter is not None:
+        counter.callbacks += 1
+    jax.debug.callback(functools.partial(_raise_code, failures.makers), _after_earlier_checks(failures.code),
+                       partitioned=_partitioned())
 
 
 def _after_earlier_checks(code):
@@ -260,6 +276,98 @@ def _after_earlier_checks(code):
             pass
     running.failed = failed
     return code
+
+
+def _partitioned() -> bool:
+    """Whether a check's host callback runs on every device (``partitioned=True``) rather
+    than once, on the device that holds the first shard. In a job of several processes
+    every process must raise, so on each of its devices; within one process once is
+    enough."""
+    return jax.process_count() > 1
+
+
+# ------------------------------------------------------------ checks returned with the outputs
+class _Outcome:
+    """Where the checks staged at the top of a function ``returning_checks`` traces go:
+    ``failures`` (in the order the program makes them), for the trace ``trace`` only (a
+    check at the top of a function a transform inside it traces, ``jax.vmap(step)``, is
+    that transform's: a host callback)."""
+
+    __slots__ = ("failures", "trace")
+
+    def __init__(self, trace):
+        self.failures: list = []
+        self.trace = trace
+
+
+_outcome: contextvars.ContextVar = contextvars.ContextVar("autolax_checks_outcome", default=None)
+
+
+class Outcome:
+    """The checks of one run, returned with the program's outputs: ``code`` (an int32 scalar,
+    0 when every check passed, k when the k-th of ``makers`` failed first; None when the
+    program has no checks). A pytree whose only leaf is ``code``: ``makers`` ride in its
+    structure, which ``jax.jit`` keeps with the compiled program."""
+
+    __slots__ = ("code", "makers")
+
+    def __init__(self, code, makers):
+        self.code = code
+        self.makers = makers
+
+
+jax.tree_util.register_pytree_node(
+    Outcome,
+    lambda o: (() if o.code is None else (o.code,), o.makers),
+    lambda makers, leaves: Outcome(leaves[0] if leaves else None, makers),
+)
+
+
+def returning_checks(fn):
+    """``fn`` returning ``(its outputs, Outcome)``: the checks staged at the top of the traced
+    function are returned as an output of the program instead of raised by a host callback,
+    so that the caller (``autolax.jit``) raises the error after the program returns -- on
+    every process of a multi-process job, each reading its copy of the code, with JAX's
+    runtime left as after any call (a host callback that raises fails the computation on
+    one process only). Checks inside staged branches and loops are data already
+    (``Failures``); the ones a host callback still raises: a loop bound exceeded while
+    differentiated (``fail_at_once_unless``), a check in the body of a transform the
+    function calls (``jax.vmap(step)``)."""
+
+    @functools.wraps(fn)
+    def with_checks(*args, **kwargs):
+        __tracebackhide__ = True
+        outcome = _Outcome(compat.trace_state())
+        tokens = (_outcome.set(outcome), _collector.set(None), _enclosing.set(()))
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            for var, token in zip((_enclosing, _collector, _outcome), reversed(tokens)):
+                var.reset(token)
+        failures = first(outcome.failures)
+        if failures is None:
+            return out, Outcome(None, ())
+        return out, Outcome(failures.code, failures.makers)
+
+    return with_checks
+
+
+def failure_of(outcome: Outcome):
+    """The error of the check that failed first in the run that returned ``outcome``, or None.
+    Its ``code`` is a replicated scalar: every process reads its own copy (a host sync, the
+    cost of one device-to-host copy of four bytes). Given a tracer (the call was itself
+    traced: ``jax.vmap`` or ``jax.grad`` of an ``autolax.jit`` function, or a call from
+    another traced function), the checks are handed to the function being traced
+    (``defer``)."""
+    if outcome.code is None:
+        return None
+    if is_tracer(outcome.code):
+        defer(Failures(outcome.code, outcome.makers))
+        return None
+    code = int(np.asarray(outcome.code))
+    if code == 0:
+        return None
+    return copy.copy(outcome.makers[code - 1]())
 
 
 def first(failures) -> Failures | None:

@@ -1003,7 +1003,11 @@ class Expressions:
                 raise self.refuse("standalone-print", a, what="a value that is neither a string constant nor a "
                                                                "number or array")
         fmt = sep.value.replace("{", "{{").replace("}", "}}").join(parts)
-        new = syntax.call(self.ref("jax.debug.print"), [syntax.constant(fmt)] + args, {"ordered": syntax.constant(True)})
+        # In program order where JAX sees one device, as the runtime's rule for a program that
+        # cannot see where its arguments live (ops.calls.print_in_order); JAX orders effects
+        # on one device only.
+        one_device = syntax.parse_expr(f"{self.refs('jax.device_count')}() == 1")
+        new = syntax.call(self.ref("jax.debug.print"), [syntax.constant(fmt)] + args, {"ordered": one_device})
         return syntax.copy_location(new, e), STATIC
 
 

@@ -253,9 +253,10 @@ class raise_if:
                 raise failed
 
         # JAX logs an error raised in a host callback with its traceback; the caller gets it.
+        # With several processes it runs on every device, so that every process raises.
         import logging
         logging.getLogger("jax._src.debugging").addFilter(raise_if.quiet)
-        {jax}.debug.callback(check, pred)
+        {jax}.debug.callback(check, pred, partitioned={jax}.process_count() > 1)
 
     @staticmethod
     def quiet(record):
