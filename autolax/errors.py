@@ -447,6 +447,14 @@ MESSAGES = {
         "`jnp.any(jnp.stack({name}) == x)` for `x in {name}`.",
         "#the-rules-semantics",
     ),
+    "traced-comparison-display": Message(
+        TracedComparisonError,
+        "{what} is searched for a value at {where}, and comparing the value with its item {index} gives a "
+        "traced boolean ({detail}): Python tests each comparison (`item is x or item == x`), which only the "
+        "running program can decide.\n    {source}",
+        "compare with jnp: `jnp.any(jnp.stack({name}) == x)` for `x in {name}` (items of one shape).",
+        "#the-rules-semantics",
+    ),
     "staged-effect": Message(
         StagedEffectError,
         "{target} is {action} inside {stmt}, which is staged (its condition or carried values are traced): "

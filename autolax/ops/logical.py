@@ -1,9 +1,14 @@
 """``and`` / ``or`` / ``not`` with Python semantics for concrete operands, and staged for
-traced ones (only the operands Python would evaluate have effects)."""
+traced ones (only the operands Python would evaluate have effects); ``is`` / ``is not``,
+which a traced value answers only where Python's answer is known (``is_``)."""
 
 from __future__ import annotations
 
+import numbers
+
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from autolax import errors, plan, sites
@@ -142,8 +147,9 @@ def is_(left, right, text: str, flag: str | None = None):
     A traced value has no Python identity. ``flag='done'`` (``done is False``, where every
     assignment to ``done`` in the function is ``True``, ``False`` or ``None``): a traced
     ``done`` stands for the Python bool a staged ``if`` or loop left, so ``done is False``
-    is staged as ``not done`` (``done is True`` as ``done``). A traced operand compared with
-    ``None`` is not ``None``. Any other identity of a traced value is refused
+    is staged as ``not done`` (``done is True`` as ``done``). A traced value stands for an
+    array or a number: it is not ``None``, a string, a sentinel ``object()``. Its identity
+    with a bool, a number or an array, or with another traced value, is refused
     (``TracedValueError``): Python's answer depends on which object it holds.
     """
     __tracebackhide__ = True
@@ -164,15 +170,19 @@ def _identity(left, right, text, flag):
     if not (left_traced or right_traced):
         return left is right
     traced, other = (left, right) if left_traced else (right, left)
-    if other is None and not (left_traced and right_traced):
-        return False
+    if not (left_traced and right_traced) and not isinstance(other, _MAY_BE_TRACED):
+        return False  # a traced value stands for an array or a number: never None, a string, a function...
     if (flag is not None and isinstance(other, bool) and not (left_traced and right_traced)
             and getattr(traced, "dtype", None) == jnp.bool_ and jnp.shape(traced) == ()):
         return traced if other else jnp.logical_not(traced)
     site = report.expression_site("is", depth=3, always=True)
-    what = f"'{flag}'" if flag is not None else "a traced operand"
+    what = f"'{flag}'" if flag is not None else "an operand"
     raise errors.make("traced-identity", text=text, where=site.where,
                       what=what, source=site.source, why=_why_not_known(other, left_traced and right_traced))
+
+
+# What a traced value may stand for in Python: ``x is y`` with any other object is False.
+_MAY_BE_TRACED = (numbers.Number, np.ndarray, np.generic, jax.Array)
 
 
 def _why_not_known(other, both: bool) -> str:

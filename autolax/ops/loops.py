@@ -279,8 +279,11 @@ def _step_not_zero(step, where) -> None:
         if operator.index(step) == 0:
             raise ValueError(_STEP_ZERO)
         return
-    if checks.refused_in_try(ValueError, ()):
+    refusal = checks.refused_in_try(ValueError, ())
+    if refusal == "raise-in-try":
         raise errors.make("range-step-in-try", where=where())
+    if refusal:  # a `finally` that raises too, a `with` that may suppress it
+        raise errors.make(refusal, statement="range(..., step)", where=where(), source="")
     checks.fail_unless(step != 0, lambda: ValueError(_STEP_ZERO))
 
 

@@ -9,9 +9,11 @@ tracer, not about the value Python would hold. Where every assignment to ``done`
 function is one of the literals ``True``, ``False``, ``None`` (``flag='done'``), a traced
 ``done`` can only be a flag a staged ``if`` or loop set (``done = True`` under a traced
 condition): Python's value is one of those literals, so ``done is False`` means
-``done == False``, which the op stages. Otherwise a traced operand is refused
-(``TracedValueError``): whether Python's object is ``False`` depends on where it came from.
-``x is None`` is left as it is: a traced value is never ``None``, which is Python's answer.
+``done == False``, which the op stages. A traced value compared with an object that is not
+a bool, a number or an array (``x is SENTINEL``) is not it. Otherwise a traced operand is
+refused (``TracedValueError``): whether Python's object is ``False`` depends on where it
+came from. ``x is None`` is left as it is: a traced value is never ``None``, which is
+Python's answer. ``--standalone`` lowers the ops from what it knows to be traced.
 """
 
 from __future__ import annotations
@@ -76,6 +78,4 @@ class _Transformer(syntax.NodeTransformer):
 
 
 def transform(fn_node, ctx):
-    if ctx.standalone:
-        return fn_node
     return _Transformer(ctx, literal_flags(fn_node)).visit(fn_node)
