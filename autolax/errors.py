@@ -120,10 +120,13 @@ class StateMismatchError(AutolaxError, TypeError):
 
 class ArrayConditionError(AutolaxError, ValueError):
     """The condition of an ``if`` / ``while`` (or an operand of ``and`` / ``or`` / ``not``) is
-    a traced array with more than one element. Python (NumPy) raises ``ValueError`` for the
-    truth value of such an array; so does autolax, naming the statement.
+    a traced array with more than one element, or an empty one. Python (NumPy) raises
+    ``ValueError`` for the truth value of such an array; so does autolax, naming the
+    statement. (An array of one element, of any shape, is a condition as NumPy's is: its
+    one value.)
 
-    Fix: reduce the condition to one value first: ``if jnp.any(c):`` or ``if jnp.all(c):``.
+    Fix: reduce the condition to one value first: ``if jnp.any(c):`` or ``if jnp.all(c):``;
+    for an empty array, test ``c.size > 0``.
     """
 
 
@@ -226,7 +229,8 @@ class UnrolledLoopError(AutolaxError):
 class UnrolledLoopWarning(UserWarning):
     """A loop that carries traced values could not be staged and ran as a Python loop.
 
-    The result is still correct, but the loop was unrolled into the trace. The warning
+    Its iterations ran in Python while tracing (the loop was unrolled into the trace), so
+    the traced program grows with the trip count. The warning
     points at the loop's own line and says why; ``strict=True`` turns it into
     ``UnrolledLoopError``. See ``UnrolledLoopError`` for the usual fixes.
     """
@@ -376,6 +380,13 @@ MESSAGES = {
         "reduce it to one value first, e.g. `if jnp.any(c):` or `if jnp.all(c):`.",
         "#the-rules-semantics",
     ),
+    "empty-condition": Message(
+        ArrayConditionError,
+        "the condition at {where} is a traced array of shape {shape}; the truth value of an empty array "
+        "is ambiguous.",
+        "use `array.size > 0` to check that an array is not empty.",
+        "#the-rules-semantics",
+    ),
     "object-holding-tracers": Message(
         StateMismatchError,
         "'{name}' is a {kind} object holding traced values: a staged loop or `if` can only carry arrays, "
@@ -436,6 +447,14 @@ MESSAGES = {
         "`jnp.any(jnp.stack({name}) == x)` for `x in {name}`.",
         "#the-rules-semantics",
     ),
+    "traced-comparison-display": Message(
+        TracedComparisonError,
+        "{what} is searched for a value at {where}, and comparing the value with its item {index} gives a "
+        "traced boolean ({detail}): Python tests each comparison (`item is x or item == x`), which only the "
+        "running program can decide.\n    {source}",
+        "compare with jnp: `jnp.any(jnp.stack({name}) == x)` for `x in {name}` (items of one shape).",
+        "#the-rules-semantics",
+    ),
     "staged-effect": Message(
         StagedEffectError,
         "{target} is {action} inside {stmt}, which is staged (its condition or carried values are traced): "
@@ -484,6 +503,22 @@ MESSAGES = {
         "{what} of a range whose bounds are traced: its length is known only when the program runs.",
         "loop over it with `for` (a staged loop), or make its bounds Python ints (static arguments).",
         "#the-rules-semantics",
+    ),
+    "traced-identity": Message(
+        TracedValueError,
+        "`{text}` at {where} tests the identity of {what}, which is traced: {why}\n    {source}",
+        "compare values instead (`x == False`, `not x`, `x == y`), or assign the variable only the literals "
+        "True / False / None (autolax then stages `x is False` as `not x`).",
+        "#semantics",
+    ),
+    "range-step-in-try": Message(
+        StagedEffectError,
+        "the `range()` at {where} has a traced step and is inside a `try` that catches ValueError: Python raises "
+        "ValueError('range() arg 3 must not be zero') there when the step is 0, and whether the handler runs would "
+        "depend on data, which a staged program cannot decide.",
+        "make the step a Python int (a static argument), or check it before the `try` "
+        "(`if step == 0: raise ValueError(...)`).",
+        "#semantics",
     ),
     "callee-unconverted": Message(
         TracedValueError,

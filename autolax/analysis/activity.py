@@ -459,6 +459,19 @@ def captured_names(fn_node) -> set[str]:
     return out & local
 
 
+def methods_free_names(class_node) -> set[str]:
+    """The names the functions defined in a class body (its methods, and what they nest)
+    read or write (``nonlocal``) from the scopes around the class: those a method reads when
+    it is called, not when the class is made."""
+    out = set()
+    for node in syntax.walk(syntax.Module(body=list(class_node.body), type_ignores=[])):
+        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)):
+            out |= _function_free_reads(node)
+            if not isinstance(node, syntax.Lambda):
+                out |= _nested_nonlocals(node.body)
+    return out
+
+
 def _nested_nonlocals(body) -> set[str]:
     """``nonlocal`` names declared in a function body or in functions nested in it."""
     out = set()

@@ -27,7 +27,7 @@ from autolax.ops.data import (  # noqa: A004
 )
 from autolax.ops.lists import StackedList
 from autolax.ops.search import count, index, is_in, not_in
-from autolax.ops.logical import and_, not_, or_
+from autolax.ops.logical import and_, is_, is_not, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
 from autolax.ops.state import MaybeBound, Undefined, assigned, bound, raised_state, undefined
 
@@ -60,7 +60,9 @@ __all__ = [
     "host_call",
     "if_else",
     "index",
+    "is_",
     "is_in",
+    "is_not",
     "is_sequence",
     "max",
     "min",

@@ -14,10 +14,16 @@ from autolax.ops.tracing import accumulations, pack, trace
 
 
 def predicate(pred, where: str):
-    """A traced condition as a boolean scalar, with Python's truthiness (nonzero is true)."""
+    """A traced condition as a boolean scalar, with Python's truthiness (nonzero is true):
+    NumPy's, for an array of one element of any rank (``bool(np.ones((1, 1)))`` is True)."""
     __tracebackhide__ = True
-    if getattr(pred, "shape", ()) != ():
-        raise errors.make("array-condition", where=where, shape=tuple(pred.shape))
+    shape = tuple(getattr(pred, "shape", ()))
+    if shape != ():
+        if int(np.prod(shape)) == 0:
+            raise errors.make("empty-condition", where=where, shape=shape)
+        if int(np.prod(shape)) != 1:
+            raise errors.make("array-condition", where=where, shape=shape)
+        pred = jnp.reshape(pred, ())
     if pred.dtype != jnp.bool_:
         pred = pred != 0
     return pred

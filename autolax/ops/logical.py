@@ -1,9 +1,14 @@
 """``and`` / ``or`` / ``not`` with Python semantics for concrete operands, and staged for
-traced ones (only the operands Python would evaluate have effects)."""
+traced ones (only the operands Python would evaluate have effects); ``is`` / ``is not``,
+which a traced value answers only where Python's answer is known (``is_``)."""
 
 from __future__ import annotations
 
+import numbers
+
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from autolax import errors, plan, sites
@@ -130,4 +135,64 @@ def not_(x):
     return jnp.logical_not(predicate(x, site.where if site else "a `not`"))
 
 
-__all__ = ["and_", "not_", "or_"]
+@report.user_facing
+def is_(left, right, text: str, flag: str | None = None):
+    """``ops.is_(a, b, 'a is b')`` for ``a is b``.
+
+    Equivalent Python::
+
+        def is_(left, right, text, flag=None):
+            return left is right
+
+    A traced value has no Python identity. ``flag='done'`` (``done is False``, where every
+    assignment to ``done`` in the function is ``True``, ``False`` or ``None``): a traced
+    ``done`` stands for the Python bool a staged ``if`` or loop left, so ``done is False``
+    is staged as ``not done`` (``done is True`` as ``done``). A traced value stands for an
+    array or a number: it is not ``None``, a string, a sentinel ``object()``. Its identity
+    with a bool, a number or an array, or with another traced value, is refused
+    (``TracedValueError``): Python's answer depends on which object it holds.
+    """
+    __tracebackhide__ = True
+    return _identity(left, right, text, flag)
+
+
+@report.user_facing
+def is_not(left, right, text: str, flag: str | None = None):
+    """``ops.is_not(a, b, 'a is not b')`` for ``a is not b`` (see ``is_``)."""
+    __tracebackhide__ = True
+    same = _identity(left, right, text, flag)
+    return (not same) if not is_tracer(same) else jnp.logical_not(same)
+
+
+def _identity(left, right, text, flag):
+    __tracebackhide__ = True
+    left_traced, right_traced = is_tracer(left), is_tracer(right)
+    if not (left_traced or right_traced):
+        return left is right
+    traced, other = (left, right) if left_traced else (right, left)
+    if not (left_traced and right_traced) and not isinstance(other, _MAY_BE_TRACED):
+        return False  # a traced value stands for an array or a number: never None, a string, a function...
+    if (flag is not None and isinstance(other, bool) and not (left_traced and right_traced)
+            and getattr(traced, "dtype", None) == jnp.bool_ and jnp.shape(traced) == ()):
+        return traced if other else jnp.logical_not(traced)
+    site = report.expression_site("is", depth=3, always=True)
+    what = f"'{flag}'" if flag is not None else "an operand"
+    raise errors.make("traced-identity", text=text, where=site.where,
+                      what=what, source=site.source, why=_why_not_known(other, left_traced and right_traced))
+
+
+# What a traced value may stand for in Python: ``x is y`` with any other object is False.
+_MAY_BE_TRACED = (numbers.Number, np.ndarray, np.generic, jax.Array)
+
+
+def _why_not_known(other, both: bool) -> str:
+    if both:
+        return "both operands are traced, and whether Python would hold one object or two is not known while tracing."
+    if isinstance(other, bool):
+        return (f"Python's answer depends on whether the object is `{other}` itself or a NumPy or JAX bool (which "
+                "never is), and a traced value stands for an array, not for one Python object.")
+    return (f"it is compared with a {type(other).__name__} object, and a traced value stands for an array, not for "
+            "one Python object.")
+
+
+__all__ = ["and_", "is_", "is_not", "not_", "or_"]

@@ -27,6 +27,7 @@ import dataclasses
 import functools
 import math
 import operator
+import sys
 import types
 
 import jax
@@ -152,6 +153,8 @@ class range:  # noqa: N801 - stands in for the builtin outside `for ... in range
 
     def __init__(self, *bounds):
         start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+        frame = sys._getframe(1)
+        _step_not_zero(step, lambda: f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}")
         self.start, self.stop, self.step = start, stop, step
 
     def _traced(self, what):
@@ -261,6 +264,27 @@ def _index_type(*bounds):
     """The type of ``start + k * step`` for a strong int32 counter ``k``."""
     dtype = jnp.result_type(jnp.int32, *(b for b in bounds if is_tracer(b) or isinstance(b, jax.Array)))
     return jax.ShapeDtypeStruct((), dtype)
+
+
+_STEP_ZERO = "range() arg 3 must not be zero"
+
+
+def _step_not_zero(step, where) -> None:
+    """Python's ``ValueError`` for ``range(start, stop, 0)``: now for a Python step, when the
+    program runs for a traced one (``checks.fail_unless``). Inside a ``try`` that catches
+    ``ValueError`` a traced step is refused: whether the handler runs would depend on data.
+    ``where``: () -> the user's ``file:line``, for the refusal."""
+    __tracebackhide__ = True
+    if not is_tracer(step):
+        if operator.index(step) == 0:
+            raise ValueError(_STEP_ZERO)
+        return
+    refusal = checks.refused_in_try(ValueError, ())
+    if refusal == "raise-in-try":
+        raise errors.make("range-step-in-try", where=where())
+    if refusal:  # a `finally` that raises too, a `with` that may suppress it
+        raise errors.make(refusal, statement="range(..., step)", where=where(), source="")
+    checks.fail_unless(step != 0, lambda: ValueError(_STEP_ZERO))
 
 
 def _range_sequence(start, stop, step):
@@ -829,6 +853,7 @@ def for_range(start, stop, step, loop_body, init, loop_test=None, *, at, target=
     names = list(site.names)
     values = list(unpack(init, len(names)))
     if any(is_tracer(b) for b in (start, stop, step)):
+        _step_not_zero(step, lambda: site.where)
         seq = _range_sequence(start, stop, step)
         return _target_or(site, names, target, _stage_or_fall_back(
             site,

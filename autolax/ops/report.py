@@ -425,7 +425,7 @@ def unrolled(site, reason: str, rewrite: str | None = None) -> None:
     message = (
         f"the loop at {site.where} carries traced values but ran as a Python loop "
         f"(unrolled into the trace): {reason}.\n    {site.source}\n"
-        "The result is correct, but the traced program grows with the trip count.\n"
+        "Its iterations ran in Python while tracing, one by one, so the traced program grows with the trip count.\n"
         f"Fix: {rewrite}\nOr pass strict=True to make this an error."
     )
     warnings.warn_explicit(message, UnrolledLoopWarning, site.filename, site.lineno)

@@ -3,6 +3,7 @@ traced comparison (``autolax.ops.search``), and refuse clearly what cannot be st
 
     x in stack              ->   ops.is_in(x, stack, 'stack')
     x not in stack          ->   ops.not_in(x, stack, 'stack')
+    x in [24, 12]           ->   ops.is_in(x, [24, 12], '[24, 12]')
     stack.count(x)          ->   ops.count(stack, x, 'stack')
     stack.index(x)          ->   ops.index(stack, x, 'stack')
     stack.remove(x)         ->   stack.remove(ops.sought(stack, x, 'stack'))
@@ -15,7 +16,9 @@ combine traced answers into a traced result; ``ops.sought`` (for ``remove``, and
 unchanged, or raises ``TracedComparisonError`` naming the list, the line and the fix.
 
 Only a plain local or global name as the searched value's container (evaluating it twice
-is harmless); not in ``--standalone`` output, which needs only ``jax``.
+is harmless), or a list or tuple display (``x in (a, b)``: its items are evaluated once,
+before the search, as Python evaluates them); not in ``--standalone`` output, which needs
+only ``jax``.
 """
 
 from __future__ import annotations
@@ -40,11 +43,15 @@ class _Transformer(syntax.NodeTransformer):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
-        if (len(node.ops) == 1 and isinstance(node.ops[0], (syntax.In, syntax.NotIn))
-                and isinstance(node.comparators[0], syntax.Name)):
+        if len(node.ops) == 1 and isinstance(node.ops[0], (syntax.In, syntax.NotIn)):
             container = node.comparators[0]
             op = "is_in" if isinstance(node.ops[0], syntax.In) else "not_in"
-            return self._op(op, [node.left, syntax.name(container.id), syntax.constant(container.id)], node)
+            if isinstance(container, syntax.Name):
+                return self._op(op, [node.left, syntax.name(container.id), syntax.constant(container.id)], node)
+            if isinstance(container, (syntax.List, syntax.Tuple)) and not any(
+                    isinstance(e, syntax.Starred) for e in container.elts):
+                # A list or tuple display is built once, as Python builds it, then searched.
+                return self._op(op, [node.left, container, syntax.constant(syntax.unparse(container))], node)
         return node
 
     def visit_Call(self, node):

@@ -14,7 +14,8 @@ knows: ``ops.runtime_checks`` turns such an error leaving the function into auto
 refusal (``autolax.ops.checks``). Checks come from ``raise`` and ``assert`` (``ops.raising``,
 ``ops.asserting``), reads of variables a staged loop may not have assigned
 (``ops.assigned``), ``lst.index(x)`` of a traced value (``ops.index``), conditional expressions (``ops.if_else``: a side that fails while
-traced) and calls of user code (``ops.call``: the callee's own checks). A function with none
+traced), calls of user code (``ops.call``: the callee's own checks) and ranges whose step is
+not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0). A function with none
 of these is left as it is. A leading docstring and ``global`` / ``nonlocal`` declarations stay
 before the ``with``.
 """
@@ -25,6 +26,20 @@ from autolax.transpile import anno, syntax, templates
 
 # The ops whose calls may stage a check.
 CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "index"})
+
+# ``ops.for_range(start, stop, step, ...)`` and ``ops.range(...)`` check a traced step
+# (Python's ValueError for a step of 0).
+_RANGE_OPS = frozenset({"for_range", "range"})
+
+
+def _step_may_be_traced(call) -> bool:
+    if len(call.args) < 3:
+        return False
+    step = call.args[2]
+    if isinstance(step, syntax.UnaryOp):  # `-1`
+        step = step.operand
+    return not isinstance(step, syntax.Constant)
+
 
 _TEMPLATE = """
 with ops_runtime_checks():
@@ -42,9 +57,11 @@ def _may_stage_a_check(fn_node, ops: str) -> bool:
         kind = node.__class__
         if kind is syntax.Call:
             func = node.func
-            if (isinstance(func, syntax.Attribute) and func.attr in CHECKING_OPS
-                    and isinstance(func.value, syntax.Name) and func.value.id == ops):
-                return True
+            if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) and func.value.id == ops:
+                if func.attr in CHECKING_OPS:
+                    return True
+                if func.attr in _RANGE_OPS and _step_may_be_traced(node):
+                    return True
         fields = known.get(kind)
         for field in fields if fields is not None else syntax.child_fields(kind):
             value = getattr(node, field, None)

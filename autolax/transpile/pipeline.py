@@ -27,6 +27,7 @@ from autolax.passes import (
     effects,
     exceptions,
     finally_jumps,
+    identity,
     index_split,
     lists,
     loop_exits,
@@ -88,6 +89,8 @@ PASSES = (
     calls,
     # After the passes that read `lst.remove(x)` as a change of `lst` (it still is one).
     membership,
+    # `a is b` of a value that may be traced (after `calls`, which would wrap its op call).
+    identity,
     ternary,
     logical,
     # After jump lowering (which adds guarded paths) and every expression rewrite: reads the
@@ -126,6 +129,7 @@ NEEDS = {
     ternary: {"IfExp"},
     logical: {"BoolOp", "Not", "Compare.chain", "lowered"},
     membership: {"membership"},
+    identity: {"identity"},
 }
 # What ``logical`` rewrites in the tree (``lowered``: a jump lowering ran, and may have left
 # loop tests with a ``not`` in annotations, which ``features`` does not see).
@@ -146,6 +150,7 @@ def features(tree, nodes=None) -> set[str]:
     """The node class names in ``tree``, plus: ``Subscript.Store`` / ``Attribute.Store``
     (item / attribute assignment), ``append`` (an ``.append`` attribute), ``Compare.chain``
     (``a < b < c``), ``membership`` (``x in y``, ``.remove`` / ``.index`` / ``.count``),
+    ``identity`` (``a is b``),
     ``LoopElse`` (``for``/``while ... else``) and ``EarlyReturn`` (a ``return`` other than
     the last statement of its function). ``nodes``: ``syntax.nodes(tree)``, if known."""
     out = set()
@@ -176,6 +181,8 @@ def features(tree, nodes=None) -> set[str]:
                 out.add("Compare.chain")
             if any(isinstance(op, (syntax.In, syntax.NotIn)) for op in node.ops):
                 out.add("membership")
+            if any(isinstance(op, (syntax.Is, syntax.IsNot)) for op in node.ops):
+                out.add("identity")
         elif kind in ("For", "While", "AsyncFor"):
             if node.orelse:
                 out.add("LoopElse")
@@ -352,12 +359,19 @@ def _set_class_bodies_aside(fn_node):
     """A class defined inside the function keeps its body as written: its methods are the
     user's functions, converted on their own when called (``ops.call``). While the passes run,
     the body stands aside, replaced by one statement reading the names it reads (a class
-    body runs where it stands). Returns ``[(class node, body)]`` to put back."""
+    body runs where it stands), with a lambda reading the names its methods read from the
+    function (they read them when called: the function's cells, which staged loops and
+    branches keep current, as for a nested ``def``). Returns ``[(class node, body)]`` to put
+    back."""
     out = []
     for node in syntax.walk(fn_node):
         if isinstance(node, syntax.ClassDef) and not any(node is c for c, _ in out):
             names = sorted(set().union(*(activity.reads(stmt) for stmt in node.body)) if node.body else ())
-            placeholder = syntax.expr_stmt(syntax.Tuple(elts=[syntax.name(n) for n in names], ctx=syntax.Load()))
+            elts = [syntax.name(n) for n in names]
+            later = sorted(activity.methods_free_names(node))
+            if later:
+                elts.append(syntax.lambda_(syntax.Tuple(elts=[syntax.name(n) for n in later], ctx=syntax.Load())))
+            placeholder = syntax.expr_stmt(syntax.Tuple(elts=elts, ctx=syntax.Load()))
             out.append((node, node.body))
             node.body = [syntax.copy_location(placeholder, node)]
     return out

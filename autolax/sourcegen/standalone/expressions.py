@@ -683,7 +683,8 @@ class Expressions:
         lineno = getattr(node, "lineno", 0)
         # A traced value is compared with item 0 first; a Python value with each item in turn.
         detail = f"{'a traced item' if cval.traced else 'an item'} == {'a traced value' if vval.traced else 'the value'}"
-        raise self.refuse("traced-comparison", node, runtime_can=staged_by_runtime, what=f"'{name}'", name=name,
+        code = "traced-comparison" if name.isidentifier() else "traced-comparison-display"  # `x in [a, b]`
+        raise self.refuse(code, node, runtime_can=staged_by_runtime, what=f"'{name}'", name=name,
                           where=f"{display_filename(self.ctx.filename)}:{lineno}",
                           index="0" if vval.traced else "that holds a traced value", detail=detail,
                           source=self.ctx.line_text(lineno))
@@ -851,6 +852,38 @@ class Expressions:
         if not val.traced:
             return syntax.copy_location(syntax.unary_not(operand), e), Val(kind="bool", ndim=0)
         return syntax.copy_location(self.jnp("logical_not", [operand]), e), Val(traced=True, kind="bool", ndim=val.ndim)
+
+    def op_is(self, e, scope, truth):
+        return self.identity(e, scope, negate=False)
+
+    def op_is_not(self, e, scope, truth):
+        return self.identity(e, scope, negate=True)
+
+    def identity(self, e, scope, negate):
+        """``ops.is_(a, b, text, flag=...)``: the runtime's decisions (``ops.logical.is_``) from
+        what is known to be traced: Python's ``is`` of values that are not; a flag bound only
+        to literals compared with ``True`` / ``False`` as its value; else the runtime's refusal."""
+        (left, lval), (right, rval) = self.expr(e.args[0], scope), self.expr(e.args[1], scope)
+        op = syntax.IsNot() if negate else syntax.Is()
+        if not (lval.traced or rval.traced):
+            return syntax.copy_location(syntax.Compare(left=left, ops=[op], comparators=[right]), e), Val(kind="bool", ndim=0)
+        flag = next((k.value.value for k in e.keywords if k.arg == "flag"), None)
+        (traced, tval), (other, oval) = ((left, lval), (right, rval)) if lval.traced else ((right, rval), (left, lval))
+        both = lval.traced and rval.traced
+        if not both and isinstance(other, syntax.Constant) and not isinstance(other.value, (bool, int, float, complex)):
+            return syntax.copy_location(syntax.constant(negate), e), Val(kind="bool", ndim=0)  # never a string
+        known = other.value if isinstance(other, syntax.Constant) and isinstance(other.value, bool) else None
+        if flag is not None and known is not None and not both and tval.kind in ("bool", None) and tval.ndim in (0, None):
+            node = traced if known != negate else self.jnp("logical_not", [traced])
+            return syntax.copy_location(node, e), Val(traced=True, kind="bool", ndim=0)
+        lineno = getattr(e, "lineno", 0)
+        why = (f"Python's answer depends on whether the object is `{known}` itself or a NumPy or JAX bool (which never "
+               "is), and a traced value stands for an array, not for one Python object." if known is not None and not both
+               else "both operands are traced, and whether Python would hold one object or two is not known while "
+                    "tracing." if both else "a traced value stands for an array, not for one Python object.")
+        raise self.refuse("traced-identity", e, text=e.args[2].value, what=f"'{flag}'" if flag else "an operand",
+                          where=f"{display_filename(self.ctx.filename)}:{lineno}", why=why,
+                          source=self.ctx.line_text(lineno))
 
     def op_if_else(self, e, scope, truth):
         test, a_fn, b_fn = e.args

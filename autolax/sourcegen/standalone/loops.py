@@ -34,6 +34,7 @@ from autolax.sourcegen.standalone.patterns import (
     item_elts,
     length_change,
     length_text,
+    NOT_LITERAL,
     literal_value,
     negate,
     range_test,
@@ -474,7 +475,20 @@ class Loops:
         for n, item_val in item_vals.items():
             scope.set(n, Val(traced=True, stacked=True, kind=item_val.kind,
                              ndim=None if item_val.ndim is None else item_val.ndim + 1))
-        return prelude + out
+        return self.step_check(seq, s) + prelude + out
+
+    def step_check(self, seq, s):
+        """Python's ``ValueError`` for a ``range`` step of 0, as the runtime raises it for a
+        static step (the staged forms would run no iteration): ``if step == 0: raise ...``
+        before the loop, where the step is not a literal other than 0."""
+        if seq.kind != "range" or seq.step_val.traced or literal_value(seq.step) not in (0, NOT_LITERAL):
+            return []
+        if not self.harmless(seq.step):
+            raise self.refuse("standalone-op", s, call="range(...) whose static step is computed by a call (checked "
+                                                       "for 0 before the loop)")
+        zero = syntax.Compare(left=syntax.deepcopy(seq.step), ops=[syntax.Eq()], comparators=[syntax.constant(0)])
+        error = syntax.call("ValueError", [syntax.constant("range() arg 3 must not be zero")])
+        return [syntax.copy_location(syntax.if_stmt(zero, [syntax.Raise(exc=error, cause=None)]), s)]
 
     def never_iterates(self, seq, scope) -> bool:
         """Is the loop a Python loop over a list known to be empty: a module's list that

@@ -67,7 +67,7 @@ OPS = {
     "at": (1, 1, ()), "setattr": (3, 3, {"op"}), "call": (1, None, ANY), "enumerate": (1, 2, ()),
     "zip": (0, None, ()), "print": (0, None, {"sep", "end", "file", "flush"}), "assigned": (1, 1, {"at"}),
     "bound": (1, 1, ()), "outside": (1, 2, ()), "raising": (1, 1, {"caught_by"}), "caught": (2, 2, {"not_by"}), "asserting": (1, 2, ()),
-    "range": (1, 3, ()),
+    "range": (1, 3, ()), "is_": (3, 3, {"flag"}), "is_not": (3, 3, {"flag"}),
 }
 
 
