@@ -18,7 +18,8 @@ import pytest
 
 import autolax
 from autolax import compat
-from paths import check_all_paths
+from autolax.sourcegen import Options, convert_source
+from paths import check_all_paths, standalone_module
 
 
 def _loops(fn, *args):
@@ -309,3 +310,39 @@ def while_printing_exit(x, limit):
 @pytest.mark.parametrize("x, limit", [(3.0, 2.0), (1.0, 5.0), (1.0, 500.0)])
 def test_while_whose_exit_test_prints_is_not_rotated(x, limit, tmp_path):
     check_all_paths(while_printing_exit, np.float32(x), np.float32(limit), tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- --standalone
+ROTATED_SOURCE = '''\
+import jax.numpy as jnp
+
+
+def escape_time(x, z, limit, n):
+    for k in range(n):
+        if jnp.abs(x) > limit:
+            return k, x
+        x = x * x * 0.5 + z
+    return -1, x
+
+
+def escape_by_ratio(x, z, limit, n):
+    for k in range(n):
+        if 1.0 / x < limit:
+            return k, x
+        x = x * x * 0.5 + z
+    return -1, x
+'''
+
+
+def test_standalone_writes_the_rotated_loop_and_the_same_rule():
+    text = convert_source(ROTATED_SOURCE, "m.py", Options(standalone=True, all=True)).text
+    assert "return jnp.logical_and(k < n, jnp.logical_not(jnp.abs(x) > limit))" in text
+    assert "return jax.lax.cond(k < n, lambda: jnp.logical_not(1.0 / x < limit), lambda: False)" in text
+    namespace = standalone_module(ROTATED_SOURCE, all=True)
+    for name, args in (("escape_time", ESCAPE_INPUTS[:3]), ("escape_by_ratio", [(3.0, 0.3, 0.5, 20), (0.5, 0.9, 0.25, 20),
+                                                                                (0.5, 0.1, 0.25, 20)])):
+        for x, z, limit, n in args:
+            args = (np.float32(x), np.float32(z), np.float32(limit), n)
+            k, value = jax.jit(namespace[name])(*args)
+            want = globals()[name](*args)
+            assert int(k) == want[0] and np.isclose(value, want[1]), (name, args)

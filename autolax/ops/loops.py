@@ -1020,10 +1020,7 @@ def _scan_in_one_trace(site, seq, loop_body, state, item_state, names, values, a
     if ys:
         result = appends.attach(result, ys, values)
     report.record(site, plan.SCAN)
-    ran = seq.length > 0  # ran the body at least once (not so if the item test stopped it first)
-    if item_test and not after:
-        ran = jnp.where(stopped, stop_k > 0, ran)
-    result = _flag_first_assigned(values, result, names, ran)
+    result = _flag_first_assigned(values, result, names, seq.length > 0)
     return pack(result, len(names))
 
 
