@@ -428,7 +428,7 @@ def escape_top(x, z, limit, n_steps):
         if jnp.abs(x) > limit:
             return k, x
         x = x * x * 0.5 + z
-    return n_steps, x
+    return -1, x
 
 
 def escape_top_lax(x, z, limit, n_steps):
@@ -440,7 +440,8 @@ def escape_top_lax(x, z, limit, n_steps):
         k, x = carry
         return k + 1, x * x * 0.5 + z
 
-    return lax.while_loop(cond, body, (0, jnp.float32(x)))
+    k, x = lax.while_loop(cond, body, (0, jnp.float32(x)))
+    return jnp.where(k < n_steps, k, -1), x
 
 
 def first_below(xs, level):
@@ -465,15 +466,15 @@ def first_below_lax(xs, level):
 
 def orbit_escape(c_re, c_im, max_iter):
     """Iterations until the orbit of ``z -> z * z + c`` leaves the disk of radius 2, and
-    ``|z|**2`` there: a ``while`` whose body opens with a ``return`` over its carried values."""
+    where it left: a ``while`` whose body opens with a ``return`` over its carried values."""
     x = y = 0.0
     n = 0
     while n < max_iter:
         if x * x + y * y > 4.0:
-            return n, x * x + y * y
+            return n, x, y
         x, y = x * x - y * y + c_re, 2.0 * x * y + c_im
         n += 1
-    return -1, x * x + y * y
+    return -1, x, y
 
 
 def orbit_escape_lax(c_re, c_im, max_iter):
@@ -486,7 +487,7 @@ def orbit_escape_lax(c_re, c_im, max_iter):
         return x * x - y * y + c_re, 2.0 * x * y + c_im, n + 1
 
     x, y, n = lax.while_loop(cond, body, (jnp.float32(0.0), jnp.float32(0.0), 0))
-    return jnp.where(n < max_iter, n, -1), x * x + y * y
+    return jnp.where(n < max_iter, n, -1), x, y
 
 
 def _below_input(n):
@@ -616,7 +617,8 @@ PROGRAMS = [
         "orbit_escape", "while, return opening the body", orbit_escape, orbit_escape_lax,
         lambda s: (np.float32(0.25000006), np.float32(0.0), max(10, int(14_500 * s))),
         note="the `return` opens the body and reads the carried `x`, `y`: autolax tests it in the "
-        "`lax.while_loop` predicate (`n < max_iter and not ...`) and returns after the loop; it leaves at "
+        "`lax.while_loop` predicate (`n < max_iter and not ...`) and returns after the loop where "
+        "`n < max_iter` still holds; it leaves at "
         "iteration 13,032 of 14,500 at full size",
     ),
 ]

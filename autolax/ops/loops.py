@@ -1302,7 +1302,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         result = appends.attach(result, ys, values)
     report.record(site, form)
     ran = seq.length > 0  # ran the body at least once (not so if the item test stopped it first)
-    if item_test and not after:
+    if item_test and not after and any(isinstance(v, Undefined) for v in values):
         ran = jnp.where(stopped, stop_k > 0, ran)
     result = _flag_first_assigned(values, result, names, ran)
     if site.item_test is not None:

@@ -136,8 +136,10 @@ def _leading_exit(loop, test_check):
     if not test_check.plain(first.test, loop):
         return None
     if isinstance(loop, syntax.While):
-        # Its test runs again after the loop, with the exit's (`if test and c:`): on the
-        # state Python last tested, so only a test that calls library functions.
+        if not loop.orelse and not work and isinstance(jump, syntax.Break):
+            return None  # a bare `break`: passes.break_statements folds it into the test, whatever it reads
+        # Its test runs again after the loop (`if test:`): on the state Python last tested,
+        # so only a test that calls library functions.
         if not _endless(loop) and not (test_check.plain(loop.test, loop) and not any(
                 isinstance(n, (syntax.NamedExpr, syntax.Lambda)) for n in syntax.walk(loop.test))):
             return None
@@ -196,14 +198,14 @@ class _Transformer(syntax.NodeTransformer):
         self.generic_visit(loop)  # inner loops first
         exit_if = _leading_exit(loop, self.tests)
         if exit_if is not None and isinstance(loop, syntax.While):
-            # `while t and not c:`, then `if t and c: <exit>` on the state it stopped with
-            # (loop rotation): nothing is carried for the exit.
-            endless = _endless(loop)
+            # `while t and not c:`, then `if t: <exit>` on the state it stopped with (loop
+            # rotation): it stopped at the exit where `t` still holds (then `c` does). Nothing
+            # is carried for the exit.
             go = syntax.copy_location(syntax.unary_not(exit_if.test), exit_if.test)
-            stopped = syntax.deepcopy(exit_if.test)
-            if not endless:
+            stopped = None  # `while True`: it stops only at the exit
+            if not _endless(loop):
+                stopped = syntax.copy_location(syntax.deepcopy(loop.test), exit_if.test)
                 go = syntax.copy_location(syntax.bool_and([loop.test, go]), loop.test)
-                stopped = syntax.copy_location(syntax.bool_and([syntax.deepcopy(loop.test), stopped]), exit_if.test)
             loop.test = go
             loop.body = loop.body[1:] or [syntax.copy_location(syntax.Pass(), exit_if)]
             return self._after(loop, exit_if, stopped, [loop], leading=True)
@@ -238,7 +240,8 @@ class _Transformer(syntax.NodeTransformer):
 
     def _after(self, loop, exit_if, stopped, out, leading=False):
         """``out`` followed by ``if stopped: <what the exit did>`` (``else``: the loop's
-        ``else``). ``leading``: the exit opened the body, so it proves set only the target."""
+        ``else``; ``stopped`` None: it always stopped at the exit). ``leading``: the exit
+        opened the body, so it proves set only the target."""
         *work, jump = exit_if.body
         after = work + ([jump] if isinstance(jump, syntax.Return) else [])
         target = target_names(loop.target) if isinstance(loop, syntax.For) else set()
@@ -250,6 +253,8 @@ class _Transformer(syntax.NodeTransformer):
         bound_reads = Reads(first_bound, self.ctx.ops, op="bound")
         after = [bound_reads.visit(stmt) for stmt in after]
         orelse, loop.orelse = loop.orelse, []
+        if stopped is None:
+            return out + after
         if not after and not orelse:
             return out
         exit_if = syntax.copy_location(syntax.if_stmt(stopped, after or [syntax.Pass()], orelse), exit_if)
