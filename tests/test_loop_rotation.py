@@ -117,6 +117,15 @@ def test_gradient_through_the_rotated_loop_matches_the_unrolled_program():
     np.testing.assert_allclose(got, [unrolled(z) for z in batch], rtol=1e-5)
 
 
+def test_vmap_lanes_leave_at_different_iterations():
+    xs = jnp.array([3.0, 0.1, 0.1, -0.5], jnp.float32)
+    zs = jnp.array([0.3, 0.9, 0.1, 0.7], jnp.float32)
+    k, x = jax.vmap(lambda x, z: autolax.convert(escape_time)(x, z, 4.0, 50))(xs, zs)
+    want = [escape_time(np.float32(a), np.float32(b), np.float32(4.0), 50) for a, b in zip(xs, zs)]
+    assert k.tolist() == [w[0] for w in want] and k.tolist()[:3] == [0, 6, -1]
+    np.testing.assert_allclose(x, [w[1] for w in want], rtol=1e-6)
+
+
 # ----------------------------------------------------------------------------- tests that could tell
 def escape_by_ratio(x, z, limit, n):
     for k in range(n):
