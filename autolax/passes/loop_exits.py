@@ -1,4 +1,18 @@
-"""Moves the work of an exit at the end of a loop body to after the loop.
+"""Moves the work of an exit that opens or ends a loop body to after the loop.
+
+An exit that opens the body (``if c: ...; break`` first) is tested in the loop's predicate
+on the state each iteration starts with, whatever ``c`` reads (loop rotation): a ``for``
+gets it as its item test (``anno.ITEM_TEST``, ``ops.for_range``'s ``test: k``), a ``while t``
+becomes ``while t and not c`` and, after it, ``t`` still holding says the exit stopped it:
+
+    for k in range(n):                def loop_test(k, x): return not abs(x) > limit
+        if abs(x) > limit:    ->      x, k, exit_ = ops.for_range(0, n, 1, loop_body, x, loop_test, ...)
+            return k, x               if exit_:
+        x = x * x * 0.5 + z               return k, x
+
+The predicate also runs after the last iteration, where Python does not test: the runtime
+lets a test run there only where that cannot tell (``plan.evaluate_anyway``), else it tests
+under a ``lax.cond`` (``ops.loops``).
 
 A loop whose body ends with ``if c: ...; break`` (or ``return``) needs the test's value to
 stop, but not the statements the ``if`` runs before leaving: they see the same state after
