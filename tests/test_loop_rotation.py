@@ -249,6 +249,21 @@ def test_a_value_the_body_binds_is_unbound_where_the_first_test_exits(x, n, tmp_
                     paths=("autolax.jit", "jax.jit(convert)"), refusal=True)
 
 
+def read_after_the_loop(xs, limit):
+    for i in range(3):
+        if xs[i] > limit:
+            break
+        y = xs[i]
+    return y  # noqa: F821 - unbound when the first test already stops the loop
+
+
+@pytest.mark.parametrize("limit", [-1.0, 0.5, 5.0])
+def test_a_value_the_body_binds_is_unbound_after_a_loop_stopped_at_its_first_test(limit, tmp_path):
+    # At 9646ae6 autolax.jit returned 0.0 for limit = -1.0, where Python raises UnboundLocalError.
+    check_all_paths(read_after_the_loop, np.arange(3.0, dtype=np.float32), np.float32(limit), tmp_dir=tmp_path,
+                    refusal=True)
+
+
 # ----------------------------------------------------------------------------- while
 def while_escape(x, z, limit, n):
     k = 0
