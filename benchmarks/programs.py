@@ -419,6 +419,83 @@ def escape_times(escape):
     return batch
 
 
+# --------------------------------------------------------------------------- exit at the top (loop rotation)
+def escape_top(x, z, limit, n_steps):
+    """Steps until ``x -> x * x / 2 + z`` leaves ``[-limit, limit]``: the exit opens the body
+    and tests what the body changes (autolax: the test in the ``lax.while_loop`` predicate,
+    on the state each iteration starts with)."""
+    for k in range(n_steps):
+        if jnp.abs(x) > limit:
+            return k, x
+        x = x * x * 0.5 + z
+    return -1, x
+
+
+def escape_top_lax(x, z, limit, n_steps):
+    def cond(carry):
+        k, x = carry
+        return (k < n_steps) & (jnp.abs(x) <= limit)
+
+    def body(carry):
+        k, x = carry
+        return k + 1, x * x * 0.5 + z
+
+    k, x = lax.while_loop(cond, body, (0, jnp.float32(x)))
+    return jnp.where(k < n_steps, k, -1), x
+
+
+def first_below(xs, level):
+    """Index of the first item at or below ``level``, or -1."""
+    found = -1
+    for i in range(xs.shape[0]):
+        if xs[i] <= level:
+            found = i
+            break
+    return found
+
+
+def first_below_lax(xs, level):
+    n = xs.shape[0]
+
+    def cond(i):
+        return (i < n) & (xs[jnp.minimum(i, n - 1)] > level)
+
+    i = lax.while_loop(cond, lambda i: i + 1, 0)
+    return jnp.where(i < n, i, -1)
+
+
+def orbit_escape(c_re, c_im, max_iter):
+    """Iterations until the orbit of ``z -> z * z + c`` leaves the disk of radius 2, and
+    where it left: a ``while`` whose body opens with a ``return`` over its carried values."""
+    x = y = 0.0
+    n = 0
+    while n < max_iter:
+        if x * x + y * y > 4.0:
+            return n, x, y
+        x, y = x * x - y * y + c_re, 2.0 * x * y + c_im
+        n += 1
+    return -1, x, y
+
+
+def orbit_escape_lax(c_re, c_im, max_iter):
+    def cond(carry):
+        x, y, n = carry
+        return (n < max_iter) & (x * x + y * y <= 4.0)
+
+    def body(carry):
+        x, y, n = carry
+        return x * x - y * y + c_re, 2.0 * x * y + c_im, n + 1
+
+    x, y, n = lax.while_loop(cond, body, (jnp.float32(0.0), jnp.float32(0.0), 0))
+    return jnp.where(n < max_iter, n, -1), x, y
+
+
+def _below_input(n):
+    xs = _rng(11).uniform(1.0, 2.0, n).astype(np.float32)
+    xs[int(0.9 * n)] = 0.5  # the first item at or below 0.75 is 90% of the way in
+    return xs, np.float32(0.75)
+
+
 # --------------------------------------------------------------------------- the catalogue
 @dataclass
 class Program:
@@ -524,5 +601,24 @@ PROGRAMS = [
     Program(
         "mandelbrot", "while + break, vmapped", escape_count, escape_count_lax, lambda s: _grid(max(4, int(128 * s))),
         wrap=mandelbrot_grid,
+    ),
+    Program(
+        "escape_top", "early return opening a for body", escape_top, escape_top_lax,
+        lambda s: (0.0, np.float32(0.5000001), 2.0, max(10, int(14_500 * s))), static_argnums=(3,),
+        note="the exit opens the body and reads `x`, which the body changes: autolax tests it in the "
+        "`lax.while_loop` predicate on the state each iteration starts with (loop rotation); it leaves at "
+        "step 13,030 of 14,500 at full size",
+    ),
+    Program(
+        "first_below", "for + break, exit at the top", first_below, first_below_lax,
+        lambda s: _below_input(max(20, int(1_200_000 * s))),
+    ),
+    Program(
+        "orbit_escape", "while, return opening the body", orbit_escape, orbit_escape_lax,
+        lambda s: (np.float32(0.25000006), np.float32(0.0), max(10, int(14_500 * s))),
+        note="the `return` opens the body and reads the carried `x`, `y`: autolax tests it in the "
+        "`lax.while_loop` predicate (`n < max_iter and not ...`) and returns after the loop where "
+        "`n < max_iter` still holds; it leaves at "
+        "iteration 13,032 of 14,500 at full size",
     ),
 ]

@@ -50,6 +50,13 @@ CEILING = {
     "rnn": 5,  # 5: `jnp.stack` of the appended list is the loop's stacked output itself
     "insertion_sort": 44,  # 42
     "mandelbrot": 24,  # 24
+    # 15: the exit opens the body and reads the carried `x`: tested in the predicate (loop
+    # rotation); the `custom_jvp` around the loop for `jax.grad`
+    "escape_top": 16,
+    "first_below": 14,  # 16
+    # 19: the while's test before its first iteration (2, see power_iteration) and again
+    # after the loop, where `n < max_iter` says the `return` stopped it
+    "orbit_escape": 22,
 }
 
 def _count(prog, fn, scale):

@@ -236,9 +236,9 @@ def test_gradient_of_a_return_at_the_end_matches_the_unrolled_program():
 
 
 # ----------------------------------------------------------------------------- exit at the top
-# `for i in ...: if c: ...; break` where c reads only the item and what the body does not
-# change: the loop tests c with each item before its iteration (ops.for_range's item test),
-# as a hand-written `lax.while_loop` tests it in its predicate.
+# `for i in ...: if c: ...; break`: the loop tests c with each item before its iteration, on
+# the state the iteration starts with (ops.for_range's item test), as a hand-written
+# `lax.while_loop` tests it in its predicate (tests/test_loop_rotation.py: tests over the carry).
 def search(xs, level, n):
     for i in range(n):
         if xs[i] > level:
@@ -313,16 +313,17 @@ def test_item_that_is_a_tuple(t, tmp_path):
 def running_until(xs, t):
     total = 0.0
     for x in xs:
-        if total > t:  # reads what the body changes: tested inside the loop, not folded
+        if total > t:  # reads what the body changes: tested on the carry each iteration starts with
             break
         total += x
     return total
 
 
 @pytest.mark.parametrize("t", [-1.0, 2.0, 100.0])
-def test_test_on_the_carry_is_not_folded(t, tmp_path):
+def test_test_on_the_carry_is_folded(t, tmp_path):
+    # Loop rotation (tests/test_loop_rotation.py): the predicate tests the carry as it enters.
     check_all_paths(running_until, np.array([1.0, 2.0, 3.0], np.float32), t, tmp_dir=tmp_path)
-    assert "test: x" not in autolax.to_source(running_until)
+    assert "test: x" in autolax.to_source(running_until)
 
 
 def test_the_search_loop_carries_only_its_counter():

@@ -765,27 +765,16 @@ STANDALONE = {
         """,
         """\
         def f(x, n):
-            break_ = False
-
             def loop_test(carry):
-                i, x, break_ = carry
-                return jnp.logical_and(i < n, jnp.logical_not(break_))
+                i, x = carry
+                return jnp.logical_and(i < n, jnp.logical_not(x > 100))
 
             def loop_body(carry):
-                i, x, break_ = carry
+                i, x = carry
+                x = x * 2
+                return (i + 1, x)
 
-                def if_true(x, break_):
-                    break_ = True
-                    return (x, break_)
-
-                def if_false(x, break_):
-                    x = x * 2
-                    return (x, break_)
-
-                x, break_ = jax.lax.cond(x > 100, if_true, if_false, x, break_)
-                return (i + 1, x, break_)
-
-            _, x, break_ = jax.lax.while_loop(loop_test, loop_body, (0, x, break_))
+            _, x = jax.lax.while_loop(loop_test, loop_body, (0, x))
             return x
         """,
     ),

@@ -17,9 +17,10 @@ from autolax.ops.control import cond_of_traced, fails_when_taken, predicate
 from autolax.ops.state import State, is_tracer
 from autolax.ops.tracing import trace
 
-def _harmless(traced) -> bool:
-    """May the traced operand be evaluated where Python would skip it (``plan.evaluate_anyway``
-    decides, given the primitives of its jaxpr; making objects or raising is an effect)?"""
+def harmless(traced) -> bool:
+    """May a traced operand or loop test be evaluated where Python would skip it
+    (``plan.evaluate_anyway`` decides, given the primitives of its jaxpr; making objects or
+    raising is an effect)?"""
     jaxpr = traced.jaxpr.jaxpr
     return plan.evaluate_anyway(_primitives(jaxpr), bool(traced.makers or traced.raises or jaxpr.effects))
 
@@ -69,7 +70,7 @@ def _combine(kind, value, thunk, where, caught_by=()):
         raise errors.make("operand-fails", kind=kind, where=site.where, source=site.source,
                           error=report.python_error(exc),
                           needed="true" if kind == "and" else "false") from exc
-    if plan.logical_form(True, _harmless(rest)) == plan.LOGICAL:
+    if plan.logical_form(True, harmless(rest)) == plan.LOGICAL:
         leaves, _, _ = rest((), rest.out)
         other = rest.out.rebuild(leaves)[0]
         if _is_bool(value) and _is_bool(other):

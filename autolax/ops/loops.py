@@ -39,6 +39,7 @@ from autolax import compat, errors, plan, sites
 from autolax.errors import StateMismatchError, UndefinedVariableError
 from autolax.ops import checkpointed, checks, host, report
 from autolax.ops.control import predicate, staged_cond
+from autolax.ops.logical import harmless
 from autolax.ops.lists import (
     StackedList,
     append_block,
@@ -1135,6 +1136,10 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         go = predicate(test_traced(first_item + state.dynamic(values))[0][0], site.where)
         _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), jnp.logical_and(ran, go), values, names)
         return _with_target(names, values, _first_bound(site, seq, seq.item(0)), jnp.logical_and(ran, jnp.logical_not(go)))
+    # An item test in the predicate also runs on the state after the last iteration (past the
+    # last item, or a clamped one), where Python does not test: only a test that cannot tell
+    # runs there; another runs under a `lax.cond`, only where Python runs it.
+    test_anyway = test_traced is None or after or not item_test or harmless(test_traced)
     effects = bool(body_traced.jaxpr.effects) or bool(test_traced is not None and test_traced.jaxpr.effects)
     facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects,
                                 max_steps=site.max_steps or report.default_max_steps())
@@ -1185,6 +1190,15 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         pred = predicate(leaves[0], site.where)
         return pred & (carry[n] == 0) if checked else pred
 
+    def go_on_if(more, carry, k=None, x=None, item_of=item_of):
+        """``more and go_on(...)``: the test runs where ``more`` is false too when that cannot
+        tell (``test_anyway``), else under a ``lax.cond``."""
+        __tracebackhide__ = True
+        if test_anyway:
+            return jnp.logical_and(more, go_on(carry, k=k, x=x, item_of=item_of))
+        return lax.cond(more, lambda c, k, x: go_on(c, k=k, x=x, item_of=item_of), lambda c, k, x: jnp.bool_(False),
+                        list(carry), k, x)
+
     def scan(*init):
         # the items are the rows of xs (no counter to carry), or indexed by a counter
         return (_scan_indexed if seq.indexed else _scan_rows)(step, init, seq)
@@ -1205,7 +1219,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
                 new = lax.cond(go, lambda c: step(k, x, c)[0], lambda c: list(c), rest)
                 stops = jnp.logical_and(go, stop_test(new))
                 return (k + 1, jnp.logical_or(stopped, stops), jnp.where(go, k, stop_k), *new), None
-            go = jnp.logical_and(jnp.logical_not(stopped), go_on(rest, k=k, x=x, item_of=seq.item))
+            go = go_on_if(jnp.logical_not(stopped), rest, k=k, x=x, item_of=seq.item)
             new = lax.cond(go, lambda c: step(k, x, c)[0], lambda c: list(c), rest)
             stop_k = jnp.where(jnp.logical_or(go, stopped), stop_k, k)
             return (k + 1, jnp.logical_not(go), stop_k, *new), None
@@ -1271,7 +1285,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
                 go = jnp.logical_and(go, carry[1 + n] == 0) if checked else go
                 return jnp.logical_and(more, go)
             if test_traced is not None:
-                return jnp.logical_and(more, go_on(list(carry[1:]), k=carry[0]))
+                return go_on_if(more, list(carry[1:]), k=carry[0])
             return jnp.logical_and(more, carry[1 + n] == 0) if checked else more
 
         def while_body(carry):
@@ -1320,7 +1334,10 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     if ys is not None:
         result = appends.attach(result, ys, values)
     report.record(site, form)
-    result = _flag_first_assigned(values, result, names, seq.length > 0)
+    ran = seq.length > 0  # ran the body at least once (not so if the item test stopped it first)
+    if item_test and not after and any(isinstance(v, Undefined) for v in values):
+        ran = jnp.where(stopped, stop_k > 0, ran)
+    result = _flag_first_assigned(values, result, names, ran)
     if site.item_test is not None:
         return _with_target(names, result, target, stopped)
     return pack(result, len(names))

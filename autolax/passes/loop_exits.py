@@ -1,4 +1,18 @@
-"""Moves the work of an exit at the end of a loop body to after the loop.
+"""Moves the work of an exit that opens or ends a loop body to after the loop.
+
+An exit that opens the body (``if c: ...; break`` first) is tested in the loop's predicate
+on the state each iteration starts with, whatever ``c`` reads (loop rotation): a ``for``
+gets it as its item test (``anno.ITEM_TEST``, ``ops.for_range``'s ``test: k``), a ``while t``
+becomes ``while t and not c`` and, after it, ``t`` still holding says the exit stopped it:
+
+    for k in range(n):                def loop_test(k, x): return not abs(x) > limit
+        if abs(x) > limit:    ->      x, k, exit_ = ops.for_range(0, n, 1, loop_body, x, loop_test, ...)
+            return k, x               if exit_:
+        x = x * x * 0.5 + z               return k, x
+
+The predicate also runs after the last iteration, where Python does not test: the runtime
+lets a test run there only where that cannot tell (``plan.evaluate_anyway``), else it tests
+under a ``lax.cond`` (``ops.loops``).
 
 A loop whose body ends with ``if c: ...; break`` (or ``return``) needs the test's value to
 stop, but not the statements the ``if`` runs before leaving: they see the same state after
@@ -101,15 +115,18 @@ class _Test:
                 # when called from the body, and `print` must print once per iteration
                 if value is self.ctx.MISSING or value is print or not is_library_callable(value):
                     return False
-        bound = self.defined.before[loop][0] | {loop.target.id} | also_bound
+        bound = self.defined.before[loop][0] | target_names(getattr(loop, "target", None)) | also_bound
         return not (reads(test) & self.local) - bound
 
 
 def _leading_exit(loop, test_check):
-    """The ``if`` that opens a ``for`` loop's body (over one name) and leaves the loop, when
-    it is the only exit and its test reads nothing the body changes but the target: it can
-    run before each iteration, with the item, as a hand-written loop tests it."""
-    if not isinstance(loop, syntax.For) or not isinstance(loop.target, syntax.Name) or not loop.body:
+    """The ``if`` that opens a loop's body and leaves the loop, when it is the only exit and
+    its test can run in the loop's predicate, on the state each iteration starts from (with
+    the item, for a ``for`` over one name the body does not assign): what Python's test
+    sees, whatever it reads. The staged predicate may evaluate the test once more than
+    Python does (on the state after the last iteration); the runtime lets it only where
+    that cannot tell (``plan.evaluate_anyway``) and otherwise tests under a ``lax.cond``."""
+    if isinstance(loop, syntax.For) and not isinstance(loop.target, syntax.Name) or not loop.body:
         return None
     first = loop.body[0]
     if not (isinstance(first, syntax.If) and not first.orelse and first.body and _yields_bool(first.test)):
@@ -123,14 +140,28 @@ def _leading_exit(loop, test_check):
     if _has(rest, syntax.Break, False) or _has(rest, syntax.Return, True):
         return None
     changed = set().union(*(writes(stmt) for stmt in rest)) if rest else set()
-    if loop.target.id in changed or reads(first.test) & changed:
-        return None  # the runtime gives the target back; the test sees the carry as it enters
+    if isinstance(loop, syntax.For) and loop.target.id in changed:
+        return None  # the runtime gives the target back
     if any(isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute) and n.func.attr in MUTATING_METHODS
            for stmt in rest for n in syntax.walk(stmt)):
         # A list the body changes: with a traced exit its length would depend on data, and
         # the error names the user's `if` only while the `if` stays in the body.
         return None
-    return first if test_check.plain(first.test, loop) else None
+    if not test_check.plain(first.test, loop):
+        return None
+    if isinstance(loop, syntax.While):
+        if not loop.orelse and not work and isinstance(jump, syntax.Break):
+            return None  # a bare `break`: passes.break_statements folds it into the test, whatever it reads
+        # Its test runs again after the loop (`if test:`): on the state Python last tested,
+        # so only a test that calls library functions.
+        if not _endless(loop) and not (test_check.plain(loop.test, loop) and not any(
+                isinstance(n, (syntax.NamedExpr, syntax.Lambda)) for n in syntax.walk(loop.test))):
+            return None
+    return first
+
+
+def _endless(loop) -> bool:
+    return isinstance(loop.test, syntax.Constant) and bool(loop.test.value)
 
 
 def _trailing_exit(loop):
@@ -180,6 +211,18 @@ class _Transformer(syntax.NodeTransformer):
     def _visit_loop(self, loop):
         self.generic_visit(loop)  # inner loops first
         exit_if = _leading_exit(loop, self.tests)
+        if exit_if is not None and isinstance(loop, syntax.While):
+            # `while t and not c:`, then `if t: <exit>` on the state it stopped with (loop
+            # rotation): it stopped at the exit where `t` still holds (then `c` does). Nothing
+            # is carried for the exit.
+            go = syntax.copy_location(syntax.unary_not(exit_if.test), exit_if.test)
+            stopped = None  # `while True`: it stops only at the exit
+            if not _endless(loop):
+                stopped = syntax.copy_location(syntax.deepcopy(loop.test), exit_if.test)
+                go = syntax.copy_location(syntax.bool_and([loop.test, go]), loop.test)
+            loop.test = go
+            loop.body = loop.body[1:] or [syntax.copy_location(syntax.Pass(), exit_if)]
+            return self._after(loop, exit_if, stopped, [loop], leading=True)
         if exit_if is not None:
             # The loop tests `c` with each item before its iteration and reports whether
             # that stopped it (ops.for_range's item test): nothing is carried for the exit.
@@ -188,7 +231,7 @@ class _Transformer(syntax.NodeTransformer):
             loop.body = loop.body[1:] or [syntax.copy_location(syntax.Pass(), exit_if)]
             anno.set(loop, anno.EXTRA_TEST, syntax.copy_location(syntax.unary_not(exit_if.test), exit_if.test))
             anno.set(loop, anno.ITEM_TEST, flag)
-            return self._after(loop, exit_if, flag, [loop])
+            return self._after(loop, exit_if, syntax.name(flag), [loop], leading=True)
         exit_if = _trailing_exit(loop)
         if exit_if is None:
             return loop
@@ -201,19 +244,22 @@ class _Transformer(syntax.NodeTransformer):
             anno.set(loop, anno.EXTRA_TEST, exit_if.test)  # here: the test that stops it
             anno.set(loop, anno.ITEM_TEST, flag)
             anno.set(loop, anno.TEST_AFTER, True)
-            return self._after(loop, exit_if, flag, [loop])
+            return self._after(loop, exit_if, syntax.name(flag), [loop])
         flag = self.ctx.namer.new("exit_")
         self.ctx.descriptions[flag] = "the loop's exit test"
         record = syntax.copy_location(syntax.assign(syntax.name(flag, "store"), exit_if.test), exit_if)
         loop.body = loop.body[:-1] + [record]
         add_loop_test(loop, syntax.unary_not(syntax.name(flag)))
-        return self._after(loop, exit_if, flag, [flag_assign(flag, False, loop), loop])
+        return self._after(loop, exit_if, syntax.name(flag), [flag_assign(flag, False, loop), loop])
 
-    def _after(self, loop, exit_if, flag, out):
-        """``out`` followed by ``if flag: <what the exit did>`` (``else``: the loop's ``else``)."""
+    def _after(self, loop, exit_if, stopped, out, leading=False):
+        """``out`` followed by ``if stopped: <what the exit did>`` (``else``: the loop's
+        ``else``; ``stopped`` None: it always stopped at the exit). ``leading``: the exit
+        opened the body, so it proves set only the target."""
         *work, jump = exit_if.body
         after = work + ([jump] if isinstance(jump, syntax.Return) else [])
-        first_bound = writes(loop) | (target_names(loop.target) if isinstance(loop, syntax.For) else set())
+        target = target_names(loop.target) if isinstance(loop, syntax.For) else set()
+        first_bound = target if leading else writes(loop) | target
         if loop in self.defined.before:
             first_bound -= self.defined.before[loop][0]
         # After a staged loop over a traced range these names hold a `MaybeBound`, which the
@@ -221,9 +267,11 @@ class _Transformer(syntax.NodeTransformer):
         bound_reads = Reads(first_bound, self.ctx.ops, op="bound")
         after = [bound_reads.visit(stmt) for stmt in after]
         orelse, loop.orelse = loop.orelse, []
+        if stopped is None:
+            return out + after
         if not after and not orelse:
             return out
-        exit_if = syntax.copy_location(syntax.if_stmt(syntax.name(flag), after or [syntax.Pass()], orelse), exit_if)
+        exit_if = syntax.copy_location(syntax.if_stmt(stopped, after or [syntax.Pass()], orelse), exit_if)
         return out + [exit_if]
 
     visit_For = _visit_loop

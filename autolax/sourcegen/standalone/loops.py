@@ -453,9 +453,12 @@ class Loops:
                 not_test = syntax.call(syntax.dotted(f"{self.ops}.not_"), [syntax.deepcopy(test)])
                 stop, sval = self.expr(test, scope.child(dict(carried_vals)), truth=True)  # after the loop
                 stop, test = self.as_bool(stop, sval), not_test
+            # The runtime's rule (ops.loops, `test_anyway`): an item test that could tell it ran
+            # past the last item runs under a `lax.cond`, only where Python runs it.
+            anyway = not (exits is not None and not exits.after) or self.evaluate_anyway(test, test_scope)
             test, tval = self.expr(test, test_scope, truth=True)
             out = self.while_for(s, b_def, t_def, item, names, self.as_bool(test, tval), seq, body_scope, targets,
-                                 prelude, site, form, exits, stop, scope, mixed)
+                                 prelude, site, form, exits, stop, scope, mixed, anyway)
         elif form == plan.FORI or form == plan.SCAN and seq.kind == "range" and is_const(seq.step, 1) and not appends:
             out = self.fori(s, b_def, item, names, seq, body_scope, targets, prelude, site, mixed)
         elif form == plan.SCAN:
@@ -700,12 +703,13 @@ class Loops:
         return [b_def, syntax.copy_location(stmt, s)]
 
     def while_for(self, s, b_def, t_def, item, names, test, seq, body_scope, targets, prelude, site, form,
-                  exits=None, stop=None, scope=None, mixed=False):
+                  exits=None, stop=None, scope=None, mixed=False, anyway=True):
         """A staged ``for`` that can stop early (``break`` / ``return``): a ``while_loop`` over
         an index, which stops at the exit; with a static trip count, in the helper ``form``
         names (differentiable). An item test (``exits``) is the loop's predicate, as a
         hand-written loop tests it: ``test`` with the item of the next iteration, or (after
-        each iteration) ``test`` on the state, the lowered ``not stop``."""
+        each iteration) ``test`` on the state, the lowered ``not stop``. ``anyway``: the test
+        may run past the last item (else only under ``lax.cond`` of the bound)."""
         body_writes = writes(b_def.body)
         # The target's value before the loop, which Python keeps when the loop runs no iteration.
         keep_old = (exits is not None and exits.target_read and seq.kind == "range" and scope.bound(exits.target)
@@ -751,7 +755,11 @@ class Loops:
             test = self.jnp("logical_or", [first, test])
         elif exits is not None:  # the test reads the item of the iteration it may run
             test_stmts += syntax.deepcopy(item_stmts)
-        full_test = self.jnp("logical_and", [bound, test])
+        if anyway:
+            full_test = self.jnp("logical_and", [bound, test])
+        else:
+            full_test = syntax.call(self.ref("jax.lax.cond"), [bound, syntax.lambda_(test),
+                                                                syntax.lambda_(syntax.constant(False))])
         self.loop_function(t_def, [param], test_stmts, syntax.ret(full_test))
         if exits is not None and not any(isinstance(n, syntax.Name) and n.id == item for b in body for n in syntax.walk(b)):
             item_stmts = []  # only the test reads the item
