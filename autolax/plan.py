@@ -119,6 +119,27 @@ def evaluate_anyway(primitives, effects: bool) -> bool:
     return not effects and all(name in HARMLESS for name in primitives)
 
 
+# ----------------------------------------------------------------------------- conditions
+TRUTH_AS_IS = "as is"  # a boolean scalar
+TRUTH_NONZERO = "!= 0"  # a number of another kind: Python's truth value is `!= 0` (complex too)
+NOT_ONE_VALUE = "array-condition"  # refused (ArrayConditionError)
+
+
+def condition_truth(ndim: int | None, boolean: bool | None) -> str | None:
+    """How a traced condition (of an ``if``, ``while``, conditional expression, ``and`` /
+    ``or`` / ``not``) becomes the boolean scalar lax takes, with Python's truth value:
+    ``TRUTH_AS_IS`` for a boolean scalar, ``TRUTH_NONZERO`` for a scalar of another kind (or
+    of a kind not known), ``NOT_ONE_VALUE`` for an array with dimensions: refused
+    (``ArrayConditionError``), also where it has one element (Python takes that element's
+    truth; ``lax.cond`` takes scalars only). ``ndim`` / ``boolean``: None where not known
+    (``--standalone`` then writes the check into the program, which makes it when traced)."""
+    if ndim is None:
+        return None
+    if ndim != 0:
+        return NOT_ONE_VALUE
+    return TRUTH_AS_IS if boolean else TRUTH_NONZERO
+
+
 # ----------------------------------------------------------------------------- if
 def if_form(pred_traced: bool, only_moves: bool = False) -> str:
     """``if``: Python for a concrete condition; ``lax.select`` when running the untaken

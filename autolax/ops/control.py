@@ -16,11 +16,11 @@ from autolax.ops.tracing import accumulations, pack, trace
 def predicate(pred, where: str):
     """A traced condition as a boolean scalar, with Python's truthiness (nonzero is true)."""
     __tracebackhide__ = True
-    if getattr(pred, "shape", ()) != ():
-        raise errors.make("array-condition", where=where, shape=tuple(pred.shape))
-    if pred.dtype != jnp.bool_:
-        pred = pred != 0
-    return pred
+    shape = tuple(getattr(pred, "shape", ()))
+    form = plan.condition_truth(len(shape), pred.dtype == jnp.bool_)
+    if form == plan.NOT_ONE_VALUE:
+        raise errors.make("array-condition", where=where, shape=shape)
+    return pred != 0 if form == plan.TRUTH_NONZERO else pred
 
 
 def only_moves(traced, cheap_ok: bool = True) -> bool:

@@ -14,6 +14,8 @@ the ``jax`` module.
 
 from __future__ import annotations
 
+from autolax import errors
+
 MASKED = "masked_while_loop"
 EARLY_EXIT = "while_loop_with_masked_grad"
 PROMOTING_COND = "promoting_cond"
@@ -26,6 +28,8 @@ PROMOTING_SCAN = "promoting_scan"
 PROMOTING_MASKED = "promoting_masked_while_loop"
 PROMOTING_EARLY_EXIT = "promoting_while_loop_with_masked_grad"
 RAISE_IF = "raise_if"
+PREDICATE = "cond_predicate"
+CHECK_ARGUMENT = "check_argument"
 
 _TEXT = {
     MASKED: '''\
@@ -276,6 +280,57 @@ class raise_if:
         return False
 '''
 
+_ARRAY_CONDITION = errors.MESSAGES["array-condition"]
+_TEXT[PREDICATE] = '''\
+def cond_predicate(pred, where):
+    """``pred`` as the boolean scalar ``jax.lax`` takes, with Python's truth value (nonzero
+    is true), as ``autolax.jit`` stages a traced condition; an array with dimensions is
+    refused in the runtime's words (its ArrayConditionError, a ValueError).
+    (Written by ``autolax convert --standalone``.)
+
+    Equivalent Python::
+
+        return bool(pred)
+    """
+    pred = {jax}.numpy.asarray(pred)
+    if pred.ndim != 0:
+        raise ValueError(%r.format(where=where, shape=pred.shape))
+    return pred if pred.dtype == bool else pred != 0
+''' % (_ARRAY_CONDITION.text + "\nFix: " + _ARRAY_CONDITION.fix
+         + " (ArrayConditionError of autolax, raised by autolax convert --standalone output)")
+
+_TEXT[CHECK_ARGUMENT] = '''\
+def check_argument(value, function, name, declared, dtype=None, ndim=None, types=None):
+    """Raises ``TypeError`` unless ``value``, the argument ``name`` of ``function``, is of the
+    type the function was written for: ``declared``, its annotation (or ``--signature``); None
+    where nothing was declared and the function takes it for an array. ``types``: the Python
+    containers it may be; else an array or number whose dtype is a ``jax.numpy.<dtype>``
+    (None: any) with ``ndim`` dimensions (None: any). (Written by ``autolax convert
+    --standalone``, which writes each function for its declared argument types.)
+
+    Equivalent Python::
+
+        assert isinstance(value, declared)
+    """
+    array = hasattr(value, "dtype") or isinstance(value, (bool, int, float, complex))
+    if array:
+        kind = {jax}.numpy.result_type(value)
+        got = f"{kind}{list({jax}.numpy.shape(value))}"  # float32[3]
+    else:
+        got = f"a {type(value).__name__}"
+    if types is not None:
+        ok = isinstance(value, types)
+    else:
+        ok = array and ((dtype is None or {jax}.numpy.issubdtype(kind, getattr({jax}.numpy, dtype)))
+                        and (ndim is None or {jax}.numpy.ndim(value) == ndim))
+    if not ok:
+        wanted = (f"'{name}: {declared}' was declared" if declared is not None
+                  else "no type was declared for it and the function takes it for an array")
+        raise TypeError(f"{function}() argument '{name}' is {got}, where {wanted}: autolax convert --standalone "
+                        f"wrote the function for that type.\\nFix: pass a value of that type, or declare the type "
+                        f"it takes (an annotation, or --signature '{function}({name}: TYPE)') and convert again.")
+'''
+
 NEEDS = {
     EARLY_EXIT: (MASKED,), MASKED: (), PROMOTED_DTYPE: (), PROMOTING_COND: (PROMOTED_DTYPE,),
     CARRY_TYPES: (PROMOTED_DTYPE,), AS_TYPES: (),
@@ -284,7 +339,7 @@ NEEDS = {
     PROMOTING_SCAN: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
     PROMOTING_MASKED: (MASKED, CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
     PROMOTING_EARLY_EXIT: (EARLY_EXIT, MASKED, CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
-    RAISE_IF: (),
+    RAISE_IF: (), PREDICATE: (), CHECK_ARGUMENT: (),
 }
 
 
