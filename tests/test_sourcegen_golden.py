@@ -296,6 +296,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_body(total, item):
@@ -303,7 +304,8 @@ STANDALONE = {
                 total = total + x * k
                 return (total, None)
 
-            total, _ = jax.lax.scan(loop_body, total, (jnp.arange(1, 1 + len(xs)), xs))
+            if len(xs) > 0:
+                total, _ = jax.lax.scan(loop_body, total, (jnp.arange(1, 1 + len(xs)), xs))
             if len(xs) > 0:
                 k = len(xs)
                 x = xs[-1]
@@ -326,6 +328,8 @@ STANDALONE = {
         """,
         """\
         def f(x: float):
+            check_argument(x, 'f', 'x', 'float', dtype='floating', ndim=0)
+
             def if_true():
                 y = 1
                 return (y, True)
@@ -357,7 +361,7 @@ STANDALONE = {
                 y = jax.tree.map(jnp.zeros_like, if_true_types[0])
                 return (y, False)
 
-            y, y_bound = jax.lax.cond(x > 0, if_true, if_false)
+            y, y_bound = jax.lax.cond(cond_predicate(x > 0, 'golden.py:8'), if_true, if_false)
             with raise_if(jnp.logical_not(y_bound), lambda: UnboundLocalError("cannot access local variable 'y' where it is not associated with a value (at golden.py:10): the staged statement that assigns it did not (a loop that ran zero times or never reached the assignment, or an `if` whose traced condition chose the branch that does not assign it), which the running program found\\nFix: assign 'y' before the loop or the `if` (for example y = jnp.zeros_like(...)), or on every path."), 'golden.py:10'):
                 return y
         """,
@@ -371,6 +375,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             last_values = []
 
             def loop_body(carry, x):
@@ -409,10 +414,10 @@ STANDALONE = {
                     y = 0.0
                     return y
 
-                y = promoting_cond(x < -1, if_true_1, if_false_1)
+                y = promoting_cond(cond_predicate(x < -1, 'golden.py:10'), if_true_1, if_false_1)
                 return y
 
-            y = promoting_cond(x > 0, if_true, if_false)
+            y = promoting_cond(cond_predicate(x > 0, 'golden.py:8'), if_true, if_false)
             return y
         """,
     ),
@@ -431,7 +436,7 @@ STANDALONE = {
 
             def loop_test(carry):
                 n, steps = carry
-                return n > 1
+                return cond_predicate(n > 1, 'golden.py:9')
 
             def loop_body(carry):
                 n, steps = carry
@@ -470,13 +475,15 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_body(total, x):
                 total += x
                 return (total, None)
 
-            total, _ = jax.lax.scan(loop_body, total, xs)
+            if len(xs) > 0:
+                total, _ = jax.lax.scan(loop_body, total, xs)
             return total
         """,
     ),
@@ -490,6 +497,8 @@ STANDALONE = {
         """,
         """\
         def f(xs, ys):
+            check_argument(xs, 'f', 'xs', None)
+            check_argument(ys, 'f', 'ys', None)
             acc = 0.0
 
             def loop_body(acc, item):
@@ -497,7 +506,8 @@ STANDALONE = {
                 acc += i * x * y
                 return (acc, None)
 
-            acc, _ = jax.lax.scan(loop_body, acc, (jnp.arange(min(len(xs), len(ys))), (xs[:len(ys)], ys[:len(xs)])))
+            if min(len(xs), len(ys)) > 0:
+                acc, _ = jax.lax.scan(loop_body, acc, (jnp.arange(min(len(xs), len(ys))), (xs[:len(ys)], ys[:len(xs)])))
             return acc
         """,
     ),
@@ -513,6 +523,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_test(carry):
@@ -542,6 +553,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_body(total, x):
@@ -552,10 +564,11 @@ STANDALONE = {
                 def if_false(total):
                     return total
 
-                total = promoting_cond(jnp.logical_not(x < 0), if_true, if_false, total)
+                total = promoting_cond(cond_predicate(jnp.logical_not(x < 0), 'golden.py:10'), if_true, if_false, total)
                 return (total, None)
 
-            total, _ = jax.lax.scan(loop_body, total, xs)
+            if len(xs) > 0:
+                total, _ = jax.lax.scan(loop_body, total, xs)
             return total
         """,
     ),
@@ -569,6 +582,8 @@ STANDALONE = {
         """,
         """\
         def f(xs, t):
+            check_argument(xs, 'f', 'xs', None)
+
             def loop_test(index):
                 x = xs[index]
                 return jnp.logical_and(index < len(xs), jnp.logical_not(x > t))
@@ -598,7 +613,7 @@ STANDALONE = {
             def if_false(x):
                 return x
 
-            x = jax.lax.cond(jnp.logical_or(jnp.logical_and(x > 0, jnp.logical_not(y > 0)), x == y), if_true, if_false, x)
+            x = jax.lax.cond(cond_predicate(jnp.logical_or(jnp.logical_and(x > 0, jnp.logical_not(y > 0)), x == y), 'golden.py:8'), if_true, if_false, x)
             return x
         """,
     ),
@@ -609,7 +624,7 @@ STANDALONE = {
         """,
         """\
         def f(x):
-            return jax.lax.cond(x > 0, lambda: x, lambda: -x)
+            return jax.lax.cond(cond_predicate(x > 0, 'golden.py:8'), lambda: x, lambda: -x)
         """,
     ),
     "setitem": (
@@ -689,6 +704,7 @@ STANDALONE = {
         """,
         """\
         def f(x, layers: list):
+            check_argument(layers, 'f', 'layers', 'list', types=(list,))
             for w in layers:
                 x = jnp.tanh(x @ w)
             return x
@@ -706,6 +722,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_body(total, row):
@@ -717,13 +734,15 @@ STANDALONE = {
                     def if_false(total):
                         return total
 
-                    total = jax.lax.cond(v > 0, if_true, if_false, total)
+                    total = jax.lax.cond(cond_predicate(v > 0, 'golden.py:11'), if_true, if_false, total)
                     return (total, None)
 
-                total, _ = jax.lax.scan(loop_body_1, total, row)
+                if len(row) > 0:
+                    total, _ = jax.lax.scan(loop_body_1, total, row)
                 return (total, None)
 
-            total, _ = jax.lax.scan(loop_body, total, xs)
+            if len(xs) > 0:
+                total, _ = jax.lax.scan(loop_body, total, xs)
             return total
         """,
     ),
@@ -782,7 +801,7 @@ STANDALONE = {
                     x = x * 2
                     return (x, break_)
 
-                x, break_ = jax.lax.cond(x > 100, if_true, if_false, x, break_)
+                x, break_ = jax.lax.cond(cond_predicate(x > 100, 'golden.py:9'), if_true, if_false, x, break_)
                 return (i + 1, x, break_)
 
             _, x, break_ = jax.lax.while_loop(loop_test, loop_body, (0, x, break_))
@@ -801,6 +820,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             count = 0
 
             def loop_test(carry):
@@ -830,6 +850,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_test(carry):
@@ -913,6 +934,7 @@ STANDALONE = {
         """,
         """\
         def f(xs, h):
+            check_argument(xs, 'f', 'xs', None)
             states = []
 
             def loop_body(h, x):
@@ -954,6 +976,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
             out = []
 
@@ -978,6 +1001,8 @@ STANDALONE = {
         """,
         """\
         def f(xs: Float[Array, "n"], t: float):
+            check_argument(xs, 'f', 'xs', "Float[Array, 'n']", dtype='floating', ndim=1)
+            check_argument(t, 'f', 't', 'float', dtype='floating', ndim=0)
             found = False
 
             def loop_test(index):
@@ -1021,6 +1046,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             t = 0
             t = float(t)
 
@@ -1028,7 +1054,8 @@ STANDALONE = {
                 t += x * 0.5
                 return (t, None)
 
-            t, _ = jax.lax.scan(loop_body, t, xs)
+            if len(xs) > 0:
+                t, _ = jax.lax.scan(loop_body, t, xs)
             return t
         """,
     ),
@@ -1072,7 +1099,7 @@ STANDALONE = {
                     x = x - 1
                 return x
 
-            x = jax.lax.cond(x > 0, if_true, if_false, x)
+            x = jax.lax.cond(cond_predicate(x > 0, 'golden.py:8'), if_true, if_false, x)
             return x
         """,
     ),
@@ -1308,6 +1335,22 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
     return jax.lax.cond(pred, promoted(true_jaxpr), promoted(false_jaxpr), *operands)
 
 
+def cond_predicate(pred, where):
+    """``pred`` as the boolean scalar ``jax.lax`` takes, with Python's truth value (nonzero
+    is true), as the runtime stages a traced condition; an array with dimensions is refused
+    in the runtime's words (its ArrayConditionError, a ValueError).
+    (Written by ``autolax convert --standalone``.)
+
+    Equivalent Python, for a scalar ``pred``::
+
+        return bool(pred)
+    """
+    pred = jax.numpy.asarray(pred)
+    if pred.ndim != 0:
+        raise ValueError("the condition at {where} is a traced array of shape {shape}; the truth value of an array with more than one element is ambiguous.\\nFix: reduce it to one value first, e.g. `if jnp.any(c):` or `if jnp.all(c):`. (the runtime's ArrayConditionError, in a file written by autolax convert --standalone)".format(where=where, shape=pred.shape))
+    return pred if pred.dtype == bool else pred != 0
+
+
 class Model:
     def __init__(self, scale):
         self.scale = scale
@@ -1322,7 +1365,7 @@ class Model:
         def if_false(x):
             return x
 
-        x = promoting_cond(x > 0, if_true, if_false, x)
+        x = promoting_cond(cond_predicate(x > 0, 'model.py:16'), if_true, if_false, x)
         return x
 
 
@@ -1337,7 +1380,7 @@ def clamp(x, lo=0.0):
     def if_false(x):
         return x
 
-    x = promoting_cond(x < lo, if_true, if_false, x)
+    x = promoting_cond(cond_predicate(x < lo, 'model.py:24'), if_true, if_false, x)
     return x
 
 
@@ -1349,7 +1392,8 @@ def poly(x, n: int):
         total = total + x ** i
         return total
 
-    total = promoting_fori_loop(0, n, loop_body, total)
+    if n > 0:
+        total = promoting_fori_loop(0, n, loop_body, total)
     return total
 
 

@@ -284,11 +284,11 @@ _ARRAY_CONDITION = errors.MESSAGES["array-condition"]
 _TEXT[PREDICATE] = '''\
 def cond_predicate(pred, where):
     """``pred`` as the boolean scalar ``jax.lax`` takes, with Python's truth value (nonzero
-    is true), as ``autolax.jit`` stages a traced condition; an array with dimensions is
-    refused in the runtime's words (its ArrayConditionError, a ValueError).
+    is true), as the runtime stages a traced condition; an array with dimensions is refused
+    in the runtime's words (its ArrayConditionError, a ValueError).
     (Written by ``autolax convert --standalone``.)
 
-    Equivalent Python::
+    Equivalent Python, for a scalar ``pred``::
 
         return bool(pred)
     """
@@ -297,7 +297,7 @@ def cond_predicate(pred, where):
         raise ValueError(%r.format(where=where, shape=pred.shape))
     return pred if pred.dtype == bool else pred != 0
 ''' % (_ARRAY_CONDITION.text + "\nFix: " + _ARRAY_CONDITION.fix
-         + " (ArrayConditionError of autolax, raised by autolax convert --standalone output)")
+         + " (the runtime's ArrayConditionError, in a file written by autolax convert --standalone)")
 
 _TEXT[CHECK_ARGUMENT] = '''\
 def check_argument(value, function, name, declared, dtype=None, ndim=None, types=None):
@@ -305,8 +305,8 @@ def check_argument(value, function, name, declared, dtype=None, ndim=None, types
     type the function was written for: ``declared``, its annotation (or ``--signature``); None
     where nothing was declared and the function takes it for an array. ``types``: the Python
     containers it may be; else an array or number whose dtype is a ``jax.numpy.<dtype>``
-    (None: any) with ``ndim`` dimensions (None: any). (Written by ``autolax convert
-    --standalone``, which writes each function for its declared argument types.)
+    (None: any) with ``ndim`` dimensions (None: any).
+    (Written by ``autolax convert --standalone``, for the declared argument types.)
 
     Equivalent Python::
 

@@ -497,7 +497,7 @@ class Loops:
                 test = syntax.Compare(left=syntax.call(syntax.name("len"), [syntax.deepcopy(seq.python_iter)]),
                                       ops=[syntax.Gt()], comparators=[syntax.constant(0)])
         else:
-            bounds = (seq.xs,)
+            bounds = self.sequences(seq.xs)
             test = syntax.Compare(left=self.length(seq.xs), ops=[syntax.Gt()], comparators=[syntax.constant(0)])
         if not all(rereadable(b, set()) for b in bounds if b is not None):
             return out
@@ -505,6 +505,13 @@ class Loops:
         if k == len(out):
             return out
         return out[:k] + [syntax.copy_location(syntax.if_stmt(test, out[k:]), out[k])]
+
+    def sequences(self, node) -> list:
+        """The sequences iterable ``node`` runs over (those inside ``enumerate`` / ``zip``)."""
+        op = self.op_of(node)
+        if op == "zip":
+            return [s for a in node.args for s in self.sequences(a)]
+        return self.sequences(node.args[0]) if op == "enumerate" else [node]
 
     def never_iterates(self, seq, scope) -> bool:
         """Is the loop a Python loop over a list known to be empty: a module's list that
