@@ -256,3 +256,20 @@ def test_declared_arguments_are_checked_at_entry(modules):
         with pytest.raises(TypeError) as info:
             f(*args)
         assert str(info.value).startswith("declared() " + words), str(info.value)
+
+
+def test_the_condition_rule_is_decided_once_for_both_paths(monkeypatch, tmp_path):
+    # plan.condition_truth decides for the runtime (ops.control.predicate) and for
+    # --standalone: made to refuse every condition, both refuse a scalar one.
+    from autolax import plan
+
+    source = "def f(x: float):\n    if x > 0:\n        y = 1.0\n    else:\n        y = jnp.sin(x)\n    return y\n"
+    before = convert_source("import jax.numpy as jnp\n\n\n" + source, "m.py", Options(all=True, standalone=True)).text
+    assert "cond_predicate" not in before
+    monkeypatch.setattr(plan, "condition_truth", lambda ndim, boolean: plan.NOT_ONE_VALUE)
+    after = convert_source("import jax.numpy as jnp\n\n\n" + source, "m.py", Options(all=True, standalone=True)).text
+    assert "cond(cond_predicate(x > 0, 'm.py:5')" in after
+    path = tmp_path / "decided_once.py"
+    path.write_text("import jax.numpy as jnp\n\n\n" + source)
+    with pytest.raises(autolax.ArrayConditionError, match=r"is a traced array of shape \(\)"):
+        autolax.jit(_load(path, "decided_once").f)(1.0)
