@@ -382,7 +382,8 @@ STANDALONE = {
                 last = x * 2
                 return (None, last)
 
-            _, last_values = jax.lax.scan(loop_body, None, xs)
+            if len(xs) > 0:
+                _, last_values = jax.lax.scan(loop_body, None, xs)
             if len(last_values) > 0:
                 last = last_values[-1]
             return last
@@ -941,7 +942,8 @@ STANDALONE = {
                 h = jnp.tanh(x + h)
                 return (h, h)
 
-            h, states = promoting_scan(loop_body, h, xs)
+            if len(xs) > 0:
+                h, states = promoting_scan(loop_body, h, xs)
             return jnp.stack(states), h
         """,
     ),
@@ -985,7 +987,8 @@ STANDALONE = {
                 total = total + x
                 return (total, out_item)
 
-            total, out = jax.lax.scan(loop_body, total, xs)
+            if len(xs) > 0:
+                total, out = jax.lax.scan(loop_body, total, xs)
             return total, jnp.stack(out)
         """,
     ),

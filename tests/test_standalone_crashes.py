@@ -273,3 +273,49 @@ def test_the_condition_rule_is_decided_once_for_both_paths(monkeypatch, tmp_path
     path.write_text("import jax.numpy as jnp\n\n\n" + source)
     with pytest.raises(autolax.ArrayConditionError, match=r"is a traced array of shape \(\)"):
         autolax.jit(_load(path, "decided_once").f)(1.0)
+
+
+APPENDS = '''\
+import jax.numpy as jnp
+
+
+def states_of(xs, h):
+    states = []
+    for x in xs:
+        h = jnp.tanh(x[0] + h)
+        states.append(h)
+    return len(states), h
+
+
+def stacked_states(xs, h):
+    states = []
+    for x in xs:
+        h = jnp.tanh(x[0] + h)
+        states.append(h)
+    return jnp.stack(states)
+
+
+def last_of(xs):
+    for x in xs:
+        y = x[0] * 2.0
+    return y
+'''
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_loop_of_no_items_leaves_the_list_it_appends_to_empty(tmp_path, n):
+    path = tmp_path / "appends.py"
+    path.write_text(APPENDS)
+    out = tmp_path / "appends_standalone.py"
+    out.write_text(convert_source(APPENDS, str(path), Options(all=True, standalone=True)).text)
+    original, standalone = _load(path, "appends"), _load(out, "appends_standalone")
+    xs, h = np.ones((n, n), np.float32), np.float32(0.5)
+    assert_close(original.states_of(xs, h), jax.jit(standalone.states_of)(xs, h))
+    for name, args in (("stacked_states", (xs, h)), ("last_of", (xs,))):
+        try:
+            expected = getattr(original, name)(*args)
+        except (ValueError, UnboundLocalError) as exc:  # jnp.stack([]); `y` never assigned
+            with pytest.raises(type(exc)):
+                jax.jit(getattr(standalone, name))(*args)
+        else:
+            assert_close(expected, jax.jit(getattr(standalone, name))(*args))

@@ -463,7 +463,7 @@ class Loops:
             out = self.scan(s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site, mixed)
         else:
             raise NotImplementedError(f"--standalone has no form for {form!r}")
-        if exits is None and not appends:
+        if exits is None:
             out = self.unless_empty(out, seq)
         self.failing = failing
         self.falling_back -= fallback
@@ -484,8 +484,9 @@ class Loops:
         """The staged loop ``out`` (its loop functions, then the statements that call them) run
         only where it has an item: a static trip count of zero is a Python loop that runs
         nothing, as the runtime decides when it traces (a lax loop would trace the body, which
-        may fail there: ``a[i]`` of an empty ``a``). Where the trip count is known now, or its
-        expression is not one to evaluate twice, ``out`` as it is."""
+        may fail there: ``a[i]`` of an empty ``a``). A list the loop appends to stays the
+        ``[]`` it was, as in Python. Where the trip count is known now, or its expression is
+        not one to evaluate twice, ``out`` as it is."""
         if not seq.static_trip or seq.kind == "range" and seq.length() is not None:
             return out
         if seq.kind == "range":
