@@ -319,3 +319,9 @@ def test_a_loop_of_no_items_leaves_the_list_it_appends_to_empty(tmp_path, n):
                 jax.jit(getattr(standalone, name))(*args)
         else:
             assert_close(expected, jax.jit(getattr(standalone, name))(*args))
+
+
+def test_an_argument_whose_default_is_none_is_not_checked():
+    source = "def f(x: float, mask: 'Float[Array, \\'n\\']' = None):\n    return x if mask is None else x * mask\n"
+    text = convert_source(source, "m.py", Options(all=True, standalone=True)).text
+    assert "check_argument(x, 'f', 'x', 'float'" in text and "check_argument(mask" not in text

@@ -19,7 +19,8 @@ anything else                                    an array of unknown dtype and s
 ==============================================  ==========================================
 
 ``--signature "f(x: float, xs: Float[Array, 'n'])"`` declares the same for ``f`` without
-editing the file; it overrides the annotations of the parameters it names.
+editing the file; it overrides the annotations of the parameters it names. The output is
+written for these types and checks them at entry (``argument_checks``).
 """
 
 from __future__ import annotations
@@ -60,8 +61,7 @@ def param_vals(fn, static: set, is_method: bool, declared: dict) -> dict:
     """The Val of each parameter of ``fn`` (``declared``: annotations from ``--signature``)."""
     args = fn.args
     positional = args.posonlyargs + args.args
-    defaults = dict(zip([a.id for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-    defaults.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    defaults = _defaults(args)
     out = {}
     for i, a in enumerate(positional + args.kwonlyargs):
         if a.id in static or (is_method and i == 0 and a.id in ("self", "cls")):
@@ -105,16 +105,29 @@ class ArgumentCheck:
 def argument_checks(fn, static: set, is_method: bool, declared: dict) -> list:
     """The ``ArgumentCheck`` of each parameter of ``fn`` whose type is declared (an annotation,
     or ``declared``: from ``--signature``) as one that ``param_vals`` reads and the output can
-    check (not the static ones)."""
+    check (not the static ones, nor one whose default is None: ``mask: jax.Array = None``)."""
     args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = _defaults(args)
     out = []
-    for i, a in enumerate(args.posonlyargs + args.args + args.kwonlyargs):
+    for i, a in enumerate(positional + args.kwonlyargs):
         if a.id in static or (is_method and i == 0 and a.id in ("self", "cls")):
+            continue
+        default = defaults.get(a.id)
+        if isinstance(default, syntax.Constant) and default.value is None:
             continue
         annotation = declared.get(a.id, a.annotation)
         check = _declared_check(a.id, annotation) if annotation is not None else None
         if check is not None:
             out.append(check)
+    return out
+
+
+def _defaults(args) -> dict:
+    """Parameter name -> its default's node."""
+    positional = args.posonlyargs + args.args
+    out = dict(zip([a.id for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    out.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     return out
 
 
