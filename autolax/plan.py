@@ -119,6 +119,34 @@ def evaluate_anyway(primitives, effects: bool) -> bool:
     return not effects and all(name in HARMLESS for name in primitives)
 
 
+# ----------------------------------------------------------------------------- conditions
+TRUTH_AS_IS = "as is"  # a boolean of one element
+TRUTH_NONZERO = "!= 0"  # a number of another kind: Python's truth value is `!= 0` (complex too)
+EMPTY_CONDITION = "empty-condition"  # refused (ArrayConditionError), as NumPy refuses it
+NOT_ONE_VALUE = "array-condition"  # refused (ArrayConditionError)
+
+
+def condition_truth(shape: tuple | None, boolean: bool | None) -> str | None:
+    """How a traced condition (of an ``if``, ``while``, conditional expression, ``and`` /
+    ``or`` / ``not``) becomes the boolean scalar lax takes, with Python's (NumPy's) truth
+    value: ``TRUTH_AS_IS`` for a boolean of one element, ``TRUTH_NONZERO`` for one element
+    of another kind (or of a kind not known) -- one element of any rank is its value, as
+    ``bool(np.ones((1, 1)))`` is -- ``EMPTY_CONDITION`` for an empty array and
+    ``NOT_ONE_VALUE`` for several elements: both refused (``ArrayConditionError``).
+    ``shape`` / ``boolean``: None where not known (``--standalone`` then writes the check
+    into the program, which makes it when traced)."""
+    if shape is None:
+        return None
+    size = 1
+    for n in shape:
+        size *= n
+    if size == 0:
+        return EMPTY_CONDITION
+    if size != 1:
+        return NOT_ONE_VALUE
+    return TRUTH_AS_IS if boolean else TRUTH_NONZERO
+
+
 # ----------------------------------------------------------------------------- if
 def if_form(pred_traced: bool, only_moves: bool = False) -> str:
     """``if``: Python for a concrete condition; ``lax.select`` when running the untaken

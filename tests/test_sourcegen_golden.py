@@ -296,6 +296,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_body(total, item):
@@ -303,7 +304,8 @@ STANDALONE = {
                 total = total + x * k
                 return (total, None)
 
-            total, _ = jax.lax.scan(loop_body, total, (jnp.arange(1, 1 + len(xs)), xs))
+            if len(xs) > 0:
+                total, _ = jax.lax.scan(loop_body, total, (jnp.arange(1, 1 + len(xs)), xs))
             if len(xs) > 0:
                 k = len(xs)
                 x = xs[-1]
@@ -326,6 +328,8 @@ STANDALONE = {
         """,
         """\
         def f(x: float):
+            check_argument(x, 'f', 'x', 'float', dtype='floating', ndim=0)
+
             def if_true():
                 y = 1
                 return (y, True)
@@ -357,7 +361,7 @@ STANDALONE = {
                 y = jax.tree.map(jnp.zeros_like, if_true_types[0])
                 return (y, False)
 
-            y, y_bound = jax.lax.cond(x > 0, if_true, if_false)
+            y, y_bound = jax.lax.cond(cond_predicate(x > 0, 'golden.py:8'), if_true, if_false)
             with raise_if(jnp.logical_not(y_bound), lambda: UnboundLocalError("cannot access local variable 'y' where it is not associated with a value (at golden.py:10): the staged statement that assigns it did not (a loop that ran zero times or never reached the assignment, or an `if` whose traced condition chose the branch that does not assign it), which the running program found\\nFix: assign 'y' before the loop or the `if` (for example y = jnp.zeros_like(...)), or on every path."), 'golden.py:10'):
                 return y
         """,
@@ -371,13 +375,15 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             last_values = []
 
             def loop_body(carry, x):
                 last = x * 2
                 return (None, last)
 
-            _, last_values = jax.lax.scan(loop_body, None, xs)
+            if len(xs) > 0:
+                _, last_values = jax.lax.scan(loop_body, None, xs)
             if len(last_values) > 0:
                 last = last_values[-1]
             return last
@@ -409,10 +415,10 @@ STANDALONE = {
                     y = 0.0
                     return y
 
-                y = promoting_cond(x < -1, if_true_1, if_false_1)
+                y = promoting_cond(cond_predicate(x < -1, 'golden.py:10'), if_true_1, if_false_1)
                 return y
 
-            y = promoting_cond(x > 0, if_true, if_false)
+            y = promoting_cond(cond_predicate(x > 0, 'golden.py:8'), if_true, if_false)
             return y
         """,
     ),
@@ -431,7 +437,7 @@ STANDALONE = {
 
             def loop_test(carry):
                 n, steps = carry
-                return n > 1
+                return cond_predicate(n > 1, 'golden.py:9')
 
             def loop_body(carry):
                 n, steps = carry
@@ -470,13 +476,15 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_body(total, x):
                 total += x
                 return (total, None)
 
-            total, _ = jax.lax.scan(loop_body, total, xs)
+            if len(xs) > 0:
+                total, _ = jax.lax.scan(loop_body, total, xs)
             return total
         """,
     ),
@@ -490,6 +498,8 @@ STANDALONE = {
         """,
         """\
         def f(xs, ys):
+            check_argument(xs, 'f', 'xs', None)
+            check_argument(ys, 'f', 'ys', None)
             acc = 0.0
 
             def loop_body(acc, item):
@@ -497,7 +507,8 @@ STANDALONE = {
                 acc += i * x * y
                 return (acc, None)
 
-            acc, _ = jax.lax.scan(loop_body, acc, (jnp.arange(min(len(xs), len(ys))), (xs[:len(ys)], ys[:len(xs)])))
+            if min(len(xs), len(ys)) > 0:
+                acc, _ = jax.lax.scan(loop_body, acc, (jnp.arange(min(len(xs), len(ys))), (xs[:len(ys)], ys[:len(xs)])))
             return acc
         """,
     ),
@@ -513,6 +524,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_test(carry):
@@ -542,6 +554,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_body(total, x):
@@ -552,10 +565,11 @@ STANDALONE = {
                 def if_false(total):
                     return total
 
-                total = promoting_cond(jnp.logical_not(x < 0), if_true, if_false, total)
+                total = promoting_cond(cond_predicate(jnp.logical_not(x < 0), 'golden.py:10'), if_true, if_false, total)
                 return (total, None)
 
-            total, _ = jax.lax.scan(loop_body, total, xs)
+            if len(xs) > 0:
+                total, _ = jax.lax.scan(loop_body, total, xs)
             return total
         """,
     ),
@@ -569,6 +583,8 @@ STANDALONE = {
         """,
         """\
         def f(xs, t):
+            check_argument(xs, 'f', 'xs', None)
+
             def loop_test(index):
                 x = xs[index]
                 return jnp.logical_and(index < len(xs), jnp.logical_not(x > t))
@@ -598,7 +614,7 @@ STANDALONE = {
             def if_false(x):
                 return x
 
-            x = jax.lax.cond(jnp.logical_or(jnp.logical_and(x > 0, jnp.logical_not(y > 0)), x == y), if_true, if_false, x)
+            x = jax.lax.cond(cond_predicate(jnp.logical_or(jnp.logical_and(x > 0, jnp.logical_not(y > 0)), x == y), 'golden.py:8'), if_true, if_false, x)
             return x
         """,
     ),
@@ -609,7 +625,7 @@ STANDALONE = {
         """,
         """\
         def f(x):
-            return jax.lax.cond(x > 0, lambda: x, lambda: -x)
+            return jax.lax.cond(cond_predicate(x > 0, 'golden.py:8'), lambda: x, lambda: -x)
         """,
     ),
     "setitem": (
@@ -689,6 +705,7 @@ STANDALONE = {
         """,
         """\
         def f(x, layers: list):
+            check_argument(layers, 'f', 'layers', 'list', types=(list,))
             for w in layers:
                 x = jnp.tanh(x @ w)
             return x
@@ -706,6 +723,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_body(total, row):
@@ -717,13 +735,15 @@ STANDALONE = {
                     def if_false(total):
                         return total
 
-                    total = jax.lax.cond(v > 0, if_true, if_false, total)
+                    total = jax.lax.cond(cond_predicate(v > 0, 'golden.py:11'), if_true, if_false, total)
                     return (total, None)
 
-                total, _ = jax.lax.scan(loop_body_1, total, row)
+                if len(row) > 0:
+                    total, _ = jax.lax.scan(loop_body_1, total, row)
                 return (total, None)
 
-            total, _ = jax.lax.scan(loop_body, total, xs)
+            if len(xs) > 0:
+                total, _ = jax.lax.scan(loop_body, total, xs)
             return total
         """,
     ),
@@ -790,6 +810,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             count = 0
 
             def loop_test(carry):
@@ -819,6 +840,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
 
             def loop_test(carry):
@@ -902,13 +924,15 @@ STANDALONE = {
         """,
         """\
         def f(xs, h):
+            check_argument(xs, 'f', 'xs', None)
             states = []
 
             def loop_body(h, x):
                 h = jnp.tanh(x + h)
                 return (h, h)
 
-            h, states = promoting_scan(loop_body, h, xs)
+            if len(xs) > 0:
+                h, states = promoting_scan(loop_body, h, xs)
             return jnp.stack(states), h
         """,
     ),
@@ -943,6 +967,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             total = 0.0
             out = []
 
@@ -951,7 +976,8 @@ STANDALONE = {
                 total = total + x
                 return (total, out_item)
 
-            total, out = jax.lax.scan(loop_body, total, xs)
+            if len(xs) > 0:
+                total, out = jax.lax.scan(loop_body, total, xs)
             return total, jnp.stack(out)
         """,
     ),
@@ -967,6 +993,8 @@ STANDALONE = {
         """,
         """\
         def f(xs: Float[Array, "n"], t: float):
+            check_argument(xs, 'f', 'xs', "Float[Array, 'n']", dtype='floating', ndim=1)
+            check_argument(t, 'f', 't', 'float', dtype='floating', ndim=0)
             found = False
 
             def loop_test(index):
@@ -1010,6 +1038,7 @@ STANDALONE = {
         """,
         """\
         def f(xs):
+            check_argument(xs, 'f', 'xs', None)
             t = 0
             t = float(t)
 
@@ -1017,7 +1046,8 @@ STANDALONE = {
                 t += x * 0.5
                 return (t, None)
 
-            t, _ = jax.lax.scan(loop_body, t, xs)
+            if len(xs) > 0:
+                t, _ = jax.lax.scan(loop_body, t, xs)
             return t
         """,
     ),
@@ -1061,7 +1091,7 @@ STANDALONE = {
                     x = x - 1
                 return x
 
-            x = jax.lax.cond(x > 0, if_true, if_false, x)
+            x = jax.lax.cond(cond_predicate(x > 0, 'golden.py:8'), if_true, if_false, x)
             return x
         """,
     ),
@@ -1297,6 +1327,26 @@ def promoting_cond(pred, true_fun, false_fun, *operands):
     return jax.lax.cond(pred, promoted(true_jaxpr), promoted(false_jaxpr), *operands)
 
 
+def cond_predicate(pred, where):
+    """``pred`` as the boolean scalar ``jax.lax`` takes, with Python's (NumPy's) truth value
+    (nonzero is true; one element of any rank is its value), as the runtime stages a traced
+    condition; an empty array or one of several elements is refused in the runtime's words
+    (its ArrayConditionError, a ValueError).
+    (Written by ``autolax convert --standalone``.)
+
+    Equivalent Python::
+
+        return bool(pred)
+    """
+    pred = jax.numpy.asarray(pred)
+    if pred.size == 0:
+        raise ValueError("the condition at {where} is a traced array of shape {shape}; the truth value of an empty array is ambiguous.\\nFix: use `array.size > 0` to check that an array is not empty. (the runtime's ArrayConditionError, in a file written by autolax convert --standalone)".format(where=where, shape=pred.shape))
+    if pred.size != 1:
+        raise ValueError("the condition at {where} is a traced array of shape {shape}; the truth value of an array with more than one element is ambiguous.\\nFix: reduce it to one value first, e.g. `if jnp.any(c):` or `if jnp.all(c):`. (the runtime's ArrayConditionError, in a file written by autolax convert --standalone)".format(where=where, shape=pred.shape))
+    pred = pred.reshape(())
+    return pred if pred.dtype == bool else pred != 0
+
+
 class Model:
     def __init__(self, scale):
         self.scale = scale
@@ -1311,7 +1361,7 @@ class Model:
         def if_false(x):
             return x
 
-        x = promoting_cond(x > 0, if_true, if_false, x)
+        x = promoting_cond(cond_predicate(x > 0, 'model.py:16'), if_true, if_false, x)
         return x
 
 
@@ -1326,7 +1376,7 @@ def clamp(x, lo=0.0):
     def if_false(x):
         return x
 
-    x = promoting_cond(x < lo, if_true, if_false, x)
+    x = promoting_cond(cond_predicate(x < lo, 'model.py:24'), if_true, if_false, x)
     return x
 
 
@@ -1338,7 +1388,8 @@ def poly(x, n: int):
         total = total + x ** i
         return total
 
-    total = promoting_fori_loop(0, n, loop_body, total)
+    if n > 0:
+        total = promoting_fori_loop(0, n, loop_body, total)
     return total
 
 

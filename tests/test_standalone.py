@@ -333,7 +333,7 @@ def test_one_sided_if_carries_a_flag_that_a_read_checks_when_the_program_runs(tm
     # ran bound it; a read among the function's own statements checks that flag when the
     # program runs (`raise_if`), raising the runtime's UnboundLocalError where Python raises.
     original, standalone, text = _python_and_standalone(tmp_path, ONE_SIDED, "one_sided")
-    assert "y, y_bound = jax.lax.cond(x > 0, if_true, if_false)" in text
+    assert "y, y_bound = jax.lax.cond(cond_predicate(x > 0, " in text  # x may be an array: checked when traced
     assert "if_true_types = jax.eval_shape(if_true)" in text  # zeros of the other side's type
     assert "        k = 0\n        return (k, False)" in text  # a Python number: a Python zero
     assert "return (q, q_bound)" in text  # the second `if` keeps the first one's flag on its other side
@@ -480,7 +480,8 @@ def test_signature_option_changes_the_form():
     source = "import autolax\n\n\n@autolax.jit\ndef f(x):\n    if x > 0:\n        y = 1.0\n    else:\n        y = -1.0\n    return y\n"
     plain = convert_source(source, "m.py", Options(standalone=True)).text
     declared = convert_source(source, "m.py", Options(standalone=True, signature=("f(x: float)",))).text
-    assert "jax.lax.cond(x > 0" in plain  # x might be an array: lax.cond checks it is one value
+    # x might be an array: the runtime's check that it is one value, when the program is traced
+    assert "jax.lax.cond(cond_predicate(x > 0, 'm.py:6')" in plain
     assert "y = jax.numpy.where(x > 0, 1.0, -1.0)" in declared
 
 
@@ -742,7 +743,7 @@ def test_branches_and_iterations_of_other_dtypes_agree_with_python(promoting, na
 
 def test_promoting_forms_are_written_only_where_a_dtype_may_change(promoting):
     _, _, text = promoting
-    assert "promoting_cond(x < -5" in text and "promoting_cond(xs[1] != xs[0]" in text
+    assert "promoting_cond(cond_predicate(x < -5" in text and "promoting_cond(cond_predicate(xs[1] != xs[0]" in text
     assert "promoting_while_loop(" in text and "promoting_fori_loop(" in text and "promoting_scan(" in text
     assert "promoting_while_loop_with_masked_grad(" in text and "promoting_masked_while_loop(" in text
     for name in (helpers.PROMOTING_COND, helpers.CARRY_TYPES, helpers.PROMOTING_WHILE):

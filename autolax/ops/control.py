@@ -18,15 +18,14 @@ def predicate(pred, where: str):
     NumPy's, for an array of one element of any rank (``bool(np.ones((1, 1)))`` is True)."""
     __tracebackhide__ = True
     shape = tuple(getattr(pred, "shape", ()))
+    form = plan.condition_truth(shape, pred.dtype == jnp.bool_)
+    if form == plan.EMPTY_CONDITION:
+        raise errors.make("empty-condition", where=where, shape=shape)
+    if form == plan.NOT_ONE_VALUE:
+        raise errors.make("array-condition", where=where, shape=shape)
     if shape != ():
-        if int(np.prod(shape)) == 0:
-            raise errors.make("empty-condition", where=where, shape=shape)
-        if int(np.prod(shape)) != 1:
-            raise errors.make("array-condition", where=where, shape=shape)
         pred = jnp.reshape(pred, ())
-    if pred.dtype != jnp.bool_:
-        pred = pred != 0
-    return pred
+    return pred != 0 if form == plan.TRUTH_NONZERO else pred
 
 
 def only_moves(traced, cheap_ok: bool = True) -> bool:

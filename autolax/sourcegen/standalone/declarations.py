@@ -19,12 +19,13 @@ anything else                                    an array of unknown dtype and s
 ==============================================  ==========================================
 
 ``--signature "f(x: float, xs: Float[Array, 'n'])"`` declares the same for ``f`` without
-editing the file; it overrides the annotations of the parameters it names.
+editing the file; it overrides the annotations of the parameters it names. The output is
+written for these types and checks them at entry (``argument_checks``).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from autolax import errors
 from autolax.sourcegen.standalone.values import STATIC, TRACED, Val, constant
@@ -60,8 +61,7 @@ def param_vals(fn, static: set, is_method: bool, declared: dict) -> dict:
     """The Val of each parameter of ``fn`` (``declared``: annotations from ``--signature``)."""
     args = fn.args
     positional = args.posonlyargs + args.args
-    defaults = dict(zip([a.id for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-    defaults.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    defaults = _defaults(args)
     out = {}
     for i, a in enumerate(positional + args.kwonlyargs):
         if a.id in static or (is_method and i == 0 and a.id in ("self", "cls")):
@@ -78,6 +78,77 @@ def param_vals(fn, static: set, is_method: bool, declared: dict) -> dict:
         if a is not None:
             out[a.id] = STATIC if a.id in static else Val(traced=True, container=True, ctype=ctype)
     return out
+
+
+# What the output checks a declared argument against (``helpers.CHECK_ARGUMENT``): the
+# ``jax.numpy`` dtype class of a number or array, or the Python types of a container.
+_DTYPES = {"float": "floating", "int": "integer", "bool": "bool_", "complex": "complexfloating"}
+_CONTAINER_TYPES = {"list": ("list",), "List": ("list",), "MutableSequence": ("list",), "tuple": ("tuple",),
+                    "Tuple": ("tuple",), "Sequence": ("list", "tuple"), "dict": ("dict",), "Dict": ("dict",),
+                    "Mapping": ("dict",), "MutableMapping": ("dict",)}
+
+
+@dataclass(frozen=True)
+class ArgumentCheck:
+    """What the output checks an argument against at entry: it was written for this type.
+    ``declared``: the annotation as written (None: nothing declared, taken for an array);
+    ``types``: the Python containers it may be, else an array or number of ``dtype`` (a
+    ``jax.numpy`` dtype class, None: any) with ``ndim`` dimensions (None: any)."""
+
+    name: str
+    declared: str | None
+    dtype: str | None = None
+    ndim: int | None = None
+    types: tuple | None = None
+
+
+def argument_checks(fn, static: set, is_method: bool, declared: dict) -> list:
+    """The ``ArgumentCheck`` of each parameter of ``fn`` whose type is declared (an annotation,
+    or ``declared``: from ``--signature``) as one that ``param_vals`` reads and the output can
+    check (not the static ones, nor one whose default is None: ``mask: jax.Array = None``)."""
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = _defaults(args)
+    out = []
+    for i, a in enumerate(positional + args.kwonlyargs):
+        if a.id in static or (is_method and i == 0 and a.id in ("self", "cls")):
+            continue
+        default = defaults.get(a.id)
+        if isinstance(default, syntax.Constant) and default.value is None:
+            continue
+        annotation = declared.get(a.id, a.annotation)
+        check = _declared_check(a.id, annotation) if annotation is not None else None
+        if check is not None:
+            out.append(check)
+    return out
+
+
+def _defaults(args) -> dict:
+    """Parameter name -> its default's node."""
+    positional = args.posonlyargs + args.args
+    out = dict(zip([a.id for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    out.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return out
+
+
+def _declared_check(name, annotation) -> ArgumentCheck | None:
+    written = annotation.value if isinstance(annotation, syntax.Constant) and isinstance(annotation.value, str) \
+        else syntax.unparse(annotation)
+    val = _annotated(annotation)
+    if val is None:
+        return None
+    node = annotation
+    if isinstance(node, syntax.Constant):
+        node = syntax.parse_expr(node.value)
+    head = node.value if isinstance(node, syntax.Subscript) else node
+    head_name = head.attr if isinstance(head, syntax.Attribute) else getattr(head, "id", None)
+    if val.container:
+        types = _CONTAINER_TYPES.get(head_name)
+        return None if types is None else ArgumentCheck(name, written, types=types)
+    dtype = _DTYPES.get(val.kind)
+    if head_name is not None and head_name.startswith("Inexact"):
+        dtype = "inexact"
+    return ArgumentCheck(name, written, dtype=dtype, ndim=val.ndim)
 
 
 def _annotated(node) -> Val | None:

@@ -21,7 +21,7 @@ from dataclasses import replace
 from autolax import errors, plan, sites
 from autolax.sites import display_filename
 from autolax.sourcegen.module import LibraryRef
-from autolax.sourcegen.standalone import patterns, primitives
+from autolax.sourcegen.standalone import helpers, patterns, primitives
 from autolax.sourcegen.standalone.patterns import at_chain
 from autolax.sourcegen.standalone.values import (
     CONTAINER_BUILTINS,
@@ -723,6 +723,16 @@ class Expressions:
             return node
         return syntax.Compare(left=node, ops=[syntax.NotEq()], comparators=[syntax.constant(0)])
 
+    def predicate(self, node, val, where):
+        """A traced condition as ``jax.lax.cond`` / ``while_loop`` take it, made as the runtime's
+        ``ops.control.predicate`` makes it (``plan.condition_truth`` decides): as it is, ``!= 0``,
+        or -- where it is not known to be a scalar -- ``cond_predicate(node, where)``, which
+        checks that when the program is traced and refuses an array in the runtime's words."""
+        form = plan.condition_truth(() if val.ndim == 0 else None, None if val.kind is None else val.kind == "bool")
+        if form not in (plan.TRUTH_AS_IS, plan.TRUTH_NONZERO):  # not known, or refused: checked when traced
+            return syntax.call(self.helper(helpers.PREDICATE), [node, syntax.constant(where)])
+        return node if form == plan.TRUTH_AS_IS else self.as_bool(node, Val(kind=None))
+
     def harmless(self, node) -> bool:
         """Evaluating ``node`` (in converted code) where Python would not has no effect: it
         calls no user code, prints nothing, mutates no container."""
@@ -904,6 +914,7 @@ class Expressions:
         if (aval.text or bval.text) and self.final:  # lax.cond gives arrays only
             raise self.refuse("standalone-op", e, call=f"{self.ops}.if_else(...) giving a string (jax.lax carries "
                                                        "arrays only)")
+        test = self.predicate(test, tval, site.where)
         new = syntax.call(self.cond_callee([aval], [bval]), [test, syntax.lambda_(a), syntax.lambda_(b)])
         return syntax.copy_location(new, e), staged_output(aval, bval, *casts(aval, bval))
 

@@ -14,6 +14,8 @@ the ``jax`` module.
 
 from __future__ import annotations
 
+from autolax import errors
+
 MASKED = "masked_while_loop"
 EARLY_EXIT = "while_loop_with_masked_grad"
 PROMOTING_COND = "promoting_cond"
@@ -26,6 +28,8 @@ PROMOTING_SCAN = "promoting_scan"
 PROMOTING_MASKED = "promoting_masked_while_loop"
 PROMOTING_EARLY_EXIT = "promoting_while_loop_with_masked_grad"
 RAISE_IF = "raise_if"
+PREDICATE = "cond_predicate"
+CHECK_ARGUMENT = "check_argument"
 
 _TEXT = {
     MASKED: '''\
@@ -277,6 +281,63 @@ class raise_if:
         return False
 '''
 
+_ARRAY_CONDITION = errors.MESSAGES["array-condition"]
+_EMPTY_CONDITION = errors.MESSAGES["empty-condition"]
+_TEXT[PREDICATE] = '''\
+def cond_predicate(pred, where):
+    """``pred`` as the boolean scalar ``jax.lax`` takes, with Python's (NumPy's) truth value
+    (nonzero is true; one element of any rank is its value), as the runtime stages a traced
+    condition; an empty array or one of several elements is refused in the runtime's words
+    (its ArrayConditionError, a ValueError).
+    (Written by ``autolax convert --standalone``.)
+
+    Equivalent Python::
+
+        return bool(pred)
+    """
+    pred = {jax}.numpy.asarray(pred)
+    if pred.size == 0:
+        raise ValueError(%r.format(where=where, shape=pred.shape))
+    if pred.size != 1:
+        raise ValueError(%r.format(where=where, shape=pred.shape))
+    pred = pred.reshape(())
+    return pred if pred.dtype == bool else pred != 0
+''' % tuple(m.text + "\nFix: " + m.fix
+               + " (the runtime's ArrayConditionError, in a file written by autolax convert --standalone)"
+               for m in (_EMPTY_CONDITION, _ARRAY_CONDITION))
+
+_TEXT[CHECK_ARGUMENT] = '''\
+def check_argument(value, function, name, declared, dtype=None, ndim=None, types=None):
+    """Raises ``TypeError`` unless ``value``, the argument ``name`` of ``function``, is of the
+    type the function was written for: ``declared``, its annotation (or ``--signature``); None
+    where nothing was declared and the function takes it for an array. ``types``: the Python
+    containers it may be; else an array or number whose dtype is a ``jax.numpy.<dtype>``
+    (None: any) with ``ndim`` dimensions (None: any).
+    (Written by ``autolax convert --standalone``, for the declared argument types.)
+
+    Equivalent Python::
+
+        assert isinstance(value, declared)
+    """
+    array = hasattr(value, "dtype") or isinstance(value, (bool, int, float, complex))
+    if array:
+        kind = {jax}.numpy.result_type(value)
+        got = f"{kind}{list({jax}.numpy.shape(value))}"  # float32[3]
+    else:
+        got = f"a {type(value).__name__}"
+    if types is not None:
+        ok = isinstance(value, types)
+    else:
+        ok = array and ((dtype is None or {jax}.numpy.issubdtype(kind, getattr({jax}.numpy, dtype)))
+                        and (ndim is None or {jax}.numpy.ndim(value) == ndim))
+    if not ok:
+        wanted = (f"'{name}: {declared}' was declared" if declared is not None
+                  else "no type was declared for it and the function takes it for an array")
+        raise TypeError(f"{function}() argument '{name}' is {got}, where {wanted}: autolax convert --standalone "
+                        f"wrote the function for that type.\\nFix: pass a value of that type, or declare the type "
+                        f"it takes (an annotation, or --signature '{function}({name}: TYPE)') and convert again.")
+'''
+
 NEEDS = {
     EARLY_EXIT: (MASKED,), MASKED: (), PROMOTED_DTYPE: (), PROMOTING_COND: (PROMOTED_DTYPE,),
     CARRY_TYPES: (PROMOTED_DTYPE,), AS_TYPES: (),
@@ -285,7 +346,7 @@ NEEDS = {
     PROMOTING_SCAN: (CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
     PROMOTING_MASKED: (MASKED, CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
     PROMOTING_EARLY_EXIT: (EARLY_EXIT, MASKED, CARRY_TYPES, PROMOTED_DTYPE, AS_TYPES),
-    RAISE_IF: (),
+    RAISE_IF: (), PREDICATE: (), CHECK_ARGUMENT: (),
 }
 
 

@@ -327,7 +327,7 @@ class Loops:
         with self.staging(("body-fails", self.about(site))), self.falling_back_if(plan.can_fall_back(first.traced)):
             body = self.staged_block(b_def.body, scope.child(dict(body_vals)), self.about(site))  # may not run
         param = self.carry_param(names)
-        self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.as_bool(test, tval)))
+        self.loop_function(t_def, [param], self.unpack(names, t_def), syntax.ret(self.predicate(test, tval, site.where)))
         self.loop_function(b_def, [param], self.unpack(names, b_def) + body[:-1], body[-1])
         lax_while = {plan.WHILE: "jax.lax.while_loop"}[plan.loop_form(facts)]  # the one form of a `while`
         callee = self.helper(helpers.PROMOTING_WHILE) if mixed else self.ref(lax_while)
@@ -414,6 +414,8 @@ class Loops:
             with self.dead_if(never):
                 return prelude + self.python_for(b_def, item, test, seq, scope, site, exits)
         facts = plan.LoopFacts("for", static_trip=seq.static_trip, exit_traced=test is not None)
+        if seq.kind == "iter":
+            self.assume_arrays(seq.xs, scope)
         self.no_functions_carried(names, s, call)
         self.no_strings_carried(names * 2, [scope.get(n) for n in names] + [outs.get(n, vals[n]) for n in names], s, call)
         # An array's length is static: the runtime can run the loop in Python (unrolled) instead.
@@ -465,6 +467,8 @@ class Loops:
             out = self.scan(s, b_def, item, names, seq, body_scope, targets, appends, item_vals, site, mixed)
         else:
             raise NotImplementedError(f"--standalone has no form for {form!r}")
+        if exits is None:
+            out = self.unless_empty(out, seq)
         self.failing = failing
         self.falling_back -= fallback
         for n, v in carried_vals.items():
@@ -492,6 +496,40 @@ class Loops:
         zero = syntax.Compare(left=syntax.deepcopy(seq.step), ops=[syntax.Eq()], comparators=[syntax.constant(0)])
         error = syntax.call("ValueError", [syntax.constant("range() arg 3 must not be zero")])
         return [syntax.copy_location(syntax.if_stmt(zero, [syntax.Raise(exc=error, cause=None)]), s)]
+
+    def unless_empty(self, out, seq):
+        """The staged loop ``out`` (its loop functions, then the statements that call them) run
+        only where it has an item: a static trip count of zero is a Python loop that runs
+        nothing, as the runtime decides when it traces (a lax loop would trace the body, which
+        may fail there: ``a[i]`` of an empty ``a``). A list the loop appends to stays the
+        ``[]`` it was, as in Python. Where the trip count is known now, or its expression is
+        not one to evaluate twice, ``out`` as it is."""
+        if not seq.static_trip or seq.kind == "range" and seq.length() is not None:
+            return out
+        if seq.kind == "range":
+            bounds = (seq.start, seq.stop, seq.step)
+            if is_const(seq.step, 1):
+                test = syntax.Compare(left=syntax.deepcopy(seq.stop), ops=[syntax.Gt()],
+                                      comparators=[syntax.deepcopy(seq.start)])
+            else:
+                test = syntax.Compare(left=syntax.call(syntax.name("len"), [syntax.deepcopy(seq.python_iter)]),
+                                      ops=[syntax.Gt()], comparators=[syntax.constant(0)])
+        else:
+            bounds = self.sequences(seq.xs)
+            test = syntax.Compare(left=self.length(seq.xs), ops=[syntax.Gt()], comparators=[syntax.constant(0)])
+        if not all(rereadable(b, set()) for b in bounds if b is not None):
+            return out
+        k = next((i for i, stmt in enumerate(out) if not isinstance(stmt, syntax.FunctionDef)), len(out))
+        if k == len(out):
+            return out
+        return out[:k] + [syntax.copy_location(syntax.if_stmt(test, out[k:]), out[k])]
+
+    def sequences(self, node) -> list:
+        """The sequences iterable ``node`` runs over (those inside ``enumerate`` / ``zip``)."""
+        op = self.op_of(node)
+        if op == "zip":
+            return [s for a in node.args for s in self.sequences(a)]
+        return self.sequences(node.args[0]) if op == "enumerate" else [node]
 
     def never_iterates(self, seq, scope) -> bool:
         """Is the loop a Python loop over a list known to be empty: a module's list that

@@ -208,6 +208,8 @@ class Lowering(Expressions, Loops):
         # `if-one-sided` refusal, for a read that cannot check the flag (`checked_read`).
         self.flagged = {}
         self.checks = []  # `with raise_if(...)` checks of reads in the statement being lowered
+        # Parameters nothing declares that a staged loop iterates over as arrays (checked at entry).
+        self.assumed_arrays = set()
         self.current = None  # the statement being lowered
 
     # ------------------------------------------------------------------ entry
@@ -215,12 +217,49 @@ class Lowering(Expressions, Loops):
         self.drop_passthrough_handlers()
         self.check_ops()
         values = declarations.param_vals(self.fn, self.static_params, self.is_method, self.declared)
+        rebound = writes(self.fn.body)
         self.fn.body = self.block(self.fn.body, Scope(None, values))
+        self.fn.body = insert_after_docstring(self.fn.body, self.argument_checks(rebound))
         flags = {name for name, what in self.ctx.descriptions.items() if what == "the `break` flag"}
         breaks.restore(self.fn, flags)
         exits = {name for name, what in self.ctx.descriptions.items() if what == "the loop's exit test"}
         breaks.restore_exits(self.fn, exits)
         return self.fn
+
+    def argument_checks(self, rebound) -> list:
+        """``check_argument(...)`` of each argument whose type the output relies on: each
+        declared one (the function is written for its type), and each that nothing declares
+        but a staged loop iterates over as an array (``rebound``: parameters the function
+        assigns, which it does not iterate as given) -- a tuple there would be scanned as the
+        stacked array of its items."""
+        checks = declarations.argument_checks(self.fn, self.static_params, self.is_method, self.declared)
+        declared = {c.name for c in checks}
+        params = syntax.param_names(self.fn.args)
+        checks += [declarations.ArgumentCheck(n, None) for n in params
+                   if n in self.assumed_arrays and n not in declared and n not in rebound]
+        checks.sort(key=lambda c: params.index(c.name))
+        out = []
+        for c in checks:
+            keywords = {}
+            if c.types is not None:
+                keywords["types"] = syntax.Tuple(elts=[syntax.name(t) for t in c.types], ctx=syntax.Load())
+            else:
+                keywords.update({k: syntax.constant(v) for k, v in (("dtype", c.dtype), ("ndim", c.ndim)) if v is not None})
+            args = [syntax.name(c.name)] + [syntax.constant(v) for v in (self.fn.name, c.name, c.declared)]
+            out.append(syntax.copy_location(syntax.expr_stmt(syntax.call(self.helper(helpers.CHECK_ARGUMENT), args,
+                                                                          keywords)), self.fn))
+        return out
+
+    def assume_arrays(self, node, scope):
+        """Records the parameters nothing declares that the iterable ``node`` of a staged loop
+        takes for arrays (itself, or inside ``enumerate`` / ``zip``)."""
+        op = self.op_of(node)
+        if op in ("enumerate", "zip"):
+            for part in node.args[:1] if op == "enumerate" else node.args:
+                self.assume_arrays(part, scope)
+        elif isinstance(node, syntax.Name) and node.id in syntax.param_names(self.fn.args) \
+                and scope.get(node.id).like == node.id:
+            self.assumed_arrays.add(node.id)
 
     def drop_passthrough_handlers(self):
         """Removes the ``except ops.AutolaxError: raise`` the front end puts first in each
@@ -939,6 +978,7 @@ class Lowering(Expressions, Loops):
             for n, flag in zip([n for n in flagged if n.flag], assigned_names(targets)[len(out_names):]):
                 scope.set(n.name, replace(scope.get(n.name), flag=(n.name, flag)))
         callee = self.cond_callee(t_vals, f_vals)
+        test = self.predicate(test, tval, site.where)
         new = syntax.call(callee, [test, syntax.name(t_def.name), syntax.name(f_def.name)] + operands)
         stmt = syntax.assign(targets, new) if targets is not None else syntax.expr_stmt(new)
         return prelude + [t_def, f_def, syntax.copy_location(stmt, s)]
@@ -1243,3 +1283,10 @@ class Lowering(Expressions, Loops):
             # Appending equally in both branches keeps the list's length independent of data.
             raise self.refuse("standalone-append-in-if", t_def, runtime_can=counts[0] == counts[1],
                               **self.about(site, name))
+
+
+def insert_after_docstring(body: list, statements: list) -> list:
+    """``body`` with ``statements`` first, after its docstring if it has one."""
+    first = body[0] if body else None
+    doc = isinstance(first, syntax.Expr) and isinstance(first.value, syntax.Constant) and isinstance(first.value.value, str)
+    return body[:1] + statements + body[1:] if doc else statements + body

@@ -496,8 +496,9 @@ def carried(val: Val, sized: bool = False) -> Val:
     ``sized``: by a loop whose carry keeps one dtype (not a ``promoting_*`` loop), so a
     float of an argument's unknown dtype has the carry's, as every value it is given must.
     An empty list is carried as it is, an empty pytree: still known to be empty (a staged
-    body reading ``items[0]`` fails while traced; fuzz seed 9027)."""
-    if val.empty:
+    body reading ``items[0]`` fails while traced; fuzz seed 9027). None is carried as it is
+    too (a pytree with no leaves): a branch that gives it a number gives another structure."""
+    if val.empty or val.none:
         return val
     elts = tuple(carried(v, sized) for v in val.elts) if val.container and val.elts is not None else None
     return Val(traced=True, kind=val.kind, container=val.container, weak=val.is_weak, ndim=val.ndim, elts=elts,
