@@ -395,9 +395,13 @@ class Jitted:
                 raise
 
     def _after_trace_error(self, exc, staged, args, kwargs):
-        """Tracing raised ``exc``: if it is the user's and checks were staged before it, the
+        """Tracing raised ``exc``: JAX's tracer error out of the user's code is autolax's
+        ``TracedValueError``; if it is the user's and checks were staged before it, the
         error Python raises is raised instead (``_raise_python_error``)."""
         __tracebackhide__ = True
+        refusal = report.escaped_tracer_error(exc)
+        if refusal is not None:
+            raise refusal from exc
         if staged.count and _user_error(exc) and self._can_rerun(args, kwargs):
             self._raise_python_error(args, kwargs)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import collections.abc
 import operator
+import sys
 
 import jax
 import numpy as np
@@ -46,6 +48,20 @@ def _check_bounds(x, index):
             raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
 
 
+@contextlib.contextmanager
+def _item_of_python_container():
+    """``lst[i] = v`` of a Python list with a traced ``i`` among a function's own statements
+    (no staged statement around it to name): JAX's tracer error is autolax's
+    ``TracedValueError`` naming the user's statement, as where it leaves a function
+    (``report.escaped_tracer_error``). Inside a staged body the statement decides."""
+    try:
+        yield
+    except report.TRACER_ERRORS as exc:
+        if report.in_staged_body() or not report.under_trace():
+            raise
+        raise report.escaped_tracer_error(exc, sys._getframe(3)) from exc
+
+
 class _Ref:
     """``ops.at(x)[index]``: ``.set(v)`` and one method per augmented operator."""
 
@@ -59,7 +75,8 @@ class _Ref:
             _check_bounds(x, i)
             return x.at[i].set(value)
         report.check_mutable(x, "assigned an item")
-        x[i] = value
+        with _item_of_python_container():
+            x[i] = value
         return x
 
     def _update(self, op, value):
@@ -70,7 +87,8 @@ class _Ref:
             _check_bounds(x, i)
             return x.at[i].set(op(x[i], value))
         report.check_mutable(x, "assigned an item")
-        x[i] = op(x[i], value)
+        with _item_of_python_container():
+            x[i] = op(x[i], value)
         return x
 
     def __getattr__(self, name):
