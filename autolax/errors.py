@@ -11,7 +11,7 @@ class AutolaxError(Exception):
     Errors raised by JAX or by your own code while a converted function is traced pass
     through unchanged (with a note saying which converted statement they came from), except
     JAX's tracer errors (a traced value used where Python needs a concrete one), which are
-    ``TracedValueError``.
+    ``TracedValueError`` where autolax sees them leave your code (see its page).
     """
 
 
@@ -156,9 +156,11 @@ class TracedValueError(AutolaxError, TypeError):
       cannot run in Python instead, because its condition or bounds are traced -- the
       message names the statement and the line;
     * among a function's own statements (``x = float(x0)`` of a traced argument), while JAX
-      traces it through ``autolax.jit``, or through ``jax.jit`` of converted code where the
-      runtime sees the error leave the function -- the message names the line and the
-      arguments the value depends on::
+      traces it through ``autolax.jit`` or ``trace_check``; through ``jax.jit`` of converted
+      code (``autolax.convert``, the CLI's output) where the runtime sees the error leave
+      the function: one whose body runs inside ``with ops.runtime_checks():`` (it calls a
+      function or may stage a check), or an item assignment to a Python list. The message
+      names the innermost line of your code and the arguments the value depends on::
 
           the statement at f.py:3 needs the concrete value of a traced expression (`float()`
           of a traced value) while JAX traces the function; the value depends on the

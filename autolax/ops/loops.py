@@ -403,7 +403,7 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     try:
         result = python()
     except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
-        cause = failure.__cause__ if isinstance(failure, (errors.TracedValueError, errors.StagedEffectError)) else failure
+        cause = failure.__cause__ if isinstance(failure, errors.TracedValueError) else failure
         if getattr(exc, "code", None) == "while-became-traced" and report.concrete_use(cause) is not None:
             # Why the loop could not be staged comes first: the traced condition is its consequence.
             raise errors.make("while-needs-concrete", stmt=site.what, reason=reason, count=exc.count,
