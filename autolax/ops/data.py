@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import collections
-import contextlib
 import collections.abc
 import operator
 import sys
@@ -48,18 +47,15 @@ def _check_bounds(x, index):
             raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
 
 
-@contextlib.contextmanager
-def _item_of_python_container():
+def _refuse_traced_item(exc) -> None:
     """``lst[i] = v`` of a Python list with a traced ``i`` among a function's own statements
-    (no staged statement around it to name): JAX's tracer error is autolax's
-    ``TracedValueError`` naming the user's statement, as where it leaves a function
-    (``report.escaped_tracer_error``). Inside a staged body the statement decides."""
-    try:
-        yield
-    except report.TRACER_ERRORS as exc:
-        if report.in_staged_body() or not report.under_trace():
-            raise
-        raise report.escaped_tracer_error(exc, sys._getframe(3)) from exc
+    (no staged statement around it to name) raised JAX's tracer error ``exc``: autolax's
+    ``TracedValueError`` naming the user's statement instead, as where such an error leaves
+    a function (``report.escaped_tracer_error``). Inside a staged body the statement decides."""
+    if not report.in_staged_body() and report.under_trace():
+        refusal = report.escaped_tracer_error(exc, sys._getframe(1))  # (it looks up to the user's frame)
+        if refusal is not None:
+            raise refusal from exc
 
 
 class _Ref:
@@ -75,8 +71,11 @@ class _Ref:
             _check_bounds(x, i)
             return x.at[i].set(value)
         report.check_mutable(x, "assigned an item")
-        with _item_of_python_container():
+        try:
             x[i] = value
+        except report.TRACER_ERRORS as exc:
+            _refuse_traced_item(exc)
+            raise
         return x
 
     def _update(self, op, value):
@@ -87,8 +86,11 @@ class _Ref:
             _check_bounds(x, i)
             return x.at[i].set(op(x[i], value))
         report.check_mutable(x, "assigned an item")
-        with _item_of_python_container():
+        try:
             x[i] = op(x[i], value)
+        except report.TRACER_ERRORS as exc:
+            _refuse_traced_item(exc)
+            raise
         return x
 
     def __getattr__(self, name):
