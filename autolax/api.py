@@ -515,11 +515,15 @@ class Jitted:
         return out
 
     def _after_trace_error(self, exc, staged, args, kwargs):
-        """Tracing raised ``exc``: if it is the user's and checks were staged before it (in
-        ``staged``, or by a trace of the entry, which marked ``exc``), the error Python
-        raises is raised instead (``_raise_python_error``)."""
+        """Tracing raised ``exc``: JAX's tracer error out of the user's code is autolax's
+        ``TracedValueError``; if it is the user's and checks were staged before it (in
+        ``staged``, or by a trace of the entry, which marked ``exc``), the error Python raises
+        is raised instead (``_raise_python_error``)."""
         __tracebackhide__ = True
         marked = exc.__dict__.pop(_RERUN, False)
+        refusal = report.escaped_tracer_error(exc)
+        if refusal is not None:
+            raise refusal from exc
         if marked or (staged is not None and staged.count and _user_error(exc) and self._can_rerun(args, kwargs)):
             self._raise_python_error(args, kwargs)
 

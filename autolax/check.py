@@ -171,7 +171,13 @@ def trace_check(fn, *args, **kwargs) -> TraceReport:
             jaxpr = filtering.filter_trace(traced, args, kwargs)
         else:
             jitted = jax.jit(traced, static_argnums=info.static_argnums, static_argnames=info.static_argnames)
-            jaxpr = jitted.trace(*args, **kwargs).jaxpr
+            try:
+                jaxpr = jitted.trace(*args, **kwargs).jaxpr
+            except Exception as exc:
+                refusal = recording.escaped_tracer_error(exc)
+                if refusal is None:
+                    raise
+                raise refusal from exc
     report = TraceReport(_rows(recorder), jaxpr, dict(primitive_counts(jaxpr.jaxpr)))
     if report.unrolled:
         lines = [f"{r.location}: {r.became}" for r in report.unrolled]

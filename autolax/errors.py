@@ -9,7 +9,9 @@ class AutolaxError(Exception):
     """Base class of every error autolax raises itself.
 
     Errors raised by JAX or by your own code while a converted function is traced pass
-    through unchanged (with a note saying which converted statement they came from).
+    through unchanged (with a note saying which converted statement they came from), except
+    JAX's tracer errors (a traced value used where Python needs a concrete one), which are
+    ``TracedValueError`` where autolax sees them leave your code (see its page).
     """
 
 
@@ -147,16 +149,33 @@ class TracedComparisonError(AutolaxError, TypeError):
 
 
 class TracedValueError(AutolaxError, TypeError):
-    """A staged statement's body needs the concrete value of a traced one: it indexes a
-    Python list with it (``table[i]``, ``i`` the loop index), takes it as a Python ``bool``
-    in code autolax does not convert, turns it into a NumPy array or a shape. The statement
-    cannot run in Python instead either, because its condition or bounds are traced.
+    """Python needs the concrete value of a traced one: the code indexes a Python list with
+    it (``table[i]``), takes ``float()`` / ``int()`` / ``bool()`` of it, turns it into a
+    NumPy array or a shape, slices with it, or calls a function whose result's shape depends
+    on data (``jnp.argwhere`` without ``size=``). Raised where JAX would raise its tracer
+    error (``ConcretizationTypeError``, ``TracerIntegerConversionError``, ...):
 
-    The message names the statement and the line; JAX's own error is its ``__cause__``.
+    * in a staged statement's body (``i`` the index of a loop over a traced range) that
+      cannot run in Python instead, because its condition or bounds are traced -- the
+      message names the statement and the line;
+    * among a function's own statements (``x = float(x0)`` of a traced argument), while JAX
+      traces it through ``autolax.jit`` or ``trace_check``; through ``jax.jit`` of converted
+      code (``autolax.convert``, the CLI's output) where the runtime sees the error leave
+      the function: one whose body runs inside ``with ops.runtime_checks():`` (it calls a
+      function or may stage a check), or an item assignment to a Python list. The message
+      names the innermost line of your code and the arguments the value depends on::
 
-    Fix: make the Python list an array before the statement (``table = jnp.asarray(table)``)
-    and index that; use ``jnp`` in place of ``np``; or make the values that decide the
-    condition or the bounds static (``static_argnums``).
+          the statement at f.py:3 needs the concrete value of a traced expression (`float()`
+          of a traced value) while JAX traces the function; the value depends on the
+          argument 'x0', which is traced: ...
+
+    JAX's own error is its ``__cause__``. An error your code raises itself is never
+    changed.
+
+    Fix: make the Python list an array (``table = jnp.asarray(table)``) and index that; use
+    ``jnp`` in place of ``np`` and of the Python builtin (``jnp.asarray(v, dtype=float)``
+    for ``float(v)``); give ``jnp.argwhere`` / ``jnp.nonzero`` a static ``size=``; or mark
+    the arguments the value depends on static (``static_argnums`` / ``static_argnames``).
     """
 
 
@@ -357,6 +376,13 @@ MESSAGES = {
         "make the loop's carried values keep one shape and type, so it can be staged.",
         "#when-autolax-says-no",
     ),
+    "while-needs-concrete": Message(
+        TracedValueError,
+        "{stmt} cannot be staged: {reason}. It cannot run as a Python loop instead either: its condition "
+        "became traced after {count} iteration(s).\n    {source}",
+        "{fix}",
+        "#when-autolax-says-no",
+    ),
     "unbound": Message(
         UndefinedVariableError,
         "cannot access local variable '{name}' where it is not associated with a value{at}\n"
@@ -495,6 +521,13 @@ MESSAGES = {
         TracedValueError,
         "{stmt} is staged ({why}), but {reason}: JAX has no concrete value to give Python there.\n"
         "    {source}",
+        "{fix}",
+        "#the-rules-semantics",
+    ),
+    "traced-python-value": Message(
+        TracedValueError,
+        "the statement at {where} {use} while JAX traces the function{depends}: JAX has no concrete value to "
+        "give Python there.\n    {source}",
         "{fix}",
         "#the-rules-semantics",
     ),

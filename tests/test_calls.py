@@ -174,8 +174,10 @@ def test_recursive_false_runs_callees_as_written():
         return clip_positive(x)
 
     assert float(autolax.convert(outer, recursive=False)(2.0)) == 2.0  # eager: plain Python
-    with pytest.raises(jax.errors.TracerBoolConversionError):
+    # JAX's error for the callee's `if` on a traced value, as autolax's (it leaves `outer`).
+    with pytest.raises(autolax.TracedValueError, match="uses a traced value as a Python bool") as info:
         jax.jit(autolax.convert(outer, recursive=False))(2.0)
+    assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError)
     assert float(jax.jit(autolax.convert(outer))(2.0)) == 2.0
 
 

@@ -576,3 +576,170 @@ def test_host_output_through_a_called_function_in_a_staged_branch_is_refused():
     with pytest.raises(autolax.StagedEffectError) as info:
         autolax.jit(f)(-1.0)
     assert f"logging.warning writes output at {HERE}:{line_of(_logging_function, 1)}" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- tracer errors
+# JAX's tracer error raised by a function's own statements (no staged statement around them)
+# while JAX traces it: autolax's TracedValueError naming the line, the argument the value
+# depends on and a fix, JAX's error as its cause (real programs: Newton's `float(x0)`, a
+# Dijkstra's `dist[s] = 0`, `jnp.argwhere`, a slice with traced bounds).
+def newton_step(f, x0):
+    x = float(x0)
+    return x - f(x) / 2.0
+
+
+def halve(x):
+    return x / 2.0
+
+
+def mark_visited(weights, s):
+    seen = [0.0, 0.0, 0.0]
+    seen[s] = 1.0
+    return weights * seen[0]
+
+
+def first_peak(x):
+    return jnp.argwhere(x == jnp.max(x)).min()
+
+
+def calls_first_peak(x):
+    return first_peak(x) + 1
+
+
+def window_sum(xs, i):
+    j = i + 1 if i < 2 else i
+    return jnp.sum(xs[i:j + 1])
+
+
+def halving_search(arr, key):
+    lo = 0
+    hi = len(arr)
+    while lo < hi - 1:
+        mid = int((lo + hi) / 2)
+        if arr[mid] <= key:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _jit_paths(fn, static_argnums=(), tmp_path=None):
+    """The paths where autolax controls the trace: ``autolax.jit``, ``jax.jit`` of
+    ``autolax.convert`` and of the CLI's default output."""
+    from paths import cli_function
+
+    yield "autolax.jit", autolax.jit(fn, static_argnums=static_argnums)
+    yield "jax.jit(convert)", jax.jit(autolax.convert(fn), static_argnums=static_argnums)
+    yield "cli default", jax.jit(cli_function(fn, tmp_path), static_argnums=static_argnums)
+
+
+def test_float_of_a_traced_argument_is_traced_value_error(tmp_path):
+    check_all_paths(newton_step, halve, jnp.float32(3.0), static_argnums=(0,), tmp_dir=tmp_path, refusal=True)
+    for path, jitted in _jit_paths(newton_step, (0,), tmp_path):
+        with pytest.raises(autolax.TracedValueError) as info:
+            jitted(halve, jnp.float32(3.0))
+        message = str(info.value)
+        assert "needs the concrete value of a traced expression (`float()` of a traced value) while JAX traces " \
+               "the function; the value depends on the argument 'x0', which is traced" in message, path
+        assert "\n    x = float(x0)\n" in message, path
+        assert "Fix: compute with jnp in place of the Python builtin: `jnp.asarray(v, dtype=float)` for " \
+               "`float(v)`; or mark 'x0' static (`static_argnames=('x0',)`" in message, path
+        assert isinstance(info.value.__cause__, jax.errors.ConcretizationTypeError), path
+        if path != "cli default":  # (the CLI's file has lines of its own)
+            assert f"the statement at {HERE}:{line_of(newton_step, 1)} " in message, path
+    # Outside jit, Python's answer.
+    assert float(autolax.convert(newton_step)(halve, 3.0)) == newton_step(halve, 3.0) == 2.25
+
+
+def test_a_python_list_indexed_with_a_traced_argument_is_traced_value_error(tmp_path):
+    check_all_paths(mark_visited, jnp.float32(2.0), 1, tmp_dir=tmp_path, refusal=True)
+    for path, jitted in _jit_paths(mark_visited, (), tmp_path):
+        with pytest.raises(autolax.TracedValueError) as info:
+            jitted(jnp.float32(2.0), 1)
+        message = str(info.value)
+        assert "uses a traced value as a Python int (e.g. indexes a Python list with it) while JAX traces the " \
+               "function; the value depends on the argument 's', which is traced" in message, path
+        assert "Fix: make the Python list the statement indexes an array before it (`table = jnp.asarray(table)`" \
+               in message, path
+        assert "or mark 's' static (`static_argnames=('s',)`" in message, path
+        assert isinstance(info.value.__cause__, jax.errors.TracerIntegerConversionError), path
+        if path != "cli default":
+            assert f"the statement at {HERE}:{line_of(mark_visited, 2)} " in message, path
+            assert "\n    seen[s] = 1.0\n" in message, path
+
+
+def test_a_data_dependent_shape_in_a_called_function_names_its_line(tmp_path):
+    x = jnp.array([1.0, 3.0, 2.0])
+    check_all_paths(calls_first_peak, x, tmp_dir=tmp_path, refusal=True)
+    for path, jitted in _jit_paths(calls_first_peak, (), tmp_path):
+        with pytest.raises(autolax.TracedValueError) as info:
+            jitted(x)
+        message = str(info.value)
+        # the innermost line of the user's code: the callee's
+        assert f"the statement at {HERE}:{line_of(first_peak, 1)} needs the concrete value of a traced expression " \
+               "(`jnp.nonzero` without a static `size=`: its result's shape would depend on data)" in message, path
+        assert "Fix: give the function a static `size=` (`jnp.argwhere(c, size=k)`" in message, path
+
+
+def test_a_slice_with_traced_bounds_among_the_functions_statements(tmp_path):
+    xs = jnp.arange(4.0)
+    check_all_paths(window_sum, xs, 1, tmp_dir=tmp_path, refusal=True)
+    for path, jitted in _jit_paths(window_sum, (), tmp_path):
+        with pytest.raises(autolax.TracedValueError) as info:
+            jitted(xs, 1)
+        message = str(info.value)
+        assert "slices an array with traced bounds (the slice's length would depend on data) while JAX traces the " \
+               "function" in message, path
+        assert "Fix: slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`)" in message, path
+        assert isinstance(info.value.__cause__, IndexError), path
+    assert float(autolax.jit(window_sum, static_argnums=1)(xs, 1)) == 3.0  # the fix: a static bound
+
+
+def scaled_by_itself(x):
+    return x * float(x)
+
+
+def test_autolax_jit_and_trace_check_say_so_in_any_function():
+    # A function with nothing to convert (no `ops` call, so no `ops.runtime_checks` around
+    # its body): autolax.jit and trace_check, which run the trace, translate JAX's error.
+    assert autolax.to_source(scaled_by_itself).strip().endswith("return x * float(x)")
+    with pytest.raises(autolax.TracedValueError, match=rf"the statement at {HERE}:{line_of(scaled_by_itself, 1)} "
+                       r"needs the concrete value of a traced expression \(`float\(\)` of a traced value\) while "
+                       r"JAX traces the function; the value depends on the argument 'x'"):
+        autolax.jit(scaled_by_itself)(jnp.float32(2.0))
+    with pytest.raises(autolax.TracedValueError, match=r"`float\(\)` of a traced value"):
+        autolax.trace_check(scaled_by_itself, 2.0)
+    with pytest.raises(autolax.TracedValueError, match=r"`float\(\)` of a traced value"):
+        autolax.trace_check(autolax.jit(newton_step, static_argnums=0), halve, 3.0)
+
+
+def own_type_error(x):
+    if isinstance(x, jax.Array):
+        raise TypeError("expected a Python number")
+    return x
+
+
+def test_errors_python_raises_are_unchanged(tmp_path):
+    # The function's own TypeError stays itself on every path.
+    check_all_paths(own_type_error, jnp.float32(1.0), tmp_dir=tmp_path)
+    with pytest.raises(TypeError, match="expected a Python number") as info:
+        autolax.jit(own_type_error)(jnp.float32(1.0))
+    assert not isinstance(info.value, autolax.AutolaxError)
+
+
+def test_a_while_loop_that_cannot_be_staged_says_why_first(tmp_path):
+    # Issue 34 item 11: was "make the loop's carried values keep one shape", while the cause
+    # is `int()` of a traced value.
+    arr = jnp.array([1, 3, 5, 7, 9, 11])
+    check_all_paths(halving_search, arr, 7, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError) as info:
+        autolax.jit(halving_search)(arr, 7)
+    message = str(info.value)
+    assert message.startswith(f"the `while` loop at {HERE}:{line_of(halving_search, 3)} cannot be staged: line "
+                              f"{line_of(halving_search, 4)} needs the concrete value of a traced expression "
+                              "(`int()` of a traced value). It cannot run as a Python loop instead either: its "
+                              "condition became traced after 1 iteration(s).")
+    assert "Fix: compute with jnp in place of the Python builtin: `jnp.asarray(v, dtype=int)` for `int(v)`, " \
+           "`jnp.floor(v).astype(int)` or `a // b` for `int(a / b)`." in message
+    assert "carried values keep one shape" not in message
+    assert isinstance(info.value.__cause__, jax.errors.ConcretizationTypeError)

@@ -455,6 +455,10 @@ class _RuntimeChecks:
         if self._token is None:
             return False
         _running.reset(self._token)
+        if exc is not None and report.under_trace():
+            refusal = report.escaped_tracer_error(exc)  # JAX's tracer error out of the user's code
+            if refusal is not None:
+                raise refusal from exc
         check = self._running.check
         if (check is None or exc is None or not isinstance(exc, Exception) or isinstance(exc, errors.AutolaxError)
                 or type(exc).__module__.split(".")[0] in ("jax", "jaxlib") or rerun_as_python()
@@ -477,8 +481,10 @@ def runtime_checks():
     the outermost converted function, Python would raise the check's error instead when it
     fails first -- which only the running program knows. autolax refuses then
     (``raises-after-check``), unless ``autolax.jit`` is calling, which runs the function as
-    Python on the concrete arguments to find Python's error (``api.Jitted``). An error that
-    the user's code catches inside the trace changes nothing.
+    Python on the concrete arguments to find Python's error (``api.Jitted``). JAX's tracer
+    error leaving the function while it is traced (``float(x)`` of a traced argument) is
+    autolax's ``TracedValueError`` (``report.escaped_tracer_error``), checks or not. An
+    error that the user's code catches inside the trace changes nothing.
     """
     return _RuntimeChecks()
 

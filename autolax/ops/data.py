@@ -6,6 +6,7 @@ import builtins
 import collections
 import collections.abc
 import operator
+import sys
 
 import jax
 import numpy as np
@@ -46,6 +47,17 @@ def _check_bounds(x, index):
             raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
 
 
+def _refuse_traced_item(exc) -> None:
+    """``lst[i] = v`` of a Python list with a traced ``i`` among a function's own statements
+    (no staged statement around it to name) raised JAX's tracer error ``exc``: autolax's
+    ``TracedValueError`` naming the user's statement instead, as where such an error leaves
+    a function (``report.escaped_tracer_error``). Inside a staged body the statement decides."""
+    if not report.in_staged_body() and report.under_trace():
+        refusal = report.escaped_tracer_error(exc, sys._getframe(1))  # (it looks up to the user's frame)
+        if refusal is not None:
+            raise refusal from exc
+
+
 class _Ref:
     """``ops.at(x)[index]``: ``.set(v)`` and one method per augmented operator."""
 
@@ -59,7 +71,11 @@ class _Ref:
             _check_bounds(x, i)
             return x.at[i].set(value)
         report.check_mutable(x, "assigned an item")
-        x[i] = value
+        try:
+            x[i] = value
+        except report.TRACER_ERRORS as exc:
+            _refuse_traced_item(exc)
+            raise
         return x
 
     def _update(self, op, value):
@@ -70,7 +86,11 @@ class _Ref:
             _check_bounds(x, i)
             return x.at[i].set(op(x[i], value))
         report.check_mutable(x, "assigned an item")
-        x[i] = op(x[i], value)
+        try:
+            x[i] = op(x[i], value)
+        except report.TRACER_ERRORS as exc:
+            _refuse_traced_item(exc)
+            raise
         return x
 
     def __getattr__(self, name):

@@ -375,7 +375,9 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             raise
         reason = report.unstageable_reason(exc, site)
         rewrite = report.unstageable_fix(exc)
+        failure = exc
     except Exception as exc:
+        failure = exc
         if can_fall_back and report.failed_at_unbound_read(exc):
             # A staged `if` in the body read a variable with no value: as for such a read in
             # the body itself, the loop runs in Python (where the variable a later statement
@@ -428,6 +430,11 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     try:
         result = python()
     except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
+        cause = failure.__cause__ if isinstance(failure, errors.TracedValueError) else failure
+        if getattr(exc, "code", None) == "while-became-traced" and report.concrete_use(cause) is not None:
+            # Why the loop could not be staged comes first: the traced condition is its consequence.
+            raise errors.make("while-needs-concrete", stmt=site.what, reason=reason, count=exc.count,
+                              source=site.source, fix=rewrite or report.unstageable_fix(cause)) from cause
         if (checks.staged_since(checked) and not checks.rerun_as_python() and report.under_trace()
                 and not isinstance(exc, errors.AutolaxError) and _in_user_code(exc, site)):
             # An earlier iteration's check may fail first when the program runs (Python would
@@ -643,7 +650,9 @@ def _python_while(site, loop_test, loop_body, values, first, static):
     state, pred, count = list(values), first, 0
     while True:
         if is_tracer(pred):
-            raise errors.make("while-became-traced", stmt=site.what, count=count, source=site.source)
+            error = errors.make("while-became-traced", stmt=site.what, count=count, source=site.source)
+            error.count = count
+            raise error
         if not pred:
             break
         try:

@@ -510,21 +510,58 @@ def unstageable_reason(exc, site) -> str:
         exc = exc.__cause__
     line = source_line(exc.__traceback__, site)
     at = f"line {line} " if line is not None else "the body "
-    if isinstance(exc, jax.errors.TracerIntegerConversionError):
-        index = "the loop index" if site.kind in ("for", "while") else "it"
-        return f"{at}uses a traced value as a Python int (e.g. indexes a Python list with {index})"
-    if isinstance(exc, jax.errors.TracerBoolConversionError):
-        return f"{at}uses a traced value as a Python bool"
-    if isinstance(exc, jax.errors.TracerArrayConversionError):
-        return f"{at}converts a traced value to a NumPy array"
-    if isinstance(exc, jax.errors.NonConcreteBooleanIndexError):
-        return f"{at}uses a boolean mask, so its result's shape depends on data"
-    if isinstance(exc, jax.errors.ConcretizationTypeError):
-        return f"{at}needs the concrete value of a traced expression"
-    if traced_slice(exc):
-        return f"{at}slices an array with traced bounds (the slice's length would depend on data)"
+    use = concrete_use(exc, "the loop index" if site.kind in ("for", "while") else "it")
+    if use is not None:
+        return at + use
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return first.rstrip(":.")
+
+
+# JAX's words (its messages, not its internals) for the builtin that wanted a Python value
+# (`float(x)`: "The problem arose with the `float` function"), for a function whose result's
+# shape depends on data ("The size argument of jnp.nonzero must be statically specified"), and
+# for the arguments a traced value comes from ("depends on the value of the argument x0").
+_BUILTIN_WORDS = re.compile(r"The problem arose with the `(\w+)` function")
+_SIZE_WORDS = re.compile(r"The size argument of (jnp\.\w+) must be statically specified")
+_ARGUMENT_WORDS = re.compile(r"depends on the values? of the arguments? (.+?)\.(?:\s|$)")
+_NUMBER_BUILTINS = ("int", "float", "complex")
+
+
+def _builtin(exc) -> str | None:
+    found = _BUILTIN_WORDS.search(str(exc))
+    return found.group(1) if found else None
+
+
+def concrete_use(exc, index: str = "it") -> str | None:
+    """What the user's code did with a traced value, for JAX's tracer error ``exc`` (one of
+    ``TRACER_ERRORS``, or a slice with traced bounds): "uses a traced value as a Python int
+    (e.g. indexes a Python list with ``index``)"; None for another error."""
+    if isinstance(exc, jax.errors.TracerIntegerConversionError):
+        return f"uses a traced value as a Python int (e.g. indexes a Python list with {index})"
+    if isinstance(exc, jax.errors.TracerBoolConversionError):
+        return "uses a traced value as a Python bool"
+    if isinstance(exc, jax.errors.TracerArrayConversionError):
+        return "converts a traced value to a NumPy array"
+    if isinstance(exc, jax.errors.NonConcreteBooleanIndexError):
+        return "uses a boolean mask, so its result's shape depends on data"
+    if isinstance(exc, jax.errors.ConcretizationTypeError):
+        builtin, size = _builtin(exc), _SIZE_WORDS.search(str(exc))
+        detail = (f" (`{builtin}()` of a traced value)" if builtin else
+                  f" (`{size.group(1)}` without a static `size=`: its result's shape would depend on data)" if size
+                  else "")
+        return f"needs the concrete value of a traced expression{detail}"
+    if traced_slice(exc):
+        return "slices an array with traced bounds (the slice's length would depend on data)"
+    return None
+
+
+def traced_arguments(exc) -> list[str]:
+    """The arguments of the traced function that the value in JAX's tracer error ``exc``
+    depends on, as JAX's message names them (none if it does not)."""
+    found = _ARGUMENT_WORDS.search(str(exc))
+    if not found:
+        return []
+    return [name for name in re.split(r",\s*(?:and\s+)?|\s+and\s+", found.group(1)) if name]
 
 
 # How to change a body that raised one of these while staged, so that it can be staged.
@@ -557,6 +594,15 @@ def unstageable_fix(exc) -> str | None:
                 "range that needs no traced index.")
     if isinstance(exc, jax.errors.TracerBoolConversionError) and not _raised_in_library(exc):
         return _BOOL_IN_USER_CODE
+    if isinstance(exc, jax.errors.ConcretizationTypeError) and _builtin(exc) in _NUMBER_BUILTINS:
+        name = _builtin(exc)
+        return (f"compute with jnp in place of the Python builtin: `jnp.asarray(v, dtype={name})` for "
+                f"`{name}(v)`" + (", `jnp.floor(v).astype(int)` or `a // b` for `int(a / b)`" if name == "int" else "")
+                + ".")
+    if isinstance(exc, jax.errors.ConcretizationTypeError) and _SIZE_WORDS.search(str(exc)):
+        return ("give the function a static `size=` (`jnp.argwhere(c, size=k)`, `jnp.nonzero(c, size=k)`: "
+                "the result then has k items, padded with `fill_value`), or compute with `jnp.where` / "
+                "`jnp.argmax`, whose results keep their shape.")
     return next((text for kind, text in _REWRITES if isinstance(exc, kind)), None)
 
 
@@ -587,6 +633,41 @@ def traced_value_error(exc, site, why: str) -> AutolaxError:
     the body of ``site``, which cannot run in Python instead (``why``)."""
     return errors.make("traced-value", stmt=site.what, why=why, reason=unstageable_reason(exc, site),
                        source=site.source, fix=unstageable_fix(exc))
+
+
+def escaped_tracer_error(exc: BaseException, frame=None) -> AutolaxError | None:
+    """``TracedValueError`` for JAX's tracer error ``exc`` leaving the user's code while JAX
+    traces it -- among a function's own statements, where no staged statement translates it
+    -- or None for any other error. It names the innermost line of the user's code in the
+    traceback (converted code keeps the original file and line), what that line did and the
+    arguments the value depends on (as JAX's message names them); the caller raises it
+    ``from exc``. Called where the runtime sees an error leave a converted function
+    (``ops.runtime_checks``), by ``autolax.jit`` and ``trace_check``, and by an op that the
+    user's statement called (``frame``: the op's caller), which names that statement."""
+    if isinstance(exc, AutolaxError) or exc.__traceback__ is None:
+        return None
+    # (JAX's slice error shows the tracer: `slice(JitTracer(~int32[]), ...)`.)
+    if not (isinstance(exc, TRACER_ERRORS) or (traced_slice(exc) and "Trace" in str(exc))):
+        return None
+    if frame is not None:
+        where, source = user_line(frame)
+    elif ran_user_code(exc):
+        where, source = innermost_user_line(exc.__traceback__)
+    else:
+        return None
+    names = traced_arguments(exc)
+    quoted = ", ".join(f"'{name}'" for name in names)
+    depends = (f"; the value depends on the argument{'s' if len(names) > 1 else ''} {quoted}, which "
+               f"{'are' if len(names) > 1 else 'is'} traced" if names else "")
+    static = (f"mark {quoted} static (`static_argnames=({', '.join(repr(n) for n in names)},)`; each new value "
+              "then traces the function again)" if names else
+              "mark the arguments the value depends on static (static_argnums / static_argnames; each new value "
+              "then traces the function again)")
+    slicing = "slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`)."
+    fix = slicing if traced_slice(exc) else unstageable_fix(exc)
+    fix = f"{fix[:-1] if fix.endswith('.') else fix}; or {static}." if fix else f"{static}."
+    return errors.make("traced-python-value", where=where, use=concrete_use(exc), depends=depends, source=source,
+                       fix=fix)
 
 
 def unbound_read(exc: BaseException) -> bool:
