@@ -85,13 +85,7 @@ def test_programs_with(construct, fuzz_env):
 # (idiom,)``). An idiom whose fix is on another branch waits here with its issue item; after
 # the merge, delete its entry and the idiom runs in CI like the others (the long run:
 # ``python -m tests.fuzzing --idioms --n 2000``).
-IDIOMS_PENDING = {
-    "identity": "issue 34 item 1 (`is` / `is not` of a flag that became traced)",
-    "local-class": "issue 34 item 2 (a method of a class defined in f reads a stale variable)",
-    "range-step": "issue 34 item 3 (a range step of 0)",
-    "closure-try": "issue 34 item 4 (convert called eagerly loses an assignment made before a raise)",
-    "row-lists": "issue 34 items 5 and 7 (rows appended as lists, then jnp.array / jnp.stack)",
-}
+IDIOMS_PENDING: dict = {}
 READY_IDIOMS = [i for i in IDIOMS if i not in IDIOMS_PENDING]
 
 
