@@ -284,7 +284,9 @@ def test_a_users_package_in_site_packages_is_library_code_unless_opted_in(tmp_pa
         try:
             autolax.jit(f)(7.0)
             print("converted")
-        except jax.errors.TracerBoolConversionError:
+        except autolax.TracedValueError as error:  # JAX's error, named at the user's line
+            assert isinstance(error.__cause__, jax.errors.TracerBoolConversionError), error.__cause__
+            assert "main.py:10" in str(error) and "does not convert library code" in str(error), error
             print("not converted")
         if len(sys.argv) > 1:
             autolax.convert_package("mypkg")

@@ -257,8 +257,8 @@ def test_source_changing_during_conversion_writes_nothing(tmp_path, capsys, monk
     src = write(tmp_path / "m.py", DECORATED)
     real = files.convert_source
 
-    def convert_while_edited(text, path, options):
-        result = real(text, path, options)
+    def convert_while_edited(text, path, options, **kwargs):
+        result = real(text, path, options, **kwargs)
         with open(src, "a") as f:
             f.write("\n# saved by an editor meanwhile\n")
         return result
