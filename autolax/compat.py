@@ -150,10 +150,14 @@ def hide_from_source_info(path: str) -> None:
         register(path)
 
 
+# ``jax.extend.core`` exports it from JAX 0.9; 0.8 has it in ``jax.core`` only.
+_OPAQUE_TRACE_STATE = getattr(jax.extend.core, "get_opaque_trace_state", None) or jax.core.get_opaque_trace_state
+
+
 def trace_state():
     """An opaque token for the trace now under way (equal tokens: the same trace), from
-    ``jax.extend.core.get_opaque_trace_state``."""
-    return jax.extend.core.get_opaque_trace_state(convention="autolax")
+    ``get_opaque_trace_state``."""
+    return _OPAQUE_TRACE_STATE(convention="autolax")
 
 
 def in_shard_map() -> bool:
