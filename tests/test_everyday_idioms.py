@@ -322,8 +322,18 @@ def appends_items_then_returns_early(xs):
     return jnp.array(out)
 
 
+def appends_then_breaks(x):
+    out = []
+    for i in range(4):
+        out.append(x * i)
+        if x > i:
+            break
+    return out
+
+
 @pytest.mark.parametrize("fn, arg", [(appends_then_returns_early, 1.5),
-                                     (appends_items_then_returns_early, jnp.array([1.0, 2.0, 3.0]))])
+                                     (appends_items_then_returns_early, jnp.array([1.0, 2.0, 3.0])),
+                                     (appends_then_breaks, 1.5)])
 def test_an_append_in_a_loop_with_a_traced_return_says_the_length_depends_on_data(fn, arg):
     # 9646ae6: "'out' is [float32[], float32[]] in the `if` branch and [float32[]] in the `else`
     # branch of the `for` loop ..." (the Python loop's second failure, whose fix the user cannot

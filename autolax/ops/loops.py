@@ -430,11 +430,11 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     try:
         result = python()
     except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
-        cause = failure.__cause__ if isinstance(failure, errors.TracedValueError) else failure
-        if getattr(exc, "code", None) == "while-became-traced" and report.concrete_use(cause) is not None:
+        underlying = failure.__cause__ if isinstance(failure, errors.TracedValueError) else failure
+        if getattr(exc, "code", None) == "while-became-traced" and report.concrete_use(underlying) is not None:
             # Why the loop could not be staged comes first: the traced condition is its consequence.
             raise errors.make("while-needs-concrete", stmt=site.what, reason=reason, count=exc.count,
-                              source=site.source, fix=rewrite or report.unstageable_fix(cause)) from cause
+                              source=site.source, fix=rewrite or report.unstageable_fix(underlying)) from underlying
         if (checks.staged_since(checked) and not checks.rerun_as_python() and report.under_trace()
                 and not isinstance(exc, errors.AutolaxError) and _in_user_code(exc, site)):
             # An earlier iteration's check may fail first when the program runs (Python would
