@@ -186,7 +186,10 @@ def test_mandelbrot_single_point(c):
 
 def test_mandelbrot_loop_is_staged_and_vmapped():
     # The `if ...: break` that opens the body is folded into the loop's test (no flag).
-    assert became(mandelbrot.escape_count, 0.1, 0.2) == {"while n < max_iter:": "lax.while_loop"}
+    assert became(mandelbrot.escape_count, 0.1, 0.2) == {
+        "while n < max_iter:": "lax.while_loop",
+        "if x * x + y * y > 4.0:": "lax.while_loop predicate",
+    }
     grid = jax.make_jaxpr(mandelbrot.escape_grid)(np.zeros(4, np.float32), np.zeros(3, np.float32))
     from autolax.check import primitive_counts
 
@@ -231,7 +234,8 @@ def test_kmeans_loops_are_staged():
         "for iteration in range(max_iter):": "lax.while_loop (grad: masked lax.scan)",
         "for j in range(centroids.shape[0]):": "lax.scan",
         "if count > 0:": "lax.cond",
-        # `if shift <= tol: break` ends the body: the loop records the test, no `if` is left.
+        # `if shift <= tol: break` ends the body: the loop tests it in its predicate.
+        "if shift <= tol:": "lax.while_loop predicate",
     }
 
 

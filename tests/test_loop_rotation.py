@@ -289,6 +289,28 @@ def test_the_while_loop_tests_the_exit_in_its_predicate():
     assert len(loop.outvars) == 2
 
 
+def exit_ending_the_body(x, n):
+    for k in range(n):
+        x = x * 1.5
+        if x > 5.0:
+            break
+    return x
+
+
+@pytest.mark.parametrize("fn, args", [(escape_time, (0.1, 0.9, 4.0, 50)), (while_escape, (0.1, 0.9, 4.0, 50)),
+                                      (exit_ending_the_body, (1.0, 8))])
+def test_the_trace_report_shows_the_exit_tested_in_the_predicate(fn, args):
+    # The `if` became part of the loop's predicate: the report still has a row for its line.
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    loop = first + next(i for i, t in enumerate(lines) if t.lstrip().startswith(("for ", "while ")))
+    exit_line = first + next(i for i, t in enumerate(lines) if t.lstrip().startswith("if "))
+    rows = autolax.trace_check(fn, *args).rows
+    assert any(r.lineno == loop and r.kind in ("for", "while") and r.became.startswith("lax.while_loop") for r in rows)
+    (row,) = [r for r in rows if r.lineno == exit_line and r.became == "lax.while_loop predicate"]
+    assert row.kind == "if" and row.source.startswith("if ")
+
+
 def endless_with_else(x, z, limit):
     steps = 0
     while True:

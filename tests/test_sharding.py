@@ -134,6 +134,31 @@ def test_shard_map_body_replays_with_device_varying_types(fn, reference, one_dev
     assert_close(reference(x), got)
 
 
+def rotated_break(x):
+    for i in range(8):
+        if x > 5.0:  # tested in the loop's predicate (loop rotation)
+            break
+        x = x * 1.7
+    return x
+
+
+def rotated_return(x):
+    for i in range(8):
+        if 1.0 / x < 0.25:  # divides: past the last item it runs under a lax.cond
+            return x * 2.0
+        x = x * 1.5 + 0.1
+    return -x
+
+
+@pytest.mark.parametrize("fn", [rotated_break, rotated_return])
+def test_rotated_exit_test_varies_over_the_mesh_axis(fn, one_device_mesh):
+    # The predicate's test varies over "d" as the carry does; the value the loop takes past
+    # its last item ("not tested": False) must vary there too, or lax.cond's branches differ.
+    x = np.array([0.5, 2.0, 6.0, 4.0], np.float32)
+    got = _shard_mapped(jax.vmap(autolax.convert(fn)), one_device_mesh)(_on(one_device_mesh, jnp.asarray(x)))
+    assert_close(np.array([fn(v) for v in x]), got)
+
+
 def test_grad_through_converted_loop_inside_shard_map(one_device_mesh):
     def damped(x):
         total = 0.0

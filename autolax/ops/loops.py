@@ -752,6 +752,7 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
         out = list(carry[:n])
         checks.defer(checks.Failures(carry[n + 1], makers))
     report.record(site, form)
+    report.record_tested_exits(site, loop_test, form)
     ran = predicate(first, site.where) if is_tracer(first) else bool(first)
     result = write_back(names, dict(zip(names, values)), state.rebuild(out), body_traced.kept)
     return pack(_flag_first_assigned(values, result, names, ran), len(names))
@@ -1205,8 +1206,14 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         __tracebackhide__ = True
         if test_anyway:
             return jnp.logical_and(more, go_on(carry, k=k, x=x, item_of=item_of))
-        return lax.cond(more, lambda c, k, x: go_on(c, k=k, x=x, item_of=item_of), lambda c, k, x: jnp.bool_(False),
-                        list(carry), k, x)
+
+        def test(c, k, x):
+            __tracebackhide__ = True
+            return go_on(c, k=k, x=x, item_of=item_of)
+
+        # Under shard_map the test varies over the axes the carry does: so must the False.
+        tested = jax.eval_shape(test, list(carry), k, x)
+        return lax.cond(more, test, lambda c, k, x: cast(False, tested), list(carry), k, x)
 
     def scan(*init):
         # the items are the rows of xs (no counter to carry), or indexed by a counter
@@ -1343,6 +1350,7 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     if ys is not None:
         result = appends.attach(result, ys, values)
     report.record(site, form)
+    report.record_tested_exits(site, loop_test, form)
     ran = seq.length > 0  # ran the body at least once (not so if the item test stopped it first)
     if item_test and not after and any(isinstance(v, Undefined) for v in values):
         ran = jnp.where(stopped, stop_k > 0, ran)

@@ -399,6 +399,29 @@ def record(site, outcome: str, reason: str | None = None, iterations: int | None
         rec.events.append(Event(site, outcome, reason, iterations))
 
 
+def record_tested_exits(site, loop_test, outcome: str) -> None:
+    """Rows for the ``if`` lines whose exits a staged loop tests in its predicate (an exit
+    opening or ending the body: ``loop_test`` holds their tests), so that the report still
+    accounts for each of them: ``lax.while_loop predicate``, or ``lax.scan mask``."""
+    rec = _recorder.get()
+    if rec is None or site is None or loop_test is None:
+        return
+    code = getattr(loop_test, "__code__", None)
+    if code is None or code.co_filename != site.filename:
+        return
+    base = outcome.split(" (")[0]
+    became = f"{base} predicate" if base == plan.WHILE else f"{base} mask"  # a masked scan: it masks the steps
+    lines, codes = set(), [code]
+    while codes:  # the test's own lines and those of its lambdas (`ops.and_(t, lambda: ...)`)
+        c = codes.pop()
+        lines.update(line for _, _, line in c.co_lines() if line and line != site.lineno)
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    for lineno in sorted(lines):
+        source = linecache.getline(code.co_filename, lineno).strip()
+        if re.match(r"if\b", source):
+            rec.events.append(Event(ExpressionSite("if", code.co_filename, lineno, source), became))
+
+
 def count_trace(site) -> None:
     rec = _recorder.get()
     if rec is not None and site is not None:
