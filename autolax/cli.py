@@ -19,13 +19,14 @@ def _names(value):
 
 
 def _convert(args) -> int:
-    if (args.static or args.signature) and not args.standalone:
-        flags = " and ".join(f for f, v in (("--static", args.static), ("--signature", args.signature)) if v)
-        print(f"autolax convert: error: {flags} {'applies' if ' and ' not in flags else 'apply'} to --standalone output only (the default output decides "
-              "what is traced when the program runs): add --standalone, or drop them", file=sys.stderr)
-        return 2
-    options = Options(standalone=args.standalone, all=args.all, only=_names(args.only), static=_names(args.static),
-                      signature=tuple(args.signature or ()))
+    for flag, value in (("--static", args.static), ("--signature", args.signature)):
+        if value:
+            # Options of the static --standalone backend, which --standalone no longer has: its
+            # output decides what is traced when the program runs, as autolax.jit does.
+            print(f"autolax convert: warning: {flag} is no longer needed and is ignored: the output decides what "
+                  "is traced when the program runs (use static_argnames on jax.jit for Python values)",
+                  file=sys.stderr)
+    options = Options(standalone=args.standalone, all=args.all, only=_names(args.only))
     return run(args.sources, args.output, options, diff=args.diff, check=args.check)
 
 
@@ -33,6 +34,11 @@ _CONVERT_EPILOG = """\
 which functions: those decorated @autolax.jit (which becomes @jax.jit) or @autolax.convert
 (removed), plus every function with --all, or the named ones with --only. Everything else in
 the file is kept as it is.
+
+--standalone: the output is the default output importing the runtime from autolax_runtime/,
+which is written into OUT (a directory) or beside OUT (a file): keep that folder on the
+import path. It is rewritten by each run, and a folder of that name autolax did not write
+is never touched (an error).
 
 exit status: 0 done, 1 --check found files that would change, 2 error (one line
 'file:line:col: error: ...' per problem on stderr; nothing is written)."""
@@ -59,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("-o", "--output", metavar="OUT",
                       help="output file or directory (a directory SRC is mirrored into OUT); default: stdout")
     conv.add_argument("--standalone", action="store_true",
-                      help="output imports no autolax: staging decided by static analysis into jax.lax / jnp "
-                           "(default: calls to autolax's small runtime, exact semantics)")
+                      help="output imports no autolax: the same program, with autolax's runtime copied beside it as "
+                           "the package autolax_runtime (needs -o; the output needs only jax and numpy)")
     conv.add_argument("--diff", action="store_true",
                       help="print a unified diff against the current output (or SRC without -o); write nothing")
     conv.add_argument("--check", action="store_true",
@@ -68,12 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     select = conv.add_mutually_exclusive_group()
     select.add_argument("--all", action="store_true", help="convert every function and method, not only decorated ones")
     select.add_argument("--only", metavar="NAME,...", help="also convert these functions (NAME or Class.method)")
-    conv.add_argument("--static", metavar="NAME,...",
-                      help="--standalone: treat these parameters as static (Python values), like static_argnames: "
-                           "NAME in every function, F.NAME in function F only")
-    conv.add_argument("--signature", metavar="'F(X: TYPE, ...)'", action="append",
-                      help="--standalone: the argument types of function F, as annotations (float, int, bool, "
-                           "jaxtyping's Float[Array, 'n'] ...); repeatable")
+    # Accepted and ignored (see _convert): scripts written for earlier versions keep working.
+    conv.add_argument("--static", metavar="NAME,...", help=argparse.SUPPRESS)
+    conv.add_argument("--signature", action="append", help=argparse.SUPPRESS)
     conv.set_defaults(run=_convert)
     return parser
 

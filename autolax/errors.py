@@ -273,7 +273,7 @@ class CallConversionWarning(UserWarning):
 
 # ----------------------------------------------------------------------------- catalogue
 # Every message autolax shows comes from here, so every path (the decorator, files written
-# by `autolax convert`, --standalone) says the same words. Each entry: the error class, a
+# by `autolax convert`, with --standalone or without) says the same words. Each entry: the error class, a
 # message template, a fix template, and the README section that explains the rule.
 # Fields: {what} (a variable, quoted, or what a generated one stands for), {name}, {where}
 # (file:line), {stmt} (`the `while` loop at f.py:3`), {source} (the statement as written),
@@ -751,145 +751,11 @@ MESSAGES = {
         "{rewrite}\nOr drop strict=True to accept the unrolled loop.",
         "#when-autolax-says-no",
     ),
-    # ------------------------------------------------------------------ --standalone only
-    # What `autolax convert --standalone` cannot write as plain JAX. The runtime runs these
-    # programs (sourcegen.standalone adds "(drop --standalone to use the autolax runtime)").
-    # Fields as above; {call} an ops call, {op} `and` / `or`.
-    "standalone-op": Message(
-        ConversionError,
-        "the converted code calls `{call}`, which --standalone cannot write as plain JAX",
-        "leave this function out of the --standalone conversion (convert it without --all, or list the others "
-        "with --only).",
-        "#command-line",
-    ),
-    "standalone-first-assigned": Message(
-        ConversionError,
-        "{what} is first assigned inside {stmt}, which is staged, and used after it: --standalone needs its "
-        "type before the loop",
-        "assign {what} before the loop, with a value of its type (for example {name} = 0.0 or "
-        "{name} = jnp.zeros_like(...)).",
-        "#command-line",
-    ),
-    "standalone-early-return": Message(
-        ConversionError,
-        "{stmt} is staged and returns a traced value from inside the loop: --standalone needs the returned "
-        "value's type before the loop",
-        "assign the result to a variable initialised before the loop, and `break` instead of returning.",
-        "#command-line",
-    ),
-    "standalone-one-sided": Message(
-        ConversionError,
-        "{what} has a value on only one path through {stmt}, whose condition is traced (the other path leaves "
-        "it without a value: `break`, `continue`, `return` or an exception a handler caught): --standalone "
-        "needs its type before the statement",
-        "assign {what} before the statement, with a value of its type (for example {name} = 0.0).",
-        "#command-line",
-    ),
-    "standalone-unbound-read": Message(
-        ConversionError,
-        "{what} may be unbound here: {stmt} assigns it in the {side} branch only, and --standalone checks "
-        "whether it is bound only where a read comes first in a statement among the function's own statements "
-        "(not in a staged body, a loop, a `try` or a nested function, nor in a function the file calls)",
-        "read {what} first in a statement of the function's own, or assign it before the `if` (for example "
-        "{name} = jnp.zeros_like(...)) or in the {other} branch too.",
-        "#command-line",
-    ),
-    "standalone-print": Message(
-        ConversionError,
-        "`print` of traced values (or in a staged body) with {what} has no jax.debug.print form",
-        "print string constants, numbers and arrays with the default `end` and `file` and a constant `sep`.",
-        "#command-line",
-    ),
-    "standalone-range-step": Message(
-        ConversionError,
-        "the step of the `range` of {stmt} is traced: --standalone stages ranges with a static step only",
-        "make the step a Python int, or declare it static (static_argnames or --static).",
-        "#command-line",
-    ),
-    "standalone-logical-value": Message(
-        ConversionError,
-        "`{op}` of traced values that may not be booleans, used as a value: --standalone writes it with "
-        "jnp.where only when {why}",
-        "bind the first operand to a variable first, or declare the operands' types (annotations or "
-        "--signature).",
-        "#command-line",
-    ),
-    "standalone-masked-python-loop": Message(
-        ConversionError,
-        "{stmt} iterates over a Python value (it stays a Python loop) and can stop at a `break` or `return` "
-        "whose condition is traced: --standalone cannot skip the remaining iterations",
-        "iterate over an array instead (jnp.asarray(...)), or make the condition a Python value.",
-        "#command-line",
-    ),
-    "standalone-append-start": Message(
-        ConversionError,
-        "{what} is appended to in {stmt}, which is staged, but is not the empty list `[]` when the loop "
-        "starts: --standalone collects the appended items as the loop's stacked outputs",
-        "start from {name} = [] just before the loop, and join earlier items after it (jnp.concatenate).",
-        "#command-line",
-    ),
-    "standalone-append-shape": Message(
-        ConversionError,
-        "{what} is appended to in {stmt} {how}: --standalone collects exactly one append per iteration, of an "
-        "array, at the top level of the loop body, as the stacked outputs of jax.lax.scan",
-        "append once per iteration at the top level of the loop body (a masked value instead of an append "
-        "under a condition).",
-        "#command-line",
-    ),
-    "standalone-append-in-if": Message(
-        ConversionError,
-        "{what} is appended to inside {stmt}, whose condition is traced: --standalone cannot append to a list "
-        "in a staged branch",
-        "append in the enclosing loop body (a masked value), or write into a preallocated array with "
-        ".at[i].set(...).",
-        "#command-line",
-    ),
-    "standalone-stacked-use": Message(
-        ConversionError,
-        "{what} holds the items appended in a staged loop as one stacked array: --standalone supports "
-        "jnp.stack({name}), len({name}), {name}[i] and `for` over it, not this use",
-        "use one of those forms (jnp.stack({name}) gives the array).",
-        "#command-line",
-    ),
-    "standalone-length-change": Message(
-        ConversionError,
-        "{what} changes length in {stmt}, which is staged, by a number of items --standalone cannot tell at "
-        "conversion (lax.cond and the lax loops need it to keep one structure)",
-        "change its length by the same number of items in both branches (the same appends, pops and `del`s), "
-        "or keep a fixed-size array and a count; or make the condition or the loop's range a Python value.",
-        "#command-line",
-    ),
-    "standalone-jax-shadowed": Message(
-        ConversionError,
-        "a local variable named 'jax' hides the jax module the --standalone output needs",
-        "rename the local variable.",
-        "#command-line",
-    ),
-    "standalone-static-traced": Message(
-        ConversionError,
-        "'{name}' is a parameter of '{callee}', which --static makes a Python value in every function, and this "
-        "call passes it a traced value",
-        "pass '{callee}' a Python value for '{name}', or make only the caller's parameter static: --static "
-        "FUNC.{name} names that parameter of function FUNC alone (a bare --static {name} names it in every "
-        "function converted).",
-        "#command-line",
-    ),
-    "standalone-helper-taken": Message(
-        ConversionError,
-        "'{name}' is bound here, the name of a helper the --standalone output needs at module level",
-        "rename it.",
-        "#command-line",
-    ),
+    # ------------------------------------------------------------------ autolax convert --standalone
     "standalone-uses-autolax": Message(
         ConversionError,
         "'{name}' is still used here, but --standalone output imports no autolax",
         "remove this use, or drop --standalone.",
-        "#command-line",
-    ),
-    "standalone-signature": Message(
-        ConversionError,
-        "--signature {text!r} is not a function signature ({why})",
-        "write a `def` header without `def` and `:`, for example --signature \"f(x: float, xs: Float[Array, 'n'])\".",
         "#command-line",
     ),
     # ------------------------------------------------------------------ ecosystem (issue 15)
@@ -932,9 +798,8 @@ def make(code: str, **fields) -> AutolaxError:
 
 
 def conversion_error(code: str, *, filename=None, lineno=None, col=None, source_line=None, **fields) -> ConversionError:
-    """Catalogue entry ``code`` as a ``ConversionError`` at a place in a file: what
-    ``autolax convert --standalone`` raises where the runtime would raise ``make(code)``
-    while the program runs -- the same words, up front."""
+    """Catalogue entry ``code`` as a ``ConversionError`` at a place in a file (what
+    ``autolax convert`` raises for a file it cannot convert)."""
     entry = MESSAGES[code]
     exc = ConversionError(entry.text.format(**fields).rstrip(), filename=filename, lineno=lineno, col=col,
                           source_line=source_line, fix=entry.fix.format(**fields))

@@ -1,21 +1,20 @@
 """Staging decisions, made in one place: what each statement becomes.
 
 The runtime (``autolax.ops``) calls these functions at trace time with what it sees (is the
-condition traced? does the loop carry floating-point values?); ``autolax convert
---standalone`` calls them at conversion time with what static analysis knows. Both paths
-therefore take the same decision for the same facts, and name it with the same words, which
-are also the trace report's ("became" column).
+condition traced? does the loop carry floating-point values?), and names each decision with
+the words of the trace report ("became" column). Every path runs the runtime, so each
+decision is made here, once: ``autolax.jit``, ``autolax.convert``, the magic, ``autolax
+convert`` output, and ``--standalone`` output, whose ``autolax_runtime`` package is a copy of
+these modules (``sourcegen.runtime_copy``).
 
-The functions here are pure: they take facts and return a form (or a reason). Among the
-decisions made here, for both paths:
+The functions here are pure: they take facts and return a form (or a reason). Among them:
 
 * ``if_form`` with ``select_safe``: may an ``if``'s untaken branch run anyway, so that the
   ``if`` becomes a ``lax.select`` (``jnp.where``) rather than a ``lax.cond``? The runtime
-  passes the primitives of each branch's jaxpr; ``--standalone`` the primitives static
-  analysis finds the branch's statements trace to (``sourcegen.standalone.primitives``).
+  passes the primitives of each branch's jaxpr.
 * ``logical_form`` with ``evaluate_anyway``: may the operand after a traced ``a`` in
   ``a and b`` / ``a or b`` be evaluated although Python would skip it (``jnp.logical_*``), or
-  must it run under a ``lax.cond``? The same two sources of facts.
+  must it run under a ``lax.cond``?
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ PRIMITIVE = {COND: "cond", SELECT: "select_n", WHILE: "while", EARLY_EXIT: "whil
 
 # How deep a function may call itself inside staged bodies: a staged `if` traces both
 # branches, so a recursion that stops on a traced condition would never stop while tracing
-# (the runtime's TracedRecursionError past this depth; --standalone refuses it up front).
+# (the runtime's TracedRecursionError past this depth).
 MAX_STAGED_RECURSION = 32
 
 
@@ -133,8 +132,7 @@ def condition_truth(shape: tuple | None, boolean: bool | None) -> str | None:
     of another kind (or of a kind not known) -- one element of any rank is its value, as
     ``bool(np.ones((1, 1)))`` is -- ``EMPTY_CONDITION`` for an empty array and
     ``NOT_ONE_VALUE`` for several elements: both refused (``ArrayConditionError``).
-    ``shape`` / ``boolean``: None where not known (``--standalone`` then writes the check
-    into the program, which makes it when traced)."""
+    ``shape`` None: not known (no decision)."""
     if shape is None:
         return None
     size = 1

@@ -15,6 +15,10 @@ import contextlib
 import inspect
 import io
 import itertools
+import os
+import re
+import sys
+import tempfile
 import textwrap
 from dataclasses import dataclass
 
@@ -24,7 +28,7 @@ import numpy as np
 import autolax
 from autolax import compat
 from autolax.ops.lists import plain_lists
-from autolax.sourcegen import Options, convert_source
+from autolax.sourcegen import Options, convert_source, runtime_copy
 
 PATHS = ("autolax.jit", "jax.jit(convert)", "convert eagerly", "cli default")
 
@@ -79,13 +83,45 @@ def cli_function(fn, tmp_dir):
     return namespace[fn.__name__]
 
 
-def standalone_module(source: str, filename: str = "m.py", **options) -> dict:
+_RUNTIME_FOLDER = None
+
+
+def runtime_copy_folder() -> str:
+    """A folder holding ``autolax_runtime`` as ``--standalone`` writes it (once per test
+    process), put on ``sys.path`` so that ``--standalone`` output imports it."""
+    global _RUNTIME_FOLDER
+    if _RUNTIME_FOLDER is None:
+        folder = tempfile.mkdtemp(prefix="autolax_runtime_copy_")
+        for relpath, text in runtime_copy.files().items():
+            os.makedirs(os.path.dirname(os.path.join(folder, relpath)), exist_ok=True)
+            with open(os.path.join(folder, relpath), "w", encoding="utf-8") as f:
+                f.write(text)
+        sys.path.insert(0, folder)
+        _RUNTIME_FOLDER = folder
+    return _RUNTIME_FOLDER
+
+
+def standalone_module(source: str, filename: str = "m.py", namespace=None, **options) -> dict:
     """``source`` converted as ``autolax convert --standalone`` does
-    (``Options(standalone=True, **options)``) and run as a module: its namespace."""
+    (``Options(standalone=True, **options)``) and run as a module, importing the runtime's
+    copy: its namespace (``namespace``: the globals to start from)."""
+    runtime_copy_folder()
     text = convert_source(source, filename, Options(standalone=True, **options)).text
-    namespace = {}
+    namespace = dict(namespace or {})
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - the test's own converted code
     return namespace
+
+
+def is_autolax_error(err) -> bool:
+    """An error of autolax's own: ``autolax.AutolaxError``, or the same class of the
+    runtime's copy that ``--standalone`` output imports."""
+    return any(c.__name__ == "AutolaxError" and c.__module__ in ("autolax.errors", "autolax_runtime.errors")
+               for c in type(err).__mro__)
+
+
+# A failed run-time check under plain jax.jit: JAX's runtime error holds autolax's text,
+# raised in the checks module of autolax or of its copy.
+_CHECKS_FILE = re.compile(r"autolax(_runtime)?[/\\]ops[/\\]checks\.py")
 
 
 def run(path, fn, args, *, static_argnums=(), tmp_dir=None) -> Outcome:
@@ -107,9 +143,9 @@ def agrees(expected: Outcome, got: Outcome, path: str, allow_refusal: bool = Tru
     counts as keeping it (autolax said no, clearly, instead of computing)."""
     err = got.error
     if err is not None:
-        if isinstance(err, autolax.AutolaxError) and allow_refusal:
+        if is_autolax_error(err) and allow_refusal:
             return None
-        runtime_check = isinstance(err, jax.errors.JaxRuntimeError) and "autolax/ops/checks.py" in str(err)
+        runtime_check = isinstance(err, jax.errors.JaxRuntimeError) and bool(_CHECKS_FILE.search(str(err)))
         # (autolax's error raised when the program runs: under plain jax.jit, in JAX's runtime error)
         refused = (runtime_check and allow_refusal and path != "autolax.jit"
                    and _names_error_of_kind(str(err), autolax.AutolaxError))

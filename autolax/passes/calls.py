@@ -3,9 +3,9 @@
     y = helper(x)          ->   y = ops.call(helper, x)
     y = self.step(x)       ->   y = ops.call(self.step, x)
     print('x =', x)        ->   ops.print('x =', x)
-    min(a, b)              ->   ops.min(a, b)       (also max, any, all; not with --standalone)
+    min(a, b)              ->   ops.min(a, b)       (also max, any, all)
     super().f(x)           ->   super(__class__, self).f(x)
-    logging.warning(m)     ->   ops.host_call(logging.warning, m)   (not with --standalone)
+    logging.warning(m)     ->   ops.host_call(logging.warning, m)
 
 ``ops.host_call`` (and ``ops.call``) refuse output other than ``print`` -- logging,
 ``warnings.warn``, ``sys.stdout.write`` -- inside a staged body, where it would run once,
@@ -162,10 +162,9 @@ class _Transformer(syntax.NodeTransformer):
             return node
         if isinstance(func, syntax.Name) and func.id == "print" and self._static_value(func) is builtins.print:
             node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)
-            if not self.ctx.standalone:
-                node.args = [self._fstring(a) for a in node.args]
+            node.args = [self._fstring(a) for a in node.args]
             return node
-        if (isinstance(func, syntax.Name) and func.id in ("min", "max", "any", "all") and not self.ctx.standalone
+        if (isinstance(func, syntax.Name) and func.id in ("min", "max", "any", "all")
                 and self._static_value(func) is getattr(builtins, func.id)):
             # Python's answer for traced numbers (`peak = max(peak, x)`, `any([a > 0, b > 0])`),
             # where the builtin would ask JAX for a Python bool
@@ -186,7 +185,7 @@ class _Transformer(syntax.NodeTransformer):
             node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
             return node
         value = self._static_value(func)
-        if value is not self.ctx.MISSING and not self.ctx.standalone and _host_output(value):
+        if value is not self.ctx.MISSING and _host_output(value):
             # `logging.warning(...)`, `warnings.warn(...)`: library code, but output that a
             # staged body must not write while traced (ops.host_call refuses it there)
             new = syntax.Call(func=syntax.dotted(f"{ops}.host_call"), args=[func] + node.args, keywords=node.keywords)

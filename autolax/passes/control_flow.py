@@ -527,7 +527,7 @@ class _FunctionConverter:
                 node))
         _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
-        if self.in_try and not self.ctx.standalone:  # for ops.raised_state (keep_on_raise)
+        if self.in_try:  # for ops.raised_state (keep_on_raise)
             _name_cells(stmts, branches=True)
         return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)
 
@@ -666,8 +666,8 @@ class _FunctionConverter:
         """Inside a ``try``, the op's call in ``_KEEP_ON_RAISE`` (``key``: the body function
         or ``if_true``): an exception out of a loop or branch run in Python gives back the
         variables (``state``: passed to it) as the raise left them
-        (``ops.raised_state``). Not in ``--standalone`` output, whose loops are lax's."""
-        if not self.in_try or not state or self.ctx.standalone:
+        (``ops.raised_state``)."""
+        if not self.in_try or not state:
             return stmts
         wrapped = templates.replace(_KEEP_ON_RAISE, call=[stmts[-1]], raised=self.ctx.namer.new("raised"),
                                     state=_state_expr(state), ops_raised_state=self.ops_name("raised_state"),

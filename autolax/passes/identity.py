@@ -13,7 +13,7 @@ condition): Python's value is one of those literals, so ``done is False`` means
 a bool, a number or an array (``x is SENTINEL``) is not it. Otherwise a traced operand is
 refused (``TracedValueError``): whether Python's object is ``False`` depends on where it
 came from. ``x is None`` is left as it is: a traced value is never ``None``, which is
-Python's answer. ``--standalone`` lowers the ops from what it knows to be traced.
+Python's answer.
 """
 
 from __future__ import annotations

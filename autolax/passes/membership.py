@@ -17,8 +17,7 @@ unchanged, or raises ``TracedComparisonError`` naming the list, the line and the
 
 Only a plain local or global name as the searched value's container (evaluating it twice
 is harmless), or a list or tuple display (``x in (a, b)``: its items are evaluated once,
-before the search, as Python evaluates them); not in ``--standalone`` output, which needs
-only ``jax``.
+before the search, as Python evaluates them).
 """
 
 from __future__ import annotations
@@ -68,6 +67,4 @@ class _Transformer(syntax.NodeTransformer):
 
 
 def transform(fn_node, ctx):
-    if ctx.standalone:
-        return fn_node
     return _Transformer(ctx).visit(fn_node)

@@ -101,8 +101,6 @@ def _catching(fn_node, ctx) -> None:
 
 
 def transform(fn_node, ctx):
-    if ctx.standalone:
-        return fn_node
     _catching(fn_node, ctx)
     if not _may_stage_a_check(fn_node, ctx.ops):
         return fn_node

@@ -3,7 +3,7 @@
 * ``module``: reads a file without importing it (imports, selected functions);
 * ``convert``: converts the selected functions and splices them back into the text;
 * ``emit``: writes a converted body, keeping unchanged statements and comments verbatim;
-* ``standalone``: ``--standalone``, the ``ops.*`` calls lowered to ``jax.lax`` / ``jnp`` / Python;
+* ``runtime_copy``: ``--standalone``, the runtime copied beside the output as ``autolax_runtime``;
 * ``files``: inputs, outputs, ``--diff`` / ``--check`` and atomic writes.
 """
 

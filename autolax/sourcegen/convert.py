@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from autolax import errors
-from autolax.analysis.activity import local_names, writes
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
-from autolax.sourcegen.standalone import Lowering, Refs, helpers, last_values
-from autolax.sourcegen.standalone.declarations import parse_signature
+from autolax.sourcegen.runtime_copy import PACKAGE as RUNTIME_COPY
 from autolax.transpile import pipeline, syntax
 from autolax.transpile.context import Context
 
@@ -30,11 +28,9 @@ _AUTOLAX_ONLY_OPTIONS = ("strict",)
 class Options:
     """What ``autolax convert`` was asked to do (see ``autolax convert --help``)."""
 
-    standalone: bool = False
+    standalone: bool = False  # the runtime imported from its copy (``runtime_copy``), not from autolax
     all: bool = False
     only: tuple = ()
-    static: tuple = ()
-    signature: tuple = ()  # --standalone: "f(x: float, ...)" declarations (see standalone.declarations)
 
 
 @dataclass
@@ -61,14 +57,13 @@ class _FileConverter:
         self.options = options
         self.matched: set = set()
         self.globals = module.static_globals()
-        self.ops_alias = module.imported_as("autolax.ops") or _free_name(module, "ops", "autolax_ops")
-        self.refs = Refs(module, ())
+        self.ops_alias = (module.imported_as("autolax.ops") or module.imported_as(f"{RUNTIME_COPY}.ops")
+                          or _free_name(module, "ops", "autolax_ops"))
+        self.needs_jax = False  # the output needs an added ``import jax`` (for ``@jax.jit``)
         self.converted_names: set = set()  # module-level functions that run converted code
         self.explicit: set = set()  # sites selected by decorator or --only (errors are errors)
         self.warnings: list = []
-        self.signatures = dict(parse_signature(text) for text in options.signature)
         self._calls = None  # function name -> names it calls (``_reaches``)
-        self._present = None  # see _helpers_present
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -89,11 +84,7 @@ class _FileConverter:
                 continue
             if not explicit and (isinstance(site.node, syntax.AsyncFunctionDef) or _is_generator(site.node)):
                 continue  # --all: functions autolax cannot convert are left as they are
-            if not explicit and self._is_helper(site):
-                continue  # a helper an earlier --standalone run wrote: plain JAX already
-            if self.options.standalone and not explicit and self._calls_helper(site.node):
-                continue  # already converted (autolax convert --standalone output)
-            if not self.options.standalone and not explicit and self._calls_runtime(site.node):
+            if not explicit and self._calls_runtime(site.node):
                 if not site.is_method:
                     self.converted_names.add(site.node.name)
                 continue  # already converted (autolax convert output)
@@ -110,28 +101,10 @@ class _FileConverter:
                                  "class defined inside a function, which autolax convert does not convert (move the "
                                  "class to module level)")
 
-    def _is_helper(self, site) -> bool:
-        """Is ``site`` a helper an earlier --standalone run wrote (or a method of one, such
-        as ``raise_if``'s)?"""
-        name = site.qualname.split(".")[0] if site.is_method else site.node.name
-        return name in self._helpers_present()
-
-    def _helpers_present(self) -> set:
-        """The helpers (``standalone.helpers``) the file defines as --standalone writes them."""
-        if getattr(self, "_present", None) is None:
-            aliases = {"jax", self.module.imported_as("jax")} - {None}
-            self._present = {name for name in helpers.NEEDS
-                             if any(helpers.text(name, alias) in self.module.text for alias in aliases)}
-        return self._present
-
-    def _calls_helper(self, node) -> bool:
-        """Does the function call a helper the file defines (--standalone output)?"""
-        present = self._helpers_present()
-        return bool(present) and any(isinstance(n, syntax.Name) and n.id in present for n in syntax.walk(node))
-
     def _calls_runtime(self, node) -> bool:
-        alias = self.module.imported_as("autolax.ops")
-        return alias is not None and any(isinstance(n, syntax.Name) and n.id == alias for n in syntax.walk(node))
+        """Does the function call the runtime already (``autolax convert`` output)?"""
+        aliases = {self.module.imported_as("autolax.ops"), self.module.imported_as(f"{RUNTIME_COPY}.ops")} - {None}
+        return bool(aliases) and any(isinstance(n, syntax.Name) and n.id in aliases for n in syntax.walk(node))
 
     def _error(self, node, reason):
         return ConversionError(reason, filename=self.module.path, lineno=node.lineno, col=node.col_offset)
@@ -160,8 +133,6 @@ class _FileConverter:
                 sites.remove(site)
                 self.warnings.append(f"{exc.location or self.module.path}: warning: '{site.qualname}' is left as it "
                                      f"is (--all): {exc.reason}")
-            self.refs.needed_imports.clear()
-            self.refs.needed_helpers.clear()
             if not sites:
                 return self.module.text
         text = _apply(self.module.lines, edits)
@@ -183,22 +154,16 @@ class _FileConverter:
             closure=closure,
             ops_name_hint=self.ops_alias,
             spec_filename=self.written_as,
-            standalone=self.options.standalone,
         )
         if converted.ctx.ops != self.ops_alias:
             raise self._error(node, f"'{self.ops_alias}' is a local name in '{site.qualname}'; the converted code "
                                     f"needs it for autolax's runtime: rename the local variable")
-        if self.options.standalone:
-            converted, refs = self.lowered(converted, site, fn)
-            self.refs.needed_imports |= refs.needed_imports
-            self.refs.needed_helpers |= refs.needed_helpers
-        else:
-            # A call of a function that (through others) calls this one stays ``ops.call``: its
-            # guard stops a recursion under a traced condition (TracedRecursionError), where a
-            # direct call would recurse without end while tracing.
-            direct = {g for g in self.converted_names if node.name not in self._reaches(g)} if not site.is_method \
-                else self.converted_names
-            _DirectCalls(self.ops_alias, direct, _bound_names(converted.node)).visit(converted.node)
+        # A call of a function that (through others) calls this one stays ``ops.call``: its
+        # guard stops a recursion under a traced condition (TracedRecursionError), where a
+        # direct call would recurse without end while tracing.
+        direct = {g for g in self.converted_names if node.name not in self._reaches(g)} if not site.is_method \
+            else self.converted_names
+        _DirectCalls(self.ops_alias, direct, _bound_names(converted.node)).visit(converted.node)
         new = converted.node
 
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -237,47 +202,6 @@ class _FileConverter:
                     todo.append(callee)
         return seen
 
-    def lowered(self, converted, site, fn):
-        """``converted`` lowered by ``--standalone`` and the ``Refs`` it needs: first with the
-        values of loops' last iterations read from their sequences or collected
-        (``last_values``), where that changes it and the lowering takes it; else as the front
-        end wrote it."""
-        declared = self.signatures.get(site.qualname, self.signatures.get(site.node.name))
-
-        def lower(converted):
-            refs = Refs(self.module, local_names(fn))
-            Lowering(converted, self.module, refs, self.static_params(site), site.is_method, declared,
-                     self.static_by_option()).run()
-            return converted, refs
-
-        # First with targets read from their sequences, then (where a loop so rewritten is not
-        # staged as that needs) with values collected only. (The names an attempt took are
-        # given back: the output does not depend on it.)
-        namer = converted.ctx.namer
-        refused, names = None, (set(namer.used), set(namer.generated))
-        for items in (True, False):
-            attempt = replace(converted, node=syntax.deepcopy(converted.node))
-            if not last_values.rewrite(attempt.node, converted.ctx.ops, namer, items):
-                break  # nothing to rewrite (with items=False neither)
-            try:
-                return lower(attempt)
-            except ConversionError as exc:
-                namer.used, namer.generated = set(names[0]), set(names[1])
-                refused = exc
-                if not getattr(exc, last_values.OF_REWRITE, False):
-                    break
-        try:
-            return lower(converted)
-        except ConversionError as exc:
-            # Where the function as written is refused for a variable first assigned in a loop
-            # and the rewritten one for something else, the other refusal is the one to fix (the
-            # rewrite gave the variable its value).
-            if (refused is not None and exc.code == "standalone-first-assigned"
-                    and not getattr(refused, last_values.OF_REWRITE, False)
-                    and refused.code not in last_values.REFUSALS_OF_THE_REWRITE):
-                raise refused from None
-            raise
-
     def header_lines(self, site, first, header_end):
         """Decorator and ``def`` lines, with autolax's decorators rewritten."""
         module = self.module
@@ -294,7 +218,7 @@ class _FileConverter:
         return lines
 
     def jit_decorator(self, d, text_lines):
-        jit = self.refs("jax.jit")
+        jit = self.jit_name()
         if isinstance(d, syntax.Call) and self.module.dotted(d.func) == "functools.partial":
             # @partial(autolax.jit, static_argnums=...) -> @partial(jax.jit, static_argnums=...)
             func = d.args[0]
@@ -320,66 +244,30 @@ class _FileConverter:
         indent = emit.indent_of(text_lines[0])
         return [f"{indent}@{text}"]
 
-    def static_by_option(self) -> dict:
-        """Module-level functions converted here with parameters --static makes Python
-        values: name -> (positional parameter names, the static ones)."""
-        if getattr(self, "_static_by_option", None) is not None:
-            return self._static_by_option
-        out = self._static_by_option = {}
-        for site in self.selected():
-            if site.is_method or "." in site.qualname:
-                continue
-            args = site.node.args
-            static = self.static_option(site)
-            if static:
-                out[site.node.name] = ([a.id for a in args.posonlyargs + args.args], static)
-        return out
-
-    def static_option(self, site) -> set:
-        """The parameters of ``site`` that ``--static`` names: ``NAME`` names that parameter of
-        every function converted, ``FUNC.NAME`` (``Class.method.NAME``) that of one function,
-        as ``static_argnames`` names those of the one function ``jax.jit`` wraps."""
-        params = set(syntax.param_names(site.node.args))
-        out = set()
-        for entry in self.options.static:
-            owner, _, name = entry.rpartition(".")
-            if name in params and owner in ("", site.qualname):
-                out.add(name)
-        return out
-
-    def static_params(self, site):
-        """Parameters the staged code may treat as Python values."""
-        args = site.node.args
-        positional = [a.id for a in args.posonlyargs + args.args]
-        out = self.static_option(site)
-        for dec in site.node.decorator_list:
-            if not isinstance(dec, syntax.Call):
-                continue
-            target = self.module.dotted(dec.func)
-            if target == "functools.partial" and dec.args and self.module.dotted(dec.args[0]) in ("jax.jit",
-                                                                                                 "autolax.jit"):
-                target = "jax.jit"
-            if target not in ("autolax.jit", "jax.jit"):
-                continue
-            for kw in dec.keywords:
-                values = _literal(kw.value)
-                if kw.arg == "static_argnames":
-                    out |= {v for v in values if isinstance(v, str)}
-                elif kw.arg == "static_argnums":
-                    for v in values:
-                        if isinstance(v, int) and -len(positional) <= v < len(positional):
-                            out.add(positional[v])
-        return out
+    def jit_name(self) -> str:
+        """How the converted file spells ``jax.jit`` (adding ``import jax`` if need be)."""
+        name = self.module.imported_as("jax.jit")
+        if name is not None:
+            return name
+        jax = self.module.imported_as("jax")
+        if jax is not None:
+            return f"{jax}.jit"
+        self.needs_jax = True
+        return "jax.jit"
 
     # ------------------------------------------------------------------ imports
     def fix_imports(self, text: str, sites) -> str:
         """Drops autolax imports the converted code no longer uses and adds the ones it
-        needs (``from autolax import ops``, ``import jax``)."""
+        needs (``from autolax import ops``, ``import jax``). ``--standalone``: the runtime is
+        imported from its copy (``from autolax_runtime import ops``), and no other use of
+        autolax may remain."""
         try:
             tree = syntax.parse(text)
         except SyntaxError as exc:  # a bug of ours, not of the input
             raise ConversionError(f"internal error: the converted file does not parse ({exc.msg} at line "
                                   f"{exc.lineno})", filename=self.module.path) from None
+        standalone = self.options.standalone
+        runtime = RUNTIME_COPY if standalone else "autolax"
         used_after = _used_names(tree)
         used_before = _used_names(self.module.tree)
         lines = source_lines(text)
@@ -391,13 +279,17 @@ class _FileConverter:
             pairs = list(zip(stmt.names, import_targets(stmt))) if _aligned(stmt) else []
             keep = []
             for alias, (bound, target) in pairs:
-                if target.split(".")[0] != "autolax":
+                top = target.split(".")[0]
+                if top not in ("autolax", RUNTIME_COPY):
                     keep.append(alias)
+                elif target == f"{runtime}.ops" or top == runtime and not standalone:
+                    if bound in used_after or bound not in used_before:
+                        keep.append(alias)
+                elif target.endswith(".ops") and bound == self.ops_alias:
+                    pass  # the runtime imported from the other place: added below
                 elif bound in used_after:
-                    if self.options.standalone:
+                    if standalone:
                         raise self._still_used(bound)
-                    keep.append(alias)
-                elif bound not in used_before and not self.options.standalone:
                     keep.append(alias)
             if not pairs or len(keep) == len(stmt.names):
                 bound_after |= {b for b, _ in import_targets(stmt)}
@@ -412,48 +304,19 @@ class _FileConverter:
                 removed_at = stmt.lineno if removed_at is None else removed_at
             edits.append((stmt.lineno, stmt.end_lineno, new_lines))
         needed = []
-        helper_lines = self.helper_lines(tree, sites)
-        if "jax" in self.refs.needed_imports and "jax" not in self.module.bindings:
+        if self.needs_jax and "jax" not in self.module.bindings:
             needed.append("import jax\n")
-        if not self.options.standalone and self.ops_alias in used_after and self.ops_alias not in bound_after:
+        if self.ops_alias in used_after and self.ops_alias not in bound_after:
             alias = "" if self.ops_alias == "ops" else f" as {self.ops_alias}"
-            needed.append(f"from autolax import ops{alias}\n")
+            needed.append(f"from {runtime} import ops{alias}\n")
         at, before, after = _import_anchor(tree)
         if needed and removed_at is not None:
             edits = [(a, b, needed + e if a == removed_at else e) for a, b, e in edits]
             needed = []
-        if needed or helper_lines:
-            edits.append((at, at - 1, before + needed + helper_lines + after))
+        if needed:
+            edits.append((at, at - 1, before + needed + after))
         edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
         return "".join(_apply(lines, edits, keep_ends=True))
-
-    def helper_lines(self, tree, sites) -> list:
-        """The helpers (``standalone.helpers``) the converted functions call, each preceded
-        by two blank lines, except those the file already has (converted again)."""
-        lines = []
-        for name in helpers.closure(self.refs.needed_helpers):
-            text = helpers.text(name, self.refs("jax"))
-            if text in self.module.text:
-                continue
-            taken = self._binding_of(name, tree, sites)
-            if taken is not None:
-                raise errors.conversion_error("standalone-helper-taken", filename=self.module.path, name=name,
-                                              lineno=taken.lineno, col=taken.col_offset)
-            lines += ["\n", "\n"] + text.splitlines(keepends=True)
-        return lines
-
-    def _binding_of(self, name, tree, sites):
-        """The first statement of the module, or of a converted function, that binds
-        ``name``, if any: a module-level binding (an assignment as much as a ``def`` or an
-        import) would replace the helper, a local one would hide it from the function."""
-        for stmt in tree.body:
-            if getattr(stmt, "name", None) == name or name in writes([stmt]):
-                return stmt
-        for site in sites:
-            if name in _bound_names(site.node) | set(syntax.param_names(site.node.args)):
-                return next((n for n in syntax.walk(site.node) if isinstance(n, syntax.Name) and n.id == name
-                             and not isinstance(n.ctx, syntax.Load)), site.node)
-        return None
 
     def _still_used(self, bound):
         for node in syntax.walk(self.module.tree):
@@ -610,12 +473,3 @@ def _is_generator(node) -> bool:
         if not isinstance(n, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
             stack.extend(syntax.iter_child_nodes(n))
     return False
-
-
-def _literal(node):
-    """The values of a literal ``'a'`` / ``('a', 'b')`` / ``0`` / ``[0, 1]`` (else empty)."""
-    if isinstance(node, syntax.Constant):
-        return [node.value]
-    if isinstance(node, (syntax.Tuple, syntax.List)):
-        return [e.value for e in node.elts if isinstance(e, syntax.Constant)]
-    return []

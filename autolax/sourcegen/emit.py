@@ -157,7 +157,7 @@ class Emitter:
         first = lines[start - 1].rstrip("\r\n")
         last = lines[end - 1].rstrip("\r\n")
         own_indent = first[: node.col_offset]
-        if first[node.col_offset :].startswith("elif"):  # an `elif` that --standalone makes an `if`
+        if first[node.col_offset :].startswith("elif"):  # an `elif` the passes made an `if`
             return None
         if own_indent.strip():  # shares its first line with other code (`if c: x = 1`)
             if end != start:

@@ -8,6 +8,10 @@ device is refused before it is opened for anything that could block or never end
 files are replaced atomically (temporary file + ``os.replace``), all of them only once
 every temporary file is written, and only when their content changes. Inputs are never
 written.
+
+``--standalone`` writes one more output: the package ``autolax_runtime`` (``runtime_copy``) in
+OUT, or beside the output file. It is checked and written with the converted files, all or
+nothing; a folder of that name that an earlier run did not write is never touched.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 
 from autolax.errors import ConversionError
 from autolax.sourcegen.convert import Options, convert_source
+from autolax.sourcegen import runtime_copy
 from autolax.sourcegen.module import source_lines
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
@@ -145,6 +150,7 @@ def _python_files(root: str, exclude: str | None):
             d for d in dirnames
             if not d.startswith(".") and d != "__pycache__"
             and (exclude is None or os.path.realpath(os.path.join(dirpath, d)) != exclude)
+            and not _runtime_copy(os.path.join(dirpath, d))
         )
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
@@ -156,6 +162,38 @@ def _python_files(root: str, exclude: str | None):
             out.append(path)
     if not out:
         raise InputError(root, "no .py files found in this directory")
+    return out
+
+
+def _runtime_copy(directory: str) -> bool:
+    """Is ``directory`` an ``autolax_runtime`` package an earlier ``--standalone`` run wrote
+    (not the user's code: never converted)?"""
+    return (os.path.basename(directory) == runtime_copy.PACKAGE
+            and runtime_copy.written_by_autolax(os.path.join(directory, "__init__.py")))
+
+
+def runtime_jobs(jobs, output) -> list:
+    """``--standalone``: (job, text) of each file of the runtime's copy, in OUT when OUT is
+    a directory, else beside the output file. Refuses a folder of that name that autolax did
+    not write, and a copy that would overwrite an input."""
+    folder = output if any(job.root is not None for job in jobs) else (os.path.dirname(output) or ".")
+    package = os.path.join(folder, runtime_copy.PACKAGE)
+    if os.path.lexists(package):
+        init = os.path.join(package, "__init__.py")
+        if os.path.islink(package) or not os.path.isdir(package) or not runtime_copy.written_by_autolax(init):
+            raise InputError(package, f"exists and was not written by autolax convert --standalone, which writes its "
+                                      f"runtime there; autolax convert never replaces what it did not write (rename "
+                                      "it, or write the output elsewhere)")
+    inputs = {os.path.realpath(j.src) for j in jobs}
+    out = []
+    for relpath, text in runtime_copy.files().items():
+        path = os.path.join(folder, relpath)
+        if os.path.realpath(path) in inputs:
+            raise InputError(path, "the output would overwrite an input file; autolax convert never modifies its input")
+        if os.path.lexists(path) and not runtime_copy.written_by_autolax(path):
+            raise InputError(path, "exists and was not written by autolax convert --standalone; autolax convert never "
+                                   "replaces what it did not write (remove it, or write the output elsewhere)")
+        out.append((Job(None, path, folder), text))
     return out
 
 
@@ -280,9 +318,18 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         return fail([exc.one_line()])
     if output is None and len(jobs) > 1 and not (diff or check):
         return fail([f"{sources[0]}: error: several input files: give -o OUT_DIR (or use --diff / --check)"])
+    runtime = []  # --standalone: (job, text) of the runtime's copy
+    if options.standalone and output is not None:
+        try:
+            runtime = runtime_jobs(jobs, output)
+        except InputError as exc:
+            return fail([exc.one_line()])
+    elif options.standalone and not (diff or check):
+        return fail([f"{sources[0]}: error: --standalone writes autolax's runtime (the package "
+                     f"{runtime_copy.PACKAGE}) beside its output: give -o FILE.py or -o OUT_DIR"])
 
     results, errors, warnings, matched = [], [], [], set()
-    for job in jobs:
+    for job in jobs + [job for job, _ in runtime]:
         if job.out is not None:
             try:
                 check_output(job)
@@ -321,9 +368,10 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         return fail([f"{path}: error: the file changed while it was being converted; nothing was written (run "
                      "autolax convert again)" for path in changed_inputs])
 
+    outputs = results + [(job, None, text) for job, text in runtime]
     if diff or check:
         changed = []
-        for job, source, new in results:
+        for job, source, new in outputs:
             target = job.out or job.src
             old = _current(job, source)
             if old == new:
@@ -336,7 +384,7 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         if check:
             for target in changed:
                 print(f"would change {target}", file=stderr)
-            n = len(results)
+            n = len(outputs)
             print(f"{len(changed)} of {n} file{'s' if n != 1 else ''} would change", file=stderr)
             return EXIT_CHANGES if changed else EXIT_OK
         return EXIT_OK
@@ -344,7 +392,8 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     if output is None:
         problem = _emit(stdout, results[0][2])
         return fail([problem]) if problem else EXIT_OK
-    writes = [(job.out, source.encode(new)) for job, source, new in results if _current(job, source) != new]
+    writes = [(job.out, source.encode(new) if source is not None else new.encode("utf-8"))
+              for job, source, new in outputs if _current(job, source) != new]
     for path, _ in writes:
         try:
             check_writable(path)

@@ -32,9 +32,6 @@ class Context:
     temporaries: set = field(default_factory=set)
     # Local names Python always binds before reading them, in the code as written.
     always_bound: set = field(default_factory=set)
-    # Converting for --standalone output, which lowers the ops calls without the runtime:
-    # no `for` loop tested with each item (ops.for_range's `test` clause), no ops.fstring.
-    standalone: bool = False
 
     def line_text(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.source_lines):

@@ -301,14 +301,13 @@ def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
 
 
 def convert_node(node, *, filename, source_lines, globals, closure=None, reserved=(), ops_name_hint="ops",
-                 spec_filename=None, standalone=False) -> Converted:
+                 spec_filename=None) -> Converted:
     """Runs every pass over a parsed ``def`` (with its real positions in ``filename``).
 
     ``globals`` and ``closure`` are what free names resolve to when the passes ask (a
     source file converted without importing it passes the values it can know statically).
     ``spec_filename``: the file the emitted descriptors name, when the converted code will
-    run from another file (``autolax convert``). ``standalone``: the code is for
-    ``--standalone`` output (``transpile.context.Context.standalone``).
+    run from another file (``autolax convert``).
     """
     everything = syntax.nodes(node)  # read by the namer and the first ``features``
     namer = Namer(node, reserved=reserved, nodes=everything)
@@ -322,7 +321,6 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         globals=globals,
         closure=dict(closure or {}),
         spec_filename=spec_filename,
-        standalone=standalone,
     )
     present = features(node, everything)
     del everything
