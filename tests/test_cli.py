@@ -44,9 +44,16 @@ def collatz_steps(n):
 
 
 def load(path, name):
+    """The module at ``path``, with its folder on the import path while it loads (where
+    ``--standalone`` writes ``autolax_runtime``)."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    folder = str(Path(path).parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
     return module
 
 
@@ -84,14 +91,8 @@ def converted(tmp_path_factory):
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory, original):
     out = tmp_path_factory.mktemp("standalone") / "cli_examples_standalone.py"
-    argv = ["convert", "--standalone", "--only", ",".join(original.STANDALONE), "--static", _statics(original),
-            str(EXAMPLES), "-o", str(out)]
-    assert cli.main(argv) == 0
+    assert cli.main(["convert", "--standalone", "--all", str(EXAMPLES), "-o", str(out)]) == 0
     return load(out, "cli_examples_standalone"), out.read_text()
-
-
-def _statics(original):
-    return ",".join(sorted({n for names in original.STATIC_ARGNAMES.values() for n in names}))
 
 
 def _jit(module, original, name):
@@ -106,17 +107,12 @@ def test_default_output_matches_python_under_plain_jit(original, converted, name
         assert_close(expected, _jit(module, original, name)(*copy_args(args)))
 
 
-def _as_arrays(args):
-    """--standalone assumes traced arguments are arrays, not Python numbers."""
-    return [np.float32(a) if type(a) is float else np.int32(a) if type(a) is int else a for a in args]
-
-
-@pytest.mark.parametrize("name", [n for n in load(EXAMPLES, "cli_examples_names").STANDALONE if "." not in n])
+@pytest.mark.parametrize("name", sorted(load(EXAMPLES, "cli_examples_names").INPUTS))
 def test_standalone_output_matches_python_under_plain_jit(original, standalone, name):
     module, _ = standalone
     for args in original.INPUTS[name]:
         expected = getattr(original, name)(*copy_args(args))
-        assert_close(expected, _jit(module, original, name)(*_as_arrays(copy_args(args))))
+        assert_close(expected, _jit(module, original, name)(*copy_args(args)))
 
 
 def test_standalone_output_imports_no_autolax(standalone):
@@ -124,7 +120,14 @@ def test_standalone_output_imports_no_autolax(standalone):
     imports = [n for n in syntax.walk(syntax.parse(text)) if isinstance(n, (syntax.Import, syntax.ImportFrom))]
     modules = [a.name for n in imports for a in n.names] + [n.module for n in imports if isinstance(n, syntax.ImportFrom)]
     assert not [m for m in modules if m and m.split(".")[0] == "autolax"]
-    assert "ops." not in text
+    assert "autolax_runtime" in modules
+
+
+def test_standalone_output_is_the_default_output_with_the_runtime_copied(converted, standalone):
+    """One lowering: the two outputs differ in the runtime's import only."""
+    (_, default), (_, alone) = converted, standalone
+    assert "from autolax import ops\n" in default
+    assert alone == default.replace("from autolax import ops\n", "from autolax_runtime import ops\n")
 
 
 def test_converted_loops_are_staged_not_unrolled(original, converted, standalone):
@@ -196,8 +199,7 @@ def test_idempotent_on_the_example_module(tmp_path, original, converted, standal
     assert cli.main(["convert", "--all", str(write(tmp_path / "d.py", text)), "-o", str(again)]) == 0
     assert again.read_text() == text
     _, text = standalone
-    argv = ["convert", "--standalone", "--only", ",".join(original.STANDALONE), "--static", _statics(original),
-            str(write(tmp_path / "s.py", text)), "-o", str(tmp_path / "s2.py")]
+    argv = ["convert", "--standalone", "--all", str(write(tmp_path / "s.py", text)), "-o", str(tmp_path / "s2.py")]
     assert cli.main(argv) == 0
     assert (tmp_path / "s2.py").read_text() == text
 
@@ -410,7 +412,8 @@ def test_python_m_autolax_convert(tmp_path):
     out = tmp_path / "o.py"
     result = _autolax("convert", "--standalone", str(src), "-o", str(out))
     assert result.returncode == 0, result.stderr
-    assert "jax.lax.while_loop(loop_test, loop_body, (n, steps))" in out.read_text()
+    assert "ops.while_loop(loop_test, loop_body, (n, steps)" in out.read_text()
+    assert (tmp_path / "autolax_runtime" / "ops" / "loops.py").is_file()
     bad = write(tmp_path / "bad.py", "def f(:\n")
     result = _autolax("convert", str(bad))
     assert result.returncode == 2
@@ -426,8 +429,9 @@ def test_help_lists_the_flags(capsys):
     with pytest.raises(SystemExit):
         cli.main(["convert", "--help"])
     text = capsys.readouterr().out
-    for flag in ("-o OUT", "--standalone", "--diff", "--check", "--all", "--only NAME,...", "--static NAME,..."):
+    for flag in ("-o OUT", "--standalone", "--diff", "--check", "--all", "--only NAME,..."):
         assert flag in text
+    assert "--static" not in text and "--signature" not in text  # accepted, ignored (see test_standalone.py)
 
 
 def test_internal_errors_are_one_line_too(tmp_path, capsys, monkeypatch):
@@ -585,8 +589,8 @@ def test_recursion_under_a_traced_condition_is_the_runtimes_error_not_a_crash(tm
 def test_partial_of_autolax_jit_is_a_decorator_of_autolax(tmp_path):
     """`@partial(autolax.jit, static_argnums=...)` (as people write it for jax.jit) is
     converted like `@autolax.jit(static_argnums=...)`: it becomes `@partial(jax.jit, ...)`
-    without autolax-only options; --standalone refused the whole file ('autolax' is still
-    used) and the default output kept autolax.jit around the converted code."""
+    without autolax-only options; the default output kept autolax.jit around the converted
+    code."""
     source = textwrap.dedent('''\
         from functools import partial
         import functools
@@ -637,9 +641,8 @@ def test_partial_of_autolax_jit_is_a_decorator_of_autolax(tmp_path):
 
 
 def test_standalone_all_output_converted_again_is_unchanged(tmp_path):
-    """`--standalone --all` of its own output converted the methods of the `raise_if` helper
-    (a class) as user code -- `record.exc_info[1] if record.exc_info else None` became a
-    `promoting_cond` -- and converted a function again that already calls a helper."""
+    """`--standalone --all` of its own output: the functions already call the runtime (from
+    its copy) and are left as they are; the copy is rewritten as it was."""
     source = textwrap.dedent('''\
         import jax.numpy as jnp
 
@@ -659,18 +662,24 @@ def test_standalone_all_output_converted_again_is_unchanged(tmp_path):
     src = write(tmp_path / "m.py", source)
     once, twice = tmp_path / "once.py", tmp_path / "twice.py"
     assert cli.main(["convert", "--standalone", "--all", str(src), "-o", str(once)]) == 0
-    assert "class raise_if" in once.read_text() and "promoting_cond(" in once.read_text()
+    assert "from autolax_runtime import ops\n" in once.read_text() and "ops.asserting(" in once.read_text()
+    runtime = {p: p.read_bytes() for p in (tmp_path / "autolax_runtime").rglob("*.py")}
     assert cli.main(["convert", "--standalone", "--all", str(once), "-o", str(twice)]) == 0
     assert twice.read_text() == once.read_text()
+    assert {p: p.read_bytes() for p in (tmp_path / "autolax_runtime").rglob("*.py")} == runtime
 
 
 @pytest.mark.parametrize("flags", [["--static", "n"], ["--signature", "f(x: float)"]])
-def test_standalone_only_options_without_standalone_are_an_error(tmp_path, capsys, flags):
-    """--static and --signature only change --standalone output: without it they were
-    silently ignored."""
+def test_options_of_the_old_static_backend_are_ignored_with_a_warning(tmp_path, capsys, flags):
+    """--static and --signature told the static --standalone backend what it could not know;
+    --standalone output now decides when traced, as autolax.jit does. Scripts that pass them
+    keep working: a warning, the same output."""
     src = write(tmp_path / "m.py", DECORATED)
-    out = tmp_path / "out.py"
-    assert cli.main(["convert", *flags, str(src), "-o", str(out)]) == 2
-    assert f"{flags[0]} applies to --standalone output only" in capsys.readouterr().err
-    assert not out.exists()
-    assert cli.main(["convert", "--standalone", *flags, str(src), "-o", str(out)]) == 0
+    plain, flagged = tmp_path / "plain.py", tmp_path / "flagged.py"
+    assert cli.main(["convert", "--standalone", str(src), "-o", str(plain)]) == 0
+    capsys.readouterr()
+    assert cli.main(["convert", "--standalone", *flags, str(src), "-o", str(flagged)]) == 0
+    assert capsys.readouterr().err == (
+        f"autolax convert: warning: {flags[0]} is no longer needed and is ignored: the output decides what is "
+        "traced when the program runs (use static_argnames on jax.jit for Python values)\n")
+    assert flagged.read_text() == plain.read_text()

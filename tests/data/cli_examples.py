@@ -1,7 +1,7 @@
 """Functions with Python control flow, converted by `autolax convert --all` in tests/test_cli.py.
 
 Each converted function is checked under plain `jax.jit` against the original Python on the
-`INPUTS`. `STANDALONE` lists the ones `--standalone` supports (the others need the runtime).
+`INPUTS`, as written by `autolax convert` and by `autolax convert --standalone`.
 """
 
 import jax.numpy as jnp
@@ -204,13 +204,6 @@ def helper(x):
 def calls_helper(x):
     return helper(x) * 2
 
-
-STANDALONE = [
-    "collatz_steps", "sign_class", "relu_sum", "power_series", "static_range", "weighted",
-    "first_negative", "skip_odd", "find_value", "in_band", "either", "clip_ternary", "scatter",
-    "static_mode", "shape_branch", "numpy_table", "count_down", "static_search", "escape", "Scaler.apply",
-    "scaled", "nested_function", "squares",
-]
 
 INPUTS = {
     "collatz_steps": [(27,), (1,), (6,)],
