@@ -110,6 +110,8 @@ def is_refusal(exc: BaseException) -> bool:
 
     if isinstance(exc, autolax.AutolaxError):
         return True
+    if any(c.__name__ == "AutolaxError" and c.__module__ == "autolax_runtime.errors" for c in type(exc).__mro__):
+        return True  # the same class of the runtime's copy (--standalone output)
     return isinstance(exc, jax.errors.JaxRuntimeError) and "autolax" in str(exc)
 
 

@@ -9,9 +9,8 @@ arguments and returning something to call.
 ``cli``                ``autolax convert --all`` output (``convert_source(text, path,
                        Options(all=True))``), written to a file, imported, its ``f`` under
                        ``jax.jit(static_argnums=S)``
-``standalone``         ``--standalone`` output (``Options(all=True, standalone=True,
-                       static=<f.NAME for S>)``: ``f``'s parameters, as ``static_argnums``
-                       declares), the same way
+``standalone``         ``--standalone`` output (``Options(all=True, standalone=True)``),
+                       importing the runtime's copy ``autolax_runtime``, the same way
 ``magic``              ``%%autolax [--static names]`` run in an IPython shell, its ``f``
 ``vmap``               ``jax.vmap(autolax.convert(f))`` over all input sets at once
 =====================  ==================================================================
@@ -117,6 +116,7 @@ class ProgramPaths:
         self.base_name = f"fuzz_{seed}"
         self._base = None
         self._cli = None
+        self._standalone = None
         self._own_modules: dict = {}
         self.shell_names: set = set()
 
@@ -163,7 +163,7 @@ class ProgramPaths:
             m = self._cli_module()
             return Target(jax.jit(_fresh(m.f), static_argnums=static or None), m.__dict__, static)
         if path == "standalone":
-            m = self._standalone_module(static)
+            m = self._standalone_module()
             return Target(jax.jit(_fresh(m.f), static_argnums=static or None), m.__dict__, static)
         if path == "magic":
             return self._magic(static)
@@ -192,12 +192,14 @@ class ProgramPaths:
             self._cli = self._load(f"{self.base_name}_cli", text)
         return self._cli
 
-    def _standalone_module(self, static):
+    def _standalone_module(self):
         from autolax.sourcegen import Options
 
-        names = tuple(f"f.{PARAM_NAMES[i]}" for i in static)
-        text = self._convert(Options(all=True, standalone=True, static=names))
-        return self._load(f"{self.base_name}_standalone_{''.join(map(str, static)) or 'none'}", text)
+        if self._standalone is None:
+            _runtime_copy_on_path()
+            text = self._convert(Options(all=True, standalone=True))
+            self._standalone = self._load(f"{self.base_name}_standalone", text)
+        return self._standalone
 
     def _load(self, name, text):
         try:
@@ -224,6 +226,26 @@ class ProgramPaths:
             for name in self.shell_names:
                 self.shell.user_ns.pop(name, None)
         self.ws.forget()
+
+
+_RUNTIME_COPY = None
+
+
+def _runtime_copy_on_path():
+    """``autolax_runtime`` as ``--standalone`` writes it, in a folder on ``sys.path`` (once
+    per process)."""
+    global _RUNTIME_COPY
+    if _RUNTIME_COPY is None:
+        from autolax.sourcegen import runtime_copy
+
+        folder = tempfile.mkdtemp(prefix="autolax_runtime_copy_")
+        for relpath, text in runtime_copy.files().items():
+            os.makedirs(os.path.dirname(os.path.join(folder, relpath)), exist_ok=True)
+            with open(os.path.join(folder, relpath), "w", encoding="utf-8") as f:
+                f.write(text)
+        sys.path.insert(0, folder)
+        _RUNTIME_COPY = folder
+    return _RUNTIME_COPY
 
 
 def _fresh(fn):
