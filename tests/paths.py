@@ -27,7 +27,7 @@ import numpy as np
 
 import autolax
 from autolax import compat
-from autolax.ops.lists import plain_lists
+from autolax.ops import lists as _lists
 from autolax.sourcegen import Options, convert_source, runtime_copy
 
 PATHS = ("autolax.jit", "jax.jit(convert)", "convert eagerly", "cli default")
@@ -110,6 +110,14 @@ def standalone_module(source: str, filename: str = "m.py", namespace=None, **opt
     namespace = dict(namespace or {})
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - the test's own converted code
     return namespace
+
+
+def plain_lists(value):
+    """``autolax.ops.lists.plain_lists``, also for the lists of the runtime's copy that
+    ``--standalone`` output returns."""
+    value = _lists.plain_lists(value)
+    copy = sys.modules.get("autolax_runtime.ops.lists")
+    return copy.plain_lists(value) if copy is not None else value
 
 
 def is_autolax_error(err) -> bool:

@@ -34,6 +34,7 @@ import io
 import math
 import os
 import re
+import sys
 import traceback
 import warnings
 from dataclasses import dataclass, field
@@ -277,6 +278,9 @@ def compare_values(expected, got) -> str | None:
     # (A list a staged loop appended to, returned through plain jax.jit, is a list whose
     # pytree leaves are the stacked arrays: README, Known limitations. Its items are compared.)
     got = plain_lists(got)
+    copy = sys.modules.get("autolax_runtime.ops.lists")  # the runtime's copy (--standalone output)
+    if copy is not None:
+        got = copy.plain_lists(got)
     e_leaves, e_tree = jax.tree_util.tree_flatten(_to_host(expected))
     g_leaves, g_tree = jax.tree_util.tree_flatten(_to_host(got))
     if any(isinstance(g, jax.core.Tracer) for g in g_leaves):
