@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 import autolax
-from autolax import errors, plan
+from autolax import errors, pipeline, plan
 from autolax.errors import ConversionError
 from autolax.sourcegen import Options, convert_source
 from autolax.sourcegen.standalone import helpers
 from autolax.sourcegen.standalone.declarations import param_vals, parse_signature
-from autolax.transpile import pipeline, syntax
+from autolax.transpile import syntax
 from conftest import assert_close
 from paths import standalone_module
 

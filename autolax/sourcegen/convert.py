@@ -13,14 +13,14 @@ import io
 import tokenize
 from dataclasses import dataclass, field, replace
 
-from autolax import errors
+from autolax import errors, pipeline
 from autolax.analysis.activity import local_names, writes
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
 from autolax.sourcegen.standalone import Lowering, Refs, helpers, last_values
 from autolax.sourcegen.standalone.declarations import parse_signature
-from autolax.transpile import pipeline, syntax
+from autolax.transpile import syntax
 from autolax.transpile.context import Context
 
 _AUTOLAX_ONLY_OPTIONS = ("strict",)
