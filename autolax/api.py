@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from autolax import callables, compat, filtering, libraries
+from autolax import callables, compat, filtering, libraries, pipeline
 from autolax import ops as _ops
 from autolax.errors import (
     AutolaxError,
@@ -36,7 +36,6 @@ from autolax.ops import checkpointed as _checkpointed
 from autolax.ops import checks as _checks
 from autolax.ops import lists as _lists
 from autolax.ops import report
-from autolax.transpile import pipeline
 from autolax.transpile.source import SourceChanged, SourceUnavailable
 
 _lock = threading.RLock()

@@ -160,7 +160,7 @@ def test_definedness_of_a_try_that_deletes():
 
 # ----------------------------------------------------------------------------- pass gating
 def _features(src):
-    from autolax.transpile.pipeline import features
+    from autolax.pipeline import features
 
     return features(syntax.parse(textwrap.dedent(src)).body[0])
 

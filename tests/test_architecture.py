@@ -1,9 +1,12 @@
 """The package's layers, checked on its import graph (README "Architecture").
 
-The API on top (``api``, ``check``, ``cli``, ``magic``, ``demo``) uses the front end
-(``transpile``, ``analysis``, ``passes``), the runtime (``ops``) and ``sourcegen``; the front
-end and the runtime share only the small modules ``errors``, ``sites``, ``libraries`` and
-``plan``; the runtime never imports the front end, and nothing imports the API.
+The API on top (``api``, ``check``, ``cli``, ``magic``, ``demo``) uses ``sourcegen``, the front
+end and the runtime (``ops``). The front end is four sub-layers, lowest first: ``transpile``
+(the tree, and the libraries the passes share), ``analysis``, ``passes`` (one rewrite each;
+no pass imports another) and ``pipeline`` (runs the passes in order); each imports only those
+below it. The front end and the runtime share only the small modules ``errors``, ``sites``,
+``libraries``, ``plan``, ``compat`` and ``transforms``; the runtime never imports the front
+end, and nothing imports the API.
 """
 
 import ast
@@ -14,18 +17,23 @@ import sys
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "autolax"
+# The project's shared tools live beside the project (``../shared``), in CI too.
+IMPORT_CIRCLES = PACKAGE.parent.parent / "shared" / "tools" / "import_circles.py"
 
 SHARED = {"errors", "sites", "libraries", "plan", "compat", "transforms"}
-FRONT_END = {"transpile", "analysis", "passes"}
+FRONT_END = ("transpile", "analysis", "passes", "pipeline")  # lowest first
 TOP = {"api", "callables", "check", "filtering", "cli", "magic", "demo", "interrupt", "__init__", "__main__", "examples"}
 
 # layer -> the layers it may import (besides itself)
 ALLOWED = {
     "shared": set(),
-    "front end": {"shared"},
+    "transpile": {"shared"},
+    "analysis": {"transpile", "shared"},
+    "passes": {"analysis", "transpile", "shared"},
+    "pipeline": {"passes", "analysis", "transpile", "shared"},
     "runtime": {"shared"},
-    "sourcegen": {"front end", "shared"},
-    "top": {"front end", "runtime", "sourcegen", "shared"},
+    "sourcegen": {*FRONT_END, "shared"},
+    "top": {*FRONT_END, "runtime", "sourcegen", "shared"},
 }
 
 
@@ -40,7 +48,7 @@ def _layer(module: str) -> str:
     if first in SHARED:
         return "shared"
     if first in FRONT_END:
-        return "front end"
+        return first
     if first == "ops":
         return "runtime"
     if first == "sourcegen":
@@ -94,6 +102,43 @@ def test_every_import_goes_down_the_layers():
     assert not bad, "\n".join(bad)
 
 
+def _edges():
+    """(importing module, imported module, line) for every import of one autolax module by another."""
+    return [(m, t, line) for m, t, line, _ in _imports() if t.startswith("autolax") and t != m]
+
+
+def test_no_pass_imports_another():
+    """What two passes share lives below them (``transpile``, ``analysis``)."""
+    bad = [f"{m}:{line} imports {t}" for m, t, line in _edges() if _layer(m) == _layer(t) == "passes"]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("lower, higher", [
+    ("transpile", "analysis"), ("transpile", "passes"), ("transpile", "pipeline"),
+    ("analysis", "passes"), ("analysis", "pipeline"),
+    ("passes", "pipeline"),
+])
+def test_a_front_end_layer_does_not_import_a_higher_one(lower, higher):
+    bad = [f"{m}:{line} imports {t}" for m, t, line in _edges() if _layer(m) == lower and _layer(t) == higher]
+    assert not bad, "\n".join(bad)
+
+
+def test_only_sourcegen_and_the_api_import_the_pipeline():
+    importers = {m: _layer(m) for m, t, _ in _edges() if _layer(t) == "pipeline" and _layer(m) != "pipeline"}
+    assert "autolax.api" in importers  # the rule below is not vacuous
+    bad = [f"{m} ({layer}) imports autolax.pipeline" for m, layer in importers.items() if layer not in ("sourcegen", "top")]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.skipif(not IMPORT_CIRCLES.exists(), reason=f"{IMPORT_CIRCLES} is absent (the shared tools beside the project)")
+def test_the_shared_import_circles_tool_finds_none():
+    """The project's own tool, which also counts imports inside functions."""
+    proc = subprocess.run([sys.executable, str(IMPORT_CIRCLES), "autolax"], cwd=PACKAGE.parent, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "circle:" not in proc.stdout and " circles=0 " in proc.stdout, proc.stdout
+
+
 def test_no_import_circles():
     graph = {}
     for module, target, _, deferred in _imports():
@@ -135,7 +180,7 @@ def test_no_imports_inside_functions_except_optional_dependencies():
 
 
 @pytest.mark.parametrize("module", ["autolax.sites", "autolax.plan", "autolax.errors", "autolax.ops",
-                                    "autolax.transpile.pipeline", "autolax.sourcegen", "autolax.cli"])
+                                    "autolax.pipeline", "autolax.sourcegen", "autolax.cli"])
 def test_each_layer_imports_first_in_a_fresh_interpreter(module):
     proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -10,8 +10,7 @@ import sys
 
 import autolax
 import numpy as np
-from autolax import api
-from autolax.transpile import pipeline
+from autolax import api, pipeline
 
 
 def long_function(n: int) -> str:

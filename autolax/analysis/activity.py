@@ -12,23 +12,10 @@ import contextlib
 import contextvars
 
 from autolax.transpile import anno, syntax
+from autolax.transpile.syntax import target_names
 
 _COMPREHENSIONS = (syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
 _CHILD_FIELDS = syntax.CHILD_FIELDS
-
-
-def target_names(target) -> set[str]:
-    """Names bound by an assignment target (``a``, ``a, (b, *c)``); subscripts bind nothing."""
-    if isinstance(target, syntax.Name):
-        return {target.id}
-    if isinstance(target, (syntax.Tuple, syntax.List)):
-        out = set()
-        for elt in target.elts:
-            out |= target_names(elt)
-        return out
-    if isinstance(target, syntax.Starred):
-        return target_names(target.value)
-    return set()
 
 
 def _target_reads(target) -> set[str]:

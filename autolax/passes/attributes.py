@@ -23,8 +23,8 @@ function are left alone too, since assigning them would make them local.
 from __future__ import annotations
 
 from autolax.analysis.activity import local_names
-from autolax.passes.setitem import AUG_METHODS
 from autolax.transpile import syntax
+from autolax.transpile.updates import AUG_METHODS
 
 
 def _as_load(node):

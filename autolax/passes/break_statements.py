@@ -21,8 +21,8 @@ nowhere else) gets ``and not c`` in its test instead, as a person writes it by h
 
 from __future__ import annotations
 
-from autolax.passes.jumps import BlockLowering, add_loop_test, flag_assign
 from autolax.transpile import syntax
+from autolax.transpile.jumps import BlockLowering, add_loop_test, flag_assign
 
 
 def _is_break(stmt):

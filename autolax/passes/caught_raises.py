@@ -39,8 +39,8 @@ from __future__ import annotations
 import builtins
 
 from autolax.analysis.activity import local_names
-from autolax.passes.jumps import BlockLowering, add_loop_test, flag_assign
 from autolax.transpile import syntax
+from autolax.transpile.jumps import BlockLowering, add_loop_test, flag_assign
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 _UNKNOWN = object()

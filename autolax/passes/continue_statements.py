@@ -11,8 +11,8 @@ top of each iteration guards them: ``continue_ = False`` ... ``if not continue_:
 
 from __future__ import annotations
 
-from autolax.passes.jumps import BlockLowering, flag_assign, remove_flag_assignments
 from autolax.transpile import syntax
+from autolax.transpile.jumps import BlockLowering, flag_assign, remove_flag_assignments
 
 
 def _loops(tree):

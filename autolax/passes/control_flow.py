@@ -45,8 +45,8 @@ from autolax.analysis.activity import (
 )
 from autolax.analysis.definedness import Definedness
 from autolax.analysis.liveness import Liveness
-from autolax.passes.exceptions import staged_caught, with_caught
 from autolax.transpile import anno, syntax, templates
+from autolax.transpile.caught import staged_caught, with_caught
 
 _IF = """
 def if_true(params):
@@ -167,7 +167,7 @@ class _FunctionConverter:
         self.scopes = [_Scope(syntax.param_names(fn_node.args))]
         self.in_try = False  # inside the body of a `try` (an exception may be caught)
         # Inside a `try`: what a branch that fails while staged must not raise when the
-        # program runs (``exceptions.staged_caught``, the ``caught_by`` of ``ops.cond``).
+        # program runs (``caught.staged_caught``, the ``caught_by`` of ``ops.cond``).
         self.caught = []
 
     def mutated(self, stmts):

@@ -29,24 +29,9 @@ body of a ``with``, ``ops.MaySuppress``: its context manager may suppress the er
 from __future__ import annotations
 
 from autolax.transpile import anno, syntax
+from autolax.transpile.caught import distinct, handler_types, staged_caught, with_caught
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
-
-
-def _handler_types(handlers, ops=None):
-    """The exception type expressions of a ``try``'s handlers (bare ``except``: BaseException);
-    with ``ops``, without the ``except ops.AutolaxError: raise`` this pass puts first."""
-    out = []
-    for handler in handlers:
-        if ops is not None and handler.type is not None and syntax.unparse(handler.type) == f"{ops}.AutolaxError":
-            continue
-        if handler.type is None:
-            out.append(syntax.name("BaseException"))
-        elif isinstance(handler.type, syntax.Tuple):
-            out.extend(syntax.deepcopy(e) for e in handler.type.elts)
-        else:
-            out.append(syntax.deepcopy(handler.type))
-    return out
 
 
 def _raises(stmts) -> bool:
@@ -74,43 +59,9 @@ def _mark_conditional_expressions(node, caught):
         todo.extend(syntax.iter_child_nodes(child))
 
 
-def staged_caught(node, outer, ops):
-    """For the statements of ``try`` statement ``node`` in each of its blocks ("body",
-    "orelse", "handlers", "finalbody"): the exception types a branch or operand that fails
-    while staged must not raise when the program runs (``caught_by`` of ``ops.cond``,
-    ``ops.and_``, ``ops.or_``; ``outer``: those of the blocks around ``node``). The
-    handlers' types in the body; and ``ops.FinallyRaises`` wherever a ``finally`` runs
-    after (or is) the block: its own failure, which a staged program would check after the
-    block's, replaces it in Python."""
-    after = [syntax.dotted(f"{ops}.FinallyRaises")] if node.finalbody else []
-    return {
-        "body": _distinct(outer + _handler_types(node.handlers, ops) + after),
-        "orelse": _distinct(outer + after),
-        "handlers": _distinct(outer + after),
-        "finalbody": _distinct(outer + [syntax.dotted(f"{ops}.FinallyRaises")]),
-    }
-
-
-def with_caught(outer):
-    """``staged_caught`` for the body of a ``with`` statement: its context manager may
-    suppress any exception (``contextlib.suppress``)."""
-    return _distinct(outer + [syntax.name("BaseException")])
-
-
-def _distinct(types):
-    """``types`` (expressions), each written once."""
-    seen, out = set(), []
-    for t in types:
-        text = syntax.unparse(t)
-        if text not in seen:
-            seen.add(text)
-            out.append(t)
-    return out
-
-
 def _mark_operands(node, caught):
     """Marks the ``and`` / ``or`` chains ``node`` evaluates itself with ``caught`` (see
-    ``staged_caught``; ``passes.logical`` emits it)."""
+    ``caught.staged_caught``; ``passes.logical`` emits it)."""
     todo = [child for child in syntax.iter_child_nodes(node) if not isinstance(child, syntax.stmt)]
     while todo:
         child = todo.pop()
@@ -151,10 +102,10 @@ class _Transformer:
             keywords = {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())} if caught else None
             return [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{ops}.asserting", args, keywords)), node)]
         if isinstance(node, syntax.Try):
-            inner = caught + _handler_types(node.handlers)
+            inner = caught + handler_types(node.handlers)
             if _raises(node.finalbody):
                 inner.append(syntax.dotted(f"{ops}.FinallyRaises"))
-            own = _handler_types(node.handlers) + ([syntax.dotted(f"{ops}.FinallyRaises")] if _raises(node.finalbody) else [])
+            own = handler_types(node.handlers) + ([syntax.dotted(f"{ops}.FinallyRaises")] if _raises(node.finalbody) else [])
             if own:
                 anno.set(node, anno.CATCHING, own)
             blocks = staged_caught(node, staged, ops)
@@ -169,7 +120,7 @@ class _Transformer:
                 node.handlers = [syntax.copy_location(passthrough, node.handlers[0])] + node.handlers
             return [node]
         if isinstance(node, (syntax.With, syntax.AsyncWith)):
-            node.body = self.block(node.body, _distinct(caught + [syntax.dotted(f"{ops}.MaySuppress")]),
+            node.body = self.block(node.body, distinct(caught + [syntax.dotted(f"{ops}.MaySuppress")]),
                                    with_caught(staged))
             return [node]
         for field in ("body", "orelse"):

@@ -26,39 +26,9 @@ the program's exception).
 from __future__ import annotations
 
 from autolax.transpile import syntax
+from autolax.transpile.jumps import jump_in_finally, leaves_in_flight
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
-_LOOPS = (syntax.For, syntax.While, syntax.AsyncFor)
-
-
-def jump_in_finally(stmts, in_loop=False):
-    """A ``return``, or a ``break`` / ``continue`` of an enclosing loop, in ``stmts`` (a
-    ``finally`` block), or None."""
-    for stmt in stmts:
-        if isinstance(stmt, syntax.Return) or (isinstance(stmt, (syntax.Break, syntax.Continue)) and not in_loop):
-            return stmt
-        if isinstance(stmt, _SCOPES):
-            continue
-        loop = in_loop or isinstance(stmt, _LOOPS)
-        for field in syntax.BLOCK_FIELDS:
-            block = getattr(stmt, field, None)
-            if block.__class__ is list:
-                for child in block:
-                    body = child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else [child]
-                    # a loop's `else` is not inside the loop: its `break` is the outer loop's
-                    found = jump_in_finally(body, in_loop if field == "orelse" else loop)
-                    if found is not None:
-                        return found
-    return None
-
-
-def leaves_in_flight(try_node) -> bool:
-    """Does the ``try``'s body, a handler or its ``else`` hold a ``return`` or ``raise`` --
-    something in flight that a jump in the ``finally`` would discard? (A ``break`` or
-    ``continue`` there is a flag once lowered, which the ``finally`` still follows.)"""
-    blocks = [try_node.body, try_node.orelse] + [h.body for h in try_node.handlers]
-    return any(isinstance(n, (syntax.Return, syntax.Raise)) for block in blocks for stmt in block
-               for n in syntax.walk_statements(stmt))
 
 
 class _Rewrite:

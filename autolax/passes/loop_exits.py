@@ -44,10 +44,10 @@ import types
 
 from autolax.analysis.activity import MUTATING_METHODS, local_names, reads, target_names, writes
 from autolax.analysis.definedness import Definedness
-from autolax.passes.jumps import add_loop_test, flag_assign
-from autolax.passes.unbound_reads import Reads
 from autolax.libraries import is_library_callable
 from autolax.transpile import anno, syntax
+from autolax.transpile.jumps import add_loop_test, flag_assign
+from autolax.transpile.reads import Reads
 
 _EXITS = (syntax.Break, syntax.Return)
 _LOOPS = (syntax.For, syntax.While)

@@ -14,13 +14,13 @@ follows it. A function that can fall off its end returns ``None`` explicitly.
 from __future__ import annotations
 
 from autolax.analysis.activity import reads
-from autolax.passes.jumps import (
+from autolax.transpile import syntax
+from autolax.transpile.jumps import (
     BlockLowering,
     add_loop_test,
     flag_assign,
     remove_flag_assignments,
 )
-from autolax.transpile import syntax
 
 
 def _needs_lowering(fn_node) -> bool:

@@ -14,22 +14,7 @@ from __future__ import annotations
 
 from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
-
-AUG_METHODS = {
-    syntax.Add: "add",
-    syntax.Sub: "subtract",
-    syntax.Mult: "multiply",
-    syntax.Div: "divide",
-    syntax.FloorDiv: "floor_divide",
-    syntax.Mod: "remainder",
-    syntax.Pow: "power",
-    syntax.MatMult: "matmul",
-    syntax.BitAnd: "bitwise_and",
-    syntax.BitOr: "bitwise_or",
-    syntax.BitXor: "bitwise_xor",
-    syntax.LShift: "left_shift",
-    syntax.RShift: "right_shift",
-}
+from autolax.transpile.updates import AUG_METHODS
 
 
 def _root_name(target):

@@ -18,57 +18,12 @@ read). Generated names are bound by construction.
 
 from __future__ import annotations
 
-from autolax.analysis.activity import local_names, target_names
+from autolax.analysis.activity import local_names
 from autolax.analysis.definedness import Definedness, deleted_names
 from autolax.transpile import syntax
+from autolax.transpile.reads import Reads, read_call
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)
-
-
-class Reads(syntax.NodeTransformer):
-    """Wraps loads of ``names`` in one statement (not inside nested ``def``/``class``) in
-    ``ops.<op>(name)``: ``ops.assigned`` here, ``ops.bound`` for ``passes.loop_exits``."""
-
-    def __init__(self, names, ops, op="assigned", at_file=None):
-        self.names = names
-        self.ops = ops
-        self.op = op
-        self.at_file = at_file
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, syntax.Load) and node.id in self.names:
-            return syntax.copy_location(_read(self.ops, self.op, node, self.at_file), node)
-        return node
-
-    def visit_Lambda(self, node):
-        params = set(syntax.param_names(node.args))
-        inner = Reads(self.names - params, self.ops, self.op, self.at_file)
-        node.body = inner.visit(node.body)
-        return node
-
-    def _comprehension(self, node):
-        bound = set()
-        for gen in node.generators:
-            bound |= target_names(gen.target)
-        self.generic_visit(node) if not bound & self.names else Reads(self.names - bound, self.ops, self.op, self.at_file).generic_visit(node)
-        return node
-
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
-
-    def visit_FunctionDef(self, node):
-        return node
-
-    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
-
-
-def _read(ops, op, name_node, at_file, located=None):
-    """``ops.assigned(x)``; in code written to a file (the CLI), ``ops.assigned(x, at='F:L')``
-    names the user's file and line, which the frame of the written file does not."""
-    located = located if located is not None else name_node
-    keywords = None
-    if at_file and op == "assigned" and getattr(located, "lineno", None):
-        keywords = {"at": syntax.constant(f"{at_file}:{located.lineno}")}
-    return syntax.call(f"{ops}.{op}", [name_node], keywords)
 
 
 class FreeReads(Reads):
@@ -96,7 +51,7 @@ class FreeReads(Reads):
         if not (isinstance(node.target, syntax.Name) and node.target.id in self.names):
             return node
         name = node.target.id
-        check = syntax.assign(syntax.name(name, "store"), _read(self.ops, self.op, syntax.name(name), self.at_file, node))
+        check = syntax.assign(syntax.name(name, "store"), read_call(self.ops, self.op, syntax.name(name), self.at_file, node))
         return [syntax.copy_location(check, node), node]
 
 
@@ -141,7 +96,7 @@ class _Function:
         for name in names:
             if name.id in self.candidates - definitely:
                 # `del y` raises when y is unbound (deleted by an earlier iteration): a read.
-                check = _read(self.ctx.ops, "assigned", syntax.name(name.id), self.ctx.spec_filename, stmt)
+                check = read_call(self.ctx.ops, "assigned", syntax.name(name.id), self.ctx.spec_filename, stmt)
                 out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), check), stmt))
             placeholder = syntax.call(f"{self.ctx.ops}.undefined", [syntax.constant(name.id)])
             out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), placeholder), stmt))
@@ -177,7 +132,7 @@ class _Function:
                 # `x += v` reads x first: `x = ops.assigned(x)` before it.
                 name = stmt.target.id
                 check = syntax.assign(syntax.name(name, "store"),
-                                      _read(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt))
+                                      read_call(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt))
                 prefix.append(syntax.copy_location(check, stmt))
         nested = isinstance(stmt, (syntax.If, syntax.For, syntax.While))
         for field in syntax.BLOCK_FIELDS:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from autolax.analysis.activity import MUTATING_METHODS
 from autolax.errors import ConversionError
-from autolax.passes.finally_jumps import jump_in_finally, leaves_in_flight
 from autolax.transpile import syntax
+from autolax.transpile.jumps import jump_in_finally, leaves_in_flight
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 

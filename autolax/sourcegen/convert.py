@@ -13,12 +13,12 @@ import io
 import tokenize
 from dataclasses import dataclass, field
 
-from autolax import errors
+from autolax import errors, pipeline
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
 from autolax.sourcegen.runtime_copy import PACKAGE as RUNTIME_COPY
-from autolax.transpile import pipeline, syntax
+from autolax.transpile import syntax
 from autolax.transpile.context import Context
 
 _AUTOLAX_ONLY_OPTIONS = ("strict",)

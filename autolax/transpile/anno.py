@@ -29,7 +29,7 @@ CAUGHT_BY = "caught_by"
 # ``with ops.catching(...)`` the last pass puts around its body (``passes.runtime_checks``)
 CATCHING = "catching"
 # BoolOp / chained Compare inside a `try`: what an operand that fails while staged must not
-# raise when the program runs (passes.exceptions.staged_caught)
+# raise when the program runs (transpile.caught.staged_caught)
 CAUGHT_BY_STAGED = "caught_by_staged"
 
 

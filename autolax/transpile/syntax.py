@@ -948,6 +948,20 @@ def param_names(args: arguments) -> list[str]:
     return out
 
 
+def target_names(target) -> set[str]:
+    """Names bound by an assignment target (``a``, ``a, (b, *c)``); subscripts bind nothing."""
+    if isinstance(target, Name):
+        return {target.id}
+    if isinstance(target, (Tuple, List)):
+        out = set()
+        for elt in target.elts:
+            out |= target_names(elt)
+        return out
+    if isinstance(target, Starred):
+        return target_names(target.value)
+    return set()
+
+
 def copy_location(new: AST, old: AST) -> AST:
     """Gives ``new`` and every descendant without a location the location of ``old``."""
     return locate(new, generated_location(old))

@@ -1,4 +1,7 @@
-"""Shared machinery of the three jump-lowering passes (``continue``, ``break``, ``return``).
+"""Jumps (``break``, ``continue``, ``return``, a caught ``raise``): how the passes find and
+lower them. A library of the passes that lower jumps (``continue_statements``,
+``break_statements``, ``caught_raises``, ``return_statements``, ``loop_exits``) and of those
+that look for a jump in a ``finally`` (``unsupported``, ``finally_jumps``).
 
 Staged control flow has no jumps, so each jump becomes an assignment to a flag, and the
 statements a jump would skip are moved where they only run when no jump happened:
@@ -23,11 +26,15 @@ from dataclasses import dataclass
 from autolax.transpile import anno, syntax
 
 _LOOPS = (syntax.For, syntax.While)
+_ANY_LOOP = (syntax.For, syntax.While, syntax.AsyncFor)
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 
 @dataclass
 class Lowered:
+    """A block after ``BlockLowering.block``: its statements, whether they may jump and
+    whether every path through them does."""
+
     stmts: list
     may_jump: bool
     always_jumps: bool
@@ -50,6 +57,8 @@ class BlockLowering:
         self.flag_read = False
 
     def contains_jump(self, stmts) -> bool:
+        """Is there a jump of this kind in ``stmts``? (Not in nested scopes; in nested loops
+        only with ``into_loops``.)"""
         stack = list(stmts)
         while stack:
             node = stack.pop()
@@ -64,6 +73,7 @@ class BlockLowering:
         return False
 
     def guard(self, stmts, origin):
+        """``if not flag: stmts``, at ``origin``'s location."""
         self.flag_read = True
         test = syntax.unary_not(syntax.name(self.flag))
         return syntax.copy_location(syntax.if_stmt(test, stmts), origin)
@@ -82,6 +92,7 @@ class BlockLowering:
         return False
 
     def block(self, stmts) -> Lowered:
+        """``stmts`` with their jumps of this kind lowered (rewrites them in place)."""
         out: list = []
         for index, stmt in enumerate(stmts):
             rest = stmts[index + 1 :]
@@ -166,6 +177,7 @@ def add_loop_test(loop, test) -> None:
 
 
 def flag_assign(flag: str, value: bool, origin=None):
+    """``flag = value``, marked as generated (``remove_flag_assignments`` drops it)."""
     stmt = syntax.assign(syntax.name(flag, "store"), syntax.constant(value))
     anno.set(stmt, anno.GENERATED_FLAG, flag)
     return syntax.copy_location(stmt, origin) if origin is not None else stmt
@@ -209,3 +221,33 @@ def _fill_empty_blocks(tree) -> None:
         body = getattr(node, "body", None)
         if isinstance(body, list) and not body and isinstance(node, syntax.stmt):
             body.append(syntax.Pass())
+
+
+def jump_in_finally(stmts, in_loop=False):
+    """A ``return``, or a ``break`` / ``continue`` of an enclosing loop, in ``stmts`` (a
+    ``finally`` block), or None."""
+    for stmt in stmts:
+        if isinstance(stmt, syntax.Return) or (isinstance(stmt, (syntax.Break, syntax.Continue)) and not in_loop):
+            return stmt
+        if isinstance(stmt, _SCOPES):
+            continue
+        loop = in_loop or isinstance(stmt, _ANY_LOOP)
+        for field in syntax.BLOCK_FIELDS:
+            block = getattr(stmt, field, None)
+            if block.__class__ is list:
+                for child in block:
+                    body = child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else [child]
+                    # a loop's `else` is not inside the loop: its `break` is the outer loop's
+                    found = jump_in_finally(body, in_loop if field == "orelse" else loop)
+                    if found is not None:
+                        return found
+    return None
+
+
+def leaves_in_flight(try_node) -> bool:
+    """Does the ``try``'s body, a handler or its ``else`` hold a ``return`` or ``raise`` --
+    something in flight that a jump in the ``finally`` would discard? (A ``break`` or
+    ``continue`` there is a flag once lowered, which the ``finally`` still follows.)"""
+    blocks = [try_node.body, try_node.orelse] + [h.body for h in try_node.handlers]
+    return any(isinstance(n, (syntax.Return, syntax.Raise)) for block in blocks for stmt in block
+               for n in syntax.walk_statements(stmt))

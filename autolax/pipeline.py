@@ -1,6 +1,7 @@
 """parse -> check -> rewrite (one pass per feature) -> emit -> load.
 
-The order of the passes, and why, lives in ``PASSES`` below and nowhere else.
+The order of the passes, and why, lives in ``PASSES`` below and nowhere else. The top of
+the front end: it imports every pass, and only ``sourcegen`` and the API import it.
 """
 
 from __future__ import annotations
