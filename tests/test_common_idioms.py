@@ -18,22 +18,16 @@ import numpy as np
 import pytest
 
 import autolax
-from autolax.sourcegen import Options, convert_source
-from paths import Outcome, _capture, agrees, check_all_paths, run
+from paths import Outcome, _capture, agrees, check_all_paths, run, standalone_module
 
 
 def standalone_agrees(fn, *args, static=()):
-    """``fn``'s source through ``--standalone``, run under ``jax.jit``: Python's outcome, or
-    autolax's refusal (at conversion or when the program runs) -- never a wrong answer or
-    JAX's own error."""
+    """``fn``'s source through ``--standalone`` (importing the runtime's copy), run under
+    ``jax.jit`` with ``static`` as ``static_argnames``: Python's outcome, or autolax's
+    refusal -- never a wrong answer or JAX's own error."""
     source = textwrap.dedent(inspect.getsource(fn))
     expected = run("python", fn, args)
-    try:
-        text = convert_source(source, "m.py", Options(standalone=True, only=(fn.__name__,), static=static)).text
-    except autolax.ConversionError:
-        return  # refused, in the runtime's words
-    namespace = {}
-    exec(compile(text, "m.py", "exec"), namespace)  # noqa: S102 - the test's own converted code
+    namespace = standalone_module(source, "m.py", namespace=fn.__globals__, only=(fn.__name__,))
     names = list(inspect.signature(fn).parameters)
     jitted = jax.jit(namespace[fn.__name__], static_argnums=[names.index(s) for s in static])
     got = _capture(lambda: jitted(*args))

@@ -218,7 +218,7 @@ def test_standalone_rows_appended_as_lists():
     namespace = standalone_module(_ROWS_SOURCE, all=True)
     xs = jnp.array([1.0, 2.0, 3.0])
     assert jnp.array_equal(jax.jit(namespace["arrays_rows"])(xs), arrays_rows(xs))
-    with pytest.raises(TypeError, match="stack requires ndarray or scalar arguments"):
+    with pytest.raises(TypeError, match="stack requires ndarray or scalar arguments"):  # as Python
         jax.jit(namespace["stacks_rows"])(xs)
 
 

@@ -11,7 +11,7 @@ import pytest
 import autolax
 from autolax.sourcegen import Options, convert_source
 from conftest import assert_close, assert_matches
-from paths import check_all_paths, cli_function
+from paths import agrees, check_all_paths, cli_function, run, standalone_module
 
 XS = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 
@@ -1027,7 +1027,7 @@ LOG = []
 def stacks_what_a_loop_over_an_empty_list_appended(a, xs):
     # Fuzz seed 5040 (reduced): Python never takes the branch, whose `jnp.stack` of the
     # empty list fails while autolax stages it. JAX's ValueError escaped the decorator and
-    # the CLI's output (a third outcome); --standalone wrote code that raised it.
+    # the CLI's output (a third outcome).
     buf = xs + a
     if sum(LOG) >= buf[2]:
         seen = []
@@ -1054,16 +1054,16 @@ def test_a_staged_branch_whose_library_call_fails_while_staged_raises_when_taken
     assert_close(fn(20.0, xs), xs + 20.0 if "loop" in name else xs)  # Python takes the other branch
     # The runtime stages the branch as raising JAX's ValueError when the program takes it
     # (it refused it: branch-fails; plain jax.jit still does, the function staging no other
-    # check); --standalone, which has no runtime, still refuses it.
+    # check). --standalone output runs the same runtime: the same outcome as the CLI's.
     check_all_paths(fn, 20.0, xs, tmp_dir=tmp_path, refusal=True)
     check_all_paths(fn, 20.0, xs, paths=("autolax.jit", "convert eagerly"))
     if "loop" not in name:  # Python takes the branch: its ValueError
         check_all_paths(fn, -20.0, xs, paths=("autolax.jit", "convert eagerly"))
         with pytest.raises(ValueError, match="Need at least one array to stack"):
             autolax.jit(fn)(-20.0, xs)
-    with pytest.raises(autolax.ConversionError, match=r"the `if` branch of the `if` at .*stacks\.py:\d+ raised "
-                       r"ValueError: Need at least one array to stack\. while autolax staged it"):
-        convert_source(STACKS_AN_EMPTY_LIST, str(path), Options(only=(name,), standalone=True))
+    standalone = standalone_module(STACKS_AN_EMPTY_LIST, str(path), only=(name,))[name]
+    got = run("python", lambda: jax.block_until_ready(jax.jit(standalone)(20.0, xs)), ())
+    assert agrees(run("python", fn, (20.0, xs)), got, "cli default") is None
 
 
 def def_adds_to_a_variable_a_staged_loop_assigns(n, xs):

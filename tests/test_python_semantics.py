@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 import autolax
-from autolax.sourcegen import Options, convert_source
 from paths import PATHS, check_all_paths, standalone_module
 
 
@@ -1104,10 +1103,13 @@ def test_list_method_in_a_later_operand_of_a_traced_or_is_refused(x, tmp_path):
     assert autolax.convert(or_pops)(x) == or_pops(x)  # concrete: Python's short circuit
 
 
-def test_list_method_in_a_later_operand_of_a_traced_or_is_refused_by_standalone():
+def test_list_method_in_a_later_operand_of_a_traced_or_is_refused_by_standalone_as_by_the_runtime():
     source = "def or_pops(x):\n    stack = [1.0]\n    return x > 0 or stack.pop() > 0\n"
-    result = convert_source(source, "m.py", Options(all=True, standalone=True))
-    assert any("'or_pops' is left as it is" in w and "ops.outside" in w for w in result.warnings), result.warnings
+    namespace = standalone_module(source, all=True)
+    with pytest.raises(Exception) as info:  # the class of the runtime's copy
+        jax.jit(namespace["or_pops"])(jnp.float32(1.0))
+    assert type(info.value).__name__ == "StagedEffectError"
+    assert "a list ([1.0]) is changed (`.pop`)" in str(info.value)
 
 
 def announce(x, n):

@@ -1,8 +1,8 @@
 """The real-program corpus (issue 34): programs from public code, ported minimally
 (``tests/corpus``; chosen by the fixed rule of ``tests/corpus/SELECTION.md``, all kept), each
 run through every path -- ``autolax.jit``, ``jax.jit(autolax.convert(f))``,
-``autolax.convert(f)`` called eagerly, the CLI's default output and ``--standalone`` (the
-arguments declared from the inputs) -- and compared with Python on the same inputs: value,
+``autolax.convert(f)`` called eagerly, the CLI's default output and ``--standalone`` (which
+runs the same runtime, copied) -- and compared with Python on the same inputs: value,
 exception type and printed output (``paths.agrees``).
 
 Python here is the program as written for NumPy: the corpus module's ``jnp`` is NumPy for
@@ -10,10 +10,9 @@ the oracle, and array arguments are NumPy copies (a program that writes ``a[i] =
 its argument is run as its author ran it). x64 is on for the module, so Python's float64
 and the paths' arithmetic agree (a tolerance loop runs the same number of times).
 
-Each case expects, of the runtime paths (``expect``) and of ``--standalone``
-(``standalone``), one of:
+Each case expects, of every path (``expect``), one of:
 
-- ``PYTHON``: every path gives Python's outcome (``--standalone`` may also refuse);
+- ``PYTHON``: every path gives Python's outcome;
 - ``refused(reason)``: some paths raise autolax's own error (an ``AutolaxError``) instead,
   for the reason given; every other path gives Python's outcome;
 - ``Known(error, reason)``: some paths raise that error of JAX or Python where Python does
@@ -37,7 +36,7 @@ import pytest
 
 import autolax
 from corpus import dynamic, graphs, linalg, number_theory, roots, searching, simulations, sorting
-from paths import PATHS, Outcome, _capture, agrees, run, standalone_module
+from paths import PATHS, Outcome, _capture, agrees, is_autolax_error, run, standalone_module
 
 # Real programs fall back to Python loops where a loop cannot be staged (the warning says
 # so); the outcome is what is compared here. benchmarks/real_programs.py shows what staged.
@@ -66,8 +65,7 @@ class Case:
     fn: object
     args: tuple
     static: tuple = ()
-    expect: object = PYTHON  # the runtime paths (paths.PATHS)
-    standalone: object = PYTHON  # --standalone (it may refuse in every case)
+    expect: object = PYTHON  # every path (paths.PATHS and --standalone)
     id: str = ""
 
     def __post_init__(self):
@@ -122,27 +120,21 @@ CASES = [
     Case(searching.bin_search_or_message, (np.array([1, 3, 5, 7, 9, 11]), 7),
          expect=refused("`int((lo + hi) / 2)` of a traced value: the `while` loop cannot be staged, and its condition is traced (TracedValueError)")),
     Case(searching.bisect_index, (np.array([1, 3, 5, 7, 9]), 9)),
-    Case(searching.recursive_search, (np.array([2, 3, 5, 6, 10]), 6),
-         standalone=Known("RecursionError", "--standalone traces a recursion that stops on a traced condition without end (the runtime runs it)")),
+    Case(searching.recursive_search, (np.array([2, 3, 5, 6, 10]), 6)),
     Case(searching.search_low_high, (np.array([2, 4, 10, 10, 18, 20]), 18)),
     # shortest paths
     Case(graphs.dijkstra_heap, (np.array([[0.0, 1.0, 4.0], [1.0, 0.0, 2.0], [4.0, 2.0, 0.0]]), 0),
-         expect=refused("a Python list indexed with a traced vertex popped from the heap (`done[v]`)"),
-         standalone=Known("TracerIntegerConversionError", "--standalone: `best[v] = dist` with a traced `v` is JAX's error where the runtime refuses")),
+         expect=refused("a Python list indexed with a traced vertex popped from the heap (`done[v]`)")),
     Case(graphs.dijkstra_greedy, (np.array([[0, 3, 1, 0], [3, 0, 1, 2], [1, 1, 0, 5], [0, 2, 5, 0]]), 0),
          expect=refused("`nodes.remove(s)` searches a list for a traced value")),
     Case(graphs.dijkstra_relax, (np.array([[0, 4, 1, 9], [4, 0, 2, 5], [1, 2, 0, 8], [9, 5, 8, 0]]), 0),
-         expect=refused("`dist[s] = 0`: a Python list indexed with a traced argument among the function's own statements (TracedValueError)"),
-         standalone=Known("TracerIntegerConversionError", "--standalone: `dist[s] = 0` with a traced `s` is JAX's error where the runtime refuses")),
+         expect=refused("`dist[s] = 0`: a Python list indexed with a traced argument among the function's own statements (TracedValueError)")),
     # dynamic programming
     Case(dynamic.knapsack_table, (np.array([5, 6, 2]), np.array([3, 4, 1]), 6), static=(2,),
-         expect=refused("a Python list indexed with a traced column (`table[i - 1][j - weight[i - 1]]`) in a staged `if`"),
-         standalone=Known("TracerIntegerConversionError", "--standalone: the same index is JAX's error where the runtime refuses")),
-    Case(dynamic.edit_distance_table, (np.array([1, 2, 3, 4]), np.array([1, 3, 3])),
-         standalone=Known("TracerBoolConversionError", "--standalone: `min()` of traced items of a list of lists, after a staged `if` changed one, where the runtime gives Python's answer")),
+         expect=refused("a Python list indexed with a traced column (`table[i - 1][j - weight[i - 1]]`) in a staged `if`")),
+    Case(dynamic.edit_distance_table, (np.array([1, 2, 3, 4]), np.array([1, 3, 3]))),
     Case(dynamic.levenshtein_swap, ("kitten", "sitting"), static=(0, 1)),
-    Case(dynamic.levenshtein_grid, (np.array([0, 1, 2, 2]), np.array([0, 2, 2])),
-         standalone=Known("TracerBoolConversionError", "--standalone: `min()` of traced items of a list of lists in a staged branch, where the runtime gives Python's answer")),
+    Case(dynamic.levenshtein_grid, (np.array([0, 1, 2, 2]), np.array([0, 2, 2]))),
     # linear algebra, gradient descent
     Case(linalg.gauss_seidel_script, (np.array([[4.0, 0.0, 1.0], [1.0, 4.0, 1.0], [1.0, 0.0, 4.0]]), np.array([3.0, -1.0, 2.0]), 3),
          static=(2,)),
@@ -160,11 +152,9 @@ CASES = [
     # simulations
     Case(simulations.walk_positions, (DRAWS, 6), static=(1,)),
     Case(simulations.running_trend, (np.array([1, -2, 3, 4]),)),
-    Case(simulations.life_step_counting, (np.array([[0, 1, 0], [0, 1, 0], [0, 1, 0]]), 0),
-         standalone=Known("TracerBoolConversionError", "--standalone: `if n < 2 or n > 3` on a sum over a slice whose bounds come from the loop indices (the runtime runs the loop as Python)")),
+    Case(simulations.life_step_counting, (np.array([[0, 1, 0], [0, 1, 0], [0, 1, 0]]), 0)),
     Case(simulations.live_neighbours, (2, 0),
-         expect=refused("a slice with traced bounds (`board[x1:x2 + 1, ...]`): TracedValueError"),
-         standalone=Known("IndexError", "JAX's rule for a slice with traced bounds (the runtime refuses)")),
+         expect=refused("a slice with traced bounds (`board[x1:x2 + 1, ...]`): TracedValueError")),
     Case(simulations.life_step_rolled, (simulations.life_board,)),
     # number theory, sequences
     Case(number_theory.gcd_swapping, (12, 18),
@@ -172,8 +162,7 @@ CASES = [
     Case(number_theory.gcd_recursive, (12, 18),
          expect=refused("a recursion that stops on a traced condition")),
     Case(number_theory.is_prime_6k, (97,),
-         expect=refused("`int(sqrt(n))` of a traced argument, after a staged `if`"),
-         standalone=Known("ConcretizationTypeError", "--standalone: `sqrt(n)` of a traced argument is JAX's error where the runtime refuses")),
+         expect=refused("`int(sqrt(n))` of a traced argument, after a staged `if`")),
     Case(number_theory.fibonacci_list, (8,),
          expect=refused("appends in a `while` loop whose trip count is traced: the list's length would depend on data")),
     Case(number_theory.fib_pair, (10,)),
@@ -223,31 +212,17 @@ def path_outcome(case, path, tmp_path) -> Outcome:
     return run(path, case.fn, jax_args(case.args), static_argnums=case.static, tmp_dir=tmp_path)
 
 
-def _declared(value) -> str:
-    if isinstance(value, (np.ndarray, jax.Array)):
-        kind = "Float" if np.issubdtype(value.dtype, np.floating) else "Int"
-        return f"{kind}[Array, '{' '.join(f'd{i}' for i in range(value.ndim))}']"
-    return type(value).__name__ if isinstance(value, (int, float, bool)) else "float"
-
-
 def standalone_function(case):
-    """``case.fn`` as ``autolax convert --standalone`` writes it, with its arguments declared
-    (``--signature``: arrays of their kind and rank, Python numbers; ``--static`` for
-    ``case.static``)."""
-    params = list(inspect.signature(case.fn).parameters)
-    name = case.fn.__name__
-    declared = ", ".join(f"{p}: {_declared(a)}" for i, (p, a) in enumerate(zip(params, case.args)) if i not in case.static)
-    static = tuple(f"{name}.{params[i]}" for i in case.static)
+    """``case.fn`` as ``autolax convert --standalone --all`` writes its module (the helpers
+    it calls converted too, as autolax.jit converts them when called)."""
     source = inspect.getsource(inspect.getmodule(case.fn))
-    module = standalone_module(source, inspect.getsourcefile(case.fn), only=(name,), static=static,
-                               signature=(f"{name}({declared})",))
-    return module[name]
+    return standalone_module(source, inspect.getsourcefile(case.fn), all=True)[case.fn.__name__]
 
 
 def is_refusal(expected, got) -> bool:
     """autolax said no (its own error) where Python returned or raised something else."""
     err = got.error
-    return isinstance(err, autolax.AutolaxError) and (expected.error is None or not isinstance(err, type(expected.error)))
+    return is_autolax_error(err) and (expected.error is None or not isinstance(err, type(expected.error)))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -255,10 +230,9 @@ def test_real_program(case, tmp_path):
     expected = python_outcome(case)
     problems, seen = [], {PYTHON: [], "refused": [], "known": []}
     for path in (*PATHS, "standalone"):
-        expect = case.standalone if path == "standalone" else case.expect
+        expect = case.expect
         got = path_outcome(case, path, tmp_path)
-        # --standalone may refuse any program, in the runtime's words
-        why = agrees(expected, got, path, allow_refusal=expect != PYTHON or path == "standalone")
+        why = agrees(expected, got, path, allow_refusal=expect != PYTHON)
         if isinstance(expect, Known) and why and type(got.error).__name__ == expect.error and path != "convert eagerly":
             seen["known"].append(path)
         elif why:
@@ -266,7 +240,7 @@ def test_real_program(case, tmp_path):
         elif is_refusal(expected, got):
             seen["refused"].append(path)
     assert not problems, f"{case.id} (Python: {expected.kind}):\n  " + "\n  ".join(problems)
-    for expect, paths in ((case.expect, PATHS), (case.standalone, ("standalone",))):
+    for expect, paths in ((case.expect, (*PATHS, "standalone")),):
         if isinstance(expect, Known):
             assert set(paths) & set(seen["known"]), f"{case.id}: no path raised {expect.error} any more: update the data"
         elif expect != PYTHON:
