@@ -88,7 +88,7 @@ class Outcome:
 
 
 def _short(value, limit=200) -> str:
-    text = repr(_plain(value))
+    text = repr(_plain(_plain_lists(value)))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -265,22 +265,23 @@ def _too_large(tree) -> bool:
 
 
 # ----------------------------------------------------------------------------- comparing
+def _plain_lists(value):
+    """``value`` with the lists a staged loop appended to made plain lists (those of
+    autolax's runtime and of its copy, which --standalone output imports)."""
+    for module in ("autolax.ops.lists", "autolax_runtime.ops.lists"):
+        lists = sys.modules.get(module)
+        if lists is not None and hasattr(lists, "plain_lists"):
+            value = lists.plain_lists(value)
+    return value
+
+
 def compare_values(expected, got) -> str | None:
     """None if ``got`` equals ``expected`` (see the module docstring), else how they differ."""
     import jax
 
-    try:
-        from autolax.ops.lists import plain_lists
-    except ImportError:  # an older autolax (the fuzzer compares trees): nothing to make plain
-        def plain_lists(value):
-            return value
-
     # (A list a staged loop appended to, returned through plain jax.jit, is a list whose
     # pytree leaves are the stacked arrays: README, Known limitations. Its items are compared.)
-    got = plain_lists(got)
-    copy = sys.modules.get("autolax_runtime.ops.lists")  # the runtime's copy (--standalone output)
-    if copy is not None:
-        got = copy.plain_lists(got)
+    got = _plain_lists(got)
     e_leaves, e_tree = jax.tree_util.tree_flatten(_to_host(expected))
     g_leaves, g_tree = jax.tree_util.tree_flatten(_to_host(got))
     if any(isinstance(g, jax.core.Tracer) for g in g_leaves):
