@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import sys
 import time
 
@@ -26,6 +27,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from tests.fuzzing.paths import Workspace  # noqa: E402
 from tests.fuzzing.runner import check_program  # noqa: E402
+
+
+def _reason(label: str) -> str:
+    """A refusal's first line without its file names, line numbers and quoted names."""
+    line = label.split("\n")[0]
+    line = re.sub(r"\S*fuzz_\d+(_standalone)?\.py:\d+(:\d+)?:?", "<file>", line)
+    line = re.sub(r"'[^']*'", "'_'", line)
+    return line[:120]
 
 
 def main(argv=None) -> int:
@@ -50,7 +59,7 @@ def main(argv=None) -> int:
             for j, s in zip(jit, alone):
                 pairs[(j[5], s[5])] += 1
                 if j[5] == "ok" and s[5] == "refused":
-                    refused_after_jit_ok[s[4].split("\n")[0][:110]] += 1
+                    refused_after_jit_ok[_reason(s[4])] += 1
     finally:
         ws.close()
     seconds = time.perf_counter() - started
@@ -73,7 +82,7 @@ def main(argv=None) -> int:
     print(f"--standalone runs that are neither Python's outcome nor autolax's error: {mismatched}")
     if refused_after_jit_ok:
         print("\nwhy --standalone refused where autolax.jit gave Python's outcome:")
-        for reason, n in refused_after_jit_ok.most_common(15):
+        for reason, n in refused_after_jit_ok.most_common():
             print(f"  {n:5d}  {reason}")
     return 0
 
