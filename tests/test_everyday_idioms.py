@@ -571,6 +571,47 @@ def test_an_append_after_a_traced_exit_names_the_exit(fn, offset, jump, tmp_path
     check_all_paths(fn, -1.5, tmp_dir=tmp_path, paths=("convert eagerly",))
 
 
+# ----------------------------------------------------------------------------- f-strings nested in print
+def prints_nested_f_strings(x):
+    print(f"{f'{x:.1f}'!s}")
+    print(f"{f'{x}'}")
+    print(f"{f'{x:.1f}'!r} {f'{x:.2f}'!a:>9} <{f'{x:.3f}':^12}>")
+    return x
+
+
+def prints_a_field_in_a_format_spec(x, width):
+    align = ">9"
+    print(f"{x:>{width}.2f}|{{{x:{width}}}}|{x:>8}|{x!s:>10}")
+    print(f"{x:{align!s}}|{x:{f'{align}'}}|{x=:.2f}|{x:{'^'}{width}.{2}f}")
+    return x
+
+
+def prints_nested_f_strings_in_a_loop(xs):
+    total = 0.0
+    for x in xs:
+        total = total + x
+        print(f"{f'{total:.1f}':>6}/{f'{x}'!r}")
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (prints_nested_f_strings, (jnp.float32(1.25),)),
+    (prints_a_field_in_a_format_spec, (jnp.float32(1.25), 8)),
+    (prints_a_field_in_a_format_spec, (jnp.float32(-2.5), jnp.int32(7))),
+    (prints_nested_f_strings_in_a_loop, (jnp.array([1.5, 2.25]),)),
+])
+def test_f_strings_nested_in_print_print_what_python_prints(fn, args, tmp_path):
+    # f0dca31: `f"{f'{x:.1f}'!s}"` and `f"{x:>{width}.2f}"` of a traced `x` raised JAX's
+    # TypeError "unsupported format string passed to DynamicJaxprTracer.__format__" under
+    # autolax.jit, jax.jit(convert) and the CLI's output (the inner f-string, or the field in
+    # the spec, was formatted while tracing), and `f"{f'{x}'}"` was refused (`traced-print-text`).
+    expected = check_all_paths(fn, *args, tmp_dir=tmp_path)
+    assert expected.printed
+    for path in PATHS:
+        got = paths.run(path, fn, args, tmp_dir=tmp_path)
+        assert got.printed == expected.printed, (path, got.printed, expected.printed)
+
+
 # ----------------------------------------------------------------------------- item 11: Fix lines that apply; CLI lines
 _SORTS_IN_A_LOOP = '''import jax.numpy as jnp
 
