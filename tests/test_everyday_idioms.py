@@ -183,6 +183,53 @@ def assigns_two_then_raises(x):
     return y, z
 
 
+def raises_in_an_elif(x):
+    y = 0
+    try:
+        if x > 1:
+            y = 1
+        elif x > 0:
+            y = 5
+            raise ValueError
+        else:
+            y = 2
+    except ValueError:
+        pass
+    return y
+
+
+def raises_in_an_inner_try_an_outer_one_catches(x):
+    y = 0
+    try:
+        try:
+            if x > 0:
+                y = 1
+                raise ValueError
+            y = 2
+        except KeyError:
+            y = 3
+    except ValueError:
+        y = y + 10
+    return y
+
+
+def a_function_the_branch_calls_raises(x):
+    y = 0
+
+    def fails():
+        raise ValueError
+
+    try:
+        if x > 0:
+            y = 1
+            fails()
+        else:
+            y = 2
+    except ValueError:
+        pass
+    return y
+
+
 def prints_in_finally(x):
     y = 0
     try:
@@ -210,14 +257,26 @@ def prints_in_finally(x):
     (raises_in_an_if_in_a_range_loop, (jnp.int32(1),)),
     (a_handler_reads_what_the_branch_assigned, (jnp.float32(1.0),)),
     (assigns_two_then_raises, (jnp.float32(1.0),)),
+    (raises_in_an_elif, (jnp.float32(0.5),)),
+    (raises_in_an_elif, (jnp.float32(2.0),)),
 ])
 def test_an_if_that_raises_inside_a_try_keeps_what_its_branch_assigned(fn, args, tmp_path):
     # f0dca31: convert eagerly returned 0 for keeps_the_branch_s_assignment_at_a_raise(1.0)
     # (Python: 1), raised UnboundLocalError for first_assigns_in_the_branches(1.0), returned
-    # (102, -1) for raises_in_an_if_in_a_range_loop(5) (Python: (102, 2)) and 0 for
-    # a_handler_reads_what_the_branch_assigned(1.0) (Python: 10). A variable the `if` assigns
-    # that only its branches set was not given back at the raise.
+    # (102, -1) for raises_in_an_if_in_a_range_loop(5) (Python: (102, 2)), 0 for
+    # a_handler_reads_what_the_branch_assigned(1.0) (Python: 10) and 0 for
+    # raises_in_an_elif(0.5) (Python: 5). A variable the `if` assigns that only its branches
+    # set was not given back at the raise.
     check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("fn", [raises_in_an_inner_try_an_outer_one_catches, a_function_the_branch_calls_raises])
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_an_if_whose_raise_a_try_catches_keeps_its_assignment_when_run_eagerly(fn, x, tmp_path):
+    # f0dca31: convert eagerly returned 10 (Python: 11) and 0 (Python: 1) for x = 1.0. Under
+    # jit these are refused (`raise` under a traced condition that a `try` catches).
+    check_all_paths(fn, jnp.float32(x), tmp_dir=tmp_path, paths=("convert eagerly",))
+    check_all_paths(fn, jnp.float32(x), tmp_dir=tmp_path, refusal=True)
 
 
 def test_a_constant_from_the_branch_that_does_not_raise_prints_as_python_prints(tmp_path):
