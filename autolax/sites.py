@@ -32,13 +32,13 @@ Grammar (clauses separated by ``;``)::
                   its item (the loop's ``if c: break`` at the top of the body,
                   ``passes.loop_exits``): ``loop_test(NAME, *state)``; the call returns
                   ``NAME`` (not carried) and whether the test stopped the loop after the state;
+``test: after NAME``  the same, with the test run after each iteration on the state it
+                  leaves (``if c: break`` at the end of the body): ``loop_test(*state)`` is
+                  ``c``, true to stop;
 ``after: KIND N``  an ``if`` one of whose branches holds statements that the jump
                   ``KIND`` (``break``, ``continue``, ``return``) at line N skips, among them
                   a list append (for the error when that list's length would depend on
-                  data);
-``test: after NAME``  the same, with the test run after each iteration on the state it
-                  leaves (``if c: break`` at the end of the body): ``loop_test(*state)`` is
-                  ``c``, true to stop.
+                  data).
 
 This module is shared by the front end (which writes descriptors) and the runtime (which
 reads them); it imports nothing else of autolax.

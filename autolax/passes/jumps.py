@@ -105,7 +105,7 @@ class BlockLowering:
             if not self.contains_jump([stmt]):
                 out.append(stmt)
                 continue
-            jump = self.first_jump([stmt])
+            jump = self.first_jump([stmt]) if rest else None  # (before it is rewritten)
             if isinstance(stmt, syntax.If):
                 # Decide where the rest of the block goes before rewriting either branch.
                 body_always, orelse_always = self.always_jumps(stmt.body), self.always_jumps(stmt.orelse)
@@ -166,13 +166,10 @@ class BlockLowering:
         return Lowered(out, False, False)
 
 
-def _skips(node, jump, branch, noted=None):
+def _skips(node, jump, branch):
     """Notes on the ``if`` ``node`` that its ``branch`` holds statements ``jump`` skips
-    (``anno.SKIPPED_BY``; ``noted``: the note of a jump already taken), for the runtime's
-    errors about them."""
-    if noted is not None:
-        anno.set(node, anno.SKIPPED_BY, (noted[0], noted[1], branch))
-    elif jump is not None:
+    (``anno.SKIPPED_BY``), for the runtime's errors about them."""
+    if jump is not None:
         anno.set(node, anno.SKIPPED_BY, (type(jump).__name__.lower(), jump.lineno, branch))
 
 
@@ -239,7 +236,7 @@ def _fill_empty_blocks(tree) -> None:
                 node.body, node.orelse = node.orelse, []
                 skipped = anno.get(node, anno.SKIPPED_BY)
                 if skipped is not None:
-                    _skips(node, None, "body", skipped)
+                    anno.set(node, anno.SKIPPED_BY, (*skipped[:2], "body"))
         body = getattr(node, "body", None)
         if isinstance(body, list) and not body and isinstance(node, syntax.stmt):
             body.append(syntax.Pass())
