@@ -12,6 +12,7 @@ import inspect
 
 import jax
 import jax.extend.core
+import jax.numpy
 import jax.interpreters.ad
 
 try:
@@ -196,3 +197,26 @@ def drop_failed_effects() -> None:
         dispatch.runtime_tokens.block_until_ready()
     except jax.errors.JaxRuntimeError:
         dispatch.runtime_tokens.clear()
+
+
+try:  # JAX 0.10 evaluates a jaxpr's literal outputs to these (earlier releases: plain scalars)
+    from jax._src.literals import TypedComplex as _TypedComplex
+    from jax._src.literals import TypedFloat as _TypedFloat
+    from jax._src.literals import TypedInt as _TypedInt
+    from jax._src.literals import TypedNdArray as _TypedNdArray
+except ImportError:
+    _TYPED_SCALARS, _TypedNdArray = {}, None
+else:
+    _TYPED_SCALARS = {_TypedInt: int, _TypedFloat: float, _TypedComplex: complex}
+
+
+def plain_constant(x):
+    """A constant that evaluating a jaxpr gave back, as the user's code made it: JAX's typed
+    scalar literals (which print as ``TypedInt(2, dtype=int32)``) as Python's scalars, its
+    host arrays (NumPy arrays that ``.at`` fails on) as JAX arrays; anything else unchanged."""
+    convert = _TYPED_SCALARS.get(type(x))
+    if convert is not None:
+        return convert(x)
+    if _TypedNdArray is not None and type(x) is _TypedNdArray:
+        return jax.numpy.asarray(x)
+    return x

@@ -311,6 +311,17 @@ MESSAGES = {
         "    and take {name}_buf[:{name}_count] outside jax.jit (its length depends on data).",
         "#the-rules-semantics",
     ),
+    "append-after-jump": Message(
+        StateMismatchError,
+        "{what} is appended to after the `{kind}` at {jump_where}:\n    {jump_source}\n"
+        "Whether the program takes the `{kind}` depends on a traced value, so the number of items appended to "
+        "{what} would depend on data.",
+        "keep a buffer and a count in place of the list:\n"
+        "        {name}_buf = jnp.zeros((N, *item_shape)); {name}_count = 0    # before; N: the most items\n"
+        "        {name}_buf = {name}_buf.at[{name}_count].set(item); {name}_count += 1    # for {name}.append(item)\n"
+        "    and take {name}_buf[:{name}_count] outside jax.jit (its length depends on data).",
+        "#the-rules-semantics",
+    ),
     "if-structure": Message(
         StateMismatchError,
         "{what} is {first} in the `if` branch and {second} in the `else` branch of {stmt}\n    {source}\n"

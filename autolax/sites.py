@@ -34,7 +34,11 @@ Grammar (clauses separated by ``;``)::
                   ``NAME`` (not carried) and whether the test stopped the loop after the state;
 ``test: after NAME``  the same, with the test run after each iteration on the state it
                   leaves (``if c: break`` at the end of the body): ``loop_test(*state)`` is
-                  ``c``, true to stop.
+                  ``c``, true to stop;
+``after: KIND N``  an ``if`` one of whose branches holds statements that the jump
+                  ``KIND`` (``break``, ``continue``, ``return``) at line N skips, among them
+                  a list append (for the error when that list's length would depend on
+                  data).
 
 This module is shared by the front end (which writes descriptors) and the runtime (which
 reads them); it imports nothing else of autolax.
@@ -101,6 +105,9 @@ class Site:
     index_target: str | None = None
     # Generated parameters that stand for a variable closures capture (`cell: P=NAME`)
     cells: dict = field(default_factory=dict)
+    # An `if` with a branch of statements a jump skips, appending to a list (`after: KIND N`):
+    # (the jump's keyword, its line)
+    after_jump: tuple | None = None
 
     @property
     def where(self) -> str:
@@ -110,6 +117,14 @@ class Site:
     def source(self) -> str:
         """The statement's first line as written ('' if the file cannot be read)."""
         return linecache.getline(self.filename, self.lineno).strip()
+
+    def where_line(self, lineno: int) -> str:
+        """``f.py:9``: another line of the statement's file."""
+        return f"{display_filename(self.filename)}:{lineno}"
+
+    def source_line(self, lineno: int) -> str:
+        """Line ``lineno`` of the statement's file as written ('' if it cannot be read)."""
+        return linecache.getline(self.filename, lineno).strip()
 
     def describe(self, name: str) -> str:
         """``'y'`` for a user variable, or what a generated one stands for."""
@@ -125,7 +140,7 @@ class Site:
 
 def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
                 always_bound=(), reads_appended=None, inserts=(), max_steps=None, item_test=None, read_unbound=(),
-                test_after=False, index_target=None) -> str:
+                test_after=False, index_target=None, after_jump=None) -> str:
     """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
     head = f"{filename}:{lineno}" if filename else str(lineno)
     if outputs is not None and len(outputs):
@@ -148,13 +163,15 @@ def format_spec(lineno: int, *, filename: str | None = None, outputs=None, retur
         clauses.append(f"test: after {item_test}" if test_after else f"test: {item_test}")
     if index_target is not None:
         clauses.append(f"index: {index_target}")
+    if after_jump is not None:
+        clauses.append(f"after: {after_jump[0]} {after_jump[1]}")
     return "; ".join(clauses)
 
 
 @functools.lru_cache(maxsize=1024)
 def parse_spec(spec: str):
     """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps,
-    item_test, test_after, read_unbound, cells, index_target, inserts)``."""
+    item_test, test_after, read_unbound, cells, index_target, inserts, after_jump)``."""
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
     location = location.strip()
@@ -165,6 +182,7 @@ def parse_spec(spec: str):
     cells = {}
     index_target = None
     inserts = frozenset()
+    after_jump = None
     for clause in clauses:
         key, _, value = clause.partition(":")
         items = [v.strip() for v in value.split(",") if v.strip()]
@@ -189,8 +207,11 @@ def parse_spec(spec: str):
             index_target = items[0]
         elif key == "inserts":
             inserts = frozenset(items)
+        elif key == "after":
+            kind, _, jump_line = items[0].partition(" ")
+            after_jump = (kind, int(jump_line))
     return (filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells,
-            index_target, inserts)
+            index_target, inserts, after_jump)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -199,7 +220,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
     (filename, lineno, outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells, index,
-     inserts) = parse_spec(spec)
+     inserts, after_jump) = parse_spec(spec)
     if names is not None and cells:
         names = tuple(cells.get(n, n) for n in names)
     return Site(
@@ -217,4 +238,5 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         read_unbound=maybe,
         index_target=index,
         cells=cells,
+        after_jump=after_jump,
     )

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import pytest
 
 import autolax
+import paths
 from paths import PATHS, check_all_paths, standalone_module
 
 
@@ -79,6 +80,211 @@ def test_a_variable_a_closure_captures_keeps_its_value_at_a_raise_inside_a_try(f
     # counts_until_key_error (Python: 60.0); (2.0, 2.0) for adds_then_raises_in_a_branch(2.0)
     # (Python: (7.0, 7.0)). The body's parameter stands for the cell, which held the value.
     check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- an `if` that raises inside a `try`
+def keeps_the_branch_s_assignment_at_a_raise(x):
+    y = 0
+    try:
+        if x > 0:
+            y = 1
+            raise ValueError
+        else:
+            y = 2
+    except ValueError:
+        pass
+    return y
+
+
+def first_assigns_in_the_branches(x):
+    try:
+        if x > 0:
+            y = 1
+            raise ValueError
+        else:
+            y = 2
+    except ValueError:
+        pass
+    return y
+
+
+def raises_in_a_nested_if(x):
+    y = 0
+    try:
+        if x > 0:
+            if x > 1:
+                y = 1
+                raise ValueError
+            else:
+                y = 3
+        else:
+            y = 2
+    except ValueError:
+        pass
+    return y
+
+
+def raises_in_an_if_in_a_loop(xs):
+    y = 0.0
+    try:
+        for v in xs:
+            if v > 1.5:
+                y = v
+                raise ValueError
+            else:
+                y = -v
+    except ValueError:
+        pass
+    return y
+
+
+def raises_in_an_if_in_a_range_loop(n):
+    total = 0
+    try:
+        for k in range(n):
+            if k == 2:
+                total = total + 100
+                last = k
+                raise ValueError
+            else:
+                last = -k
+                total = total + 1
+    except ValueError:
+        pass
+    return total, last
+
+
+def a_handler_reads_what_the_branch_assigned(x):
+    y = 0
+    try:
+        if x > 0:
+            y = 1
+            raise ValueError
+        else:
+            y = 2
+        y = 5
+    except ValueError:
+        return y * 10
+    return y
+
+
+def assigns_two_then_raises(x):
+    y = 0
+    z = 0
+    try:
+        if x > 0:
+            y = 1
+            z = 1
+            raise ValueError
+        else:
+            y = 2
+    except ValueError:
+        pass
+    return y, z
+
+
+def raises_in_an_elif(x):
+    y = 0
+    try:
+        if x > 1:
+            y = 1
+        elif x > 0:
+            y = 5
+            raise ValueError
+        else:
+            y = 2
+    except ValueError:
+        pass
+    return y
+
+
+def raises_in_an_inner_try_an_outer_one_catches(x):
+    y = 0
+    try:
+        try:
+            if x > 0:
+                y = 1
+                raise ValueError
+            y = 2
+        except KeyError:
+            y = 3
+    except ValueError:
+        y = y + 10
+    return y
+
+
+def a_function_the_branch_calls_raises(x):
+    y = 0
+
+    def fails():
+        raise ValueError
+
+    try:
+        if x > 0:
+            y = 1
+            fails()
+        else:
+            y = 2
+    except ValueError:
+        pass
+    return y
+
+
+def prints_in_finally(x):
+    y = 0
+    try:
+        if x > 0:
+            y = 1
+            raise ValueError
+        else:
+            y = 2
+    finally:
+        print("y", y, 1j * y)
+    return y
+
+
+@pytest.mark.parametrize("fn, args", [
+    (keeps_the_branch_s_assignment_at_a_raise, (jnp.float32(1.0),)),
+    (keeps_the_branch_s_assignment_at_a_raise, (jnp.float32(-1.0),)),
+    (first_assigns_in_the_branches, (jnp.float32(1.0),)),
+    (first_assigns_in_the_branches, (jnp.float32(-1.0),)),
+    (raises_in_a_nested_if, (jnp.float32(2.0),)),
+    (raises_in_a_nested_if, (jnp.float32(0.5),)),
+    (raises_in_an_if_in_a_loop, (jnp.array([1.0, 2.0, 3.0]),)),
+    (raises_in_an_if_in_a_loop, (jnp.array([1.0, 0.5]),)),
+    (raises_in_an_if_in_a_range_loop, (5,)),
+    (raises_in_an_if_in_a_range_loop, (jnp.int32(5),)),
+    (raises_in_an_if_in_a_range_loop, (jnp.int32(1),)),
+    (a_handler_reads_what_the_branch_assigned, (jnp.float32(1.0),)),
+    (assigns_two_then_raises, (jnp.float32(1.0),)),
+    (raises_in_an_elif, (jnp.float32(0.5),)),
+    (raises_in_an_elif, (jnp.float32(2.0),)),
+])
+def test_an_if_that_raises_inside_a_try_keeps_what_its_branch_assigned(fn, args, tmp_path):
+    # f0dca31: convert eagerly returned 0 for keeps_the_branch_s_assignment_at_a_raise(1.0)
+    # (Python: 1), raised UnboundLocalError for first_assigns_in_the_branches(1.0), returned
+    # (102, -1) for raises_in_an_if_in_a_range_loop(5) (Python: (102, 2)), 0 for
+    # a_handler_reads_what_the_branch_assigned(1.0) (Python: 10) and 0 for
+    # raises_in_an_elif(0.5) (Python: 5). A variable the `if` assigns that only its branches
+    # set was not given back at the raise.
+    check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("fn", [raises_in_an_inner_try_an_outer_one_catches, a_function_the_branch_calls_raises])
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_an_if_whose_raise_a_try_catches_keeps_its_assignment_when_run_eagerly(fn, x, tmp_path):
+    # f0dca31: convert eagerly returned 10 (Python: 11) and 0 (Python: 1) for x = 1.0. Under
+    # jit these are refused (`raise` under a traced condition that a `try` catches).
+    check_all_paths(fn, jnp.float32(x), tmp_dir=tmp_path, paths=("convert eagerly",))
+    check_all_paths(fn, jnp.float32(x), tmp_dir=tmp_path, refusal=True)
+
+
+def test_a_constant_from_the_branch_that_does_not_raise_prints_as_python_prints(tmp_path):
+    # f0dca31: autolax.jit, jax.jit(convert) and the CLI's output printed
+    # "y TypedInt(2, dtype=int32) ..." (JAX's literal): the branch that raises is dropped and the
+    # other's value is a constant.
+    expected = check_all_paths(prints_in_finally, jnp.float32(-1.0), tmp_dir=tmp_path)
+    assert expected.printed == "y 2 2j\n"
 
 
 # ----------------------------------------------------------------------------- items 5, 7: rows appended as lists
@@ -347,6 +553,122 @@ def test_an_append_in_a_loop_with_a_traced_return_says_the_length_depends_on_dat
         "`return`), so the length of 'out' would depend on data.")
     assert "keep a buffer and a count in place of the list" in message
     assert any("run as a Python loop instead, it failed too" in note for note in info.value.__notes__)
+
+
+def returns_early_then_appends(x):
+    out = []
+    for i in range(4):
+        if x > i:
+            return out, i
+        out.append(x * i)
+    return out, 4
+
+
+def breaks_then_appends(x):
+    out = []
+    for i in range(4):
+        if x > i:
+            break
+        out.append(x * i)
+    return out
+
+
+def continues_then_appends(x):
+    out = []
+    for i in range(4):
+        if x < i:
+            continue
+        out.append(x * i)
+    return out
+
+
+def breaks_in_a_nested_if_then_appends(x):
+    out = []
+    for i in range(4):
+        if x > i:
+            out = out
+            if x > 2 * i:
+                break
+        out.append(x * i)
+    return out
+
+
+def returns_early_then_appends_outside_a_loop(x):
+    out = [x]
+    if x > 0:
+        return out
+    out.append(x)
+    return out
+
+
+@pytest.mark.parametrize("fn, offset, jump", [(returns_early_then_appends, 4, "return out, i"),
+                                              (breaks_then_appends, 4, "break"),
+                                              (continues_then_appends, 4, "continue"),
+                                              (breaks_in_a_nested_if_then_appends, 6, "break"),
+                                              (returns_early_then_appends_outside_a_loop, 3, "return out")])
+def test_an_append_after_a_traced_exit_names_the_exit(fn, offset, jump, tmp_path):
+    # f0dca31: "'out' is [] in the `if` branch and [float32[]] in the `else` branch of the `if`
+    # at ... The condition is traced, so appending to a list in one branch only ..." with the fix
+    # "append in both branches", where the user's code appends in no branch.
+    kind = jump.split()[0]
+    for path in ("autolax.jit", "jax.jit(convert)", "cli default"):
+        got = paths.run(path, fn, (1.5,), tmp_dir=tmp_path)
+        assert isinstance(got.error, autolax.StateMismatchError), (path, got)
+        message = str(got.error)
+        # (the CLI's output converts the function's source alone: its lines count from the `def`)
+        where, line = ((__file__, fn.__code__.co_firstlineno + offset) if path != "cli default"
+                       else (f"cli_{fn.__name__}_", 1 + offset))
+        assert message.startswith(f"'out' is appended to after the `{kind}` at "), message
+        assert f":{line}:\n" in message and where in message.splitlines()[0], message
+        assert (f"Whether the program takes the `{kind}` depends on a traced value, so the number of items appended "
+                "to 'out' would depend on data.") in message
+        assert "Fix: keep a buffer and a count in place of the list:" in message
+        assert "append in both branches" not in message
+    message = str(paths.run("autolax.jit", fn, (1.5,)).error)
+    assert f"{__file__}:{fn.__code__.co_firstlineno + offset}:\n    {jump}\n" in message
+    check_all_paths(fn, 1.5, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(fn, -1.5, tmp_dir=tmp_path, paths=("convert eagerly",))
+
+
+# ----------------------------------------------------------------------------- f-strings nested in print
+def prints_nested_f_strings(x):
+    print(f"{f'{x:.1f}'!s}")
+    print(f"{f'{x}'}")
+    print(f"{f'{x:.1f}'!r} {f'{x:.2f}'!a:>9} <{f'{x:.3f}':^12}>")
+    return x
+
+
+def prints_a_field_in_a_format_spec(x, width):
+    align = ">9"
+    print(f"{x:>{width}.2f}|{{{x:{width}}}}|{x:>8}|{x!s:>10}")
+    print(f"{x:{align!s}}|{x:{f'{align}'}}|{x=:.2f}|{x:{'^'}{width}.{2}f}")
+    return x
+
+
+def prints_nested_f_strings_in_a_loop(xs):
+    total = 0.0
+    for x in xs:
+        total = total + x
+        print(f"{f'{total:.1f}':>6}/{f'{x}'!r}")
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (prints_nested_f_strings, (jnp.float32(1.25),)),
+    (prints_a_field_in_a_format_spec, (jnp.float32(1.25), 8)),
+    (prints_a_field_in_a_format_spec, (jnp.float32(-2.5), jnp.int32(7))),
+    (prints_nested_f_strings_in_a_loop, (jnp.array([1.5, 2.25]),)),
+])
+def test_f_strings_nested_in_print_print_what_python_prints(fn, args, tmp_path):
+    # f0dca31: `f"{f'{x:.1f}'!s}"` and `f"{x:>{width}.2f}"` of a traced `x` raised JAX's
+    # TypeError "unsupported format string passed to DynamicJaxprTracer.__format__" under
+    # autolax.jit, jax.jit(convert) and the CLI's output (the inner f-string, or the field in
+    # the spec, was formatted while tracing), and `f"{f'{x}'}"` was refused (`traced-print-text`).
+    expected = check_all_paths(fn, *args, tmp_dir=tmp_path)
+    assert expected.printed
+    for path in PATHS:
+        got = paths.run(path, fn, args, tmp_dir=tmp_path)
+        assert got.printed == expected.printed, (path, got.printed, expected.printed)
 
 
 # ----------------------------------------------------------------------------- item 11: Fix lines that apply; CLI lines

@@ -276,7 +276,11 @@ class FString:
     def __str__(self):
         return self.template.format(*self.values)
 
-    __repr__ = __str__
+    def __repr__(self):  # `!r` of an f-string inside another: the text's repr, as Python's
+        return repr(str(self))
+
+    def __format__(self, spec):  # f"{f'{x:.1f}':>8}": the text, formatted with the spec
+        return format(str(self), spec)
 
 
 jax.tree_util.register_pytree_node(FString, lambda f: (f.values, f.template), lambda t, values: FString(t, tuple(values)))

@@ -519,6 +519,10 @@ def join_branches(true_state: State, false_state: State, site) -> State:
             a, b = a.maybe_bound(), b.maybe_bound()
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
             code = "if-list-append" if _is_list(a) and _is_list(b) else "if-structure"
+            if code == "if-list-append" and getattr(site, "after_jump", None) is not None:
+                kind, line = site.after_jump  # `if c: return` (or `break`), then `out.append(v)`
+                raise _error("append-after-jump", site, a.name, kind=kind, jump_where=site.where_line(line),
+                             jump_source=site.source_line(line))
             raise _error(code, site, a.name, a.describe(), b.describe())
         leaves = []
         for la, lb in zip(a.leaves, b.leaves):

@@ -74,6 +74,8 @@ class Traced:
         else:
             consts = [guarded(guard, c) for c in self.jaxpr.consts]
             outs = _evaluate(self.jaxpr.jaxpr, consts, [guarded(guard, x) for x in dynamic_inputs])
+        # An output that does not depend on the inputs is the jaxpr's literal.
+        outs = [compat.plain_constant(o) for o in outs]
         failures = None
         if self.makers:
             outs, failures = outs[:-1], checks.Failures(outs[-1], self.makers)

@@ -65,6 +65,24 @@ def _literal_format(node) -> bool:
         return len(fields) <= len(node.args)
     return all(name.isdigit() and int(name) < len(node.args) for name in names)
 
+def _escaped(text) -> str:
+    """Literal text of an f-string in ``str.format``'s syntax."""
+    return str(text).replace("{", "{{").replace("}", "}}")
+
+
+def _field(part, spec=None) -> str | None:
+    """An f-string's field in ``str.format``'s syntax (``{x!r:>8}`` -> ``{!r:>8}``), with
+    ``spec`` for its format spec; without ``spec``, a field inside a format spec, whose own
+    spec must be literal text (None if not)."""
+    conversion = {-1: "", 115: "!s", 114: "!r", 97: "!a"}[part.conversion]
+    if spec is None:
+        pieces = part.format_spec.values if part.format_spec is not None else ()
+        if not all(isinstance(p, syntax.Constant) for p in pieces):
+            return None
+        spec = "".join(str(p.value) for p in pieces)
+    return "{" + conversion + (":" + spec if spec else "") + "}"
+
+
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, local_names, first_param):
         self.loop_ranges: set = set()
@@ -86,9 +104,11 @@ class _Transformer(syntax.NodeTransformer):
 
     def _fstring(self, node):
         """``f"x = {x:.2f}"`` -> ``ops.fstring('x = {:.2f}', x)``, formatted when printed (a
-        traced ``x`` has its value only then). Left as it is without a field, or with a field
-        in a format spec (``{x:{width}}``). ``"x = {:.2f}".format(x)`` (a string literal's
-        ``format`` with positional arguments for its fields) is the same."""
+        traced ``x`` has its value only then). A field's value that is an f-string itself
+        (``f"{f'{x:.1f}'!s:>8}"``) is one too; a field in a format spec (``{x:>{width}}``)
+        is a field of the template (``'{:>{}}'``, ``x, width``). Left as it is without a
+        field. ``"x = {:.2f}".format(x)`` (a string literal's ``format`` with positional
+        arguments for its fields) is the same."""
         if _literal_format(node):
             call = syntax.call(f"{self.ctx.ops}.fstring", [syntax.deepcopy(node.func.value), *node.args])
             return syntax.copy_location(call, node)
@@ -97,15 +117,20 @@ class _Transformer(syntax.NodeTransformer):
         template, values = [], []
         for part in node.values:
             if isinstance(part, syntax.Constant):
-                template.append(str(part.value).replace("{", "{{").replace("}", "}}"))
+                template.append(_escaped(part.value))
                 continue
-            spec = part.format_spec
-            if spec is not None and not all(isinstance(v, syntax.Constant) for v in spec.values):
-                return node
-            conversion = {-1: "", 115: "!s", 114: "!r", 97: "!a"}[part.conversion]
-            text = "".join(str(v.value) for v in spec.values) if spec is not None else ""
-            template.append("{" + conversion + (":" + text if text else "") + "}")
-            values.append(part.value)
+            text, spec_values = "", []
+            for piece in part.format_spec.values if part.format_spec is not None else ():
+                if isinstance(piece, syntax.Constant):
+                    text += str(piece.value)
+                    continue
+                inner = _field(piece)
+                if inner is None:
+                    return node
+                text += inner
+                spec_values.append(self._fstring(piece.value))
+            template.append(_field(part, text))
+            values += [self._fstring(part.value), *spec_values]
         if not values:
             return node
         call = syntax.call(f"{self.ctx.ops}.fstring", [syntax.constant("".join(template)), *values])

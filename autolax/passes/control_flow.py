@@ -322,7 +322,7 @@ class _FunctionConverter:
         return [n for n in names if n in found]
 
     def spec(self, node, names, outputs=False, reads_appended=None, item_test=None, read_unbound=(),
-             test_after=False, index_target=None, inserts=()):
+             test_after=False, index_target=None, inserts=(), after_jump=None):
         """The ``at='...'`` descriptor of a statement (see ``autolax.sites``): ``names`` are its
         carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
         text = sites.format_spec(
@@ -339,8 +339,26 @@ class _FunctionConverter:
             test_after=test_after,
             read_unbound=read_unbound,
             index_target=index_target,
+            after_jump=after_jump,
         )
         return syntax.constant(text)
+
+    def appends_after_jump(self, node, outputs):
+        """``(keyword, line)`` of the jump whose skipped statements are a branch of the ``if``
+        ``node`` (``anno.SKIPPED_BY``) if that branch appends to a list among ``outputs``
+        (``ops.append(out, v)``), else None."""
+        skipped = anno.get(node, anno.SKIPPED_BY)
+        if skipped is None:
+            return None
+        kind, line, branch = skipped
+        for n in (n for stmt in getattr(node, branch) for n in syntax.nodes(stmt)):
+            func = getattr(n, "func", None) if isinstance(n, syntax.Call) else None
+            if not (isinstance(func, syntax.Attribute) and func.attr == "append"):
+                continue
+            target = n.args[0] if self._is_ops(func.value) and n.args else func.value
+            if isinstance(target, syntax.Name) and target.id in outputs:
+                return kind, line
+        return None
 
     def inserted_into(self, stmts):
         """Lists a block may grow elsewhere than at their end: ``lst.insert(k, v)``, a slice
@@ -498,7 +516,13 @@ class _FunctionConverter:
         # and the `if` always returns it, so the cell holds the taken branch's value.
         kept = self.kept(node, node.body + node.orelse)
         outputs = self.order(assigned & (self.live.live_out[node] | kept))
+        after_jump = self.appends_after_jump(node, outputs)
         entry = self.live.entry[(node, "body")] | self.live.entry[(node, "orelse")]
+        if self.in_try:
+            # A branch may raise after it assigned a variable the handlers (or the code after
+            # the `try`) read: the branches take it, so that the branch run in Python gives
+            # back its value at the raise (``ops.raised_state``), or the value before the `if`.
+            entry = entry | set(outputs)
         params = self.order(assigned & (entry | kept))
         inits = self.undefined_inits(params, node)
         if_true, if_false = self.ctx.namer.new("if_true"), self.ctx.namer.new("if_false")
@@ -519,7 +543,7 @@ class _FunctionConverter:
             targets=out,
             ops_cond=self.ops_name("cond"),
             test=node.test,
-            spec=self.spec(node, outputs, outputs=True),
+            spec=self.spec(node, outputs, outputs=True, after_jump=after_jump),
         )
         if self.caught:
             stmts[2].value.keywords.append(syntax.copy_location(syntax.keyword(

@@ -21,6 +21,9 @@ ITEM_TEST = "item_test"
 TEST_AFTER = "test_after"
 ORIGIN = "origin"  # generated statement: the user statement it stands for
 GENERATED_FLAG = "generated_flag"  # Name assigned by jump lowering ("break", "return", ...)
+# If: one branch holds statements a jump skips (the rest of the block, moved there by jump
+# lowering, or guarded by `if not flag:`): (the jump's keyword, its line, "body" or "orelse")
+SKIPPED_BY = "skipped_by"
 LOOP_OPTIONS = "loop_options"  # For/While: {"max_steps": 4096} from autolax.loop_options
 THUNK = "thunk"  # Lambda: generated, called at once by the op it is passed to (not a closure)
 # IfExp inside a `try`: the exception type expressions its handlers catch (passes.exceptions)

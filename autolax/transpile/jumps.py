@@ -72,6 +72,20 @@ class BlockLowering:
             stack.extend(syntax.child_statements(node))  # a jump is a statement
         return False
 
+    def first_jump(self, stmts):
+        """The first jump of this kind in ``stmts`` (in source order), or None."""
+        for node in stmts:
+            if self.is_jump(node):
+                return node
+            if isinstance(node, _SCOPES) or (isinstance(node, _LOOPS) and not self.into_loops):
+                children = node.orelse if isinstance(node, _LOOPS) else []
+            else:
+                children = syntax.child_statements(node)
+            found = self.first_jump(children)
+            if found is not None:
+                return found
+        return None
+
     def guard(self, stmts, origin):
         """``if not flag: stmts``, at ``origin``'s location."""
         self.flag_read = True
@@ -102,6 +116,7 @@ class BlockLowering:
             if not self.contains_jump([stmt]):
                 out.append(stmt)
                 continue
+            jump = self.first_jump([stmt]) if rest else None  # (before it is rewritten)
             if isinstance(stmt, syntax.If):
                 # Decide where the rest of the block goes before rewriting either branch.
                 body_always, orelse_always = self.always_jumps(stmt.body), self.always_jumps(stmt.orelse)
@@ -110,11 +125,15 @@ class BlockLowering:
                     out.append(stmt)
                     return Lowered(out, True, True)
                 if body_always:
+                    if rest:
+                        _skips(stmt, self.first_jump(stmt.body), "orelse")
                     tail = self.block(stmt.orelse + rest)
                     stmt.body, stmt.orelse = self.block(stmt.body).stmts, tail.stmts
                     out.append(stmt)
                     return Lowered(out, True, tail.always_jumps)
                 if orelse_always:
+                    if rest:
+                        _skips(stmt, self.first_jump(stmt.orelse), "body")
                     tail = self.block(stmt.body + rest)
                     stmt.body, stmt.orelse = tail.stmts, self.block(stmt.orelse).stmts
                     out.append(stmt)
@@ -151,9 +170,18 @@ class BlockLowering:
                     return Lowered(out, True, True)
             if rest:
                 tail = self.block(rest)
-                out.append(self.guard(tail.stmts, rest[0]))
+                guard = self.guard(tail.stmts, rest[0])
+                _skips(guard, jump, "body")
+                out.append(guard)
             return Lowered(out, True, False)
         return Lowered(out, False, False)
+
+
+def _skips(node, jump, branch):
+    """Notes on the ``if`` ``node`` that its ``branch`` holds statements ``jump`` skips
+    (``anno.SKIPPED_BY``), for the runtime's errors about them."""
+    if jump is not None:
+        anno.set(node, anno.SKIPPED_BY, (type(jump).__name__.lower(), jump.lineno, branch))
 
 
 def _endless(stmt) -> bool:
@@ -218,6 +246,9 @@ def _fill_empty_blocks(tree) -> None:
             if not node.body and node.orelse:
                 node.test = syntax.copy_location(syntax.unary_not(node.test), node.test)
                 node.body, node.orelse = node.orelse, []
+                skipped = anno.get(node, anno.SKIPPED_BY)
+                if skipped is not None:
+                    anno.set(node, anno.SKIPPED_BY, (*skipped[:2], "body"))
         body = getattr(node, "body", None)
         if isinstance(body, list) and not body and isinstance(node, syntax.stmt):
             body.append(syntax.Pass())
