@@ -706,6 +706,22 @@ def _bounded_while(site, max_steps):
     return functools.partial(checkpointed.bounded_while_loop, max_steps=max_steps, error_message=message)
 
 
+@dataclasses.dataclass
+class _WhileLoop:
+    """A ``while`` loop whose body's types have settled: what its forms read."""
+
+    site: sites.Site
+    state: State  # the carried types (``_fixpoint``)
+    body: Traced
+    test: Traced
+
+    def go_on(self, leaves):
+        """The loop test on the carried ``leaves``: (its boolean, its checks' failures)."""
+        __tracebackhide__ = True
+        pred_leaves, _, failures = self.test(leaves)
+        return predicate(pred_leaves[0], self.site.where), failures
+
+
 def _staged_while(site, loop_test, loop_body, values, names, first):
     __tracebackhide__ = True
     facts = plan.LoopFacts("while")
@@ -715,47 +731,47 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
     if body_traced.raises:
         ran = predicate(first, site.where) if is_tracer(first) else bool(first)
         return _raises_when_it_runs(site, body_traced, state.dynamic(values), ran, values, names)
-    test_traced = _traced_test(loop_test, state, site)
-    n = state.n_dynamic()
+    loop = _WhileLoop(site, state, body_traced, _traced_test(loop_test, state, site))
     facts = dataclasses.replace(facts, inexact=_inexact(state), max_steps=site.max_steps or report.default_max_steps())
     form = plan.loop_form(facts)
     while_loop = _bounded_while(site, facts.max_steps if form == plan.BOUNDED else None)
-
-    def test(leaves):
-        __tracebackhide__ = True
-        pred_leaves, _, failures = test_traced(leaves)
-        return predicate(pred_leaves[0], site.where), failures
-
-    if not (body_traced.makers or test_traced.makers):
-        out = while_loop(lambda c: test(c)[0], lambda c: body_traced(c, state)[0], state.dynamic(values))
+    if body_traced.makers or loop.test.makers:
+        out = _while_with_checks(loop, while_loop, state.dynamic(values))
     else:
-        # Checks in the loop: carry the first failure's code and stop there. The test runs
-        # at the end of each iteration (and before the first), so its checks are carried too.
-        makers = body_traced.makers + test_traced.makers
-
-        def test_and_code(leaves, code):
-            pred, failures = test(leaves)
-            code = _first_code(code, failures, len(body_traced.makers))
-            return pred, code
-
-        def body_fun(carry):
-            __tracebackhide__ = True
-            leaves, code = list(carry[:n]), carry[n + 1]
-            leaves, _, failures = body_traced(leaves, state)
-            code = _first_code(code, failures, 0)
-            pred, code = test_and_code(leaves, code)
-            return (*leaves, pred, code)
-
-        init = state.dynamic(values)
-        pred0, code0 = test_and_code(init, np.int32(0))
-        carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), body_fun, (*init, pred0, code0))
-        out = list(carry[:n])
-        checks.defer(checks.Failures(carry[n + 1], makers))
+        out = while_loop(lambda c: loop.go_on(c)[0], lambda c: body_traced(c, state)[0], state.dynamic(values))
     report.record(site, form)
     report.record_tested_exits(site, loop_test, form)
     ran = predicate(first, site.where) if is_tracer(first) else bool(first)
     result = write_back(names, dict(zip(names, values)), state.rebuild(out), body_traced.kept)
     return pack(_flag_first_assigned(values, result, names, ran), len(names))
+
+
+def _while_with_checks(loop, while_loop, init):
+    """The while form of a loop with checks: it carries ``(*state, pred, code)``, the first
+    failure's code, and stops there. The test runs at the end of each iteration (and before
+    the first), so its checks are carried too. Returns the final state's leaves."""
+    __tracebackhide__ = True
+    n = loop.state.n_dynamic()
+    pred0, code0 = _while_test_and_code(loop, init, np.int32(0))
+    carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), functools.partial(_while_checked_body, loop),
+                       (*init, pred0, code0))
+    checks.defer(checks.Failures(carry[n + 1], loop.body.makers + loop.test.makers))
+    return list(carry[:n])
+
+
+def _while_test_and_code(loop, leaves, code):
+    """The loop test on ``leaves``, and the failure code after its checks."""
+    pred, failures = loop.go_on(leaves)
+    return pred, _first_code(code, failures, len(loop.body.makers))
+
+
+def _while_checked_body(loop, carry):
+    __tracebackhide__ = True
+    n = loop.state.n_dynamic()
+    leaves, code = list(carry[:n]), carry[n + 1]
+    leaves, _, failures = loop.body(leaves, loop.state)
+    pred, code = _while_test_and_code(loop, leaves, _first_code(code, failures, 0))
+    return (*leaves, pred, code)
 
 
 def _raises_when_it_runs(site, body_traced, first_inputs, ran, values, names):
