@@ -753,8 +753,7 @@ def _while_with_checks(loop, while_loop, init):
     __tracebackhide__ = True
     n = loop.state.n_dynamic()
     pred0, code0 = _while_test_and_code(loop, init, np.int32(0))
-    carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), functools.partial(_while_checked_body, loop),
-                       (*init, pred0, code0))
+    carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), lambda c: _while_checked_body(loop, c), (*init, pred0, code0))
     checks.defer(checks.Failures(carry[n + 1], loop.body.makers + loop.test.makers))
     return list(carry[:n])
 
@@ -1290,8 +1289,8 @@ def _for_step(loop, k, x, carry):
     Python stopped there, and never printed what the later iterations print."""
     __tracebackhide__ = True
     if loop.checked and loop.body.jaxpr.effects:
-        return lax.cond(carry[loop.n] == 0, functools.partial(_for_iterate, loop), functools.partial(_for_skip, loop),
-                        k, x, list(carry))
+        return lax.cond(carry[loop.n] == 0, lambda k, x, c: _for_iterate(loop, k, x, c),
+                        lambda k, x, c: _for_skip(loop, k, x, c), k, x, list(carry))
     return _for_iterate(loop, k, x, carry)
 
 
@@ -1329,14 +1328,14 @@ def _go_on_if(loop, more, carry, k=None, x=None):
 def _for_scan(loop, init):
     """The ``lax.scan`` form: (final carry, stacked per-iteration outputs). The items are the
     rows of ``seq.xs`` (no counter to carry), or indexed by a counter."""
-    return (_scan_indexed if loop.seq.indexed else _scan_rows)(functools.partial(_for_step, loop), init, loop.seq)
+    return (_scan_indexed if loop.seq.indexed else _scan_rows)(lambda k, x, c: _for_step(loop, k, x, c), init, loop.seq)
 
 
 def _for_masked(loop, init):
     """The masked ``lax.scan`` form: all iterations run; those after the exit skip the body.
     Unlike a while_loop, it is reverse-differentiable."""
     extra = [np.bool_(False), np.int32(0)] if loop.item_test else []
-    (_, *out), _ = lax.scan(functools.partial(_for_masked_body, loop), (np.int32(0), *extra, *init), xs=loop.seq.xs,
+    (_, *out), _ = lax.scan(lambda c, x: _for_masked_body(loop, c, x), (np.int32(0), *extra, *init), xs=loop.seq.xs,
                             length=loop.seq.length)
     return list(out)
 
@@ -1367,17 +1366,16 @@ def _for_selected(loop, init):
     Unlike ``_for_masked`` it has no ``lax.cond``, which `vmap` would batch after
     differentiation: `jax.grad(jax.vmap(f))` could not transpose it (jax-ml/jax#22011)."""
     carry = (np.int32(0), *([np.bool_(False), np.int32(0)] if loop.item_test else []), *init)
-    body = functools.partial(_for_selected_body, loop)
     # Under shard_map the selects vary over the axes the exit test varies over: start the
     # carry varying there too, or the scan's carry types differ.
     x0 = None if loop.seq.xs is None else jax.tree_util.tree_map(lambda a: a[0], loop.seq.xs)
     for _ in builtins.range(3):
-        out_types = jax.eval_shape(lambda c: body(c, x0)[0], carry)
+        out_types = jax.eval_shape(lambda c: _for_selected_body(loop, c, x0)[0], carry)
         widened = tuple(cast(v, t) for v, t in builtins.zip(carry, out_types))
         if all(jax.typeof(a) == jax.typeof(b) for a, b in builtins.zip(widened, carry)):
             break
         carry = widened
-    (_, *out), _ = lax.scan(body, carry, xs=loop.seq.xs, length=loop.seq.length)
+    (_, *out), _ = lax.scan(lambda c, x: _for_selected_body(loop, c, x), carry, xs=loop.seq.xs, length=loop.seq.length)
     return list(out)
 
 
@@ -1413,7 +1411,7 @@ def _for_while(loop, init, while_loop=_scalars_first_while):
     first_free = (loop.test is not None and loop.item_test and loop.after
                   and _false_at_start(loop.test, loop.state, loop.values))
     k0, k_end = loop.k0, loop.k_end
-    k, *out = while_loop(functools.partial(_for_while_test, loop, first_free), functools.partial(_for_while_step, loop),
+    k, *out = while_loop(lambda c: _for_while_test(loop, first_free, c), lambda c: _for_while_step(loop, c),
                          (jnp.asarray(k0, _counter_type(k0, k_end)), *init))
     index = k if isinstance(k0, int) and k0 == 0 else k - k0
     if loop.item_test and loop.after:  # the test on the state the last iteration left; its item
@@ -1448,7 +1446,7 @@ def _for_while_step(loop, carry):
 
 def _for_fori(loop, init):
     """The ``lax.fori_loop`` form (traced ``range`` bounds, no exit)."""
-    return list(lax.fori_loop(loop.k0, loop.k_end, functools.partial(_for_fori_step, loop), tuple(init)))
+    return list(lax.fori_loop(loop.k0, loop.k_end, lambda k, c: _for_fori_step(loop, k, c), tuple(init)))
 
 
 def _for_fori_step(loop, k, carry):
