@@ -63,7 +63,7 @@ from autolax.ops.state import (
     var_spec,
     write_back,
 )
-from autolax.ops.tracing import cast_to, pack, raised_after_check, run_body, staging, trace, unpack
+from autolax.ops.tracing import Traced, cast_to, pack, raised_after_check, run_body, staging, trace, unpack
 
 # Errors that mean "this body cannot be staged": the loop runs in Python instead when it can.
 UNSTAGEABLE = (
@@ -706,6 +706,22 @@ def _bounded_while(site, max_steps):
     return functools.partial(checkpointed.bounded_while_loop, max_steps=max_steps, error_message=message)
 
 
+@dataclasses.dataclass
+class _WhileLoop:
+    """A ``while`` loop whose body's types have settled: what its forms read."""
+
+    site: sites.Site
+    state: State  # the carried types (``_fixpoint``)
+    body: Traced
+    test: Traced
+
+    def go_on(self, leaves):
+        """The loop test on the carried ``leaves``: (its boolean, its checks' failures)."""
+        __tracebackhide__ = True
+        pred_leaves, _, failures = self.test(leaves)
+        return predicate(pred_leaves[0], self.site.where), failures
+
+
 def _staged_while(site, loop_test, loop_body, values, names, first):
     __tracebackhide__ = True
     facts = plan.LoopFacts("while")
@@ -715,47 +731,46 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
     if body_traced.raises:
         ran = predicate(first, site.where) if is_tracer(first) else bool(first)
         return _raises_when_it_runs(site, body_traced, state.dynamic(values), ran, values, names)
-    test_traced = _traced_test(loop_test, state, site)
-    n = state.n_dynamic()
+    loop = _WhileLoop(site, state, body_traced, _traced_test(loop_test, state, site))
     facts = dataclasses.replace(facts, inexact=_inexact(state), max_steps=site.max_steps or report.default_max_steps())
     form = plan.loop_form(facts)
     while_loop = _bounded_while(site, facts.max_steps if form == plan.BOUNDED else None)
-
-    def test(leaves):
-        __tracebackhide__ = True
-        pred_leaves, _, failures = test_traced(leaves)
-        return predicate(pred_leaves[0], site.where), failures
-
-    if not (body_traced.makers or test_traced.makers):
-        out = while_loop(lambda c: test(c)[0], lambda c: body_traced(c, state)[0], state.dynamic(values))
+    if body_traced.makers or loop.test.makers:
+        out = _while_with_checks(loop, while_loop, state.dynamic(values))
     else:
-        # Checks in the loop: carry the first failure's code and stop there. The test runs
-        # at the end of each iteration (and before the first), so its checks are carried too.
-        makers = body_traced.makers + test_traced.makers
-
-        def test_and_code(leaves, code):
-            pred, failures = test(leaves)
-            code = _first_code(code, failures, len(body_traced.makers))
-            return pred, code
-
-        def body_fun(carry):
-            __tracebackhide__ = True
-            leaves, code = list(carry[:n]), carry[n + 1]
-            leaves, _, failures = body_traced(leaves, state)
-            code = _first_code(code, failures, 0)
-            pred, code = test_and_code(leaves, code)
-            return (*leaves, pred, code)
-
-        init = state.dynamic(values)
-        pred0, code0 = test_and_code(init, np.int32(0))
-        carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), body_fun, (*init, pred0, code0))
-        out = list(carry[:n])
-        checks.defer(checks.Failures(carry[n + 1], makers))
+        out = while_loop(lambda c: loop.go_on(c)[0], lambda c: body_traced(c, state)[0], state.dynamic(values))
     report.record(site, form)
     report.record_tested_exits(site, loop_test, form)
     ran = predicate(first, site.where) if is_tracer(first) else bool(first)
     result = write_back(names, dict(zip(names, values)), state.rebuild(out), body_traced.kept)
     return pack(_flag_first_assigned(values, result, names, ran), len(names))
+
+
+def _while_with_checks(loop, while_loop, init):
+    """The while form of a loop with checks: it carries ``(*state, pred, code)``, the first
+    failure's code, and stops there. The test runs at the end of each iteration (and before
+    the first), so its checks are carried too. Returns the final state's leaves."""
+    __tracebackhide__ = True
+    n = loop.state.n_dynamic()
+    pred0, code0 = _while_test_and_code(loop, init, np.int32(0))
+    carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), lambda c: _while_checked_body(loop, c), (*init, pred0, code0))
+    checks.defer(checks.Failures(carry[n + 1], loop.body.makers + loop.test.makers))
+    return list(carry[:n])
+
+
+def _while_test_and_code(loop, leaves, code):
+    """The loop test on ``leaves``, and the failure code after its checks."""
+    pred, failures = loop.go_on(leaves)
+    return pred, _first_code(code, failures, len(loop.body.makers))
+
+
+def _while_checked_body(loop, carry):
+    __tracebackhide__ = True
+    n = loop.state.n_dynamic()
+    leaves, code = list(carry[:n]), carry[n + 1]
+    leaves, _, failures = loop.body(leaves, loop.state)
+    pred, code = _while_test_and_code(loop, leaves, _first_code(code, failures, 0))
+    return (*leaves, pred, code)
 
 
 def _raises_when_it_runs(site, body_traced, first_inputs, ran, values, names):
@@ -1108,6 +1123,55 @@ def _false_at_start(test_traced, state, values) -> bool:
     return not bool(outs[0])
 
 
+@dataclasses.dataclass
+class _ForLoop:
+    """A ``for`` loop whose body's types have settled, staged in one of its forms
+    (``_for_scan``, ``_for_masked``, ``_for_selected``, ``_for_while``, ``_for_fori``).
+
+    The carry every form threads: the ``n`` dynamic leaves of ``state``, then, when the body
+    has checks (``checked``, see ``autolax.ops.checks``), the code of the first one that failed.
+    """
+
+    site: sites.Site
+    seq: _Sequence
+    names: list  # the carried variables
+    values: list  # their values when the loop starts
+    state: State  # their settled types (``_fixpoint``)
+    body: Traced
+    test: Traced | None  # the exit test (``loop_test``), if the loop has one
+    item_avals: list  # the types of an item's leaves (``_item_state``)
+    item_test: bool  # the test runs with each item (``sites.Site.item_test``) ...
+    after: bool  # ... after each iteration, on the state it leaves (``sites.Site.test_after``)
+    # (start, stop) when the loop counts k from start to stop and takes k as the item, as
+    # `lax.fori_loop(start, stop, ...)` does by hand (``_Sequence.counter``), else None: k
+    # counts from 0 and the item of iteration k is ``seq.item(k, x)``.
+    counter: tuple | None = None
+    n: int = dataclasses.field(init=False)
+    checked: bool = dataclasses.field(init=False)
+    # An item test in the predicate also runs on the state after the last iteration (past the
+    # last item, or a clamped one), where Python does not test: only a test that cannot tell
+    # runs there (this is True); another runs under a `lax.cond`, only where Python runs it.
+    test_anyway: bool = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        self.n = self.state.n_dynamic()
+        self.checked = bool(self.body.makers)
+        self.test_anyway = self.test is None or self.after or not self.item_test or harmless(self.test)
+
+    @property
+    def k0(self):
+        return 0 if self.counter is None else self.counter[0]
+
+    @property
+    def k_end(self):
+        return self.seq.length if self.counter is None else self.counter[1]
+
+    def item(self, k, x) -> list:
+        """The leaves of iteration ``k``'s item (``x``: the row of ``seq.xs`` a scan gives)."""
+        item = k if self.counter is not None else self.seq.item(k, x)
+        return [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(item), self.item_avals)]
+
+
 def _staged_for(site, seq, loop_body, loop_test, values, names):
     """Stages a ``for`` loop in the form ``plan.loop_form`` chooses."""
     __tracebackhide__ = True
@@ -1132,232 +1196,262 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
             facts = dataclasses.replace(facts, exit_traced=False)
     test_traced = (_traced_test(loop_test, state, site, item_state if item_test and not after else None)
                    if loop_test is not None else None)
-    if body_traced.raises and item_test and after:  # it raises in its first iteration, if it runs one
-        _raises_when_it_runs(site, body_traced, [cast(v, aval) for v, aval in builtins.zip(
-            jax.tree_util.tree_leaves(seq.item(0)), item_state.abstract())] + state.dynamic(values),
-            seq.length > 0, values, names)
-        return _with_target(names, values, _first_bound(site, seq, seq.item(0)), False)
+    loop = _ForLoop(site, seq, names, values, state, body_traced, test_traced, item_state.abstract(), item_test, after)
     if body_traced.raises:
-        first_item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(0)), item_state.abstract())]
-        ran = seq.length > 0
-        if not item_test:
-            return _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), ran, values, names)
-        # The first iteration raises unless the test stops the loop at the first item.
-        go = predicate(test_traced(first_item + state.dynamic(values))[0][0], site.where)
-        _raises_when_it_runs(site, body_traced, first_item + state.dynamic(values), jnp.logical_and(ran, go), values, names)
-        return _with_target(names, values, _first_bound(site, seq, seq.item(0)), jnp.logical_and(ran, jnp.logical_not(go)))
-    # An item test in the predicate also runs on the state after the last iteration (past the
-    # last item, or a clamped one), where Python does not test: only a test that cannot tell
-    # runs there; another runs under a `lax.cond`, only where Python runs it.
-    test_anyway = test_traced is None or after or not item_test or harmless(test_traced)
+        return _for_that_raises(loop)
     effects = bool(body_traced.jaxpr.effects) or bool(test_traced is not None and test_traced.jaxpr.effects)
     facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects,
                                 max_steps=site.max_steps or report.default_max_steps())
     form = plan.loop_form(facts)
-    item_avals = item_state.abstract()
-    n = state.n_dynamic()
-    # The body's checks (autolax.ops.checks): the first failure's code is carried last.
-    checked = bool(body_traced.makers)
-    # The loop counter k runs over [k0, k_end); the item of iteration k is item_of(k, x).
     if seq.counter is not None and form in (plan.FORI, plan.WHILE, plan.BOUNDED):
-        (k0, k_end), item_of = seq.counter, lambda k, x: k
-    else:
-        k0, k_end, item_of = 0, seq.length, seq.item
-
-    def iterate(k, x, carry):
-        __tracebackhide__ = True
-        item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(item_of(k, x)), item_avals)]
-        new, extras, failures = body_traced(item + list(carry[:n]), state)
-        if checked:
-            new = [*new, _first_code(carry[n], failures, 0)]
-        return list(new), list(extras)
-
-    def skip(k, x, carry):
-        return list(carry), [jnp.zeros(a.shape, a.dtype) for a in body_traced.extras]
-
-    def step(k, x, carry):
-        """One iteration: (new carry, per-iteration outputs). The carry ends with the failure
-        code when the body has checks. A body that checks and prints is skipped once a check
-        failed (the loop forms that go on after it: scan, fori_loop): Python stopped there,
-        and never printed what the later iterations print."""
-        __tracebackhide__ = True
-        if checked and body_traced.jaxpr.effects:
-            return lax.cond(carry[n] == 0, iterate, skip, k, x, list(carry))
-        return iterate(k, x, carry)
-
-    def stop_test(carry, guard=False):
-        """A test run after each iteration (``test: after``): does ``carry`` stop the loop?"""
-        __tracebackhide__ = True
-        return predicate(test_traced(list(carry[:n]), guard=True if guard else None)[0][0], site.where)
-
-    def go_on(carry, guard=False, k=None, x=None, item_of=item_of):
-        """The loop test on ``carry`` (with an item test: and on the item of iteration k)."""
-        __tracebackhide__ = True
-        item = []
-        if item_test and not after:
-            item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(item_of(k, x)), item_avals)]
-        leaves = test_traced(item + list(carry[:n]), guard=True if guard else None)[0]
-        pred = predicate(leaves[0], site.where)
-        return pred & (carry[n] == 0) if checked else pred
-
-    def go_on_if(more, carry, k=None, x=None, item_of=item_of):
-        """``more and go_on(...)``: the test runs where ``more`` is false too when that cannot
-        tell (``test_anyway``), else under a ``lax.cond``."""
-        __tracebackhide__ = True
-        if test_anyway:
-            return jnp.logical_and(more, go_on(carry, k=k, x=x, item_of=item_of))
-
-        def test(c, k, x):
-            __tracebackhide__ = True
-            return go_on(c, k=k, x=x, item_of=item_of)
-
-        # Under shard_map the test varies over the axes the carry does: so must the False.
-        tested = jax.eval_shape(test, list(carry), k, x)
-        return lax.cond(more, test, lambda c, k, x: cast(False, tested), list(carry), k, x)
-
-    def scan(*init):
-        # the items are the rows of xs (no counter to carry), or indexed by a counter
-        return (_scan_indexed if seq.indexed else _scan_rows)(step, init, seq)
-
-    def masked(*init):
-        # All iterations run; those after the exit skip the body. Unlike a while_loop, it is
-        # reverse-differentiable.
-        def masked_body(carry, x):
-            __tracebackhide__ = True
-            k, rest = carry[0], list(carry[1:])
-            if not item_test:
-                new = lax.cond(go_on(rest), lambda c: step(k, x, c)[0], lambda c: list(c), rest)
-                return (k + 1, *new), None
-            # An item test runs before each iteration; once it stops the loop, it stays stopped.
-            (stopped, stop_k), rest = rest[:2], rest[2:]
-            if after:  # the test runs on what the iteration leaves; stop_k: the last item run
-                go = jnp.logical_not(stopped)
-                new = lax.cond(go, lambda c: step(k, x, c)[0], lambda c: list(c), rest)
-                stops = jnp.logical_and(go, stop_test(new))
-                return (k + 1, jnp.logical_or(stopped, stops), jnp.where(go, k, stop_k), *new), None
-            go = go_on_if(jnp.logical_not(stopped), rest, k=k, x=x, item_of=seq.item)
-            new = lax.cond(go, lambda c: step(k, x, c)[0], lambda c: list(c), rest)
-            stop_k = jnp.where(jnp.logical_or(go, stopped), stop_k, k)
-            return (k + 1, jnp.logical_not(go), stop_k, *new), None
-
-        extra = [np.bool_(False), np.int32(0)] if item_test else []
-        (_, *out), _ = lax.scan(masked_body, (np.int32(0), *extra, *init), xs=seq.xs, length=seq.length)
-        return list(out)
-
-    def selected(*init):
-        # The masked scan for the derivative of the early exit: every iteration runs the
-        # body (its `if`s as selects, see tracing.selecting) and a select keeps its result
-        # while the loop goes on; an iteration that does not run has no derivative. Unlike
-        # `masked` it has no `lax.cond`, which `vmap` would batch after differentiation:
-        # `jax.grad(jax.vmap(f))` could not transpose it (jax-ml/jax#22011).
-        def selected_body(carry, x):
-            __tracebackhide__ = True
-            k, rest = carry[0], list(carry[1:])
-            if item_test and after:
-                (stopped, stop_k), rest = rest[:2], rest[2:]
-                go = jnp.logical_not(stopped)
-            elif item_test:
-                (stopped, stop_k), rest = rest[:2], rest[2:]
-                go = jnp.logical_and(jnp.logical_not(stopped), go_on(rest, guard=True, k=k, x=x, item_of=seq.item))
-                flags = [jnp.logical_not(go), jnp.where(jnp.logical_or(go, stopped), stop_k, k)]
-            else:
-                go, flags = go_on(rest, guard=True), []
-            item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(k, x)), item_avals)]
-            new, _, failures = body_traced(item + rest[:n], state, guard=go)
-            if checked:
-                new = [*new, _first_code(rest[n], failures, 0)]
-            new = [lax.select(go, a, b) for a, b in builtins.zip(new, rest)]
-            if item_test and after:
-                stops = jnp.logical_and(go, stop_test(new, guard=True))
-                flags = [jnp.logical_or(stopped, stops), jnp.where(go, k, stop_k)]
-            return (k + 1, *flags, *new), None
-
-        carry = (np.int32(0), *([np.bool_(False), np.int32(0)] if item_test else []), *init)
-        # Under shard_map the selects vary over the axes the exit test varies over: start the
-        # carry varying there too, or the scan's carry types differ.
-        x0 = None if seq.xs is None else jax.tree_util.tree_map(lambda a: a[0], seq.xs)
-        for _ in builtins.range(3):
-            out_types = jax.eval_shape(lambda c: selected_body(c, x0)[0], carry)
-            widened = tuple(cast(v, t) for v, t in builtins.zip(carry, out_types))
-            if all(jax.typeof(a) == jax.typeof(b) for a, b in builtins.zip(widened, carry)):
-                break
-            carry = widened
-        (_, *out), _ = lax.scan(selected_body, carry, xs=seq.xs, length=seq.length)
-        return list(out)
-
-    def early(*init, while_loop=_scalars_first_while):
-        __tracebackhide__ = True
-        # A test after each iteration is the next one's test, except before the first: unless
-        # it is known false on the starting state, the predicate skips it there (`k == k0 or`).
-        first_free = (test_traced is not None and item_test and after
-                      and _false_at_start(test_traced, state, values))
-
-        def while_cond(carry):
-            __tracebackhide__ = True
-            more = carry[0] < k_end
-            if test_traced is not None and item_test and after:
-                go = jnp.logical_not(stop_test(list(carry[1:])))
-                go = go if first_free else jnp.logical_or(carry[0] == k0, go)
-                go = jnp.logical_and(go, carry[1 + n] == 0) if checked else go
-                return jnp.logical_and(more, go)
-            if test_traced is not None:
-                return go_on_if(more, list(carry[1:]), k=carry[0])
-            return jnp.logical_and(more, carry[1 + n] == 0) if checked else more
-
-        def while_body(carry):
-            __tracebackhide__ = True
-            k, rest = carry[0], list(carry[1:])
-            return (k + 1, *step(k, None, rest)[0])
-
-        k, *out = while_loop(while_cond, while_body, (jnp.asarray(k0, _counter_type(k0, k_end)), *init))
-        index = k if isinstance(k0, int) and k0 == 0 else k - k0
-        if item_test and after:  # the test on the state the last iteration left; its item
-            stopped = stop_test(list(out))
-            if is_tracer(seq.length) or not seq.length:  # did it run an iteration?
-                stopped = jnp.logical_and(index > 0, stopped)
-            return [stopped, (index - 1).astype(jnp.int32), *out]
-        if item_test:  # it stopped before the end (a failed check stops it too: then it raises)
-            # The index of the item it stopped at, counted from 0 as the masked forms count.
-            return [k < k_end, index.astype(jnp.int32), *out]
-        return list(out)
-
-    def fori(*init):
-        def fori_body(k, carry):
-            __tracebackhide__ = True
-            return tuple(step(k, None, carry)[0])
-
-        return list(lax.fori_loop(k0, k_end, fori_body, tuple(init)))
-
-    init = state.dynamic(values) + ([np.int32(0)] if checked else [])
+        loop = dataclasses.replace(loop, counter=seq.counter)
+    init = state.dynamic(values) + ([np.int32(0)] if loop.checked else [])
     ys = None
     if form == plan.SCAN:
-        out, ys = scan(*init)
-    else:
-        run = {plan.MASKED_SCAN: masked, plan.WHILE: early, plan.FORI: fori,
-               plan.EARLY_EXIT: lambda *a: _early_exit_with_masked_derivative(early, selected, a),
-               plan.BOUNDED: lambda *a: early(*a, while_loop=_bounded_while(site, facts.max_steps))}[form]
-        out = run(*init)
-    if item_test:  # (stopped, the index of the item it stopped at) come first
+        out, ys = _for_scan(loop, init)
+    elif form == plan.MASKED_SCAN:
+        out = _for_masked(loop, init)
+    elif form == plan.WHILE:
+        out = _for_while(loop, init)
+    elif form == plan.FORI:
+        out = _for_fori(loop, init)
+    elif form == plan.EARLY_EXIT:
+        out = _early_exit_with_masked_derivative(lambda *a: _for_while(loop, a), lambda *a: _for_selected(loop, a),
+                                                 init)
+    else:  # plan.BOUNDED
+        out = _for_while(loop, init, while_loop=_bounded_while(site, facts.max_steps))
+    return _for_result(loop, form, out, ys, loop_test, appends)
+
+
+def _for_that_raises(loop):
+    """A loop whose body always raises (``_raises_when_it_runs``): in its first iteration,
+    if it runs one and its test lets it."""
+    __tracebackhide__ = True
+    site, seq, names, values, state = loop.site, loop.seq, loop.names, loop.values, loop.state
+    if loop.item_test and loop.after:  # it raises in its first iteration, if it runs one
+        _raises_when_it_runs(site, loop.body, loop.item(0, None) + state.dynamic(values), seq.length > 0, values, names)
+        return _with_target(names, values, _first_bound(site, seq, seq.item(0)), False)
+    first_item = loop.item(0, None)
+    ran = seq.length > 0
+    if not loop.item_test:
+        return _raises_when_it_runs(site, loop.body, first_item + state.dynamic(values), ran, values, names)
+    # The first iteration raises unless the test stops the loop at the first item.
+    go = predicate(loop.test(first_item + state.dynamic(values))[0][0], site.where)
+    _raises_when_it_runs(site, loop.body, first_item + state.dynamic(values), jnp.logical_and(ran, go), values, names)
+    return _with_target(names, values, _first_bound(site, seq, seq.item(0)), jnp.logical_and(ran, jnp.logical_not(go)))
+
+
+def _for_result(loop, form, out, ys, loop_test, appends):
+    """What the staged loop leaves (``out``: its final carry; ``ys``: the scan's stacked
+    per-iteration outputs, or None), as ``_staged_for`` returns it."""
+    __tracebackhide__ = True
+    site, seq, names, values, n = loop.site, loop.seq, loop.names, loop.values, loop.n
+    if loop.item_test:  # (stopped, the index of the item it stopped at) come first
         (stopped, stop_k), out = out[:2], out[2:]
         # the item it stopped at; a test after each iteration: the last item it ran
-        last = stop_k if after else lax.select(stopped, stop_k, jnp.asarray(seq.length - 1, stop_k.dtype))
+        last = stop_k if loop.after else lax.select(stopped, stop_k, jnp.asarray(seq.length - 1, stop_k.dtype))
         target = _first_bound(site, seq, seq.item(last))
     elif site.item_test is not None:  # a test that never stops it: the target is the last item
         stopped, target = False, _first_bound(site, seq, seq.item(seq.length - 1))
-    if checked:
-        checks.defer(checks.Failures(out[n], body_traced.makers))
-    result = write_back(names, dict(zip(names, values)), state.rebuild(out[:n]), body_traced.kept)
+    if loop.checked:
+        checks.defer(checks.Failures(out[n], loop.body.makers))
+    result = write_back(names, dict(zip(names, values)), loop.state.rebuild(out[:n]), loop.body.kept)
     if ys is not None:
         result = appends.attach(result, ys, values)
     report.record(site, form)
     report.record_tested_exits(site, loop_test, form)
     ran = seq.length > 0  # ran the body at least once (not so if the item test stopped it first)
-    if item_test and not after and any(isinstance(v, Undefined) for v in values):
+    if loop.item_test and not loop.after and any(isinstance(v, Undefined) for v in values):
         ran = jnp.where(stopped, stop_k > 0, ran)
     result = _flag_first_assigned(values, result, names, ran)
     if site.item_test is not None:
         return _with_target(names, result, target, stopped)
     return pack(result, len(names))
+
+
+def _for_iterate(loop, k, x, carry):
+    """Iteration ``k`` of the body: (new carry, per-iteration outputs)."""
+    __tracebackhide__ = True
+    new, extras, failures = loop.body(loop.item(k, x) + list(carry[:loop.n]), loop.state)
+    if loop.checked:
+        new = [*new, _first_code(carry[loop.n], failures, 0)]
+    return list(new), list(extras)
+
+
+def _for_skip(loop, k, x, carry):
+    """An iteration that does not run the body."""
+    return list(carry), [jnp.zeros(a.shape, a.dtype) for a in loop.body.extras]
+
+
+def _for_step(loop, k, x, carry):
+    """One iteration: (new carry, per-iteration outputs). A body that checks and prints is
+    skipped once a check failed (the loop forms that go on after it: scan, fori_loop):
+    Python stopped there, and never printed what the later iterations print."""
+    __tracebackhide__ = True
+    if loop.checked and loop.body.jaxpr.effects:
+        return lax.cond(carry[loop.n] == 0, lambda k, x, c: _for_iterate(loop, k, x, c),
+                        lambda k, x, c: _for_skip(loop, k, x, c), k, x, list(carry))
+    return _for_iterate(loop, k, x, carry)
+
+
+def _stop_test(loop, carry, guard=False):
+    """A test run after each iteration (``test: after``): does ``carry`` stop the loop?"""
+    __tracebackhide__ = True
+    return predicate(loop.test(list(carry[:loop.n]), guard=True if guard else None)[0][0], loop.site.where)
+
+
+def _go_on(loop, carry, guard=False, k=None, x=None):
+    """The loop test on ``carry`` (with an item test: and on the item of iteration k)."""
+    __tracebackhide__ = True
+    item = loop.item(k, x) if loop.item_test and not loop.after else []
+    leaves = loop.test(item + list(carry[:loop.n]), guard=True if guard else None)[0]
+    pred = predicate(leaves[0], loop.site.where)
+    return pred & (carry[loop.n] == 0) if loop.checked else pred
+
+
+def _go_on_if(loop, more, carry, k=None, x=None):
+    """``more and _go_on(...)``: the test runs where ``more`` is false too when that cannot
+    tell (``_ForLoop.test_anyway``), else under a ``lax.cond``."""
+    __tracebackhide__ = True
+    if loop.test_anyway:
+        return jnp.logical_and(more, _go_on(loop, carry, k=k, x=x))
+
+    def test(c, k, x):
+        __tracebackhide__ = True
+        return _go_on(loop, c, k=k, x=x)
+
+    # Under shard_map the test varies over the axes the carry does: so must the False.
+    tested = jax.eval_shape(test, list(carry), k, x)
+    return lax.cond(more, test, lambda c, k, x: cast(False, tested), list(carry), k, x)
+
+
+def _for_scan(loop, init):
+    """The ``lax.scan`` form: (final carry, stacked per-iteration outputs). The items are the
+    rows of ``seq.xs`` (no counter to carry), or indexed by a counter."""
+    return (_scan_indexed if loop.seq.indexed else _scan_rows)(lambda k, x, c: _for_step(loop, k, x, c), init, loop.seq)
+
+
+def _for_masked(loop, init):
+    """The masked ``lax.scan`` form: all iterations run; those after the exit skip the body.
+    Unlike a while_loop, it is reverse-differentiable."""
+    extra = [np.bool_(False), np.int32(0)] if loop.item_test else []
+    (_, *out), _ = lax.scan(lambda c, x: _for_masked_body(loop, c, x), (np.int32(0), *extra, *init), xs=loop.seq.xs,
+                            length=loop.seq.length)
+    return list(out)
+
+
+def _for_masked_body(loop, carry, x):
+    __tracebackhide__ = True
+    k, rest = carry[0], list(carry[1:])
+    if not loop.item_test:
+        new = lax.cond(_go_on(loop, rest), lambda c: _for_step(loop, k, x, c)[0], lambda c: list(c), rest)
+        return (k + 1, *new), None
+    # An item test runs before each iteration; once it stops the loop, it stays stopped.
+    (stopped, stop_k), rest = rest[:2], rest[2:]
+    if loop.after:  # the test runs on what the iteration leaves; stop_k: the last item run
+        go = jnp.logical_not(stopped)
+        new = lax.cond(go, lambda c: _for_step(loop, k, x, c)[0], lambda c: list(c), rest)
+        stops = jnp.logical_and(go, _stop_test(loop, new))
+        return (k + 1, jnp.logical_or(stopped, stops), jnp.where(go, k, stop_k), *new), None
+    go = _go_on_if(loop, jnp.logical_not(stopped), rest, k=k, x=x)
+    new = lax.cond(go, lambda c: _for_step(loop, k, x, c)[0], lambda c: list(c), rest)
+    stop_k = jnp.where(jnp.logical_or(go, stopped), stop_k, k)
+    return (k + 1, jnp.logical_not(go), stop_k, *new), None
+
+
+def _for_selected(loop, init):
+    """The masked scan for the derivative of the early exit (``plan.EARLY_EXIT``): every
+    iteration runs the body (its `if`s as selects, see tracing.selecting) and a select keeps
+    its result while the loop goes on; an iteration that does not run has no derivative.
+    Unlike ``_for_masked`` it has no ``lax.cond``, which `vmap` would batch after
+    differentiation: `jax.grad(jax.vmap(f))` could not transpose it (jax-ml/jax#22011)."""
+    carry = (np.int32(0), *([np.bool_(False), np.int32(0)] if loop.item_test else []), *init)
+    # Under shard_map the selects vary over the axes the exit test varies over: start the
+    # carry varying there too, or the scan's carry types differ.
+    x0 = None if loop.seq.xs is None else jax.tree_util.tree_map(lambda a: a[0], loop.seq.xs)
+    for _ in builtins.range(3):
+        out_types = jax.eval_shape(lambda c: _for_selected_body(loop, c, x0)[0], carry)
+        widened = tuple(cast(v, t) for v, t in builtins.zip(carry, out_types))
+        if all(jax.typeof(a) == jax.typeof(b) for a, b in builtins.zip(widened, carry)):
+            break
+        carry = widened
+    (_, *out), _ = lax.scan(lambda c, x: _for_selected_body(loop, c, x), carry, xs=loop.seq.xs, length=loop.seq.length)
+    return list(out)
+
+
+def _for_selected_body(loop, carry, x):
+    __tracebackhide__ = True
+    k, rest = carry[0], list(carry[1:])
+    if loop.item_test and loop.after:
+        (stopped, stop_k), rest = rest[:2], rest[2:]
+        go = jnp.logical_not(stopped)
+    elif loop.item_test:
+        (stopped, stop_k), rest = rest[:2], rest[2:]
+        go = jnp.logical_and(jnp.logical_not(stopped), _go_on(loop, rest, guard=True, k=k, x=x))
+        flags = [jnp.logical_not(go), jnp.where(jnp.logical_or(go, stopped), stop_k, k)]
+    else:
+        go, flags = _go_on(loop, rest, guard=True), []
+    new, _, failures = loop.body(loop.item(k, x) + rest[:loop.n], loop.state, guard=go)
+    if loop.checked:
+        new = [*new, _first_code(rest[loop.n], failures, 0)]
+    new = [lax.select(go, a, b) for a, b in builtins.zip(new, rest)]
+    if loop.item_test and loop.after:
+        stops = jnp.logical_and(go, _stop_test(loop, new, guard=True))
+        flags = [jnp.logical_or(stopped, stops), jnp.where(go, k, stop_k)]
+    return (k + 1, *flags, *new), None
+
+
+def _for_while(loop, init, while_loop=_scalars_first_while):
+    """The ``lax.while_loop`` form, which stops at the exit: carries the counter k first.
+    With an item test, its final carry starts with (stopped, the index of the item it
+    stopped at), counted from 0 as the masked forms count."""
+    __tracebackhide__ = True
+    # A test after each iteration is the next one's test, except before the first: unless
+    # it is known false on the starting state, the predicate skips it there (`k == k0 or`).
+    first_free = (loop.test is not None and loop.item_test and loop.after
+                  and _false_at_start(loop.test, loop.state, loop.values))
+    k0, k_end = loop.k0, loop.k_end
+    k, *out = while_loop(lambda c: _for_while_test(loop, first_free, c), lambda c: _for_while_step(loop, c),
+                         (jnp.asarray(k0, _counter_type(k0, k_end)), *init))
+    index = k if isinstance(k0, int) and k0 == 0 else k - k0
+    if loop.item_test and loop.after:  # the test on the state the last iteration left; its item
+        stopped = _stop_test(loop, list(out))
+        if is_tracer(loop.seq.length) or not loop.seq.length:  # did it run an iteration?
+            stopped = jnp.logical_and(index > 0, stopped)
+        return [stopped, (index - 1).astype(jnp.int32), *out]
+    if loop.item_test:  # it stopped before the end (a failed check stops it too: then it raises)
+        return [k < k_end, index.astype(jnp.int32), *out]
+    return list(out)
+
+
+def _for_while_test(loop, first_free, carry):
+    """``_for_while``'s predicate on ``(k, *carry)``."""
+    __tracebackhide__ = True
+    more = carry[0] < loop.k_end
+    if loop.test is not None and loop.item_test and loop.after:
+        go = jnp.logical_not(_stop_test(loop, list(carry[1:])))
+        go = go if first_free else jnp.logical_or(carry[0] == loop.k0, go)
+        go = jnp.logical_and(go, carry[1 + loop.n] == 0) if loop.checked else go
+        return jnp.logical_and(more, go)
+    if loop.test is not None:
+        return _go_on_if(loop, more, list(carry[1:]), k=carry[0])
+    return jnp.logical_and(more, carry[1 + loop.n] == 0) if loop.checked else more
+
+
+def _for_while_step(loop, carry):
+    __tracebackhide__ = True
+    k, rest = carry[0], list(carry[1:])
+    return (k + 1, *_for_step(loop, k, None, rest)[0])
+
+
+def _for_fori(loop, init):
+    """The ``lax.fori_loop`` form (traced ``range`` bounds, no exit)."""
+    return list(lax.fori_loop(loop.k0, loop.k_end, lambda k, c: _for_fori_step(loop, k, c), tuple(init)))
+
+
+def _for_fori_step(loop, k, carry):
+    __tracebackhide__ = True
+    return tuple(_for_step(loop, k, None, carry)[0])
 
 
 def _early_exit_with_masked_derivative(early, masked, init):
