@@ -370,6 +370,9 @@ class Jitted:
         # trace adds nothing to jax.jit's. None (filter_jit): each call counts (``_run``).
         inner = getattr(jitted, "__wrapped__", None)
         self._entry = inner if getattr(inner, _ENTRY, False) else None
+        # The jax.jit object of ``__call__``'s steady state (``_checked(True)``), once a call
+        # found that JAX sees one device in all.
+        self._steady = None
         self._plain = True  # no trace returned an appended list or staged a host-callback check
         self._has_checks = False  # a trace staged a check a host callback raises: calls wait
         self.__autolax_jit__ = info
@@ -377,6 +380,31 @@ class Jitted:
             setattr(self, attr, getattr(info.fn, attr, None))
 
     def __call__(self, *args, **kwargs):
+        __tracebackhide__ = True
+        # The steady state: positional arguments of types that hold no tracer, where JAX sees
+        # one device: jax.jit's call, the checks' code read (a host sync only where the
+        # program has checks), nothing else unless a trace asked for more (``_learn``).
+        steady = self._steady
+        if steady is None or kwargs:
+            return self._call(args, kwargs)
+        plain = _PLAIN_TYPES
+        for arg in args:
+            if type(arg) not in plain:
+                return self._call(args, kwargs)
+        try:
+            out, outcome = steady(*args)
+        except Exception as exc:
+            retried = self._call_failed(exc, True, args, kwargs)
+            if retried is None:
+                raise
+            out, outcome = retried
+        if outcome is not None:
+            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
+        return out if self._plain else self._finish(out, args, kwargs)
+
+    def _call(self, args, kwargs):
+        """A call that is not ``__call__``'s steady state: keyword arguments, an argument of
+        another type (whose leaves may be jvp's tracers), several devices, filter_jit."""
         __tracebackhide__ = True
         if self._checked is None or self._entry is None:
             return self._run(self._jitted, False, args, kwargs)
@@ -388,32 +416,46 @@ class Jitted:
         else:
             forward = kwargs and compat.forward_mode(jax.tree_util.tree_leaves(kwargs))
         one = _on_one_device(args, kwargs, self._spread)
+        if _ONE_DEVICE:
+            self._steady = self._checked(True)
         if forward:
             # jax.jvp / jacfwd of this object: its bounded loops are traced as plain
             # while_loops (a custom_vjp, their reverse-mode form, has no forward mode), in a
             # jax.jit object of their own so the two forms do not share a trace.
             return self._run(self._forward(one), True, args, kwargs)
-        # The steady state: jax.jit's call, the checks' code read (a host sync only where
-        # the program has checks), nothing else unless a trace asked for more (``_learn``).
         try:
-            try:
-                out, outcome = self._checked(one)(*args, **kwargs)
-            except ValueError as exc:
-                # JAX refuses ordered effects (a staged print) on several devices: the program
-                # runs on more devices than its arguments live on (a sharded constant it
-                # reads, a sharding constraint inside).
-                if not one or _ORDERED_REFUSED not in str(exc):
-                    raise
-                out, outcome = self._checked(False)(*args, **kwargs)
-        except jax.errors.JaxRuntimeError as exc:
-            self._runtime_error(exc, args, kwargs)
-            raise
+            out, outcome = self._checked(one)(*args, **kwargs)
         except Exception as exc:
-            self._after_trace_error(exc, None, args, kwargs)
-            raise
-        if outcome.code is not None:
+            retried = self._call_failed(exc, one, args, kwargs)
+            if retried is None:
+                raise
+            out, outcome = retried
+        if outcome is not None:
             self._raise_failure(_checks.failure_of(outcome), args, kwargs)
         return out if self._plain else self._finish(out, args, kwargs)
+
+    def _call_failed(self, exc, one, args, kwargs):
+        """The call of the ``jax.jit`` object for ``one`` (on one device) raised ``exc``:
+        raises the error Python raises instead, where that is wanted; returns the outputs of
+        a call run again on several devices; else None (the caller raises ``exc``)."""
+        __tracebackhide__ = True
+        if isinstance(exc, jax.errors.JaxRuntimeError):
+            self._runtime_error(exc, args, kwargs)
+            return None
+        if one and isinstance(exc, ValueError) and _ORDERED_REFUSED in str(exc):
+            # JAX refuses ordered effects (a staged print) on several devices: the program
+            # runs on more devices than its arguments live on (a sharded constant it
+            # reads, a sharding constraint inside).
+            try:
+                return self._checked(False)(*args, **kwargs)
+            except jax.errors.JaxRuntimeError as again:
+                self._runtime_error(again, args, kwargs)
+                raise
+            except Exception as again:
+                self._after_trace_error(again, None, args, kwargs)
+                raise
+        self._after_trace_error(exc, None, args, kwargs)
+        return None
 
     def _run(self, jitted, returns_checks, args, kwargs):
         """``jitted(*args, **kwargs)`` for a ``jax.jit`` object that does not trace an entry

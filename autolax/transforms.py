@@ -84,7 +84,7 @@ class _Table:
         self._entries: dict = {}
 
     def entries(self) -> dict:
-        present = tuple(name for name in _FUNCTION_PARAMETERS if name in sys.modules)
+        present = tuple(filter(sys.modules.__contains__, _FUNCTION_PARAMETERS))
         if present != self._present:
             with self._lock:
                 entries = {}

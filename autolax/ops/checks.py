@@ -307,7 +307,8 @@ class Outcome:
     """The checks of one run, returned with the program's outputs: ``code`` (an int32 scalar,
     0 when every check passed, k when the k-th of ``makers`` failed first; None when the
     program has no checks). A pytree whose only leaf is ``code``: ``makers`` ride in its
-    structure, which ``jax.jit`` keeps with the compiled program."""
+    structure, which ``jax.jit`` keeps with the compiled program. A program without checks
+    returns None in its place (no Python call to rebuild it on every call)."""
 
     __slots__ = ("code", "makers")
 
@@ -324,7 +325,7 @@ jax.tree_util.register_pytree_node(
 
 
 def returning_checks(fn):
-    """``fn`` returning ``(its outputs, Outcome)``: the checks staged at the top of the traced
+    """``fn`` returning ``(its outputs, Outcome or None)``: the checks staged at the top of the traced
     function are returned as an output of the program instead of raised by a host callback,
     so that the caller (``autolax.jit``) raises the error after the program returns -- on
     every process of a multi-process job, each reading its copy of the code, with JAX's
@@ -346,20 +347,20 @@ def returning_checks(fn):
                 var.reset(token)
         failures = first(outcome.failures)
         if failures is None:
-            return out, Outcome(None, ())
+            return out, None
         return out, Outcome(failures.code, failures.makers)
 
     return with_checks
 
 
-def failure_of(outcome: Outcome):
+def failure_of(outcome: Outcome | None):
     """The error of the check that failed first in the run that returned ``outcome``, or None.
     Its ``code`` is a replicated scalar: every process reads its own copy (a host sync, the
     cost of one device-to-host copy of four bytes). Given a tracer (the call was itself
     traced: ``jax.vmap`` or ``jax.grad`` of an ``autolax.jit`` function, or a call from
     another traced function), the checks are handed to the function being traced
     (``defer``)."""
-    if outcome.code is None:
+    if outcome is None or outcome.code is None:
         return None
     if is_tracer(outcome.code):
         defer(Failures(outcome.code, outcome.makers))

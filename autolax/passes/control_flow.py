@@ -144,6 +144,8 @@ class _FunctionConverter:
         self.mutates = self.appends = False
         # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
         self.reads_assigned = False
+        # Whether it has an ``.insert`` or ``.set`` attribute (else ``inserted_into`` finds none).
+        self.inserts = False
         self._mutated = {}
         self._in_place_found = {}
         closures = False  # a nested def or a lambda other than a generated thunk
@@ -158,6 +160,7 @@ class _FunctionConverter:
                 self.mutates = self.mutates or node.attr in MUTATING_METHODS
                 self.appends = self.appends or (node.attr == "append" and self._is_ops(node.value))
                 self.reads_assigned = self.reads_assigned or node.attr == "assigned"
+                self.inserts = self.inserts or node.attr == "insert" or node.attr == "set"
             elif kind is syntax.Delete:
                 self.mutates = True
             elif kind in _CLOSURE_CLASSES:
@@ -365,6 +368,8 @@ class _FunctionConverter:
         assignment of a list display (``lst[0:0] = [v]``: ``ops.at(lst)[0:0].set([v])``). One traced iteration
         of such a body may look like appends (``insert(0, v)`` on an empty list) where later
         iterations put their items elsewhere, so the loop must not collect them as appends."""
+        if not self.inserts:
+            return []
         found = set()
         for n in (n for stmt in stmts for n in syntax.nodes(stmt)):
             func = getattr(n, "func", None) if isinstance(n, syntax.Call) else None

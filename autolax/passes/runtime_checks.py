@@ -53,8 +53,11 @@ def _may_stage_a_check(fn_node, ops: str) -> bool:
     todo = [fn_node]
     add = todo.append
     known = syntax.CHILD_FIELDS
+    name = syntax.Name
     for node in todo:
         kind = node.__class__
+        if kind is name and node.annotation is None:
+            continue  # the most common node: it holds only its context
         if kind is syntax.Call:
             func = node.func
             if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) and func.value.id == ops:

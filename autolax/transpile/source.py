@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import itertools
 import linecache
 import re
 import textwrap
@@ -84,7 +85,9 @@ def _def_in_file(code):
 
 
 def _find_def(tree, code):
-    for node in ast.walk(tree):
+    # The top-level statements first: ast.walk goes breadth first, so it meets them first
+    # too, and a top-level function (the usual case) is found without a walk of the tree.
+    for node in itertools.chain(tree.body, ast.walk(tree)):
         if (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.name == code.co_name

@@ -191,6 +191,14 @@ def nodes(node: AST) -> list:
     add = todo.append
     for node in todo:
         kind = node.__class__
+        if kind is Name:  # the most common node, without the loop over its fields
+            ctx = node.ctx
+            if isinstance(ctx, AST):
+                add(ctx)
+            annotation = getattr(node, "annotation", None)
+            if isinstance(annotation, AST):
+                add(annotation)
+            continue
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _child_fields(kind)
