@@ -52,9 +52,16 @@ def write(path, data):
 
 
 def load(path, name):
+    """The module at ``path``, with its folder on the import path while it loads (where
+    ``--standalone`` writes ``autolax_runtime``)."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    folder = str(Path(path).parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
     return module
 
 
