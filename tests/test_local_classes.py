@@ -2,8 +2,9 @@
 place: `--standalone` output has no converter to convert them when they are called, as
 `autolax.jit` and the default output do. Each program runs converted (default and
 `--standalone` output, `--all` and `--only`) under plain `jax.jit` and as Python on the same
-inputs (tests/paths.py)."""
+inputs (tests/paths.py). Also: a loop that the passes copy keeps its class whole (every path)."""
 
+import inspect
 import itertools
 import re
 import textwrap
@@ -13,7 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 from autolax.sourcegen import Options, convert_source
-from paths import _capture, agrees, standalone_module
+from paths import _capture, agrees, check_all_paths, standalone_module
 
 # Methods with a traced `if`, a `for` with `break`, a `@staticmethod` with a traced `while`,
 # reading a variable of the function that a staged loop changes (`offset`).
@@ -111,7 +112,30 @@ def shadowed(x):
 '''
 SHADOWED_ARGS = [(0.5,), (1.5,), (2.5,)]
 
-PROGRAMS = [("clipped", CLIP, CLIP_ARGS), ("nested", NESTED, NESTED_ARGS), ("shadowed", SHADOWED, SHADOWED_ARGS)]
+
+
+def split_loop(x):
+    """A loop that appends in one branch of `if i < 2` is split in two loops (each with its
+    copy of the class)."""
+    out = []
+    y = 0.0
+    for i in range(4):
+        class Double:
+            def twice(self, v):
+                if v > 0:
+                    return v * 2
+                return v
+
+        if i < 2:
+            out.append(x * i)
+        y = y + Double().twice(x)
+    return out, y
+
+
+SPLIT_LOOP_ARGS = [(1.0,), (-3.0,)]
+
+PROGRAMS = [("clipped", CLIP, CLIP_ARGS), ("nested", NESTED, NESTED_ARGS), ("shadowed", SHADOWED, SHADOWED_ARGS),
+            ("split_loop", textwrap.dedent(inspect.getsource(split_loop)), SPLIT_LOOP_ARGS)]
 _counter = itertools.count()
 
 
@@ -145,6 +169,13 @@ def test_local_class_methods_run_converted(tmp_path, name, source, inputs, stand
         got = _capture(lambda: fn(*args))
         why = agrees(expected, got, "cli standalone" if standalone else "cli default", allow_refusal=False)
         assert why is None, f"{name}{args}: {why}"
+
+
+@pytest.mark.parametrize("args", SPLIT_LOOP_ARGS)
+def test_a_copied_loop_copies_the_class_whole(tmp_path, args):
+    """On every path (the class's body stands aside while the passes run; the copy of the
+    loop gets it back too)."""
+    check_all_paths(split_loop, *args, tmp_dir=tmp_path)
 
 
 def test_methods_are_converted_in_place():
