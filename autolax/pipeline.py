@@ -349,8 +349,8 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
             if lowers:
                 present = (present - _STATEMENT_FEATURES) | statement_features(node)
                 stale = True
-    for cls, body in set_aside:
-        cls.body = body
+    if set_aside:
+        _put_class_bodies_back(node, set_aside)
     return Converted(node=node, ctx=ctx, name=node.name)
 
 
@@ -374,6 +374,20 @@ def _set_class_bodies_aside(fn_node):
             out.append((node, node.body))
             node.body = [syntax.copy_location(placeholder, node)]
     return out
+
+
+def _put_class_bodies_back(fn_node, set_aside):
+    """Undoes ``_set_class_bodies_aside``. A pass that copies statements (``index_split``
+    copies a loop) copied a class among them with the stand-in body: each copy gets a copy
+    of the body."""
+    for cls, body in set_aside:
+        cls.body = body
+    bodies = {(cls.lineno, cls.col_offset): (cls, body) for cls, body in set_aside}
+    for node in syntax.walk(fn_node):
+        if isinstance(node, syntax.ClassDef):
+            found = bodies.get((node.lineno, node.col_offset))
+            if found is not None and found[0] is not node:
+                node.body = syntax.deepcopy(found[1])
 
 
 def compile_converted(fn, converted: Converted) -> types.CodeType:

@@ -521,24 +521,20 @@ def factory():
 
 
 @pytest.mark.parametrize("standalone", [False, True])
-def test_all_reaches_every_method_or_says_why_not(tmp_path, capsys, standalone):
-    """--all converts methods of nested classes and definitions inside module-level `if` /
-    `try` blocks; a method of a class defined inside a function, which it cannot convert, is
-    named in a warning instead of being skipped silently."""
+def test_all_reaches_every_method(tmp_path, capsys, standalone):
+    """--all converts methods of nested classes, definitions inside module-level `if` /
+    `try` blocks, and the methods of a class defined inside a function (in place: the
+    `--standalone` output has no converter to convert them when they are called)."""
     src = write(tmp_path / "nested.py", NESTED)
     out = tmp_path / "nested_out.py"
     assert cli.main(["convert", "--all", str(src), "-o", str(out)] + (["--standalone"] if standalone else [])) == 0
-    assert capsys.readouterr().err == (
-        f"{src}:33:9: warning: 'factory.<locals>.Local.step' is left as it is (--all): it is a method of a class "
-        "defined inside a function, which autolax convert does not convert (move the class to module level)\n"
-    )
+    assert capsys.readouterr().err == ""
     module = load(out, f"nested_out_{standalone}")
     for x in (-2.0, 3.0):
         assert float(jax.jit(module.Outer.Inner().step)(jnp.float32(x))) == (x + 1 if x > 0 else x)
         assert float(jax.jit(module.guarded)(jnp.float32(x))) == (x * 4 if x > 0 else x)
         assert float(jax.jit(module.Optional().step)(jnp.float32(x))) == (x * 3 if x > 0 else x)
-    with pytest.raises(jax.errors.TracerBoolConversionError):  # as the warning says
-        jax.jit(module.factory()().step)(jnp.float32(1.0))
+        assert float(jax.jit(module.factory()().step)(jnp.float32(x))) == (x * 2 if x > 0 else x)
 
 
 RECURSIVE = '''\

@@ -14,6 +14,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from autolax import errors, pipeline
+from autolax.analysis import activity
 from autolax.errors import ConversionError
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
@@ -91,16 +92,6 @@ class _FileConverter:
             out.append(site)
         return out
 
-    def warn_local_class_methods(self):
-        """--all: a method of a class defined inside a function is left as it is; say so."""
-        for qualname, node in self.module.local_class_methods():
-            if isinstance(node, syntax.AsyncFunctionDef) or _is_generator(node):
-                continue
-            location = ConversionError("", filename=self.module.path, lineno=node.lineno, col=node.col_offset).location
-            self.warnings.append(f"{location}: warning: '{qualname}' is left as it is (--all): it is a method of a "
-                                 "class defined inside a function, which autolax convert does not convert (move the "
-                                 "class to module level)")
-
     def _calls_runtime(self, node) -> bool:
         """Does the function call the runtime already (``autolax convert`` output)?"""
         aliases = {self.module.imported_as("autolax.ops"), self.module.imported_as(f"{RUNTIME_COPY}.ops")} - {None}
@@ -112,8 +103,6 @@ class _FileConverter:
     # ------------------------------------------------------------------ file
     def run(self) -> str:
         sites = self.selected()
-        if self.options.all:
-            self.warn_local_class_methods()
         if not sites:
             return self.module.text
         already = set(self.converted_names)
@@ -145,6 +134,7 @@ class _FileConverter:
         fn.decorator_list = []
         originals = emit.originals(fn)
         original_body = [syntax.dump(s) for s in fn.body]
+        classes = _local_classes(fn, site.qualname)
         closure = {"__class__": Context.MISSING} if site.is_method else {}
         converted = pipeline.convert_node(
             fn,
@@ -158,6 +148,7 @@ class _FileConverter:
         if converted.ctx.ops != self.ops_alias:
             raise self._error(node, f"'{self.ops_alias}' is a local name in '{site.qualname}'; the converted code "
                                     f"needs it for autolax's runtime: rename the local variable")
+        self.convert_local_classes(converted.node, classes)
         # A call of a function that (through others) calls this one stays ``ops.call``: its
         # guard stops a recursion under a traced condition (TracedRecursionError), where a
         # direct call would recurse without end while tracing.
@@ -183,6 +174,63 @@ class _FileConverter:
             emitter = emit.Emitter(module, header_end + 1, node.end_lineno, originals, unit)
             body = emitter.body(new.body, body_indent)
         return first, node.end_lineno, header + body
+
+    def convert_local_classes(self, tree, classes):
+        """Converts in place the methods of the classes defined inside the converted
+        function ``tree``, which its conversion left as written (``pipeline``'s
+        ``_set_class_bodies_aside``: ``autolax.jit`` converts them when they are called; the
+        written file has no converter to do that). ``classes``: ``_local_classes``."""
+        for cls in _outermost(tree, syntax.ClassDef, stop=syntax.ClassDef):
+            if (cls.lineno, cls.col_offset) in classes:
+                self._convert_class_body(cls.body, classes)
+
+    def _convert_class_body(self, block, classes):
+        for i, stmt in enumerate(block):
+            if isinstance(stmt, syntax.ClassDef):
+                self._convert_class_body(stmt.body, classes)
+            elif isinstance(stmt, syntax.FunctionDef):
+                found = classes.get((stmt.lineno, stmt.col_offset))
+                if found is not None:
+                    block[i] = self._convert_method(stmt, *found, classes)
+            elif not isinstance(stmt, syntax.AsyncFunctionDef):
+                for inner in _blocks(stmt):
+                    self._convert_class_body(inner, classes)
+
+    def _convert_method(self, node, qualname, outer, classes):
+        """The converted ``def`` of a method of a local class, or ``node`` as written for
+        one ``autolax.jit`` would not convert either (a generator; one marked by autolax's
+        decorators, or converted already) or one that cannot be converted (with a warning,
+        as ``autolax.jit`` warns when it runs one as written)."""
+        if _is_generator(node) or self._calls_runtime(node) or any(
+                self.module.decorator_kind(d) for d in node.decorator_list):
+            return node
+        fn = syntax.deepcopy(node)
+        fn.decorator_list = []
+        # Its free names are the enclosing functions' variables (read from their cells, as
+        # written) or globals: the passes may assume nothing of the first kind.
+        closure = dict.fromkeys(outer, Context.MISSING)
+        closure["__class__"] = Context.MISSING
+        try:
+            converted = pipeline.convert_node(
+                fn,
+                filename=self.module.path,
+                source_lines=self.module.lines,
+                globals=self.globals,
+                closure=closure,
+                ops_name_hint=self.ops_alias,
+                spec_filename=self.written_as,
+            )
+            if converted.ctx.ops != self.ops_alias:
+                raise self._error(node, f"'{self.ops_alias}' is a local name in '{qualname}'; the converted code "
+                                        f"needs it for autolax's runtime: rename the local variable")
+        except ConversionError as exc:
+            self.warnings.append(f"{exc.location or self.module.path}: warning: '{qualname}' is left as it is: "
+                                 f"{exc.reason}")
+            return node
+        new = converted.node
+        new.decorator_list = node.decorator_list
+        self.convert_local_classes(new, classes)
+        return new
 
     def _reaches(self, name) -> set:
         """The module-level functions of the file that the function ``name`` calls, directly
@@ -462,6 +510,62 @@ def _inline_header(module, node, header_end):
     line = module.line(header_end).rstrip("\r\n")
     body_col = node.body[0].col_offset
     return line[:body_col].rstrip()
+
+
+def _local_classes(fn_node, qualname) -> dict:
+    """(line, column) of each class defined inside the function ``fn_node``, at any depth
+    (in nested functions, in methods of its classes), and of each ``def`` in such a class's
+    body -> (its qualified name, the names local to the functions around it: what its
+    methods' free names may be)."""
+    out = {}
+    functions = (syntax.FunctionDef, syntax.AsyncFunctionDef)
+
+    def visit(block, prefix, outer):
+        for stmt in block:
+            if isinstance(stmt, functions):
+                visit(stmt.body, f"{prefix}{stmt.name}.<locals>.", outer | activity.local_names(stmt))
+            elif isinstance(stmt, syntax.ClassDef):
+                out[(stmt.lineno, stmt.col_offset)] = (prefix + stmt.name, outer)
+                for method in _outermost(stmt, functions, stop=_SCOPES):
+                    out[(method.lineno, method.col_offset)] = (f"{prefix}{stmt.name}.{method.name}", outer)
+                visit(stmt.body, f"{prefix}{stmt.name}.", outer)
+            else:
+                for inner in _blocks(stmt):
+                    visit(inner, prefix, outer)
+
+    if any(isinstance(node, syntax.ClassDef) for node in syntax.walk(fn_node)):
+        visit(fn_node.body, f"{qualname}.<locals>.", frozenset(activity.local_names(fn_node)))
+    return out
+
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+
+
+def _outermost(tree, kinds, stop) -> list:
+    """The nodes of classes ``kinds`` inside ``tree`` (not ``tree`` itself), not looking
+    into those found nor into nodes of classes ``stop``."""
+    out = []
+    stack = syntax.iter_child_nodes(tree)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kinds):
+            out.append(node)
+        elif not isinstance(node, stop):
+            stack.extend(syntax.iter_child_nodes(node))
+    return out
+
+
+def _blocks(stmt):
+    """The statement lists inside a compound statement (``if``, ``try``, ``with``, loops,
+    ``match``)."""
+    holders = (syntax.ExceptHandler, syntax.match_case)
+    for field in syntax.BLOCK_FIELDS:
+        block = getattr(stmt, field, None)
+        if isinstance(block, list):
+            if any(isinstance(item, holders) for item in block):
+                yield from (item.body for item in block)
+            else:
+                yield block
 
 
 def _is_generator(node) -> bool:

@@ -179,36 +179,6 @@ class Module:
         visit(self.tree.body, "", False)
         return out
 
-    def local_class_methods(self) -> list:
-        """(qualified name, def) of each method of a class defined inside a function: the
-        command cannot convert them on their own (they are part of their function's text)."""
-        out = []
-
-        def in_function(body, prefix):
-            for stmt in body:
-                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
-                    in_function(stmt.body, f"{prefix}{stmt.name}.<locals>.")
-                elif isinstance(stmt, syntax.ClassDef):
-                    in_class(stmt.body, f"{prefix}{stmt.name}.")
-                else:
-                    for block in _blocks(stmt):
-                        in_function(block, prefix)
-
-        def in_class(body, prefix):
-            for stmt in body:
-                if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
-                    out.append((prefix + stmt.name, stmt))
-                    in_function(stmt.body, f"{prefix}{stmt.name}.<locals>.")
-                elif isinstance(stmt, syntax.ClassDef):
-                    in_class(stmt.body, f"{prefix}{stmt.name}.")
-                else:
-                    for block in _blocks(stmt):
-                        in_class(block, prefix)
-
-        for site in self.sites:
-            in_function(site.node.body, f"{site.qualname}.<locals>.")
-        return out
-
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
 
