@@ -278,7 +278,7 @@ def _step_not_zero(step, where) -> None:
     __tracebackhide__ = True
     if not is_tracer(step):
         if operator.index(step) == 0:
-            raise ValueError(_STEP_ZERO)
+            raise report.pythons_own(ValueError(_STEP_ZERO))
         return
     refusal = checks.refused_in_try(ValueError, ())
     if refusal == "raise-in-try":
@@ -863,8 +863,8 @@ def for_range(start, stop, step, loop_body, init, loop_test=None, *, at, target=
     site = _loop_site("for", at, loop_body, 1)
     names = list(site.names)
     values = list(unpack(init, len(names)))
+    _step_not_zero(step, lambda: site.where)
     if any(is_tracer(b) for b in (start, stop, step)):
-        _step_not_zero(step, lambda: site.where)
         seq = _range_sequence(start, stop, step)
         return _target_or(site, names, target, _stage_or_fall_back(
             site,
