@@ -1478,6 +1478,15 @@ def test_range_step_zero_in_a_staged_branch_raises_when_taken(tmp_path, xs, n, s
     check_all_paths(zero_step_in_an_untaken_branch, xs, n, static_argnums=static_argnums, tmp_dir=tmp_path)
 
 
+def test_range_step_zero_raised_by_a_staged_branch_says_which():
+    with pytest.raises(ValueError, match=r"^range\(\) arg 3 must not be zero") as info:
+        autolax.jit(zero_step_in_an_untaken_branch, static_argnums=(1,))(-XS, 1)
+    assert str(info.value) == "range() arg 3 must not be zero"
+    line = zero_step_in_an_untaken_branch.__code__.co_firstlineno + 4
+    assert (f"(raised by the `else` branch of the `if` at {__file__}:{line}, which the program took)"
+            in info.value.__notes__)
+
+
 def zero_step_in_a_try(xs, n):
     try:
         if xs.sum() > 0.0:
