@@ -1487,6 +1487,28 @@ def test_range_step_zero_raised_by_a_staged_branch_says_which():
             in info.value.__notes__)
 
 
+def range_errors_in_an_untaken_branch(xs, n):
+    # Python's other errors of `range(...)` come out of the runtime too: a range bound to a
+    # name (a step of 0), a float step (TypeError).
+    total = 0.0
+    if xs.sum() > 0.0:
+        total = xs[0]
+    elif xs[0] < -1.5:
+        r = range(n, 0, n - n)
+        for i in r:
+            total += xs[i]
+    else:
+        for i in range(n, 0, 0.5):
+            total += xs[i]
+    return total
+
+
+@pytest.mark.parametrize("xs", [XS, -XS, -XS[::-1]])
+@pytest.mark.parametrize("static_argnums", [(1,), ()])
+def test_range_errors_in_a_staged_branch_are_raised_when_taken(tmp_path, xs, static_argnums):
+    check_all_paths(range_errors_in_an_untaken_branch, xs, 1, static_argnums=static_argnums, tmp_dir=tmp_path)
+
+
 def zero_step_in_a_try(xs, n):
     try:
         if xs.sum() > 0.0:
