@@ -1407,3 +1407,127 @@ def test_an_error_staging_a_loop_body_after_its_check_runs_the_loop_in_python(tm
     with pytest.raises(autolax.StagedEffectError, match=r"ran as a Python loop \(`IndexError: pop from empty list` "
                        r"was raised while staging its body, after a check\), and an iteration raised IndexError"):
         jax.jit(autolax.convert(asserts_then_pops))(*args)
+
+
+def stacks_rows(xs):
+    # Fuzzer seed 1142 (reduced): rows appended as Python lists, then `jnp.stack`.
+    rows = []
+    for i in range(len(xs)):
+        rows.append([xs[i], xs[2]])
+    return jnp.stack(rows).sum()
+
+
+def stacks_rows_after_an_early_return(xs):
+    # Fuzzer seed 1194 (reduced): the same after a traced early `return`, so that it is
+    # staged in the branch where the function goes on.
+    if xs[1] < 0.0:
+        return xs[0]
+    rows = []
+    for i in range(2):
+        rows.append([xs[i]])
+    return jnp.stack(rows).sum()
+
+
+@pytest.mark.parametrize("fn, xs", [
+    (stacks_rows, XS),
+    (stacks_rows_after_an_early_return, XS),
+    (stacks_rows_after_an_early_return, np.array([1.0, -2.0, 3.0, 4.0], np.float32)),
+])
+def test_stack_of_rows_appended_as_lists_raises_as_jax_does(tmp_path, fn, xs):
+    # Run as written, jax.numpy.stack refuses a list of lists (TypeError: its items must be
+    # arrays or scalars) where NumPy stacks them; the fuzzer's oracle ran the programs with
+    # NumPy and took JAX's TypeError on every path for a bug. (Under plain jax.jit a branch
+    # that fails while staged may be refused: `branch-fails`.)
+    check_all_paths(fn, xs, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(fn, xs, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+
+
+def test_the_fuzzers_numpy_refuses_a_stack_of_lists_as_jax_does():
+    from fuzzing.paths import NUMPY_AS_JNP
+
+    rows = [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(TypeError) as jax_says:
+        jnp.stack(rows)
+    with pytest.raises(TypeError) as oracle_says:
+        NUMPY_AS_JNP.stack(rows)
+    assert str(oracle_says.value) == str(jax_says.value)
+    assert NUMPY_AS_JNP.stack([np.float32(1.0), 2.0, np.ones(())]).tolist() == jnp.stack(
+        [np.float32(1.0), 2.0, np.ones(())]).tolist()
+    assert NUMPY_AS_JNP.stack(np.ones((2, 3))).shape == jnp.stack(np.ones((2, 3))).shape == (2, 3)
+
+
+def zero_step_in_an_untaken_branch(xs, n):
+    # Fuzzer seed 1151 (reduced): with n static, `range(n, 0, 0)` fails while the `else`
+    # branch is staged, which Python takes only when xs sums to 0 or less.
+    total = 0.0
+    if xs.sum() > 0.0:
+        total = xs[0]
+    else:
+        for i in range(n, 0, 1 - n % 2):
+            total += xs[i % 4]
+    return total
+
+
+@pytest.mark.parametrize("xs", [XS, -XS])
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("static_argnums", [(1,), ()])
+def test_range_step_zero_in_a_staged_branch_raises_when_taken(tmp_path, xs, n, static_argnums):
+    # Python's ValueError came out of autolax's own frame while the branch was staged, and
+    # escaped whether or not the program takes the branch; now it is raised when taken, as
+    # any error of the user's code in a staged branch.
+    check_all_paths(zero_step_in_an_untaken_branch, xs, n, static_argnums=static_argnums, tmp_dir=tmp_path)
+
+
+def test_range_step_zero_raised_by_a_staged_branch_says_which():
+    with pytest.raises(ValueError, match=r"^range\(\) arg 3 must not be zero") as info:
+        autolax.jit(zero_step_in_an_untaken_branch, static_argnums=(1,))(-XS, 1)
+    assert str(info.value) == "range() arg 3 must not be zero"
+    line = zero_step_in_an_untaken_branch.__code__.co_firstlineno + 4
+    assert (f"(raised by the `else` branch of the `if` at {__file__}:{line}, which the program took)"
+            in info.value.__notes__)
+
+
+def range_errors_in_an_untaken_branch(xs, n):
+    # Python's other errors of `range(...)` come out of the runtime too: a range bound to a
+    # name (a step of 0), a float step (TypeError).
+    total = 0.0
+    if xs.sum() > 0.0:
+        total = xs[0]
+    elif xs[0] < -1.5:
+        r = range(n, 0, n - n)
+        for i in r:
+            total += xs[i]
+    else:
+        for i in range(n, 0, 0.5):
+            total += xs[i]
+    return total
+
+
+@pytest.mark.parametrize("xs", [XS, -XS, -XS[::-1]])
+@pytest.mark.parametrize("static_argnums", [(1,), ()])
+def test_range_errors_in_a_staged_branch_are_raised_when_taken(tmp_path, xs, static_argnums):
+    check_all_paths(range_errors_in_an_untaken_branch, xs, 1, static_argnums=static_argnums, tmp_dir=tmp_path)
+
+
+def zero_step_in_a_try(xs, n):
+    try:
+        if xs.sum() > 0.0:
+            total = xs[0]
+        else:
+            total = 0.0
+            for i in range(n, 0, 1 - n % 2):
+                total += xs[i % 4]
+    except ValueError:
+        total = -1.0
+    return total
+
+
+@pytest.mark.parametrize("xs", [XS, -XS])
+def test_range_step_zero_in_a_staged_branch_inside_a_try_is_refused(tmp_path, xs):
+    # Whether the handler runs would depend on data: autolax's own error, naming the line.
+    check_all_paths(zero_step_in_a_try, xs, 1, static_argnums=(1,), tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError) as info:
+        autolax.jit(zero_step_in_a_try, static_argnums=(1,))(xs, 1)
+    line = zero_step_in_a_try.__code__.co_firstlineno + 2
+    assert (f"the `else` branch of the `if` at {__file__}:{line} raised ValueError: range() arg 3 must not be "
+            "zero while autolax staged it, inside a `try` that catches it") in str(info.value)

@@ -171,7 +171,7 @@ def fails_when_taken(site, what: str, caught_by=()):
 
 def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
     __tracebackhide__ = True
-    fails = fails_when_taken(site, f"the `{side}` branch of {site.what}", caught_by) if site.kind == "if" else None
+    fails = fails_when_taken(site, f"the `{side}` branch of the `if`", caught_by) if site.kind == "if" else None
     try:
         return trace(fn, in_state, out_names, site=site, fails=fails)
     except report.PROGRAM_ERRORS as exc:

@@ -149,7 +149,7 @@ class range:  # noqa: N801 - stands in for the builtin outside `for ... in range
 
     def __new__(cls, *bounds):
         if not any(is_tracer(b) for b in bounds):
-            return builtins.range(*bounds)
+            return _python_range(*bounds)
         return super().__new__(cls)
 
     def __init__(self, *bounds):
@@ -270,15 +270,25 @@ def _index_type(*bounds):
 _STEP_ZERO = "range() arg 3 must not be zero"
 
 
+def _python_range(*bounds):
+    """``builtins.range(*bounds)``, whose errors (a step of 0, a bound that is not an int)
+    are Python's own for the user's ``range(...)`` (``report.pythons_own``)."""
+    try:
+        return builtins.range(*bounds)
+    except (TypeError, ValueError) as exc:
+        report.pythons_own(exc)
+        raise
+
+
 def _step_not_zero(step, where) -> None:
-    """Python's ``ValueError`` for ``range(start, stop, 0)``: now for a Python step, when the
-    program runs for a traced one (``checks.fail_unless``). Inside a ``try`` that catches
+    """Python's ``ValueError`` for ``range(start, stop, 0)``: now for a Python step (and its
+    ``TypeError`` for a step that is not an int), when the program runs for a traced one
+    (``checks.fail_unless``). Inside a ``try`` that catches
     ``ValueError`` a traced step is refused: whether the handler runs would depend on data.
     ``where``: () -> the user's ``file:line``, for the refusal."""
     __tracebackhide__ = True
     if not is_tracer(step):
-        if operator.index(step) == 0:
-            raise ValueError(_STEP_ZERO)
+        _python_range(0, 0, step)
         return
     refusal = checks.refused_in_try(ValueError, ())
     if refusal == "raise-in-try":
@@ -305,7 +315,7 @@ def _range_sequence(start, stop, step):
         else:
             length = jnp.maximum(0, (start - stop - step - 1) // (-step))
         return _Sequence(length, None, lambda k, x: start + k * step, True, lambda: _index_type(start, step))
-    r = builtins.range(operator.index(start), operator.index(stop), operator.index(step))
+    r = _python_range(start, stop, step)
     return _Sequence(len(r), None, lambda k, x: _affine(r.start, k, r.step), False, lambda: _index_type()), r
 
 

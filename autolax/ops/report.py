@@ -716,13 +716,28 @@ def failed_at_unbound_read(exc: BaseException) -> bool:
     return getattr(exc, "code", None) in ("branch-fails", "operand-fails") and unbound_read(exc.__cause__)
 
 
+_PYTHONS_OWN = "__autolax_pythons_own__"
+
+
+def pythons_own(exc: BaseException) -> BaseException:
+    """``exc``, marked as the error Python itself raises for the user's statement where an op
+    raises it in the builtin's place (``range(5, 0, 0)``'s ``ValueError``, from
+    ``ops.for_range``): ``raised_by_user_code`` counts it as the user's code's, so that a
+    staged branch the program may not take raises it only when taken, as Python does."""
+    setattr(exc, _PYTHONS_OWN, True)
+    return exc
+
+
 def raised_by_user_code(exc: BaseException) -> bool:
     """Did ``exc`` come from the user's code -- its innermost frame is the user's, or a
     library function the user's code called refused its arguments (``jnp.stack([])``, a
-    builtin error raised by JAX or NumPy, not by autolax) -- and is it not an error autolax
-    or JAX raise to say why something cannot be staged?"""
+    builtin error raised by JAX or NumPy, not by autolax), or an op raised Python's own
+    error for the statement (``pythons_own``) -- and is it not an error autolax or JAX
+    raise to say why something cannot be staged?"""
     if isinstance(exc, AutolaxError) or type(exc).__module__.split(".")[0] in ("jax", "jaxlib"):
         return False
+    if getattr(exc, _PYTHONS_OWN, False):
+        return True
     tb = exc.__traceback__
     if tb is None:
         return False

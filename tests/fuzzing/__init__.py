@@ -3,7 +3,8 @@
 Each program (``generator``) is a small module whose ``f(a, b, n, xs, ys)`` reads like code
 a person writes: control flow autolax stages, and Python's semantics around it (closures,
 ``try``/``raise``, zero-trip loops, list methods, ``del``, globals, aliases, unbound names,
-``print``, ``assert``). The oracle is Python itself (``jnp`` bound to NumPy). Each program
+``print``, ``assert``). The oracle is Python itself (``jnp`` bound to NumPy, which refuses
+what ``jax.numpy`` refuses where the programs differ: ``paths.NUMPY_AS_JNP``). Each program
 runs through ``autolax.jit``, ``jax.jit(autolax.convert(f))``, ``autolax.convert`` called
 eagerly, the CLI's default and ``--standalone`` output and ``%%autolax`` (``paths``), with
 every numeric argument traced and again with static mixes, and each outcome must equal

@@ -32,6 +32,8 @@ import sys
 import tempfile
 import types
 
+import numpy as np
+
 PARAM_NAMES = ("a", "b", "n", "xs", "ys")
 ALL_PATHS = ("jit", "jax.jit(convert)", "eager", "eager-jax", "cli", "standalone", "magic", "vmap")
 TRACED = {"jit", "jax.jit(convert)", "cli", "standalone", "magic"}
@@ -99,10 +101,32 @@ class Workspace:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class _NumpyAsJnp(types.ModuleType):
+    """The oracle's ``jnp``: NumPy (arrays stay mutable, as the programs expect), except
+    where NumPy accepts what ``jax.numpy`` refuses and the programs call it so: ``stack``
+    of rows appended as Python lists (``jnp.stack([[1.0, 2.0], [3.0, 4.0]])``), which JAX
+    refuses with a ``TypeError`` (its items must be arrays or scalars) where NumPy stacks
+    them. The user's program run eagerly with JAX is the ground truth."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def stack(arrays, *args, **kwargs):
+        if not isinstance(arrays, np.ndarray):
+            for pos, item in enumerate(arrays):
+                if not (isinstance(item, np.ndarray) or np.isscalar(item)):
+                    raise TypeError(f"stack requires ndarray or scalar arguments, got {type(item)} at position {pos}.")
+        return np.stack(arrays, *args, **kwargs)
+
+
+NUMPY_AS_JNP = _NumpyAsJnp("numpy_as_jnp")
+
+
 def python_source(source: str) -> str:
-    """The oracle's text: ``jnp`` is NumPy (arrays stay mutable, as the source expects)."""
+    """The oracle's text: ``jnp`` is NumPy, refusing what JAX refuses (``NUMPY_AS_JNP``)."""
     assert source.startswith("import jax.numpy as jnp\n")
-    return "import numpy as jnp\n" + source[len("import jax.numpy as jnp\n") :]
+    return f"from {__name__} import NUMPY_AS_JNP as jnp\n" + source[len("import jax.numpy as jnp\n") :]
 
 
 class ProgramPaths:
@@ -125,7 +149,8 @@ class ProgramPaths:
         return self.ws.path(self.base_name)
 
     def python(self):
-        """The oracle: the program run as plain Python (``jnp`` bound to NumPy)."""
+        """The oracle: the program run as plain Python (``jnp`` bound to NumPy, see
+        ``NUMPY_AS_JNP``)."""
         module = types.ModuleType(self.base_name + "_python")
         module.__file__ = self.filename
         code = compile(python_source(self.source), self.filename, "exec")

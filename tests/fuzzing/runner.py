@@ -10,9 +10,10 @@ For each program (``check_program``):
    Arrays are float32/int32 or float64/int64 (``jax_enable_x64`` is on). The traced paths
    are traced with ``.trace(*args)`` and their jaxprs interpreted, except on those last two
    plans: ``.trace`` does not share the call path's cache, so they are called.
-2. The oracle: the program as plain Python with ``jnp`` bound to NumPy, on copies of the
-   same arguments: the value it returns or the exception it raises, what it prints, and its
-   globals after the call (reset before every call, on every path).
+2. The oracle: the program as plain Python with ``jnp`` bound to NumPy (``paths.NUMPY_AS_JNP``:
+   ``stack`` refuses lists as ``jax.numpy`` does), on copies of the same arguments: the
+   value it returns or the exception it raises, what it prints, and its globals after the
+   call (reset before every call, on every path).
 3. Every path of ``paths.ALL_PATHS`` on every plan (the eager paths and ``vmap`` on the
    traced plan only; ``vmap`` only where Python returns on every input set and nothing is
    printed), compared with ``outcome.verdict``.
