@@ -209,10 +209,12 @@ def append_after_break(xs):
 
 def test_append_with_traced_break_is_a_clear_error():
     # The list's length would depend on data, so the loop cannot be staged; its bounds are
-    # static, so it runs as a Python loop, where the traced `if` gives the list two lengths.
-    with pytest.raises(autolax.StateMismatchError, match="'out' is \\[\\] in the `if` branch") as info:
+    # static, so it runs as a Python loop, where the traced `break` comes before the append:
+    # the message names the `break` (issue 34, item 10).
+    with pytest.raises(autolax.StateMismatchError, match="'out' is appended to after the `break` at ") as info:
         autolax.jit(append_after_break)(jnp.array([1.0, -1.0, 2.0]))
-    assert "would make the list's length depend on data" in str(info.value)
+    assert ("Whether the program takes the `break` depends on a traced value, so the number of items "
+            "appended to 'out' would depend on data.") in str(info.value)
     notes = "\n".join(getattr(info.value, "__notes__", []))
     assert "could not be staged" in notes
 

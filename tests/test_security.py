@@ -130,7 +130,9 @@ def test_cli_runs_no_planted_module(tree, entry, where):
     cwd = root if inside else root.parent
     src = "model.py" if inside else str(root / "model.py")
     pythonpath = None if "PYTHONPATH" not in where else ("." if inside else str(root))
-    for flags in (["--all"], ["--standalone", "--all"], ["--check"]):
+    gen = root.parent / f"gen-{where}-{entry}".replace(" ", "_").replace(",", "").replace("=", "_")
+    # (--standalone writes the runtime's copy, read from autolax's own files, beside its output)
+    for flags in (["--all"], ["--standalone", "--all", "-o", str(gen / "model.py")], ["--check"]):
         result = run_cli(command + ["convert", src, *flags], cwd, pythonpath)
         assert markers(marker_dir) == [], (flags, result.stderr[-300:])
         assert "Traceback" not in result.stderr, result.stderr
