@@ -512,3 +512,19 @@ def test_a_file_still_using_autolax_is_refused():
     with pytest.raises(autolax.ConversionError) as info:
         convert_source(text, "m.py", Options(standalone=True))
     assert info.value.one_line() == "m.py:9:7: error: 'autolax' is still used here, but --standalone output imports no autolax"
+
+
+def test_default_output_converted_with_standalone_imports_the_copy(tmp_path):
+    """A file `autolax convert` wrote before (its functions already call `ops`, so none is
+    converted again) still gets the runtime's copy, not autolax, with --standalone."""
+    src = tmp_path / "m.py"
+    src.write_text(DECORATED)
+    assert cli.main(["convert", str(src), "-o", str(tmp_path / "default.py")]) == 0
+    default = (tmp_path / "default.py").read_text()
+    assert "from autolax import ops\n" in default
+    assert cli.main(["convert", "--standalone", "--all", str(tmp_path / "default.py"),
+                     "-o", str(tmp_path / "gen" / "m.py")]) == 0
+    assert (tmp_path / "gen" / "m.py").read_text() == default.replace("from autolax import ops\n",
+                                                                      "from autolax_runtime import ops\n")
+    namespace = standalone_module(default, "m.py", all=True)
+    assert float(jax.jit(namespace["halve_until"])(jnp.float32(10.0))) == 0.625

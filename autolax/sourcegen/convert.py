@@ -104,7 +104,7 @@ class _FileConverter:
     def run(self) -> str:
         sites = self.selected()
         if not sites:
-            return self.module.text
+            return self.unconverted()
         already = set(self.converted_names)
         while True:  # again without the functions --all could not convert, if any
             self.converted_names = already | {s.node.name for s in sites if not s.is_method}
@@ -123,9 +123,15 @@ class _FileConverter:
                 self.warnings.append(f"{exc.location or self.module.path}: warning: '{site.qualname}' is left as it "
                                      f"is (--all): {exc.reason}")
             if not sites:
-                return self.module.text
+                return self.unconverted()
         text = _apply(self.module.lines, edits)
         return self.fix_imports(text, sites)
+
+    def unconverted(self) -> str:
+        """The file when no function of it is converted here: as it is; with
+        ``--standalone``, its imports still made the runtime's copy's (a file ``autolax
+        convert`` wrote before, whose functions already call ``ops``)."""
+        return self.fix_imports(self.module.text, []) if self.options.standalone else self.module.text
 
     def convert_site(self, site):
         module = self.module
