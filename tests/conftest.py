@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 
 # On a GPU, each test process (pytest-xdist workers included) would otherwise take most of the
 # device memory up front; on CPU the setting changes nothing. It must precede the jax import.
@@ -53,3 +55,18 @@ def equations(fn, *args, **kwargs) -> int:
 
 def primitives(fn, *args, **kwargs):
     return primitive_counts(jaxpr_of(fn, *args, **kwargs).jaxpr)
+
+
+def load_module(path, name):
+    """The module at ``path`` (imported from its file, so autolax reads its real source),
+    with its folder on the import path while it loads: where ``autolax convert
+    --standalone`` writes ``autolax_runtime``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+    return module

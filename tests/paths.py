@@ -15,7 +15,6 @@ import contextlib
 import inspect
 import io
 import itertools
-import os
 import re
 import sys
 import tempfile
@@ -91,11 +90,7 @@ def runtime_copy_folder() -> str:
     process), put on ``sys.path`` so that ``--standalone`` output imports it."""
     global _RUNTIME_FOLDER
     if _RUNTIME_FOLDER is None:
-        folder = tempfile.mkdtemp(prefix="autolax_runtime_copy_")
-        for relpath, text in runtime_copy.files().items():
-            os.makedirs(os.path.dirname(os.path.join(folder, relpath)), exist_ok=True)
-            with open(os.path.join(folder, relpath), "w", encoding="utf-8") as f:
-                f.write(text)
+        folder = runtime_copy.write_to(tempfile.mkdtemp(prefix="autolax_runtime_copy_"))
         sys.path.insert(0, folder)
         _RUNTIME_FOLDER = folder
     return _RUNTIME_FOLDER

@@ -4,7 +4,6 @@ directories; output converted again is unchanged. Most tests call `cli.main` in-
 few run the installed command to check the process boundary (exit codes, no traceback)."""
 
 import hashlib
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 from autolax import cli
 from autolax.sourcegen import files
 from autolax.transpile import syntax
-from conftest import assert_close
+from conftest import assert_close, load_module
 
 DATA = Path(__file__).parent / "data"
 EXAMPLES = DATA / "cli_examples.py"
@@ -43,18 +42,7 @@ def collatz_steps(n):
 '''
 
 
-def load(path, name):
-    """The module at ``path``, with its folder on the import path while it loads (where
-    ``--standalone`` writes ``autolax_runtime``)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    folder = str(Path(path).parent)
-    sys.path.insert(0, folder)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(folder)
-    return module
+load = load_module
 
 
 def digest(path):

@@ -8,7 +8,6 @@ end); several outputs are written all or nothing. Cases that could hang or exhau
 they regressed run in a subprocess with a time and memory limit.
 """
 
-import importlib.util
 import os
 import stat
 import subprocess
@@ -23,6 +22,7 @@ import pytest
 import autolax
 from autolax import cli
 from autolax.sourcegen import Options, convert_source, files
+from conftest import load_module
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 POSIX = sys.platform != "win32"
@@ -51,18 +51,7 @@ def write(path, data):
     return path
 
 
-def load(path, name):
-    """The module at ``path``, with its folder on the import path while it loads (where
-    ``--standalone`` writes ``autolax_runtime``)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    folder = str(Path(path).parent)
-    sys.path.insert(0, folder)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(folder)
-    return module
+load = load_module
 
 
 def error_line(capsys, argv):

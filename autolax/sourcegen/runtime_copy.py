@@ -125,6 +125,17 @@ def files() -> dict:
     return out
 
 
+def write_to(folder: str) -> str:
+    """Writes the package into ``folder`` (made if need be; for tests and tools that run
+    ``--standalone`` output in-process) and returns ``folder``."""
+    for relpath, text in files().items():
+        path = os.path.join(folder, relpath)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    return folder
+
+
 def written_by_autolax(path: str) -> bool:
     """Does the file at ``path`` start with the marker line (a copy an earlier run wrote)?"""
     try:

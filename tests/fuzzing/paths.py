@@ -263,11 +263,7 @@ def _runtime_copy_on_path():
     if _RUNTIME_COPY is None:
         from autolax.sourcegen import runtime_copy
 
-        folder = tempfile.mkdtemp(prefix="autolax_runtime_copy_")
-        for relpath, text in runtime_copy.files().items():
-            os.makedirs(os.path.dirname(os.path.join(folder, relpath)), exist_ok=True)
-            with open(os.path.join(folder, relpath), "w", encoding="utf-8") as f:
-                f.write(text)
+        folder = runtime_copy.write_to(tempfile.mkdtemp(prefix="autolax_runtime_copy_"))
         sys.path.insert(0, folder)
         _RUNTIME_COPY = folder
     return _RUNTIME_COPY
