@@ -142,18 +142,7 @@ class _FileConverter:
         original_body = [syntax.dump(s) for s in fn.body]
         classes = _local_classes(fn, site.qualname)
         closure = {"__class__": Context.MISSING} if site.is_method else {}
-        converted = pipeline.convert_node(
-            fn,
-            filename=module.path,
-            source_lines=module.lines,
-            globals=self.globals,
-            closure=closure,
-            ops_name_hint=self.ops_alias,
-            spec_filename=self.written_as,
-        )
-        if converted.ctx.ops != self.ops_alias:
-            raise self._error(node, f"'{self.ops_alias}' is a local name in '{site.qualname}'; the converted code "
-                                    f"needs it for autolax's runtime: rename the local variable")
+        converted = self.convert_def(fn, closure, node, site.qualname)
         self.convert_local_classes(converted.node, classes)
         # A call of a function that (through others) calls this one stays ``ops.call``: its
         # guard stops a recursion under a traced condition (TracedRecursionError), where a
@@ -217,18 +206,7 @@ class _FileConverter:
         closure = dict.fromkeys(outer, Context.MISSING)
         closure["__class__"] = Context.MISSING
         try:
-            converted = pipeline.convert_node(
-                fn,
-                filename=self.module.path,
-                source_lines=self.module.lines,
-                globals=self.globals,
-                closure=closure,
-                ops_name_hint=self.ops_alias,
-                spec_filename=self.written_as,
-            )
-            if converted.ctx.ops != self.ops_alias:
-                raise self._error(node, f"'{self.ops_alias}' is a local name in '{qualname}'; the converted code "
-                                        f"needs it for autolax's runtime: rename the local variable")
+            converted = self.convert_def(fn, closure, node, qualname)
         except ConversionError as exc:
             self.warnings.append(f"{exc.location or self.module.path}: warning: '{qualname}' is left as it is: "
                                  f"{exc.reason}")
@@ -237,6 +215,23 @@ class _FileConverter:
         new.decorator_list = node.decorator_list
         self.convert_local_classes(new, classes)
         return new
+
+    def convert_def(self, fn, closure, node, qualname):
+        """``fn`` (a copy of ``node`` without its decorators) through the passes, calling the
+        runtime by the file's name for it."""
+        converted = pipeline.convert_node(
+            fn,
+            filename=self.module.path,
+            source_lines=self.module.lines,
+            globals=self.globals,
+            closure=closure,
+            ops_name_hint=self.ops_alias,
+            spec_filename=self.written_as,
+        )
+        if converted.ctx.ops != self.ops_alias:
+            raise self._error(node, f"'{self.ops_alias}' is a local name in '{qualname}'; the converted code "
+                                    f"needs it for autolax's runtime: rename the local variable")
+        return converted
 
     def _reaches(self, name) -> set:
         """The module-level functions of the file that the function ``name`` calls, directly
