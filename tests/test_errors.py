@@ -6,6 +6,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import autolax
@@ -711,6 +712,44 @@ def test_autolax_jit_and_trace_check_say_so_in_any_function():
         autolax.trace_check(scaled_by_itself, 2.0)
     with pytest.raises(autolax.TracedValueError, match=r"`float\(\)` of a traced value"):
         autolax.trace_check(autolax.jit(newton_step, static_argnums=0), halve, 3.0)
+
+
+def any_negative(xs):
+    if any(x < 0 for x in xs):
+        return 1
+    return 0
+
+
+def all_positive_rows(xs):
+    return all(row.sum() > 0 for row in xs)
+
+
+def test_any_and_all_of_a_generator_of_traced_values_say_so(tmp_path):
+    # `any` / `all` of a generator ask Python's truth of each item as it comes (autolax
+    # stages them for lists, tuples and arrays only): autolax's error naming the line and the
+    # rewrite on every path, where `jax.jit` of the converted function gave JAX's
+    # TracerBoolConversionError.
+    xs = np.array([1.5, -2.0, 3.0], np.float32)
+    check_all_paths(any_negative, xs, tmp_dir=tmp_path, refusal=True)
+    check_all_paths(all_positive_rows, np.ones((2, 3), np.float32), tmp_dir=tmp_path, refusal=True)
+    for fn, name, arg in ((any_negative, "any", xs), (all_positive_rows, "all", np.ones((2, 3), np.float32))):
+        for path, jitted in _jit_paths(fn, (), tmp_path):
+            with pytest.raises(autolax.TracedValueError) as info:
+                jitted(arg)
+            message = str(info.value)
+            assert "uses a traced value as a Python bool while JAX traces the function; the value depends on the " \
+                   "argument 'xs', which is traced" in message, path
+            assert f"Fix: give `{name}` a list (`{name}([x > 0 for x in xs])`: autolax stages `any` / `all` of a " \
+                   f"list holding traced values) or test an array (`jnp.{name}(xs > 0)`)" in message, path
+            assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError), path
+            if path != "cli default":
+                assert f"the statement at {HERE}:{line_of(fn, 1)} " in message, path
+    # The rewrite the message gives: Python's answer.
+    def any_negative_of_a_list(xs):
+        return any([x < 0 for x in xs])
+
+    check_all_paths(any_negative_of_a_list, xs, tmp_dir=tmp_path)
+    assert autolax.convert(any_negative)(xs) == any_negative(xs) == 1
 
 
 def own_type_error(x):

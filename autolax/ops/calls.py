@@ -403,7 +403,7 @@ def _extreme(builtin, replaces, args, kwargs):
     key = kwargs.get("key")
     keys = [key(item) for item in items] if key is not None and any_tracer(items) else None
     if not any_tracer(items) and not any_tracer(keys):
-        return builtin(*args, **kwargs)
+        return _builtin_named(builtin, args, kwargs)
     if not items:
         if "default" in kwargs:
             return kwargs["default"]
@@ -423,6 +423,23 @@ def _extreme(builtin, replaces, args, kwargs):
         best = jax.tree.map(lambda a, b: jnp.where(test, a, b), item, best)
         best_key = best if key is None else jnp.where(test, item_key, best_key)
     return best
+
+
+def _builtin_named(builtin, args, kwargs, fix=None):
+    """``builtin(*args, **kwargs)``, where JAX's tracer error -- a traced value the builtin
+    asks Python's truth of, e.g. the items of a generator (``any(x > 0 for x in xs)``) --
+    becomes autolax's ``TracedValueError`` naming the user's statement, where no staged
+    statement around it names one (inside a staged body the statement decides, as for any
+    error of its body). Python's own errors pass as they are."""
+    __tracebackhide__ = True
+    try:
+        return builtin(*args, **kwargs)
+    except report.TRACER_ERRORS as exc:
+        if not report.in_staged_body() and report.under_trace():
+            refusal = report.escaped_tracer_error(exc, sys._getframe(1), fix)  # (it looks up to the user's frame)
+            if refusal is not None:
+                raise refusal from exc
+        raise
 
 
 def _extreme_item(builtin, xs):
@@ -481,7 +498,10 @@ def _truth(builtin, args, kwargs):
         truth = items.reshape(items.shape[0]) != 0
         return jnp.any(truth) if stop_at else jnp.all(truth)
     if not isinstance(items, (list, tuple)) or not any_tracer(items):
-        return builtin(items)
+        return _builtin_named(builtin, (items,), {}, fix=(
+            f"give `{builtin.__name__}` a list (`{builtin.__name__}([x > 0 for x in xs])`: autolax stages "
+            f"`any` / `all` of a list holding traced values) or test an array "
+            f"(`jnp.{builtin.__name__}(xs > 0)`)."))
     found = None  # the traced items' `or` (any) / `and` (all) so far
     for item in items:
         if not is_tracer(item):

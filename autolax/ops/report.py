@@ -658,7 +658,7 @@ def traced_value_error(exc, site, why: str) -> AutolaxError:
                        source=site.source, fix=unstageable_fix(exc))
 
 
-def escaped_tracer_error(exc: BaseException, frame=None) -> AutolaxError | None:
+def escaped_tracer_error(exc: BaseException, frame=None, fix: str | None = None) -> AutolaxError | None:
     """``TracedValueError`` for JAX's tracer error ``exc`` leaving the user's code while JAX
     traces it -- among a function's own statements, where no staged statement translates it
     -- or None for any other error. It names the innermost line of the user's code in the
@@ -666,7 +666,8 @@ def escaped_tracer_error(exc: BaseException, frame=None) -> AutolaxError | None:
     arguments the value depends on (as JAX's message names them); the caller raises it
     ``from exc``. Called where the runtime sees an error leave a converted function
     (``ops.runtime_checks``), by ``autolax.jit`` and ``trace_check``, and by an op that the
-    user's statement called (``frame``: the op's caller), which names that statement."""
+    user's statement called (``frame``: the op's caller), which names that statement, and
+    may say how to rewrite it (``fix``)."""
     if isinstance(exc, AutolaxError) or exc.__traceback__ is None:
         return None
     # (JAX's slice error shows the tracer: `slice(JitTracer(~int32[]), ...)`.)
@@ -687,7 +688,8 @@ def escaped_tracer_error(exc: BaseException, frame=None) -> AutolaxError | None:
               "mark the arguments the value depends on static (static_argnums / static_argnames; each new value "
               "then traces the function again)")
     slicing = "slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`)."
-    fix = slicing if traced_slice(exc) else unstageable_fix(exc)
+    if fix is None:
+        fix = slicing if traced_slice(exc) else unstageable_fix(exc)
     fix = f"{fix[:-1] if fix.endswith('.') else fix}; or {static}." if fix else f"{static}."
     return errors.make("traced-python-value", where=where, use=concrete_use(exc), depends=depends, source=source,
                        fix=fix)
