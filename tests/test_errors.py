@@ -700,10 +700,62 @@ def scaled_by_itself(x):
     return x * float(x)
 
 
+def positives_doubled(xs):
+    return sum([x * 2 for x in xs if x > 0])
+
+
+def triangle(n):
+    total = 0
+    for i in range(int(n)):
+        total += i
+    return total
+
+
+def test_every_path_says_so_in_a_function_that_stages_nothing(tmp_path):
+    # A function that stages no check runs its body in `try: ... except ops.TracerErrors:`
+    # (a `try` costs nothing until an error is raised): JAX's tracer error leaving its own
+    # statements is autolax's TracedValueError under plain jax.jit too (was JAX's error).
+    assert "except ops.TracerErrors:\n        ops.refuse_tracer_error()\n        raise" in \
+        autolax.to_source(scaled_by_itself)
+    cases = [
+        (scaled_by_itself, jnp.float32(2.0), 1, "(`float()` of a traced value)", jax.errors.ConcretizationTypeError),
+        (positives_doubled, jnp.arange(3.0), 1, "uses a traced value as a Python bool",
+         jax.errors.TracerBoolConversionError),
+        (triangle, jnp.int32(4), 2, "(`int()` of a traced value)", jax.errors.ConcretizationTypeError),
+    ]
+    for fn, arg, line, says, cause in cases:
+        check_all_paths(fn, arg, tmp_dir=tmp_path, refusal=True)
+        for path, jitted in _jit_paths(fn, (), tmp_path):
+            with pytest.raises(autolax.TracedValueError) as info:
+                jitted(arg)
+            assert says in str(info.value), (fn.__name__, path)
+            assert isinstance(info.value.__cause__, cause), (fn.__name__, path)
+            if path != "cli default":
+                assert f"the statement at {HERE}:{line_of(fn, line)} " in str(info.value), (fn.__name__, path)
+    # Run as Python (no trace), the function is the user's: Python's value, Python's errors.
+    assert autolax.convert(scaled_by_itself)(3.0) == 9.0
+    assert autolax.convert(triangle)(4.0) == triangle(4.0) == 6
+    with pytest.raises(ValueError, match="could not convert string to float"):
+        autolax.convert(scaled_by_itself)("a")
+
+
+def test_an_error_inside_a_staged_statement_is_named_by_the_statement(tmp_path):
+    # A callee that stages nothing, called inside a staged loop body: the loop names the
+    # error (its context says why a Python value was needed), not the callee's `try`.
+    def caller(xs):
+        total = 0.0
+        for x in xs:
+            total = total + scaled_by_itself(x)
+        return total
+
+    with pytest.raises(autolax.TracedValueError, match=r"the `for` loop at .* is staged .*`float\(\)` of a "
+                       r"traced value"):
+        jax.jit(autolax.convert(caller))(jnp.arange(3.0))
+
+
 def test_autolax_jit_and_trace_check_say_so_in_any_function():
-    # A function with nothing to convert (no `ops` call, so no `ops.runtime_checks` around
-    # its body): autolax.jit and trace_check, which run the trace, translate JAX's error.
-    assert autolax.to_source(scaled_by_itself).strip().endswith("return x * float(x)")
+    # autolax.jit and trace_check, which run the trace, translate JAX's error whatever the
+    # function's body holds.
     with pytest.raises(autolax.TracedValueError, match=rf"the statement at {HERE}:{line_of(scaled_by_itself, 1)} "
                        r"needs the concrete value of a traced expression \(`float\(\)` of a traced value\) while "
                        r"JAX traces the function; the value depends on the argument 'x'"):

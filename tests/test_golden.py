@@ -93,25 +93,29 @@ GOLDEN = {
     """,
     g.first_negative: """
         def first_negative(xs):
-            idx = -1
+            try:
+                idx = -1
 
-            def loop_test(i):
-                return ops.not_(xs[i] < 0)
+                def loop_test(i):
+                    return ops.not_(xs[i] < 0)
 
-            def loop_body(i):
-                return ()
+                def loop_body(i):
+                    return ()
 
-            i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
+                i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
 
-            def if_true(idx):
-                idx = ops.bound(i)
+                def if_true(idx):
+                    idx = ops.bound(i)
+                    return idx
+
+                def if_false(idx):
+                    return idx
+
+                idx = ops.cond(exit_, if_true, if_false, idx, at='39 -> idx')
                 return idx
-
-            def if_false(idx):
-                return idx
-
-            idx = ops.cond(exit_, if_true, if_false, idx, at='39 -> idx')
-            return idx
+            except ops.TracerErrors:
+                ops.refuse_tracer_error()
+                raise
     """,
     g.skip_negative: """
         def skip_negative(xs):
@@ -156,12 +160,16 @@ GOLDEN = {
     """,
     g.item_updates: """
         def item_updates(v, i):
-            v = ops.at(v)[i].set(0.0)
-            v = ops.at(v)[i + 1].add(1.0)
-            value, value_1 = (v[0], v[i])
-            v = ops.at(v)[i].set(value)
-            v = ops.at(v)[0].set(value_1)
-            return v
+            try:
+                v = ops.at(v)[i].set(0.0)
+                v = ops.at(v)[i + 1].add(1.0)
+                value, value_1 = (v[0], v[i])
+                v = ops.at(v)[i].set(value)
+                v = ops.at(v)[0].set(value_1)
+                return v
+            except ops.TracerErrors:
+                ops.refuse_tracer_error()
+                raise
     """,
     g.appends: """
         def appends(xs):

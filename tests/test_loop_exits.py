@@ -141,7 +141,7 @@ def escape(x, v, limit, n):
 
 def test_the_loop_tests_after_each_iteration_and_carries_no_exit_value():
     source = autolax.to_source(escape)
-    assert "def loop_test(x, v):\n        return abs(x) > limit" in source
+    assert "def loop_test(x, v):\n            return abs(x) > limit" in source
     assert "at='%d; test: after step')" % (escape.__code__.co_firstlineno + 1) in source
     jaxpr = jax.make_jaxpr(autolax.convert(escape))(1.0, 0.0, 1.5, 100).jaxpr
     (loop,) = [e for e in jaxpr.eqns if e.primitive.name == "while"]

@@ -257,9 +257,13 @@ DEFAULT = {
         """,
         """\
         def f(x, i):
-            x = ops.at(x)[i].set(0.0)
-            x = ops.at(x)[i + 1].add(2.0)
-            return x
+            try:
+                x = ops.at(x)[i].set(0.0)
+                x = ops.at(x)[i + 1].add(2.0)
+                return x
+            except ops.TracerErrors:
+                ops.refuse_tracer_error()
+                raise
         """,
     ),
     "append": (
@@ -399,14 +403,18 @@ def clamp(x, lo=0.0):
 
 @jax.jit(static_argnames=('n',))
 def poly(x, n: int):
-    total = jnp.zeros_like(x)
+    try:
+        total = jnp.zeros_like(x)
 
-    def loop_body(i, total):
-        total = total + x ** i
+        def loop_body(i, total):
+            total = total + x ** i
+            return total
+
+        total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
         return total
-
-    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
-    return total
+    except ops.TracerErrors:
+        ops.refuse_tracer_error()
+        raise
 
 
 @partial(jax.jit, static_argnames="k")
@@ -473,14 +481,18 @@ def clamp(x, lo=0.0):
 
 @jax.jit(static_argnames=('n',))
 def poly(x, n: int):
-    total = jnp.zeros_like(x)
+    try:
+        total = jnp.zeros_like(x)
 
-    def loop_body(i, total):
-        total = total + x ** i
+        def loop_body(i, total):
+            total = total + x ** i
+            return total
+
+        total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
         return total
-
-    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
-    return total
+    except ops.TracerErrors:
+        ops.refuse_tracer_error()
+        raise
 
 
 @partial(jax.jit, static_argnames="k")

@@ -11,7 +11,8 @@ import os as _os
 from autolax import compat as _compat
 from autolax.errors import AutolaxError
 from autolax.ops.calls import all, any, call, fstring, host_call, max, min, print  # noqa: A004
-from autolax.ops.checks import FinallyRaises, MaySuppress, asserting, catching, caught, in_flight, raising, runtime_checks
+from autolax.ops.checks import (FinallyRaises, MaySuppress, TracerErrors, asserting, catching, caught, in_flight, raising,
+                                 refuse_tracer_error, runtime_checks)
 from autolax.ops.control import cond, if_else
 from autolax.ops.data import (  # noqa: A004
     append,
@@ -78,6 +79,8 @@ __all__ = [
     "range",
     "range_split",
     "runtime_checks",
+    "refuse_tracer_error",
+    "TracerErrors",
     "in_flight",
     "setattr",
     "sought",

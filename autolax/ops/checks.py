@@ -490,6 +490,35 @@ def runtime_checks():
     return _RuntimeChecks()
 
 
+# What ``except ops.TracerErrors:`` around a function's body catches: JAX's tracer errors
+# and the ``IndexError`` of a slice with traced bounds (``report.traced_slice``; any other
+# ``IndexError`` is raised again as it was).
+TracerErrors = report.TRACER_ERRORS + (IndexError,)
+
+
+@report.user_facing
+def refuse_tracer_error() -> None:
+    """``ops.refuse_tracer_error()`` in ``except ops.TracerErrors:`` around the body of a
+    converted function that stages no check (the others run inside ``runtime_checks``, which
+    does the same), followed by ``raise``.
+
+    Equivalent Python: nothing (the handler re-raises the error as it was).
+
+    While JAX traces the function, JAX's tracer error leaving its own statements
+    (``float(x)`` of a traced argument, ``if any(x > 0 for x in xs)``) is autolax's
+    ``TracedValueError`` naming the user's line (``report.escaped_tracer_error``), through
+    plain ``jax.jit`` of the converted function as through ``autolax.jit``. Called from a
+    converted function (inside its ``runtime_checks``) or inside a staged body, the error
+    is left to the caller's statement, which says more (the loop that needed the value)."""
+    __tracebackhide__ = True
+    exc = sys.exc_info()[1]
+    if exc is None or checking() or report.in_staged_body() or not report.under_trace():
+        return
+    refusal = report.escaped_tracer_error(exc)
+    if refusal is not None:
+        raise refusal from exc
+
+
 def _note_pending_check() -> None:
     """A check is handed to the program being traced: the outermost converted function notes
     where its first one is (``runtime_checks``)."""

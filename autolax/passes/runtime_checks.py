@@ -15,9 +15,15 @@ refusal (``autolax.ops.checks``). Checks come from ``raise`` and ``assert`` (``o
 ``ops.asserting``), reads of variables a staged loop may not have assigned
 (``ops.assigned``), ``lst.index(x)`` of a traced value (``ops.index``), conditional expressions (``ops.if_else``: a side that fails while
 traced), calls of user code (``ops.call``: the callee's own checks) and ranges whose step is
-not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0). A function with none
-of these is left as it is. A leading docstring and ``global`` / ``nonlocal`` declarations stay
-before the ``with``.
+not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0).
+
+A function with none of these whose own code may still ask a traced value for a Python one
+(``float(x)``, ``lst[i]``, the ``if`` of a comprehension: a call of anything but an op, an
+item or slice, a comprehension, ``[0] * n``) runs its body in
+``try: ... except ops.TracerErrors: ops.refuse_tracer_error(); raise`` instead, which does the
+same for JAX's tracer errors at no cost until one is raised. Any other function is left as
+it is. A leading docstring and ``global`` / ``nonlocal`` declarations stay before the ``with``
+or ``try``.
 """
 
 from __future__ import annotations
@@ -47,13 +53,29 @@ with ops_runtime_checks():
 """
 
 
-def _may_stage_a_check(fn_node, ops: str) -> bool:
+# Nodes of the user's code that may ask a traced value for a Python one (``__bool__``,
+# ``__index__``, ``__float__``, a static shape) in a way no op sees: a call of anything but
+# an op (``float(x)``, ``x.item()``, ``jnp.argwhere(x)``), an item or slice (``lst[i]``,
+# ``xs[i:j]``), a comprehension (its ``if``), ``[0] * n``.
+_MAY_NEED_A_VALUE = (syntax.Subscript, syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
+
+
+def _is_sequence_literal(node) -> bool:
+    return isinstance(node, (syntax.List, syntax.Tuple)) or (
+        isinstance(node, syntax.Constant) and isinstance(node.value, (str, bytes)))
+
+
+def _may_stage_a_check(fn_node, ops: str):
+    """(may the function stage a check, may its own code need a Python value of a traced
+    one): the second only found while no check is (a check wraps the body in
+    ``runtime_checks``, which translates JAX's tracer errors as well)."""
     # Every node, breadth first (``syntax.walk``, inlined: most functions have no such
     # call, and then this looks at the whole converted tree).
     todo = [fn_node]
     add = todo.append
     known = syntax.CHILD_FIELDS
     name = syntax.Name
+    needs_value = False
     for node in todo:
         kind = node.__class__
         if kind is name and node.annotation is None:
@@ -62,9 +84,14 @@ def _may_stage_a_check(fn_node, ops: str) -> bool:
             func = node.func
             if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) and func.value.id == ops:
                 if func.attr in CHECKING_OPS:
-                    return True
+                    return True, False
                 if func.attr in _RANGE_OPS and _step_may_be_traced(node):
-                    return True
+                    return True, False
+            else:
+                needs_value = True
+        elif kind in _MAY_NEED_A_VALUE or (kind is syntax.BinOp and isinstance(node.op, syntax.Mult) and (
+                _is_sequence_literal(node.left) or _is_sequence_literal(node.right))):
+            needs_value = True
         fields = known.get(kind)
         for field in fields if fields is not None else syntax.child_fields(kind):
             value = getattr(node, field, None)
@@ -74,7 +101,7 @@ def _may_stage_a_check(fn_node, ops: str) -> bool:
                         add(item)
             elif isinstance(value, syntax.AST):
                 add(value)
-    return False
+    return False, needs_value
 
 
 def _is_docstring(stmt) -> bool:
@@ -103,10 +130,19 @@ def _catching(fn_node, ctx) -> None:
                 node.body = syntax.copy_locations(wrapped, node)
 
 
+def _refusing_tracer_errors(body, ops: str) -> list:
+    """``try: body`` / ``except ops.TracerErrors: ops.refuse_tracer_error(); raise``: the
+    body of a function that stages no check, so that JAX's tracer error leaving it while it
+    is traced is autolax's ``TracedValueError`` under plain ``jax.jit`` too (a ``try``
+    costs nothing until an error is raised; ``runtime_checks`` costs a context manager)."""
+    refuse = syntax.expr_stmt(syntax.call(f"{ops}.refuse_tracer_error"))
+    handler = syntax.ExceptHandler(type=syntax.dotted(f"{ops}.TracerErrors"), name=None,
+                                   body=[refuse, syntax.Raise(exc=None, cause=None)])
+    return [syntax.Try(body=body, handlers=[handler], orelse=[], finalbody=[])]
+
+
 def transform(fn_node, ctx):
     _catching(fn_node, ctx)
-    if not _may_stage_a_check(fn_node, ctx.ops):
-        return fn_node
     body = fn_node.body
     k = 0
     while k < len(body) and (isinstance(body[k], (syntax.Global, syntax.Nonlocal)) or (k == 0 and _is_docstring(body[k]))):
@@ -114,7 +150,14 @@ def transform(fn_node, ctx):
     if k == len(body):
         return fn_node
     head, inner = body[:k], body[k:]
-    wrapped = templates.replace(_TEMPLATE, ops_runtime_checks=syntax.dotted(f"{ctx.ops}.runtime_checks"), body=inner)
+    checks, needs_value = _may_stage_a_check(fn_node, ctx.ops)
+    if not checks and not needs_value:
+        return fn_node
+    if not checks:
+        wrapped = _refusing_tracer_errors(inner, ctx.ops)
+    else:
+        wrapped = templates.replace(_TEMPLATE, ops_runtime_checks=syntax.dotted(f"{ctx.ops}.runtime_checks"),
+                                    body=inner)
     # At the `def` line, all of it: a traceback through the refusal shows the function's header.
     syntax.copy_locations(wrapped, fn_node)
     lineno = fn_node.lineno
