@@ -28,7 +28,8 @@ class Definedness:
         return definitely, maybe
 
     def _stmt(self, node, d: set, m: set):
-        w = writes(node)
+        # ``writes`` of a compound statement searches its blocks: asked only where used (not
+        # for an `if` or a `with`, whose blocks are analysed statement by statement).
         if isinstance(node, syntax.If):
             bd, bm = self._block(node.body, d, m)
             od, om = self._block(node.orelse, d, m)
@@ -38,7 +39,7 @@ class Definedness:
         if isinstance(node, (syntax.While, syntax.For)):
             targets = target_names(node.target) if isinstance(node, syntax.For) else set()
             d = d - _deleted(node.body)  # an earlier iteration may have deleted them
-            body_m = m | w
+            body_m = m | writes(node)
             self._block(node.body, d | targets, body_m)
             od, om = self._block(node.orelse, d, body_m)
             return od, om
@@ -52,6 +53,7 @@ class Definedness:
             # What the body binds is only certain in `else` (the body finished); a `del` in
             # the body, a handler or `else` may have run before a handler / `finally` / the
             # code after the `try`, so the names it unbinds are no longer certain there.
+            w = writes(node)
             bd, _ = self._block(node.body, d, m | w)
             for handler in node.handlers:
                 self._block(handler.body, d - _deleted(node.body), m | w)
@@ -59,6 +61,7 @@ class Definedness:
             left = d - _deleted(node.body + node.handlers + node.orelse)
             fd, fm = self._block(node.finalbody, left, m | w)
             return fd, fm
+        w = writes(node)
         if isinstance(node, syntax.Delete):
             return d - w, m - w
         return d | w, m | w

@@ -37,7 +37,6 @@ from autolax.analysis.activity import (
     MUTATING_METHODS,
     captured_names,
     declared_names,
-    declared_nonlocal,
     local_names,
     mutated_names,
     target_names,
@@ -113,6 +112,9 @@ def _strip_bare_returns(fn_defs, origin):
                     fn.body.append(syntax.copy_location(syntax.Pass(), origin))
 
 
+# The ops that update an object in place: ``x = ops.at(x)[i].set(v)``, ``ops.append(lst, v)``,
+# ``ops.setattr(p, 'a', v)``.
+_UPDATES = ("at", "append", "setattr")
 _CLOSURES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)
 _CLOSURE_CLASSES = frozenset(_CLOSURES)
 
@@ -134,14 +136,17 @@ class _FunctionConverter:
         self.ctx = ctx
         self.live = Liveness(fn_node)
         self.defined = Definedness(fn_node)
-        self.nonlocal_names = declared_nonlocal(fn_node.body)
         self.declared_globals, self.declared_nonlocals = declared_names(fn_node.body)
+        self.nonlocal_names = self.declared_globals | self.declared_nonlocals  # declared_nonlocal(fn_node.body)
         params = syntax.param_names(fn_node.args)
         self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
         self.rank = {}
         # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
         # appends to a list at all: most do not, and then no block of it needs searching.
         self.mutates = self.appends = False
+        # Whether it updates an object through ``ops.at`` / ``ops.append`` / ``ops.setattr``
+        # (else ``_in_place`` finds no update, and ``changed_in_place`` needs no search).
+        self.updates = False
         # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
         self.reads_assigned = False
         # Whether it has an ``.insert`` or ``.set`` attribute (else ``inserted_into`` finds none).
@@ -159,6 +164,7 @@ class _FunctionConverter:
             elif kind is attribute:
                 self.mutates = self.mutates or node.attr in MUTATING_METHODS
                 self.appends = self.appends or (node.attr == "append" and self._is_ops(node.value))
+                self.updates = self.updates or (node.attr in _UPDATES and self._is_ops(node.value))
                 self.reads_assigned = self.reads_assigned or node.attr == "assigned"
                 self.inserts = self.inserts or node.attr == "insert" or node.attr == "set"
             elif kind is syntax.Delete:
@@ -221,6 +227,8 @@ class _FunctionConverter:
         ``lst.append(v)``, ``stack.pop()``) and do not bind to a new object: even when no
         later statement reads the name, an alias of the object may, so a staged statement
         returns it (and the runtime writes it back into the object)."""
+        if not (self.mutates or self.updates):
+            return set()
         names, rebound = self.mutated(stmts), set()
         for stmt in stmts:
             updated, bound = self._in_place(stmt)
@@ -254,7 +262,7 @@ class _FunctionConverter:
         v)``, ``ops.setattr(name, ...)``)?"""
         while isinstance(value, (syntax.Call, syntax.Attribute, syntax.Subscript)):
             if isinstance(value, syntax.Call) and isinstance(value.func, syntax.Attribute) \
-                    and value.func.attr in ("at", "append", "setattr") and self._is_ops(value.func.value):
+                    and value.func.attr in _UPDATES and self._is_ops(value.func.value):
                 first = value.args[0] if value.args else None
                 return isinstance(first, syntax.Name) and first.id == name
             value = value.func if isinstance(value, syntax.Call) else value.value
@@ -430,6 +438,8 @@ class _FunctionConverter:
                 ...
 
         so a closure called in the body (or after it) reads the current value, as in Python."""
+        if not (self.captured or self.declared_globals or self.declared_nonlocals):
+            return  # most functions: nothing to declare or sync
         for fn in fn_defs:
             if not isinstance(fn, syntax.FunctionDef):
                 continue
@@ -558,7 +568,7 @@ class _FunctionConverter:
         self.sync_cells(stmts[:2])
         if self.in_try:  # for ops.raised_state (keep_on_raise)
             _name_cells(stmts, branches=True)
-        return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)
+        return inits + self.keep_on_raise(stmts, params, if_true, node)
 
     # ------------------------------------------------------------------ while
     def convert_while(self, node):
@@ -584,7 +594,7 @@ class _FunctionConverter:
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         _name_cells(stmts)
-        return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)
+        return inits + self.keep_on_raise(stmts, state, loop_body, node)
 
     # ------------------------------------------------------------------ for
     def _builtin(self, node, name):
@@ -689,18 +699,18 @@ class _FunctionConverter:
                                                       node))
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         _name_cells(stmts)
-        return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)
+        return inits + self.keep_on_raise(stmts, state, loop_body, node)
 
-    def keep_on_raise(self, stmts, state, key):
+    def keep_on_raise(self, stmts, state, key, node):
         """Inside a ``try``, the op's call in ``_KEEP_ON_RAISE`` (``key``: the body function
         or ``if_true``): an exception out of a loop or branch run in Python gives back the
         variables (``state``: passed to it) as the raise left them
-        (``ops.raised_state``)."""
+        (``ops.raised_state``). ``stmts`` are located (at ``node``), and so is what this adds."""
         if not self.in_try or not state:
             return stmts
-        wrapped = templates.replace(_KEEP_ON_RAISE, call=[stmts[-1]], raised=self.ctx.namer.new("raised"),
-                                    state=_state_expr(state), ops_raised_state=self.ops_name("raised_state"),
-                                    key=key)
+        wrapped = templates.replace(_KEEP_ON_RAISE, location_of=node, call=[stmts[-1]],
+                                    raised=self.ctx.namer.new("raised"), state=_state_expr(state),
+                                    ops_raised_state=self.ops_name("raised_state"), key=key)
         return stmts[:-1] + wrapped
 
 
