@@ -134,50 +134,57 @@ class _FunctionConverter:
     def __init__(self, fn_node, ctx):
         self.fn = fn_node
         self.ctx = ctx
+        self.scopes = [_Scope(syntax.param_names(fn_node.args))]
+        self.in_try = False  # inside the body of a `try` (an exception may be caught)
+        # Inside a `try`: what a branch that fails while staged must not raise when the
+        # program runs (``caught.staged_caught``, the ``caught_by`` of ``ops.cond``).
+        self.caught = []
+        if not _has_control_flow(fn_node):
+            return  # nothing asks for the analyses below: ``run`` only goes through the blocks
         self.live = Liveness(fn_node)
-        self.defined = Definedness(fn_node)
+        self.defined = Definedness(fn_node, written=self.live.written)  # the writes liveness found
         self.declared_globals, self.declared_nonlocals = declared_names(fn_node.body)
         self.nonlocal_names = self.declared_globals | self.declared_nonlocals  # declared_nonlocal(fn_node.body)
         params = syntax.param_names(fn_node.args)
         self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
         self.rank = {}
-        # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
-        # appends to a list at all: most do not, and then no block of it needs searching.
-        self.mutates = self.appends = False
-        # Whether it updates an object through ``ops.at`` / ``ops.append`` / ``ops.setattr``
-        # (else ``_in_place`` finds no update, and ``changed_in_place`` needs no search).
-        self.updates = False
-        # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
-        self.reads_assigned = False
-        # Whether it has an ``.insert`` or ``.set`` attribute (else ``inserted_into`` finds none).
-        self.inserts = False
         self._mutated = {}
         self._in_place_found = {}
         closures = False  # a nested def or a lambda other than a generated thunk
+        deletes = sets_slice = False
+        attributes, ops_attributes = set(), set()  # ``x.attr`` / ``ops.attr`` in the function
         rank = self.rank
-        name, attribute = syntax.Name, syntax.Attribute
+        name, attribute, ops = syntax.Name, syntax.Attribute, ctx.ops
         for node in syntax.nodes(fn_node):
             kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
             if kind is name:
                 if node.id not in rank:
                     rank[node.id] = len(rank)
             elif kind is attribute:
-                self.mutates = self.mutates or node.attr in MUTATING_METHODS
-                self.appends = self.appends or (node.attr == "append" and self._is_ops(node.value))
-                self.updates = self.updates or (node.attr in _UPDATES and self._is_ops(node.value))
-                self.reads_assigned = self.reads_assigned or node.attr == "assigned"
-                self.inserts = self.inserts or node.attr == "insert" or node.attr == "set"
+                attributes.add(node.attr)
+                if node.value.__class__ is name and node.value.id == ops:
+                    ops_attributes.add(node.attr)
+                elif node.attr == "set" and node.value.__class__ is syntax.Subscript \
+                        and node.value.slice.__class__ is syntax.Slice:
+                    sets_slice = True  # ``ops.at(lst)[a:b].set(...)``
             elif kind is syntax.Delete:
-                self.mutates = True
+                deletes = True
             elif kind in _CLOSURE_CLASSES:
                 closures = closures or node is not fn_node and not anno.get(node, anno.THUNK)
+        # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
+        # appends to a list at all: most do not, and then no block of it needs searching.
+        self.mutates = deletes or not attributes.isdisjoint(MUTATING_METHODS)
+        self.appends = "append" in ops_attributes
+        self.has_append = "append" in attributes  # (else ``appends_after_jump`` finds none)
+        # Whether it updates an object through ``ops.at`` / ``ops.append`` / ``ops.setattr``
+        # (else ``_in_place`` finds no update, and ``changed_in_place`` needs no search).
+        self.updates = not ops_attributes.isdisjoint(_UPDATES)
+        # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
+        self.reads_assigned = "assigned" in attributes
+        # Whether it has an ``.insert`` attribute or sets a slice (else ``inserted_into`` finds none).
+        self.inserts = "insert" in attributes or sets_slice
         # Read by closures: kept in the function's cells (none without closures).
         self.captured = captured_names(fn_node) if closures else set()
-        self.scopes = [_Scope(syntax.param_names(fn_node.args))]
-        self.in_try = False  # inside the body of a `try` (an exception may be caught)
-        # Inside a `try`: what a branch that fails while staged must not raise when the
-        # program runs (``caught.staged_caught``, the ``caught_by`` of ``ops.cond``).
-        self.caught = []
 
     def mutated(self, stmts):
         """``mutated_names(stmts)``, known to be empty where the function mutates nothing
@@ -359,7 +366,7 @@ class _FunctionConverter:
         ``node`` (``anno.SKIPPED_BY``) if that branch appends to a list among ``outputs``
         (``ops.append(out, v)``), else None."""
         skipped = anno.get(node, anno.SKIPPED_BY)
-        if skipped is None:
+        if skipped is None or not self.has_append:
             return None
         kind, line, branch = skipped
         for n in (n for stmt in getattr(node, branch) for n in syntax.nodes(stmt)):
@@ -712,6 +719,25 @@ class _FunctionConverter:
                                     raised=self.ctx.namer.new("raised"), state=_state_expr(state),
                                     ops_raised_state=self.ops_name("raised_state"), key=key)
         return stmts[:-1] + wrapped
+
+
+def _has_control_flow(fn_node) -> bool:
+    """Whether the function's own statements (not those of functions nested in it, which
+    are converted on their own) hold an ``if``, a loop or a jump flag's assignment: else the
+    pass changes nothing in it, and needs no analysis of it."""
+    stack = list(fn_node.body)
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind in _CONTROL_FLOW or anno.get(node, anno.GENERATED_FLAG) is not None:
+            return True
+        if kind not in _SCOPE_STATEMENTS:
+            stack.extend(syntax.child_statements(node))
+    return False
+
+
+_CONTROL_FLOW = frozenset({syntax.If, syntax.While, syntax.For})
+_SCOPE_STATEMENTS = frozenset({syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef})
 
 
 def _name_cells(stmts, branches=False):
