@@ -472,6 +472,12 @@ class _FunctionConverter:
         ]
         fn.body = syntax.copy_locations(declarations, fn) + fn.body
 
+    def name_cells(self, stmts, branches=False):
+        """``_name_cells``, where a generated function may declare a name ``nonlocal``: the
+        user's function declares one, or closures capture one (``sync_cells``)."""
+        if self.captured or self.declared_nonlocals:
+            _name_cells(stmts, branches)
+
     def ops_name(self, op):
         return syntax.dotted(f"{self.ctx.ops}.{op}")
 
@@ -551,7 +557,6 @@ class _FunctionConverter:
         body = self.scoped_block(node.body, params)
         orelse = self.scoped_block(node.orelse, params)
         self.bind(outputs)
-        out = syntax.names_tuple(outputs)
         # Located while built (every node the rewrite adds below is located where it is added).
         stmts = templates.replace(
             _IF,
@@ -561,8 +566,8 @@ class _FunctionConverter:
             params=list(params),
             body=body,
             orelse=orelse,
-            outputs=out,
-            targets=out,
+            outputs=syntax.names_tuple(outputs),
+            targets=syntax.names_tuple(outputs),  # a node of its own (a second use is copied)
             ops_cond=self.ops_name("cond"),
             test=node.test,
             spec=self.spec(node, outputs, outputs=True, after_jump=after_jump),
@@ -574,7 +579,7 @@ class _FunctionConverter:
         _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
         if self.in_try:  # for ops.raised_state (keep_on_raise)
-            _name_cells(stmts, branches=True)
+            self.name_cells(stmts, branches=True)
         return inits + self.keep_on_raise(stmts, params, if_true, node)
 
     # ------------------------------------------------------------------ while
@@ -600,7 +605,7 @@ class _FunctionConverter:
             spec=self.spec(node, state, read_unbound=self.read_unbound(node.body, state)),
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
-        _name_cells(stmts)
+        self.name_cells(stmts)
         return inits + self.keep_on_raise(stmts, state, loop_body, node)
 
     # ------------------------------------------------------------------ for
@@ -636,7 +641,8 @@ class _FunctionConverter:
             # The runtime gives back the target (passes.loop_exits folds only loops over one
             # name, which the body does not assign): it is not carried.
             targets = set()
-        state = self.order((self.modified(node.body) | targets) & (self.live.header[node] | kept))
+        modified = self.modified(node.body)
+        state = self.order((modified | targets) & (self.live.header[node] | kept))
         inits = self.undefined_inits(state, node)
         extra = anno.get(node, anno.EXTRA_TEST)
         is_range = self._builtin(node.iter, "range") and 1 <= len(node.iter.args) <= 3
@@ -644,7 +650,7 @@ class _FunctionConverter:
         # body, without exits: after a loop over a static range it is the last item, an int.
         index_target = None
         if (is_range and extra is None and stopped is None and isinstance(node.target, syntax.Name)
-                and node.target.id in state and node.target.id not in self.modified(node.body)):
+                and node.target.id in state and node.target.id not in modified):
             index_target = node.target.id
         if isinstance(node.target, syntax.Name) and node.target.id not in state:
             item, prelude = node.target.id, []
@@ -705,7 +711,7 @@ class _FunctionConverter:
             call.keywords.append(syntax.copy_location(syntax.keyword(arg="target", value=syntax.name(node.target.id)),
                                                       node))
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
-        _name_cells(stmts)
+        self.name_cells(stmts)
         return inits + self.keep_on_raise(stmts, state, loop_body, node)
 
     def keep_on_raise(self, stmts, state, key, node):
