@@ -154,13 +154,29 @@ class _FunctionConverter:
         deletes = sets_slice = False
         attributes, ops_attributes = set(), set()  # ``x.attr`` / ``ops.attr`` in the function
         rank = self.rank
-        name, attribute, ops = syntax.Name, syntax.Attribute, ctx.ops
-        for node in syntax.nodes(fn_node):
+        name, attribute, ops, ast = syntax.Name, syntax.Attribute, ctx.ops, syntax.AST
+        todo = [fn_node]
+        add, known_fields = todo.append, syntax.CHILD_FIELDS
+        # The nodes of ``syntax.nodes(fn_node)``, in its order, less the contexts and operators
+        # (leaves that none of the tests below looks at), walked as they are found.
+        for node in todo:
             kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
             if kind is name:
                 if node.id not in rank:
                     rank[node.id] = len(rank)
-            elif kind is attribute:
+                if node.annotation is not None:  # a parameter's
+                    add(node.annotation)
+                continue
+            fields = known_fields.get(kind)
+            for field in fields if fields is not None else syntax.child_fields(kind):
+                value = getattr(node, field, None)
+                if value.__class__ is list:
+                    for item in value:
+                        if isinstance(item, ast) and item._fields:
+                            add(item)
+                elif isinstance(value, ast) and value._fields:
+                    add(value)
+            if kind is attribute:
                 attributes.add(node.attr)
                 if node.value.__class__ is name and node.value.id == ops:
                     ops_attributes.add(node.attr)
