@@ -20,7 +20,6 @@ depends on the value given:
 from __future__ import annotations
 
 import functools
-import itertools
 import textwrap
 
 from autolax.transpile import syntax
@@ -51,14 +50,13 @@ def _set_ctx(node, ctx: str):
 
 
 _CTX_NAME = {syntax.Load: "load", syntax.Store: "store", syntax.Param: "param"}
+# The nodes whose context ``_set_ctx`` sets other than a name's.
 _NESTED_CTX = frozenset({syntax.Attribute, syntax.Subscript, syntax.Starred, syntax.Tuple, syntax.List})
 
 
 class _Replacer:
-    """What the placeholders of one use of a template become (the builder ``_compile``
-    writes calls ``splice`` and ``single``)."""
-
-    def __init__(self, location=None):
+    def __init__(self, subs, location=None):
+        self.subs = subs
         self.used: set[int] = set()  # values already placed once: later uses get a copy
         # ``syntax.generated_location`` of the statement the code is for: what
         # ``syntax.copy_location`` would give the result, given while it is built (one walk).
@@ -124,15 +122,13 @@ class _Replacer:
                     v = syntax.deepcopy(v)
                 else:
                     used.add(id(v))
-                if not is_name:
-                    pass
-                elif v.__class__ is syntax.Name:
+                if is_name and v.__class__ is syntax.Name:
                     v.ctx = ctx.__new__(ctx)  # ``_set_ctx``, inlined
-                elif v.__class__ in _NESTED_CTX:
+                elif is_name and v.__class__ in _NESTED_CTX:
                     v.ctx = item_ctx.__new__(item_ctx)
                     if v.__class__ is syntax.Starred:
                         _set_ctx(v.value, _CTX_NAME[ctx])
-                    elif v.__class__ is not syntax.Attribute and v.__class__ is not syntax.Subscript:
+                    elif v.__class__ is syntax.Tuple or v.__class__ is syntax.List:
                         for elt in v.elts:
                             _set_ctx(elt, _CTX_NAME[ctx])
             placed.append(v)
@@ -146,25 +142,6 @@ class _Replacer:
                     syntax.locate(v, location)
         return placed
 
-    def splice(self, out: list, template_node, value) -> None:
-        """A placeholder among a list's items: what it becomes, added to ``out``."""
-        result = self._place(template_node, value)
-        if result is None:
-            return
-        if result.__class__ is list:
-            out.extend(result)
-        else:
-            out.append(result)
-
-    def single(self, template_node, value):
-        """A placeholder in a field that holds one node: what it becomes (a list: a tuple)."""
-        result = self._place(template_node, value)
-        if result.__class__ is list:
-            result = self._located(syntax.names_tuple([]) if not result else (
-                result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load())
-            ))
-        return result
-
     def _own(self, node):
         """``node`` itself the first time it is placed, a copy after that (a tree must not
         share nodes: later passes rewrite nodes in place)."""
@@ -173,14 +150,84 @@ class _Replacer:
         self.used.add(id(node))
         return node
 
+    def _value_for(self, node):
+        """(matched, value) for a placeholder node."""
+        if isinstance(node, syntax.Name) and node.id in self.subs:
+            return True, self.subs[node.id]
+        if isinstance(node, syntax.Expr) and isinstance(node.value, syntax.Name):
+            if node.value.id in self.subs and isinstance(self.subs[node.value.id], (list, type(None))):
+                return True, self.subs[node.value.id]
+        return False, None
 
-# How a template's builder (``_compile``) makes a field of a template node (see ``_plan``).
+    def build(self, plan):
+        """A copy of a template node with its placeholders substituted, from its ``_plan``
+        (one walk: the template is copied as it is substituted, not copied whole first)."""
+        kind, children, assemble, locatable, is_def, is_assign = plan
+        new_fields = {}
+        for field, mode, data in children:  # the child fields, in order
+            if mode is _LIST:
+                new_list = []
+                for item_mode, item, item_plan in data:
+                    if item_mode is _MAYBE:
+                        matched, value = self._value_for(item)
+                        if matched:
+                            result = self._place(item, value)
+                            if result is None:
+                                continue
+                            if isinstance(result, list):
+                                new_list.extend(result)
+                            else:
+                                new_list.append(result)
+                        else:
+                            new_list.append(self.build(item_plan))
+                    elif item_mode is _NODE:
+                        new_list.append(self.build(item_plan))
+                    else:
+                        new_list.append(item)
+                new_fields[field] = new_list
+            elif mode is _MAYBE:
+                old, old_plan = data
+                matched, value = self._value_for(old)
+                if matched:
+                    result = self._place(old, value)
+                    if isinstance(result, list):
+                        result = self._located(syntax.names_tuple([]) if not result else (
+                            result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load())
+                        ))
+                    new_fields[field] = result
+                else:
+                    new_fields[field] = self.build(old_plan)
+            else:
+                new_fields[field] = self.build(data)
+        new = kind.__new__(kind)
+        fields = new.__dict__
+        for key, how, value in assemble:  # in the template's order, as deepcopy
+            if how is _CHILD:
+                value = new_fields[key]
+            elif how is _FRESH:  # a context: deepcopy, inlined
+                value = value.__new__(value)
+            elif how is _COPY:
+                value = syntax.deepcopy(value) if not isinstance(value, dict) else {
+                    k: syntax.deepcopy(v) for k, v in value.items()}
+            fields[key] = value
+        location = self.location
+        if location is not None and locatable:  # a template node: unlocated
+            fields["lineno"], fields["col_offset"], fields["end_lineno"], fields["end_col_offset"] = location
+        if is_def and new.name in self.subs:
+            new.name = self.subs[new.name]
+        # An assignment whose target vanished is kept for its value's side effects.
+        if is_assign and not [t for t in new.targets if t is not None]:
+            return self._located(syntax.expr_stmt(new.value))
+        return new
+
+
+# How ``_Replacer.build`` makes a field of a template node (see ``_plan``).
 _LIST, _MAYBE, _NODE, _CONST = "list", "maybe", "node", "const"
 _CHILD, _FRESH, _COPY = "child", "fresh", "copy"
 
 
 def _plan(node):
-    """What the builder of a template does with its ``node`` (``_compile``), decided once: the
+    """What ``_Replacer.build`` does with template ``node``, decided once per template: the
     substitution depends only on which names are placeholders (the keywords of ``replace``).
     ``(class, children, assemble, locatable, is_def, is_assign)``: ``children`` are
     ``(field, mode, data)`` for the child fields (a list, a node that may be a placeholder --
@@ -239,135 +286,13 @@ def replace(template: str, *, location_of=None, **subs) -> list:
     ``location_of``: a node whose location the result takes, as
     ``syntax.copy_locations(result, location_of)`` would give it (given while it is built)."""
     location = None if location_of is None else syntax.generated_location(location_of)
-    return _compiled(template)(_Replacer(location), subs, location)
+    return _Replacer(subs, location).build(_planned(template)).body
 
 
 @functools.lru_cache(maxsize=None)
 def _planned(template: str):
     """``_plan`` of the parsed template (made once per template: they are constants)."""
     return _plan(_parsed(template))
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled(template: str):
-    """``_compile`` of the template's plan (made once per template)."""
-    return _compile(_planned(template))
-
-
-def _compile(plan):
-    """A Python function ``build(replacer, subs, location)`` that returns the template's
-    statements with the placeholders substituted, written out for this one template: the
-    loops over the plan's fields and modes run once here, not on every use. The template is
-    copied as it is substituted (one walk); what a placeholder becomes is made by
-    ``_Replacer.splice`` / ``single``.
-
-    For ``def loop_test(state): return test`` it writes, in outline::
-
-        v3 = []
-        if 'state' in subs:
-            r.splice(v3, c4, subs['state'])
-        else:
-            ...  # the template's own `state` name, copied
-        n5 = FunctionDef.__new__(FunctionDef)
-        n5.__dict__.update({'name': subs.get('loop_test', 'loop_test'), 'args': ..., 'lineno': l0, ...})
-    """
-    lines = []
-    consts = {"deepcopy": syntax.deepcopy, "expr_stmt": syntax.expr_stmt, "MISSING": _MISSING}
-    count = itertools.count()  # numbers the builder's variables
-    named = {}  # id of a constant -> its name in the builder
-
-    def const(value) -> str:
-        """The builder's name for ``value`` (the template's own object, shared as in a copy)."""
-        if value is None:
-            return "None"
-        if id(value) not in named:
-            named[id(value)] = key = f"c{len(consts)}"
-            consts[key] = value
-        return named[id(value)]
-
-    def placeholder(node, node_plan, pad, on_match, on_build):
-        """A name or an expression statement: a placeholder if it is a keyword of ``replace``
-        (an expression statement only for a list or None: a block, or nothing)."""
-        value = node.value if node.__class__ is syntax.Expr else node
-        if value.__class__ is not syntax.Name:  # an expression statement of another kind: never
-            on_build(build(node_plan, pad), pad)
-            return
-        key = repr(value.id)
-        if node.__class__ is syntax.Name:
-            lines.append(f"{pad}if {key} in subs:")
-            on_match(f"subs[{key}]", pad + "    ")
-        else:  # matched only by a list or None (an `Expr` of another value builds the name)
-            var = f"m{next(count)}"
-            lines.append(f"{pad}{var} = subs.get({key}, MISSING)")
-            lines.append(f"{pad}if {var} is None or isinstance({var}, list):")
-            on_match(var, pad + "    ")
-        lines.append(f"{pad}else:")
-        on_build(build(node_plan, pad + "    "), pad + "    ")
-
-    def build(node_plan, pad) -> str:
-        """Writes the lines building ``node_plan``'s node; returns the variable holding it."""
-        kind, children, assemble, locatable, is_def, is_assign = node_plan
-        built = {}
-        for field, mode, data in children:
-            var = f"v{next(count)}"
-            built[field] = var
-            if mode is _LIST:
-                lines.append(f"{pad}{var} = []")
-                for item_mode, item, item_plan in data:
-                    if item_mode is _MAYBE:
-                        placeholder(
-                            item, item_plan, pad,
-                            lambda value, p, item=item, var=var: lines.append(
-                                f"{p}r.splice({var}, {const(item)}, {value})"),
-                            lambda node_var, p, var=var: lines.append(f"{p}{var}.append({node_var})"))
-                    elif item_mode is _NODE:
-                        lines.append(f"{pad}{var}.append({build(item_plan, pad)})")
-                    else:
-                        lines.append(f"{pad}{var}.append({const(item)})")
-            elif mode is _MAYBE:
-                old, old_plan = data
-                placeholder(
-                    old, old_plan, pad,
-                    lambda value, p, old=old, var=var: lines.append(f"{p}{var} = r.single({const(old)}, {value})"),
-                    lambda node_var, p, var=var: lines.append(f"{p}{var} = {node_var}"))
-            else:
-                lines.append(f"{pad}{var} = {build(data, pad)}")
-        new = f"n{next(count)}"
-        entries = []
-        for key, how, value in assemble:
-            if how is _CHILD:
-                code = built[key]
-            elif how is _FRESH:
-                code = f"{const(value)}.__new__({const(value)})"
-            elif how is _COPY:
-                code = (f"deepcopy({const(value)})" if not isinstance(value, dict)
-                        else f"{{k: deepcopy(v) for k, v in {const(value)}.items()}}")
-            elif locatable and key in syntax.LOCATION_FIELDS:
-                code = f"l{syntax.LOCATION_FIELDS.index(key)}"  # the location, or None as in the template
-            elif is_def and key == "name":
-                code = f"subs.get({value!r}, {value!r})"
-            else:
-                code = const(value)
-            entries.append(f"{key!r}: {code}")
-        lines.append(f"{pad}{new} = {const(kind)}.__new__({const(kind)})")
-        lines.append(f"{pad}{new}.__dict__.update({{{', '.join(entries)}}})")
-        missing = [f for f in syntax.LOCATION_FIELDS if f not in {key for key, _, _ in assemble}]
-        if locatable and missing:
-            lines.append(f"{pad}if location is not None:")
-            lines.extend(f"{pad}    {new}.{f} = l{syntax.LOCATION_FIELDS.index(f)}" for f in missing)
-        if is_assign:  # an assignment whose target vanished is kept for its value's side effects
-            lines.append(f"{pad}if not [t for t in {new}.targets if t is not None]:")
-            lines.append(f"{pad}    {new} = r._located(expr_stmt({new}.value))")
-        return new
-
-    root = build(plan, "    ")
-    source = "\n".join(
-        ["def build(r, subs, location):",
-         "    l0, l1, l2, l3 = (None, None, None, None) if location is None else location"]
-        + lines + [f"    return {root}.body"])
-    namespace = dict(consts)
-    exec(compile(source, "<autolax template>", "exec"), namespace)
-    return namespace["build"]
 
 
 def replace_expr(template: str, **subs):
