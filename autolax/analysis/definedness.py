@@ -15,9 +15,12 @@ from autolax.transpile import syntax
 
 
 class Definedness:
-    def __init__(self, fn_node, params=None):
+    def __init__(self, fn_node, params=None, written=writes):
+        """``written``: ``writes``, or a function giving the same answers (one that
+        remembers them, as ``Liveness.written`` does for the same tree)."""
         self.before: dict = {}
         self.assigned: dict = {}
+        self._writes = written
         start = set(syntax.param_names(fn_node.args)) if params is None else set(params)
         self._block(fn_node.body, start, set(start))
 
@@ -28,7 +31,8 @@ class Definedness:
         return definitely, maybe
 
     def _stmt(self, node, d: set, m: set):
-        w = writes(node)
+        # ``writes`` of a compound statement searches its blocks: asked only where used (not
+        # for an `if` or a `with`, whose blocks are analysed statement by statement).
         if isinstance(node, syntax.If):
             bd, bm = self._block(node.body, d, m)
             od, om = self._block(node.orelse, d, m)
@@ -38,7 +42,7 @@ class Definedness:
         if isinstance(node, (syntax.While, syntax.For)):
             targets = target_names(node.target) if isinstance(node, syntax.For) else set()
             d = d - _deleted(node.body)  # an earlier iteration may have deleted them
-            body_m = m | w
+            body_m = m | self._writes(node)
             self._block(node.body, d | targets, body_m)
             od, om = self._block(node.orelse, d, body_m)
             return od, om
@@ -52,6 +56,7 @@ class Definedness:
             # What the body binds is only certain in `else` (the body finished); a `del` in
             # the body, a handler or `else` may have run before a handler / `finally` / the
             # code after the `try`, so the names it unbinds are no longer certain there.
+            w = self._writes(node)
             bd, _ = self._block(node.body, d, m | w)
             for handler in node.handlers:
                 self._block(handler.body, d - _deleted(node.body), m | w)
@@ -59,6 +64,7 @@ class Definedness:
             left = d - _deleted(node.body + node.handlers + node.orelse)
             fd, fm = self._block(node.finalbody, left, m | w)
             return fd, fm
+        w = self._writes(node)
         if isinstance(node, syntax.Delete):
             return d - w, m - w
         return d | w, m | w

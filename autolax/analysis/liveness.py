@@ -33,7 +33,8 @@ class Liveness:
             self._reads[key] = (reads(node), node)  # the node: its id stays its own
         return self._reads[key][0]
 
-    def _written(self, node) -> set:
+    def written(self, node) -> set:
+        """``writes(node)``, remembered (the caller must not change the set)."""
         key = id(node)
         if key not in self._writes:
             self._writes[key] = (writes(node), node)
@@ -48,6 +49,8 @@ class Liveness:
         return live
 
     def _stmt(self, node, out: set) -> set:
+        if node.__class__ in _SIMPLE:  # most statements: the last rule, without the tests before it
+            return (out - self.written(node)) | self._read(node)
         if isinstance(node, syntax.If):
             body = self._block(node.body, out)
             orelse = self._block(node.orelse, out)
@@ -113,4 +116,8 @@ class Liveness:
             return self._read(node)
         if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
             return (out - {node.name}) | self._read(node)
-        return (out - self._written(node)) | self._read(node)
+        return (out - self.written(node)) | self._read(node)
+
+
+# Statements without a rule of their own in ``Liveness._stmt``.
+_SIMPLE = frozenset({syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.Expr})

@@ -37,7 +37,6 @@ from autolax.analysis.activity import (
     MUTATING_METHODS,
     captured_names,
     declared_names,
-    declared_nonlocal,
     local_names,
     mutated_names,
     target_names,
@@ -113,6 +112,9 @@ def _strip_bare_returns(fn_defs, origin):
                     fn.body.append(syntax.copy_location(syntax.Pass(), origin))
 
 
+# The ops that update an object in place: ``x = ops.at(x)[i].set(v)``, ``ops.append(lst, v)``,
+# ``ops.setattr(p, 'a', v)``.
+_UPDATES = ("at", "append", "setattr")
 _CLOSURES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)
 _CLOSURE_CLASSES = frozenset(_CLOSURES)
 
@@ -132,46 +134,73 @@ class _FunctionConverter:
     def __init__(self, fn_node, ctx):
         self.fn = fn_node
         self.ctx = ctx
-        self.live = Liveness(fn_node)
-        self.defined = Definedness(fn_node)
-        self.nonlocal_names = declared_nonlocal(fn_node.body)
-        self.declared_globals, self.declared_nonlocals = declared_names(fn_node.body)
-        params = syntax.param_names(fn_node.args)
-        self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
-        self.rank = {}
-        # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
-        # appends to a list at all: most do not, and then no block of it needs searching.
-        self.mutates = self.appends = False
-        # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
-        self.reads_assigned = False
-        # Whether it has an ``.insert`` or ``.set`` attribute (else ``inserted_into`` finds none).
-        self.inserts = False
-        self._mutated = {}
-        self._in_place_found = {}
-        closures = False  # a nested def or a lambda other than a generated thunk
-        rank = self.rank
-        name, attribute = syntax.Name, syntax.Attribute
-        for node in syntax.nodes(fn_node):
-            kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
-            if kind is name:
-                if node.id not in rank:
-                    rank[node.id] = len(rank)
-            elif kind is attribute:
-                self.mutates = self.mutates or node.attr in MUTATING_METHODS
-                self.appends = self.appends or (node.attr == "append" and self._is_ops(node.value))
-                self.reads_assigned = self.reads_assigned or node.attr == "assigned"
-                self.inserts = self.inserts or node.attr == "insert" or node.attr == "set"
-            elif kind is syntax.Delete:
-                self.mutates = True
-            elif kind in _CLOSURE_CLASSES:
-                closures = closures or node is not fn_node and not anno.get(node, anno.THUNK)
-        # Read by closures: kept in the function's cells (none without closures).
-        self.captured = captured_names(fn_node) if closures else set()
         self.scopes = [_Scope(syntax.param_names(fn_node.args))]
         self.in_try = False  # inside the body of a `try` (an exception may be caught)
         # Inside a `try`: what a branch that fails while staged must not raise when the
         # program runs (``caught.staged_caught``, the ``caught_by`` of ``ops.cond``).
         self.caught = []
+        if not _has_control_flow(fn_node):
+            return  # nothing asks for the analyses below: ``run`` only goes through the blocks
+        self.live = Liveness(fn_node)
+        self.defined = Definedness(fn_node, written=self.live.written)  # the writes liveness found
+        self.declared_globals, self.declared_nonlocals = declared_names(fn_node.body)
+        self.nonlocal_names = self.declared_globals | self.declared_nonlocals  # declared_nonlocal(fn_node.body)
+        params = syntax.param_names(fn_node.args)
+        self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
+        self.rank = {}
+        self._mutated = {}
+        self._in_place_found = {}
+        closures = False  # a nested def or a lambda other than a generated thunk
+        deletes = sets_slice = False
+        attributes, ops_attributes = set(), set()  # ``x.attr`` / ``ops.attr`` in the function
+        rank = self.rank
+        name, attribute, ops, ast = syntax.Name, syntax.Attribute, ctx.ops, syntax.AST
+        todo = [fn_node]
+        add, known_fields = todo.append, syntax.CHILD_FIELDS
+        # The nodes of ``syntax.nodes(fn_node)``, in its order, less the contexts and operators
+        # (leaves that none of the tests below looks at), walked as they are found.
+        for node in todo:
+            kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
+            if kind is name:
+                if node.id not in rank:
+                    rank[node.id] = len(rank)
+                if node.annotation is not None:  # a parameter's
+                    add(node.annotation)
+                continue
+            fields = known_fields.get(kind)
+            for field in fields if fields is not None else syntax.child_fields(kind):
+                value = getattr(node, field, None)
+                if value.__class__ is list:
+                    for item in value:
+                        if isinstance(item, ast) and item._fields:
+                            add(item)
+                elif isinstance(value, ast) and value._fields:
+                    add(value)
+            if kind is attribute:
+                attributes.add(node.attr)
+                if node.value.__class__ is name and node.value.id == ops:
+                    ops_attributes.add(node.attr)
+                elif node.attr == "set" and node.value.__class__ is syntax.Subscript \
+                        and node.value.slice.__class__ is syntax.Slice:
+                    sets_slice = True  # ``ops.at(lst)[a:b].set(...)``
+            elif kind is syntax.Delete:
+                deletes = True
+            elif kind in _CLOSURE_CLASSES:
+                closures = closures or node is not fn_node and not anno.get(node, anno.THUNK)
+        # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
+        # appends to a list at all: most do not, and then no block of it needs searching.
+        self.mutates = deletes or not attributes.isdisjoint(MUTATING_METHODS)
+        self.appends = "append" in ops_attributes
+        self.has_append = "append" in attributes  # (else ``appends_after_jump`` finds none)
+        # Whether it updates an object through ``ops.at`` / ``ops.append`` / ``ops.setattr``
+        # (else ``_in_place`` finds no update, and ``changed_in_place`` needs no search).
+        self.updates = not ops_attributes.isdisjoint(_UPDATES)
+        # Whether it reads a name through ``ops.assigned`` (else ``read_unbound`` finds none).
+        self.reads_assigned = "assigned" in attributes
+        # Whether it has an ``.insert`` attribute or sets a slice (else ``inserted_into`` finds none).
+        self.inserts = "insert" in attributes or sets_slice
+        # Read by closures: kept in the function's cells (none without closures).
+        self.captured = captured_names(fn_node) if closures else set()
 
     def mutated(self, stmts):
         """``mutated_names(stmts)``, known to be empty where the function mutates nothing
@@ -221,6 +250,8 @@ class _FunctionConverter:
         ``lst.append(v)``, ``stack.pop()``) and do not bind to a new object: even when no
         later statement reads the name, an alias of the object may, so a staged statement
         returns it (and the runtime writes it back into the object)."""
+        if not (self.mutates or self.updates):
+            return set()
         names, rebound = self.mutated(stmts), set()
         for stmt in stmts:
             updated, bound = self._in_place(stmt)
@@ -254,7 +285,7 @@ class _FunctionConverter:
         v)``, ``ops.setattr(name, ...)``)?"""
         while isinstance(value, (syntax.Call, syntax.Attribute, syntax.Subscript)):
             if isinstance(value, syntax.Call) and isinstance(value.func, syntax.Attribute) \
-                    and value.func.attr in ("at", "append", "setattr") and self._is_ops(value.func.value):
+                    and value.func.attr in _UPDATES and self._is_ops(value.func.value):
                 first = value.args[0] if value.args else None
                 return isinstance(first, syntax.Name) and first.id == name
             value = value.func if isinstance(value, syntax.Call) else value.value
@@ -351,7 +382,7 @@ class _FunctionConverter:
         ``node`` (``anno.SKIPPED_BY``) if that branch appends to a list among ``outputs``
         (``ops.append(out, v)``), else None."""
         skipped = anno.get(node, anno.SKIPPED_BY)
-        if skipped is None:
+        if skipped is None or not self.has_append:
             return None
         kind, line, branch = skipped
         for n in (n for stmt in getattr(node, branch) for n in syntax.nodes(stmt)):
@@ -430,6 +461,8 @@ class _FunctionConverter:
                 ...
 
         so a closure called in the body (or after it) reads the current value, as in Python."""
+        if not (self.captured or self.declared_globals or self.declared_nonlocals):
+            return  # most functions: nothing to declare or sync
         for fn in fn_defs:
             if not isinstance(fn, syntax.FunctionDef):
                 continue
@@ -454,6 +487,12 @@ class _FunctionConverter:
             if assigned & names
         ]
         fn.body = syntax.copy_locations(declarations, fn) + fn.body
+
+    def name_cells(self, stmts, branches=False):
+        """``_name_cells``, where a generated function may declare a name ``nonlocal``: the
+        user's function declares one, or closures capture one (``sync_cells``)."""
+        if self.captured or self.declared_nonlocals:
+            _name_cells(stmts, branches)
 
     def ops_name(self, op):
         return syntax.dotted(f"{self.ctx.ops}.{op}")
@@ -534,7 +573,6 @@ class _FunctionConverter:
         body = self.scoped_block(node.body, params)
         orelse = self.scoped_block(node.orelse, params)
         self.bind(outputs)
-        out = syntax.names_tuple(outputs)
         # Located while built (every node the rewrite adds below is located where it is added).
         stmts = templates.replace(
             _IF,
@@ -544,8 +582,8 @@ class _FunctionConverter:
             params=list(params),
             body=body,
             orelse=orelse,
-            outputs=out,
-            targets=out,
+            outputs=syntax.names_tuple(outputs),
+            targets=syntax.names_tuple(outputs),  # a node of its own (a second use is copied)
             ops_cond=self.ops_name("cond"),
             test=node.test,
             spec=self.spec(node, outputs, outputs=True, after_jump=after_jump),
@@ -557,8 +595,8 @@ class _FunctionConverter:
         _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
         if self.in_try:  # for ops.raised_state (keep_on_raise)
-            _name_cells(stmts, branches=True)
-        return inits + syntax.copy_locations(self.keep_on_raise(stmts, params, if_true), node)
+            self.name_cells(stmts, branches=True)
+        return inits + self.keep_on_raise(stmts, params, if_true, node)
 
     # ------------------------------------------------------------------ while
     def convert_while(self, node):
@@ -583,8 +621,8 @@ class _FunctionConverter:
             spec=self.spec(node, state, read_unbound=self.read_unbound(node.body, state)),
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
-        _name_cells(stmts)
-        return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)
+        self.name_cells(stmts)
+        return inits + self.keep_on_raise(stmts, state, loop_body, node)
 
     # ------------------------------------------------------------------ for
     def _builtin(self, node, name):
@@ -619,7 +657,8 @@ class _FunctionConverter:
             # The runtime gives back the target (passes.loop_exits folds only loops over one
             # name, which the body does not assign): it is not carried.
             targets = set()
-        state = self.order((self.modified(node.body) | targets) & (self.live.header[node] | kept))
+        modified = self.modified(node.body)
+        state = self.order((modified | targets) & (self.live.header[node] | kept))
         inits = self.undefined_inits(state, node)
         extra = anno.get(node, anno.EXTRA_TEST)
         is_range = self._builtin(node.iter, "range") and 1 <= len(node.iter.args) <= 3
@@ -627,7 +666,7 @@ class _FunctionConverter:
         # body, without exits: after a loop over a static range it is the last item, an int.
         index_target = None
         if (is_range and extra is None and stopped is None and isinstance(node.target, syntax.Name)
-                and node.target.id in state and node.target.id not in self.modified(node.body)):
+                and node.target.id in state and node.target.id not in modified):
             index_target = node.target.id
         if isinstance(node.target, syntax.Name) and node.target.id not in state:
             item, prelude = node.target.id, []
@@ -688,20 +727,39 @@ class _FunctionConverter:
             call.keywords.append(syntax.copy_location(syntax.keyword(arg="target", value=syntax.name(node.target.id)),
                                                       node))
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
-        _name_cells(stmts)
-        return inits + syntax.copy_locations(self.keep_on_raise(stmts, state, loop_body), node)
+        self.name_cells(stmts)
+        return inits + self.keep_on_raise(stmts, state, loop_body, node)
 
-    def keep_on_raise(self, stmts, state, key):
+    def keep_on_raise(self, stmts, state, key, node):
         """Inside a ``try``, the op's call in ``_KEEP_ON_RAISE`` (``key``: the body function
         or ``if_true``): an exception out of a loop or branch run in Python gives back the
         variables (``state``: passed to it) as the raise left them
-        (``ops.raised_state``)."""
+        (``ops.raised_state``). ``stmts`` are located (at ``node``), and so is what this adds."""
         if not self.in_try or not state:
             return stmts
-        wrapped = templates.replace(_KEEP_ON_RAISE, call=[stmts[-1]], raised=self.ctx.namer.new("raised"),
-                                    state=_state_expr(state), ops_raised_state=self.ops_name("raised_state"),
-                                    key=key)
+        wrapped = templates.replace(_KEEP_ON_RAISE, location_of=node, call=[stmts[-1]],
+                                    raised=self.ctx.namer.new("raised"), state=_state_expr(state),
+                                    ops_raised_state=self.ops_name("raised_state"), key=key)
         return stmts[:-1] + wrapped
+
+
+def _has_control_flow(fn_node) -> bool:
+    """Whether the function's own statements (not those of functions nested in it, which
+    are converted on their own) hold an ``if``, a loop or a jump flag's assignment: else the
+    pass changes nothing in it, and needs no analysis of it."""
+    stack = list(fn_node.body)
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind in _CONTROL_FLOW or anno.get(node, anno.GENERATED_FLAG) is not None:
+            return True
+        if kind not in _SCOPE_STATEMENTS:
+            stack.extend(syntax.child_statements(node))
+    return False
+
+
+_CONTROL_FLOW = frozenset({syntax.If, syntax.While, syntax.For})
+_SCOPE_STATEMENTS = frozenset({syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef})
 
 
 def _name_cells(stmts, branches=False):

@@ -25,7 +25,6 @@ import textwrap
 from autolax.transpile import syntax
 
 _MISSING = object()
-_CHILD_FIELDS = syntax.CHILD_FIELDS
 _CTX = {"load": syntax.Load, "store": syntax.Store, "param": syntax.Param}
 
 
@@ -48,6 +47,11 @@ def _set_ctx(node, ctx: str):
         node.ctx = _new_ctx("load" if ctx == "param" else ctx)
         _set_ctx(node.value, ctx)
     return node
+
+
+_CTX_NAME = {syntax.Load: "load", syntax.Store: "store", syntax.Param: "param"}
+# The nodes whose context ``_set_ctx`` sets other than a name's.
+_NESTED_CTX = frozenset({syntax.Attribute, syntax.Subscript, syntax.Starred, syntax.Tuple, syntax.List})
 
 
 class _Replacer:
@@ -74,50 +78,69 @@ class _Replacer:
                 syntax.locate(item, location)
         return result
 
-    def _value_for(self, node):
-        """(matched, value) for a placeholder node."""
-        if isinstance(node, syntax.Name) and node.id in self.subs:
-            return True, self.subs[node.id]
-        if isinstance(node, syntax.Expr) and isinstance(node.value, syntax.Name):
-            if node.value.id in self.subs and isinstance(self.subs[node.value.id], (list, type(None))):
-                return True, self.subs[node.value.id]
-        return False, None
-
-    def _materialize(self, template_node, value):
-        """The node(s) a placeholder turns into."""
-        ctx = getattr(template_node, "ctx", None)  # the placeholder's position: store, param or load
-        ctx = "store" if isinstance(ctx, syntax.Store) else "param" if isinstance(ctx, syntax.Param) else "load"
+    def _place(self, template_node, value):
+        """What a placeholder turns into -- None, a node or a list of nodes --, located as
+        ``syntax.locate(..., self.location)`` would locate it. ``template_node``: the
+        placeholder, a name (whose context the result takes: store, param or load) or an
+        expression statement (a statement position: nothing to fix)."""
         if value is None:
             return None
-        if isinstance(value, str):
-            new = syntax.deepcopy(template_node)
-            if isinstance(new, syntax.Expr):
-                new.value.id = value
+        location = self.location
+        is_name = template_node.__class__ is not syntax.Expr
+        ctx = template_node.ctx.__class__ if is_name else syntax.Load
+        if ctx not in _CTX_NAME:
+            ctx = syntax.Load  # as ``_set_ctx`` would treat a `del` position
+        if value.__class__ is str:
+            if is_name and template_node.annotation is None:  # the template's name, renamed
+                new = syntax.Name.__new__(syntax.Name)
+                fields = new.__dict__
+                fields.update(template_node.__dict__)
+                fields["id"] = value
+                kind = template_node.ctx.__class__
+                fields["ctx"] = kind.__new__(kind)
             else:
-                new.id = value
-            return new
-        if isinstance(value, list):
-            out = []
-            for v in value:
-                if isinstance(v, str):
-                    out.append(syntax.name(v, ctx))
+                new = syntax.deepcopy(template_node)
+                if is_name:
+                    new.id = value
                 else:
-                    if id(v) in self.used:  # self._own(v), inlined
-                        v = syntax.deepcopy(v)
-                    else:
-                        self.used.add(id(v))
-                    if not isinstance(template_node, syntax.Expr):
-                        if v.__class__ is syntax.Name:
-                            kind = _CTX[ctx]
-                            v.ctx = kind.__new__(kind)  # _set_ctx(v, ctx), inlined
-                        else:
-                            _set_ctx(v, ctx)
-                    out.append(v)
-            return out
-        new = self._own(value)
-        if not isinstance(template_node, syntax.Expr):
-            _set_ctx(new, ctx)
-        return new
+                    new.value.id = value
+            return self._located(new)
+        if value.__class__ is not list:
+            new = self._own(value)
+            if is_name:
+                _set_ctx(new, _CTX_NAME[ctx])
+            return self._located(new)
+        used = self.used
+        item_ctx = syntax.Load if ctx is syntax.Param else ctx  # of an attribute, a tuple...
+        placed = []
+        for v in value:
+            if v.__class__ is str:
+                v = syntax.name(v)
+                v.ctx = ctx.__new__(ctx)
+            else:
+                if id(v) in used:  # ``_own(v)``, inlined
+                    v = syntax.deepcopy(v)
+                else:
+                    used.add(id(v))
+                if is_name and v.__class__ is syntax.Name:
+                    v.ctx = ctx.__new__(ctx)  # ``_set_ctx``, inlined
+                elif is_name and v.__class__ in _NESTED_CTX:
+                    v.ctx = item_ctx.__new__(item_ctx)
+                    if v.__class__ is syntax.Starred:
+                        _set_ctx(v.value, _CTX_NAME[ctx])
+                    elif v.__class__ is syntax.Tuple or v.__class__ is syntax.List:
+                        for elt in v.elts:
+                            _set_ctx(elt, _CTX_NAME[ctx])
+            placed.append(v)
+        if location is not None:  # ``_located``, inlined
+            for v in placed:
+                if getattr(v, "lineno", None) is not None:
+                    continue  # located, and so is its subtree (as ``syntax.locate`` stops there)
+                if v.__class__ is syntax.Name and v.annotation is None:
+                    v.lineno, v.col_offset, v.end_lineno, v.end_col_offset = location
+                elif isinstance(v, syntax.AST):
+                    syntax.locate(v, location)
+        return placed
 
     def _own(self, node):
         """``node`` itself the first time it is placed, a copy after that (a tree must not
@@ -126,6 +149,15 @@ class _Replacer:
             return syntax.deepcopy(node)
         self.used.add(id(node))
         return node
+
+    def _value_for(self, node):
+        """(matched, value) for a placeholder node."""
+        if isinstance(node, syntax.Name) and node.id in self.subs:
+            return True, self.subs[node.id]
+        if isinstance(node, syntax.Expr) and isinstance(node.value, syntax.Name):
+            if node.value.id in self.subs and isinstance(self.subs[node.value.id], (list, type(None))):
+                return True, self.subs[node.value.id]
+        return False, None
 
     def build(self, plan):
         """A copy of a template node with its placeholders substituted, from its ``_plan``
@@ -139,7 +171,7 @@ class _Replacer:
                     if item_mode is _MAYBE:
                         matched, value = self._value_for(item)
                         if matched:
-                            result = self._located(self._materialize(item, value))
+                            result = self._place(item, value)
                             if result is None:
                                 continue
                             if isinstance(result, list):
@@ -157,7 +189,7 @@ class _Replacer:
                 old, old_plan = data
                 matched, value = self._value_for(old)
                 if matched:
-                    result = self._located(self._materialize(old, value))
+                    result = self._place(old, value)
                     if isinstance(result, list):
                         result = self._located(syntax.names_tuple([]) if not result else (
                             result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load())
