@@ -278,5 +278,20 @@ class _Transformer(syntax.NodeTransformer):
     visit_While = _visit_loop
 
 
+def _exit_at_an_end(loop) -> bool:
+    """Does ``loop``'s body open or end with an ``if`` that may be an exit this pass moves
+    (``_leading_exit`` / ``_trailing_exit``, their first, structural look)?"""
+    for stmt in (loop.body[0], loop.body[-1]) if loop.body else ():
+        if (isinstance(stmt, syntax.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], _EXITS)
+                and _yields_bool(stmt.test)):
+            return True
+    return False
+
+
 def transform(fn_node, ctx):
+    # Most loops have no such exit: then nothing changes, and the definedness analysis the
+    # transformer starts with is not needed. (An exit moved out of an inner loop can end an
+    # outer loop's body, but only once some loop has one.)
+    if not any(isinstance(node, _LOOPS) and _exit_at_an_end(node) for node in syntax.walk_statements(fn_node)):
+        return fn_node
     return _Transformer(ctx, fn_node).visit(fn_node)
