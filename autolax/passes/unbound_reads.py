@@ -111,31 +111,38 @@ class _Function:
                 if free:  # read when it is called: Python's NameError then, or the value
                     FreeReads(free, self.ctx.ops, at_file=self.ctx.spec_filename).body(stmt)
             return [stmt]
-        definitely, _ = self.defined.before[stmt]
+        definitely = self.defined.before[stmt][0]
         if isinstance(stmt, syntax.While):
             # The test runs again after each iteration, which may have deleted a name.
             definitely = definitely - deleted_names(stmt.body)
         maybe_unbound = self.candidates - definitely
         prefix = []
         if maybe_unbound:
-            reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename)
-            for field, value in syntax.iter_fields(stmt):
-                if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
-                    continue
-                if isinstance(value, syntax.AST):
-                    setattr(stmt, field, reads.visit(value))
-                elif isinstance(value, list):
-                    setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
-            for target in _targets(stmt):
-                Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(target)  # `x[i] = v` reads x and i
+            if _loads_one_of(stmt, maybe_unbound):  # (most statements read none of them)
+                reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename)
+                for field, value in syntax.iter_fields(stmt):
+                    if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
+                        continue
+                    if isinstance(value, syntax.AST):
+                        setattr(stmt, field, reads.visit(value))
+                    elif isinstance(value, list):
+                        setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
+                for target in _targets(stmt):
+                    Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(target)  # `x[i] = v` reads x and i
             if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name) and stmt.target.id in maybe_unbound:
                 # `x += v` reads x first: `x = ops.assigned(x)` before it.
                 name = stmt.target.id
                 check = syntax.assign(syntax.name(name, "store"),
                                       read_call(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt))
                 prefix.append(syntax.copy_location(check, stmt))
+        kind = stmt.__class__
+        fields = _BLOCKS.get(kind)
+        if fields is None:
+            fields = _BLOCKS[kind] = tuple(f for f in syntax.BLOCK_FIELDS if f in kind._fields)
+        if not fields:
+            return prefix + [stmt] if prefix else [stmt]
         nested = isinstance(stmt, (syntax.If, syntax.For, syntax.While))
-        for field in syntax.BLOCK_FIELDS:
+        for field in fields:
             block = getattr(stmt, field, None)
             if isinstance(block, list) and block:
                 if field == "handlers":
@@ -146,6 +153,30 @@ class _Function:
                     setattr(stmt, field, self.block(block, self.nested))
                     self.nested = saved
         return prefix + [stmt]
+
+
+_BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS`` (in that order)
+
+
+def _loads_one_of(stmt, names) -> bool:
+    """Does ``stmt``, outside its blocks, load one of ``names`` anywhere (also in a nested
+    lambda or comprehension, which may bind it: a first look, before ``Reads``)?"""
+    stack = [getattr(stmt, field, None) for field in syntax.child_fields(stmt.__class__)
+             if field not in syntax.BLOCK_FIELDS]
+    known = syntax.CHILD_FIELDS
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is syntax.Name:
+            if node.id in names and isinstance(node.ctx, syntax.Load):
+                return True
+        elif kind is list:
+            stack.extend(node)
+        elif isinstance(node, syntax.AST):
+            fields = known.get(kind)
+            for field in fields if fields is not None else syntax.child_fields(kind):
+                stack.append(getattr(node, field, None))
+    return False
 
 
 def _targets(stmt):
