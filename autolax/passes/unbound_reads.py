@@ -58,9 +58,11 @@ class FreeReads(Reads):
 class _Function:
     def __init__(self, fn_node, ctx):
         self.ctx = ctx
-        self.defined = Definedness(fn_node)
         skip = set(ctx.always_bound) | set(ctx.namer.generated) | set(ctx.temporaries)
         self.candidates = local_names(fn_node) - skip
+        # Without candidates no read may be unbound, wherever it stands (often so after jump
+        # lowering: ``always_bound``), and the analysis is not needed.
+        self.defined = Definedness(fn_node) if self.candidates else None
         # Locals a `del` in a branch or loop body unbinds (also those every read finds bound)
         self.deletable = local_names(fn_node) - set(ctx.namer.generated) - set(ctx.temporaries)
         self.nested = False  # inside an `if` / loop (a generated function, later)
@@ -92,7 +94,7 @@ class _Function:
         names = [t for t in stmt.targets if isinstance(t, syntax.Name) and t.id in self.deletable]
         others = [t for t in stmt.targets if not (isinstance(t, syntax.Name) and t.id in self.deletable)]
         out = [syntax.copy_location(syntax.Delete(targets=others), stmt)] if others else []
-        definitely, _ = self.defined.before[stmt]
+        definitely = self.defined.before[stmt][0] if self.candidates else set()
         for name in names:
             if name.id in self.candidates - definitely:
                 # `del y` raises when y is unbound (deleted by an earlier iteration): a read.
@@ -105,17 +107,18 @@ class _Function:
     def stmt(self, stmt):
         if isinstance(stmt, _SCOPES):
             if isinstance(stmt, syntax.FunctionDef):
-                definitely, _ = self.defined.before[stmt]
-                free = self.candidates - definitely - local_names(stmt)
+                free = self.candidates - self.defined.before[stmt][0] - local_names(stmt) if self.candidates else ()
                 transform(stmt, self.ctx)
                 if free:  # read when it is called: Python's NameError then, or the value
                     FreeReads(free, self.ctx.ops, at_file=self.ctx.spec_filename).body(stmt)
             return [stmt]
-        definitely = self.defined.before[stmt][0]
-        if isinstance(stmt, syntax.While):
-            # The test runs again after each iteration, which may have deleted a name.
-            definitely = definitely - deleted_names(stmt.body)
-        maybe_unbound = self.candidates - definitely
+        maybe_unbound = self.candidates
+        if maybe_unbound:
+            definitely = self.defined.before[stmt][0]
+            if isinstance(stmt, syntax.While):
+                # The test runs again after each iteration, which may have deleted a name.
+                definitely = definitely - deleted_names(stmt.body)
+            maybe_unbound = maybe_unbound - definitely
         prefix = []
         if maybe_unbound:
             if _loads_one_of(stmt, maybe_unbound):  # (most statements read none of them)
