@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from autolax.analysis import activity
 from autolax.transpile import anno, syntax
+from autolax.transpile.jumps import loops_in_walk_order
 
 _SIMPLE = (syntax.Name, syntax.Constant)
 
@@ -103,32 +104,9 @@ def transform(fn_node, ctx, *, tree=True):
         fn_node = transformer.visit(fn_node)
     # Loop exit tests left by break/return lowering (only loops have one: jumps.add_loop_test,
     # loop_exits), in ``walk``'s order (it names temporaries).
-    for node in _loops_in_walk_order(fn_node):
+    for node in loops_in_walk_order(fn_node):
         extra = anno.get(node, anno.EXTRA_TEST)
         if extra is not None:
             anno.set(node, anno.EXTRA_TEST, transformer.visit(extra))
     return fn_node
 
-
-_LOOPS = (syntax.For, syntax.AsyncFor, syntax.While)
-_BLOCKS: dict = {}  # node class -> its fields that hold statements, in ``_fields`` order
-
-
-def _loops_in_walk_order(tree) -> list:
-    """The loops in ``tree``, in ``syntax.walk``'s (breadth-first) order, found by a walk of
-    the statement blocks only: expressions hold no statement, so the statements (and the
-    handlers and ``case``s holding some) come in the same order as in the walk of every node."""
-    out = []
-    todo = [tree]
-    for node in todo:
-        kind = node.__class__
-        if kind in _LOOPS:
-            out.append(node)
-        fields = _BLOCKS.get(kind)
-        if fields is None:
-            fields = _BLOCKS[kind] = tuple(f for f in syntax.child_fields(kind) if f in syntax.BLOCK_FIELDS)
-        for field in fields:
-            block = getattr(node, field, None)
-            if block.__class__ is list:
-                todo.extend(block)
-    return out

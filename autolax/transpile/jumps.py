@@ -255,6 +255,30 @@ def _drop_flag_assignments(block, flag) -> None:
     block[:] = [s for s in block if not (s.__class__ is syntax.Assign and anno.get(s, anno.GENERATED_FLAG) == flag)]
 
 
+_BLOCKS: dict = {}  # node class -> its fields that hold statements, in ``_fields`` order
+
+
+def loops_in_walk_order(tree) -> list:
+    """The ``for`` / ``while`` loops in ``tree``, in ``syntax.walk``'s (breadth-first) order
+    -- the order in which the passes name their flags and temporaries -- found by a walk of
+    the statement blocks only: expressions hold no statement, so the statements (and the
+    handlers and ``case``s holding some) come in the same order as in the walk of every node."""
+    out = []
+    todo = [tree]
+    for node in todo:
+        kind = node.__class__
+        if kind in _ANY_LOOP:
+            out.append(node)
+        fields = _BLOCKS.get(kind)
+        if fields is None:
+            fields = _BLOCKS[kind] = tuple(f for f in syntax.child_fields(kind) if f in syntax.BLOCK_FIELDS)
+        for field in fields:
+            block = getattr(node, field, None)
+            if block.__class__ is list:
+                todo.extend(block)
+    return out
+
+
 def jump_in_finally(stmts, in_loop=False):
     """A ``return``, or a ``break`` / ``continue`` of an enclosing loop, in ``stmts`` (a
     ``finally`` block), or None."""
