@@ -84,11 +84,12 @@ def _field(part, spec=None) -> str | None:
 
 
 class _Transformer(syntax.NodeTransformer):
-    def __init__(self, ctx, local_names, first_param):
+    def __init__(self, ctx, local_names, first_param, callees):
         self.loop_ranges: set = set()
         self.ctx = ctx
         self.local_names = local_names
         self.first_param = first_param
+        self.callees = callees  # id(callee) -> (callee, what _callee says of it)
 
     def _static_value(self, node):
         """The value of a ``name`` / ``module.attr`` callee, or MISSING if not known now."""
@@ -141,10 +142,26 @@ class _Transformer(syntax.NodeTransformer):
             node = node.value
         return isinstance(node, syntax.Name) and node.id == self.first_param
 
+    def _callee(self, value) -> str:
+        """What a call of ``value`` (known now) becomes: "host_call" (library output),
+        "transform" (a library transform), "convert" (``ops.call``) or "library" (left as
+        it is). The same callee is asked about once per conversion (``jnp.zeros`` ...)."""
+        known = self.callees.get(id(value))
+        if known is not None:
+            return known[1]
+        if _host_output(value):
+            answer = "host_call"
+        elif is_transform(value):
+            answer = "transform"
+        elif not is_library_callable(value) or is_rebuilt(value, lambda fn: not is_library_callable(fn)):
+            answer = "convert"  # a `jax.custom_jvp` of a user function is converted too
+        else:
+            answer = "library"
+        self.callees[id(value)] = (value, answer)
+        return answer
+
     def _wants_conversion(self, func) -> bool:
-        value = self._static_value(func)
-        if value is not self.ctx.MISSING:  # a `jax.custom_jvp` of a user function is converted too
-            return not is_library_callable(value) or is_rebuilt(value, lambda fn: not is_library_callable(fn))
+        """Whether a call of ``func``, whose value is not known now, goes through ``ops.call``."""
         if isinstance(func, syntax.Name):
             return True  # local function, parameter, or a global defined later
         if isinstance(func, syntax.Attribute):
@@ -175,7 +192,7 @@ class _Transformer(syntax.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_FunctionDef(self, node):
-        inner = _function_transformer(self.ctx, node, self.local_names)
+        inner = _function_transformer(self.ctx, node, self.callees, self.local_names)
         node.body = [inner.visit(s) for s in node.body]
         return node
 
@@ -185,40 +202,34 @@ class _Transformer(syntax.NodeTransformer):
         ops = self.ctx.ops
         if self._emitted(func):
             return node
-        if isinstance(func, syntax.Name) and func.id == "print" and self._static_value(func) is builtins.print:
-            node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)
-            node.args = [self._fstring(a) for a in node.args]
-            return node
-        if (isinstance(func, syntax.Name) and func.id in ("min", "max", "any", "all")
-                and self._static_value(func) is getattr(builtins, func.id)):
-            # Python's answer for traced numbers (`peak = max(peak, x)`, `any([a > 0, b > 0])`),
-            # where the builtin would ask JAX for a Python bool
-            node.func = syntax.copy_location(syntax.dotted(f"{ops}.{func.id}"), func)
-            return node
-        if (isinstance(func, syntax.Name) and func.id == "range" and self._static_value(func) is builtins.range
-                and id(node) not in self.loop_ranges):
-            # `r = range(n)` then `for i in r`: a range whose bounds may be traced
-            node.func = syntax.copy_location(syntax.dotted(f"{ops}.range"), func)
-            return node
-        if (
-            isinstance(func, syntax.Name)
-            and func.id == "super"
-            and not node.args
-            and self.first_param
-            and "__class__" in self.ctx.closure
-        ):
-            node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
-            return node
         value = self._static_value(func)
-        if value is not self.ctx.MISSING and _host_output(value):
+        if isinstance(func, syntax.Name):
+            if func.id == "print" and value is builtins.print:
+                node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)
+                node.args = [self._fstring(a) for a in node.args]
+                return node
+            if func.id in ("min", "max", "any", "all") and value is getattr(builtins, func.id):
+                # Python's answer for traced numbers (`peak = max(peak, x)`, `any([a > 0, b > 0])`),
+                # where the builtin would ask JAX for a Python bool
+                node.func = syntax.copy_location(syntax.dotted(f"{ops}.{func.id}"), func)
+                return node
+            if func.id == "range" and value is builtins.range and id(node) not in self.loop_ranges:
+                # `r = range(n)` then `for i in r`: a range whose bounds may be traced
+                node.func = syntax.copy_location(syntax.dotted(f"{ops}.range"), func)
+                return node
+            if func.id == "super" and not node.args and self.first_param and "__class__" in self.ctx.closure:
+                node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
+                return node
+        callee = self._callee(value) if value is not self.ctx.MISSING else None
+        if callee == "host_call":
             # `logging.warning(...)`, `warnings.warn(...)`: library code, but output that a
             # staged body must not write while traced (ops.host_call refuses it there)
             new = syntax.Call(func=syntax.dotted(f"{ops}.host_call"), args=[func] + node.args, keywords=node.keywords)
             return syntax.copy_location(new, node)
-        if value is not self.ctx.MISSING and is_transform(value):
+        if callee == "transform":
             if all(isinstance(a, (syntax.Lambda, syntax.Constant)) for a in _arguments(node)):
                 return node  # nothing to convert: a lambda here is converted with this function
-        elif not self._wants_conversion(func):
+        elif callee == "library" or callee is None and not self._wants_conversion(func):
             return node
         new = syntax.Call(
             func=syntax.dotted(f"{ops}.call"), args=[func] + node.args, keywords=node.keywords
@@ -239,13 +250,13 @@ def _arguments(call):
     return [a.value if isinstance(a, syntax.Starred) else a for a in call.args] + [k.value for k in call.keywords]
 
 
-def _function_transformer(ctx, node, outer_locals=frozenset()):
+def _function_transformer(ctx, node, callees, outer_locals=frozenset()):
     params = syntax.param_names(node.args)
     first = params[0] if params and params[0] in ("self", "cls") else None
-    return _Transformer(ctx, set(outer_locals) | local_names(node), first)
+    return _Transformer(ctx, set(outer_locals) | local_names(node), first, callees)
 
 
 def transform(fn_node, ctx):
-    transformer = _function_transformer(ctx, fn_node)
+    transformer = _function_transformer(ctx, fn_node, {})
     fn_node.body = [transformer.visit(s) for s in fn_node.body]
     return fn_node

@@ -12,15 +12,13 @@ top of each iteration guards them: ``continue_ = False`` ... ``if not continue_:
 from __future__ import annotations
 
 from autolax.transpile import syntax
-from autolax.transpile.jumps import BlockLowering, flag_assign, remove_flag_assignments
-
-
-def _loops(tree):
-    return [n for n in syntax.walk(tree) if isinstance(n, (syntax.For, syntax.While))]
+from autolax.transpile.jumps import BlockLowering, flag_assign, loops_in_walk_order, remove_flag_assignments
 
 
 def transform(fn_node, ctx):
-    for loop in _loops(fn_node):
+    for loop in loops_in_walk_order(fn_node):
+        if not isinstance(loop, (syntax.For, syntax.While)):
+            continue
         probe = BlockLowering(lambda s: isinstance(s, syntax.Continue), None, "", into_loops=False)
         if not probe.contains_jump(loop.body):
             continue

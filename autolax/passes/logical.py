@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from autolax.analysis import activity
 from autolax.transpile import anno, syntax
+from autolax.transpile.jumps import loops_in_walk_order
 
 _SIMPLE = (syntax.Name, syntax.Constant)
 
@@ -101,13 +102,11 @@ def transform(fn_node, ctx, *, tree=True):
     transformer = _Transformer(ctx)
     if tree:
         fn_node = transformer.visit(fn_node)
-    # Loop exit tests left by break/return lowering, in ``walk``'s order (it names temporaries).
-    if not any(anno.get(node, anno.EXTRA_TEST) is not None for node in syntax.walk_statements(fn_node)):
-        return fn_node
-    for node in syntax.nodes(fn_node):
-        if not isinstance(node, (syntax.For, syntax.AsyncFor, syntax.While)):
-            continue  # only loops have one (jumps.add_loop_test, loop_exits)
+    # Loop exit tests left by break/return lowering (only loops have one: jumps.add_loop_test,
+    # loop_exits), in ``walk``'s order (it names temporaries).
+    for node in loops_in_walk_order(fn_node):
         extra = anno.get(node, anno.EXTRA_TEST)
         if extra is not None:
             anno.set(node, anno.EXTRA_TEST, transformer.visit(extra))
     return fn_node
+

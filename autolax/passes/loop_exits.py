@@ -205,11 +205,18 @@ def _tested_after(loop, exit_if, test_check):
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, fn_node):
         self.ctx = ctx
-        self.defined = Definedness(fn_node)  # of the function as written, before any rewrite
-        self.tests = _Test(ctx, fn_node, self.defined)
+        self.fn_node = fn_node
+        self.defined = self.tests = None
 
     def _visit_loop(self, loop):
         self.generic_visit(loop)  # inner loops first
+        if not _exit_at_an_end(loop):
+            return loop
+        if self.defined is None:
+            # Of the function as written: made at the first loop that may have an exit to
+            # move, before anything is rewritten (most functions have none).
+            self.defined = Definedness(self.fn_node)
+            self.tests = _Test(self.ctx, self.fn_node, self.defined)
         exit_if = _leading_exit(loop, self.tests)
         if exit_if is not None and isinstance(loop, syntax.While):
             # `while t and not c:`, then `if t: <exit>` on the state it stopped with (loop
@@ -276,6 +283,16 @@ class _Transformer(syntax.NodeTransformer):
 
     visit_For = _visit_loop
     visit_While = _visit_loop
+
+
+def _exit_at_an_end(loop) -> bool:
+    """Does ``loop``'s body open or end with an ``if`` that may be an exit this pass moves
+    (the first, structural look of ``_leading_exit`` / ``_trailing_exit``)?"""
+    for stmt in (loop.body[0], loop.body[-1]) if loop.body else ():
+        if (isinstance(stmt, syntax.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], _EXITS)
+                and _yields_bool(stmt.test)):
+            return True
+    return False
 
 
 def transform(fn_node, ctx):

@@ -13,7 +13,6 @@ follows it. A function that can fall off its end returns ``None`` explicitly.
 
 from __future__ import annotations
 
-from autolax.analysis.activity import reads
 from autolax.transpile import syntax
 from autolax.transpile.jumps import (
     BlockLowering,
@@ -45,12 +44,18 @@ def _lower_function(fn_node, ctx):
         value = stmt.value if stmt.value is not None else syntax.constant(None)
         return [flag_assign(flag, True), syntax.assign(syntax.name(retval, "store"), value)]
 
+    tested_by = []  # the loops whose test reads the flag
+
+    def on_loop(loop):
+        add_loop_test(loop, syntax.unary_not(syntax.name(flag)))
+        tested_by.append(loop)
+
     lowering = BlockLowering(
         is_jump=lambda s: isinstance(s, syntax.Return),
         replace=replace,
         flag=flag,
         into_loops=True,
-        on_loop=lambda loop: add_loop_test(loop, syntax.unary_not(syntax.name(flag))),
+        on_loop=on_loop,
     )
     body = list(fn_node.body)
     if not lowering.always_jumps(body):  # it can fall off its end: make `return None` explicit
@@ -61,17 +66,13 @@ def _lower_function(fn_node, ctx):
         docstring, body = body[:1], body[1:]
     lowered = lowering.block(body).stmts
     final = syntax.copy_location(syntax.ret(syntax.name(retval)), fn_node.body[-1])
-    if lowering.flag_read or _loop_tests_read(fn_node, lowered, flag):
+    if lowering.flag_read or tested_by:
         init = [flag_assign(flag, False, lowered[0] if lowered else fn_node)]
     else:
         init = []
     fn_node.body = docstring + init + lowered + [final]
     if not init:
         remove_flag_assignments(fn_node, flag)
-
-
-def _loop_tests_read(fn_node, stmts, flag) -> bool:
-    return any(flag in reads(s) for s in stmts)
 
 
 class _Transformer(syntax.NodeTransformer):

@@ -119,15 +119,39 @@ def _catching(fn_node, ctx) -> None:
     ``with ops.catching(E, ...):`` -- also the functions it calls, where a ``raise`` under a
     traced condition must be refused when this ``try`` would catch it (the handler would run
     depending on data), as one written in the body itself is."""
-    # A `try` is a statement: the search goes down statement blocks only. (Each `try` wraps
-    # its own body, so the order of the search does not matter.)
-    for node in list(syntax.walk_statements(fn_node)):
-        if isinstance(node, syntax.Try):
-            types = anno.get(node, anno.CATCHING)
-            if types and node.body:
-                wrapped = templates.replace(_CATCHING, ops_catching=syntax.dotted(f"{ctx.ops}.catching"),
-                                            types=[syntax.deepcopy(t) for t in types], body=node.body)
-                node.body = syntax.copy_locations(wrapped, node)
+    for node in _tries(fn_node):
+        types = anno.get(node, anno.CATCHING)
+        if types and node.body:
+            wrapped = templates.replace(_CATCHING, ops_catching=syntax.dotted(f"{ctx.ops}.catching"),
+                                        types=[syntax.deepcopy(t) for t in types], body=node.body)
+            node.body = syntax.copy_locations(wrapped, node)
+
+
+_BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS``
+_HOLDERS = (syntax.ExceptHandler, syntax.match_case)
+
+
+def _tries(fn_node) -> list:
+    """The ``try`` statements in ``fn_node`` (``syntax.walk_statements``, inlined: this looks
+    at every statement of the converted function, which most often holds no ``try``). Each
+    ``try`` wraps its own body, so the order does not matter."""
+    out = []
+    stack = [fn_node]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is syntax.Try:
+            out.append(node)
+        fields = _BLOCKS.get(kind)
+        if fields is None:
+            fields = _BLOCKS[kind] = tuple(f for f in syntax.BLOCK_FIELDS if f in kind._fields)
+        for field in fields:
+            for child in getattr(node, field, None) or ():
+                if child.__class__ in _HOLDERS:
+                    stack.extend(child.body)
+                else:
+                    stack.append(child)
+    return out
 
 
 def _refusing_tracer_errors(body, ops: str) -> list:

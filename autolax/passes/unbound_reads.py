@@ -58,9 +58,11 @@ class FreeReads(Reads):
 class _Function:
     def __init__(self, fn_node, ctx):
         self.ctx = ctx
-        self.defined = Definedness(fn_node)
         skip = set(ctx.always_bound) | set(ctx.namer.generated) | set(ctx.temporaries)
         self.candidates = local_names(fn_node) - skip
+        # Without candidates no read may be unbound, wherever it stands (often so after jump
+        # lowering: ``always_bound``), and the analysis is not needed.
+        self.defined = Definedness(fn_node) if self.candidates else None
         # Locals a `del` in a branch or loop body unbinds (also those every read finds bound)
         self.deletable = local_names(fn_node) - set(ctx.namer.generated) - set(ctx.temporaries)
         self.nested = False  # inside an `if` / loop (a generated function, later)
@@ -92,7 +94,7 @@ class _Function:
         names = [t for t in stmt.targets if isinstance(t, syntax.Name) and t.id in self.deletable]
         others = [t for t in stmt.targets if not (isinstance(t, syntax.Name) and t.id in self.deletable)]
         out = [syntax.copy_location(syntax.Delete(targets=others), stmt)] if others else []
-        definitely, _ = self.defined.before[stmt]
+        definitely = self.defined.before[stmt][0] if self.candidates else set()
         for name in names:
             if name.id in self.candidates - definitely:
                 # `del y` raises when y is unbound (deleted by an earlier iteration): a read.
@@ -105,37 +107,45 @@ class _Function:
     def stmt(self, stmt):
         if isinstance(stmt, _SCOPES):
             if isinstance(stmt, syntax.FunctionDef):
-                definitely, _ = self.defined.before[stmt]
-                free = self.candidates - definitely - local_names(stmt)
+                free = self.candidates - self.defined.before[stmt][0] - local_names(stmt) if self.candidates else ()
                 transform(stmt, self.ctx)
                 if free:  # read when it is called: Python's NameError then, or the value
                     FreeReads(free, self.ctx.ops, at_file=self.ctx.spec_filename).body(stmt)
             return [stmt]
-        definitely, _ = self.defined.before[stmt]
-        if isinstance(stmt, syntax.While):
-            # The test runs again after each iteration, which may have deleted a name.
-            definitely = definitely - deleted_names(stmt.body)
-        maybe_unbound = self.candidates - definitely
+        maybe_unbound = self.candidates
+        if maybe_unbound:
+            definitely = self.defined.before[stmt][0]
+            if isinstance(stmt, syntax.While):
+                # The test runs again after each iteration, which may have deleted a name.
+                definitely = definitely - deleted_names(stmt.body)
+            maybe_unbound = maybe_unbound - definitely
         prefix = []
         if maybe_unbound:
-            reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename)
-            for field, value in syntax.iter_fields(stmt):
-                if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
-                    continue
-                if isinstance(value, syntax.AST):
-                    setattr(stmt, field, reads.visit(value))
-                elif isinstance(value, list):
-                    setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
-            for target in _targets(stmt):
-                Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(target)  # `x[i] = v` reads x and i
+            if _loads_one_of(stmt, maybe_unbound):  # (most statements read none of them)
+                reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename)
+                for field, value in syntax.iter_fields(stmt):
+                    if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
+                        continue
+                    if isinstance(value, syntax.AST):
+                        setattr(stmt, field, reads.visit(value))
+                    elif isinstance(value, list):
+                        setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
+                for target in _targets(stmt):
+                    Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(target)  # `x[i] = v` reads x and i
             if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name) and stmt.target.id in maybe_unbound:
                 # `x += v` reads x first: `x = ops.assigned(x)` before it.
                 name = stmt.target.id
                 check = syntax.assign(syntax.name(name, "store"),
                                       read_call(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt))
                 prefix.append(syntax.copy_location(check, stmt))
+        kind = stmt.__class__
+        fields = _BLOCKS.get(kind)
+        if fields is None:
+            fields = _BLOCKS[kind] = tuple(f for f in syntax.BLOCK_FIELDS if f in kind._fields)
+        if not fields:
+            return prefix + [stmt] if prefix else [stmt]
         nested = isinstance(stmt, (syntax.If, syntax.For, syntax.While))
-        for field in syntax.BLOCK_FIELDS:
+        for field in fields:
             block = getattr(stmt, field, None)
             if isinstance(block, list) and block:
                 if field == "handlers":
@@ -146,6 +156,30 @@ class _Function:
                     setattr(stmt, field, self.block(block, self.nested))
                     self.nested = saved
         return prefix + [stmt]
+
+
+_BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS`` (in that order)
+
+
+def _loads_one_of(stmt, names) -> bool:
+    """Does ``stmt``, outside its blocks, load one of ``names`` anywhere (also in a nested
+    lambda or comprehension, which may bind it: a first look, before ``Reads``)?"""
+    stack = [getattr(stmt, field, None) for field in syntax.child_fields(stmt.__class__)
+             if field not in syntax.BLOCK_FIELDS]
+    known = syntax.CHILD_FIELDS
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is syntax.Name:
+            if node.id in names and isinstance(node.ctx, syntax.Load):
+                return True
+        elif kind is list:
+            stack.extend(node)
+        elif isinstance(node, syntax.AST):
+            fields = known.get(kind)
+            for field in fields if fields is not None else syntax.child_fields(kind):
+                stack.append(getattr(node, field, None))
+    return False
 
 
 def _targets(stmt):

@@ -212,17 +212,21 @@ def flag_assign(flag: str, value: bool, origin=None):
 
 
 def remove_flag_assignments(tree, flag: str) -> None:
-    """Drops ``flag = ...`` statements (used when nothing ended up reading the flag)."""
-
-    class Remover(syntax.NodeTransformer):
-        def visit_Assign(self, node):
-            if anno.get(node, anno.GENERATED_FLAG) == flag:
-                return None
-            return node
-
-    Remover().visit(tree)
-    # A block that held only the jump (`finally: continue`) is left empty: `pass` keeps it.
+    """Drops ``flag = ...`` statements (used when nothing ended up reading the flag), and
+    tidies the blocks that emptied: ``if c: <nothing> else: B`` becomes ``if not c: B``; an
+    ``if`` with two empty branches keeps only its test (for its side effects); other empty
+    blocks get a ``pass``. (One walk of the statements: each step changes only the blocks of
+    the statement it is at.)"""
     for node in syntax.walk_statements(tree):
+        for field in _BLOCK_FIELDS:
+            block = getattr(node, field, None)
+            if block.__class__ is list and block:
+                if field == "handlers" or field == "cases":
+                    for holder in block:
+                        _drop_flag_assignments(holder.body, flag)
+                else:
+                    _drop_flag_assignments(block, flag)
+        # A block that held only the jump (`finally: continue`) is left empty: `pass` keeps it.
         for field in ("body", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and not block and (field == "body" or not node.handlers):
@@ -230,16 +234,6 @@ def remove_flag_assignments(tree, flag: str) -> None:
         for handler in getattr(node, "handlers", None) or ():
             if not handler.body:
                 handler.body = [syntax.copy_location(syntax.Pass(), handler)]
-    _fill_empty_blocks(tree)
-
-
-def _fill_empty_blocks(tree) -> None:
-    """Tidies blocks emptied by removing flag assignments.
-
-    ``if c: <nothing> else: B`` becomes ``if not c: B``; an ``if`` with two empty branches
-    keeps only its test (for its side effects); other empty bodies get a ``pass``.
-    """
-    for node in syntax.walk(tree):
         if isinstance(node, syntax.If):
             node.body = [s for s in node.body if not isinstance(s, syntax.Pass)]
             node.orelse = [s for s in node.orelse if not isinstance(s, syntax.Pass)]
@@ -250,8 +244,39 @@ def _fill_empty_blocks(tree) -> None:
                 if skipped is not None:
                     anno.set(node, anno.SKIPPED_BY, (*skipped[:2], "body"))
         body = getattr(node, "body", None)
-        if isinstance(body, list) and not body and isinstance(node, syntax.stmt):
+        if isinstance(body, list) and not body:
             body.append(syntax.Pass())
+
+
+_BLOCK_FIELDS = syntax.BLOCK_FIELDS
+
+
+def _drop_flag_assignments(block, flag) -> None:
+    block[:] = [s for s in block if not (s.__class__ is syntax.Assign and anno.get(s, anno.GENERATED_FLAG) == flag)]
+
+
+_BLOCKS: dict = {}  # node class -> its fields that hold statements, in ``_fields`` order
+
+
+def loops_in_walk_order(tree) -> list:
+    """The ``for`` / ``while`` loops in ``tree``, in ``syntax.walk``'s (breadth-first) order
+    -- the order in which the passes name their flags and temporaries -- found by a walk of
+    the statement blocks only: expressions hold no statement, so the statements (and the
+    handlers and ``case``s holding some) come in the same order as in the walk of every node."""
+    out = []
+    todo = [tree]
+    for node in todo:
+        kind = node.__class__
+        if kind in _ANY_LOOP:
+            out.append(node)
+        fields = _BLOCKS.get(kind)
+        if fields is None:
+            fields = _BLOCKS[kind] = tuple(f for f in syntax.child_fields(kind) if f in syntax.BLOCK_FIELDS)
+        for field in fields:
+            block = getattr(node, field, None)
+            if block.__class__ is list:
+                todo.extend(block)
+    return out
 
 
 def jump_in_finally(stmts, in_loop=False):
