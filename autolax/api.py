@@ -346,17 +346,40 @@ def _plain_type(arg) -> bool:
     return False
 
 
+_DELEGATED: dict = {}  # type of a jax.jit object -> the names ``Jitted`` takes from it
+
+
+def _delegated(jitted) -> tuple:
+    """The attributes of ``jitted`` (a ``jax.jit`` object, a ``filter_jit`` object) that its
+    ``Jitted`` takes as its own: its methods and fields that ``Jitted`` does not define."""
+    names = _DELEGATED.get(type(jitted))
+    if names is None:
+        names = _DELEGATED.setdefault(
+            type(jitted), tuple(name for name in dir(type(jitted)) if _delegable(name)))
+    own = getattr(jitted, "__dict__", {})
+    return names + tuple(name for name in own if _delegable(name) and name not in names) + (
+        ("__annotations__",) if "__annotations__" in own else ())
+
+
+def _delegable(name: str) -> bool:
+    return not name.startswith("__") and not hasattr(Jitted, name)
+
+
 class Jitted:
     """What ``autolax.jit`` returns: the ``jax.jit`` object of the converted function, called
     through one more step that reports run-time checks as the errors Python would raise.
 
-    Everything else -- ``.lower``, ``.trace``, ``.eval_shape``, caching, use as a method --
-    is the ``jax.jit`` object's. A program with run-time checks (see ``autolax.ops.checks``:
+    Everything else -- ``.lower``, ``.trace``, ``.eval_shape``, ``.clear_cache``, caching,
+    use as a method -- is the ``jax.jit`` object's. A program with run-time checks (see ``autolax.ops.checks``:
     a read of a variable a staged loop may never have assigned, a ``raise`` under a traced
     condition) waits for its result, so a failed check is raised by the call itself.
     """
 
     def __init__(self, jitted, info: JitInfo, python=None, forward=None, checked=None, spread=False):
+        # The jax.jit object's other attributes, as attributes of this object (no
+        # ``__getattr__``: it would slow every attribute read of ``__call__``).
+        for name in _delegated(jitted):
+            setattr(self, name, getattr(jitted, name))
         self._jitted = jitted
         self._python = python  # the converted function, run as Python (see ``_python_error``)
         # (on_one_device) -> the jax.jit object a call runs: it returns the program's checks
@@ -387,9 +410,8 @@ class Jitted:
         steady = self._steady
         if steady is None or kwargs:
             return self._call(args, kwargs)
-        plain = _PLAIN_TYPES
         for arg in args:
-            if type(arg) not in plain:
+            if type(arg) not in _PLAIN_TYPES:
                 return self._call(args, kwargs)
         try:
             out, outcome = steady(*args)
@@ -583,9 +605,6 @@ class Jitted:
             self._python(*args, **kwargs)
         except Exception as error:
             raise error from error.__cause__  # not shown as raised while handling the trace's error
-
-    def __getattr__(self, name):
-        return getattr(self._jitted, name)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else types.MethodType(self, obj)
