@@ -565,6 +565,11 @@ class Jitted:
         inner = self._jitted.__wrapped__
         return inner.__wrapped__ if getattr(inner, _ENTRY, False) else inner
 
+    @property
+    def __signature__(self):
+        """The ``jax.jit`` object's signature (what ``inspect.signature`` shows)."""
+        return self._jitted.__signature__
+
     def _staging(self, method, args, kwargs):
         __tracebackhide__ = True
         with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
