@@ -11,6 +11,7 @@ import contextlib
 import functools
 import gc
 import io
+import operator
 import sys
 import threading
 import types
@@ -401,6 +402,11 @@ class Jitted:
         self.__autolax_jit__ = info
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(self, attr, getattr(info.fn, attr, None))
+        if checked is not None and self._entry is not None:
+            dispatch = _dispatcher(self)
+            if dispatch is not None:
+                self._dispatch = dispatch
+                self.__class__ = _Dispatched
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
@@ -423,6 +429,41 @@ class Jitted:
         if outcome is not None:
             self._raise_failure(_checks.failure_of(outcome), args, kwargs)
         return out if self._plain else self._finish(out, args, kwargs)
+
+    def _missed(self, args, kwargs):
+        """A call of a ``_Dispatched`` object that JAX's C++ code has no compiled program for
+        (the first calls of each argument signature, tracers, keyword arguments, several
+        devices): ``__call__``'s path, returning ``(what the call returns, fast-path data or
+        None, False)``. The data -- only for the steady state's call of a program that returns
+        no checks and no appended lists -- lets the C++ code run later calls of this
+        signature with no Python at all."""
+        __tracebackhide__ = True
+        if kwargs:
+            return self._call(args, kwargs), None, False
+        for arg in args:
+            if type(arg) not in _PLAIN_TYPES and not _plain_type(arg):
+                return self._call(args, kwargs), None, False
+        steady = self._steady
+        if steady is None:
+            # (JAX's C++ code keeps a signature's first answer: no fast-path data on its
+            # first call would send every later call of it here.)
+            _on_one_device(args, kwargs, self._spread)
+            if not _ONE_DEVICE:
+                return self._call(args, kwargs), None, False
+            steady = self._steady = self._checked(True)
+        try:
+            (out, outcome), fast = compat.call_with_fast_path(steady, args)
+        except Exception as exc:
+            retried = self._call_failed(exc, True, args, kwargs)
+            if retried is None:
+                raise
+            (out, outcome), fast = retried, None
+        if outcome is not None:
+            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
+            fast = None  # its checks are read on every call
+        if not self._plain:
+            return self._finish(out, args, kwargs), None, False
+        return out, fast, False
 
     def _call(self, args, kwargs):
         """A call that is not ``__call__``'s steady state: keyword arguments, an argument of
@@ -618,6 +659,40 @@ class Jitted:
         return f"<autolax.jit of {self.__qualname__}>"
 
 
+class _Dispatched(Jitted):
+    """A ``Jitted`` whose calls JAX's C++ code dispatches (``compat.dispatcher``): a call
+    of an argument signature whose program returns no checks and no appended lists, made
+    in the steady state (one device in all, positional arguments of the types that hold no
+    tracer), runs that program with no Python; any other call is ``Jitted._missed``."""
+
+    __call__ = property(operator.attrgetter("_dispatch"), doc="The object's C++ dispatcher (``_dispatcher``).")
+
+
+def _dispatcher(jitted: Jitted):
+    """The C++ dispatcher of ``jitted`` (None where JAX does not build it). It holds
+    ``jitted`` weakly: ``jitted`` holds it."""
+    ref = weakref.ref(jitted)
+
+    def alive():
+        held = ref()
+        if held is None:
+            raise ReferenceError(f"the autolax.jit object of '{jitted_name}' was freed; keep the object, "
+                                 "not its __call__ alone")
+        return held
+
+    def missed(*args, **kwargs):
+        __tracebackhide__ = True
+        return alive()._missed(args, kwargs)
+
+    def call(*args, **kwargs):  # under jax.disable_jit
+        __tracebackhide__ = True
+        return alive()._call(args, kwargs)
+
+    jitted_name = jitted.__qualname__
+
+    return compat.dispatcher(jitted._checked(True), call, missed)
+
+
 def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, strict: bool = False,
         max_steps: int | None = None, **jit_kwargs):
     """``jax.jit`` of ``autolax.convert(fn)``.
@@ -784,7 +859,7 @@ def _call_tracing(entry):
 
 
 # The frames of the calls that may start a trace of an entry.
-_CALL_CODES = frozenset({Jitted.__call__.__code__, Jitted._staging.__code__})
+_CALL_CODES = frozenset({Jitted.__call__.__code__, Jitted._missed.__code__, Jitted._staging.__code__})
 
 
 def _jitted_function(converted, options):
