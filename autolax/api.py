@@ -432,15 +432,13 @@ class Jitted:
 
     def _missed(self, args, kwargs):
         """A call of a ``_Dispatched`` object that JAX's C++ code has no compiled program for
-        (the first calls of each argument signature, tracers, keyword arguments, several
-        devices): ``__call__``'s path, returning ``(what the call returns, fast-path data or
+        (the first call of each argument signature, tracers, several devices): ``__call__``'s
+        path (keyword arguments of the types that hold no tracer are its steady state too), returning ``(what the call returns, fast-path data or
         None, False)``. The data -- only for the steady state's call of a program that returns
         no checks and no appended lists -- lets the C++ code run later calls of this
         signature with no Python at all."""
         __tracebackhide__ = True
-        if kwargs:
-            return self._call(args, kwargs), None, False
-        for arg in args:
+        for arg in (*args, *kwargs.values()) if kwargs else args:
             if type(arg) not in _PLAIN_TYPES and not _plain_type(arg):
                 return self._call(args, kwargs), None, False
         steady = self._steady
@@ -452,7 +450,7 @@ class Jitted:
                 return self._call(args, kwargs), None, False
             steady = self._steady = self._checked(True)
         try:
-            (out, outcome), fast = compat.call_with_fast_path(steady, args)
+            (out, outcome), fast = compat.call_with_fast_path(steady, args, kwargs)
         except Exception as exc:
             retried = self._call_failed(exc, True, args, kwargs)
             if retried is None:
@@ -662,8 +660,10 @@ class Jitted:
 class _Dispatched(Jitted):
     """A ``Jitted`` whose calls JAX's C++ code dispatches (``compat.dispatcher``): a call
     of an argument signature whose program returns no checks and no appended lists, made
-    in the steady state (one device in all, positional arguments of the types that hold no
-    tracer), runs that program with no Python; any other call is ``Jitted._missed``."""
+    in the steady state (one device in all, arguments of the types that hold no tracer),
+    runs that program with no Python; any other call is ``Jitted._missed``. JAX's C++ code
+    checks what ``jax.jit``'s own fast path checks (shapes, dtypes, shardings, static
+    values, JAX's configuration, tracers): a call it cannot match is a miss."""
 
     __call__ = property(operator.attrgetter("_dispatch"), doc="The object's C++ dispatcher (``_dispatcher``).")
 

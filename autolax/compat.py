@@ -251,12 +251,12 @@ def dispatcher(jitted, fun, cache_miss):
         return None
 
 
-def call_with_fast_path(jitted, args):
-    """``jitted(*args)`` for a ``jax.jit`` object whose function returns a pair ``(out,
+def call_with_fast_path(jitted, args, kwargs):
+    """``jitted(*args, **kwargs)`` for a ``jax.jit`` object whose function returns a pair ``(out,
     None)``: ``(the pair, fast-path data for a ``dispatcher`` that returns ``out`` alone,
     or None)``. The data is JAX's for the program ``jitted`` ran; only the tree of its
     outputs changes (``None`` has no leaves, so the program's outputs are ``out``'s)."""
-    pair, data, rebuild = jitted._cache_miss(*args)
+    pair, data, rebuild = jitted._cache_miss(*args, **kwargs)
     if data is None or rebuild or not isinstance(data, tuple) or not hasattr(data, "out_pytree_def"):
         return pair, None
     children = data.out_pytree_def.children()
