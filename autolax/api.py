@@ -371,9 +371,11 @@ class Jitted:
     through one more step that reports run-time checks as the errors Python would raise.
 
     Everything else -- ``.lower``, ``.trace``, ``.eval_shape``, ``.clear_cache``, caching,
-    use as a method -- is the ``jax.jit`` object's. A program with run-time checks (see ``autolax.ops.checks``:
-    a read of a variable a staged loop may never have assigned, a ``raise`` under a traced
-    condition) waits for its result, so a failed check is raised by the call itself.
+    use as a method -- is the ``jax.jit`` object's. A program with run-time checks (see
+    ``autolax.ops.checks``: a read of a variable a staged loop may never have assigned, a
+    ``raise`` under a traced condition) waits for its result, so a failed check is raised
+    by the call itself. Where JAX builds it, the object is a ``_Dispatched``: the steady
+    state's calls of a program without checks are JAX's C++ dispatch alone.
     """
 
     def __init__(self, jitted, info: JitInfo, python=None, forward=None, checked=None, spread=False):
@@ -433,10 +435,11 @@ class Jitted:
     def _missed(self, args, kwargs):
         """A call of a ``_Dispatched`` object that JAX's C++ code has no compiled program for
         (the first call of each argument signature, tracers, several devices): ``__call__``'s
-        path (keyword arguments of the types that hold no tracer are its steady state too), returning ``(what the call returns, fast-path data or
-        None, False)``. The data -- only for the steady state's call of a program that returns
-        no checks and no appended lists -- lets the C++ code run later calls of this
-        signature with no Python at all."""
+        path, keyword arguments of the types that hold no tracer included in its steady
+        state. Returns ``(what the call returns, fast-path data or None, False)``: the data
+        -- only for the steady state's call of a program that returns no checks and no
+        appended lists -- lets the C++ code run later calls of this signature with no
+        Python at all."""
         __tracebackhide__ = True
         for arg in (*args, *kwargs.values()) if kwargs else args:
             if type(arg) not in _PLAIN_TYPES and not _plain_type(arg):
