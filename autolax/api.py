@@ -11,6 +11,7 @@ import contextlib
 import functools
 import gc
 import io
+import operator
 import sys
 import threading
 import types
@@ -346,17 +347,42 @@ def _plain_type(arg) -> bool:
     return False
 
 
+_DELEGATED: dict = {}  # type of a jax.jit object -> the names ``Jitted`` takes from it
+
+
+def _delegated(jitted) -> tuple:
+    """The attributes of ``jitted`` (a ``jax.jit`` object, a ``filter_jit`` object) that its
+    ``Jitted`` takes as its own: its methods and fields that ``Jitted`` does not define."""
+    names = _DELEGATED.get(type(jitted))
+    if names is None:
+        names = _DELEGATED.setdefault(
+            type(jitted), tuple(name for name in dir(type(jitted)) if _delegable(name)))
+    own = getattr(jitted, "__dict__", {})
+    return names + tuple(name for name in own if _delegable(name) and name not in names) + (
+        ("__annotations__",) if "__annotations__" in own else ())
+
+
+def _delegable(name: str) -> bool:
+    return not name.startswith("__") and not hasattr(Jitted, name)
+
+
 class Jitted:
     """What ``autolax.jit`` returns: the ``jax.jit`` object of the converted function, called
     through one more step that reports run-time checks as the errors Python would raise.
 
-    Everything else -- ``.lower``, ``.trace``, ``.eval_shape``, caching, use as a method --
-    is the ``jax.jit`` object's. A program with run-time checks (see ``autolax.ops.checks``:
-    a read of a variable a staged loop may never have assigned, a ``raise`` under a traced
-    condition) waits for its result, so a failed check is raised by the call itself.
+    Everything else -- ``.lower``, ``.trace``, ``.eval_shape``, ``.clear_cache``, caching,
+    use as a method -- is the ``jax.jit`` object's. A program with run-time checks (see
+    ``autolax.ops.checks``: a read of a variable a staged loop may never have assigned, a
+    ``raise`` under a traced condition) waits for its result, so a failed check is raised
+    by the call itself. Where JAX builds it, the object is a ``_Dispatched``: the steady
+    state's calls of a program without checks are JAX's C++ dispatch alone.
     """
 
     def __init__(self, jitted, info: JitInfo, python=None, forward=None, checked=None, spread=False):
+        # The jax.jit object's other attributes, as attributes of this object (no
+        # ``__getattr__``: it would slow every attribute read of ``__call__``).
+        for name in _delegated(jitted):
+            setattr(self, name, getattr(jitted, name))
         self._jitted = jitted
         self._python = python  # the converted function, run as Python (see ``_python_error``)
         # (on_one_device) -> the jax.jit object a call runs: it returns the program's checks
@@ -378,6 +404,11 @@ class Jitted:
         self.__autolax_jit__ = info
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
             setattr(self, attr, getattr(info.fn, attr, None))
+        if checked is not None and self._entry is not None:
+            dispatch = _dispatcher(self)
+            if dispatch is not None:
+                self._dispatch = dispatch
+                self.__class__ = _Dispatched
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
@@ -387,9 +418,8 @@ class Jitted:
         steady = self._steady
         if steady is None or kwargs:
             return self._call(args, kwargs)
-        plain = _PLAIN_TYPES
         for arg in args:
-            if type(arg) not in plain:
+            if type(arg) not in _PLAIN_TYPES:
                 return self._call(args, kwargs)
         try:
             out, outcome = steady(*args)
@@ -401,6 +431,40 @@ class Jitted:
         if outcome is not None:
             self._raise_failure(_checks.failure_of(outcome), args, kwargs)
         return out if self._plain else self._finish(out, args, kwargs)
+
+    def _missed(self, args, kwargs):
+        """A call of a ``_Dispatched`` object that JAX's C++ code has no compiled program for
+        (the first call of each argument signature, tracers, several devices): ``__call__``'s
+        path, keyword arguments of the types that hold no tracer included in its steady
+        state. Returns ``(what the call returns, fast-path data or None, False)``: the data
+        -- only for the steady state's call of a program that returns no checks and no
+        appended lists -- lets the C++ code run later calls of this signature with no
+        Python at all."""
+        __tracebackhide__ = True
+        for arg in (*args, *kwargs.values()) if kwargs else args:
+            if type(arg) not in _PLAIN_TYPES and not _plain_type(arg):
+                return self._call(args, kwargs), None, False
+        steady = self._steady
+        if steady is None:
+            # (JAX's C++ code keeps a signature's first answer: no fast-path data on its
+            # first call would send every later call of it here.)
+            _on_one_device(args, kwargs, self._spread)
+            if not _ONE_DEVICE:
+                return self._call(args, kwargs), None, False
+            steady = self._steady = self._checked(True)
+        try:
+            (out, outcome), fast = compat.call_with_fast_path(steady, args, kwargs)
+        except Exception as exc:
+            retried = self._call_failed(exc, True, args, kwargs)
+            if retried is None:
+                raise
+            (out, outcome), fast = retried, None
+        if outcome is not None:
+            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
+            fast = None  # its checks are read on every call
+        if not self._plain:
+            return self._finish(out, args, kwargs), None, False
+        return out, fast, False
 
     def _call(self, args, kwargs):
         """A call that is not ``__call__``'s steady state: keyword arguments, an argument of
@@ -543,6 +607,11 @@ class Jitted:
         inner = self._jitted.__wrapped__
         return inner.__wrapped__ if getattr(inner, _ENTRY, False) else inner
 
+    @property
+    def __signature__(self):
+        """The ``jax.jit`` object's signature (what ``inspect.signature`` shows)."""
+        return self._jitted.__signature__
+
     def _staging(self, method, args, kwargs):
         __tracebackhide__ = True
         with _checks.counting(functools.partial(self._can_rerun, args, kwargs)) as staged:
@@ -584,14 +653,47 @@ class Jitted:
         except Exception as error:
             raise error from error.__cause__  # not shown as raised while handling the trace's error
 
-    def __getattr__(self, name):
-        return getattr(self._jitted, name)
-
     def __get__(self, obj, objtype=None):
         return self if obj is None else types.MethodType(self, obj)
 
     def __repr__(self):
         return f"<autolax.jit of {self.__qualname__}>"
+
+
+class _Dispatched(Jitted):
+    """A ``Jitted`` whose calls JAX's C++ code dispatches (``compat.dispatcher``): a call
+    of an argument signature whose program returns no checks and no appended lists, made
+    in the steady state (one device in all, arguments of the types that hold no tracer),
+    runs that program with no Python; any other call is ``Jitted._missed``. JAX's C++ code
+    checks what ``jax.jit``'s own fast path checks (shapes, dtypes, shardings, static
+    values, JAX's configuration, tracers): a call it cannot match is a miss."""
+
+    __call__ = property(operator.attrgetter("_dispatch"), doc="The object's C++ dispatcher (``_dispatcher``).")
+
+
+def _dispatcher(jitted: Jitted):
+    """The C++ dispatcher of ``jitted`` (None where JAX does not build it). It holds
+    ``jitted`` weakly: ``jitted`` holds it."""
+    ref = weakref.ref(jitted)
+
+    def alive():
+        held = ref()
+        if held is None:
+            raise ReferenceError(f"the autolax.jit object of '{jitted_name}' was freed; keep the object, "
+                                 "not its __call__ alone")
+        return held
+
+    def missed(*args, **kwargs):
+        __tracebackhide__ = True
+        return alive()._missed(args, kwargs)
+
+    def call(*args, **kwargs):  # under jax.disable_jit
+        __tracebackhide__ = True
+        return alive()._call(args, kwargs)
+
+    jitted_name = jitted.__qualname__
+
+    return compat.dispatcher(jitted._checked(True), call, missed)
 
 
 def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, strict: bool = False,
@@ -760,7 +862,7 @@ def _call_tracing(entry):
 
 
 # The frames of the calls that may start a trace of an entry.
-_CALL_CODES = frozenset({Jitted.__call__.__code__, Jitted._staging.__code__})
+_CALL_CODES = frozenset({Jitted.__call__.__code__, Jitted._missed.__code__, Jitted._staging.__code__})
 
 
 def _jitted_function(converted, options):

@@ -220,3 +220,46 @@ def plain_constant(x):
     if _TypedNdArray is not None and type(x) is _TypedNdArray:
         return jax.numpy.asarray(x)
     return x
+
+
+def dispatcher(jitted, fun, cache_miss):
+    """A callable of JAX's C++ ``jax.jit`` machinery with the options of the ``jax.jit``
+    object ``jitted``, or None where this JAX does not build it as expected. A call whose
+    argument signature a previous ``cache_miss`` call returned fast-path data for runs that
+    compiled program with no Python; every other call (a new signature, tracers, keyword or
+    static arguments it has not seen) is ``cache_miss(*args, **kwargs)``, which returns
+    ``(outputs, fast-path data or None, False)``; under ``jax.disable_jit`` it is
+    ``fun(*args, **kwargs)``. Its cache is keyed by ``fun``: no other object shares it."""
+    try:
+        from jax._src import pjit, tree_util
+        from jax._src.interpreters import pxla
+        from jax._src.lib import _jax
+
+        info = jitted._jit_info
+        key = pxla.JitGlobalCppCacheKeys(
+            donate_argnums=info.donate_argnums, donate_argnames=info.donate_argnames,
+            device=info.device, backend=info.backend,
+            in_shardings_treedef=info.in_shardings_treedef, in_shardings_leaves=info.in_shardings_leaves,
+            out_shardings_treedef=info.out_shardings_treedef, out_shardings_leaves=info.out_shardings_leaves,
+            in_layouts_treedef=info.in_layouts_treedef, in_layouts_leaves=info.in_layouts_leaves,
+            out_layouts_treedef=info.out_layouts_treedef, out_layouts_leaves=info.out_layouts_leaves,
+            compiler_options_kvs=info.compiler_options_kvs)
+        cache = pjit._get_cpp_global_cache(key.contains_explicit_attributes)
+        return _jax.pjit(pjit.fun_name(fun), fun, cache_miss, info.static_argnums, info.static_argnames, key,
+                         tree_util.dispatch_registry, pxla.cc_shard_arg, cache)
+    except (ImportError, AttributeError, TypeError):
+        return None
+
+
+def call_with_fast_path(jitted, args, kwargs):
+    """``jitted(*args, **kwargs)`` for a ``jax.jit`` object whose function returns a pair ``(out,
+    None)``: ``(the pair, fast-path data for a ``dispatcher`` that returns ``out`` alone,
+    or None)``. The data is JAX's for the program ``jitted`` ran; only the tree of its
+    outputs changes (``None`` has no leaves, so the program's outputs are ``out``'s)."""
+    pair, data, rebuild = jitted._cache_miss(*args, **kwargs)
+    if data is None or rebuild or not isinstance(data, tuple) or not hasattr(data, "out_pytree_def"):
+        return pair, None
+    children = data.out_pytree_def.children()
+    if len(children) != 2 or children[1].num_leaves != 0:
+        return pair, None
+    return pair, data._replace(out_pytree_def=children[0])

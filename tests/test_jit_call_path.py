@@ -115,3 +115,76 @@ def test_eval_shape():
     shape = f.eval_shape(jax.ShapeDtypeStruct((), jnp.float32), True)
     assert shape.shape == () and shape.dtype == jnp.float32
     assert outcome(f, 1.0, True) == python_outcome(raises_when_asked, 1.0, True)
+
+
+def add(x, k=1):
+    return x + k
+
+
+def test_a_steady_call_runs_no_python_of_autolax(monkeypatch):
+    # JAX's C++ code runs the program of a signature it has seen (argument types, shapes,
+    # keyword names): the Python path runs once per signature, then never.
+    from autolax import api
+
+    misses = []
+    missed = api.Jitted._missed
+
+    def counted(self, args, kwargs):
+        misses.append(args)
+        return missed(self, args, kwargs)
+
+    monkeypatch.setattr(api.Jitted, "_missed", counted)
+    f = autolax.jit(add)
+    x = jnp.ones(3)
+    for k in range(4):
+        assert float(f(x)[0]) == add(1.0)
+        assert float(f(np.float32(k))) == add(np.float32(k))
+        assert float(f(x, k=3)[0]) == add(1.0, k=3)
+    assert len(misses) == 3
+
+
+def doubles_with_a_check(x, n):
+    if x > 100:
+        raise ValueError(f"too large: {x}")
+    for _ in range(n):
+        x = x * 2
+    return x
+
+
+def test_a_program_with_checks_reads_them_on_every_call():
+    # The C++ code never runs a program that returns checks on its own: each call reads them.
+    f = autolax.jit(doubles_with_a_check, static_argnums=1)
+    for v in (1.0, 2.0, 3.0, 4.0):
+        assert float(f(jnp.float32(v), 2)) == doubles_with_a_check(v, 2)
+    for v in (101.0, 1.0, 200.0):
+        assert outcome(f, jnp.float32(v), 2) == python_outcome(doubles_with_a_check, v, 2)
+
+
+def doubles_while_below(x, limit):
+    while x < limit:
+        autolax.loop_options(max_steps=16)
+        x = x * 2
+    return x
+
+
+def test_transforms_after_the_steady_state():
+    # Tracers (jvp's, grad's, vmap's) are never the C++ code's: each such call takes the
+    # Python path, jvp's with the loop's forward form.
+    f = autolax.jit(doubles_while_below)
+    for _ in range(3):
+        assert float(f(jnp.float32(1.5), 10.0)) == doubles_while_below(1.5, 10.0)
+    primal, tangent = jax.jvp(lambda x: f(x, 10.0), (jnp.float32(1.5),), (jnp.float32(1.0),))
+    assert (float(primal), float(tangent)) == (12.0, 8.0)  # 1.5 doubled three times
+    assert float(jax.grad(lambda x: f(x, 10.0))(jnp.float32(1.5))) == 8.0
+    assert [float(v) for v in jax.vmap(lambda x: f(x, 10.0))(jnp.array([1.5, 6.0]))] == [12.0, 12.0]
+    assert float(f(jnp.float32(1.5), 10.0)) == 12.0
+
+
+def test_the_object_holds_its_dispatcher_not_the_reverse():
+    import weakref
+
+    f = autolax.jit(add)
+    assert float(f(jnp.float32(1.0))) == 2.0
+    ref = weakref.ref(f)
+    del f
+    assert ref() is None  # freed as a jax.jit object is, with no collection
