@@ -236,6 +236,7 @@ def dispatcher(jitted, fun, cache_miss):
         from jax._src.lib import _jax
 
         info = jitted._jit_info
+        jitted._cache_miss  # noqa: B018 - ``call_with_fast_path`` calls it: no dispatcher without it
         key = pxla.JitGlobalCppCacheKeys(
             donate_argnums=info.donate_argnums, donate_argnames=info.donate_argnames,
             device=info.device, backend=info.backend,
