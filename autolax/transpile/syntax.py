@@ -929,6 +929,8 @@ _FIELDLESS = {kind: getattr(gast, kind.__name__) for kind in (
     ast.Load, ast.Store, ast.Del, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.Mod,
     ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.FloorDiv, ast.Invert, ast.Not,
     ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn)}
+# gast context and operator classes: no fields, no location.
+_CONTEXTS_AND_OPERATORS = frozenset(_FIELDLESS.values()) | {Param}
 _AST_CLASS: dict = {}
 _SHARED: dict = {}
 # gast context / operator class -> the shared ``ast`` instance ``_to_ast`` gives for it
@@ -1150,22 +1152,23 @@ def locate(new: AST, location) -> AST:
     add = stack.append
     while stack:
         node = stack.pop()
-        if getattr(node, "lineno", None) is not None:
+        values = node.__dict__  # (what getattr finds: no node class holds a line)
+        if values.get("lineno") is not None:
             continue
         kind = node.__class__
         if "lineno" in kind._attributes:
-            node.lineno, node.col_offset = lineno, col
-            node.end_lineno, node.end_col_offset = lineno, end_col
+            values["lineno"], values["col_offset"] = lineno, col
+            values["end_lineno"], values["end_col_offset"] = lineno, end_col
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _child_fields(kind)
         for field in fields:  # iter_child_nodes, inlined
-            value = getattr(node, field, None)
+            value = values.get(field)
             if value.__class__ is list:
                 for item in value:
                     if isinstance(item, AST):
                         add(item)
-            elif isinstance(value, AST):
+            elif isinstance(value, AST) and value.__class__ not in _CONTEXTS_AND_OPERATORS:  # (no location)
                 add(value)
     return new
 
