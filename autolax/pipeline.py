@@ -153,7 +153,8 @@ def features(tree, nodes=None) -> set[str]:
     returns = []
     kinds = set()
     add_kind = kinds.add
-    name, attribute, subscript, compare, ret = syntax.Name, syntax.Attribute, syntax.Subscript, syntax.Compare, syntax.Return
+    name, attribute, subscript = syntax.Name, syntax.Attribute, syntax.Subscript
+    compare, ret = syntax.Compare, syntax.Return
     for node in syntax.nodes(tree) if nodes is None else nodes:
         cls = node.__class__
         add_kind(cls)
@@ -444,8 +445,8 @@ def _factory(node: ast.FunctionDef, params) -> ast.FunctionDef:
     generated for ``node`` is (built as ``ast`` nodes: it is compiled only)."""
     lineno, col, end_lineno, end_col = syntax.generated_location(node)
     where = {"lineno": lineno, "col_offset": col, "end_lineno": end_lineno, "end_col_offset": end_col}
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p, annotation=None, type_comment=None, **where) for p in params],
-                         vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    args = ast.arguments(posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
+                         args=[ast.arg(arg=p, annotation=None, type_comment=None, **where) for p in params])
     returned = ast.Return(value=ast.Name(id=node.name, ctx=ast.Load(), **where), **where)
     factory = ast.FunctionDef(name="autolax_factory", args=args, body=[node, returned], decorator_list=[],
                               returns=None, type_comment=None, **where)
