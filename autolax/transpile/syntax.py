@@ -389,9 +389,11 @@ def unparse(node: AST) -> str:
 
 
 # The conversions above are gast's own (``gast.ast_to_gast`` / ``gast_to_ast``), rewritten
-# without its generic visitor, which is most of the cost of converting a function: the
-# result is the same tree, node for node and attribute for attribute
-# (tests/test_conversion_output.py pins the emitted code and its compiled form). Other Pythons or gasts use gast's.
+# without its generic visitor, which is most of the cost of converting a function: one
+# converter per node class (``_FROM_AST`` / ``_TO_AST``), made on first use from the class's
+# fields, reading and writing the nodes' ``__dict__``. The result is the same tree, node for
+# node and attribute for attribute (tests/test_conversion_output.py pins the emitted code and
+# its compiled form). Other Pythons or gasts use gast's.
 _LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 _TOP = (1, 0, 1, 0)  # where ast.fix_missing_locations starts
 
