@@ -141,12 +141,6 @@ _LOWERS_JUMPS = (desugar, finally_jumps, loop_exits, continue_statements, break_
                  return_statements)
 
 
-# The node kinds ``features`` looks into (it only notes the others' names).
-_FEATURE_KINDS = frozenset({"Name", "Subscript", "Attribute", "Compare", "For", "While", "AsyncFor", "FunctionDef",
-                            "AsyncFunctionDef", "Return"})
-_FEATURE_CLASSES = frozenset(getattr(syntax, kind) for kind in _FEATURE_KINDS)
-
-
 def features(tree, nodes=None) -> set[str]:
     """The node class names in ``tree``, plus: ``Subscript.Store`` / ``Attribute.Store``
     (item / attribute assignment), ``append`` (an ``.append`` attribute), ``Compare.chain``
@@ -158,44 +152,58 @@ def features(tree, nodes=None) -> set[str]:
     final_returns = set()
     returns = []
     kinds = set()
+    add_kind = kinds.add
+    name, attribute, subscript = syntax.Name, syntax.Attribute, syntax.Subscript
+    compare, ret = syntax.Compare, syntax.Return
     for node in syntax.nodes(tree) if nodes is None else nodes:
         cls = node.__class__
-        kinds.add(cls)
-        if cls not in _FEATURE_CLASSES:
-            continue
-        kind = cls.__name__
-        if kind == "Name" and node.id == "loop_options":
-            out.add("loop_options")
-        if kind in ("Subscript", "Attribute"):
-            if isinstance(node.ctx, syntax.Store):
-                out.add(kind + ".Store")
-            if kind == "Attribute" and node.attr == "append":
-                out.add("append")
-            if kind == "Attribute" and node.attr in MUTATING_METHODS:
-                out.add("mutating_call")
-            if kind == "Attribute" and node.attr == "loop_options":
+        add_kind(cls)
+        # The classes below by how often they occur (a name is about one node in three).
+        if cls is name:
+            if node.id == "loop_options":
                 out.add("loop_options")
-            if kind == "Attribute" and node.attr in membership.SEARCHING_METHODS:
-                out.add("membership")
-        elif kind == "Compare":
+        elif cls is attribute:
+            if node.ctx.__class__ is syntax.Store:
+                out.add("Attribute.Store")
+            attr = node.attr
+            if attr in _ATTRIBUTE_FEATURES:
+                out.update(_ATTRIBUTE_FEATURES[attr])
+        elif cls is subscript:
+            if node.ctx.__class__ is syntax.Store:
+                out.add("Subscript.Store")
+        elif cls is compare:
             if len(node.ops) > 1:
                 out.add("Compare.chain")
-            if any(isinstance(op, (syntax.In, syntax.NotIn)) for op in node.ops):
-                out.add("membership")
-            if any(isinstance(op, (syntax.Is, syntax.IsNot)) for op in node.ops):
-                out.add("identity")
-        elif kind in ("For", "While", "AsyncFor"):
+            for op in node.ops:
+                found = _COMPARE_FEATURES.get(op.__class__)
+                if found is not None:
+                    out.add(found)
+        elif cls is ret:
+            returns.append(node)
+        elif cls in _LOOPS:
             if node.orelse:
                 out.add("LoopElse")
-        elif kind in ("FunctionDef", "AsyncFunctionDef"):
+        elif cls in _DEFS:
             if node.body and isinstance(node.body[-1], syntax.Return):
                 final_returns.add(id(node.body[-1]))
-        elif kind == "Return":
-            returns.append(node)
     out.update([cls.__name__ for cls in kinds])
     if any(id(r) not in final_returns for r in returns):
         out.add("EarlyReturn")
     return out
+
+
+# What ``features`` notes for an attribute of each of these names (``x.append``, ...).
+_ATTRIBUTE_FEATURES: dict = {}
+for _attr in MUTATING_METHODS:
+    _ATTRIBUTE_FEATURES.setdefault(_attr, set()).add("mutating_call")
+for _attr in membership.SEARCHING_METHODS:
+    _ATTRIBUTE_FEATURES.setdefault(_attr, set()).add("membership")
+_ATTRIBUTE_FEATURES.setdefault("append", set()).add("append")
+_ATTRIBUTE_FEATURES.setdefault("loop_options", set()).add("loop_options")
+_COMPARE_FEATURES = {syntax.In: "membership", syntax.NotIn: "membership", syntax.Is: "identity",
+                     syntax.IsNot: "identity"}
+_LOOPS = frozenset({syntax.For, syntax.While, syntax.AsyncFor})
+_DEFS = frozenset({syntax.FunctionDef, syntax.AsyncFunctionDef})
 
 
 # The features ``features`` finds in statements alone (``statement_features``): what the
@@ -404,8 +412,8 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     args.kw_defaults = [None] * len(args.kwonlyargs)
 
     def unannotated(a):
-        if a is None:
-            return None
+        if a is None or a.annotation is None:
+            return a
         a = _shallow_copy(a)
         a.annotation = None
         return a
@@ -425,15 +433,26 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     # compiled under a name of its own: under its real name, a recursive call would find the
     # factory's local instead of the global, as a free variable.
     name, node.name = node.name, ctx.namer.new("converted_fn")
-    freevars = list(fn.__code__.co_freevars)
-    factory = syntax.function_def("autolax_factory", [ctx.ops] + freevars, [syntax.ret(syntax.name(node.name))])
-    factory = syntax.to_ast(syntax.copy_location(factory, converted.node), fix_locations=True)
-    factory.body.insert(0, node)
-    tree = ast.Module(body=[factory], type_ignores=[])
+    tree = ast.Module(body=[_factory(node, [ctx.ops, *fn.__code__.co_freevars])], type_ignores=[])
     module_code = compile(tree, ctx.filename, "exec", dont_inherit=True)
     factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
     return inner.replace(co_name=name, co_qualname=getattr(fn, "__qualname__", name))
+
+
+def _factory(node: ast.FunctionDef, params) -> ast.FunctionDef:
+    """``def autolax_factory(<params>): <node>; return <node's name>``, located where code
+    generated for ``node`` is (built as ``ast`` nodes: it is compiled only)."""
+    lineno, col, end_lineno, end_col = syntax.generated_location(node)
+    where = {"lineno": lineno, "col_offset": col, "end_lineno": end_lineno, "end_col_offset": end_col}
+    args = ast.arguments(posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
+                         args=[ast.arg(arg=p, annotation=None, type_comment=None, **where) for p in params])
+    returned = ast.Return(value=ast.Name(id=node.name, ctx=ast.Load(), **where), **where)
+    factory = ast.FunctionDef(name="autolax_factory", args=args, body=[node, returned], decorator_list=[],
+                              returns=None, type_comment=None, **where)
+    if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
+        factory.type_params = []
+    return factory
 
 
 def _shallow_copy(node: ast.AST) -> ast.AST:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import operator
 import sys
 
 import gast
@@ -388,9 +389,11 @@ def unparse(node: AST) -> str:
 
 
 # The conversions above are gast's own (``gast.ast_to_gast`` / ``gast_to_ast``), rewritten
-# without its generic visitor, which is most of the cost of converting a function: the
-# result is the same tree, node for node and attribute for attribute
-# (tests/test_conversion_output.py pins the emitted code and its compiled form). Other Pythons or gasts use gast's.
+# without its generic visitor, which is most of the cost of converting a function: one
+# converter per node class (``_FROM_AST`` / ``_TO_AST``), made on first use from the class's
+# fields, reading and writing the nodes' ``__dict__``. The result is the same tree, node for
+# node and attribute for attribute (tests/test_conversion_output.py pins the emitted code and
+# its compiled form). Other Pythons or gasts use gast's.
 _LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 _TOP = (1, 0, 1, 0)  # where ast.fix_missing_locations starts
 
@@ -408,10 +411,11 @@ def _from_ast_list(values):
     out = []
     add = out.append
     for value in values:
-        if value.__class__ is ast.Name:
+        kind = value.__class__
+        if kind is ast.Name:
             add(_from_ast_name(value))
         elif isinstance(value, ast.AST):
-            add(_from_ast(value))
+            add((_FROM_AST.get(kind) or _from_ast_converter(kind))(value))
         elif isinstance(value, list):
             add(_from_ast_list(value))
         else:
@@ -421,37 +425,75 @@ def _from_ast_list(values):
 
 def _from_ast(node):
     kind = node.__class__
+    return (_FROM_AST.get(kind) or _from_ast_converter(kind))(node)
+
+
+# ``ast`` node class -> the function converting its nodes to gast (made on first use).
+_FROM_AST: dict = {}
+
+
+def _from_ast_converter(kind):
+    """The converter of ``ast`` class ``kind``: ``_FROM_AST_SPECIAL``'s, or gast's generic
+    conversion (every field converted, every location attribute copied) made for its fields."""
     special = _FROM_AST_SPECIAL.get(kind)
-    if special is not None and (kind is not ast.ExceptHandler or node.name):
-        return special(node)
     target = _GAST_CLASS.get(kind, _MISSING)
     if target is _MISSING:
         target = _GAST_CLASS[kind] = getattr(gast, kind.__name__, None)
     if target is None:
-        return None  # gast: a node that is not part of the tree
-    new = target.__new__(target)
-    fields = new.__dict__
-    for field in node._fields:
-        value = getattr(node, field, _MISSING)
-        if value is not _MISSING:
-            # _from_ast_value, inlined: most values are not lists
-            if isinstance(value, ast.AST):
-                value_kind = value.__class__
-                if value_kind is ast.Name:
-                    value = _from_ast_name(value)
-                elif value_kind in _FIELDLESS:  # a context or an operator: a new one, as _from_ast gives
-                    value_kind = _FIELDLESS[value_kind]
-                    value = value_kind.__new__(value_kind)
-                else:
-                    value = _from_ast(value)
+        generic = _none  # gast: a node that is not part of the tree
+    else:
+        generic = _from_ast_generic(kind, target)
+    if special is None:
+        convert = generic
+    elif kind is ast.ExceptHandler:  # gast's conversion of a handler without a name is the generic one
+        def convert(node):
+            return special(node) if node.name else generic(node)
+    else:
+        convert = special
+    _FROM_AST[kind] = convert
+    return convert
+
+
+def _none(*_):
+    return None
+
+
+def _from_ast_generic(kind, target):
+    """gast's generic conversion of ``ast`` class ``kind`` to gast class ``target``."""
+    names = kind._fields + kind._attributes
+    every = frozenset(names)
+    # The fields that may hold nodes, in ``_fields`` order. (A node's value of one of the
+    # others is a string, a number or a flag: copied as it is.)
+    children = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS and not (kind is ast.Constant and f == "value"))
+
+    def convert(node):
+        new = target.__new__(target)
+        fields = new.__dict__
+        values = node.__dict__
+        if values.keys() != every:  # not as ``ast.parse`` makes nodes: each value as getattr finds it
+            for field in names:
+                value = getattr(node, field, _MISSING)
+                if value is not _MISSING:
+                    fields[field] = value
+        else:
+            fields.update(values)  # ``ast.parse``'s nodes hold their fields, then their location
+        for field in children:
+            value = fields.get(field, _MISSING)
+            value_kind = value.__class__
+            if value_kind is list:
+                fields[field] = _from_ast_list(value)
+            elif value_kind is ast.Name:
+                fields[field] = _from_ast_name(value)
+            elif value_kind in _FIELDLESS:  # a context or an operator: a new one, as its converter gives
+                value_kind = _FIELDLESS[value_kind]
+                fields[field] = value_kind.__new__(value_kind)
+            elif isinstance(value, ast.AST):
+                fields[field] = (_FROM_AST.get(value_kind) or _from_ast_converter(value_kind))(value)
             elif isinstance(value, list):
-                value = _from_ast_list(value)
-            fields[field] = value
-    for attr in node._attributes:
-        value = getattr(node, attr, _MISSING)
-        if value is not _MISSING:
-            fields[attr] = value
-    return new
+                fields[field] = _from_ast_list(value)
+        return new
+
+    return convert
 
 
 def _ast_copy_location(new, old):
@@ -485,6 +527,12 @@ def _from_ast_name(node):
     ctx = ctx.__new__(ctx) if ctx is not None else _from_ast(node.ctx)
     new = Name.__new__(Name)
     fields = new.__dict__
+    values = node.__dict__
+    lineno, col = values.get("lineno"), values.get("col_offset")
+    if lineno is not None and col is not None:  # as ``ast.parse`` makes them: the loop below, unrolled
+        fields.update(id=node.id, ctx=ctx, annotation=None, type_comment=None, lineno=lineno, col_offset=col,
+                      end_lineno=values.get("end_lineno"), end_col_offset=values.get("end_col_offset"))
+        return new
     fields.update(id=node.id, ctx=ctx, annotation=None, type_comment=None)
     for attr in _LOCATION:  # _ast_copy_location, inlined
         value = getattr(node, attr, None)
@@ -566,11 +614,15 @@ def _to_ast_list(values, where):
     out = []
     add = out.append
     for value in values:
-        if value.__class__ is Name:
+        kind = value.__class__
+        if kind is Name:
             add(_to_ast_name(value, where))
         elif isinstance(value, ast.AST):
-            shared = _SHARED_BY_GAST.get(value.__class__)
-            add(shared if shared is not None and not value.__dict__ else _to_ast(value, where))
+            shared = _SHARED_BY_GAST.get(kind)
+            if shared is not None and not value.__dict__:
+                add(shared)
+            else:
+                add((_TO_AST.get(kind) or _to_ast_converter(kind))(value, where))
         elif isinstance(value, list):
             add(_to_ast_list(value, where))
         else:
@@ -582,6 +634,10 @@ def _located(fields, old, where, copy):
     """Location attributes of a new ``ast`` node for gast node ``old``: ``copy`` as
     ``ast.copy_location`` (else all of ``old``'s, as gast's generic conversion), then fixed
     (``where`` not None). Returns where the node's children are."""
+    location = _location(old)
+    if location is not None:  # located already (nearly every node): copied and kept as they are
+        fields["lineno"], fields["col_offset"], fields["end_lineno"], fields["end_col_offset"] = location
+        return where if where is None else location
     for attr in _LOCATION:
         value = getattr(old, attr, _MISSING)
         if value is _MISSING:
@@ -592,6 +648,19 @@ def _located(fields, old, where, copy):
     return where if where is None else _locate(fields, _LOCATION, where)
 
 
+_LOCATION_OF = operator.itemgetter(*_LOCATION)
+
+
+def _location(node):
+    """``node``'s own ``(lineno, col_offset, end_lineno, end_col_offset)``, or None unless
+    it has all four and none is None."""
+    try:
+        location = _LOCATION_OF(node.__dict__)
+    except KeyError:
+        return None
+    return None if None in location else location
+
+
 def _ast_node(cls, fields):
     new = cls.__new__(cls)  # (a call without the required fields warns on Python 3.13)
     new.__dict__.update(fields)
@@ -599,85 +668,168 @@ def _ast_node(cls, fields):
 
 
 def _to_ast(node, where):
-    """gast -> ast; ``where``: the parent's location, or None to leave locations as they are.
-    (``_locate`` and ``_to_ast_value`` inlined: this runs once per node.)"""
+    """gast -> ast; ``where``: the parent's location, or None to leave locations as they are."""
     kind = node.__class__
-    special = _TO_AST_SPECIAL.get(kind)
-    if special is not None and (kind is not ExceptHandler or node.name):
-        return special(node, where)
+    return (_TO_AST.get(kind) or _to_ast_converter(kind))(node, where)
+
+
+# gast node class -> the function converting its nodes to ``ast`` (made on first use).
+_TO_AST: dict = {}
+
+
+def _to_ast_converter(kind):
+    """The converter of gast class ``kind``: ``_TO_AST_SPECIAL``'s, or gast's generic
+    conversion (every field converted, every location attribute copied) made for its class."""
     target = _AST_CLASS.get(kind, _MISSING)
     if target is _MISSING:
         target = _AST_CLASS[kind] = getattr(ast, kind.__name__, None)
     if target is None:
-        return None  # gast: a node that is not part of the tree
-    if not node.__dict__ and not target._fields and not target._attributes:
-        # A context or an operator: one shared instance per class, as ``ast.parse`` gives
-        # (``compile`` and ``unparse`` read it only).
-        shared = _SHARED.get(target)
-        if shared is None:
-            shared = _SHARED[target] = target()
-        _SHARED_BY_GAST[kind] = shared
+        generic = _none  # gast: a node that is not part of the tree
+    elif not target._fields and not target._attributes:
+        generic = _to_ast_fieldless(kind, target)
+    elif kind._attributes == target._attributes == _LOCATION and not any(
+            hasattr(kind, f) for f in kind._fields + ("lineno", "col_offset")):
+        generic = _to_ast_located(kind, target)  # a statement, an expression (nearly every node)
+    else:
+        generic = _to_ast_generic(kind, target)
+    special = _TO_AST_SPECIAL.get(kind)
+    if special is None:
+        convert = generic
+    elif kind is ExceptHandler:  # gast's conversion of a handler without a name is the generic one
+        def convert(node, where):
+            return special(node, where) if node.name else generic(node, where)
+    else:
+        convert = special
+    _TO_AST[kind] = convert
+    return convert
+
+
+def _to_ast_fieldless(kind, target):
+    """A context or an operator: one shared instance per class, as ``ast.parse`` gives
+    (``compile`` and ``unparse`` read it only)."""
+    shared = _SHARED.get(target)
+    if shared is None:
+        shared = _SHARED[target] = target()
+    _SHARED_BY_GAST[kind] = shared  # (its converters' callers use it without a call)
+
+    def convert(node, where):
+        if node.__dict__:  # annotated: the generic conversion's new node (it drops what is no field)
+            return target.__new__(target)
         return shared
+
+    return convert
+
+
+def _to_ast_located(kind, target):
+    """The generic conversion of a class located as its ``ast`` class is (a statement, an
+    expression), read from a node's ``__dict__``: the class itself holds none of its fields
+    and no line or column, so that is what ``getattr`` would find."""
+    fields = kind._fields
+
+    def convert(node, where):
+        new = target.__new__(target)
+        out = new.__dict__
+        values = node.__dict__
+        try:  # _location(node), inlined
+            location = _LOCATION_OF(values)
+        except KeyError:
+            location = None
+        if location is None or None in location:  # a location to complete
+            location = None
+            to_fix = {}
+            inner = _located(to_fix, node, where, copy=False)
+        else:  # located already (nearly every node): nothing to fix
+            inner = where if where is None else location
+        for field in fields:  # _to_ast_fields, inlined
+            try:
+                value = values[field]
+            except KeyError:  # a field deleted (the generic conversion leaves it out)
+                continue
+            value_kind = value.__class__
+            if value_kind is list:
+                value = _to_ast_list(value, inner)
+            elif value_kind is Name:
+                value = _to_ast_name(value, inner)
+            elif isinstance(value, ast.AST):
+                shared = _SHARED_BY_GAST.get(value_kind)
+                if shared is None or value.__dict__:
+                    value = (_TO_AST.get(value_kind) or _to_ast_converter(value_kind))(value, inner)
+                else:
+                    value = shared
+            elif isinstance(value, list):
+                value = [_to_ast_value(v, inner) for v in value]
+            out[field] = value
+        if location is None:
+            out.update(to_fix)
+        else:
+            out["lineno"], out["col_offset"], out["end_lineno"], out["end_col_offset"] = location
+        return new
+
+    return convert
+
+
+def _to_ast_generic(kind, target):
+    """The generic conversion of any other class."""
     attributes = target._attributes
-    new = target.__new__(target)
-    fields = new.__dict__
-    location = {}
-    for attr in node._attributes:
-        value = getattr(node, attr, _MISSING)
-        if value is not _MISSING:
-            location[attr] = value
-    if where is None or not attributes:
-        inner = where
-    else:  # _locate(location, attributes, where), inlined
-        lineno, col, end_lineno, end_col = where
-        if "lineno" in attributes:
-            if "lineno" in location:
-                lineno = location["lineno"]
-            else:
-                location["lineno"] = lineno
-        if "end_lineno" in attributes:
-            if location.get("end_lineno") is None:
-                location["end_lineno"] = end_lineno
-            else:
-                end_lineno = location["end_lineno"]
-        if "col_offset" in attributes:
-            if "col_offset" in location:
-                col = location["col_offset"]
-            else:
-                location["col_offset"] = col
-        if "end_col_offset" in attributes:
-            if location.get("end_col_offset") is None:
-                location["end_col_offset"] = end_col
-            else:
-                end_col = location["end_col_offset"]
-        inner = (lineno, col, end_lineno, end_col)
-    for field in node._fields:
-        value = getattr(node, field, _MISSING)
+    fields = kind._fields
+
+    def convert(node, where):
+        new = target.__new__(target)
+        location = {}
+        for attr in kind._attributes:
+            value = getattr(node, attr, _MISSING)
+            if value is not _MISSING:
+                location[attr] = value
+        inner = where if where is None or not attributes else _locate(location, attributes, where)
+        values = {field: getattr(node, field) for field in fields if hasattr(node, field)}
+        _to_ast_fields(new.__dict__, values, fields, inner)
+        new.__dict__.update(location)
+        return new
+
+    return convert
+
+
+def _to_ast_fields(out, values, fields, where):
+    """Sets ``out[field]`` to gast ``values[field]`` converted, for each of ``fields`` in
+    ``values``, the children of the node being at ``where``."""
+    for field in fields:
+        value = values.get(field, _MISSING)
         if value is _MISSING:
             continue
-        if isinstance(value, ast.AST):
-            value_kind = value.__class__
-            if value_kind is Name:
-                value = _to_ast_name(value, inner)
+        kind = value.__class__
+        if kind is list:
+            value = _to_ast_list(value, where)
+        elif kind is Name:
+            value = _to_ast_name(value, where)
+        elif isinstance(value, ast.AST):
+            shared = _SHARED_BY_GAST.get(kind)
+            if shared is None or value.__dict__:
+                value = (_TO_AST.get(kind) or _to_ast_converter(kind))(value, where)
             else:
-                shared = _SHARED_BY_GAST.get(value_kind)
-                value = shared if shared is not None and not value.__dict__ else _to_ast(value, inner)
-        elif value.__class__ is list:
-            value = _to_ast_list(value, inner)
+                value = shared
         elif isinstance(value, list):
-            value = [_to_ast_value(v, inner) for v in value]
-        fields[field] = value
-    fields.update(location)
-    return new
+            value = [_to_ast_value(v, where) for v in value]
+        out[field] = value
 
 
 def _to_ast_name(node, where):
     new = _AST_NAME.__new__(_AST_NAME)
     fields = new.__dict__
-    fields["id"] = node.id
-    ctx = node.ctx
+    values = node.__dict__
+    ctx = values["ctx"]
     shared = _SHARED_BY_GAST.get(ctx.__class__)
-    fields["ctx"] = shared if shared is not None and not ctx.__dict__ else _to_ast(ctx, where)
+    if shared is None or ctx.__dict__:
+        shared = _to_ast(ctx, where)
+    try:  # _location(node), inlined
+        location = _LOCATION_OF(values)
+    except KeyError:
+        location = None
+    if location is not None and None not in location:  # located already (nearly every name): the rest, unrolled
+        fields["id"], fields["ctx"] = values["id"], shared
+        fields["lineno"], fields["col_offset"], fields["end_lineno"], fields["end_col_offset"] = location
+        return new
+    fields["id"] = node.id
+    fields["ctx"] = shared
     for attr in _LOCATION:  # _located(fields, node, where, copy=True), inlined
         value = getattr(node, attr, _MISSING)
         if value is not _MISSING and (value is not None or attr[0] == "e"):
@@ -779,6 +931,8 @@ _FIELDLESS = {kind: getattr(gast, kind.__name__) for kind in (
     ast.Load, ast.Store, ast.Del, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.Mod,
     ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.FloorDiv, ast.Invert, ast.Not,
     ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn)}
+# gast context and operator classes: no fields, no location.
+_CONTEXTS_AND_OPERATORS = frozenset(_FIELDLESS.values()) | {Param}
 _AST_CLASS: dict = {}
 _SHARED: dict = {}
 # gast context / operator class -> the shared ``ast`` instance ``_to_ast`` gives for it
@@ -1000,22 +1154,23 @@ def locate(new: AST, location) -> AST:
     add = stack.append
     while stack:
         node = stack.pop()
-        if getattr(node, "lineno", None) is not None:
+        values = node.__dict__  # (what getattr finds: no node class holds a line)
+        if values.get("lineno") is not None:
             continue
         kind = node.__class__
         if "lineno" in kind._attributes:
-            node.lineno, node.col_offset = lineno, col
-            node.end_lineno, node.end_col_offset = lineno, end_col
+            values["lineno"], values["col_offset"] = lineno, col
+            values["end_lineno"], values["end_col_offset"] = lineno, end_col
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _child_fields(kind)
         for field in fields:  # iter_child_nodes, inlined
-            value = getattr(node, field, None)
+            value = values.get(field)
             if value.__class__ is list:
                 for item in value:
                     if isinstance(item, AST):
                         add(item)
-            elif isinstance(value, AST):
+            elif isinstance(value, AST) and value.__class__ not in _CONTEXTS_AND_OPERATORS:  # (no location)
                 add(value)
     return new
 
@@ -1045,13 +1200,30 @@ def deepcopy(node):
     if isinstance(node, list):
         return [deepcopy(n) for n in node]
     if isinstance(node, AST):
-        new = node.__class__.__new__(node.__class__)
-        fields = new.__dict__
-        for key, value in node.__dict__.items():
-            if isinstance(value, (AST, list)):
-                value = deepcopy(value)
-            elif isinstance(value, dict):  # annotations (autolax.transpile.anno)
-                value = {k: deepcopy(v) for k, v in value.items()}
-            fields[key] = value
-        return new
+        return _deepcopy_node(node)
     return node
+
+
+# Classes of the values most attributes hold (a location, a name): nothing to copy.
+_ATOMS = frozenset({int, str, bool, float, type(None)})
+
+
+def _deepcopy_node(node):
+    kind = node.__class__
+    new = kind.__new__(kind)
+    values = node.__dict__
+    if not values:  # a context, an operator
+        return new
+    fields = new.__dict__
+    fields.update(values)  # then the values holding nodes replaced by copies
+    for key, value in values.items():
+        value_kind = value.__class__
+        if value_kind in _ATOMS:
+            continue
+        if isinstance(value, AST):
+            fields[key] = _deepcopy_node(value)
+        elif isinstance(value, list):
+            fields[key] = [_deepcopy_node(v) if isinstance(v, AST) else deepcopy(v) for v in value]
+        elif isinstance(value, dict):  # annotations (autolax.transpile.anno)
+            fields[key] = {k: deepcopy(v) for k, v in value.items()}
+    return new
