@@ -19,7 +19,7 @@ not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a s
 
 A function with none of these whose own code may still ask a traced value for a Python one
 (``float(x)``, ``lst[i]``, the ``if`` of a comprehension: a call of anything but an op, an
-item or slice, a comprehension, ``[0] * n``) runs its body in
+item or slice, a comprehension) runs its body in
 ``try: ... except ops.TracerErrors: ops.refuse_tracer_error(); raise`` instead, which does the
 same for JAX's tracer errors at no cost until one is raised. Any other function is left as
 it is. A leading docstring and ``global`` / ``nonlocal`` declarations stay before the ``with``
@@ -56,13 +56,8 @@ with ops_runtime_checks():
 # Nodes of the user's code that may ask a traced value for a Python one (``__bool__``,
 # ``__index__``, ``__float__``, a static shape) in a way no op sees: a call of anything but
 # an op (``float(x)``, ``x.item()``, ``jnp.argwhere(x)``), an item or slice (``lst[i]``,
-# ``xs[i:j]``), a comprehension (its ``if``), ``[0] * n``.
+# ``xs[i:j]``), a comprehension (its ``if``).
 _MAY_NEED_A_VALUE = (syntax.Subscript, syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
-
-
-def _is_sequence_literal(node) -> bool:
-    return isinstance(node, (syntax.List, syntax.Tuple)) or (
-        isinstance(node, syntax.Constant) and isinstance(node.value, (str, bytes)))
 
 
 def _may_stage_a_check(fn_node, ops: str):
@@ -89,8 +84,7 @@ def _may_stage_a_check(fn_node, ops: str):
                     return True, False
             else:
                 needs_value = True
-        elif kind in _MAY_NEED_A_VALUE or (kind is syntax.BinOp and isinstance(node.op, syntax.Mult) and (
-                _is_sequence_literal(node.left) or _is_sequence_literal(node.right))):
+        elif kind in _MAY_NEED_A_VALUE:
             needs_value = True
         fields = known.get(kind)
         for field in fields if fields is not None else syntax.child_fields(kind):
