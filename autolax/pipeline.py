@@ -104,34 +104,11 @@ PASSES = (
 )
 
 # A pass with nothing to rewrite leaves the tree as it is, so it is skipped unless the
-# function has one of these features (see ``features``); the others always run. Most
-# functions have no `continue`, ternary or item assignment: this saves about 15% of the
-# conversion time.
-_JUMPS = {"Break", "Continue", "EarlyReturn", "Raise"}
-NEEDS = {
-    # What it rejects: nothing else can make it raise.
-    unsupported: {"Yield", "YieldFrom", "Await", "AsyncFor", "AsyncWith", "AsyncFunctionDef", "NamedExpr", "Try"},
-    bound_names: _JUMPS,
-    continue_statements: {"Continue"},
-    break_statements: {"Break", "LoopElse"},
-    return_statements: {"EarlyReturn"},
-    loop_exits: {"Break", "EarlyReturn"},
-    setitem: {"Subscript.Store"},
-    aliases: {"Subscript.Store", "Attribute.Store", "mutating_call", "Delete"},
-    attributes: {"Attribute.Store"},
-    lists: {"append"},
-    index_split: {"append"},
-    effects: {"Subscript.Store", "Attribute.Store", "Delete", "mutating_call", "Global", "Nonlocal"},
-    exceptions: {"Raise", "Assert", "Try"},
-    caught_raises: {"Try"},
-    desugar: {"Match", "NamedExpr"},
-    finally_jumps: {"Try"},
-    loop_options: {"loop_options"},
-    ternary: {"IfExp"},
-    logical: {"BoolOp", "Not", "Compare.chain", "lowered"},
-    membership: {"membership"},
-    identity: {"identity"},
-}
+# function has one of the features its module's ``NEEDS`` names (see ``features``; ``None``:
+# it always runs). Most functions have no `continue`, ternary or item assignment: this saves
+# about 15% of the conversion time. A pass's ``AFTER`` names the passes whose annotations it
+# reads (checked against the order above by tests/test_pass_examples.py).
+
 # What ``logical`` rewrites in the tree (``lowered``: a jump lowering ran, and may have left
 # loop tests with a ``not`` in annotations, which ``features`` does not see).
 _LOGICAL = frozenset({"BoolOp", "Not", "Compare.chain"})
@@ -341,7 +318,7 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
     stale = False
     with activity.caching(walrus="NamedExpr" in present):
         for rewrite in PASSES:
-            needs = NEEDS.get(rewrite)
+            needs = rewrite.NEEDS
             lowers = rewrite in _LOWERS_JUMPS
             if stale and (needs is None or not needs <= _STATEMENT_FEATURES or (not lowers and needs & present)):
                 present = features(node) | {"lowered"}

@@ -21,6 +21,9 @@ from __future__ import annotations
 from autolax.analysis.activity import MUTATING_METHODS, local_names, mutation_root, writes
 from autolax.transpile import syntax
 
+# Runs where the function changes something in place, or deletes (``pipeline.features``).
+NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "mutating_call", "Delete"})
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 

@@ -26,6 +26,9 @@ from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
 from autolax.transpile.updates import AUG_METHODS
 
+# Runs where the function assigns an attribute, ``p.x = v`` (``pipeline.features``).
+NEEDS = frozenset({"Attribute.Store"})
+
 
 def _as_load(node):
     node = syntax.deepcopy(node)

@@ -24,6 +24,10 @@ from __future__ import annotations
 from autolax.analysis.definedness import BoundBeforeReads
 from autolax.transpile import syntax
 
+# Runs where a jump will be lowered (``pipeline.features``): only jump lowering makes the
+# paths that look unbound.
+NEEDS = frozenset({"Break", "Continue", "EarlyReturn", "Raise"})
+
 
 def transform(fn_node, ctx):
     safe, unsafe = set(), set()

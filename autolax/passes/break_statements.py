@@ -24,6 +24,9 @@ from __future__ import annotations
 from autolax.transpile import syntax
 from autolax.transpile.jumps import BlockLowering, add_loop_test, flag_assign
 
+# Runs where there is a ``break`` or a loop ``else`` (``pipeline.features``).
+NEEDS = frozenset({"Break", "LoopElse"})
+
 
 def _is_break(stmt):
     return isinstance(stmt, syntax.Break)

@@ -38,6 +38,9 @@ from autolax.libraries import HOST_OUTPUT_PATHS, host_output, is_library_callabl
 from autolax.transforms import is_rebuilt, is_transform
 from autolax.transpile import syntax
 
+# Always runs (``pipeline.features``): almost every function calls something.
+NEEDS = None
+
 # Methods of arrays and builtin containers: `x.sum()`, `lst.pop()`, `d.items()` are library
 # calls. A call of another method on a local value (`model.step(x)`) may be user code -- also
 # one named like a method of strings or numbers only (`finder.find(xs)`, `parser.split(x)`):

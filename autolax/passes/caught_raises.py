@@ -42,6 +42,9 @@ from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
 from autolax.transpile.jumps import BlockLowering, add_loop_test, flag_assign
 
+# Runs where there is a ``try`` (``pipeline.features``).
+NEEDS = frozenset({"Try"})
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 _UNKNOWN = object()
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 from autolax.transpile import syntax
 from autolax.transpile.jumps import BlockLowering, flag_assign, loops_in_walk_order, remove_flag_assignments
 
+# Runs where there is a ``continue`` (``pipeline.features``).
+NEEDS = frozenset({"Continue"})
+
 
 def transform(fn_node, ctx):
     for loop in loops_in_walk_order(fn_node):

@@ -47,6 +47,15 @@ from autolax.analysis.liveness import Liveness
 from autolax.transpile import anno, syntax, templates
 from autolax.transpile.caught import staged_caught, with_caught
 
+# Always runs: it stages every ``if`` / ``while`` / ``for``.
+NEEDS = None
+# Reads what these leave: ``anno.LOOP_OPTIONS``, ``ctx.always_bound``, the loops' extra and item
+# tests (``anno.EXTRA_TEST`` / ``ITEM_TEST`` / ``TEST_AFTER``), the flags the jump lowerings
+# assign (``anno.GENERATED_FLAG``, ``SKIPPED_BY``), the return value (``ctx.return_values``)
+# and the names bound within one expression (``ctx.temporaries``).
+AFTER = ("loop_options", "bound_names", "loop_exits", "continue_statements", "break_statements", "caught_raises",
+         "return_statements", "logical")
+
 _IF = """
 def if_true(params):
     body

@@ -28,6 +28,9 @@ from __future__ import annotations
 from autolax.errors import ConversionError
 from autolax.transpile import syntax
 
+# Runs where there is a ``match`` or a ``:=`` (``pipeline.features``).
+NEEDS = frozenset({"Match", "NamedExpr"})
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 

@@ -28,6 +28,10 @@ from autolax.analysis.activity import (
 )
 from autolax.transpile import syntax
 
+# Runs where the function changes something in place, deletes, or declares ``global`` /
+# ``nonlocal`` (``pipeline.features``).
+NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "Delete", "mutating_call", "Global", "Nonlocal"})
+
 
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, owned, declared, globals_=frozenset()):

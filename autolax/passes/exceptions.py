@@ -31,6 +31,9 @@ from __future__ import annotations
 from autolax.transpile import anno, syntax
 from autolax.transpile.caught import distinct, handler_types, staged_caught, with_caught
 
+# Runs where there is a ``raise``, an ``assert`` or a ``try`` (``pipeline.features``).
+NEEDS = frozenset({"Raise", "Assert", "Try"})
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 

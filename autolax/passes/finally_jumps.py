@@ -28,6 +28,9 @@ from __future__ import annotations
 from autolax.transpile import syntax
 from autolax.transpile.jumps import jump_in_finally, leaves_in_flight
 
+# Runs where there is a ``try`` (``pipeline.features``).
+NEEDS = frozenset({"Try"})
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 

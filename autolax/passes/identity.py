@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from autolax.transpile import syntax
 
+# Runs where there is an ``is`` / ``is not`` (``pipeline.features``).
+NEEDS = frozenset({"identity"})
+
 _LITERALS = (True, False, None)
 
 

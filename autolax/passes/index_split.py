@@ -25,6 +25,9 @@ import copy
 from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
 
+# Runs where the function appends (``pipeline.features``): it splits only loops that do.
+NEEDS = frozenset({"append"})
+
 # `i OP C` with the loop index on the left: (low indices take the `if` branch, C is included)
 _LEFT = {syntax.Lt: (True, False), syntax.LtE: (True, True), syntax.Gt: (False, True), syntax.GtE: (False, False)}
 # `C OP i`, the same comparisons mirrored (`C > i` is `i < C`)

@@ -17,6 +17,9 @@ import numpy as np
 from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
 
+# Runs where the function appends (``pipeline.features``).
+NEEDS = frozenset({"append"})
+
 _STACKING = {"stack", "vstack"}
 
 

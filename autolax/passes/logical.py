@@ -18,6 +18,14 @@ from autolax.analysis import activity
 from autolax.transpile import anno, syntax
 from autolax.transpile.jumps import loops_in_walk_order
 
+# Runs where there is an ``and`` / ``or`` / ``not`` or a chained comparison, or a jump lowering
+# ran (``lowered``: it may have left loop tests with a ``not`` in annotations, which
+# ``pipeline.features`` does not see) -- then only on those tests (``tree=False``).
+NEEDS = frozenset({"BoolOp", "Not", "Compare.chain", "lowered"})
+# Reads ``anno.CAUGHT_BY_STAGED`` (set by ``exceptions``) and the loop tests the lowerings put
+# in ``anno.EXTRA_TEST``.
+AFTER = ("exceptions", "loop_exits", "break_statements", "caught_raises")
+
 _SIMPLE = (syntax.Name, syntax.Constant)
 
 

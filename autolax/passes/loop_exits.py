@@ -49,6 +49,9 @@ from autolax.transpile import anno, syntax
 from autolax.transpile.jumps import add_loop_test, flag_assign
 from autolax.transpile.reads import Reads
 
+# Runs where there is a ``break`` or a ``return`` before the end (``pipeline.features``).
+NEEDS = frozenset({"Break", "EarlyReturn"})
+
 _EXITS = (syntax.Break, syntax.Return)
 _LOOPS = (syntax.For, syntax.While)
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)

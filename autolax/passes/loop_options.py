@@ -13,6 +13,9 @@ from __future__ import annotations
 from autolax.errors import ConversionError
 from autolax.transpile import anno, syntax
 
+# Runs where the function names ``loop_options`` (``pipeline.features``).
+NEEDS = frozenset({"loop_options"})
+
 OPTIONS = ("max_steps",)
 
 

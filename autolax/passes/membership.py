@@ -24,6 +24,10 @@ from __future__ import annotations
 
 from autolax.transpile import syntax
 
+# Runs where the function searches by value: ``in``, ``.remove`` / ``.index`` / ``.count``
+# (``pipeline.features``).
+NEEDS = frozenset({"membership"})
+
 SEARCHING_METHODS = frozenset({"remove", "index", "count"})
 STAGED_METHODS = frozenset({"index", "count"})  # with one argument: ops of the same name
 

@@ -21,6 +21,9 @@ from autolax.transpile.jumps import (
     remove_flag_assignments,
 )
 
+# Runs where a ``return`` is not the last statement of its function (``pipeline.features``).
+NEEDS = frozenset({"EarlyReturn"})
+
 
 def _needs_lowering(fn_node) -> bool:
     body = fn_node.body

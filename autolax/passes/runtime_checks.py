@@ -30,6 +30,12 @@ from __future__ import annotations
 
 from autolax.transpile import anno, syntax, templates
 
+# Always runs: it decides from the ops the other passes emitted.
+NEEDS = None
+# Reads ``anno.CATCHING`` (``exceptions``) and the calls of the ops that may stage a check
+# (``CHECKING_OPS``), which these passes emit.
+AFTER = ("exceptions", "calls", "membership", "ternary", "unbound_reads", "control_flow")
+
 # The ops whose calls may stage a check.
 CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "index"})
 

@@ -16,6 +16,9 @@ from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
 from autolax.transpile.updates import AUG_METHODS
 
+# Runs where the function assigns an item, ``x[i] = v`` (``pipeline.features``).
+NEEDS = frozenset({"Subscript.Store"})
+
 
 def _root_name(target):
     while isinstance(target, syntax.Subscript):

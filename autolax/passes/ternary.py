@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from autolax.transpile import anno, syntax
 
+# Runs where there is a conditional expression (``pipeline.features``).
+NEEDS = frozenset({"IfExp"})
+# Reads ``anno.CAUGHT_BY``, which ``exceptions`` sets on the conditional expressions in a ``try``.
+AFTER = ("exceptions",)
+
 
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx):

@@ -23,6 +23,12 @@ from autolax.analysis.definedness import Definedness, deleted_names
 from autolax.transpile import syntax
 from autolax.transpile.reads import Reads, read_call
 
+# Always runs: any function may read a name no path assigned.
+NEEDS = None
+# Reads ``ctx.always_bound`` (``bound_names``) and ``ctx.temporaries`` (``logical``'s names,
+# bound where they are read).
+AFTER = ("bound_names", "logical")
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)
 
 

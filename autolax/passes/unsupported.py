@@ -12,6 +12,10 @@ from autolax.errors import ConversionError
 from autolax.transpile import syntax
 from autolax.transpile.jumps import jump_in_finally, leaves_in_flight
 
+# Runs where the function holds what it rejects (``pipeline.features``): nothing else can
+# make it raise.
+NEEDS = frozenset({"Yield", "YieldFrom", "Await", "AsyncFor", "AsyncWith", "AsyncFunctionDef", "NamedExpr", "Try"})
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 
