@@ -24,6 +24,41 @@ from autolax.transpile import syntax
 # Runs where the function changes something in place, or deletes (``pipeline.features``).
 NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "mutating_call", "Delete"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(coef, b):
+            same = coef
+            same[1] = -b
+            return coef
+        """,
+        """\
+        def f(coef, b):
+            same = coef
+            same[1] = -b
+            coef = same
+            return coef
+        """,
+    ),
+    (
+        """\
+        def f(coef, b):
+            same = coef
+            coef[1] = -b
+            return same
+        """,
+        """\
+        def f(coef, b):
+            same = coef
+            coef[1] = -b
+            same = coef
+            return same
+        """,
+    ),
+)
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 

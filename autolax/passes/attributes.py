@@ -29,6 +29,57 @@ from autolax.transpile.updates import AUG_METHODS
 # Runs where the function assigns an attribute, ``p.x = v`` (``pipeline.features``).
 NEEDS = frozenset({"Attribute.Store"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(p, v, i):
+            p.x = v
+            p.x += v
+            p.q.x = v
+            p.w[i] = v
+            return p
+        """,
+        """\
+        def f(p, v, i):
+            p = ops.setattr(p, 'x', v)
+            p = ops.setattr(p, 'x', v, op='add')
+            p = ops.setattr(p, 'q', ops.setattr(p.q, 'x', v))
+            p = ops.setattr(p, 'w', ops.at(p.w)[i].set(v))
+            return p
+        """,
+    ),
+    (
+        """\
+        def f(p, a, b):
+            p.x, p.y = a, b
+            return p
+        """,
+        """\
+        def f(p, a, b):
+            attr_x, attr_y = (a, b)
+            p = ops.setattr(p, 'x', attr_x)
+            p = ops.setattr(p, 'y', attr_y)
+            return p
+        """,
+    ),
+    (
+        """\
+        def step(self, p, v):
+            self.count = v
+            p.x = v
+            return p
+        """,
+        """\
+        def step(self, p, v):
+            self.count = v
+            p = ops.setattr(p, 'x', v)
+            return p
+        """,
+    ),
+)
+
 
 def _as_load(node):
     node = syntax.deepcopy(node)

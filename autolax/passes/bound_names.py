@@ -28,6 +28,33 @@ from autolax.transpile import syntax
 # paths that look unbound.
 NEEDS = frozenset({"Break", "Continue", "EarlyReturn", "Raise"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(a, c):
+            if a > 0:
+                if c > 0:
+                    return 1.0
+                d = 2.0
+            else:
+                d = 3.0
+            return d + a
+        """,
+        """\
+        def f(a, c):
+            if a > 0:
+                if c > 0:
+                    return 1.0
+                d = 2.0
+            else:
+                d = 3.0
+            return d + a
+        """,
+    ),
+)
+
 
 def transform(fn_node, ctx):
     safe, unsafe = set(), set()

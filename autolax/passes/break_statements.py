@@ -27,6 +27,75 @@ from autolax.transpile.jumps import BlockLowering, add_loop_test, flag_assign
 # Runs where there is a ``break`` or a loop ``else`` (``pipeline.features``).
 NEEDS = frozenset({"Break", "LoopElse"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x):
+            while x > 1:
+                if x % 7 == 0:
+                    break
+                x = x // 2
+            else:
+                x = -1
+            return x
+        """,
+        """\
+        def f(x):
+            break_ = False
+            while not break_ and x > 1:
+                if x % 7 == 0:
+                    break_ = True
+                else:
+                    x = x // 2
+            if not break_:
+                x = -1
+            return x
+        """,
+    ),
+    (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    break
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+            break_ = False
+            for x in xs:  # test: not break_
+                if x < 0:
+                    break_ = True
+                else:
+                    total += x
+            return total
+        """,
+    ),
+    (
+        """\
+        def f(x, y, n, max_iter):
+            while n < max_iter:
+                if x * x + y * y > 4.0:
+                    break
+                x, y = x * x - y * y, 2.0 * x * y
+                n += 1
+            return n
+        """,
+        """\
+        def f(x, y, n, max_iter):
+            while n < max_iter and (not x * x + y * y > 4.0):
+                x, y = (x * x - y * y, 2.0 * x * y)
+                n += 1
+            return n
+        """,
+    ),
+)
+
 
 def _is_break(stmt):
     return isinstance(stmt, syntax.Break)

@@ -41,6 +41,43 @@ from autolax.transpile import syntax
 # Always runs (``pipeline.features``): almost every function calls something.
 NEEDS = None
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(self, x, a, b, m):
+            y = helper(x)
+            y = self.step(y)
+            print('x =', x)
+            z = min(a, b)
+            logging.warning(m)
+            return super().f(y + z)
+        """,
+        """\
+        def f(self, x, a, b, m):
+            y = ops.call(helper, x)
+            y = ops.call(self.step, y)
+            ops.print('x =', x)
+            z = ops.min(a, b)
+            ops.host_call(logging.warning, m)
+            return ops.call(super(__class__, self).f, y + z)
+        """,
+    ),
+    (
+        """\
+        def f(step, xs):
+            ys = jax.vmap(step)(xs)
+            return jnp.sum(ys) + xs.sum()
+        """,
+        """\
+        def f(step, xs):
+            ys = ops.call(ops.call(jax.vmap, step), xs)
+            return jnp.sum(ys) + xs.sum()
+        """,
+    ),
+)
+
 # Methods of arrays and builtin containers: `x.sum()`, `lst.pop()`, `d.items()` are library
 # calls. A call of another method on a local value (`model.step(x)`) may be user code -- also
 # one named like a method of strings or numbers only (`finder.find(xs)`, `parser.split(x)`):

@@ -45,6 +45,40 @@ from autolax.transpile.jumps import BlockLowering, add_loop_test, flag_assign
 # Runs where there is a ``try`` (``pipeline.features``).
 NEEDS = frozenset({"Try"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x):
+            try:
+                if x < 0:
+                    raise ValueError('neg')
+                y = x * 2
+            except ValueError:
+                y = -1.0
+            return y
+        """,
+        """\
+        def f(x):
+            caught = False
+            try:
+                if x < 0:
+                    caught = ops.caught(ValueError('neg'), ValueError)
+                else:
+                    y = x * 2
+            except ops.AutolaxError:
+                raise
+            except ValueError:
+                y = -1.0
+            if caught:
+                y = -1.0
+            return y
+        """,
+        ("exceptions",),
+    ),
+)
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 _UNKNOWN = object()
 

@@ -17,6 +17,56 @@ from autolax.transpile.jumps import BlockLowering, flag_assign, loops_in_walk_or
 # Runs where there is a ``continue`` (``pipeline.features``).
 NEEDS = frozenset({"Continue"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    continue
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if not x < 0:
+                    total += x
+            return total
+        """,
+    ),
+    (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    total -= 1
+                    if x < -10:
+                        continue
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                continue_ = False
+                if x < 0:
+                    total -= 1
+                    if x < -10:
+                        continue_ = True
+                if not continue_:
+                    total += x
+            return total
+        """,
+    ),
+)
+
 
 def transform(fn_node, ctx):
     for loop in loops_in_walk_order(fn_node):

@@ -56,6 +56,88 @@ NEEDS = None
 AFTER = ("loop_options", "bound_names", "loop_exits", "continue_statements", "break_statements", "caught_raises",
          "return_statements", "logical")
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def collatz_steps(n):
+            steps = 0
+            while n != 1:
+                if n % 2 == 0:
+                    n = n // 2
+                else:
+                    n = 3 * n + 1
+                steps += 1
+            return steps
+        """,
+        """\
+        def collatz_steps(n):
+            steps = 0
+
+            def loop_test(n, steps):
+                return n != 1
+
+            def loop_body(n, steps):
+
+                def if_true(n):
+                    n = n // 2
+                    return n
+
+                def if_false(n):
+                    n = 3 * n + 1
+                    return n
+
+                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='4 -> n')
+                steps += 1
+                return (n, steps)
+
+            n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='3')
+            return steps
+        """,
+    ),
+    (
+        """\
+        def f(x, n):
+            for i in range(n):
+                x = x + i
+            return x
+        """,
+        """\
+        def f(x, n):
+
+            def loop_body(i, x):
+                x = x + i
+                return x
+
+            x = ops.for_range(0, n, 1, loop_body, x, at='2')
+            return x
+        """,
+    ),
+    (
+        """\
+        def f(x):
+            if x > 0:
+                y = x
+            return y
+        """,
+        """\
+        def f(x):
+            y = ops.undefined('y')
+
+            def if_true(y):
+                y = x
+                return y
+
+            def if_false(y):
+                return y
+
+            y = ops.cond(x > 0, if_true, if_false, y, at='2 -> y')
+            return y
+        """,
+    ),
+)
+
 _IF = """
 def if_true(params):
     body

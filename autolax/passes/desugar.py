@@ -31,6 +31,75 @@ from autolax.transpile import syntax
 # Runs where there is a ``match`` or a ``:=`` (``pipeline.features``).
 NEEDS = frozenset({"Match", "NamedExpr"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(k, x):
+            match k:
+                case 0:
+                    y = x
+                case [a, b] if a > b:
+                    y = a
+                case _:
+                    y = -x
+            return y
+        """,
+        """\
+        def f(k, x):
+            if k == 0:
+                y = x
+            elif ops.is_sequence(k, 2) and k[0] > k[1]:
+                a = k[0]
+                b = k[1]
+                y = a
+            else:
+                y = -x
+            return y
+        """,
+    ),
+    (
+        """\
+        def f(x):
+            while (y := g(x)) < 10:
+                x = y
+            return x
+        """,
+        """\
+        def f(x):
+            while True:
+                if not (y := g(x)) < 10:
+                    break
+                x = y
+            return x
+        """,
+    ),
+    (
+        """\
+        def f(k, x):
+            match k:
+                case None:
+                    y = x
+                case 1 | 2:
+                    y = -x
+                case _:
+                    y = 0.0
+            return y
+        """,
+        """\
+        def f(k, x):
+            if ops.is_singleton(k, None):
+                y = x
+            elif k == 1 or k == 2:
+                y = -x
+            else:
+                y = 0.0
+            return y
+        """,
+    ),
+)
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 

@@ -32,6 +32,44 @@ from autolax.transpile import syntax
 # ``nonlocal`` (``pipeline.features``).
 NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "Delete", "mutating_call", "Global", "Nonlocal"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(self, x, k, v):
+            G.append(x)
+            self.items.append(x)
+            self.count = x
+            CACHE[k] = v
+            return x
+        """,
+        """\
+        def f(self, x, k, v):
+            ops.outside(G, 'append').append(x)
+            ops.outside(self.items, 'append').append(x)
+            ops.outside(self).count = x
+            ops.outside(CACHE)[k] = v
+            return x
+        """,
+    ),
+    (
+        """\
+        def f(n):
+            global total
+            total = n
+            return n
+        """,
+        """\
+        def f(n):
+            global total
+            ops.outside_store('total', 'global')
+            total = n
+            return n
+        """,
+    ),
+)
+
 
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, owned, declared, globals_=frozenset()):

@@ -34,6 +34,67 @@ from autolax.transpile.caught import distinct, handler_types, staged_caught, wit
 # Runs where there is a ``raise``, an ``assert`` or a ``try`` (``pipeline.features``).
 NEEDS = frozenset({"Raise", "Assert", "Try"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x):
+            if x < 0:
+                raise ValueError('negative')
+            assert x > 0, 'x must be positive'
+            return x
+        """,
+        """\
+        def f(x):
+            if x < 0:
+                raise ops.raising(ValueError('negative'))
+            ops.asserting(x > 0, lambda: 'x must be positive')
+            return x
+        """,
+    ),
+    (
+        """\
+        def f(x):
+            try:
+                if x < 0:
+                    raise ValueError('negative')
+                y = g(x)
+            except ValueError:
+                y = 0.0
+            return y
+        """,
+        """\
+        def f(x):
+            try:
+                if x < 0:
+                    raise ops.raising(ValueError('negative'), caught_by=(ValueError,))
+                y = g(x)
+            except ops.AutolaxError:
+                raise
+            except ValueError:
+                y = 0.0
+            return y
+        """,
+    ),
+    (
+        """\
+        def f(x, path):
+            with open(path) as log:
+                if x < 0:
+                    raise ValueError('negative')
+            return x
+        """,
+        """\
+        def f(x, path):
+            with open(path) as log:
+                if x < 0:
+                    raise ops.raising(ValueError('negative'), caught_by=(ops.MaySuppress,))
+            return x
+        """,
+    ),
+)
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 

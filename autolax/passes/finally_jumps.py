@@ -31,6 +31,39 @@ from autolax.transpile.jumps import jump_in_finally, leaves_in_flight
 # Runs where there is a ``try`` (``pipeline.features``).
 NEEDS = frozenset({"Try"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, c):
+            try:
+                x = g(x)
+            finally:
+                if c:
+                    return x
+                y = 1
+            return y
+        """,
+        """\
+        def f(x, c):
+            in_flight = None
+            try:
+                try:
+                    x = g(x)
+                except BaseException:
+                    in_flight = ops.in_flight()
+            finally:
+                if c:
+                    return x
+                y = 1
+                if in_flight is not None:
+                    raise in_flight
+            return y
+        """,
+    ),
+)
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 

@@ -23,6 +23,33 @@ from autolax.transpile import syntax
 # Runs where there is an ``is`` / ``is not`` (``pipeline.features``).
 NEEDS = frozenset({"identity"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, node, last):
+            done = False
+            if x > 0:
+                done = True
+            a = done is False
+            b = node is not last
+            c = node is None
+            return a, b, c
+        """,
+        """\
+        def f(x, node, last):
+            done = False
+            if x > 0:
+                done = True
+            a = ops.is_(done, False, 'done is False', flag='done')
+            b = ops.is_not(node, last, 'node is not last')
+            c = node is None
+            return (a, b, c)
+        """,
+    ),
+)
+
 _LITERALS = (True, False, None)
 
 

@@ -28,6 +28,34 @@ from autolax.transpile import syntax
 # Runs where the function appends (``pipeline.features``): it splits only loops that do.
 NEEDS = frozenset({"append"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, n, samples):
+            for i in range(n):
+                x = step(x)
+                if i < WARMUP:
+                    x = adapt(x)
+                else:
+                    samples.append(x)
+            return samples
+        """,
+        """\
+        def f(x, n, samples):
+            split = ops.range_split(0, n, lambda: WARMUP, False)
+            for i in range(0, split):
+                x = step(x)
+                x = adapt(x)
+            for i in range(split, n):
+                x = step(x)
+                samples.append(x)
+            return samples
+        """,
+    ),
+)
+
 # `i OP C` with the loop index on the left: (low indices take the `if` branch, C is included)
 _LEFT = {syntax.Lt: (True, False), syntax.LtE: (True, True), syntax.Gt: (False, True), syntax.GtE: (False, False)}
 # `C OP i`, the same comparisons mirrored (`C > i` is `i < C`)

@@ -20,6 +20,43 @@ from autolax.transpile import syntax
 # Runs where the function appends (``pipeline.features``).
 NEEDS = frozenset({"append"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(xs):
+            out = []
+            for x in xs:
+                out.append(x * 2)
+            return jnp.stack(out)
+        """,
+        """\
+        def f(xs):
+            out = []
+            for x in xs:
+                out = ops.append(out, x * 2)
+            return ops.stack(jnp.stack, out)
+        """,
+    ),
+    (
+        """\
+        def f(xs):
+            out = []
+            for x in xs:
+                out.append(x * 2)
+            return np.vstack(out)
+        """,
+        """\
+        def f(xs):
+            out = []
+            for x in xs:
+                out = ops.append(out, x * 2)
+            return np.vstack(ops.stacked(out))
+        """,
+    ),
+)
+
 _STACKING = {"stack", "vstack"}
 
 

@@ -26,6 +26,83 @@ NEEDS = frozenset({"BoolOp", "Not", "Compare.chain", "lowered"})
 # in ``anno.EXTRA_TEST``.
 AFTER = ("exceptions", "loop_exits", "break_statements", "caught_raises")
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(a, b, c, lo, x, hi):
+            p = a and b
+            q = a or b or c
+            r = not a
+            s = lo <= x < hi
+            return p, q, r, s
+        """,
+        """\
+        def f(a, b, c, lo, x, hi):
+            p = ops.and_(a, lambda: b)
+            q = ops.or_(a, lambda: b, lambda: c)
+            r = ops.not_(a)
+            s = ops.and_(lo <= x, lambda: x < hi)
+            return (p, q, r, s)
+        """,
+    ),
+    (
+        """\
+        def f(lo, x, hi):
+            return lo < x + 1 < hi
+        """,
+        """\
+        def f(lo, x, hi):
+            return ops.and_(lo < (operand := (x + 1)), lambda: operand < hi)
+        """,
+    ),
+    (
+        """\
+        def f(x, y):
+            try:
+                ok = x > 0 and 1.0 / x < y
+            except ZeroDivisionError:
+                ok = False
+            return ok
+        """,
+        """\
+        def f(x, y):
+            try:
+                ok = ops.and_(x > 0, lambda: 1.0 / x < y, caught_by=(ZeroDivisionError,))
+            except ops.AutolaxError:
+                raise
+            except ZeroDivisionError:
+                ok = False
+            return ok
+        """,
+        ("exceptions",),
+    ),
+    (
+        """\
+        def f(xs):
+            total = 0.0
+            for x in xs:
+                if x < 0:
+                    break
+                total += x
+            return total
+        """,
+        """\
+        def f(xs):
+            total = 0.0
+            break_ = False
+            for x in xs:  # test: ops.not_(break_)
+                if x < 0:
+                    break_ = True
+                else:
+                    total += x
+            return total
+        """,
+        ("break_statements",),
+    ),
+)
+
 _SIMPLE = (syntax.Name, syntax.Constant)
 
 

@@ -52,6 +52,87 @@ from autolax.transpile.reads import Reads
 # Runs where there is a ``break`` or a ``return`` before the end (``pipeline.features``).
 NEEDS = frozenset({"Break", "EarlyReturn"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, z, n, limit):
+            for k in range(n):
+                if abs(x) > limit:
+                    return k, x
+                x = x * x * 0.5 + z
+            return n, x
+        """,
+        """\
+        def f(x, z, n, limit):
+            for k in range(n):  # item test: not abs(x) > limit; stopped: exit_
+                x = x * x * 0.5 + z
+            if exit_:
+                return (ops.bound(k), x)
+            return (n, x)
+        """,
+    ),
+    (
+        """\
+        def f(x, v, dt, n, limit):
+            for step in range(n):
+                x = x + dt * v
+                if abs(x) > limit:
+                    return step, x
+            return n, x
+        """,
+        """\
+        def f(x, v, dt, n, limit):
+            for step in range(n):  # test after: abs(x) > limit; stopped: exit_
+                x = x + dt * v
+            if exit_:
+                return (ops.bound(step), x)
+            return (n, x)
+        """,
+    ),
+    (
+        """\
+        def f(x, z, n, limit):
+            while x < n:
+                if abs(x) > limit:
+                    return x
+                x = x * x * 0.5 + z
+            return -x
+        """,
+        """\
+        def f(x, z, n, limit):
+            while x < n and (not abs(x) > limit):
+                x = x * x * 0.5 + z
+            if x < n:
+                return x
+            return -x
+        """,
+    ),
+    (
+        """\
+        def f(x, v, dt, t, limit):
+            while t < 1.0:
+                x = x + dt * v
+                t = t + dt
+                if abs(x) > limit:
+                    return t, x
+            return t, x
+        """,
+        """\
+        def f(x, v, dt, t, limit):
+            exit_ = False
+            while not exit_ and t < 1.0:
+                x = x + dt * v
+                t = t + dt
+                exit_ = abs(x) > limit
+            if exit_:
+                return (t, x)
+            return (t, x)
+        """,
+    ),
+)
+
 _EXITS = (syntax.Break, syntax.Return)
 _LOOPS = (syntax.For, syntax.While)
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)

@@ -16,6 +16,26 @@ from autolax.transpile import anno, syntax
 # Runs where the function names ``loop_options`` (``pipeline.features``).
 NEEDS = frozenset({"loop_options"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, err, tol):
+            while err > tol:
+                autolax.loop_options(max_steps=4096)
+                x, err = step(x)
+            return x
+        """,
+        """\
+        def f(x, err, tol):
+            while err > tol:  # options: max_steps=4096
+                x, err = step(x)
+            return x
+        """,
+    ),
+)
+
 OPTIONS = ("max_steps",)
 
 

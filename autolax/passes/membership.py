@@ -28,6 +28,33 @@ from autolax.transpile import syntax
 # (``pipeline.features``).
 NEEDS = frozenset({"membership"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, stack):
+            a = x in stack
+            b = x not in stack
+            c = x in [24, 12]
+            d = stack.count(x)
+            e = stack.index(x)
+            stack.remove(x)
+            return a, b, c, d, e
+        """,
+        """\
+        def f(x, stack):
+            a = ops.is_in(x, stack, 'stack')
+            b = ops.not_in(x, stack, 'stack')
+            c = ops.is_in(x, [24, 12], '[24, 12]')
+            d = ops.count(stack, x, 'stack')
+            e = ops.index(stack, x, 'stack')
+            stack.remove(ops.sought(stack, x, 'stack'))
+            return (a, b, c, d, e)
+        """,
+    ),
+)
+
 SEARCHING_METHODS = frozenset({"remove", "index", "count"})
 STAGED_METHODS = frozenset({"index", "count"})  # with one argument: ops of the same name
 

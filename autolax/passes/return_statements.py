@@ -24,6 +24,68 @@ from autolax.transpile.jumps import (
 # Runs where a ``return`` is not the last statement of its function (``pipeline.features``).
 NEEDS = frozenset({"EarlyReturn"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x):
+            if x < 3:
+                return 3.0 * x ** 2
+            return -4 * x
+        """,
+        """\
+        def f(x):
+            if x < 3:
+                retval = 3.0 * x ** 2
+            else:
+                retval = -4 * x
+            return retval
+        """,
+    ),
+    (
+        """\
+        def f(xs, limit):
+            total = 0.0
+            for x in xs:
+                if total > limit:
+                    return total
+                total += x
+            return -1.0
+        """,
+        """\
+        def f(xs, limit):
+            do_return = False
+            total = 0.0
+            for x in xs:  # test: not do_return
+                if total > limit:
+                    do_return = True
+                    retval = total
+                else:
+                    total += x
+            if not do_return:
+                do_return = True
+                retval = -1.0
+            return retval
+        """,
+    ),
+    (
+        """\
+        def f(x):
+            if x > 0:
+                return x
+        """,
+        """\
+        def f(x):
+            if x > 0:
+                retval = x
+            else:
+                retval = None
+            return retval
+        """,
+    ),
+)
+
 
 def _needs_lowering(fn_node) -> bool:
     body = fn_node.body

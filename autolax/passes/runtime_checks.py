@@ -36,6 +36,59 @@ NEEDS = None
 # (``CHECKING_OPS``), which these passes emit.
 AFTER = ("exceptions", "calls", "membership", "ternary", "unbound_reads", "control_flow")
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, items):
+            if x.sum() > 0:
+                raise ValueError('positive')
+            return items[-1]
+        """,
+        """\
+        def f(x, items):
+            with ops.runtime_checks():
+
+                def if_true():
+                    raise ops.raising(ValueError('positive'))
+
+                def if_false():
+                    pass
+
+                ops.cond(x.sum() > 0, if_true, if_false, at='2')
+                return items[-1]
+        """,
+        ("exceptions", "control_flow"),
+    ),
+    (
+        """\
+        def f(x, i):
+            global calls
+            return float(x[i])
+        """,
+        """\
+        def f(x, i):
+            global calls
+            try:
+                return float(x[i])
+            except ops.TracerErrors:
+                ops.refuse_tracer_error()
+                raise
+        """,
+    ),
+    (
+        """\
+        def f(x, y):
+            return x * 2 + y
+        """,
+        """\
+        def f(x, y):
+            return x * 2 + y
+        """,
+    ),
+)
+
 # The ops whose calls may stage a check.
 CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "index"})
 

@@ -19,6 +19,43 @@ from autolax.transpile.updates import AUG_METHODS
 # Runs where the function assigns an item, ``x[i] = v`` (``pipeline.features``).
 NEEDS = frozenset({"Subscript.Store"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, i, j, v):
+            x[i] = v
+            x[i, j] += v
+            x[i][j] = v
+            return x
+        """,
+        """\
+        def f(x, i, j, v):
+            x = ops.at(x)[i].set(v)
+            x = ops.at(x)[i, j].add(v)
+            x = ops.at(x)[i].set(ops.at(x[i])[j].set(v))
+            return x
+        """,
+    ),
+    (
+        """\
+        def f(self, x, i, v):
+            BUF[i] = v
+            self.buf[i] = v
+            x[i] = v
+            return x
+        """,
+        """\
+        def f(self, x, i, v):
+            BUF[i] = v
+            self.buf[i] = v
+            x = ops.at(x)[i].set(v)
+            return x
+        """,
+    ),
+)
+
 
 def _root_name(target):
     while isinstance(target, syntax.Subscript):

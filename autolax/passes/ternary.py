@@ -15,6 +15,42 @@ NEEDS = frozenset({"IfExp"})
 # Reads ``anno.CAUGHT_BY``, which ``exceptions`` sets on the conditional expressions in a ``try``.
 AFTER = ("exceptions",)
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(a, b, c):
+            return a if c else b
+        """,
+        """\
+        def f(a, b, c):
+            return ops.if_else(c, lambda: a, lambda: b)
+        """,
+    ),
+    (
+        """\
+        def f(x):
+            try:
+                y = 1.0 / x if x != 0 else 0.0
+            except ZeroDivisionError:
+                y = 0.0
+            return y
+        """,
+        """\
+        def f(x):
+            try:
+                y = ops.if_else(x != 0, lambda: 1.0 / x, lambda: 0.0, caught_by=(ZeroDivisionError,))
+            except ops.AutolaxError:
+                raise
+            except ZeroDivisionError:
+                y = 0.0
+            return y
+        """,
+        ("exceptions",),
+    ),
+)
+
 
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx):

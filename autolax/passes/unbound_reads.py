@@ -29,6 +29,83 @@ NEEDS = None
 # bound where they are read).
 AFTER = ("bound_names", "logical")
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(n):
+            for i in range(n):
+                last = i * 2
+            return last
+        """,
+        """\
+        def f(n):
+            for i in range(n):
+                last = i * 2
+            return ops.assigned(last)
+        """,
+    ),
+    (
+        """\
+        def f(a, c):
+            if a > 0:
+                if c > 0:
+                    return 1.0
+                d = 2.0
+            else:
+                d = 3.0
+            return d + a
+        """,
+        """\
+        def f(a, c):
+            do_return = False
+            if a > 0:
+                if c > 0:
+                    do_return = True
+                    retval = 1.0
+                else:
+                    d = 2.0
+            else:
+                d = 3.0
+            if not do_return:
+                do_return = True
+                retval = ops.assigned(d) + a
+            return retval
+        """,
+        ("return_statements",),
+    ),
+    (
+        """\
+        def f(a, c):
+            if a > 0:
+                if c > 0:
+                    return 1.0
+                d = 2.0
+            else:
+                d = 3.0
+            return d + a
+        """,
+        """\
+        def f(a, c):
+            do_return = False
+            if a > 0:
+                if c > 0:
+                    do_return = True
+                    retval = 1.0
+                else:
+                    d = 2.0
+            else:
+                d = 3.0
+            if not do_return:
+                do_return = True
+                retval = d + a
+            return retval
+        """,
+        ("bound_names", "return_statements"),
+    ),
+)
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)
 
 

@@ -16,6 +16,38 @@ from autolax.transpile.jumps import jump_in_finally, leaves_in_flight
 # make it raise.
 NEEDS = frozenset({"Yield", "YieldFrom", "Await", "AsyncFor", "AsyncWith", "AsyncFunctionDef", "NamedExpr", "Try"})
 
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(xs):
+            for x in xs:
+                yield x
+        """,
+        """\
+        ConversionError: example.py:3:9: `yield` makes 'f' a generator; autolax converts plain functions only
+            yield x
+            ^
+        Fix: return a stacked array (or a list) instead of yielding, or mark the function @autolax.do_not_convert
+        """,
+    ),
+    (
+        """\
+        def f(x, y):
+            if x > 0 and (z := y * 2) > 1:
+                return z
+            return x
+        """,
+        """\
+        ConversionError: example.py:2:19: the assignment expression to 'z' is in an operand that Python evaluates only sometimes (after `and` / `or`, or in a branch of `... if ... else ...`)
+            if x > 0 and (z := y * 2) > 1:
+                          ^
+        Fix: assign 'z' in a statement of its own before this expression
+        """,
+    ),
+)
+
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 
