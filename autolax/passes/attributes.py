@@ -5,7 +5,7 @@ see the object as modified (and a staged loop or ``if`` carries it).
     p.x += v          ->   p = ops.setattr(p, 'x', v, op='add')
     p.q.x = v         ->   p = ops.setattr(p, 'q', ops.setattr(p.q, 'x', v))
     p.w[i] = v        ->   p = ops.setattr(p, 'w', ops.at(p.w)[i].set(v))
-    p.x, p.y = a, b   ->   attr_x, attr_y = a, b
+    p.x, p.y = a, b   ->   attr_x, attr_y = (a, b)
                            p = ops.setattr(p, 'x', attr_x)
                            p = ops.setattr(p, 'y', attr_y)
 

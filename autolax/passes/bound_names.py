@@ -17,6 +17,10 @@ read finds bound in the code as written (``analysis.definedness.BoundBeforeReads
 unbound side can only be such a jumping path, so the ``if`` takes the other side's type
 instead of raising ``UndefinedVariableError``. Names Python might read unbound keep the
 error.
+
+The pass only records (``ctx.always_bound``): its ``EXAMPLES`` leave the code as it is, and
+those of ``passes.unbound_reads`` show what the record changes (``d + a`` above is not
+wrapped in ``ops.assigned``).
 """
 
 from __future__ import annotations

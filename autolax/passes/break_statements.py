@@ -9,11 +9,12 @@
                                       if not break_:
                                           x = -1
 
-For ``for`` loops the exit test is attached to the loop (``anno.EXTRA_TEST``) and becomes the
-``loop_test`` of the staged loop. A ``while`` loop that opens with ``if c: break`` (and breaks
-nowhere else) gets ``and not c`` in its test instead, as a person writes it by hand:
+For ``for`` loops the exit test is attached to the loop (``anno.EXTRA_TEST``, shown as a
+comment in ``EXAMPLES``: ``for x in xs:  # test: not break_``) and becomes the ``loop_test``
+of the staged loop. A ``while`` loop that opens with ``if c: break`` (and breaks nowhere
+else) gets ``and not c`` in its test instead, as a person writes it by hand:
 
-    while n < max_iter:               while n < max_iter and not x * x + y * y > 4.0:
+    while n < max_iter:               while n < max_iter and (not x * x + y * y > 4.0):
         if x * x + y * y > 4.0:  ->       ...
             break
         ...

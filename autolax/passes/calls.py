@@ -4,7 +4,7 @@
     y = self.step(x)       ->   y = ops.call(self.step, x)
     print('x =', x)        ->   ops.print('x =', x)
     min(a, b)              ->   ops.min(a, b)       (also max, any, all)
-    super().f(x)           ->   super(__class__, self).f(x)
+    super().f(x)           ->   ops.call(super(__class__, self).f, x)
     logging.warning(m)     ->   ops.host_call(logging.warning, m)
 
 ``ops.host_call`` (and ``ops.call``) refuse output other than ``print`` -- logging,

@@ -11,11 +11,14 @@
         return steps                               def if_false(n):
                                                        n = 3 * n + 1
                                                        return n
-                                                   n = ops.cond(n % 2 == 0, if_true, if_false, n)
+                                                   n = ops.cond(n % 2 == 0, if_true, if_false, n, at='4 -> n')
                                                    steps += 1
-                                                   return n, steps
-                                               n, steps = ops.while_loop(loop_test, loop_body, (n, steps))
+                                                   return (n, steps)
+                                               n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='3')
                                                return steps
+
+(printed with a blank line before each ``def``, as in ``EXAMPLES``). ``at=`` is the statement's
+descriptor: its line, and the names an ``if`` returns (``autolax.sites``).
 
 What is passed and returned comes from the analyses:
 

@@ -2,36 +2,59 @@
 
 An exit that opens the body (``if c: ...; break`` first) is tested in the loop's predicate
 on the state each iteration starts with, whatever ``c`` reads (loop rotation): a ``for``
-gets it as its item test (``anno.ITEM_TEST``, ``ops.for_range``'s ``test: k``), a ``while t``
-becomes ``while t and not c`` and, after it, ``t`` still holding says the exit stopped it:
+gets it as its item test (``anno.EXTRA_TEST``, with ``anno.ITEM_TEST`` naming the flag that
+says it stopped the loop: ``ops.for_range``'s ``test: k``), a ``while t`` becomes
+``while t and not c`` and, after it, ``t`` still holding says the exit stopped it (a loop's
+annotations are shown as a comment, as in ``EXAMPLES``):
 
-    for k in range(n):                def loop_test(k, x): return not abs(x) > limit
-        if abs(x) > limit:    ->      x, k, exit_ = ops.for_range(0, n, 1, loop_body, x, loop_test, ...)
+    for k in range(n):                for k in range(n):  # item test: not abs(x) > limit; stopped: exit_
+        if abs(x) > limit:    ->          x = x * x * 0.5 + z
             return k, x               if exit_:
-        x = x * x * 0.5 + z               return k, x
+        x = x * x * 0.5 + z               return (ops.bound(k), x)
+    return n, x                       return (n, x)
+
+    while x < n:                      while x < n and (not abs(x) > limit):
+        if abs(x) > limit:    ->          x = x * x * 0.5 + z
+            return x                  if x < n:
+        x = x * x * 0.5 + z               return x
+    return -x                         return -x
 
 The predicate also runs after the last iteration, where Python does not test: the runtime
 lets a test run there only where that cannot tell (``plan.evaluate_anyway``), else it tests
-under a ``lax.cond`` (``ops.loops``).
+under a ``lax.cond`` (``ops.loops``). After a staged loop over a traced range, a name the
+loop binds holds a ``MaybeBound``, which the exit proves set: ``ops.bound``, no run-time check.
 
 A loop whose body ends with ``if c: ...; break`` (or ``return``) needs the test's value to
 stop, but not the statements the ``if`` runs before leaving: they see the same state after
 the loop as in its last iteration (what follows the exit in the body is nothing, and the
 loop target keeps its last value). So the loop only records the test, as a hand-written
-``while_loop`` puts its exit test in its predicate, and carries no flag and no value chosen
-with a ``select`` in every iteration:
+``while_loop`` puts its exit test in its predicate, and carries no value chosen with a
+``select`` in every iteration. A ``for`` over a name whose test reads only what is bound
+before the loop or by the body's own block tests it after each iteration, on the state the
+iteration leaves (``anno.TEST_AFTER``, ``ops.for_range``'s ``test: after``), and carries not
+even a flag:
 
-    for step in range(n):             exit_ = False
-        x = x + dt * v                for step in range(n):       # stops once exit_ is set
-        if abs(x) > limit:    ->          x = x + dt * v
-            return step, x                exit_ = abs(x) > limit
-    return n, x                       if exit_:
-                                          return step, x
-                                      return n, x
+    for step in range(n):             for step in range(n):  # test after: abs(x) > limit; stopped: exit_
+        x = x + dt * v                    x = x + dt * v
+        if abs(x) > limit:    ->      if exit_:
+            return step, x                return (ops.bound(step), x)
+    return n, x                       return (n, x)
+
+Other loops (a ``while``, a test that reads the target) carry a flag that records the test:
+
+    while t < 1.0:                    exit_ = False
+        x = x + dt * v                while not exit_ and t < 1.0:
+        t = t + dt            ->          x = x + dt * v
+        if abs(x) > limit:                t = t + dt
+            return t, x                   exit_ = abs(x) > limit
+    return t, x                       if exit_:
+                                          return (t, x)
+                                      return (t, x)
 
 The loop's ``else`` runs when it ends without the exit: ``if exit_: ... else: <else>``. The
-jump-lowering passes after this one see a ``return`` outside the loop and a loop with one
-more test (a ``for`` gets it as its ``anno.EXTRA_TEST``, a ``while`` as ``not exit_ and``).
+jump-lowering passes after this one see a ``return`` outside the loop and, where the loop
+carries the flag, one more test (a ``for`` gets it as its ``anno.EXTRA_TEST``, a ``while`` as
+``not exit_ and``).
 
 Only tests that produce a bool are recorded (comparisons, ``not``, ``and``/``or`` of them):
 storing another value (a float tested for truth) would change the carried type. A body that

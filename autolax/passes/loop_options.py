@@ -1,11 +1,12 @@
 """``autolax.loop_options(...)`` opening a loop body becomes a fact about the loop.
 
-    while err > tol:                                    while err > tol:
+    while err > tol:                                    while err > tol:  # options: max_steps=4096
         autolax.loop_options(max_steps=4096)     ->         x, err = step(x)
-        x, err = step(x)                                (the loop's descriptor: max_steps: 4096)
+        x, err = step(x)
 
-The call is a no-op in plain Python. The options travel in the loop's ``at='...'``
-descriptor (see ``autolax.sites``), so the CLI's output keeps them too.
+The call is a no-op in plain Python. The options are kept on the loop (``anno.LOOP_OPTIONS``,
+shown as a comment here and in ``EXAMPLES``) and travel in its ``at='...'`` descriptor
+(``max_steps: 4096``, see ``autolax.sites``), so the CLI's output keeps them too.
 """
 
 from __future__ import annotations

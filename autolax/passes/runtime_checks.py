@@ -2,10 +2,15 @@
 
     def f(x, items):                        def f(x, items):
         if x.sum() > 0:                         with ops.runtime_checks():
-            raise ValueError('positive')   ->       def if_true(): ...
-        return items[-1]                            ...
+            raise ValueError('positive')   ->       def if_true():
+        return items[-1]                                raise ops.raising(ValueError('positive'))
+                                                    def if_false():
+                                                        pass
                                                     ops.cond(x.sum() > 0, if_true, if_false, at='2')
                                                     return items[-1]
+
+(the left side as written; the passes before this one made the ``if`` what it wraps, as in
+``EXAMPLES``).
 
 Under ``jax.jit`` the ``raise`` is checked when the program runs, after tracing. If tracing
 then stops at an error of the user's code (``items[-1]`` of an empty list), Python would
