@@ -3,14 +3,17 @@ what it emits (Pythran's ``test_doc.py``, LibCST's ``assertCodemod``).
 
 Each pass module in ``pipeline.PASSES`` carries ``EXAMPLES``: ``(before, after)`` or
 ``(before, after, first)`` -- the source of a small function, what the pass makes of it, and
-the names of the passes that run before it in the example (what the pass reads from them:
-``anno.CAUGHT_BY``, lowered jumps). The test runs those passes and then the pass alone on
-``before``, as ``pipeline.convert_node`` runs them, and compares the printed result (as
-``Converted.source`` prints it) with ``after``. A pass that refuses the function: ``after``
-is the error, ``"<ExceptionClass>: <message>"``.
+the names of the passes that run before it in the example (those whose work it reads:
+``anno.CAUGHT_BY``, lowered jumps). The test runs those passes and then the pass on
+``before``, with a ``Context`` made as ``pipeline.convert_node`` makes it, and compares the
+result printed as ``Converted.source`` prints it with ``after``. What a pass attaches to a
+loop rather than writes in the tree (``anno.EXTRA_TEST``, ``ITEM_TEST``, ``LOOP_OPTIONS``) is
+printed as a comment on the loop's line. A pass that refuses the function: ``after`` is
+autolax's error, ``"<class>: <message>"``. Each example must also have what the pass
+``NEEDS``, or the pipeline would skip the pass on it.
 
 Each pass also declares when it runs: ``NEEDS`` (the features of ``pipeline.features``
-that make it run; absent: always) and ``AFTER`` (the passes whose annotations it reads),
+that make it run; ``None``: always) and ``AFTER`` (the passes whose annotations it reads),
 which ``PASSES``' order must satisfy.
 """
 
@@ -30,6 +33,7 @@ import pytest
 import autolax
 from autolax import pipeline
 from autolax.analysis import activity
+from autolax.errors import AutolaxError
 from autolax.transpile import anno, syntax
 from autolax.transpile.context import Context
 from autolax.transpile.naming import Namer
@@ -39,16 +43,20 @@ FILENAME = "example.py"
 # the closure: the examples' ``def``s are methods' (``__class__``, for ``super()``).
 GLOBALS = {"jax": jax, "jnp": jnp, "np": np, "autolax": autolax, "logging": logging, "math": math}
 CLOSURE = {"__class__": object}
-BY_NAME = {rewrite.__name__.rsplit(".", 1)[-1]: rewrite for rewrite in pipeline.PASSES}
 
 
 def _name(rewrite: types.ModuleType) -> str:
     return rewrite.__name__.rsplit(".", 1)[-1]
 
 
-def run_example(rewrite: types.ModuleType, before: str, first=()) -> str:
+BY_NAME = {_name(rewrite): rewrite for rewrite in pipeline.PASSES}
+
+
+def run_example(rewrite: types.ModuleType, before: str, first=(), *, reached: list | None = None) -> str:
     """``before`` (a function's source) through the passes named in ``first`` and then
-    ``rewrite``, printed; or the error raised, as ``"<class>: <message>"``."""
+    ``rewrite``, printed; or autolax's error, as ``"<class>: <message>"``. ``reached``: gets
+    whether the pipeline would run ``rewrite`` on what the passes in ``first`` leave (its
+    ``NEEDS``)."""
     source = textwrap.dedent(before)
     node = syntax.parse(source).body[0]
     namer = Namer(node)
@@ -57,9 +65,15 @@ def run_example(rewrite: types.ModuleType, before: str, first=()) -> str:
                   globals=dict(GLOBALS), closure=dict(CLOSURE))
     try:
         with activity.caching(walrus="NamedExpr" in pipeline.features(node)):
-            for step in [BY_NAME[n] for n in first] + [rewrite]:
+            for step in [BY_NAME[n] for n in first]:
                 node = step.transform(node, ctx)
-    except Exception as e:  # the example shows the error
+            if reached is not None:
+                present = pipeline.features(node)
+                if any(BY_NAME[n] in pipeline._LOWERS_JUMPS for n in first):
+                    present.add("lowered")
+                reached.append(rewrite.NEEDS is None or bool(rewrite.NEEDS & present))
+            node = rewrite.transform(node, ctx)
+    except AutolaxError as e:  # the example shows the error
         return f"{type(e).__name__}: {e}\n"
     text = pipeline.format_source(ast.unparse(syntax.to_ast(node, fix_locations=True)))
     return _with_loop_annotations(text, node)
@@ -103,7 +117,9 @@ def _examples():
 
 @pytest.mark.parametrize("rewrite, before, after, first", list(_examples()))
 def test_example(rewrite, before, after, first):
-    assert run_example(rewrite, before, first) == textwrap.dedent(after)
+    reached = []
+    assert run_example(rewrite, before, first, reached=reached) == textwrap.dedent(after)
+    assert reached == [True], f"the pipeline skips {_name(rewrite)} on this function: it has none of its NEEDS"
 
 
 @pytest.mark.parametrize("rewrite", pipeline.PASSES, ids=_name)
@@ -112,10 +128,11 @@ def test_every_pass_has_examples(rewrite):
     assert 1 <= len(examples), f"{rewrite.__name__}: add EXAMPLES (before, after) of its main rewrites"
     for example in examples:
         assert len(example) in (2, 3), example
-        for name in example[2] if len(example) == 3 else ():
+        first = example[2] if len(example) == 3 else ()
+        for name in first:
             assert name in BY_NAME, f"{rewrite.__name__}: an example runs {name!r} first, which is not a pass"
-            assert pipeline.PASSES.index(BY_NAME[name]) < pipeline.PASSES.index(rewrite), (
-                f"{rewrite.__name__}: an example runs {name!r} first, which the pipeline runs after it")
+        order = [pipeline.PASSES.index(BY_NAME[name]) for name in first] + [pipeline.PASSES.index(rewrite)]
+        assert order == sorted(set(order)), f"{rewrite.__name__}: an example runs {first} first, out of the pipeline's order"
 
 
 @pytest.mark.parametrize("rewrite", pipeline.PASSES, ids=_name)
