@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from autolax.analysis.activity import MUTATING_METHODS, local_names, mutation_root, writes
 from autolax.transpile import syntax
+from autolax.transpile.blocks import map_blocks
 
 # Runs where the function changes something in place, or deletes (``pipeline.features``).
 NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "mutating_call", "Delete"})
@@ -132,14 +133,7 @@ class _Function:
             inherited = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
         else:
             inherited = aliases
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(stmt, field, None)
-            if isinstance(block, list) and block:
-                setattr(stmt, field, self.block(block, inherited))
-        for handler in getattr(stmt, "handlers", None) or ():
-            handler.body = self.block(handler.body, inherited)
-        for case in getattr(stmt, "cases", None) or ():
-            case.body = self.block(case.body, inherited)
+        map_blocks(stmt, lambda block: self.block(block, inherited))
 
 
 def transform(fn_node, ctx):

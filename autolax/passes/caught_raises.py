@@ -40,6 +40,7 @@ import builtins
 
 from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
+from autolax.transpile.blocks import StatementRewriter
 from autolax.transpile.jumps import BlockLowering, add_loop_test, flag_assign
 
 # Runs where there is a ``try`` (``pipeline.features``).
@@ -157,33 +158,20 @@ def _names_used(fn_node) -> set:
     return {n.id for n in syntax.walk(fn_node) if isinstance(n, syntax.Name) and id(n) not in bound_by_handlers}
 
 
-class _Transformer:
+class _Transformer(StatementRewriter):
     def __init__(self, fn_node, ctx):
         self.ctx = ctx
         self.ops = ctx.ops
         self.local = local_names(fn_node)
         self.used = _names_used(fn_node)
 
-    def block(self, stmts):
-        out = []
-        for stmt in stmts:
-            out.extend(self.stmt(stmt))
-        return out
+    def function(self, node):
+        self.local, outer = local_names(node), self.local
+        node.body = self.block(node.body)
+        self.local = outer
+        return node
 
-    def stmt(self, node):
-        if isinstance(node, syntax.FunctionDef):
-            self.local, outer = local_names(node), self.local
-            node.body = self.block(node.body)
-            self.local = outer
-            return [node]
-        if isinstance(node, _SCOPES):
-            return [node]
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], syntax.stmt):
-                setattr(node, field, self.block(block))
-        for handler in getattr(node, "handlers", None) or ():
-            handler.body = self.block(handler.body)
+    def rewrite(self, node):
         if isinstance(node, syntax.Try):  # inner ones first: a handler's copy may raise to this one
             return self.lower(node)
         return [node]

@@ -26,6 +26,7 @@ the program's exception).
 from __future__ import annotations
 
 from autolax.transpile import syntax
+from autolax.transpile.blocks import StatementRewriter
 from autolax.transpile.jumps import jump_in_finally, leaves_in_flight
 
 # Runs where there is a ``try`` (``pipeline.features``).
@@ -64,39 +65,18 @@ EXAMPLES = (
     ),
 )
 
-_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
-
-class _Rewrite:
+class _Rewrite(StatementRewriter):
     def __init__(self, ctx):
         self.ctx = ctx
 
-    def block(self, stmts):
-        out = []
-        for stmt in stmts:
-            out.extend(self.stmt(stmt))
-        return out
-
-    def stmt(self, node):
-        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
-            node.body = self.block(node.body)
-            return [node]
-        if isinstance(node, _SCOPES):
-            return [node]
-        for field in syntax.BLOCK_FIELDS:
-            block = getattr(node, field, None)
-            if block.__class__ is list and block:
-                if isinstance(block[0], syntax.stmt):
-                    setattr(node, field, self.block(block))
-                else:
-                    for child in block:  # handlers, match cases
-                        child.body = self.block(child.body)
+    def rewrite(self, node):
         if (isinstance(node, syntax.Try) and node.finalbody and jump_in_finally(node.finalbody) is not None
                 and not leaves_in_flight(node)):
-            return self.rewrite(node)
+            return self.lower(node)
         return [node]
 
-    def rewrite(self, node):
+    def lower(self, node):
         ops = self.ctx.ops
         held = self.ctx.namer.new("in_flight")
         body = node.body
