@@ -22,6 +22,8 @@ Grammar (clauses separated by ``;``)::
                   leaves one unbound on a path that jumped takes the other side's type);
 ``reads: ...``    lists a loop appends to and also reads: ``out[0]`` (only constant
                   indices up to 0), ``seen`` (any other read);
+``inserts: NAMES``  lists a loop body may grow elsewhere than at their end
+                  (``lst.insert(0, v)``, a slice assignment): never collected as appends;
 ``max_steps: N``  the loop's bound from ``autolax.loop_options(max_steps=N)``;
 ``maybe: NAMES``  a loop's carried names its body may read before binding them
                   (``ops.assigned``): first assigned in the loop, they are carried with the
@@ -35,13 +37,17 @@ Grammar (clauses separated by ``;``)::
 ``test: after NAME``  the same, with the test run after each iteration on the state it
                   leaves (``if c: break`` at the end of the body): ``loop_test(*state)`` is
                   ``c``, true to stop;
+``index: NAME``   a ``for i in range(...)`` without exits whose body does not assign
+                  ``i``: after a loop over a static range, ``i`` is the range's last item;
 ``after: KIND N``  an ``if`` one of whose branches holds statements that the jump
                   ``KIND`` (``break``, ``continue``, ``return``) at line N skips, among them
                   a list append (for the error when that list's length would depend on
                   data).
 
-This module is shared by the front end (which writes descriptors) and the runtime (which
-reads them); it imports nothing else of autolax.
+The record behind the text is ``Facts``: the front end builds one and writes ``facts.text()``;
+the runtime reads ``Facts.parse(text)`` (through ``site``). Both directions come from one
+clause table (``_CLAUSES``), so adding a fact is one row and one field. This module is shared
+by the front end and the runtime; it imports nothing else of autolax.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ import functools
 import linecache
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 RETURN_VALUE = "the return value"
 
@@ -138,80 +144,110 @@ class Site:
         return f"{noun} at {self.where}"
 
 
-def format_spec(lineno: int, *, filename: str | None = None, outputs=None, return_value=None,
-                always_bound=(), reads_appended=None, inserts=(), max_steps=None, item_test=None, read_unbound=(),
-                test_after=False, index_target=None, after_jump=None) -> str:
-    """The ``at='...'`` literal for a statement (the inverse of ``parse_spec``)."""
-    head = f"{filename}:{lineno}" if filename else str(lineno)
-    if outputs is not None and len(outputs):
-        head += " -> " + ", ".join(outputs)
-    clauses = [head]
-    if return_value:
-        clauses.append(f"return: {return_value}")
-    if always_bound:
-        clauses.append("bound: " + ", ".join(always_bound))
-    if reads_appended:
-        reads = [name if k is None else f"{name}[{k}]" for name, k in reads_appended.items()]
-        clauses.append("reads: " + ", ".join(reads))
-    if inserts:
-        clauses.append("inserts: " + ", ".join(inserts))
-    if max_steps is not None:
-        clauses.append(f"max_steps: {max_steps}")
-    if read_unbound:
-        clauses.append("maybe: " + ", ".join(read_unbound))
-    if item_test is not None:
-        clauses.append(f"test: after {item_test}" if test_after else f"test: {item_test}")
-    if index_target is not None:
-        clauses.append(f"index: {index_target}")
-    if after_jump is not None:
-        clauses.append(f"after: {after_jump[0]} {after_jump[1]}")
-    return "; ".join(clauses)
+def _names(text: str) -> tuple:
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def _reads_text(reads: dict) -> str:
+    return ", ".join(name if k is None else f"{name}[{k}]" for name, k in reads.items())
+
+
+def _reads_parse(text: str) -> dict:
+    out = {}
+    for item in _names(text):
+        name, _, index = item.partition("[")
+        out[name] = int(index.rstrip("]")) if index else None
+    return out
+
+
+def _test_text(facts) -> str:
+    return f"after {facts.item_test}" if facts.test_after else facts.item_test
+
+
+def _test_parse(text: str) -> dict:
+    after, _, name = text.strip().rpartition(" ")
+    return {"item_test": name, "test_after": after == "after"}
+
+
+def _after_parse(text: str) -> tuple:
+    kind, _, line = text.strip().partition(" ")
+    return kind, int(line)
+
+
+# One row per clause of the descriptor, in the order they are written: (key, the field of
+# ``Facts`` it says, whether the statement has it, its text, the fields read back from the
+# text). Adding a fact is one row here and one field of ``Facts``.
+_CLAUSES = (
+    ("return", "return_value", lambda f: f.return_value, lambda f: f.return_value,
+     lambda s: {"return_value": _names(s)[0]}),
+    ("bound", "always_bound", lambda f: f.always_bound, lambda f: ", ".join(f.always_bound),
+     lambda s: {"always_bound": _names(s)}),
+    ("reads", "reads_appended", lambda f: f.reads_appended, lambda f: _reads_text(f.reads_appended),
+     lambda s: {"reads_appended": _reads_parse(s)}),
+    ("inserts", "inserts", lambda f: f.inserts, lambda f: ", ".join(f.inserts), lambda s: {"inserts": _names(s)}),
+    ("max_steps", "max_steps", lambda f: f.max_steps is not None, lambda f: str(f.max_steps),
+     lambda s: {"max_steps": int(s)}),
+    ("maybe", "read_unbound", lambda f: f.read_unbound, lambda f: ", ".join(f.read_unbound),
+     lambda s: {"read_unbound": _names(s)}),
+    ("test", "item_test", lambda f: f.item_test is not None, _test_text, _test_parse),
+    ("index", "index_target", lambda f: f.index_target is not None, lambda f: f.index_target,
+     lambda s: {"index_target": s.strip()}),
+    ("after", "after_jump", lambda f: f.after_jump is not None, lambda f: f"{f.after_jump[0]} {f.after_jump[1]}",
+     lambda s: {"after_jump": _after_parse(s)}),
+    ("cell", "cells", lambda f: f.cells, lambda f: ", ".join(f"{p}={n}" for p, n in f.cells),
+     lambda s: {"cells": tuple(tuple(item.split("=", 1)) for item in _names(s))}),
+)
+_CLAUSE = {row[0]: row for row in _CLAUSES}
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The facts of one statement that the front end writes into converted code and the
+    runtime reads back: the record behind the ``at='...'`` descriptor (the grammar above).
+    ``Facts.parse(facts.text()) == facts`` for every record (``tests/test_sites.py``)."""
+
+    lineno: int
+    filename: str | None = None  # None: the file the code is compiled from
+    outputs: tuple = ()  # an ``if``'s outputs, in order (written after ``->``)
+    return_value: str | None = None  # ``return:``
+    always_bound: tuple = ()  # ``bound:``
+    reads_appended: dict = field(default_factory=dict)  # ``reads:`` name -> constant index or None
+    inserts: tuple = ()  # ``inserts:``
+    max_steps: int | None = None  # ``max_steps:``
+    read_unbound: tuple = ()  # ``maybe:``
+    item_test: str | None = None  # ``test:`` (the loop target's name) ...
+    test_after: bool = False  # ... ``test: after NAME``
+    index_target: str | None = None  # ``index:``
+    after_jump: tuple | None = None  # ``after:`` (jump keyword, line)
+    cells: tuple = ()  # ``cell:`` (parameter, user's name) pairs
+
+    def text(self) -> str:
+        """The descriptor: ``LINE`` or ``FILE:LINE``, ``-> OUTPUTS``, then one clause per fact."""
+        head = f"{self.filename}:{self.lineno}" if self.filename else str(self.lineno)
+        if self.outputs:
+            head += " -> " + ", ".join(self.outputs)
+        return "; ".join([head] + [f"{key}: {write(self)}" for key, _, has, write, _ in _CLAUSES if has(self)])
+
+    @classmethod
+    def parse(cls, spec: str) -> "Facts":
+        """The record a descriptor says (the inverse of ``text``)."""
+        return _parse(spec)
+
+    def with_cells(self, pairs) -> "Facts":
+        """This record with more ``cell:`` pairs."""
+        return replace(self, cells=self.cells + tuple(pairs))
 
 
 @functools.lru_cache(maxsize=1024)
-def parse_spec(spec: str):
-    """``(filename or None, lineno, outputs, roles, always_bound, reads_appended, max_steps,
-    item_test, test_after, read_unbound, cells, index_target, inserts, after_jump)``."""
+def _parse(spec: str) -> Facts:
     head, *clauses = [c.strip() for c in spec.split(";")]
     location, _, outs = head.partition("->")
-    location = location.strip()
-    filename, _, line = location.rpartition(":")
-    outputs = tuple(n.strip() for n in outs.split(",") if n.strip())
-    roles, bound, reads, max_steps, item_test, maybe = {}, frozenset(), {}, None, None, frozenset()
-    test_after = False
-    cells = {}
-    index_target = None
-    inserts = frozenset()
-    after_jump = None
+    filename, _, line = location.strip().rpartition(":")
+    fields = {"lineno": int(line), "filename": filename or None, "outputs": _names(outs)}
     for clause in clauses:
         key, _, value = clause.partition(":")
-        items = [v.strip() for v in value.split(",") if v.strip()]
-        if key == "return":
-            roles.update({n: RETURN_VALUE for n in items})
-        elif key == "bound":
-            bound = frozenset(items)
-        elif key == "reads":
-            for item in items:
-                name, _, index = item.partition("[")
-                reads[name] = int(index.rstrip("]")) if index else None
-        elif key == "max_steps":
-            max_steps = int(items[0])
-        elif key == "test":
-            after, _, name = items[0].rpartition(" ")
-            item_test, test_after = name, after == "after"
-        elif key == "maybe":
-            maybe = frozenset(items)
-        elif key == "cell":
-            cells.update(item.split("=", 1) for item in items)
-        elif key == "index":
-            index_target = items[0]
-        elif key == "inserts":
-            inserts = frozenset(items)
-        elif key == "after":
-            kind, _, jump_line = items[0].partition(" ")
-            after_jump = (kind, int(jump_line))
-    return (filename or None, int(line), outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells,
-            index_target, inserts, after_jump)
+        fields.update(_CLAUSE[key.strip()][4](value))
+    return Facts(**fields)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -219,24 +255,24 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
     function's parameters); an ``if`` takes its outputs from the spec."""
-    (filename, lineno, outputs, roles, bound, reads, max_steps, item_test, test_after, maybe, cells, index,
-     inserts, after_jump) = parse_spec(spec)
+    facts = Facts.parse(spec)
+    cells = dict(facts.cells)
     if names is not None and cells:
         names = tuple(cells.get(n, n) for n in names)
     return Site(
         kind=kind,
-        filename=resolve(filename, code_filename) if filename else code_filename,
-        lineno=lineno,
-        names=tuple(outputs if names is None else names),
-        roles=roles,
-        always_bound=bound,
-        reads_appended=reads,
-        inserts=inserts,
-        max_steps=max_steps,
-        item_test=item_test,
-        test_after=test_after,
-        read_unbound=maybe,
-        index_target=index,
+        filename=resolve(facts.filename, code_filename) if facts.filename else code_filename,
+        lineno=facts.lineno,
+        names=tuple(facts.outputs if names is None else names),
+        roles={facts.return_value: RETURN_VALUE} if facts.return_value else {},
+        always_bound=frozenset(facts.always_bound),
+        reads_appended=dict(facts.reads_appended),
+        inserts=frozenset(facts.inserts),
+        max_steps=facts.max_steps,
+        item_test=facts.item_test,
+        test_after=facts.test_after,
+        read_unbound=frozenset(facts.read_unbound),
+        index_target=facts.index_target,
         cells=cells,
-        after_jump=after_jump,
+        after_jump=facts.after_jump,
     )

@@ -108,10 +108,10 @@ def snapshot(*, gast_conversions: bool = False) -> dict:
     import warnings
 
     from autolax.sourcegen import Options
-    from autolax.transpile import syntax
+    from autolax.transpile import conversions
 
     if gast_conversions:
-        syntax._FAST = False
+        conversions.FAST = False
     out = {"python": python_minor(), "functions": {}, "files": {}, "fuzz": {}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -453,23 +453,23 @@ class _FunctionConverter:
              test_after=False, index_target=None, inserts=(), after_jump=None):
         """The ``at='...'`` descriptor of a statement (see ``autolax.sites``): ``names`` are its
         carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
-        text = sites.format_spec(
+        facts = sites.Facts(
             node.lineno,
             filename=self.ctx.spec_filename,
-            outputs=names if outputs else None,
+            outputs=tuple(names) if outputs else (),
             return_value=next((n for n in names if n in self.ctx.return_values), None),
             # Only names that may be unbound when the statement starts need the fact.
-            always_bound=[n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]],
-            reads_appended=reads_appended,
-            inserts=inserts,
+            always_bound=tuple(n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]),
+            reads_appended=reads_appended or {},
+            inserts=tuple(inserts),
             max_steps=(anno.get(node, anno.LOOP_OPTIONS) or {}).get("max_steps"),
             item_test=item_test,
             test_after=test_after,
-            read_unbound=read_unbound,
+            read_unbound=tuple(read_unbound),
             index_target=index_target,
             after_jump=after_jump,
         )
-        return syntax.constant(text)
+        return syntax.constant(facts.text())
 
     def appends_after_jump(self, node, outputs):
         """``(keyword, line)`` of the jump whose skipped statements are a branch of the ``if``
@@ -872,10 +872,11 @@ def _name_cells(stmts, branches=False):
             if (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Name)
                     and stmt.value.id in syntax.param_names(body.args) and isinstance(stmt.targets[0], syntax.Name)
                     and any(isinstance(d, syntax.Nonlocal) and stmt.targets[0].id in d.names for d in body.body)):
-                renames.append(f"{stmt.value.id}={stmt.targets[0].id}")
+                renames.append((stmt.value.id, stmt.targets[0].id))
     at = next((k for k in call.keywords if k.arg == "at"), None)
     if renames and at is not None and isinstance(at.value, syntax.Constant):
-        at.value = syntax.copy_location(syntax.constant(at.value.value + "; cell: " + ", ".join(renames)), at.value)
+        facts = sites.Facts.parse(at.value.value).with_cells(renames)
+        at.value = syntax.copy_location(syntax.constant(facts.text()), at.value)
 
 
 def transform(fn_node, ctx):

@@ -1,0 +1,87 @@
+"""The statement record behind the ``at='...'`` descriptor (``autolax.sites.Facts``): the text
+is generated from the record and parsed back into it by one clause table."""
+
+import itertools
+import pathlib
+import re
+
+import pytest
+
+from autolax import sites
+from autolax.sites import Facts
+
+TESTS = pathlib.Path(__file__).resolve().parent
+
+VALUES = {
+    "filename": (None, "model.py", "../pkg/m.py"),
+    "outputs": ((), ("n",), ("retval", "y")),
+    "return_value": (None, "retval"),
+    "always_bound": ((), ("y",), ("a", "b")),
+    "reads_appended": ({}, {"out": 0}, {"out": 0, "seen": None}),
+    "inserts": ((), ("lst",)),
+    "max_steps": (None, 4096),
+    "read_unbound": ((), ("last",)),
+    "item_test": (None, "k"),
+    "test_after": (False, True),
+    "index_target": (None, "i"),
+    "after_jump": (None, ("break", 12)),
+    "cells": ((), (("out_1", "out"),), (("a_1", "a"), ("a_1", "a"))),
+}
+
+
+def _records():
+    """Every value of each field, with the other fields at their first value, and a few
+    records with every field set."""
+    for name, values in VALUES.items():
+        for value in values[1:]:
+            if name == "test_after" and value:
+                yield Facts(7, item_test="x", test_after=True)
+            else:
+                yield Facts(7, **{name: value})
+    for combo in itertools.islice(itertools.product(*(v[-1:] for v in VALUES.values())), 1):
+        yield Facts(9, **dict(zip(VALUES, combo)))
+
+
+@pytest.mark.parametrize("facts", list(_records()), ids=lambda f: f.text())
+def test_every_record_round_trips(facts):
+    assert Facts.parse(facts.text()) == facts
+
+
+def test_the_text_of_a_plain_statement_is_its_line():
+    assert Facts(6).text() == "6"
+    assert Facts(6, filename="model.py").text() == "model.py:6"
+    assert Facts(7, outputs=("n",)).text() == "7 -> n"
+
+
+def test_clauses_are_written_in_the_table_s_order():
+    facts = Facts(9, outputs=("retval", "y"), return_value="retval", always_bound=("y",),
+                  reads_appended={"out": 0, "seen": None})
+    assert facts.text() == "9 -> retval, y; return: retval; bound: y; reads: out[0], seen"
+
+
+def _emitted_descriptors():
+    """The descriptors in the emitted code the golden tests pin."""
+    found = set()
+    for name in ("test_golden.py", "test_sourcegen_golden.py"):
+        found.update(re.findall(r"at='([^']*)'", (TESTS / name).read_text()))
+    return sorted(found)
+
+
+def test_the_golden_descriptors_round_trip():
+    descriptors = _emitted_descriptors()
+    assert len(descriptors) > 20  # the goldens hold many; the test is not vacuous
+    for text in descriptors:
+        assert Facts.parse(text).text() == text
+
+
+def test_every_clause_is_in_the_grammar():
+    doc = sites.__doc__
+    for key, *_ in sites._CLAUSES:
+        assert f"``{key}:" in doc, f"the clause {key!r} is missing from autolax/sites.py's grammar"
+
+
+def test_a_site_reads_the_record():
+    site = sites.site("for", "m.py:4; max_steps: 100; test: after k; cell: out_1=out", "/tmp/x.py",
+                      ("out_1", "k"))
+    assert (site.lineno, site.max_steps, site.item_test, site.test_after) == (4, 100, "k", True)
+    assert site.names == ("out", "k") and site.cells == {"out_1": "out"}
