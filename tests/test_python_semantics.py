@@ -1259,6 +1259,27 @@ def test_match_on_a_traced_subject(x, tmp_path):
     check_all_paths(match_traced, x, tmp_dir=tmp_path)
 
 
+def match_in_a_case(k, j):
+    match k > 0:
+        case True:
+            match j > 0:
+                case True:
+                    return k + j
+                case _:
+                    while (y := j * 2) > -10:
+                        j = y - 1.0
+                    return j
+        case _:
+            return -k
+
+
+@pytest.mark.parametrize("k, j", [(1.0, 2.0), (1.0, -2.0), (-1.0, 2.0)])
+def test_match_and_walrus_loop_inside_a_case(k, j, tmp_path):
+    # Before: the desugaring did not look inside `case` bodies, so the inner `match` ran as
+    # Python on a traced subject (TracedValueError).
+    check_all_paths(match_in_a_case, k, j, tmp_dir=tmp_path)
+
+
 def walrus_test(x):
     while (y := x * 2) < 10:
         x = y

@@ -131,6 +131,8 @@ class _Desugar:
                 setattr(node, field, self.block(block))
         for handler in getattr(node, "handlers", None) or []:
             handler.body = self.block(handler.body)
+        for case in getattr(node, "cases", None) or []:  # a `match` or `while (y := ...)` inside a case
+            case.body = self.block(case.body)
         if isinstance(node, syntax.Match):
             return self.match(node)
         if isinstance(node, syntax.While) and any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(node.test)):
