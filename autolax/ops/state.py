@@ -13,6 +13,7 @@ error that names the variable, the statement and both types.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import linecache
 import sys
@@ -495,6 +496,35 @@ def _error(code, site, name, first=None, second=None, **fields):
                        first=first, second=second, **fields)
 
 
+# While a branch of a staged ``if`` is traced (``control.staged_cond``): a list that a join
+# inside it appends to when it gives the function's return value ``None`` from a path that
+# returned ``None`` joined with one that has not returned yet. The branch's ``None`` is then
+# not the value it returns on every run (``control.returns_none``).
+_UNSURE_NONE: contextvars.ContextVar = contextvars.ContextVar("autolax_unsure_none", default=None)
+
+
+@contextlib.contextmanager
+def watching_none_returns():
+    """Collects (in the list it yields) the joins of ``_UNSURE_NONE`` made while the block runs."""
+    marks: list = []
+    token = _UNSURE_NONE.set(marks)
+    try:
+        yield marks
+    finally:
+        _UNSURE_NONE.reset(token)
+
+
+def is_none_spec(spec: VarSpec) -> bool:
+    """Is ``spec`` the spec of ``None``?"""
+    return not spec.leaves and not spec.is_undefined and spec.treedef == jax.tree_util.tree_structure(None)
+
+
+def _note_unsure_none(site, name: str, spec: VarSpec) -> None:
+    marks = _UNSURE_NONE.get()
+    if marks is not None and is_none_spec(spec) and site is not None and getattr(site, "roles", {}).get(name) == sites.RETURN_VALUE:
+        marks.append(name)
+
+
 def join_branches(true_state: State, false_state: State, site) -> State:
     """The output type of a staged ``if``: both branches' outputs, reconciled."""
     __tracebackhide__ = True
@@ -509,6 +539,7 @@ def join_branches(true_state: State, false_state: State, site) -> State:
             # before every read, so the unbound side is a path that jumped (`return`, `break`,
             # `continue`) and never reads it: the type is the other side's.
             if undefined.is_pending or a.name in site.always_bound:
+                _note_unsure_none(site, a.name, defined)
                 specs.append(defined)
                 continue
             # Python raises UnboundLocalError at a later read only when the other branch ran:
@@ -545,6 +576,7 @@ def join_iterations(before: State, after: State, site) -> State:
                 # The body may read it before binding it (`ops.assigned`): carry the flag, so
                 # a later iteration's read knows whether an earlier one bound it.
                 b = b.maybe_bound()
+            _note_unsure_none(site, a.name, b)
             specs.append(b if not b.is_undefined else a)
             continue
         if b.is_undefined:
