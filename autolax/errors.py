@@ -358,6 +358,16 @@ MESSAGES = {
         "give {what} its final structure before the loop.",
         "#when-autolax-says-no",
     ),
+    "loop-target-object": Message(
+        StateMismatchError,
+        "{what}, the target of {stmt}, is read after the loop, but the loop stops at a traced condition and "
+        "its items are not arrays or numbers ({first}, then {second}):\n    {source}\n"
+        "Which item the target holds after the loop depends on data, and only arrays and numbers can be "
+        "selected by data.",
+        "read {what} inside the loop body only; what the code after the loop needs of it, compute in the body "
+        "as an array or a number (`n = len({name})`) and read that after the loop.",
+        "#when-autolax-says-no",
+    ),
     "loop-none": Message(
         StateMismatchError,
         "{what} is {first} before the loop and {second} after one iteration of {stmt}\n    {source}\n"

@@ -75,6 +75,59 @@ class Undefined:
         self._fail()
 
 
+class Unselected:
+    """The value of a loop's target after a loop that a traced condition stopped, where the
+    items are objects that cannot be selected by data (``for r in (up, reversed(up)):``,
+    ranges): which item Python leaves in it depends on the running program. Any use of it
+    raises autolax's ``loop-target-object`` error (a ``StateMismatchError``) naming the
+    variable and the loop; a program that does not read it after the loop runs as Python's."""
+
+    __slots__ = ("name", "error")
+
+    def __init__(self, name: str, error):
+        self.name = name
+        self.error = error
+
+    def __repr__(self):
+        return f"<unselected '{self.name}'>"
+
+    def _fail(self, *args, **kwargs):
+        __tracebackhide__ = True
+        raise self.error
+
+    __bool__ = __len__ = __iter__ = __getitem__ = __call__ = __index__ = __reversed__ = _fail
+    __int__ = __float__ = __array__ = __jax_array__ = __contains__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = _fail
+    __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = __gt__ = _fail
+    __ge__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __invert__ = _fail
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._fail()
+
+
+def select_target(stopped, target, item, site):
+    """The loop target after an iteration whose item is ``item``, where a traced ``stopped``
+    says whether the loop had stopped before it (then Python's target is ``target``, the
+    item it stopped at): selected leaf by leaf for arrays and numbers; the same object
+    whichever runs; otherwise ``Unselected``."""
+    if target is item:
+        return item
+    leaves, treedef = jax.tree_util.tree_flatten(item)
+    old_leaves, old_treedef = jax.tree_util.tree_flatten(target, is_leaf=_is_leaf)
+    if (treedef == old_treedef and all(is_dynamic(v) for v in leaves + old_leaves)
+            and all(jnp.shape(a) == jnp.shape(b) for a, b in zip(leaves, old_leaves))):
+        return jax.tree_util.tree_unflatten(treedef, [
+            jnp.where(stopped, b, jnp.asarray(a, jnp.result_type(b))) for a, b in zip(leaves, old_leaves)])
+    if isinstance(target, Unselected):
+        return target
+    name = site.item_test
+    first, second = (var_spec(name, v).describe() if not isinstance(v, Undefined) else "unbound" for v in (target, item))
+    return Unselected(name, _error("loop-target-object", site, name, first, second))
+
+
 class MaybeBound:
     """A variable a staged loop may or may not have assigned: its value (zeros if not), and
     ``assigned``, a traced boolean. ``ops.assigned(x)`` -- emitted at every read Python might
