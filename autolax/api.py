@@ -362,6 +362,27 @@ def _delegated(jitted) -> tuple:
         ("__annotations__",) if "__annotations__" in own else ())
 
 
+def _delegate(jitted, name: str):
+    """``getattr(jitted, name)``, as an attribute its ``Jitted`` may keep. A method of a C++
+    type (``jax.jit``'s ``_cache_size``, ``_clear_cache``: nanobind's bound methods) is an
+    object Python's cycle collector does not see into: kept in the ``Jitted``'s ``__dict__``,
+    its reference to ``jitted`` would keep the cycle ``Jitted`` -> ``jitted`` -> the user's
+    function -> its module's namespace -> ``Jitted`` alive forever (a notebook cell
+    redefining an ``@autolax.jit`` function kept every definition, issue 43 item 4). It is
+    kept as a Python bound method instead, which the collector sees through."""
+    value = getattr(jitted, name)
+    if getattr(value, "__self__", None) is jitted and not gc.is_tracked(value):
+        unbound = getattr(type(jitted), name, None)
+        if unbound is not None:
+            return types.MethodType(unbound, jitted)
+
+        def method(*args, **kwargs):
+            return getattr(jitted, name)(*args, **kwargs)
+
+        return method
+    return value
+
+
 def _delegable(name: str) -> bool:
     return not name.startswith("__") and not hasattr(Jitted, name)
 
@@ -382,7 +403,7 @@ class Jitted:
         # The jax.jit object's other attributes, as attributes of this object (no
         # ``__getattr__``: it would slow every attribute read of ``__call__``).
         for name in _delegated(jitted):
-            setattr(self, name, getattr(jitted, name))
+            setattr(self, name, _delegate(jitted, name))
         self._jitted = jitted
         self._python = python  # the converted function, run as Python (see ``_python_error``)
         # (on_one_device) -> the jax.jit object a call runs: it returns the program's checks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import types
@@ -164,6 +165,14 @@ def trace_check(fn, *args, **kwargs) -> TraceReport:
 
     def traced(*a, **k):  # a fresh function: jax.jit's trace cache cannot skip the Python
         return converted(*a, **k)
+
+    # The function's own signature: jax.jit finds the position of each of ``static_argnames``
+    # (and the name of each of ``static_argnums``) from it, so an argument named static is
+    # static whether it is passed by position or by keyword, as for the jitted function.
+    try:
+        traced.__signature__ = inspect.signature(converted)
+    except (TypeError, ValueError):  # a callable without a signature Python can read
+        pass
 
     recorder = recording.Recorder()
     with recording.recording(recorder):

@@ -203,7 +203,20 @@ class StagedEffectError(AutolaxError):
 
 class RuntimeCheckError(AutolaxError, RuntimeError):
     """A condition that autolax checks when the program runs failed, and it has no exception
-    of the user's to raise: a loop with ``max_steps`` ran longer while differentiated.
+    of the user's to raise: a loop with ``max_steps`` ran longer while differentiated; a run
+    took a path on which Python's function returns ``None`` while its other paths return a
+    value (a compiled program returns one structure: it returns the value, and the runs that
+    take the ``None`` path raise this, after what Python prints on it)::
+
+        def f(x):
+            for i in range(30):
+                x = x * 0.5
+                if x < 1e-3:
+                    return x, i
+            print("did not converge")   # f(1e12): RuntimeCheckError; f(1.0): (x, i)
+
+    Fix: return one structure on every path (the result and a flag), or ``raise`` where the
+    method fails; call the function without ``jit`` where ``None`` is wanted.
 
     (A ``raise`` or ``assert`` under a traced condition raises the user's own exception when
     called through ``autolax.jit``; under plain ``jax.jit`` every failed check surfaces as
@@ -343,6 +356,16 @@ MESSAGES = {
         "{what} is {first} before the loop and {second} after one iteration of {stmt}\n    {source}\n"
         "A staged loop carries each variable with one structure for every iteration.",
         "give {what} its final structure before the loop.",
+        "#when-autolax-says-no",
+    ),
+    "loop-target-object": Message(
+        StateMismatchError,
+        "{what}, the target of {stmt}, is read after the loop, but the loop stops at a traced condition and "
+        "its items are not arrays or numbers ({first}, then {second}):\n    {source}\n"
+        "Which item the target holds after the loop depends on data, and only arrays and numbers can be "
+        "selected by data.",
+        "read {what} inside the loop body only; what the code after the loop needs of it, compute in the body "
+        "as an array or a number (`n = len({name})`) and read that after the loop.",
         "#when-autolax-says-no",
     ),
     "loop-none": Message(
@@ -571,6 +594,17 @@ MESSAGES = {
         "Why '{name}' was not converted: {why}",
         "rewrite '{name}' as the reason above says, so that autolax converts it; or {fix}",
         "#the-rules-semantics",
+    ),
+    "returns-none": Message(
+        RuntimeCheckError,
+        "'{function}' returned None on this run: the program took the `{side}` branch of {stmt}\n    {source}\n"
+        "on which Python's function returns None, while on the other path it returns {value}. The condition "
+        "is traced and a compiled program returns one structure: it was compiled to return the value, and "
+        "raises this error on the runs that take the None path (after what that path prints).",
+        "return a value of one structure on every path (for example the result and a flag: "
+        "`return x, converged`, or `raise` an error where the method fails), or call '{function}' without jit "
+        "where None is wanted.",
+        "#when-autolax-says-no",
     ),
     "raise-leaves-no-return": Message(
         StagedEffectError,

@@ -8,7 +8,6 @@ compared by ``==`` and hashed. Outputs may hold non-array leaves too. Needs no E
 
 from __future__ import annotations
 
-import types
 
 import jax
 import numpy as np
@@ -63,11 +62,22 @@ def combine(dynamic, static: _Static):
     return jax.tree_util.tree_unflatten(treedef, [next(it) if x is _DYNAMIC else x for x in leaves])
 
 
-def _run(static, dynamic):
-    fn, args, kwargs = combine(dynamic, static)
-    out = fn(*args, **kwargs)
-    out_dynamic, out_static = partition(out)
-    return out_dynamic, out_static
+# Stands for a ``FilterJit``'s own function in the static part of a call: the function
+# is the run's, not the compilation cache key's (see ``FilterJit.__init__``).
+_OWN_FUNCTION = object()
+
+
+def _runner(own):
+    """The function a ``FilterJit``'s ``jax.jit`` object traces, running ``own`` where the
+    static part of a call holds ``_OWN_FUNCTION``."""
+
+    def filter_jit_run(static, dynamic):
+        fn, args, kwargs = combine(dynamic, static)
+        out = (own if fn is _OWN_FUNCTION else fn)(*args, **kwargs)
+        out_dynamic, out_static = partition(out)
+        return out_dynamic, out_static
+
+    return filter_jit_run
 
 
 def _check_hashable(static: _Static):
@@ -91,12 +101,19 @@ class FilterJit:
         if donate not in self._DONATE:
             raise ValueError(f"autolax.filter_jit: donate must be one of {sorted(self._DONATE)}, got {donate!r}")
         self._fn = fn
+        # A function with no array leaves (a plain function, not a module holding arrays)
+        # is not part of each call's static part: JAX's C++ cache keeps the static
+        # arguments it compiled for, and Python's cycle collector cannot see that
+        # reference, so a function defined in a notebook cell (whose globals hold this
+        # object) would never be freed. Its run holds it instead, where the collector sees it.
+        leaves = jax.tree_util.tree_leaves(fn)
+        self._own = len(leaves) == 1 and leaves[0] is fn
         # A function object of its own: the trace cache belongs to this filter_jit object.
-        run = types.FunctionType(_run.__code__, _run.__globals__, "filter_jit_run")
+        run = _runner(fn if self._own else None)
         self._jitted = jax.jit(run, static_argnums=0, donate_argnums=self._DONATE[donate])
 
     def _split(self, args, kwargs):
-        dynamic, static = partition((self._fn, args, kwargs))
+        dynamic, static = partition((_OWN_FUNCTION if self._own else self._fn, args, kwargs))
         _check_hashable(static)
         return static, dynamic
 

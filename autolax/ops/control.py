@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import types
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -9,8 +12,17 @@ from jax import lax
 
 from autolax import errors, plan, sites
 from autolax.ops import calls, checks, report
-from autolax.ops.state import State, is_tracer, join_branches, keep_raised_state, merge_kept, write_back
-from autolax.ops.tracing import accumulations, pack, trace
+from autolax.ops.state import (
+    State,
+    is_none_spec,
+    is_tracer,
+    join_branches,
+    keep_raised_state,
+    merge_kept,
+    watching_none_returns,
+    write_back,
+)
+from autolax.ops.tracing import Traced, accumulations, pack, trace
 
 
 def predicate(pred, where: str):
@@ -83,14 +95,77 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     in_state = State.of(in_names, operands, site)
     report.count_trace(site)
     try:
-        true_traced = _trace_branch(true_fn, in_state, out_names, site, "if", caught_by)
+        with watching_none_returns() as true_unsure:
+            true_traced = _trace_branch(true_fn, in_state, out_names, site, "if", caught_by)
     except errors.AutolaxError as refusal:
         if getattr(refusal, "code", None) == "branch-fails":
             _raise_if_both_fail(refusal, lambda: _trace_branch(false_fn, in_state, out_names, site, "else", caught_by))
         raise
-    false_traced = _trace_branch(false_fn, in_state, out_names, site, "else", caught_by)
+    with watching_none_returns() as false_unsure:
+        false_traced = _trace_branch(false_fn, in_state, out_names, site, "else", caught_by)
+    true_traced, false_traced = returns_none(true_traced, false_traced, (true_unsure, false_unsure), in_state,
+                                             operands, out_names, site, getattr(true_fn, "__code__", None))
     outputs, form = cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
     return outputs, form, _kept(true_traced, false_traced)
+
+
+def returns_none(true_traced, false_traced, unsure, in_state, operands, out_names, site, code=None):
+    """The two traced branches of a staged ``if``, with a branch that returns ``None`` where
+    the other returns a value made a branch that fails when the program takes it.
+
+    Python's function returns a value or ``None`` depending on data (an iterative method
+    that prints "did not converge" and falls off the end; a ``while True:`` loop whose only
+    exit is a ``return``, whose path out of the loop Python never takes); a compiled
+    program returns one structure. The program returns the value, and a run that takes
+    the ``None`` path -- after what that path prints -- raises autolax's ``returns-none``
+    error (a check, as a ``raise`` there is). Only where the branch returns ``None`` on every
+    run that takes it: not a ``None`` the ``if`` was given (an operand), nor one a staged
+    statement inside the branch joined with a path that has not returned yet
+    (``unsure``: ``state.watching_none_returns``), whose runs may go on to return a value."""
+    __tracebackhide__ = True
+    if true_traced.raises or false_traced.raises:
+        return true_traced, false_traced
+    given = dict(zip(in_state.names, operands))
+    for k, name in enumerate(out_names):
+        if site.roles.get(name) != sites.RETURN_VALUE:
+            continue
+        a, b = true_traced.out.specs[k], false_traced.out.specs[k]
+        if is_none_spec(a) == is_none_spec(b) or a.is_undefined or b.is_undefined:
+            continue
+        side, none_traced, value_spec, marks = ("if", true_traced, b, unsure[0]) if is_none_spec(a) else (
+            "else", false_traced, a, unsure[1])
+        if marks or given.get(name, False) is None:
+            continue
+        function = _function_of(code)
+        error = errors.make("returns-none", function=function, side=side, stmt=site.what, source=site.source,
+                            value=value_spec.describe())
+
+        def failing(*dynamic, traced=none_traced):
+            __tracebackhide__ = True
+            _, _, failures = traced(dynamic, None)
+            return [checks.first([failures, checks.Failures(jnp.int32(1), (lambda: error,))]).code]
+
+        jaxpr = jax.make_jaxpr(failing)(*in_state.abstract())
+        failed = Traced(jaxpr, None, [], none_traced.makers + (lambda: error,), raises=True)
+        return (failed, false_traced) if side == "if" else (true_traced, failed)
+    return true_traced, false_traced
+
+
+def _function_of(code) -> str:
+    """The qualified name of the converted function whose code holds ``code`` (a branch
+    function it defines, perhaps inside a loop body): the outermost frame on the stack
+    whose code holds it."""
+    def holds(outer, depth=0):
+        return outer is code or (depth < 16 and any(
+            isinstance(c, types.CodeType) and holds(c, depth + 1) for c in outer.co_consts))
+
+    found = None
+    frame = sys._getframe(1)
+    while frame is not None and code is not None:
+        if frame.f_code.co_filename == code.co_filename and holds(frame.f_code):
+            found = frame.f_code
+        frame = frame.f_back
+    return found.co_qualname if found is not None else "the function"
 
 
 def _kept(true_traced, false_traced):

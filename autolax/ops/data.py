@@ -69,7 +69,7 @@ class _Ref:
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
             _check_bounds(x, i)
-            return x.at[i].set(value)
+            return x.at[i].set(_as_item_of(x, value))
         report.check_mutable(x, "assigned an item")
         try:
             x[i] = value
@@ -78,13 +78,19 @@ class _Ref:
             raise
         return x
 
-    def _update(self, op, value):
+    def _update(self, op, value, name):
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
             # x[i] = x[i] <op> v, exactly as NumPy's `x[i] += v` (no accumulation of repeated
             # indices, unlike `.at[i].add`).
             _check_bounds(x, i)
-            return x.at[i].set(op(x[i], value))
+            part = x[i]
+            new = op(part, value)
+            if jnp.ndim(part) and not _same_kind(new, x.dtype):
+                # NumPy's in-place ufunc on the selected part (a view): `ints[0:2] += 2.5`
+                # raises (its casting rule is 'same_kind'); one item is cast as `ints[0] = ...`.
+                _raise_numpys_casting_error(name, jnp.result_type(new), x.dtype)
+            return x.at[i].set(_as_item_of(x, new))
         report.check_mutable(x, "assigned an item")
         try:
             x[i] = op(x[i], value)
@@ -95,8 +101,43 @@ class _Ref:
 
     def __getattr__(self, name):
         if name in _OPS:
-            return lambda value: self._update(_OPS[name], value)
+            return lambda value: self._update(_OPS[name], value, name)
         raise AttributeError(name)
+
+
+def _as_item_of(x, value):
+    """``value`` cast to the dtype of the JAX array ``x`` it is written into, as NumPy casts
+    on item assignment (``floats32[i] = float64_value`` rounds to float32, ``ints[i] = 2.7``
+    truncates to 2, ``bools[i] = 2.5`` is True); JAX's ``.at[i].set`` warns instead
+    (``FutureWarning``: a future error). A complex value into a real array is left to JAX
+    (NumPy raises for Python's complex, drops the imaginary part of NumPy's)."""
+    if isinstance(value, (StackedList, list, tuple)):
+        return value
+    try:
+        dtype = jnp.result_type(value)
+    except TypeError:
+        return value  # not a value with a dtype: JAX's own error, or its semantics
+    if dtype == x.dtype or (jnp.issubdtype(dtype, jnp.complexfloating) and not jnp.issubdtype(x.dtype, jnp.complexfloating)):
+        return value
+    return jnp.asarray(value).astype(x.dtype)
+
+
+def _raise_numpys_casting_error(name: str, result, dtype):
+    """NumPy's own error (``UFuncTypeError``, a ``TypeError``) for the in-place ufunc
+    ``name`` whose output of dtype ``result`` cannot be cast to ``dtype``."""
+    ufunc = getattr(np, name, None)
+    if isinstance(ufunc, np.ufunc):
+        ufunc(np.zeros(1, dtype), np.zeros(1, result), out=np.zeros(1, dtype))  # raises it
+    raise TypeError(f"Cannot cast ufunc '{name}' output from dtype('{result}') to dtype('{dtype}') with casting "
+                    "rule 'same_kind'")
+
+
+def _same_kind(value, dtype) -> bool:
+    """Can NumPy cast ``value``'s dtype to ``dtype`` under its 'same_kind' rule?"""
+    try:
+        return np.can_cast(jnp.result_type(value), dtype, casting="same_kind")
+    except TypeError:
+        return True
 
 
 class _At:

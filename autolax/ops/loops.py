@@ -59,6 +59,7 @@ from autolax.ops.state import (
     is_dynamic,
     is_tracer,
     join_iterations,
+    select_target,
     keep_raised_state,
     var_spec,
     write_back,
@@ -991,8 +992,7 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
         if item_test:
             # Python binds the target, then tests: a test that stops leaves the target bound
             # to this item.
-            target = item if stopped is False else jax.tree_util.tree_map(
-                lambda a, b: jnp.where(stopped, b, jnp.asarray(a, jnp.result_type(b))), item, target)
+            target = item if stopped is False else select_target(stopped, target, item, site)
             if site.test_after:  # tested after the iteration (below); a stopped loop is masked
                 pred = True if stopped is False else jnp.logical_not(stopped)
             else:

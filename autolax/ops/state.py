@@ -13,6 +13,7 @@ error that names the variable, the statement and both types.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import linecache
 import sys
@@ -72,6 +73,59 @@ class Undefined:
         if attr.startswith("__"):
             raise AttributeError(attr)
         self._fail()
+
+
+class Unselected:
+    """The value of a loop's target after a loop that a traced condition stopped, where the
+    items are objects that cannot be selected by data (``for r in (up, reversed(up)):``,
+    ranges): which item Python leaves in it depends on the running program. Any use of it
+    raises autolax's ``loop-target-object`` error (a ``StateMismatchError``) naming the
+    variable and the loop; a program that does not read it after the loop runs as Python's."""
+
+    __slots__ = ("name", "error")
+
+    def __init__(self, name: str, error):
+        self.name = name
+        self.error = error
+
+    def __repr__(self):
+        return f"<unselected '{self.name}'>"
+
+    def _fail(self, *args, **kwargs):
+        __tracebackhide__ = True
+        raise self.error
+
+    __bool__ = __len__ = __iter__ = __getitem__ = __call__ = __index__ = __reversed__ = _fail
+    __int__ = __float__ = __array__ = __jax_array__ = __contains__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = _fail
+    __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = __gt__ = _fail
+    __ge__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __invert__ = _fail
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._fail()
+
+
+def select_target(stopped, target, item, site):
+    """The loop target after an iteration whose item is ``item``, where a traced ``stopped``
+    says whether the loop had stopped before it (then Python's target is ``target``, the
+    item it stopped at): selected leaf by leaf for arrays and numbers; the same object
+    whichever runs; otherwise ``Unselected``."""
+    if target is item:
+        return item
+    leaves, treedef = jax.tree_util.tree_flatten(item)
+    old_leaves, old_treedef = jax.tree_util.tree_flatten(target, is_leaf=_is_leaf)
+    if (treedef == old_treedef and all(is_dynamic(v) for v in leaves + old_leaves)
+            and all(jnp.shape(a) == jnp.shape(b) for a, b in zip(leaves, old_leaves))):
+        return jax.tree_util.tree_unflatten(treedef, [
+            jnp.where(stopped, b, jnp.asarray(a, jnp.result_type(b))) for a, b in zip(leaves, old_leaves)])
+    if isinstance(target, Unselected):
+        return target
+    name = site.item_test
+    first, second = (var_spec(name, v).describe() if not isinstance(v, Undefined) else "unbound" for v in (target, item))
+    return Unselected(name, _error("loop-target-object", site, name, first, second))
 
 
 class MaybeBound:
@@ -495,6 +549,35 @@ def _error(code, site, name, first=None, second=None, **fields):
                        first=first, second=second, **fields)
 
 
+# While a branch of a staged ``if`` is traced (``control.staged_cond``): a list that a join
+# inside it appends to when it gives the function's return value ``None`` from a path that
+# returned ``None`` joined with one that has not returned yet. The branch's ``None`` is then
+# not the value it returns on every run (``control.returns_none``).
+_UNSURE_NONE: contextvars.ContextVar = contextvars.ContextVar("autolax_unsure_none", default=None)
+
+
+@contextlib.contextmanager
+def watching_none_returns():
+    """Collects (in the list it yields) the joins of ``_UNSURE_NONE`` made while the block runs."""
+    marks: list = []
+    token = _UNSURE_NONE.set(marks)
+    try:
+        yield marks
+    finally:
+        _UNSURE_NONE.reset(token)
+
+
+def is_none_spec(spec: VarSpec) -> bool:
+    """Is ``spec`` the spec of ``None``?"""
+    return not spec.leaves and not spec.is_undefined and spec.treedef == jax.tree_util.tree_structure(None)
+
+
+def _note_unsure_none(site, name: str, spec: VarSpec) -> None:
+    marks = _UNSURE_NONE.get()
+    if marks is not None and is_none_spec(spec) and site is not None and getattr(site, "roles", {}).get(name) == sites.RETURN_VALUE:
+        marks.append(name)
+
+
 def join_branches(true_state: State, false_state: State, site) -> State:
     """The output type of a staged ``if``: both branches' outputs, reconciled."""
     __tracebackhide__ = True
@@ -509,6 +592,7 @@ def join_branches(true_state: State, false_state: State, site) -> State:
             # before every read, so the unbound side is a path that jumped (`return`, `break`,
             # `continue`) and never reads it: the type is the other side's.
             if undefined.is_pending or a.name in site.always_bound:
+                _note_unsure_none(site, a.name, defined)
                 specs.append(defined)
                 continue
             # Python raises UnboundLocalError at a later read only when the other branch ran:
@@ -545,6 +629,7 @@ def join_iterations(before: State, after: State, site) -> State:
                 # The body may read it before binding it (`ops.assigned`): carry the flag, so
                 # a later iteration's read knows whether an earlier one bound it.
                 b = b.maybe_bound()
+            _note_unsure_none(site, a.name, b)
             specs.append(b if not b.is_undefined else a)
             continue
         if b.is_undefined:

@@ -95,6 +95,17 @@ def _needs_lowering(fn_node) -> bool:
     )
 
 
+def _returns_in_try_or_with(fn_node) -> set:
+    """The ids of the ``return`` statements of ``fn_node`` inside a ``try`` or ``with``
+    statement, where an exception raised by the returned expression may be caught and the
+    function go on."""
+    found = set()
+    for stmt in syntax.walk_statements(fn_node):
+        if isinstance(stmt, (syntax.Try, syntax.With)):
+            found.update(id(inner) for inner in syntax.walk_statements(stmt) if isinstance(inner, syntax.Return))
+    return found
+
+
 def _lower_function(fn_node, ctx):
     if not _needs_lowering(fn_node):
         return
@@ -105,8 +116,14 @@ def _lower_function(fn_node, ctx):
     ctx.return_values.add(retval)
     ctx.pending.add(retval)  # every path assigns it before the final `return`
 
+    caught = _returns_in_try_or_with(fn_node)
+
     def replace(stmt):
         value = stmt.value if stmt.value is not None else syntax.constant(None)
+        if id(stmt) in caught:
+            # Python evaluates the value first: a `return g()` whose `g()` raises, caught by
+            # a handler (or suppressed by a context manager), has not returned.
+            return [syntax.assign(syntax.name(retval, "store"), value), flag_assign(flag, True)]
         return [flag_assign(flag, True), syntax.assign(syntax.name(retval, "store"), value)]
 
     tested_by = []  # the loops whose test reads the flag
