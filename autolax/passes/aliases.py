@@ -53,6 +53,16 @@ def _changed_through(stmt) -> set:
     return out
 
 
+def _handed_back(stmt) -> set:
+    """The names a write-back call rebinds to the object its helper changed
+    (``_, b = ops.call_writing(('v',), set0, b, 1)``: ``b``)."""
+    if not (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Call)
+            and isinstance(stmt.value.func, syntax.Attribute) and stmt.value.func.attr == "call_writing"
+            and isinstance(stmt.targets[0], syntax.Tuple)):
+        return set()
+    return {t.id for t in stmt.targets[0].elts[1:] if isinstance(t, syntax.Name)}
+
+
 class _Function:
     def __init__(self, fn_node):
         self.local = local_names(fn_node)
@@ -66,6 +76,9 @@ class _Function:
             if aliases:  # (without any, nothing below needs what the statement binds)
                 bound = writes(stmt)
                 changed = _changed_through(stmt)
+                handed = _handed_back(stmt)
+                # `_, b = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass)
+                bound, changed = bound - handed, changed | handed
                 for alias, source in sorted(aliases.items()):
                     if alias in bound or source in bound:
                         continue
@@ -90,7 +103,7 @@ class _Function:
         if isinstance(stmt, syntax.ClassDef):
             return
         if aliases:
-            bound = writes(stmt)
+            bound = writes(stmt) - _handed_back(stmt)
             inherited = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
         else:
             inherited = aliases

@@ -1,0 +1,82 @@
+"""Which parameters a function writes into: the static fact behind write-back calls.
+
+Python passes objects by reference: ``def set0(v, i): v[i] = 0.0`` changes the caller's
+NumPy array. Converted code updates a JAX array as a value (``v = v.at[i].set(0.0)``), so
+the change reaches the caller only if the helper hands the new value back and the call site
+rebinds its name (``passes/writeback.py``). This module finds, from a function's syntax
+alone, the parameters it writes into:
+
+- an item or attribute assignment rooted in the parameter (``v[i] = x``, ``v[i] += x``,
+  ``v[i], v[j] = ...``, ``p.x = y``, ``p.w[i] = y``), in the function's own statements (not
+  in a nested ``def`` or lambda);
+- the parameter passed, as a plain name, where a function that writes into it is called
+  (``swap(v, 0, p)`` in a helper of a helper), as far as ``callee_writes`` can tell.
+
+A method's receiver (a first parameter named ``self`` or ``cls``) is left out: its attribute
+updates change the caller's object in place (``passes/attributes.py``). So is a parameter the
+function rebinds (``v = v.copy()``): from there on it no longer names the caller's object.
+"""
+
+from __future__ import annotations
+
+from autolax.analysis.activity import mutation_root, writes
+from autolax.transpile import syntax
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+
+
+def candidates(fn_node) -> list[str]:
+    """The parameters a write-back can name: positional and keyword ones (not ``*args`` /
+    ``**kwargs``), without a method's receiver."""
+    args = fn_node.args
+    names = [a.id for a in args.posonlyargs] + [a.id for a in args.args] + [a.id for a in args.kwonlyargs]
+    if names and names[0] in ("self", "cls") and (args.posonlyargs or args.args):
+        names = names[1:]
+    return names
+
+
+def stored_roots(fn_node) -> dict[str, int]:
+    """Local names with an item or attribute assignment rooted in them, in the function's
+    own statements: name -> the line of the first such assignment."""
+    out: dict[str, int] = {}
+    stack = list(fn_node.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        targets = ()
+        if isinstance(node, syntax.Assign):
+            targets = node.targets
+        elif isinstance(node, (syntax.AugAssign, syntax.AnnAssign)):
+            targets = (node.target,)
+        for target in targets:
+            for t in _flat(target):
+                if isinstance(t, (syntax.Subscript, syntax.Attribute)):
+                    root = mutation_root(t)
+                    if root is not None:
+                        line = getattr(node, "lineno", 0) or 0
+                        out[root.id] = min(out.get(root.id, line), line)
+        stack.extend(syntax.iter_child_nodes(node))
+    return out
+
+
+def _flat(target):
+    if isinstance(target, (syntax.Tuple, syntax.List)):
+        return [t for e in target.elts for t in _flat(e)]
+    if isinstance(target, syntax.Starred):
+        return _flat(target.value)
+    return [target]
+
+
+def written_params(fn_node, also=()) -> tuple[str, ...]:
+    """The parameters ``fn_node`` writes into (see the module's docstring), in signature
+    order; ``also``: parameters it passes to helpers that write into them."""
+    params = candidates(fn_node)
+    if not params:
+        return ()
+    stored = set(stored_roots(fn_node)) | set(also)
+    hits = [p for p in params if p in stored]
+    if not hits:
+        return ()
+    rebound = writes(fn_node.body)
+    return tuple(p for p in hits if p not in rebound)
