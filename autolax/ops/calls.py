@@ -7,6 +7,7 @@ import builtins
 import contextlib
 import contextvars
 import functools
+import inspect
 import io
 import linecache
 import operator
@@ -275,8 +276,6 @@ def _is_jax_array(x) -> bool:
 
 def _bind(g, args, kwargs) -> dict:
     """The parameters of ``g`` given ``args`` / ``kwargs``, by name ({} if unknown)."""
-    import inspect
-
     try:
         return dict(inspect.signature(g).bind_partial(*args, **kwargs).arguments)
     except (TypeError, ValueError):

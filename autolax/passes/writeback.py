@@ -41,8 +41,10 @@ import types
 import weakref
 
 from autolax.analysis import writes as writes_analysis
-from autolax.analysis.activity import declared_names, local_names
+from autolax.analysis.activity import declared_names, local_names, writes
+from autolax.libraries import is_library_callable
 from autolax.transpile import syntax
+from autolax.transpile.source import SourceUnavailable, function_source
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
@@ -74,8 +76,6 @@ def function_facts(fn, depth=0):
     if known is not False:
         return known
     _FACTS[fn] = None  # (a recursive helper: what it writes through itself is not followed)
-    from autolax.transpile.source import SourceUnavailable, function_source
-
     try:
         node = function_source(fn).node
     except (SourceUnavailable, OSError, TypeError, SyntaxError):
@@ -194,8 +194,6 @@ class _Bound:
 
 
 def _is_library(fn) -> bool:
-    from autolax.libraries import is_library_callable
-
     return is_library_callable(fn)
 
 
@@ -214,8 +212,6 @@ def _nested_defs(node) -> dict:
 def _bound_by(stmt):
     if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
         return [stmt.name]
-    from autolax.analysis.activity import writes
-
     # (the names a compound statement's own header binds: its body is walked on its own)
     if isinstance(stmt, (syntax.For, syntax.AsyncFor)):
         return list(syntax.target_names(stmt.target))
