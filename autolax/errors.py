@@ -522,9 +522,9 @@ MESSAGES = {
     ),
     "staged-outside-effect": Message(
         StagedEffectError,
-        "'{name}', {target}, is {action} inside {stmt} (at {where}: `{line}`), which is staged (its condition or "
-        "carried values are traced): the change would happen once, while tracing, not each time the statement "
-        "runs.\n    {source}\n"
+        "{target} is {action} inside {stmt}, through '{name}' at {where}{line}, which is staged (its condition "
+        "or carried values are traced): the change would happen once, while tracing, not each time the "
+        "statement runs.\n    {source}\n"
         "'{name}' is not a variable of the function that runs the staged statement (it is a global, or a "
         "variable of an enclosing function that a closure changes), so autolax cannot carry it.",
         "keep what '{name}' collects in a local variable of the function that runs the staged statement "

@@ -402,8 +402,9 @@ def test_a_closure_counting_calls_from_a_staged_loop_names_the_variable_and_the_
         with pytest.raises(autolax.StagedEffectError) as info:
             run()
         text = str(info.value)
-        assert text.startswith(f"'fc', a list ([0]), is changed inside the `for` loop at ")
-        assert f"helpers_mod.py:{loop} (at " in text and f"helpers_mod.py:{change}: `fc[0] += 1`)" in text
+        assert text.startswith("a list ([0]) is changed inside the `for` loop at ")
+        assert f"helpers_mod.py:{loop}, through 'fc' at " in text
+        assert f"helpers_mod.py:{change} (`fc[0] += 1`), which is staged" in text
         assert "'fc' is not a variable of the function that runs the staged statement" in text
         assert "Fix: keep what 'fc' collects in a local variable of the function that runs the staged statement" in text
     assert module.line_search(1.0)[1] == 5  # (the refused trace left the list as it was)

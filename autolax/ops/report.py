@@ -200,7 +200,8 @@ def check_mutable(obj, what: str, outside: bool = False) -> None:
             # variable, the line that changes it, and the staged statement
             name, where, line = named
             raise errors.make(
-                "staged-outside-effect", name=name, target=_describe(obj), action=what, where=where, line=line,
+                "staged-outside-effect", name=name, target=_describe(obj), action=what, where=where,
+                line=f" (`{line}`)" if line else "",
                 stmt=site.what if site is not None else "a staged branch or loop body",
                 source=site.source if site is not None else "",
             )
