@@ -606,6 +606,16 @@ MESSAGES = {
         "autolax rebinds it; or have '{name}' return the array and assign it (`a = {name}(a, ...)`).",
         "#changes-reach-the-caller",
     ),
+    "argument-write-rebound": Message(
+        ArgumentWriteError,
+        "'{name}' writes into its parameter '{param}' (an item or an attribute) and then assigns '{param}' anew; "
+        "'{param}' was given a JAX array at {where}:\n    {source}\n"
+        "Python changes the caller's array before the new assignment; converted code updates a JAX array as a "
+        "value, and the value it had there cannot be handed back.",
+        "copy the array first in '{name}' (`{param} = {param}.copy()` as its first statement: the caller's array "
+        "then stays as it was, in Python too), or change it only through '{param}' and return it.",
+        "#changes-reach-the-caller",
+    ),
     "argument-write-unconverted": Message(
         ArgumentWriteError,
         "'{name}' writes into its parameter '{param}' (an item or an attribute), which was given a JAX array "

@@ -71,12 +71,53 @@ def _flat(target):
 def written_params(fn_node, also=()) -> tuple[str, ...]:
     """The parameters ``fn_node`` writes into (see the module's docstring), in signature
     order; ``also``: parameters it passes to helpers that write into them."""
+    return params_written(fn_node, also)[0]
+
+
+def params_written(fn_node, also=()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(written, lost)``: the parameters ``fn_node`` writes into, and those it writes into
+    and also rebinds, with a write before the first rebinding (``v[0] = 1.0`` then
+    ``v = v * 2``): the caller's array changed there, which no hand-back can say."""
     params = candidates(fn_node)
     if not params:
-        return ()
-    stored = set(stored_roots(fn_node)) | set(also)
+        return (), ()
+    stored = stored_roots(fn_node)
+    for name in also:
+        stored.setdefault(name, 0)
     hits = [p for p in params if p in stored]
     if not hits:
-        return ()
+        return (), ()
     rebound = writes(fn_node.body)
-    return tuple(p for p in hits if p not in rebound)
+    first_binding = _first_bindings(fn_node) if any(p in rebound for p in hits) else {}
+    written = tuple(p for p in hits if p not in rebound)
+    lost = tuple(p for p in hits if p in rebound and stored[p] < first_binding.get(p, 0))
+    return written, lost
+
+
+def _first_bindings(fn_node) -> dict[str, int]:
+    """Local name -> the first line of the function's own statements that binds it."""
+    out: dict[str, int] = {}
+    stack = list(fn_node.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            out[node.name] = min(out.get(node.name, node.lineno), node.lineno) if hasattr(node, "name") else 0
+            continue
+        if isinstance(node, syntax.stmt):
+            for name in writes(node) if not _compound(node) else _header_binds(node):
+                line = getattr(node, "lineno", 0) or 0
+                out[name] = min(out.get(name, line), line)
+        stack.extend(syntax.child_statements(node))
+    return out
+
+
+def _compound(node) -> bool:
+    return any(isinstance(getattr(node, f, None), list) and getattr(node, f) for f in ("body", "orelse", "handlers"))
+
+
+def _header_binds(node) -> set:
+    if isinstance(node, (syntax.For, syntax.AsyncFor)):
+        return syntax.target_names(node.target)
+    if isinstance(node, (syntax.With, syntax.AsyncWith)):
+        return set().union(*(syntax.target_names(i.optional_vars) for i in node.items if i.optional_vars is not None))
+    return set()

@@ -176,29 +176,32 @@ class HandedBack:
     calls it directly (``ops.hand_back``): its return value, and the parameters' final values
     by name. A pytree, so that a return inside a staged loop or branch carries it."""
 
-    __slots__ = ("value", "names", "values")
+    __slots__ = ("value", "names", "values", "lost")
 
-    def __init__(self, value, names: tuple, values: tuple):
-        self.value, self.names, self.values = value, names, values
+    def __init__(self, value, names: tuple, values: tuple, lost: tuple = ()):
+        self.value, self.names, self.values, self.lost = value, names, values, lost
 
     def written(self) -> dict:
         return dict(zip(self.names, self.values))
 
 
 jax.tree_util.register_pytree_node(
-    HandedBack, lambda h: ((h.value, h.values), h.names), lambda names, kids: HandedBack(kids[0], names, tuple(kids[1])))
+    HandedBack, lambda h: ((h.value, h.values), (h.names, h.lost)),
+    lambda aux, kids: HandedBack(kids[0], aux[0], tuple(kids[1]), aux[1]))
 
 
-def hand_back(value, **written):
+def hand_back(value, /, *lost, **written):
     """``return ops.hand_back(value, v=v)`` for ``return value`` in a function that writes
     into its parameter ``v`` (``v[i] = x``, ``v.a = y``): ``value`` itself, except when
     converted code calls the function directly (``ops.call_writing``, ``ops.call``), which
     then gets the final values of the parameters too, to rebind the caller's names.
+    ``lost``: the names of parameters the function writes into and then rebinds
+    (``v[0] = 1.0`` then ``v = v * 2``), whose change the caller cannot be handed.
 
     Equivalent Python: ``value`` (the caller's object was changed in place)."""
     if _calling.get() is not _DIRECT:
         return value
-    return HandedBack(value, tuple(written), tuple(written.values()))
+    return HandedBack(value, tuple(written), tuple(written.values()), lost)
 
 
 @report.user_facing
@@ -292,6 +295,9 @@ def _unclaimed(f, handed: HandedBack, args, kwargs, claimed, bound=None):
     written = handed.written()
     if bound is None:
         bound = _bind(converted(f) if report.converts_calls() else f, args, kwargs)
+    for name in handed.lost:
+        if _is_jax_array(bound.get(name)):
+            raise _write_error(f, name, bound[name], "rebound", depth=3)
     for name, new in written.items():
         given = bound.get(name)
         if not _is_jax_array(given):
@@ -328,6 +334,8 @@ def _write_error(f, param, given, why, depth, twin=None):
                else (_why_unconverted(f) if _why_unconverted is not None and isinstance(f, types.FunctionType)
                      else None) or "autolax could not convert it")
         return errors.make("argument-write-unconverted", name=name, param=param, where=where, source=line, how=how)
+    if why == "rebound":
+        return errors.make("argument-write-rebound", name=name, param=param, where=where, source=line)
     return errors.make("argument-write", name=name, param=param, where=where, source=line,
                        why=_WHY[why].format(param=param, twin=twin, name=name.rsplit(".", 1)[-1]))
 

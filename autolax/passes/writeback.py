@@ -121,7 +121,7 @@ def methods_of_owner(fn) -> dict:
     return out
 
 
-def _node_facts(node, resolve, defs, depth, methods=None):
+def _node_facts(node, resolve, defs, depth, methods=None, lost_too=False):
     """``_Facts`` of a ``def`` (None if it writes nothing), its free names looked up with
     ``resolve`` (and ``defs``: name -> ``def`` node of functions not yet defined)."""
     local = local_names(node)
@@ -136,14 +136,16 @@ def _node_facts(node, resolve, defs, depth, methods=None):
         facts = _callee_facts(call.func, local, nested, resolve, defs, depth, receiver, methods)
         if facts is not None:
             also |= {arg.id for _, arg in _bound_names(call, facts) if isinstance(arg, syntax.Name)}
-    written = writes_analysis.written_params(node, also)
+    written, lost = writes_analysis.params_written(node, also)
+    if lost_too and lost:
+        return _Facts(node, written)
     return _Facts(node, written) if written else None
 
 
 def writes_into_parameters(node, defs) -> bool:
     """Does the ``def`` ``node`` of a file ``autolax convert`` converts write into a
     parameter (``defs``: the file's module-level functions)?"""
-    return _node_facts(node, lambda n: _MISSING, defs, 0) is not None
+    return _node_facts(node, lambda n: _MISSING, defs, 0, lost_too=True) is not None
 
 
 def _callee_facts(func, local, nested, resolve, defs, depth, receiver=None, methods=None):
@@ -263,7 +265,7 @@ class _Function:
         globals_, nonlocals = declared_names(node.body)
         self.declared = globals_ | nonlocals
         self.nested = _nested_defs(node)
-        self.written = ()
+        self.written = self.lost = ()
         params = syntax.param_names(node.args)
         self.receiver = params[0] if params and params[0] == "self" else None
 
@@ -293,9 +295,9 @@ class _Function:
             if pairs:
                 sites[id(stmt)] = pairs
                 also |= {a.id for _, a in pairs}
-        self.written = writes_analysis.written_params(self.node, also)
+        self.written, self.lost = writes_analysis.params_written(self.node, also)
         self.node.body = self.block(self.node.body, sites)
-        if self.written and not (self.node.body and isinstance(self.node.body[-1], syntax.Return)):
+        if (self.written or self.lost) and not (self.node.body and isinstance(self.node.body[-1], syntax.Return)):
             end = syntax.ret(syntax.constant(None))
             self.node.body.append(syntax.copy_location(self._return(end), self.node.body[-1] if self.node.body else self.node))
 
@@ -339,11 +341,13 @@ class _Function:
         return [syntax.copy_location(syntax.assign(target, new_call), stmt), *after]
 
     def _return(self, stmt):
-        if not self.written:
+        if not (self.written or self.lost):
             return stmt
         value = stmt.value if stmt.value is not None else syntax.constant(None)
         keywords = {p: syntax.name(p) for p in self.written}
-        stmt.value = syntax.copy_location(syntax.call(f"{self.ctx.ops}.hand_back", [value], keywords), stmt)
+        # (a parameter written into, then rebound: named, so that a JAX array given for it is refused)
+        lost = [syntax.constant(p) for p in self.lost]
+        stmt.value = syntax.copy_location(syntax.call(f"{self.ctx.ops}.hand_back", [value, *lost], keywords), stmt)
         return stmt
 
 
