@@ -491,6 +491,20 @@ def test_the_magic_rebinds_the_callers_array():
         ''') + "out = g(jnp.array([1.0, 2.0, 3.0]), 2)\n"
         shell.run_cell(cell, store_history=True).raise_error()
         np.testing.assert_array_equal(shell.user_ns["out"], [3.0, 2.0, 1.0])
+        # item 3 in a notebook: `sys.exit()` in a staged branch of a helper, refused as on every path
+        cell = "%%autolax\nimport sys\nimport jax.numpy as jnp\n" + textwrap.dedent('''
+            def check(v, i):
+                if v[i] < 0:
+                    sys.exit("negative")
+                v[i] = v[i] * 2.0
+
+            def exits_in_a_helper(b):
+                check(b, 0)
+                return b
+        ''')
+        shell.run_cell(cell, store_history=True).raise_error()
+        with pytest.raises(autolax.StagedEffectError, match="raised SystemExit: negative while autolax staged it"):
+            shell.user_ns["exits_in_a_helper"](jnp.array([1.0, 2.0, 3.0]))
     finally:
         shell.extension_manager.unload_extension("autolax")
         shell.reset()

@@ -205,7 +205,7 @@ def hand_back(value, /, *lost, **written):
 
 
 @report.user_facing
-def call_writing(names, f, *args, **kwargs):
+def call_writing(names, f, /, *args, **kwargs):
     """``_, b = ops.call_writing(('v',), set0, b, 1)`` for ``set0(b, 1)``, where ``set0``
     writes into its parameter ``v`` (``v[i] = 0.0``): calls ``f`` as ``ops.call`` does and
     returns ``(its value, the final value of each parameter in names)``, so the caller
