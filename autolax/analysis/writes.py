@@ -39,16 +39,19 @@ def stored_roots(fn_node) -> dict[str, int]:
     """Local names with an item or attribute assignment rooted in them, in the function's
     own statements: name -> the line of the first such assignment."""
     out: dict[str, int] = {}
-    stack = list(fn_node.body)
+    stack = list(syntax.child_statements(fn_node))  # (only statements assign: no expression is searched)
+    assign, augmented = syntax.Assign, (syntax.AugAssign, syntax.AnnAssign)
     while stack:
         node = stack.pop()
-        if isinstance(node, _SCOPES):
-            continue
-        targets = ()
-        if isinstance(node, syntax.Assign):
+        kind = node.__class__
+        if kind is assign:
             targets = node.targets
-        elif isinstance(node, (syntax.AugAssign, syntax.AnnAssign)):
+        elif kind in augmented:
             targets = (node.target,)
+        else:
+            if not isinstance(node, _SCOPES):
+                stack.extend(syntax.child_statements(node))
+            continue
         for target in targets:
             for t in _flat(target):
                 if isinstance(t, (syntax.Subscript, syntax.Attribute)):
@@ -56,7 +59,6 @@ def stored_roots(fn_node) -> dict[str, int]:
                     if root is not None:
                         line = getattr(node, "lineno", 0) or 0
                         out[root.id] = min(out.get(root.id, line), line)
-        stack.extend(syntax.iter_child_nodes(node))
     return out
 
 

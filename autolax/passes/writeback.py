@@ -262,16 +262,16 @@ class _Function:
         self.resolve = resolve
         self.defs = defs
         self.local = local_names(node)
-        globals_, nonlocals = declared_names(node.body)
-        self.declared = globals_ | nonlocals
-        self.nested = _nested_defs(node)
+        self._declared = None
+        self.nested = None  # (the function's own `def`s by name: found when a call names a local)
         self.written = self.lost = ()
         params = syntax.param_names(node.args)
         self.receiver = params[0] if params and params[0] == "self" else None
 
     def run(self):
+        calls = []
         for stmt in _own_statements(self.node):
-            if isinstance(stmt, syntax.FunctionDef):
+            if stmt.__class__ is syntax.FunctionDef:
                 outer = self
 
                 def resolve(name, outer=outer):
@@ -280,13 +280,16 @@ class _Function:
                     return outer.resolve(name)
 
                 _Function(self.ctx, stmt, resolve, self.defs).run()
+            else:
+                call = _call_of(stmt)
+                if call is not None and (call.func.__class__ is syntax.Name or self.receiver is not None):
+                    calls.append((stmt, call))
         sites = {}
         also = set()
-        for stmt in _own_statements(self.node):
-            call = _call_of(stmt)
-            if call is None:
-                continue
-            facts = _callee_facts(call.func, self.local, self.nested, self.resolve, self.defs, 0, self.receiver,
+        for stmt, call in calls:
+            if self.nested is None and call.func.__class__ is syntax.Name and call.func.id in self.local:
+                self.nested = _nested_defs(self.node)
+            facts = _callee_facts(call.func, self.local, self.nested or {}, self.resolve, self.defs, 0, self.receiver,
                                   self.methods)
             if facts is None:
                 continue
@@ -296,10 +299,20 @@ class _Function:
                 sites[id(stmt)] = pairs
                 also |= {a.id for _, a in pairs}
         self.written, self.lost = writes_analysis.params_written(self.node, also)
+        if not (sites or self.written or self.lost):
+            return
         self.node.body = self.block(self.node.body, sites)
         if (self.written or self.lost) and not (self.node.body and isinstance(self.node.body[-1], syntax.Return)):
             end = syntax.ret(syntax.constant(None))
             self.node.body.append(syntax.copy_location(self._return(end), self.node.body[-1] if self.node.body else self.node))
+
+    @property
+    def declared(self) -> set:
+        """Names the function declares ``global`` / ``nonlocal`` (never rebound here)."""
+        if self._declared is None:
+            globals_, nonlocals = declared_names(self.node.body)
+            self._declared = globals_ | nonlocals
+        return self._declared
 
     def block(self, stmts, sites):
         out = []
