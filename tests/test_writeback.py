@@ -508,3 +508,51 @@ def test_the_magic_rebinds_the_callers_array():
     finally:
         shell.extension_manager.unload_extension("autolax")
         shell.reset()
+
+
+# ----------------------------------------------------------------------------- the command itself
+def test_the_command_writes_programs_that_rebind_the_callers_array(tmp_path):
+    """``autolax convert --all`` and ``--standalone --all`` of the issue's example: the
+    written files give Python's answer under ``jax.jit``."""
+    from autolax import cli
+
+    src = tmp_path / "pivot.py"
+    src.write_text(textwrap.dedent('''
+        def set0(v, i):
+            v[i] = 0.0
+
+
+        def swap(v, i, j):
+            v[i], v[j] = v[j], v[i]
+
+
+        def f(b):
+            set0(b, 1)
+            return b
+
+
+        def g(b, p):
+            if p != 0:
+                swap(b, 0, p)
+            return b
+    '''))
+    python = _import(src, f"writeback_pivot_{next(_count)}")
+    want_f = python.f(np.array([1.0, 2.0, 3.0]))
+    want_g = python.g(np.array([1.0, 2.0, 3.0]), 2)
+    for flags in ([], ["--standalone"]):
+        out = tmp_path / ("standalone" if flags else "default")
+        out.mkdir()
+        assert cli.main(["convert", *flags, "--all", str(src), "-o", str(out / "pivot.py")]) == 0
+        if flags:
+            sys.path.insert(0, str(out))
+        try:
+            written = _import(out / "pivot.py", f"writeback_pivot_out_{next(_count)}")
+            np.testing.assert_array_equal(jax.jit(written.f)(jnp.array([1.0, 2.0, 3.0])), want_f)
+            np.testing.assert_array_equal(jax.jit(written.g)(jnp.array([1.0, 2.0, 3.0]), 2), want_g)
+            text = (out / "pivot.py").read_text()
+            assert "_, b = ops.call_writing(('v',), swap, b, 0, p)" in text
+        finally:
+            if flags:
+                sys.path.remove(str(out))
+    np.testing.assert_array_equal(want_f, [1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(want_g, [3.0, 2.0, 1.0])
