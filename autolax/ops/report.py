@@ -215,12 +215,14 @@ def check_mutable(obj, what: str, outside: bool = False) -> None:
 def _changed_by(obj, frame):
     """``(name, file:line, source line)`` of the user's statement changing ``obj`` (the
     first frame above ``frame`` outside autolax and JAX), with a name that holds ``obj``
-    there (a local, a closure's variable, a global); None if no name holds it."""
+    there: a variable of an enclosing function (the closure's) or a global; None if no
+    such name holds it (a method's ``self``, a local)."""
     while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
         frame = frame.f_back
     if frame is None:
         return None
-    name = next((n for n, v in frame.f_locals.items() if v is obj), None)
+    free = set(frame.f_code.co_freevars) - {"self", "cls"}  # (a method's receiver, read by a staged body)
+    name = next((n for n, v in frame.f_locals.items() if n in free and v is obj), None)
     if name is None:
         name = next((n for n in frame.f_code.co_names if frame.f_globals.get(n, None) is obj), None)
     if name is None:
