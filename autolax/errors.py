@@ -207,7 +207,7 @@ class ArgumentWriteError(AutolaxError):
 
     Python changes the caller's array in place; converted code updates a JAX array as a
     value. autolax rebinds the caller's variable after a call of a helper that writes into
-    its argument (``set0(b, 1)`` becomes ``_, b = ops.call_writing(('v',), set0, b, 1)``)
+    its argument (``set0(b, 1)`` becomes ``b, _ = ops.call_writing(('v',), set0, b, 1)``)
     where it can see which variable that is: the helper called by its name (a function of
     the module, of the closure or a ``def`` of the same function), the call a statement of
     its own, the argument a local variable. Elsewhere -- a method, a function held in a

@@ -71,6 +71,16 @@ SOURCE = textwrap.dedent('''
         return b, total
 
 
+    def set_and_count(v, i):
+        v[i] = 0.0
+        return i + 1
+
+
+    def assigns_the_result_to_the_array(b):
+        b = set_and_count(b, 1)
+        return b
+
+
     def swap_first(v, p):
         swap(v, 0, p)
 
@@ -313,6 +323,7 @@ def assert_pythons_answer(files, name, *args):
     ("g", ([1.0, 2.0, 3.0], 2), [3.0, 2.0, 1.0]),
     ("g", ([1.0, 2.0, 3.0], 0), [1.0, 2.0, 3.0]),
     ("by_keyword", ([1.0, 2.0, 3.0],), [1.0, 2.0, 0.0]),
+    ("assigns_the_result_to_the_array", ([1.0, 2.0, 3.0],), 2),
     ("helper_of_helper", ([1.0, 2.0, 3.0], 1), [2.0, 1.0, 3.0]),
     ("nested_def", ([1.0, 2.0, 3.0],), [-1.0, 2.0, 3.0]),
     ("through_alias", ([1.0, 2.0, 3.0],), [0.0, 2.0, 3.0]),
@@ -351,7 +362,7 @@ def test_the_emitted_calls(files):
     """A call of a helper that writes into its argument rebinds the caller's name; a call of
     one that writes nothing is ``ops.call`` as before; the helper hands its parameter back."""
     module = files[2]
-    assert "_, b = ops.call_writing(('v',), set0, b, 1)" in autolax.to_source(module.f)
+    assert "b, _ = ops.call_writing(('v',), set0, b, 1)" in autolax.to_source(module.f)
     assert "return ops.hand_back(None, v=v)" in autolax.to_source(module.swap)
     assert "y = ops.call(_pure_helper, x)" in autolax.to_source(_calls_a_pure_helper)
     assert "hand_back" not in autolax.to_source(_pure_helper)
@@ -550,7 +561,7 @@ def test_the_command_writes_programs_that_rebind_the_callers_array(tmp_path):
             np.testing.assert_array_equal(jax.jit(written.f)(jnp.array([1.0, 2.0, 3.0])), want_f)
             np.testing.assert_array_equal(jax.jit(written.g)(jnp.array([1.0, 2.0, 3.0]), 2), want_g)
             text = (out / "pivot.py").read_text()
-            assert "_, b = ops.call_writing(('v',), swap, b, 0, p)" in text
+            assert "b, _ = ops.call_writing(('v',), swap, b, 0, p)" in text
         finally:
             if flags:
                 sys.path.remove(str(out))

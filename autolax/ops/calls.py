@@ -206,12 +206,13 @@ def hand_back(value, /, *lost, **written):
 
 @report.user_facing
 def call_writing(names, f, /, *args, **kwargs):
-    """``_, b = ops.call_writing(('v',), set0, b, 1)`` for ``set0(b, 1)``, where ``set0``
+    """``b, _ = ops.call_writing(('v',), set0, b, 1)`` for ``set0(b, 1)``, where ``set0``
     writes into its parameter ``v`` (``v[i] = 0.0``): calls ``f`` as ``ops.call`` does and
-    returns ``(its value, the final value of each parameter in names)``, so the caller
-    rebinds the names it gave them (``passes/writeback.py``).
+    returns ``(the final value of each parameter in names, ..., its value)``, so the caller
+    rebinds the names it gave them, then assigns the value (``y`` of ``y = set0(b, 1)``,
+    last, as Python assigns it after the call: ``b = set0(b, 1)`` binds what it returns).
 
-    Equivalent Python: ``(f(*args, **kwargs), *the arguments given for names)`` -- the
+    Equivalent Python: ``(*the arguments given for names, f(*args, **kwargs))`` -- the
     arguments themselves, changed in place."""
     __tracebackhide__ = True
     if isinstance(f, Undefined):
@@ -242,7 +243,7 @@ def call_writing(names, f, /, *args, **kwargs):
         name = next((n for n in names if _is_jax_array(bound.get(n))), None)
         if name is not None and not _is_converted(g):
             raise _write_error(f, name, bound[name], "not-converted", depth=2)
-        return (result, *[bound.get(n) for n in names])
+        return (*[bound.get(n) for n in names], result)
     result = _unclaimed(f, result, args, kwargs, names, bound)
     return result
 
@@ -310,7 +311,7 @@ def _unclaimed(f, handed: HandedBack, args, kwargs, claimed, bound=None):
             raise _write_error(f, name, given, "passed-twice", depth=3, twin=twin)
     if not claimed:
         return handed.value
-    return (handed.value, *[written[n] if n in written else bound.get(n) for n in claimed])
+    return (*[written[n] if n in written else bound.get(n) for n in claimed], handed.value)
 
 
 _WHY = {

@@ -55,12 +55,12 @@ def _changed_through(stmt) -> set:
 
 def _handed_back(stmt) -> set:
     """The names a write-back call rebinds to the object its helper changed
-    (``_, b = ops.call_writing(('v',), set0, b, 1)``: ``b``)."""
+    (``b, _ = ops.call_writing(('v',), set0, b, 1)``: ``b``)."""
     if not (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Call)
             and isinstance(stmt.value.func, syntax.Attribute) and stmt.value.func.attr == "call_writing"
             and isinstance(stmt.targets[0], syntax.Tuple)):
         return set()
-    return {t.id for t in stmt.targets[0].elts[1:] if isinstance(t, syntax.Name)}
+    return {t.id for t in stmt.targets[0].elts[:-1] if isinstance(t, syntax.Name)}
 
 
 class _Function:
@@ -77,7 +77,7 @@ class _Function:
                 bound = writes(stmt)
                 changed = _changed_through(stmt)
                 handed = _handed_back(stmt)
-                # `_, b = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass)
+                # `b, _ = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass)
                 bound, changed = bound - handed, changed | handed
                 for alias, source in sorted(aliases.items()):
                     if alias in bound or source in bound:

@@ -8,17 +8,21 @@ name -- as a loop body hands back what it changed:
         v[i] = 0.0             ->          v[i] = 0.0
                                            return ops.hand_back(None, v=v)
 
-    set0(b, 1)                 ->      _, b = ops.call_writing(('v',), set0, b, 1)
-    y = swap(b, 0, p)          ->      y, b = ops.call_writing(('v',), swap, b, 0, p)
-    return swap(b, 0, p)       ->      returned, b = ops.call_writing(('v',), swap, b, 0, p)
+    set0(b, 1)                 ->      b, _ = ops.call_writing(('v',), set0, b, 1)
+    y = swap(b, 0, p)          ->      b, y = ops.call_writing(('v',), swap, b, 0, p)
+    return swap(b, 0, p)       ->      b, returned = ops.call_writing(('v',), swap, b, 0, p)
                                        return returned
+
+(The call's own target comes last: Python binds what the call returns after the call ran,
+so ``b = swap(b, 0, p)`` binds its return value.)
 
 The decision, and why it is made this way:
 
 - The callee's fact (which parameters it writes into) is static: it is read from the
   callee's syntax when the caller is converted, for a callee the caller names and autolax
   can find now -- a function of the module or the closure (its source), a ``def`` of the
-  same function, or, for ``autolax convert``, a function of the same file. So a call of a
+  same function, a method called on ``self`` (the class's, by the method's qualified name),
+  or, for ``autolax convert``, a function or a method of the same file. So a call of a
   helper that writes nothing is exactly what it was (``ops.call(f, x)``), and a write-back
   call is an assignment the analyses see: in a staged loop or branch the rebound name is
   carried like any other.
@@ -29,7 +33,9 @@ The decision, and why it is made this way:
 - Where the change cannot be followed -- the helper called through ``ops.call`` with no
   rebinding (a method, a function held in a container or a parameter, a call inside a larger
   expression), the argument not a local name (``set0(rows[0], 1)``, a global), the same array
-  given for two parameters, or the helper not converted where a write-back was expected --
+  given for two parameters, a helper that writes into a parameter and then rebinds it
+  (``ops.hand_back(value, 'v')`` names it), or the helper not converted where a write-back
+  was expected --
   the runtime raises ``ArgumentWriteError`` naming the helper, the parameter and the line
   when the argument is a JAX array (which only a rebinding can update). A NumPy array, list
   or object argument is changed in place, as in Python, and needs nothing.
@@ -350,7 +356,7 @@ class _Function:
             temp = self.ctx.namer.new("_" if isinstance(stmt, syntax.Expr) else "returned")
             first = syntax.name(temp, "store")
             after = [syntax.copy_location(syntax.ret(syntax.name(temp)), stmt)] if isinstance(stmt, syntax.Return) else []
-        target = syntax.Tuple(elts=[first, *rebound], ctx=syntax.Store())
+        target = syntax.Tuple(elts=[*rebound, first], ctx=syntax.Store())
         return [syntax.copy_location(syntax.assign(target, new_call), stmt), *after]
 
     def _return(self, stmt):
