@@ -567,3 +567,30 @@ def test_the_command_writes_programs_that_rebind_the_callers_array(tmp_path):
                 sys.path.remove(str(out))
     np.testing.assert_array_equal(want_f, [1.0, 0.0, 3.0])
     np.testing.assert_array_equal(want_g, [3.0, 2.0, 1.0])
+
+
+# ----------------------------------------------------------------------------- a helper that is an autolax.jit object
+@autolax.jit
+def _jitted_set0(v, i):
+    v[i] = 0.0
+
+
+def _calls_the_jitted_helper_by_name(b):
+    _jitted_set0(b, 1)
+    return b
+
+
+def _calls_the_jitted_helper_from_a_list(b):
+    helpers = [_jitted_set0]
+    helpers[0](b, 1)
+    return b
+
+
+def test_a_helper_decorated_with_autolax_jit():
+    """By name, its change reaches the caller; through a list, autolax's error (its trace,
+    cached, is the object's own: it never returns the parameters to a later caller)."""
+    np.testing.assert_array_equal(autolax.jit(_calls_the_jitted_helper_by_name)(jnp.array([1.0, 2.0, 3.0])),
+                                  [1.0, 0.0, 3.0])
+    with pytest.raises(autolax.ArgumentWriteError, match="'_jitted_set0' writes into its parameter 'v'"):
+        autolax.jit(_calls_the_jitted_helper_from_a_list)(jnp.array([1.0, 2.0, 3.0]))
+    assert _jitted_set0(jnp.array([1.0, 2.0, 3.0]), 1) is None  # called by itself: what it returns

@@ -133,6 +133,8 @@ def call(f, *args, **kwargs):
         finally:
             _calling.reset(token)
     g = converted(f)
+    if g.__class__ not in _DIRECT_KINDS:
+        g = _writer_inside(f, g)
     # A converted helper that writes into its parameters hands them back to this call
     # (``hand_back``) when the call runs its code directly: not a library function (a
     # converted function it calls in turn returns as for any other caller), nor an
@@ -267,6 +269,25 @@ def _refuse_immutable_write(f, exc, args, kwargs) -> None:
         (n for n, v in bound.items() if _is_jax_array(v)), None)
     if name is not None:
         raise _write_error(f, name, bound[name], "not-converted", depth=3) from exc
+
+
+def _writer_inside(f, g):
+    """For an ``autolax.jit`` object ``f`` (``%%autolax`` binds a cell's functions to these)
+    whose function writes into its parameters: that function, converted, to run inline, so
+    that it hands them back to ``ops.call`` (which refuses a JAX array it changed); else
+    ``g``. (Run as the object, its cached trace would return them to every caller.)"""
+    fn = getattr(getattr(f, "__autolax_jit__", None), "fn", None)
+    if not isinstance(fn, types.FunctionType):
+        return g
+    inner = converted(fn)
+    return inner if isinstance(inner, types.FunctionType) and _hands_back(inner.__code__) else g
+
+
+def _hands_back(code, depth=0) -> bool:
+    """Does converted code (or a function defined in it) return through ``ops.hand_back``?"""
+    if "hand_back" in code.co_names:
+        return True
+    return depth < 6 and any(isinstance(c, types.CodeType) and _hands_back(c, depth + 1) for c in code.co_consts)
 
 
 def _is_converted(g) -> bool:
