@@ -30,6 +30,7 @@ from autolax.api import convert, do_not_convert, filter_jit, jit, loop_options, 
 from autolax.check import TraceReport, trace_check  # noqa: E402
 from autolax.libraries import convert_package  # noqa: E402
 from autolax.errors import (  # noqa: E402
+    ArgumentWriteError,
     ArrayConditionError,
     AutolaxError,
     CallConversionWarning,
@@ -51,6 +52,7 @@ __version__ = "0.1.0"
 
 
 __all__ = [
+    "ArgumentWriteError",
     "ArrayConditionError",
     "AutolaxError",
     "CallConversionWarning",

@@ -201,6 +201,26 @@ class StagedEffectError(AutolaxError):
     """
 
 
+class ArgumentWriteError(AutolaxError):
+    """A converted helper writes into a JAX array it was given (``v[i] = x``), and autolax
+    cannot hand the new value back to the caller.
+
+    Python changes the caller's array in place; converted code updates a JAX array as a
+    value. autolax rebinds the caller's variable after a call of a helper that writes into
+    its argument (``set0(b, 1)`` becomes ``b, _ = ops.call_writing(('v',), set0, b, 1)``)
+    where it can see which variable that is: the helper called by its name (a function of
+    the module, of the closure or a ``def`` of the same function), the call a statement of
+    its own, the argument a local variable. Elsewhere -- a method, a function held in a
+    variable or a container, a call inside a larger expression, the argument an item of a
+    list or a global, the same array given twice, a helper autolax could not convert -- the
+    change would be lost, and autolax raises this error instead of returning the old value.
+    (A NumPy array, a list or an object is changed in place, as in Python, and needs nothing.)
+
+    Fix: call the helper as a statement of its own with the array in a local variable
+    (``set0(b, 1)``), or have it return the array and assign it (``b = set0(b, 1)``).
+    """
+
+
 class RuntimeCheckError(AutolaxError, RuntimeError):
     """A condition that autolax checks when the program runs failed, and it has no exception
     of the user's to raise: a loop with ``max_steps`` ran longer while differentiated; a run
@@ -523,6 +543,19 @@ MESSAGES = {
         "and return them.",
         "#the-rules-semantics",
     ),
+    "staged-outside-effect": Message(
+        StagedEffectError,
+        "{target} is {action} inside {stmt}, through '{name}' at {where}{line}, which is staged (its condition "
+        "or carried values are traced): the change would happen once, while tracing, not each time the "
+        "statement runs.\n    {source}\n"
+        "'{name}' is not a variable of the function that runs the staged statement (it is a global, or a "
+        "variable of an enclosing function that a closure changes), so autolax cannot carry it.",
+        "keep what '{name}' collects in a local variable of the function that runs the staged statement "
+        "(`calls += 1` beside the call, for a count of calls) and return it or use it after the statement; or "
+        "have the function that changes '{name}' return the new value, assigned where it is called; or make "
+        "the statement run as Python (its bounds and condition not traced).",
+        "#the-rules-semantics",
+    ),
     "call-effect": Message(
         StagedEffectError,
         "{target} is changed by a function called inside {stmt}, which is staged (its condition or carried "
@@ -586,6 +619,35 @@ MESSAGES = {
         "make the step a Python int (a static argument), or check it before the `try` "
         "(`if step == 0: raise ValueError(...)`).",
         "#semantics",
+    ),
+    "argument-write": Message(
+        ArgumentWriteError,
+        "'{name}' writes into its parameter '{param}' (an item or an attribute), which was given a JAX array "
+        "at {where}:\n    {source}\n"
+        "Python changes the caller's array; converted code updates a JAX array as a value, and here {why}.",
+        "call '{name}' as a statement of its own, with the array in a local variable (`{name}(a, ...)`), so that "
+        "autolax rebinds it; or have '{name}' return the array and assign it (`a = {name}(a, ...)`).",
+        "#changes-reach-the-caller",
+    ),
+    "argument-write-rebound": Message(
+        ArgumentWriteError,
+        "'{name}' writes into its parameter '{param}' (an item or an attribute) and then assigns '{param}' anew; "
+        "'{param}' was given a JAX array at {where}:\n    {source}\n"
+        "Python changes the caller's array before the new assignment; converted code updates a JAX array as a "
+        "value, and the value it had there cannot be handed back.",
+        "copy the array first in '{name}' (`{param} = {param}.copy()` as its first statement: the caller's array "
+        "then stays as it was, in Python too), or change it only through '{param}' and return it.",
+        "#changes-reach-the-caller",
+    ),
+    "argument-write-unconverted": Message(
+        ArgumentWriteError,
+        "'{name}' writes into its parameter '{param}' (an item or an attribute), which was given a JAX array "
+        "at {where}:\n    {source}\n"
+        "Python changes the caller's array; '{name}' runs as written here (it was not converted: {how}), and a JAX "
+        "array cannot be changed in place.",
+        "have autolax convert '{name}' too: convert its file with `autolax convert --all` (or select it with "
+        "`--only`), or call it from code `autolax.jit` converts.",
+        "#changes-reach-the-caller",
     ),
     "callee-unconverted": Message(
         TracedValueError,

@@ -41,6 +41,7 @@ from autolax.passes import (
     ternary,
     unbound_reads,
     unsupported,
+    writeback,
 )
 from autolax.transpile import syntax
 from autolax.transpile.context import Context
@@ -50,6 +51,10 @@ from autolax.transpile.source import function_source
 PASSES = (
     # Reject what cannot be staged before touching anything, so errors show user code.
     unsupported,
+    # A helper that writes into its parameters hands them back; a call of one rebinds the
+    # caller's names (before the jump lowerings rewrite its returns, and before `aliases`,
+    # which sees the rebinding as a change of the names' object).
+    writeback,
     # `match` and `while` tests with `:=` become `if` / `break`, which the passes below lower.
     desugar,
     # A jump in a `finally` discards the exception in flight: the `finally` becomes code after
@@ -177,6 +182,7 @@ for _attr in membership.SEARCHING_METHODS:
     _ATTRIBUTE_FEATURES.setdefault(_attr, set()).add("membership")
 _ATTRIBUTE_FEATURES.setdefault("append", set()).add("append")
 _ATTRIBUTE_FEATURES.setdefault("loop_options", set()).add("loop_options")
+_ATTRIBUTE_FEATURES.setdefault("call_writing", set()).add("write_back")
 _COMPARE_FEATURES = {syntax.In: "membership", syntax.NotIn: "membership", syntax.Is: "identity",
                      syntax.IsNot: "identity"}
 _LOOPS = frozenset({syntax.For, syntax.While, syntax.AsyncFor})
@@ -283,11 +289,12 @@ def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
         closure=closure,
         reserved=set(code.co_freevars) | set(code.co_names),
         ops_name_hint=ops_name_hint,
+        methods=writeback.methods_of_owner(fn),
     )
 
 
 def convert_node(node, *, filename, source_lines, globals, closure=None, reserved=(), ops_name_hint="ops",
-                 spec_filename=None) -> Converted:
+                 spec_filename=None, defs=None, methods=None) -> Converted:
     """Runs every pass over a parsed ``def`` (with its real positions in ``filename``).
 
     ``globals`` and ``closure`` are what free names resolve to when the passes ask (a
@@ -307,6 +314,8 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
         globals=globals,
         closure=dict(closure or {}),
         spec_filename=spec_filename,
+        defs=dict(defs or {}),
+        methods=dict(methods or {}),
     )
     present = features(node, everything)
     del everything
@@ -331,6 +340,8 @@ def convert_node(node, *, filename, source_lines, globals, closure=None, reserve
                 node = logical.transform(node, ctx, tree=False)
             else:
                 node = rewrite.transform(node, ctx)
+            if rewrite is writeback and ctx.wrote_back:
+                present.add("write_back")  # (a call rebinding a name: a change `aliases` follows)
             if lowers:
                 present = (present - _STATEMENT_FEATURES) | statement_features(node)
                 stale = True

@@ -65,3 +65,11 @@ def test_equinox_example_runs(tmp_path):
     source = source.replace("eqx.filter_vmap(autolax.convert(model))(jnp.array([0.5, 50.0]))",
                             "print(eqx.filter_vmap(autolax.convert(model))(jnp.array([0.5, 50.0])).tolist())")
     assert _run(source, tmp_path).split() == ["191.0", "[191.0,", "101.0]"]
+
+
+def test_changes_reach_the_caller_example_prints_what_it_says(tmp_path):
+    block = next(b for b in PYTHON_BLOCKS if "def swap(v, i, j):" in b and "autolax.jit(g)" in b)
+    assert "# [3. 2. 1.], as NumPy gives" in block
+    source = "import jax.numpy as jnp\nimport numpy as np\n\nimport autolax\n\n\n" + block
+    source += "b = np.array([1.0, 2.0, 3.0])\ng(b, 2)\nprint(b)\n"  # the same program as Python, on NumPy
+    assert _run(source, tmp_path).split() == ["[3.", "2.", "1.]", "[3.", "2.", "1.]"]

@@ -10,7 +10,8 @@ import os as _os
 
 from autolax import compat as _compat
 from autolax.errors import AutolaxError
-from autolax.ops.calls import all, any, call, fstring, host_call, max, min, print  # noqa: A004
+from autolax.ops.calls import (all, any, call, call_writing, fstring, hand_back, HandedBack, host_call, max, min,  # noqa: A004
+                               print)
 from autolax.ops.checks import (FinallyRaises, MaySuppress, TracerErrors, asserting, catching, caught, in_flight, raising,
                                  refuse_tracer_error, runtime_checks)
 from autolax.ops.control import cond, if_else
@@ -52,12 +53,15 @@ __all__ = [
     "at",
     "bound",
     "call",
+    "call_writing",
     "cond",
     "count",
     "enumerate",
     "for_iter",
     "for_range",
     "fstring",
+    "hand_back",
+    "HandedBack",
     "host_call",
     "if_else",
     "index",

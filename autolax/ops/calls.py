@@ -7,6 +7,7 @@ import builtins
 import contextlib
 import contextvars
 import functools
+import inspect
 import io
 import linecache
 import operator
@@ -124,17 +125,37 @@ def call(f, *args, **kwargs):
         _check_host_output(f)
     if not report.converts_calls():
         return f(*args, **kwargs)
-    token = _calling.set(True)
-    try:
-        if transforms.is_transform(f):
+    if transforms.is_transform(f):
+        token = _calling.set(True)
+        try:
             args, kwargs = transforms.convert_arguments(f, args, kwargs, converted_argument)
             return f(*args, **kwargs)
-        g = converted(f)
+        finally:
+            _calling.reset(token)
+    g = converted(f)
+    if g.__class__ not in _DIRECT_KINDS:
+        g = _writer_inside(f, g)
+    # A converted helper that writes into its parameters hands them back to this call
+    # (``hand_back``) when the call runs its code directly: not a library function (a
+    # converted function it calls in turn returns as for any other caller), nor an
+    # ``autolax.jit`` object (its trace, cached, must not depend on who called it first).
+    token = _calling.set(_DIRECT if g.__class__ in _DIRECT_KINDS and (g is not f or not is_library_callable(f))
+                         else True)
+    try:
         staged = report.in_staged_body()
         guard = _recursion_guard(f) if staged else contextlib.nullcontext()
         with _unconverted_callee(f, g), guard:
             try:
-                return g(*args, **kwargs)
+                result = g(*args, **kwargs)
+                if result.__class__ is HandedBack:
+                    # a helper that writes into its arguments, called where the caller does
+                    # not rebind them (passes/writeback.py)
+                    result = _unclaimed(f, result, args, kwargs, ())
+                return result
+            except TypeError as exc:
+                if g is f:
+                    _refuse_immutable_write(f, exc, args, kwargs)
+                raise
             except RecursionError as exc:
                 # An `@autolax.jit` function calling itself under a traced condition: jax.jit
                 # finds its own trace under way and raises "Recursively calling ..." at once.
@@ -144,6 +165,201 @@ def call(f, *args, **kwargs):
                 raise
     finally:
         _calling.reset(token)
+
+
+# ``_calling``'s value while ``ops.call`` / ``ops.call_writing`` runs a function directly
+# (not a transform's): a converted helper that writes into its arguments hands them back then.
+_DIRECT = "direct"
+_DIRECT_KINDS = (types.FunctionType, types.MethodType)
+
+
+class HandedBack:
+    """What a converted helper that writes into its parameters returns when converted code
+    calls it directly (``ops.hand_back``): its return value, and the parameters' final values
+    by name. A pytree, so that a return inside a staged loop or branch carries it."""
+
+    __slots__ = ("value", "names", "values", "lost")
+
+    def __init__(self, value, names: tuple, values: tuple, lost: tuple = ()):
+        self.value, self.names, self.values, self.lost = value, names, values, lost
+
+    def written(self) -> dict:
+        return dict(zip(self.names, self.values))
+
+
+jax.tree_util.register_pytree_node(
+    HandedBack, lambda h: ((h.value, h.values), (h.names, h.lost)),
+    lambda aux, kids: HandedBack(kids[0], aux[0], tuple(kids[1]), aux[1]))
+
+
+def hand_back(value, /, *lost, **written):
+    """``return ops.hand_back(value, v=v)`` for ``return value`` in a function that writes
+    into its parameter ``v`` (``v[i] = x``, ``v.a = y``): ``value`` itself, except when
+    converted code calls the function directly (``ops.call_writing``, ``ops.call``), which
+    then gets the final values of the parameters too, to rebind the caller's names.
+    ``lost``: the names of parameters the function writes into and then rebinds
+    (``v[0] = 1.0`` then ``v = v * 2``), whose change the caller cannot be handed.
+
+    Equivalent Python: ``value`` (the caller's object was changed in place)."""
+    if _calling.get() is not _DIRECT:
+        return value
+    return HandedBack(value, tuple(written), tuple(written.values()), lost)
+
+
+@report.user_facing
+def call_writing(names, f, /, *args, **kwargs):
+    """``b, _ = ops.call_writing(('v',), set0, b, 1)`` for ``set0(b, 1)``, where ``set0``
+    writes into its parameter ``v`` (``v[i] = 0.0``): calls ``f`` as ``ops.call`` does and
+    returns ``(the final value of each parameter in names, ..., its value)``, so the caller
+    rebinds the names it gave them, then assigns the value (``y`` of ``y = set0(b, 1)``,
+    last, as Python assigns it after the call: ``b = set0(b, 1)`` binds what it returns).
+
+    Equivalent Python: ``(*the arguments given for names, f(*args, **kwargs))`` -- the
+    arguments themselves, changed in place."""
+    __tracebackhide__ = True
+    if isinstance(f, Undefined):
+        f()
+    if report.in_staged_body():
+        _check_host_output(f)
+    info = getattr(f, "__autolax_jit__", None)
+    if getattr(info, "fn", None) is not None:
+        f = info.fn  # (``%%autolax`` binds the helper to an ``autolax.jit`` object: run it inline)
+    g = converted(f) if report.converts_calls() else f
+    token = _calling.set(_DIRECT)
+    try:
+        staged = report.in_staged_body()
+        guard = _recursion_guard(f) if staged else contextlib.nullcontext()
+        with _unconverted_callee(f, g), guard:
+            try:
+                result = g(*args, **kwargs)
+            except TypeError as exc:
+                if not _is_converted(g):
+                    _refuse_immutable_write(f, exc, args, kwargs)
+                raise
+    finally:
+        _calling.reset(token)
+    bound = _bind(g, args, kwargs)
+    if result.__class__ is not HandedBack:
+        # Not converted, or it writes into nothing now: a NumPy array or a list was changed in
+        # place (a JAX array given for a parameter it writes into cannot have been).
+        name = next((n for n in names if _is_jax_array(bound.get(n))), None)
+        if name is not None and not _is_converted(g):
+            raise _write_error(f, name, bound[name], "not-converted", depth=2)
+        return (*[bound.get(n) for n in names], result)
+    result = _unclaimed(f, result, args, kwargs, names, bound)
+    return result
+
+
+def _refuse_immutable_write(f, exc, args, kwargs) -> None:
+    """A user function that runs as written (not converted) raised JAX's error for an item
+    assigned into a JAX array it was given (``v[i] = 0.0``), where Python changes the
+    caller's NumPy array: ``ArgumentWriteError`` naming the function and the parameter."""
+    __tracebackhide__ = True
+    if "immutable" not in str(exc) or not isinstance(f, (types.FunctionType, types.MethodType)) \
+            or is_library_callable(f):
+        return
+    bound = _bind(f, args, kwargs)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code is not getattr(
+            getattr(f, "__func__", f), "__code__", None):
+        tb = tb.tb_next
+    line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip() if tb is not None else ""
+    written = line.split("[", 1)[0].strip()
+    name = written if _is_jax_array(bound.get(written)) else next(
+        (n for n, v in bound.items() if _is_jax_array(v)), None)
+    if name is not None:
+        raise _write_error(f, name, bound[name], "not-converted", depth=3) from exc
+
+
+def _writer_inside(f, g):
+    """For an ``autolax.jit`` object ``f`` (``%%autolax`` binds a cell's functions to these)
+    whose function writes into its parameters: that function, converted, to run inline, so
+    that it hands them back to ``ops.call`` (which refuses a JAX array it changed); else
+    ``g``. (Run as the object, its cached trace would return them to every caller.)"""
+    fn = getattr(getattr(f, "__autolax_jit__", None), "fn", None)
+    if not isinstance(fn, types.FunctionType):
+        return g
+    inner = converted(fn)
+    return inner if isinstance(inner, types.FunctionType) and _hands_back(inner.__code__) else g
+
+
+def _hands_back(code, depth=0) -> bool:
+    """Does converted code (or a function defined in it) return through ``ops.hand_back``?"""
+    if "hand_back" in code.co_names:
+        return True
+    return depth < 6 and any(isinstance(c, types.CodeType) and _hands_back(c, depth + 1) for c in code.co_consts)
+
+
+def _is_converted(g) -> bool:
+    return bool(getattr(g, "__autolax_converted__", False) or getattr(getattr(g, "__func__", None),
+                                                                      "__autolax_converted__", False))
+
+
+def _is_jax_array(x) -> bool:
+    return isinstance(x, (jax.Array, compat.Tracer))
+
+
+def _bind(g, args, kwargs) -> dict:
+    """The parameters of ``g`` given ``args`` / ``kwargs``, by name ({} if unknown)."""
+    try:
+        return dict(inspect.signature(g).bind_partial(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _unclaimed(f, handed: HandedBack, args, kwargs, claimed, bound=None):
+    """The value ``ops.call`` returns for a helper's ``HandedBack`` (``claimed=()``), or the
+    tuple ``ops.call_writing`` returns. A parameter the call site does not rebind
+    (``claimed``) that was given a JAX array it changed: ``ArgumentWriteError`` (Python
+    would change the caller's array; converted code cannot without a rebinding). The same
+    JAX array given for a written parameter and another: the same error."""
+    __tracebackhide__ = True
+    written = handed.written()
+    if bound is None:
+        bound = _bind(converted(f) if report.converts_calls() else f, args, kwargs)
+    for name in handed.lost:
+        if _is_jax_array(bound.get(name)):
+            raise _write_error(f, name, bound[name], "rebound", depth=3)
+    for name, new in written.items():
+        given = bound.get(name)
+        if not _is_jax_array(given):
+            continue
+        if name not in claimed and new is not given:
+            why = "not-rebound" if claimed or not bound else "not-rebound"
+            raise _write_error(f, name, given, why, depth=3)
+        twin = next((other for other, x in bound.items() if other != name and x is given), None)
+        if twin is not None:
+            raise _write_error(f, name, given, "passed-twice", depth=3, twin=twin)
+    if not claimed:
+        return handed.value
+    return (*[written[n] if n in written else bound.get(n) for n in claimed], handed.value)
+
+
+_WHY = {
+    "not-rebound": "the call does not rebind what it gave '{param}': autolax rebinds the caller's variable only "
+                   "for a call it can look up when it converts the caller (a function of the module, of the "
+                   "closure or of the same function, called by its name) that is a statement of its own "
+                   "(`{name}(a, ...)`, `y = {name}(a, ...)`, `return {name}(a, ...)`), given a local "
+                   "variable of the caller",
+    "passed-twice": "the same array is given for '{param}' and '{twin}': in Python both names are one array, "
+                    "in converted code two values",
+}
+
+
+def _write_error(f, param, given, why, depth, twin=None):
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    if "autolax_factory" in name:  # a `def` inside a converted function: its own name
+        name = getattr(f, "__name__", name)
+    where, line = report.user_line(sys._getframe(depth))
+    if why == "not-converted":
+        how = ("the runtime alone has no converter: `autolax convert --standalone` output" if _converter is None
+               else (_why_unconverted(f) if _why_unconverted is not None and isinstance(f, types.FunctionType)
+                     else None) or "autolax could not convert it")
+        return errors.make("argument-write-unconverted", name=name, param=param, where=where, source=line, how=how)
+    if why == "rebound":
+        return errors.make("argument-write-rebound", name=name, param=param, where=where, source=line)
+    return errors.make("argument-write", name=name, param=param, where=where, source=line,
+                       why=_WHY[why].format(param=param, twin=twin, name=name.rsplit(".", 1)[-1]))
 
 
 def _check_host_output(f) -> None:

@@ -194,11 +194,42 @@ def check_mutable(obj, what: str, outside: bool = False) -> None:
         raise errors.make("traced-effect", target=_describe(obj), action=what)
     if frames and (outside or id(obj) in frames[-1].originals):
         site = frames[-1].site
+        named = _changed_by(obj, sys._getframe(1)) if outside else None
+        if named is not None:
+            # a closure's or a global container (SciPy's `fc[0] += 1` call counter): the
+            # variable, the line that changes it, and the staged statement
+            name, where, line = named
+            raise errors.make(
+                "staged-outside-effect", name=name, target=_describe(obj), action=what, where=where,
+                line=f" (`{line}`)" if line else "",
+                stmt=site.what if site is not None else "a staged branch or loop body",
+                source=site.source if site is not None else "",
+            )
         raise errors.make(
             "staged-effect", target=_describe(obj), action=what,
             stmt=site.what if site is not None else "a staged branch or loop body",
             source=site.source if site is not None else "",
         )
+
+
+def _changed_by(obj, frame):
+    """``(name, file:line, source line)`` of the user's statement changing ``obj`` (the
+    first frame above ``frame`` outside autolax and JAX), with a name that holds ``obj``
+    there: a variable of an enclosing function (the closure's) or a global; None if no
+    such name holds it (a method's ``self``, a local)."""
+    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    free = set(frame.f_code.co_freevars) - {"self", "cls"}  # (a method's receiver, read by a staged body)
+    name = next((n for n, v in frame.f_locals.items() if n in free and v is obj), None)
+    if name is None:
+        name = next((n for n in frame.f_code.co_names if frame.f_globals.get(n, None) is obj), None)
+    if name is None:
+        return None
+    filename = frame.f_code.co_filename
+    return (name, f"{sites.display_filename(filename)}:{frame.f_lineno}",
+            linecache.getline(filename, frame.f_lineno).strip())
 
 
 def check_store(name: str) -> None:

@@ -23,7 +23,7 @@ from autolax.transpile import syntax
 from autolax.transpile.blocks import map_blocks
 
 # Runs where the function changes something in place, or deletes (``pipeline.features``).
-NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "mutating_call", "Delete"})
+NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "mutating_call", "Delete", "write_back"})
 
 # Before / after: what this pass makes of each function (a third item: the passes run
 # first, whose work it reads). tests/test_pass_examples.py runs them.
@@ -92,6 +92,16 @@ def _changed_through(stmt) -> set:
     return out
 
 
+def _handed_back(stmt) -> set:
+    """The names a write-back call rebinds to the object its helper changed
+    (``b, _ = ops.call_writing(('v',), set0, b, 1)``: ``b``)."""
+    if not (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Call)
+            and isinstance(stmt.value.func, syntax.Attribute) and stmt.value.func.attr == "call_writing"
+            and isinstance(stmt.targets[0], syntax.Tuple)):
+        return set()
+    return {t.id for t in stmt.targets[0].elts[:-1] if isinstance(t, syntax.Name)}
+
+
 class _Function:
     def __init__(self, fn_node):
         self.local = local_names(fn_node)
@@ -105,6 +115,9 @@ class _Function:
             if aliases:  # (without any, nothing below needs what the statement binds)
                 bound = writes(stmt)
                 changed = _changed_through(stmt)
+                handed = _handed_back(stmt)
+                # `b, _ = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass)
+                bound, changed = bound - handed, changed | handed
                 for alias, source in sorted(aliases.items()):
                     if alias in bound or source in bound:
                         continue
@@ -129,7 +142,7 @@ class _Function:
         if isinstance(stmt, syntax.ClassDef):
             return
         if aliases:
-            bound = writes(stmt)
+            bound = writes(stmt) - _handed_back(stmt)
             inherited = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
         else:
             inherited = aliases

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from autolax import errors, pipeline
 from autolax.analysis import activity
 from autolax.errors import ConversionError
+from autolax.passes import writeback
 from autolax.sourcegen import emit
 from autolax.sourcegen.module import Module, import_targets, source_lines
 from autolax.sourcegen.runtime_copy import PACKAGE as RUNTIME_COPY
@@ -65,6 +66,11 @@ class _FileConverter:
         self.explicit: set = set()  # sites selected by decorator or --only (errors are errors)
         self.warnings: list = []
         self._calls = None  # function name -> names it calls (``_reaches``)
+        # module-level functions by name: what a helper of the file writes into is read from
+        # its ``def`` (passes/writeback.py); a call of one that does stays ``ops.call``
+        self.defs = {s.node.name: s.node for s in module.sites
+                     if not s.is_method and isinstance(s.node, syntax.FunctionDef)}
+        self._writers = None
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -149,6 +155,9 @@ class _FileConverter:
         # direct call would recurse without end while tracing.
         direct = {g for g in self.converted_names if node.name not in self._reaches(g)} if not site.is_method \
             else self.converted_names
+        # A helper that writes into its parameters hands them back to ``ops.call`` /
+        # ``ops.call_writing`` (passes/writeback.py), not to a plain call.
+        direct = direct - self.writers()
         _DirectCalls(self.ops_alias, direct, _bound_names(converted.node)).visit(converted.node)
         new = converted.node
 
@@ -227,11 +236,26 @@ class _FileConverter:
             closure=closure,
             ops_name_hint=self.ops_alias,
             spec_filename=self.written_as,
+            defs=self.defs,
+            methods=self._methods(qualname),
         )
         if converted.ctx.ops != self.ops_alias:
             raise self._error(node, f"'{self.ops_alias}' is a local name in '{qualname}'; the converted code "
                                     f"needs it for autolax's runtime: rename the local variable")
         return converted
+
+    def _methods(self, qualname) -> dict:
+        """The ``def``s of the module-level class whose method ``qualname`` is, by name."""
+        owner = qualname.rsplit(".", 1)[0] if "." in qualname else None
+        return {s.node.name: s.node for s in self.module.sites
+                if s.is_method and owner and s.qualname.rsplit(".", 1)[0] == owner
+                and isinstance(s.node, syntax.FunctionDef)}
+
+    def writers(self) -> set:
+        """The file's module-level functions that write into a parameter."""
+        if self._writers is None:
+            self._writers = {name for name, node in self.defs.items() if writeback.writes_into_parameters(node, self.defs)}
+        return self._writers
 
     def _reaches(self, name) -> set:
         """The module-level functions of the file that the function ``name`` calls, directly

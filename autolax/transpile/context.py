@@ -32,6 +32,15 @@ class Context:
     temporaries: set = field(default_factory=set)
     # Local names Python always binds before reading them, in the code as written.
     always_bound: set = field(default_factory=set)
+    # ``autolax convert``: the file's module-level functions (name -> ``def`` node), which
+    # ``resolve`` does not give (MISSING): what a helper of the same file writes into is read
+    # from its ``def`` (passes/writeback.py).
+    defs: dict = field(default_factory=dict)
+    # The methods of the class the function is a method of (name -> function, or ``def`` node
+    # for ``autolax convert``): what ``self.step(v)`` writes into (passes/writeback.py).
+    methods: dict = field(default_factory=dict)
+    # Whether the writeback pass rebound a name after a call (``aliases`` then runs).
+    wrote_back: bool = False
 
     def line_text(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.source_lines):
