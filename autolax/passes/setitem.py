@@ -3,6 +3,7 @@
     x[i] = v          ->   x = ops.at(x)[i].set(v)
     x[i, j] += v      ->   x = ops.at(x)[i, j].add(v)
     x[i][j] = v       ->   x = ops.at(x)[i].set(ops.at(x[i])[j].set(v))
+    x[i] = x[j] = v   ->   value = v; x = ops.at(x)[i].set(value); x = ops.at(x)[j].set(value)
 
 ``ops.at`` uses ``x.at[...]`` for JAX arrays and mutates in place (returning ``x``) for
 NumPy arrays, lists, dicts and anything else, so plain Python behaviour is unchanged.
@@ -66,7 +67,7 @@ class _Transformer(syntax.NodeTransformer):
 
     def visit_Assign(self, node):
         if len(node.targets) != 1:
-            return node
+            return self._chained(node)
         target = node.targets[0]
         if isinstance(target, syntax.Subscript):
             return self._rewrite(node, target, "set", node.value)
@@ -101,6 +102,21 @@ class _Transformer(syntax.NodeTransformer):
 
         unpacked = syntax.copy_location(syntax.assign(temps(target), node.value), node)
         return [unpacked] + updates
+
+    def _chained(self, node):
+        """``a[0] = a[1] = x`` -> ``value = x``, then ``a[0] = value`` and ``a[1] = value``,
+        each rewritten as a single assignment is: Python evaluates the value once and assigns
+        it to the targets from left to right. Left alone without an item target."""
+        if not any(isinstance(t, syntax.Subscript) and self._local_root(t)
+                   or isinstance(t, (syntax.Tuple, syntax.List)) and self._has_item_target(t) for t in node.targets):
+            return node
+        temp = self.ctx.namer.new("value")
+        out = [syntax.copy_location(syntax.assign(syntax.name(temp, "store"), node.value), node)]
+        for target in node.targets:
+            one = syntax.copy_location(syntax.assign(target, syntax.name(temp)), node)
+            new = self.visit_Assign(one)
+            out.extend(new if isinstance(new, list) else [new])
+        return out
 
     def visit_AugAssign(self, node):
         if isinstance(node.target, syntax.Subscript) and type(node.op) in AUG_METHODS:
