@@ -15,6 +15,7 @@ import pytest
 
 import autolax
 from conftest import primitives
+from test_common_idioms import standalone_agrees
 from paths import check_all_paths
 
 
@@ -69,6 +70,7 @@ def test_chained_item_assignment_in_a_kernel(tmp_path):
     # every element of c is written, so the in-place changes of Python and of the eager path
     # do not carry from one path to the next
     check_all_paths(covariance, d, np.zeros((3, 3), np.float32), tmp_dir=tmp_path)
+    standalone_agrees(covariance, d, np.zeros((3, 3), np.float32))
     got = autolax.jit(covariance)(d, jnp.zeros((3, 3)))
     np.testing.assert_allclose(got, d.T @ d)
 
@@ -187,6 +189,7 @@ def divides_when_nonzero(xs):
 def test_crc16_agrees_with_python(data, tmp_path):
     arr = np.array(data, np.int32)
     check_all_paths(crc16, arr, tmp_dir=tmp_path, python_args=([int(b) for b in data],))
+    standalone_agrees(crc16, arr)
     if data == [49, 50, 51, 52, 53, 54, 55, 56, 57]:  # "123456789": CRC-16/CCITT-FALSE
         assert int(autolax.jit(crc16)(arr)) == 0x29B1
 

@@ -93,6 +93,26 @@ class _Ref:
             raise
         return x
 
+    def steps(self, *steps):
+        """``x[i] op= v; x[i] op2= w; ...`` (each step ``(method, value)``, ``"set"`` for
+        ``x[i] = v``): for a JAX array one update, ``x.at[i].set(...)`` of the value the
+        last step leaves, each step's result converted to what the array stores (its dtype
+        and the indexed shape), as Python stores it before the next step reads it. One
+        update per iteration keeps a loop's carried array updated in place (XLA's CPU
+        backend copies the whole array for a second update). Anything else: the steps in
+        turn, as Python runs them."""
+        x, i = self.container, self.index
+        if not isinstance(x, (jax.Array, compat.Tracer)):
+            for method, value in steps:
+                x = self.set(value) if method == "set" else self._update(_OPS[method], value)
+            return x
+        _check_bounds(x, i)
+        current = x[i]
+        for method, value in steps:
+            current = value if method == "set" else _OPS[method](current, value)
+            current = jax.lax.convert_element_type(jnp.broadcast_to(jnp.asarray(current), x[i].shape), x.dtype)
+        return x.at[i].set(current)
+
     def __getattr__(self, name):
         if name in _OPS:
             return lambda value: self._update(_OPS[name], value)
