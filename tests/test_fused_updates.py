@@ -74,6 +74,13 @@ def on_a_list(xs, i):
     return xs
 
 
+def row_of_leading_ones(a, v):
+    a = a.copy()
+    a[1, :] = v  # v of shape (1, n): NumPy and JAX drop the leading axis
+    a[1, :] *= 2.0
+    return a
+
+
 def out_of_bounds(a):
     a = a.copy()
     a[5] += 1.0
@@ -97,6 +104,7 @@ def test_seidel_agrees_with_python(tmp_path):
     (index_changes, (np.arange(4.0, dtype=np.float32), 1)),
     (with_a_call, (np.arange(4.0, dtype=np.float32), 2)),
     (out_of_bounds, (np.arange(3.0, dtype=np.float32),)),
+    (row_of_leading_ones, (np.zeros((2, 3), np.float32), np.ones((1, 3), np.float32))),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_folded_updates_agree_with_python(fn, args, tmp_path):
     check_all_paths(fn, *args, tmp_dir=tmp_path)

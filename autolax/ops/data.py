@@ -58,6 +58,16 @@ def _refuse_traced_item(exc) -> None:
             raise refusal from exc
 
 
+def _stored(value, shape, dtype):
+    """``value`` as ``x.at[i].set(value)`` stores it where ``x[i]`` has ``shape`` and
+    ``x`` has ``dtype``: converted, leading axes of length 1 dropped, broadcast."""
+    value = jnp.asarray(value)
+    extra = value.ndim - len(shape)
+    if extra > 0 and all(d == 1 for d in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])
+    return jax.lax.convert_element_type(jnp.broadcast_to(value, shape), dtype)
+
+
 class _Ref:
     """``ops.at(x)[index]``: ``.set(v)`` and one method per augmented operator."""
 
@@ -110,7 +120,7 @@ class _Ref:
         current = x[i]
         for method, value in steps:
             current = value if method == "set" else _OPS[method](current, value)
-            current = jax.lax.convert_element_type(jnp.broadcast_to(jnp.asarray(current), x[i].shape), x.dtype)
+            current = _stored(current, x[i].shape, x.dtype)
         return x.at[i].set(current)
 
     def __getattr__(self, name):

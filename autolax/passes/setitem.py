@@ -168,6 +168,8 @@ def _fold_block(stmts, ctx, local):
                 if nxt is None or nxt[:2] != first[:2] or not _pure(nxt[3], first[0]):
                     break
                 run.append(stmts[k + len(run)])
+        if len(run) > 1 and any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(run[0].value)):
+            run = run[:1]  # `A[i] += (i := k)`: the next statement's index is another element
         if len(run) == 1:
             out.append(stmts[k])
             k += 1
