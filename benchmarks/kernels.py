@@ -7,6 +7,7 @@ Run from the repository root::
     python -m benchmarks.kernels --kernels lu,seidel-2d --sizes 8,16,32
     python -m benchmarks.kernels --out benchmarks/results_kernels.md
     python -m benchmarks.kernels --fused-updates                   # item 5: seidel-2d, before/after
+    python -m benchmarks.kernels --x64 --kernels deriche,adi       # item 6: loop indices under x64
 
 The kernels are in ``benchmarks/kernel_suite.py``. Per kernel (a Markdown table on stdout,
 progress on stderr):
@@ -235,7 +236,10 @@ def main(argv=None):
     parser.add_argument("--out", help="also write the Markdown table to this file")
     parser.add_argument("--fused-updates", action="store_true", help="only item 5's seidel-2d before/after")
     parser.add_argument("--list", action="store_true", help="list the kernels and exit")
+    parser.add_argument("--x64", action="store_true", help="run with jax_enable_x64 (inputs stay float32)")
     ns = parser.parse_args(argv)
+    if ns.x64:
+        jax.config.update("jax_enable_x64", True)
     if ns.list:
         for k in kernel_suite.KERNELS:
             print(f"{k.name:16s} {k.source:16s} sizes {k.sizes}")
