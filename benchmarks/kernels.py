@@ -16,7 +16,8 @@ progress on stderr):
   loop), ``unrolled: <reason>`` (a loop ran as Python: its first call grows with the size)
   or ``refused: <error class>`` (autolax raised its own error);
 - **eqns**: equations of the traced program (nested jaxprs included), autolax / twin, at the
-  smallest size (a staged kernel's count does not depend on it);
+  smallest size; for a staged kernel also at the largest, shown only where it differs (it
+  should not: the trace does not grow with the size);
 - **first call**: seconds from a new function object (autolax's conversion caches and JAX's
   caches emptied) to the blocked result -- conversion, trace, compile and run -- for autolax
   at each size (a kernel that unrolls is measured at the smallest only: "skipped: unrolls");
@@ -146,6 +147,11 @@ def run_kernel(kernel, sizes, repeats: int) -> dict:
         _block(fa(*args)), _block(ft(*args))
         ta, tt = steady(fa, ft, args, repeats)
     row.update(steady_n=n, steady_autolax=ta, steady_twin=tt, steady_ratio=ta / tt)
+    if kind == _STAGED and n != sizes[0]:  # a staged kernel's trace does not grow with the size
+        with _quiet():
+            big = count_equations(jax.make_jaxpr(autolax.convert(kernel.loops))(*args).jaxpr)
+        if big != eqns:
+            row["eqns_big"] = (n, big)
     for p in row["problems"]:
         print(f"MISMATCH {kernel.name}: {p}", file=sys.stderr, flush=True)
     return row
@@ -167,6 +173,8 @@ def table(rows) -> str:
     ]
     for r in rows:
         eq = f"{r['eqns'] if r['eqns'] is not None else '—'} / {r['twin_eqns']}"
+        if "eqns_big" in r:
+            eq += f" ({r['eqns_big'][1]} at n={r['eqns_big'][0]})"
         if r["kind"] == _REFUSED:
             first, ratio_f, ratio_s = "—", "—", "—"
         else:

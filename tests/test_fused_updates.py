@@ -158,3 +158,10 @@ def test_gradient_is_the_unfused_one():
 
     A = jnp.arange(16.0).reshape(4, 4)
     np.testing.assert_allclose(jax.grad(autolax.convert(fused))(A), jax.grad(unfused)(A), rtol=1e-6)
+
+
+def test_vmap_of_folded_updates():
+    A = np.random.RandomState(1).rand(3, 5, 5).astype(np.float32)
+    batched = jax.vmap(autolax.convert(seidel_2d), in_axes=(0, None))(A, 1)
+    for k in range(3):
+        np.testing.assert_allclose(batched[k], seidel_2d(A[k].copy(), 1), rtol=1e-5)
