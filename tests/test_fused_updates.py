@@ -81,6 +81,30 @@ def row_of_leading_ones(a, v):
     return a
 
 
+def in_branches(a, xs):
+    a = a.copy()
+    for k in range(a.shape[0]):
+        if xs[k] > 0:
+            a[k] += xs[k]
+            a[k] *= 2.0
+        else:
+            a[k] -= 1.0
+            a[k] /= 4.0
+    return a
+
+
+def around_continue(a):
+    a = a.copy()
+    for k in range(a.shape[0]):
+        a[k] += 1.0
+        a[k] *= 1.5
+        if a[k] > 3.0:
+            continue
+        a[k] *= 3.0
+        a[k] -= 0.5
+    return a
+
+
 def out_of_bounds(a):
     a = a.copy()
     a[5] += 1.0
@@ -104,6 +128,9 @@ def test_seidel_agrees_with_python(tmp_path):
     (index_changes, (np.arange(4.0, dtype=np.float32), 1)),
     (with_a_call, (np.arange(4.0, dtype=np.float32), 2)),
     (out_of_bounds, (np.arange(3.0, dtype=np.float32),)),
+    (in_branches, (np.arange(4.0, dtype=np.float32), np.array([1.0, -1.0, 2.0, -3.0], np.float32))),
+    (around_continue, (np.arange(4.0, dtype=np.float32),)),
+    (around_continue, (np.zeros(0, np.float32),)),
     (row_of_leading_ones, (np.zeros((2, 3), np.float32), np.ones((1, 3), np.float32))),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_folded_updates_agree_with_python(fn, args, tmp_path):
