@@ -210,3 +210,36 @@ def test_bit_operation_branches_are_selects():
         assert [r.became for r in report.rows if r.kind == "if"] == ["lax.select"]
     # integer division by a possibly-zero value is not run where Python would not run it
     assert primitives(divides_when_nonzero, data)["cond"] == 1
+
+
+def first_above(xs, t):
+    total = 0.0
+    found = -1
+    for i in range(xs.shape[0]):
+        if xs[i] > t:
+            found = i
+            break
+        total = total + xs[i] * xs[i]
+    return total, found
+
+
+def scan_with_exit(xs, t):
+    total = 0.0
+    for k, x in enumerate(xs):
+        if x > t:
+            break
+        total = total + x * k
+    return total
+
+
+@pytest.mark.parametrize("t", [0.5, 10.0])
+def test_exits_under_x64(t, tmp_path):
+    xs = np.array([0.1, 0.2, 0.9, 0.3], np.float64)
+    with jax.enable_x64(True):
+        check_all_paths(first_above, xs, t, tmp_dir=tmp_path)
+        check_all_paths(scan_with_exit, xs, t, tmp_dir=tmp_path)
+        got = jax.grad(lambda v: autolax.convert(first_above)(v, t)[0])(jnp.asarray(xs))
+        found = first_above(xs, t)[1]
+        stop = found if found >= 0 else len(xs)
+        want = jax.grad(lambda v: sum(v[i] * v[i] for i in range(stop)))(jnp.asarray(xs))
+        np.testing.assert_allclose(got, want)
