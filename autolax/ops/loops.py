@@ -258,8 +258,9 @@ def _row_type(xs):
 
 def _default_int():
     """JAX's default integer: int64 under ``jax_enable_x64``, else int32. A loop counter has
-    this type, the type of ``lax.scan``'s own counter, so an index computed from it needs no
-    conversion in each iteration."""
+    this type, the type of ``lax.scan``'s own counter (and of ``lax.fori_loop``'s index for
+    Python bounds): the index is not converted from another type in each iteration, and
+    ``i * 2**33`` does not wrap under x64."""
     return jax.dtypes.canonicalize_dtype(np.int64)
 
 
