@@ -105,6 +105,36 @@ def around_continue(a):
     return a
 
 
+G = 1
+
+
+def bump():
+    global G
+    G = 2
+    return 1.0
+
+
+def global_index(a):
+    a = a.copy()
+    a[G] += bump()  # Python: the next statement's G is 2
+    a[G] *= 3.0
+    return a
+
+
+def nonlocal_index(a):
+    a = a.copy()
+    i = 0
+
+    def move():
+        nonlocal i
+        i = 1
+        return 1.0
+
+    a[i] += move()  # Python: the next statement's i is 1
+    a[i] *= 3.0
+    return a
+
+
 def out_of_bounds(a):
     a = a.copy()
     a[5] += 1.0
@@ -137,6 +167,19 @@ def test_folded_updates_agree_with_python(fn, args, tmp_path):
     check_all_paths(fn, *args, tmp_dir=tmp_path)
 
 
+def test_names_a_call_may_rebind_are_not_folded(tmp_path):
+    global G
+    for fn in (global_index, nonlocal_index):
+        G = 1
+        want = fn(np.arange(3.0, dtype=np.float32))
+        G = 1
+        got = autolax.convert(fn)(np.arange(3.0, dtype=np.float32))
+        np.testing.assert_allclose(got, want)
+        np.testing.assert_allclose(want, [0.0, 2.0, 6.0] if fn is global_index else [1.0, 3.0, 2.0])
+    G = 1
+    check_all_paths(nonlocal_index, np.arange(3.0, dtype=np.float32), tmp_dir=tmp_path)
+
+
 def test_a_list_keeps_python_updates():
     assert autolax.convert(on_a_list)([1, 2, 3], 1) == on_a_list([1, 2, 3], 1) == [1, 6, 3]
 
@@ -145,7 +188,7 @@ def test_what_is_folded():
     assert ".steps(('add'" in autolax.to_source(seidel_2d)
     assert ".steps(" in autolax.to_source(stored_between_steps)
     assert ".steps(('set'" in autolax.to_source(set_then_update)
-    for fn in (second_reads_array, index_changes, with_a_call):
+    for fn in (second_reads_array, index_changes, with_a_call, global_index, nonlocal_index):
         assert ".steps(" not in autolax.to_source(fn), fn.__name__
 
 
