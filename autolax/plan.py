@@ -67,7 +67,10 @@ MOVES = frozenset({"convert_element_type", "broadcast_in_dim", "reshape", "squee
 # select, it can overflow to inf but never raises, and the select's zero cotangent keeps the
 # untaken side out of gradients (unlike `div`, `log`, `sqrt`, `pow`: the `jnp.where` trap).
 CHEAP = frozenset({"add", "sub", "mul", "neg", "max", "min", "abs", "sign", "select_n", "not", "and", "or",
-                   "xor", "eq", "ne", "lt", "le", "gt", "ge", "floor", "ceil", "round"})
+                   "xor", "eq", "ne", "lt", "le", "gt", "ge", "floor", "ceil", "round",
+                   # integer bit operations (`crc = (crc << 1) ^ 0x1021`): a shift by any
+                   # amount is defined in XLA (never fails), and integers have no gradient
+                   "shift_left", "shift_right_logical", "shift_right_arithmetic"})
 MAX_CHEAP = 4  # more work than this on the untaken side costs more than the cond it saves
 
 # Primitives that cannot fail, loop, have an effect or turn a finite value into a NaN:
@@ -78,6 +81,7 @@ HARMLESS = frozenset({
     "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p", "select_n", "add", "sub", "mul",
     "neg", "abs", "max", "min", "sign", "slice", "dynamic_slice", "gather", "concatenate", "iota",
     "reduce_and", "reduce_or", "reduce_max", "reduce_min", "reduce_sum", "is_finite",
+    "shift_left", "shift_right_logical", "shift_right_arithmetic",
 })
 
 
@@ -89,7 +93,9 @@ def select_safe(ops, effects: bool, cheap_ok: bool = True) -> bool:
 
     Yes when it only moves values (``found = i; break_ = True``, the flags that
     ``break``/``return`` lower to: ``MOVES``), or (``cheap_ok``) also computes at most
-    ``MAX_CHEAP`` scalar sums, products and comparisons (``total += x * x``: ``CHEAP``).
+    ``MAX_CHEAP`` scalar sums, products, comparisons and integer bit operations (``total +=
+    x * x``, ``crc = (crc << 1) ^ 0x1021``: ``CHEAP``; integer ``//`` and ``%`` are not
+    among them, as they can divide by zero).
     Not with an effect (a print would repeat, a check fire on the path Python does not
     take), nor with anything that can fail or divide (``div``, ``log``, ``sqrt``, ``pow``:
     under a ``jnp.where`` their NaN on the untaken side poisons the gradient), nor with

@@ -468,3 +468,42 @@ def test_a_recursive_function_of_the_cell_is_the_runtimes_error_not_a_crash(ip):
     assert "'fact' calls itself" in str(result.error_in_exec)
     ok(ip, cell.replace("%%autolax", "%%autolax --static n"))
     assert ok(ip, "fact(5)").result == 120
+
+
+KERNEL_ITEMS = """
+def stencil(A, c, n: int):
+    A = A.copy()
+    for i in range(1, n - 1):
+        A[i] += A[i - 1] + A[i + 1]
+        A[i] /= 3.0
+        c[i, 0] = c[0, i] = A[i]
+    return A, c
+
+def crc(data):
+    crc = 0xFFFF
+    for b in data:
+        crc = crc ^ (b << 8)
+        for _ in range(8):
+            if crc & 0x8000:
+                crc = ((crc << 1) ^ 0x1021) & 0xFFFF
+            else:
+                crc = (crc << 1) & 0xFFFF
+    return crc
+"""
+
+
+def test_issue_41_items_in_a_cell(ip):
+    # Items 4, 5, 7 of issue 41 through %%autolax: chained item assignment, folded updates of
+    # one element, a select for a branch of bit operations; Python's values.
+    ok(ip, KERNEL_ITEMS)
+    plain_stencil, plain_crc = ip.user_ns["stencil"], ip.user_ns["crc"]
+    ok(ip, "%%autolax --static n\n" + KERNEL_ITEMS)
+    A = np.arange(6.0, dtype=np.float32)
+    want_a, want_c = plain_stencil(A.copy(), np.zeros((6, 6), np.float32), 6)
+    got_a, got_c = ip.user_ns["stencil"](A, np.zeros((6, 6), np.float32), 6)
+    np.testing.assert_allclose(got_a, want_a, rtol=1e-6)
+    np.testing.assert_allclose(got_c, want_c, rtol=1e-6)
+    data = [49, 50, 51, 52, 53, 54, 55, 56, 57]
+    assert int(ip.user_ns["crc"](np.array(data, np.int32))) == plain_crc(data) == 0x29B1
+    report = autolax.trace_check(ip.user_ns["crc"], np.array(data, np.int32))
+    assert [r.became for r in report.rows if r.kind == "if"] == ["lax.select"]

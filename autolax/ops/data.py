@@ -58,6 +58,16 @@ def _refuse_traced_item(exc) -> None:
             raise refusal from exc
 
 
+def _stored(value, shape, dtype):
+    """``value`` as ``x.at[i].set(value)`` stores it where ``x[i]`` has ``shape`` and
+    ``x`` has ``dtype``: converted, leading axes of length 1 dropped, broadcast."""
+    value = jnp.asarray(value)
+    extra = value.ndim - len(shape)
+    if extra > 0 and all(d == 1 for d in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])
+    return jax.lax.convert_element_type(jnp.broadcast_to(value, shape), dtype)
+
+
 class _Ref:
     """``ops.at(x)[index]``: ``.set(v)`` and one method per augmented operator."""
 
@@ -98,6 +108,26 @@ class _Ref:
             _refuse_traced_item(exc)
             raise
         return x
+
+    def steps(self, *steps):
+        """``x[i] op= v; x[i] op2= w; ...`` (each step ``(method, value)``, ``"set"`` for
+        ``x[i] = v``): for a JAX array one update, ``x.at[i].set(...)`` of the value the
+        last step leaves, each step's result converted to what the array stores (its dtype
+        and the indexed shape), as Python stores it before the next step reads it. One
+        update per iteration keeps a loop's carried array updated in place (XLA's CPU
+        backend copies the whole array for a second update). Anything else: the steps in
+        turn, as Python runs them."""
+        x, i = self.container, self.index
+        if not isinstance(x, (jax.Array, compat.Tracer)):
+            for method, value in steps:
+                x = self.set(value) if method == "set" else self._update(_OPS[method], value)
+            return x
+        _check_bounds(x, i)
+        current = x[i]
+        for method, value in steps:
+            current = value if method == "set" else _OPS[method](current, value)
+            current = _stored(current, x[i].shape, x.dtype)
+        return x.at[i].set(current)
 
     def __getattr__(self, name):
         if name in _OPS:

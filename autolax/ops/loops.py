@@ -257,15 +257,28 @@ def _row_type(xs):
     return jax.tree_util.tree_map(row, xs)
 
 
+def _default_int():
+    """JAX's default integer: int64 under ``jax_enable_x64``, else int32. A loop counter has
+    this type, the type of ``lax.scan``'s own counter (and of ``lax.fori_loop``'s index for
+    Python bounds): the index is not converted from another type in each iteration, and
+    ``i * 2**33`` does not wrap under x64."""
+    return jax.dtypes.canonicalize_dtype(np.int64)
+
+
+def _counter_zero():
+    """The first value of a counter a staged loop carries (``_default_int``)."""
+    return np.zeros((), _default_int())
+
+
 def _counter_type(*bounds):
-    """The dtype of a loop counter running between ``bounds`` (int32 unless they are wider)."""
-    return jnp.result_type(jnp.int32, *(b for b in bounds if is_tracer(b) or isinstance(b, jax.Array)))
+    """The dtype of a loop counter running between ``bounds`` (the default integer unless
+    they are wider)."""
+    return jnp.result_type(_default_int(), *(b for b in bounds if is_tracer(b) or isinstance(b, jax.Array)))
 
 
 def _index_type(*bounds):
-    """The type of ``start + k * step`` for a strong int32 counter ``k``."""
-    dtype = jnp.result_type(jnp.int32, *(b for b in bounds if is_tracer(b) or isinstance(b, jax.Array)))
-    return jax.ShapeDtypeStruct((), dtype)
+    """The type of ``start + k * step`` for a counter ``k`` of ``_counter_type(*bounds)``."""
+    return jax.ShapeDtypeStruct((), _counter_type(*bounds))
 
 
 _STEP_ZERO = "range() arg 3 must not be zero"
@@ -310,12 +323,12 @@ def _range_sequence(start, stop, step):
             length = jnp.where(step > 0, up, jnp.where(step < 0, down, 0))
         elif int(step) == 1:
             length = jnp.maximum(0, stop - start)
-            return _Sequence(length, None, lambda k, x: start + k, True, lambda: _index_type(start, step), counter=(start, stop))
+            return _Sequence(length, None, lambda k, x: start + k, True, lambda: _index_type(start, stop, step), counter=(start, stop))
         elif int(step) > 0:
             length = jnp.maximum(0, (stop - start + step - 1) // step)
         else:
             length = jnp.maximum(0, (start - stop - step - 1) // (-step))
-        return _Sequence(length, None, lambda k, x: start + k * step, True, lambda: _index_type(start, step))
+        return _Sequence(length, None, lambda k, x: start + k * step, True, lambda: _index_type(start, stop, step))
     r = _python_range(start, stop, step)
     return _Sequence(len(r), None, lambda k, x: _affine(r.start, k, r.step), False, lambda: _index_type()), r
 
@@ -1111,7 +1124,7 @@ def _scan_indexed(step, init, seq):
         new, extras = step(carry[0], x, carry[1:])
         return (carry[0] + 1, *new), extras
 
-    (_, *out), ys = lax.scan(body, (np.int32(0), *init), xs=seq.xs, length=seq.length)
+    (_, *out), ys = lax.scan(body, (_counter_zero(), *init), xs=seq.xs, length=seq.length)
     return out, ys
 
 
@@ -1344,8 +1357,8 @@ def _for_scan(loop, init):
 def _for_masked(loop, init):
     """The masked ``lax.scan`` form: all iterations run; those after the exit skip the body.
     Unlike a while_loop, it is reverse-differentiable."""
-    extra = [np.bool_(False), np.int32(0)] if loop.item_test else []
-    (_, *out), _ = lax.scan(lambda c, x: _for_masked_body(loop, c, x), (np.int32(0), *extra, *init), xs=loop.seq.xs,
+    extra = [np.bool_(False), _counter_zero()] if loop.item_test else []
+    (_, *out), _ = lax.scan(lambda c, x: _for_masked_body(loop, c, x), (_counter_zero(), *extra, *init), xs=loop.seq.xs,
                             length=loop.seq.length)
     return list(out)
 
@@ -1375,7 +1388,7 @@ def _for_selected(loop, init):
     its result while the loop goes on; an iteration that does not run has no derivative.
     Unlike ``_for_masked`` it has no ``lax.cond``, which `vmap` would batch after
     differentiation: `jax.grad(jax.vmap(f))` could not transpose it (jax-ml/jax#22011)."""
-    carry = (np.int32(0), *([np.bool_(False), np.int32(0)] if loop.item_test else []), *init)
+    carry = (_counter_zero(), *([np.bool_(False), _counter_zero()] if loop.item_test else []), *init)
     # Under shard_map the selects vary over the axes the exit test varies over: start the
     # carry varying there too, or the scan's carry types differ.
     x0 = None if loop.seq.xs is None else jax.tree_util.tree_map(lambda a: a[0], loop.seq.xs)
@@ -1428,9 +1441,9 @@ def _for_while(loop, init, while_loop=_scalars_first_while):
         stopped = _stop_test(loop, list(out))
         if is_tracer(loop.seq.length) or not loop.seq.length:  # did it run an iteration?
             stopped = jnp.logical_and(index > 0, stopped)
-        return [stopped, (index - 1).astype(jnp.int32), *out]
+        return [stopped, (index - 1).astype(_default_int()), *out]
     if loop.item_test:  # it stopped before the end (a failed check stops it too: then it raises)
-        return [k < k_end, index.astype(jnp.int32), *out]
+        return [k < k_end, index.astype(_default_int()), *out]
     return list(out)
 
 
