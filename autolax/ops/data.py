@@ -13,7 +13,7 @@ import numpy as np
 import jax.numpy as jnp
 
 from autolax import compat, errors
-from autolax.ops import report
+from autolax.ops import report, slices
 from autolax.ops.lists import StackedList, is_tracer
 from autolax.ops.state import describe_aval
 
@@ -68,8 +68,13 @@ class _Ref:
     def set(self, value):
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
+            new = slices.write(x, i, value)
+            if new is not NotImplemented:
+                return new
+            i, value = slices.plain(i), slices.evaluate(value)
             _check_bounds(x, i)
             return x.at[i].set(value)
+        i, value = slices.plain(i), slices.evaluate(value)
         report.check_mutable(x, "assigned an item")
         try:
             x[i] = value
@@ -81,10 +86,15 @@ class _Ref:
     def _update(self, op, value):
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
+            new = slices.write(x, i, value, op)
+            if new is not NotImplemented:
+                return new
+            i, value = slices.plain(i), slices.evaluate(value)
             # x[i] = x[i] <op> v, exactly as NumPy's `x[i] += v` (no accumulation of repeated
             # indices, unlike `.at[i].add`).
             _check_bounds(x, i)
             return x.at[i].set(op(x[i], value))
+        i, value = slices.plain(i), slices.evaluate(value)
         report.check_mutable(x, "assigned an item")
         try:
             x[i] = op(x[i], value)

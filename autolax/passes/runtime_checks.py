@@ -31,7 +31,7 @@ from __future__ import annotations
 from autolax.transpile import anno, syntax, templates
 
 # The ops whose calls may stage a check.
-CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "index"})
+CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "index", "masked", "part", "span"})
 
 # ``ops.for_range(start, stop, step, ...)`` and ``ops.range(...)`` check a traced step
 # (Python's ValueError for a step of 0).

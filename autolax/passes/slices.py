@@ -1,0 +1,289 @@
+"""Slices whose bounds may follow a traced loop index are marked for the runtime
+(``autolax.ops.slices``), which decides at trace time: the plain slice for Python bounds,
+a fixed-shape form for traced ones.
+
+    s = A[i, :j] @ A[:j, j]          ->  s = ops.masked('matmul', ops.part(A)[i, :j], ops.part(A)[:j, j])
+    t = jnp.sum(L[i, :k] * L[k, :k]) ->  t = ops.masked(jnp.sum, ops.part(L)[i, :k] * ops.part(L)[k, :k])
+    u = A[k, :k].sum()               ->  u = ops.masked('sum', ops.part(A)[k, :k])
+    A[i, j:] -= A[k, j:] * f         ->  A[i, j:] -= ops.part(A)[k, j:] * f     (then the setitem pass)
+    w = x[i:i + K, j:j + K]          ->  w = ops.window(x)[ops.span(i, K), ops.span(j, K)]
+    x[m] = x[m] ** -1.5              ->  x[m] = ops.part(x)[m] ** -1.5           (m a boolean mask)
+
+Which consumers are marked (the decision, also in README "The rules"): a slice with a
+bound that is not a literal, read directly -- or through elementwise arithmetic
+(``+ - * / // % **``, unary ``-``, a ``jnp.``/``np.`` function call) -- by ``@``,
+``jnp.dot`` / ``np.dot`` / ``matmul``, ``sum`` / ``prod`` / ``max`` / ``amax`` / ``min`` /
+``amin`` / ``any`` / ``all`` (a ``jnp.``/``np.`` function with the one argument, or the
+method with none), ``jnp.linalg.norm(v)``, the builtin ``sum``; or assigned to (a
+write-back). These do not depend on the slice's length, so a full-length computation under a
+mask gives Python's value. Any other use (``len``, ``mean``, ``axis=``, a shape, a
+concatenation, returning the slice) is left as written: with a traced bound that is JAX's
+error, so the loop runs in Python and the ``UnrolledLoopWarning`` names the line.
+
+A slice ``s:s + K`` (the same expression ``s`` twice) is a window wherever it is read or
+written. Writes whose index is a comparison (``x[x <= 0.1] = 1.0``), a ``~`` / ``&`` / ``|``
+of comparisons, or a name assigned one, read ``x[m]`` on the right lazily too.
+Operands beside the marked reads must be plain (names, constants, attributes, items): a
+call there would run at a different time than in Python.
+"""
+
+from __future__ import annotations
+
+from autolax.analysis.activity import local_names
+from autolax.transpile import syntax
+
+_FUNCTIONS = frozenset({"sum", "prod", "max", "amax", "min", "amin", "any", "all", "norm"})
+_PRODUCTS = frozenset({"dot", "matmul"})
+_METHODS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+_ELEMENTWISE_OPS = (syntax.Add, syntax.Sub, syntax.Mult, syntax.Div, syntax.FloorDiv, syntax.Mod, syntax.Pow)
+_MASK_OPS = (syntax.BitAnd, syntax.BitOr, syntax.BitXor)
+_MASK_CALLS = frozenset({"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor"})
+_NOT_PLAIN = (syntax.Call, syntax.Lambda, syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await,
+              syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp, syntax.Slice, syntax.IfExp)
+
+
+def _literal(node) -> bool:
+    if node is None or isinstance(node, syntax.Constant):
+        return True
+    return isinstance(node, syntax.UnaryOp) and isinstance(node.op, (syntax.USub, syntax.UAdd)) and isinstance(
+        node.operand, syntax.Constant)
+
+
+def _elements(index):
+    return list(index.elts) if isinstance(index, syntax.Tuple) else [index]
+
+
+def _same(a, b) -> bool:
+    return syntax.dump(a) == syntax.dump(b)
+
+
+def _window_width(sl):
+    """``K`` of a slice ``s:s + K`` (or ``s:K + s``), else None."""
+    if not isinstance(sl, syntax.Slice) or sl.step is not None or _literal(sl.lower):
+        return None
+    upper = sl.upper
+    if not isinstance(upper, syntax.BinOp) or not isinstance(upper.op, syntax.Add):
+        return None
+    if _same(upper.left, sl.lower):
+        return upper.right
+    if _same(upper.right, sl.lower):
+        return upper.left
+    return None
+
+
+def _dynamic(sl) -> bool:
+    return isinstance(sl, syntax.Slice) and not (_literal(sl.lower) and _literal(sl.upper) and _literal(sl.step))
+
+
+def _load(node):
+    node = syntax.deepcopy(node)
+    for n in syntax.walk(node):
+        if hasattr(n, "ctx") and isinstance(n.ctx, (syntax.Store, syntax.Del)):
+            n.ctx = syntax.Load()
+    return node
+
+
+def _plain(node) -> bool:
+    """No call and no slice with bounds that are not literals anywhere in ``node``."""
+    return not any(isinstance(n, _NOT_PLAIN) and not (isinstance(n, syntax.Slice) and not _dynamic(n))
+                   for n in syntax.walk(node))
+
+
+def _spans(index, ops):
+    """``index`` with each window ``s:s + K`` as ``ops.span(s, K)``."""
+    elements = _elements(index)
+    new = []
+    for e in elements:
+        width = _window_width(e)
+        new.append(syntax.call(f"{ops}.span", [e.lower, width]) if width is not None else e)
+    if isinstance(index, syntax.Tuple):
+        return syntax.Tuple(elts=new, ctx=syntax.Load())
+    return new[0]
+
+
+class _Transformer(syntax.NodeTransformer):
+    def __init__(self, ctx, fn_node):
+        self.ctx = ctx
+        self.ops = ctx.ops
+        self.local_names = local_names(fn_node)
+        self.masks = _mask_names(fn_node)
+
+    def visit_FunctionDef(self, node):
+        inner = _Transformer(self.ctx, node)
+        node.body = [inner.visit(s) for s in node.body]
+        return node
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def _lazy(self, node, same_index=None):
+        """(``node`` with its marked reads as ``ops.part``, whether it has one), or None when
+        it is not elementwise arithmetic of reads and plain values."""
+        if isinstance(node, syntax.Subscript) and isinstance(node.ctx, syntax.Load):
+            elements = _elements(node.slice)
+            sliced = any(_dynamic(e) and _window_width(e) is None for e in elements)
+            if not sliced and any(_window_width(e) is not None for e in elements):
+                return self.visit(syntax.deepcopy(node)), False  # a window: a read of a fixed shape
+            marked = sliced or (same_index is not None and _same(node.slice, same_index))
+            if marked and _plain(node.value) and all(_plain(e) or _dynamic(e) for e in elements):
+                if not all(self._plain_slice(e) for e in elements):
+                    return None
+                part = syntax.call(f"{self.ops}.part", [node.value])
+                return syntax.Subscript(value=part, slice=node.slice, ctx=syntax.Load()), True
+        if isinstance(node, syntax.BinOp) and isinstance(node.op, _ELEMENTWISE_OPS):
+            left, right = self._lazy(node.left, same_index), self._lazy(node.right, same_index)
+            if left is None or right is None or not (left[1] or right[1]):
+                return None if left is None or right is None else (node, False)
+            return syntax.BinOp(left=left[0], op=node.op, right=right[0]), True
+        if isinstance(node, syntax.UnaryOp) and isinstance(node.op, (syntax.USub, syntax.UAdd)):
+            inner = self._lazy(node.operand, same_index)
+            if inner is None or not inner[1]:
+                return inner if inner is None else (node, False)
+            return syntax.UnaryOp(op=node.op, operand=inner[0]), True
+        if (isinstance(node, syntax.Call) and not node.keywords and _library_function(node.func)
+                and not any(isinstance(a, syntax.Starred) for a in node.args)):
+            args = [self._lazy(a, same_index) for a in node.args]
+            if any(a is None for a in args) or not any(a[1] for a in args):
+                return None if any(a is None for a in args) else (node, False)
+            return syntax.call(f"{self.ops}.apply", [node.func] + [a[0] for a in args]), True
+        return (node, False) if _plain(node) else None
+
+    @staticmethod
+    def _plain_slice(e):
+        if isinstance(e, syntax.Slice):
+            return all(b is None or _plain(b) for b in (e.lower, e.upper, e.step))
+        return _plain(e)
+
+    def _marked(self, node, same_index=None):
+        found = self._lazy(node, same_index)
+        return found[0] if found is not None and found[1] else None
+
+    def _consumer(self, node):
+        """``ops.masked(...)`` for a consumer of marked reads, else None."""
+        if isinstance(node, syntax.BinOp) and isinstance(node.op, syntax.MatMult):
+            left, right = self._marked(node.left), self._marked(node.right)
+            if left is not None and right is not None:
+                return syntax.call(f"{self.ops}.masked", [syntax.constant("matmul"), left, right])
+            return None
+        if not isinstance(node, syntax.Call) or node.keywords or any(isinstance(a, syntax.Starred) for a in node.args):
+            return None
+        func = node.func
+        if isinstance(func, syntax.Attribute) and func.attr in _METHODS and not node.args:
+            value = self._marked(func.value)
+            if value is not None:
+                return syntax.call(f"{self.ops}.masked", [syntax.constant(func.attr), value])
+        if isinstance(func, syntax.Attribute) and _library_function(func):
+            if func.attr in _FUNCTIONS and len(node.args) == 1 or func.attr in _PRODUCTS and len(node.args) == 2:
+                args = [self._marked(a) for a in node.args]
+                if all(a is not None for a in args):
+                    return syntax.call(f"{self.ops}.masked", [func] + args)
+        if isinstance(func, syntax.Name) and func.id == "sum" and len(node.args) == 1:
+            arg = self._marked(node.args[0])
+            if arg is not None:
+                return syntax.call(f"{self.ops}.masked", [func, arg])
+        return None
+
+    def visit_BinOp(self, node):
+        new = self._consumer(node)
+        if new is not None:
+            return syntax.copy_location(new, node)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        new = self._consumer(node)
+        if new is not None:
+            return syntax.copy_location(new, node)
+        return self.generic_visit(node)
+
+    def visit_Subscript(self, node):
+        if isinstance(node.ctx, syntax.Load) and any(_window_width(e) is not None for e in _elements(node.slice)) \
+                and _plain(node.value):
+            index = self.visit(_spans(syntax.deepcopy(node.slice), self.ops))
+            window = syntax.call(f"{self.ops}.window", [self.visit(syntax.deepcopy(node.value))])
+            return syntax.copy_location(syntax.Subscript(value=window, slice=index, ctx=syntax.Load()), node)
+        return self.generic_visit(node)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def _target(self, target):
+        """Is ``target`` an item of a local name that this pass marks (a slice with bounds
+        that are not literals, a window, a mask)? Its window slices become spans."""
+        if not isinstance(target, syntax.Subscript) or not isinstance(target.value, syntax.Name):
+            return None
+        if target.value.id not in self.local_names:
+            return None
+        elements = _elements(target.slice)
+        if any(_window_width(e) is not None for e in elements):
+            target.slice = _spans(target.slice, self.ops)
+            return "window"
+        if any(_dynamic(e) for e in elements):
+            return "slice"
+        if self._mask_like(target.slice):
+            return "mask"
+        return None
+
+    def _mask_like(self, index) -> bool:
+        if isinstance(index, syntax.Name):
+            return index.id in self.masks
+        return _mask_expression(index)
+
+    def _write(self, node, target):
+        index = _load(target.slice)
+        kind = self._target(target)
+        if kind in ("slice", "mask"):
+            value = self._marked(node.value, index if kind == "mask" else None)
+            if value is not None:
+                node.value = syntax.copy_location(value, node.value)
+                return node
+        node.value = self.visit(node.value)
+        return node
+
+    def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], syntax.Subscript):
+            return self._write(node, node.targets[0])
+        return self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        if isinstance(node.target, syntax.Subscript):
+            return self._write(node, node.target)
+        return self.generic_visit(node)
+
+
+# The names a NumPy user's modules go by: a call of anything else may reach the user's own
+# code, which the `calls` pass converts (``ops.call``), so it is not marked. (The runtime
+# checks the function itself: a name here only decides what is emitted.)
+_MODULES = frozenset({"jnp", "np", "numpy", "onp", "jax"})
+
+
+def _library_function(func) -> bool:
+    """``jnp.sum``, ``np.linalg.norm``, the builtin ``abs``."""
+    if isinstance(func, syntax.Name):
+        return func.id == "abs"
+    while isinstance(func, syntax.Attribute):
+        func = func.value
+    return isinstance(func, syntax.Name) and func.id in _MODULES
+
+
+def _mask_expression(node) -> bool:
+    if isinstance(node, syntax.Compare):
+        return True
+    if isinstance(node, syntax.UnaryOp) and isinstance(node.op, (syntax.Invert, syntax.Not)):
+        return _mask_expression(node.operand)
+    if isinstance(node, syntax.BinOp) and isinstance(node.op, _MASK_OPS):
+        return _mask_expression(node.left) or _mask_expression(node.right)
+    if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute):
+        return node.func.attr in _MASK_CALLS
+    return False
+
+
+def _mask_names(fn_node) -> set[str]:
+    """Names the function assigns a comparison (or ``~`` / ``&`` / ``|`` of comparisons)."""
+    out = set()
+    for node in syntax.walk(fn_node):
+        if isinstance(node, syntax.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], syntax.Name):
+            if _mask_expression(node.value):
+                out.add(node.targets[0].id)
+    return out
+
+
+def transform(fn_node, ctx):
+    return _Transformer(ctx, fn_node).visit_FunctionDef(fn_node)
