@@ -271,10 +271,15 @@ def _binary(op):
 
 for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
                    ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("mod", operator.mod),
-                   ("pow", operator.pow)):
+                   ("pow", operator.pow), ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor)):
     _left, _right = _binary(_op)
     setattr(_Lazy, f"__{_name}__", _left)
     setattr(_Lazy, f"__r{_name}__", _right)
+for _name, _op in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("eq", operator.eq), ("ne", operator.ne)):
+    setattr(_Lazy, f"__{_name}__", _binary(_op)[0])
+_Lazy.__hash__ = object.__hash__
+_Lazy.__invert__ = lambda self: Expr(operator.invert, (self,))
 
 
 class Part(_Lazy):
@@ -478,11 +483,11 @@ class _Aligned:
                 self.size[slot] = first.n
                 continue
             self.mode[slot] = "gathered"
-            sources = [m for m in members if m[0] != "target"]
+            sources = [m for m in members if isinstance(m[0], Part)]
             size = builtins.min(m[2].n for m in sources) if sources else first.n
             self.size[slot] = size
             length = sources[0][2].length if sources else None
-            others = [m[2].length for m in members[1:] if m[0] != "target"] if sources else []
+            others = [m[2].length for m in members[1:] if isinstance(m[0], Part)] if sources else []
             if target is not None and slot in target:
                 others.append(target[slot].length)
             if others:
@@ -503,14 +508,14 @@ class _Aligned:
         self.slot_of = {}
         for slot, members in slots.items():
             for p, r, dim in members:
-                self.slot_of[(id(p) if p != "target" else "target", r)] = slot
+                self.slot_of[(id(p) if isinstance(p, Part) else "target", r)] = slot
 
     def slot_mask(self, slot):
         members = self.slots[slot]
         dim = members[0][2]
         if self.mode[slot] == "in place":
             return dim.in_place_mask()
-        sources = [m for m in members if m[0] != "target"]
+        sources = [m for m in members if isinstance(m[0], Part)]
         length = sources[0][2].length if sources else dim.length
         return jnp.arange(self.size[slot]) < length
 

@@ -11,7 +11,7 @@ a fixed-shape form for traced ones.
 
 Which consumers are marked (the decision, also in README "The rules"): a slice with a
 bound that is not a literal, read directly -- or through elementwise arithmetic
-(``+ - * / // % **``, unary ``-``, a ``jnp.``/``np.`` function call) -- by ``@``,
+(``+ - * / // % ** & | ^ ~``, unary ``-``, one comparison, a ``jnp.``/``np.`` function call) -- by ``@``,
 ``jnp.dot`` / ``np.dot`` / ``matmul``, ``sum`` / ``prod`` / ``max`` / ``amax`` / ``min`` /
 ``amin`` / ``any`` / ``all`` (a ``jnp.``/``np.`` function with the one argument, or the
 method with none), ``jnp.linalg.norm(v)``, the builtin ``sum``; or assigned to (a
@@ -35,7 +35,9 @@ from autolax.transpile import syntax
 _FUNCTIONS = frozenset({"sum", "prod", "max", "amax", "min", "amin", "any", "all", "norm"})
 _PRODUCTS = frozenset({"dot", "matmul"})
 _METHODS = frozenset({"sum", "prod", "max", "min", "any", "all"})
-_ELEMENTWISE_OPS = (syntax.Add, syntax.Sub, syntax.Mult, syntax.Div, syntax.FloorDiv, syntax.Mod, syntax.Pow)
+_ELEMENTWISE_OPS = (syntax.Add, syntax.Sub, syntax.Mult, syntax.Div, syntax.FloorDiv, syntax.Mod, syntax.Pow,
+                    syntax.BitAnd, syntax.BitOr, syntax.BitXor)
+_COMPARISONS = (syntax.Lt, syntax.LtE, syntax.Gt, syntax.GtE, syntax.Eq, syntax.NotEq)
 _MASK_OPS = (syntax.BitAnd, syntax.BitOr, syntax.BitXor)
 _MASK_CALLS = frozenset({"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor"})
 _NOT_PLAIN = (syntax.Call, syntax.Lambda, syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await,
@@ -134,7 +136,12 @@ class _Transformer(syntax.NodeTransformer):
             if left is None or right is None or not (left[1] or right[1]):
                 return None if left is None or right is None else (node, False)
             return syntax.BinOp(left=left[0], op=node.op, right=right[0]), True
-        if isinstance(node, syntax.UnaryOp) and isinstance(node.op, (syntax.USub, syntax.UAdd)):
+        if isinstance(node, syntax.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS):
+            left, right = self._lazy(node.left, same_index), self._lazy(node.comparators[0], same_index)
+            if left is None or right is None or not (left[1] or right[1]):
+                return None if left is None or right is None else (node, False)
+            return syntax.Compare(left=left[0], ops=node.ops, comparators=[right[0]]), True
+        if isinstance(node, syntax.UnaryOp) and isinstance(node.op, (syntax.USub, syntax.UAdd, syntax.Invert)):
             inner = self._lazy(node.operand, same_index)
             if inner is None or not inner[1]:
                 return inner if inner is None else (node, False)
@@ -222,9 +229,7 @@ class _Transformer(syntax.NodeTransformer):
         return None
 
     def _mask_like(self, index) -> bool:
-        if isinstance(index, syntax.Name):
-            return index.id in self.masks
-        return _mask_expression(index)
+        return _mask_expression(index, self.masks)
 
     def _write(self, node, target):
         index = _load(target.slice)
@@ -233,9 +238,20 @@ class _Transformer(syntax.NodeTransformer):
             value = self._marked(node.value, index if kind == "mask" else None)
             if value is not None:
                 node.value = syntax.copy_location(value, node.value)
+                if kind == "mask" and not isinstance(index, syntax.Name) and self._reads_index(value, index):
+                    # `x[c > 0] = x[c > 0] * 2`: the mask is computed once, so that the
+                    # runtime sees the write and the read go through the same one.
+                    temp = self.ctx.namer.new("mask")
+                    first = syntax.copy_location(syntax.assign(syntax.name(temp, "store"), index), node)
+                    _replace_index(value, index, temp)
+                    target.slice = syntax.name(temp)
+                    return [first, node]
                 return node
         node.value = self.visit(node.value)
         return node
+
+    def _reads_index(self, value, index) -> bool:
+        return any(isinstance(n, syntax.Subscript) and _same(n.slice, index) for n in syntax.walk(value))
 
     def visit_Assign(self, node):
         if len(node.targets) == 1 and isinstance(node.targets[0], syntax.Subscript):
@@ -263,16 +279,24 @@ def _library_function(func) -> bool:
     return isinstance(func, syntax.Name) and func.id in _MODULES
 
 
-def _mask_expression(node) -> bool:
+def _mask_expression(node, masks=frozenset()) -> bool:
     if isinstance(node, syntax.Compare):
         return True
+    if isinstance(node, syntax.Name):
+        return node.id in masks
     if isinstance(node, syntax.UnaryOp) and isinstance(node.op, (syntax.Invert, syntax.Not)):
-        return _mask_expression(node.operand)
+        return _mask_expression(node.operand, masks)
     if isinstance(node, syntax.BinOp) and isinstance(node.op, _MASK_OPS):
-        return _mask_expression(node.left) or _mask_expression(node.right)
+        return _mask_expression(node.left, masks) or _mask_expression(node.right, masks)
     if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute):
         return node.func.attr in _MASK_CALLS
     return False
+
+
+def _replace_index(value, index, temp):
+    for n in syntax.walk(value):
+        if isinstance(n, syntax.Subscript) and _same(n.slice, index):
+            n.slice = syntax.name(temp)
 
 
 def _mask_names(fn_node) -> set[str]:
@@ -280,7 +304,7 @@ def _mask_names(fn_node) -> set[str]:
     out = set()
     for node in syntax.walk(fn_node):
         if isinstance(node, syntax.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], syntax.Name):
-            if _mask_expression(node.value):
+            if _mask_expression(node.value, out):
                 out.add(node.targets[0].id)
     return out
 
