@@ -527,8 +527,9 @@ class _Aligned:
             mask = m if mask is None else mask & m
         return mask
 
-    def value(self, tree):
-        """``tree`` evaluated on the full-length views; (value, {slot: r})."""
+    def value(self, tree, top=True):
+        """``tree`` evaluated on the full-length views; (value, {slot: r}). ``top=False``: a
+        read alone is filled with 1 outside its slice too (an operand of the write's operator)."""
         slots = {}
 
         def run(node, top):
@@ -545,7 +546,7 @@ class _Aligned:
                 return node.fn(*[run(a, False) for a in node.args])
             return node
 
-        result = jnp.asarray(run(tree, True))
+        result = jnp.asarray(run(tree, top))
         # Operands that are not reads must not span a sliced axis (Python would broadcast
         # them against the slice's length).
         for other in _others(tree):
@@ -786,7 +787,7 @@ def _write_slice(x, index, value, op):
         raise _Unsupported
     if parts:
         aligned = _Aligned(parts, lambda p, r, ndim: r, target=target)
-        new, slots = aligned.value(value)
+        new, slots = aligned.value(value, top=op is None)
         if set(slots) - set(target):
             raise _Unsupported  # a sliced axis of the value where the target has none
         gathered = [r for r in target if aligned.mode.get(r) == "gathered"]

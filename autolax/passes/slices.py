@@ -23,8 +23,9 @@ error, so the loop runs in Python and the ``UnrolledLoopWarning`` names the line
 A slice ``s:s + K`` (the same expression ``s`` twice) is a window wherever it is read or
 written. Writes whose index is a comparison (``x[x <= 0.1] = 1.0``), a ``~`` / ``&`` / ``|``
 of comparisons, or a name assigned one, read ``x[m]`` on the right lazily too.
-Operands beside the marked reads must be plain (names, constants, attributes, items): a
-call there would run at a different time than in Python.
+Operands beside the marked reads must be plain (names, constants, attributes, items: no
+call); the index of a marked read may call (it is evaluated where Python evaluates it, only
+the read itself is left to the consumer).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ _ELEMENTWISE_OPS = (syntax.Add, syntax.Sub, syntax.Mult, syntax.Div, syntax.Floo
 _COMPARISONS = (syntax.Lt, syntax.LtE, syntax.Gt, syntax.GtE, syntax.Eq, syntax.NotEq)
 _MASK_OPS = (syntax.BitAnd, syntax.BitOr, syntax.BitXor)
 _MASK_CALLS = frozenset({"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor"})
+_SCOPED = (syntax.Lambda, syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await, syntax.ListComp,
+           syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
 _NOT_PLAIN = (syntax.Call, syntax.Lambda, syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await,
               syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp, syntax.Slice, syntax.IfExp)
 
@@ -85,6 +88,12 @@ def _load(node):
     return node
 
 
+def _evaluable(node) -> bool:
+    """No construct with a scope or an effect on evaluation order (lambda, `:=`, `yield`,
+    a comprehension) in ``node``."""
+    return not any(isinstance(n, _SCOPED) for n in syntax.walk(node))
+
+
 def _plain(node) -> bool:
     """No call and no slice with bounds that are not literals anywhere in ``node``."""
     return not any(isinstance(n, _NOT_PLAIN) and not (isinstance(n, syntax.Slice) and not _dynamic(n))
@@ -126,7 +135,7 @@ class _Transformer(syntax.NodeTransformer):
             if not sliced and any(_window_width(e) is not None for e in elements):
                 return self.visit(syntax.deepcopy(node)), False  # a window: a read of a fixed shape
             marked = sliced or (same_index is not None and _same(node.slice, same_index))
-            if marked and _plain(node.value) and all(_plain(e) or _dynamic(e) for e in elements):
+            if marked and _plain(node.value):
                 if not all(self._plain_slice(e) for e in elements):
                     return None
                 part = syntax.call(f"{self.ops}.part", [node.value])
@@ -156,9 +165,11 @@ class _Transformer(syntax.NodeTransformer):
 
     @staticmethod
     def _plain_slice(e):
+        # An index is evaluated where Python evaluates it (only the read is left to the
+        # consumer): calls are fine there (`a[max(x - 1, 0):min(x + 2, n)]`).
         if isinstance(e, syntax.Slice):
-            return all(b is None or _plain(b) for b in (e.lower, e.upper, e.step))
-        return _plain(e)
+            return all(b is None or _evaluable(b) for b in (e.lower, e.upper, e.step))
+        return _evaluable(e)
 
     def _marked(self, node, same_index=None):
         found = self._lazy(node, same_index)
