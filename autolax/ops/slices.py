@@ -164,6 +164,8 @@ def _window_plan(x, index):
             return None
         if not is_tracer(k.start) and not isinstance(k.start, (int, np.integer)):
             return None
+        if is_tracer(k.start) and not (k.start.shape == () and jnp.issubdtype(k.start.dtype, jnp.integer)):
+            return None
     if any(_traced_slice(k) for k in items):
         return None
     return _layout(x, items, lambda k: isinstance(k, Span))
@@ -368,15 +370,27 @@ def _where(c, a, b):
     return a if c else b
 
 
+def _scalar_int(v):
+    """A traced bound as a 0-d integer array (lax's scalar operations below keep the program
+    small: no `jnp` wrappers around index arithmetic)."""
+    v = jnp.asarray(v)
+    return v if jnp.issubdtype(v.dtype, jnp.integer) else v.astype(jnp.int32)
+
+
 def _bound(v, n, lo, hi):
-    v = _where(v < 0, v + n, v)
     if is_tracer(v):
-        return jnp.clip(v, lo, hi)
+        v = _scalar_int(v)
+        v = lax.select(v < 0, v + n, v)
+        return lax.clamp(jnp.asarray(lo, v.dtype), v, jnp.asarray(hi, v.dtype))
+    v = v + n if v < 0 else v
     return builtins.min(builtins.max(v, lo), hi)
 
 
 def _max0(v):
-    return jnp.maximum(v, 0) if is_tracer(v) else builtins.max(v, 0)
+    if is_tracer(v):
+        v = _scalar_int(v)
+        return lax.max(v, jnp.zeros((), v.dtype))
+    return builtins.max(v, 0)
 
 
 def _normalise(k: slice, n: int):
@@ -385,11 +399,11 @@ def _normalise(k: slice, n: int):
     if step > 0:
         s = 0 if k.start is None else _bound(k.start, n, 0, n)
         e = n if k.stop is None else _bound(k.stop, n, 0, n)
-        length = _max0((e - s + step - 1) // step)
+        length = _max0(e - s if step == 1 else (e - s + step - 1) // step)
     else:
         s = n - 1 if k.start is None else _bound(k.start, n, -1, n - 1)
         e = -1 if k.stop is None else _bound(k.stop, n, -1, n - 1)
-        length = _max0((s - e - step - 1) // (-step))
+        length = _max0(s - e if step == -1 else (s - e - step - 1) // (-step))
     return s, length, step
 
 
@@ -405,6 +419,9 @@ class _Dim:
     """A sliced axis of one read: the slice and the axis's length."""
 
     def __init__(self, k: slice, n: int):
+        for bound in (k.start, k.stop, k.step):
+            if is_tracer(bound) and not (bound.shape == () and jnp.issubdtype(bound.dtype, jnp.integer)):
+                raise _Unsupported  # Python's TypeError for a float bound: the plain slice raises it
         self.k, self.n = k, n
         self.start, self.length, self.step = _normalise(k, n)
 
@@ -416,7 +433,9 @@ class _Dim:
         """Which positions of the axis the slice covers."""
         q = jnp.arange(self.n)
         s, step = self.start, self.step
-        if step > 0:
+        if step > 0 and not is_tracer(s) and s == 0:
+            mask = q < self.length * step
+        elif step > 0:
             mask = (q >= s) & (q < s + self.length * step)
         else:
             mask = (q <= s) & (q > s + self.length * step)
