@@ -162,6 +162,8 @@ def _window_plan(x, index):
     for k in spans:
         if is_tracer(k.width) or not isinstance(k.width, (int, np.integer)) or isinstance(k.width, bool):
             return None
+        if k.width < 0:
+            return None  # `x[i:i - 1]` wraps around for some starts (`x[0:-1]`): the plain slice
         if not is_tracer(k.start) and not isinstance(k.start, (int, np.integer)):
             return None
         if is_tracer(k.start) and not (k.start.shape == () and jnp.issubdtype(k.start.dtype, jnp.integer)):
@@ -197,7 +199,7 @@ class _Window:
 
 def _dynamic_read(view, axis, k, n, where, source):
     width = int(k.width)
-    if width <= 0:  # `x[i:i + 0]`: empty wherever it starts
+    if width == 0:  # `x[i:i + 0]`: empty wherever it starts
         return lax.slice_in_dim(view, 0, 0, axis=axis)
     _check_window(k, n, where, source)
     return lax.dynamic_slice_in_dim(view, jnp.asarray(k.start), width, axis=axis)
@@ -224,11 +226,13 @@ def write_window(x, index, value, op):
     window_shape = list(view.shape)
     starts = [0] * view.ndim
     for axis, k, n in axes:
-        width = int(k.width)
-        if width <= 0:
-            return x  # an empty window: nothing is written (the value must still fit it)
+        window_shape[axis] = int(k.width)
+    if 0 in [int(k.width) for _, k, _ in axes]:
+        # an empty window: nothing is written (a value that does not fit raises, as in NumPy)
+        jnp.broadcast_to(jnp.asarray(evaluate(value)), tuple(window_shape))
+        return x
+    for axis, k, n in axes:
         _check_window(k, n, where, source)
-        window_shape[axis] = width
         starts[axis] = jnp.asarray(k.start)
     current = view
     for axis, k, n in axes:
@@ -866,8 +870,11 @@ def _write_through_mask(x, mask, value, op):
         new = jnp.asarray(run(value, True))
     else:
         new = jnp.asarray(value)
-        if new.ndim > x.ndim - mask.ndim:
-            return _refuse_mask_values(x, value)
+        extra = new.ndim - (x.ndim - mask.ndim)
+        if extra > 0:
+            if any(d != 1 for d in new.shape[:extra]):
+                return _refuse_mask_values(x, value)  # an array of the selected count
+            new = new.reshape(new.shape[extra:])  # a length-1 axis broadcasts over the selected items
     if op is not None:
         new = op(x, new)
     new = jnp.broadcast_to(new, x.shape).astype(x.dtype)
