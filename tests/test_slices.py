@@ -620,3 +620,35 @@ def test_empty_windows_and_length_one_values(tmp_path):
     all_paths(windows_of_odd_widths, jnp.asarray(x), jnp.asarray(v), python_args=[x, v], tmp_path=tmp_path)
     all_paths(mask_writes_of_one_item_arrays, jnp.asarray(x), jnp.asarray(v), python_args=[x, v],
               tmp_path=tmp_path)
+
+
+def mandelbrot(c, maxiter):
+    z = c * 0
+    div = (c.real * 0).astype(jnp.int32) + maxiter
+    for k in range(maxiter):
+        m = abs(z) <= 2
+        z[m] = z[m] ** 2 + c[m]
+        div[m & (abs(z) > 2)] = k
+    return div
+
+
+def lenet_conv(x, w):
+    C, H, W = x.shape
+    O, _, K, _ = w.shape
+    out = w[:, 0, :1, :1] * 0.0 + x[0, :H - K + 1, :W - K + 1] * 0.0  # (O, H - K + 1, W - K + 1)
+    for o in range(O):
+        for i in range(H - K + 1):
+            for j in range(W - K + 1):
+                out[o, i, j] = jnp.sum(x[:, i:i + K, j:j + K] * w[o])
+    return out
+
+
+def test_mandelbrot_and_a_conv_layer(tmp_path):
+    c = f32(RNG.random((4, 4)) * 3 - 2) + 1j * f32(RNG.random((4, 4)) * 3 - 1.5)
+    c = c.astype(np.complex64)
+    all_paths(mandelbrot, jnp.asarray(c), 6, python_args=[c, 6], tmp_path=tmp_path)
+    x, w = f32(RNG.random((2, 6, 6))), f32(RNG.random((3, 2, 3, 3)))
+    all_paths(lenet_conv, jnp.asarray(x), jnp.asarray(w), python_args=[x, w], tmp_path=tmp_path)
+    small = count_equations(_jaxpr(lenet_conv, jnp.ones((2, 6, 6)), jnp.ones((3, 2, 3, 3))))
+    large = count_equations(_jaxpr(lenet_conv, jnp.ones((2, 16, 16)), jnp.ones((3, 2, 3, 3))))
+    assert small == large
