@@ -652,3 +652,31 @@ def test_mandelbrot_and_a_conv_layer(tmp_path):
     small = count_equations(_jaxpr(lenet_conv, jnp.ones((2, 6, 6)), jnp.ones((3, 2, 3, 3))))
     large = count_equations(_jaxpr(lenet_conv, jnp.ones((2, 16, 16)), jnp.ones((3, 2, 3, 3))))
     assert small == large
+
+
+def lu_outer(A):
+    # right-looking LU (Gaussian elimination): a column scaled, the trailing block updated
+    n = A.shape[0]
+    for k in range(n):
+        A[k + 1:, k] /= A[k, k]
+        A[k + 1:, k + 1:] -= np.outer(A[k + 1:, k], A[k, k + 1:])
+    return A
+
+
+def dot_methods(A):
+    s = 0.0
+    for j in range(A.shape[0]):
+        s += A[j, :j].dot(A[:j, j])
+    return s
+
+
+def test_outer_products_and_dot_methods(tmp_path):
+    A = spd(6)
+    all_paths(lu_outer, jnp.asarray(A), python_args=[A], tmp_path=tmp_path)
+    all_paths(dot_methods, jnp.asarray(A), python_args=[A], tmp_path=tmp_path)
+    source = autolax.to_source(lu_outer)
+    # the bound written twice is computed once: the slices pair their items in place
+    assert "bound = k + 1" in source and "ops.part(A)[bound:, k], ops.part(A)[k, bound:]" in source
+    counts = primitive_counts(_jaxpr(lu_outer, jnp.asarray(A)))
+    assert counts["gather"] == 0 and counts["scan"] == 1, counts
+    assert count_equations(_jaxpr(lu_outer, jnp.asarray(spd(5)))) == count_equations(_jaxpr(lu_outer, jnp.asarray(spd(20))))

@@ -328,13 +328,32 @@ _ELEMENTWISE = {id(getattr(mod, name)) for mod in (jnp, np) for name in _ELEMENT
 _ELEMENTWISE.add(id(builtins.abs))
 
 
+_OUTER = {id(np.outer), id(jnp.outer)}
+
+
 def apply(fn, *args):
     """``ops.apply(jnp.sqrt, ops.part(x)[m])`` for ``jnp.sqrt(x[m])`` inside a masked
     expression. Equivalent Python: ``fn(*args)`` (an elementwise ``jnp`` / ``np`` function
-    is kept lazy, so the read is taken at full length where its bounds are traced)."""
+    is kept lazy, so the read is taken at full length where its bounds are traced; so is
+    ``outer`` of two 1-D reads: ``a[:, None] * b[None, :]``)."""
     if any(isinstance(a, _Lazy) for a in args) and id(fn) in _ELEMENTWISE:
         return Expr(fn, args)
+    if id(fn) in _OUTER and len(args) == 2 and all(isinstance(a, Part) and _one_axis(a) for a in args):
+        left, right = args
+        return Expr(operator.mul, (Part(left.x, _items(plain(left.index)) + (None,)),
+                                   Part(right.x, (None,) + _items(plain(right.index)))))
     return fn(*[evaluate(a) for a in args])
+
+
+def _one_axis(p: Part) -> bool:
+    """Is the read 1-D (ints and one slice of an array)?"""
+    if not isinstance(p.x, _ARRAYS):
+        return False
+    items = _items(plain(p.index))
+    if any(k is None or k is Ellipsis for k in items) or len(items) > p.x.ndim:
+        return False
+    slices = sum(1 for k in items if isinstance(k, slice))
+    return slices + (p.x.ndim - len(items)) == 1 and all(isinstance(k, slice) or _int_like(k) for k in items)
 
 
 def evaluate(value):
@@ -601,7 +620,7 @@ for _mod in (jnp, np):
             _KINDS[id(getattr(_mod, _fname))] = _kind
     _KINDS[id(_mod.linalg.norm)] = "norm"
 _KINDS[id(builtins.sum)] = "builtin sum"
-_METHODS = {"sum", "prod", "max", "min", "any", "all", "matmul"}
+_METHODS = {"sum", "prod", "max", "min", "any", "all", "matmul", "dot"}
 
 _REDUCE = {"sum": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min, "any": jnp.any, "all": jnp.all,
            "norm": jnp.linalg.norm}
@@ -628,7 +647,7 @@ def _plain_call(fn, args):
     if fn == "matmul":
         return operator.matmul(*values)
     if isinstance(fn, str):
-        return getattr(values[0], fn)()
+        return getattr(values[0], fn)(*values[1:])
     return fn(*values)
 
 

@@ -185,6 +185,10 @@ class _Transformer(syntax.NodeTransformer):
         if not isinstance(node, syntax.Call) or node.keywords or any(isinstance(a, syntax.Starred) for a in node.args):
             return None
         func = node.func
+        if isinstance(func, syntax.Attribute) and func.attr == "dot" and len(node.args) == 1:
+            value, arg = self._marked(func.value), self._marked(node.args[0])
+            if value is not None and arg is not None:  # `a[:j].dot(b[:j])`
+                return syntax.call(f"{self.ops}.masked", [syntax.constant("dot"), value, arg])
         if isinstance(func, syntax.Attribute) and func.attr in _METHODS and not node.args:
             value = self._marked(func.value)
             if value is not None:
@@ -266,13 +270,52 @@ class _Transformer(syntax.NodeTransformer):
 
     def visit_Assign(self, node):
         if len(node.targets) == 1 and isinstance(node.targets[0], syntax.Subscript):
-            return self._write(node, node.targets[0])
-        return self.generic_visit(node)
+            return self._hoist(self._write(node, node.targets[0]))
+        return self._hoist(self.generic_visit(node))
 
     def visit_AugAssign(self, node):
         if isinstance(node.target, syntax.Subscript):
-            return self._write(node, node.target)
-        return self.generic_visit(node)
+            return self._hoist(self._write(node, node.target))
+        return self._hoist(self.generic_visit(node))
+
+    def visit_Expr(self, node):
+        return self._hoist(self.generic_visit(node))
+
+    def visit_Return(self, node):
+        return self._hoist(self.generic_visit(node))
+
+    def _hoist(self, result):
+        """A bound written twice among the marked slices of one simple statement
+        (`B[i, j] += A[i + 1:, i] @ B[i + 1:, j]`) is computed once before it (`bound = i + 1`),
+        so that the runtime sees the same slice and pairs the items where they are (no
+        gather, no run-time check of the lengths). Python computes the same value twice."""
+        statements = result if isinstance(result, list) else [result]
+        node = statements[-1]
+        slices = [n.slice for n in syntax.walk(node) if isinstance(n, syntax.Subscript) and _is_part(n.value, self.ops)]
+        target = getattr(node, "target", None) or (node.targets[0] if isinstance(node, syntax.Assign) else None)
+        if isinstance(target, syntax.Subscript) and slices:
+            slices.append(target.slice)
+        bounds = {}
+        for index in slices:
+            for e in _elements(index):
+                if isinstance(e, syntax.Slice):
+                    for b in (e.lower, e.upper, e.step):
+                        if b is not None and not isinstance(b, syntax.Name) and not _literal(b) and _plain(b):
+                            bounds.setdefault(syntax.dump(b), []).append(b)
+        repeated = {key: found for key, found in bounds.items() if len(found) > 1}
+        if not repeated:
+            return result
+        names = {key: self.ctx.namer.new("bound") for key in repeated}
+        first = [syntax.copy_location(syntax.assign(syntax.name(names[key], "store"), syntax.deepcopy(found[0])), node)
+                 for key, found in repeated.items()]
+        for index in slices:
+            for e in _elements(index):
+                if isinstance(e, syntax.Slice):
+                    for field in ("lower", "upper", "step"):
+                        b = getattr(e, field)
+                        if b is not None and syntax.dump(b) in names:
+                            setattr(e, field, syntax.name(names[syntax.dump(b)]))
+        return statements[:-1] + first + [node]
 
 
 # The names a NumPy user's modules go by: a call of anything else may reach the user's own
@@ -302,6 +345,12 @@ def _mask_expression(node, masks=frozenset()) -> bool:
     if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute):
         return node.func.attr in _MASK_CALLS
     return False
+
+
+def _is_part(node, ops) -> bool:
+    """``ops.part(x)``."""
+    return (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr == "part"
+            and isinstance(node.func.value, syntax.Name) and node.func.value.id == ops)
 
 
 def _replace_index(value, index, temp):
