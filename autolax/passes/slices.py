@@ -11,8 +11,9 @@ a fixed-shape form for traced ones.
 
 Which consumers are marked (the decision, also in README "The rules"): a slice with a
 bound that is not a literal, read directly -- or through elementwise arithmetic
-(``+ - * / // % ** & | ^ ~``, unary ``-``, one comparison, a ``jnp.``/``np.`` function call) -- by ``@``,
-``jnp.dot`` / ``np.dot`` / ``matmul``, ``sum`` / ``prod`` / ``max`` / ``amax`` / ``min`` /
+(``+ - * / // % ** & | ^ ~``, unary ``-``, one comparison, a ``jnp.``/``np.`` function call:
+the runtime keeps elementwise ones and ``outer`` of two 1-D reads lazy) -- by ``@``,
+``jnp.dot`` / ``np.dot`` / ``matmul`` / the ``.dot`` method, ``sum`` / ``prod`` / ``max`` / ``amax`` / ``min`` /
 ``amin`` / ``any`` / ``all`` (a ``jnp.``/``np.`` function with the one argument, or the
 method with none), ``jnp.linalg.norm(v)``, the builtin ``sum``; or assigned to (a
 write-back). These do not depend on the slice's length, so a full-length computation under a
