@@ -732,6 +732,32 @@ MESSAGES = {
         "keep indices in range), or decide the value before it in Python.",
         "#semantics",
     ),
+    "window-range": Message(
+        RuntimeCheckError,
+        "autolax: the window at {where} (width {width}) started outside 0..{last} when the program ran: on an "
+        "axis of length {n}, NumPy returns a shorter (or empty) window there, which a fixed-shape program "
+        "cannot; autolax reads a window at a traced start with `lax.dynamic_slice` and checks that it lies "
+        "inside the axis.\n    {source}",
+        "keep the start in range(0, {n} - {width} + 1), or pad the array (`jnp.pad`) so that every window fits.",
+        "#the-rules-semantics",
+    ),
+    "masked-lengths": Message(
+        RuntimeCheckError,
+        "autolax: the slices combined at {where} had different lengths when the program ran (their bounds "
+        "are traced, so autolax computes them at full length under a mask, which pairs their items one to "
+        "one); Python would raise ValueError there, or broadcast a slice of length 1.\n    {source}",
+        "slice both operands with the same bounds (`a[:j] @ b[:j]`), or make the lengths agree.",
+        "#the-rules-semantics",
+    ),
+    "mask-write-values": Message(
+        TracedValueError,
+        "the write through a traced boolean mask at {where} assigns an array whose length would be the "
+        "number of items the mask selects, which only the running program knows (autolax writes through a "
+        "traced mask with `jnp.where`, at full length).\n    {source}",
+        "assign a scalar, or values computed item by item from reads through the same mask "
+        "(`x[m] = y[m] * 2` is `jnp.where(m, y * 2, x)`), or write `x = jnp.where(m, new_full_length, x)`.",
+        "#the-rules-semantics",
+    ),
     "traced-effect": Message(
         StagedEffectError,
         "{target} is {action} in a function that jax.jit is tracing: the change would happen once, "

@@ -38,6 +38,7 @@ from autolax.passes import (
     return_statements,
     runtime_checks,
     setitem,
+    slices,
     ternary,
     unbound_reads,
     unsupported,
@@ -83,6 +84,11 @@ PASSES = (
     return_statements,
     # A change through `a = b`'s alias rebinds `b` too: before mutation becomes assignment.
     aliases,
+    # Slices whose bounds may be traced, read by a reduction or written back, and windows
+    # (`x[i:i + K]`): marked for the runtime (`ops.masked`, `ops.part`, `ops.window`) before
+    # setitem turns the writes into `ops.at(x)[...]` (which keeps the marks in the index and
+    # value) and before `calls`, which leaves ops calls alone.
+    slices,
     # Mutation becomes assignment, so the analyses see a carried variable.
     setitem,
     # After setitem, which leaves `p.w[i] = v` (rooted in an attribute) to this pass.

@@ -1717,28 +1717,79 @@ def window_in_a_traced_branch(xs, n):
     return 0.0
 
 
+# A slice whose length the consumer needs (a mean divides by it) has no fixed-shape form.
+def running_means(xs):
+    out = []
+    for i in range(len(xs)):
+        out.append(jnp.mean(xs[:i + 1]))
+    return out
+
+
+def tail_means_in_a_branch(xs, flag):
+    total = 0.0
+    for i in range(len(xs) - 1):
+        if flag > 0:
+            total += jnp.mean(xs[i:])
+    return total
+
+
+def tail_means_in_a_conditional_expression(xs, flag):
+    total = 0.0
+    for i in range(len(xs) - 1):
+        total += jnp.mean(xs[i:]) if flag > 0 else 1.0
+    return total
+
+
+def tail_means_over_a_traced_range(xs, n):
+    total = 0.0
+    for i in range(n):
+        total += jnp.mean(xs[i:])
+    return total
+
+
+def tail_mean_in_a_traced_branch(xs, n):
+    if n > 0:
+        return jnp.mean(xs[n:])
+    return 0.0
+
+
 @pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")
+@pytest.mark.parametrize("fn, args, static", [
+    (running_means, (np.arange(4.0, dtype=np.float32),), ()),
+    (tail_means_in_a_branch, (np.arange(4.0, dtype=np.float32), 1.0), ()),
+    (tail_means_in_a_branch, (np.arange(4.0, dtype=np.float32), -1.0), ()),
+    (tail_means_in_a_conditional_expression, (np.arange(4.0, dtype=np.float32), 1.0), ()),
+])
+def test_a_slice_with_the_loop_index_runs_the_loop_in_python(fn, args, static, tmp_path):
+    # The hunt for third outcomes: IndexError "Slice entries must be static integers" on
+    # every path but eager; in a branch, staged as raising when taken.
+    check_all_paths(fn, *args, static_argnums=static, tmp_dir=tmp_path)
+    with pytest.warns(autolax.UnrolledLoopWarning, match="slices an array with traced bounds"):
+        autolax.jit(fn, static_argnums=static)(*args)
+
+
+@pytest.mark.parametrize("fn", [tail_means_over_a_traced_range, tail_mean_in_a_traced_branch])
+def test_a_slice_with_traced_bounds_in_a_staged_statement_is_traced_value_error(fn, tmp_path):
+    check_all_paths(fn, np.arange(4.0, dtype=np.float32), 2, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.TracedValueError, match=r"slices an array with traced bounds.*\n.*\n"
+                       r"Fix: slice with `lax.dynamic_slice"):
+        autolax.jit(fn)(np.arange(4.0, dtype=np.float32), 2)
+
+
 @pytest.mark.parametrize("fn, args, static", [
     (moving_average, (np.arange(4.0, dtype=np.float32), 2), (1,)),
     (moving_average, (np.arange(3.0, dtype=np.float32), 3), (1,)),
     (window_sums_in_a_branch, (np.arange(4.0, dtype=np.float32), 1.0), ()),
     (window_sums_in_a_branch, (np.arange(4.0, dtype=np.float32), -1.0), ()),
     (window_sums_in_a_conditional_expression, (np.arange(4.0, dtype=np.float32), 1.0), ()),
+    (window_sums_over_a_traced_range, (np.arange(4.0, dtype=np.float32), 2), ()),
+    (window_in_a_traced_branch, (np.arange(4.0, dtype=np.float32), 2), ()),
 ])
-def test_a_slice_with_the_loop_index_runs_the_loop_in_python(fn, args, static, tmp_path):
-    # The hunt for third outcomes (moving_average): IndexError "Slice entries must be static
-    # integers" on every path but eager; in a branch, staged as raising when taken.
+def test_a_window_at_the_loop_index_is_staged(fn, args, static, tmp_path):
+    # `xs[i:i + w]` of a static width is `lax.dynamic_slice` (these ran as Python loops, or
+    # were refused, before windows were lowered: tests/test_slices.py has the rest).
     check_all_paths(fn, *args, static_argnums=static, tmp_dir=tmp_path)
-    with pytest.warns(autolax.UnrolledLoopWarning, match="slices an array with traced bounds"):
-        autolax.jit(fn, static_argnums=static)(*args)
-
-
-@pytest.mark.parametrize("fn", [window_sums_over_a_traced_range, window_in_a_traced_branch])
-def test_a_slice_with_traced_bounds_in_a_staged_statement_is_traced_value_error(fn, tmp_path):
-    check_all_paths(fn, np.arange(4.0, dtype=np.float32), 2, tmp_dir=tmp_path, refusal=True)
-    with pytest.raises(autolax.TracedValueError, match=r"slices an array with traced bounds.*\n.*\n"
-                       r"Fix: slice with `lax.dynamic_slice"):
-        autolax.jit(fn)(np.arange(4.0, dtype=np.float32), 2)
+    autolax.trace_check(autolax.jit(fn, static_argnums=static), *args)  # raises UnrolledLoopError if unrolled
 
 
 # A loop body that needs a Python bool of a traced item fails as a Python loop too: autolax's

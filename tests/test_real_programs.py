@@ -153,8 +153,8 @@ CASES = [
     Case(simulations.walk_positions, (DRAWS, 6), static=(1,)),
     Case(simulations.running_trend, (np.array([1, -2, 3, 4]),)),
     Case(simulations.life_step_counting, (np.array([[0, 1, 0], [0, 1, 0], [0, 1, 0]]), 0)),
-    Case(simulations.live_neighbours, (2, 0),
-         expect=refused("a slice with traced bounds (`board[x1:x2 + 1, ...]`): TracedValueError")),
+    # (refused until slices with traced bounds read by a sum were masked: issue 41)
+    Case(simulations.live_neighbours, (2, 0)),
     Case(simulations.life_step_rolled, (simulations.life_board,)),
     # number theory, sequences
     Case(number_theory.gcd_swapping, (12, 18),

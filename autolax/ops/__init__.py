@@ -28,6 +28,7 @@ from autolax.ops.data import (  # noqa: A004
     stacked,
 )
 from autolax.ops.lists import StackedList
+from autolax.ops.slices import apply, masked, part, span, window
 from autolax.ops.search import count, index, is_in, not_in
 from autolax.ops.logical import and_, is_, is_not, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
@@ -44,6 +45,7 @@ __all__ = [
     "and_",
     "any",
     "append",
+    "apply",
     "asserting",
     "caught",
     "catching",
@@ -69,6 +71,7 @@ __all__ = [
     "is_in",
     "is_not",
     "is_sequence",
+    "masked",
     "max",
     "min",
     "is_singleton",
@@ -77,6 +80,7 @@ __all__ = [
     "or_",
     "outside",
     "outside_store",
+    "part",
     "print",
     "raising",
     "raised_state",
@@ -88,9 +92,11 @@ __all__ = [
     "in_flight",
     "setattr",
     "sought",
+    "span",
     "stack",
     "stacked",
     "undefined",
     "while_loop",
+    "window",
     "zip",
 ]

@@ -13,7 +13,7 @@ import numpy as np
 import jax.numpy as jnp
 
 from autolax import compat, errors
-from autolax.ops import report
+from autolax.ops import report, slices
 from autolax.ops.lists import StackedList, is_tracer
 from autolax.ops.state import describe_aval
 
@@ -78,8 +78,13 @@ class _Ref:
     def set(self, value):
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
+            new = slices.write(x, i, value)
+            if new is not NotImplemented:
+                return new
+            i, value = slices.plain(i), slices.evaluate(value)
             _check_bounds(x, i)
             return x.at[i].set(_as_item_of(x, value))
+        i, value = slices.plain(i), slices.evaluate(value)
         report.check_mutable(x, "assigned an item")
         try:
             x[i] = value
@@ -91,6 +96,10 @@ class _Ref:
     def _update(self, op, value, name):
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
+            new = slices.write(x, i, value, op)
+            if new is not NotImplemented:
+                return new
+            i, value = slices.plain(i), slices.evaluate(value)
             # x[i] = x[i] <op> v, exactly as NumPy's `x[i] += v` (no accumulation of repeated
             # indices, unlike `.at[i].add`).
             _check_bounds(x, i)
@@ -101,6 +110,7 @@ class _Ref:
                 # raises (its casting rule is 'same_kind'); one item is cast as `ints[0] = ...`.
                 _raise_numpys_casting_error(name, jnp.result_type(new), x.dtype)
             return x.at[i].set(_as_item_of(x, new))
+        i, value = slices.plain(i), slices.evaluate(value)
         report.check_mutable(x, "assigned an item")
         try:
             x[i] = op(x[i], value)

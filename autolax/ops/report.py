@@ -644,8 +644,10 @@ def unstageable_fix(exc) -> str | None:
     if fix is not None:
         return fix
     if traced_slice(exc):
-        return ("slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`), or loop over a static "
-                "range that needs no traced index.")
+        return ("slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`; autolax does so for "
+                "`xs[i:i + K]` of a Python int `K`), consume the slice only by a sum, product, max, min, any, all, "
+                "norm, `@` / `dot` or a write-back (autolax computes those at full length under a mask), or loop "
+                "over a static range that needs no traced index.")
     if isinstance(exc, jax.errors.TracerBoolConversionError) and not _raised_in_library(exc):
         return _BOOL_IN_USER_CODE
     if isinstance(exc, jax.errors.ConcretizationTypeError) and _builtin(exc) in _NUMBER_BUILTINS:
@@ -718,7 +720,8 @@ def escaped_tracer_error(exc: BaseException, frame=None, fix: str | None = None)
               "then traces the function again)" if names else
               "mark the arguments the value depends on static (static_argnums / static_argnames; each new value "
               "then traces the function again)")
-    slicing = "slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`)."
+    slicing = ("slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`), or consume the slice only by a "
+               "sum, product, max, min, any, all, norm, `@` / `dot` or a write-back (computed under a mask).")
     if fix is None:
         fix = slicing if traced_slice(exc) else unstageable_fix(exc)
     fix = f"{fix[:-1] if fix.endswith('.') else fix}; or {static}." if fix else f"{static}."

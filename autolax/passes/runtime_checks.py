@@ -95,7 +95,8 @@ EXAMPLES = (
 )
 
 # The ops whose calls may stage a check.
-CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "call_writing", "index"})
+CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "call_writing", "index", "masked", "part",
+                          "span"})
 
 # ``ops.for_range(start, stop, step, ...)`` and ``ops.range(...)`` check a traced step
 # (Python's ValueError for a step of 0).
