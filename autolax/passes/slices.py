@@ -34,6 +34,39 @@ from __future__ import annotations
 from autolax.analysis.activity import local_names
 from autolax.transpile import syntax
 
+# A slice (read, or written back) or an item assignment (a boolean-mask write).
+NEEDS = frozenset({"Slice", "Subscript.Store"})
+
+# Before / after (tests/test_pass_examples.py runs them).
+EXAMPLES = (
+    (
+        """\
+        def f(A, k, i, j):
+            u = A[k, :k].sum()
+            s = A[i, :j] @ A[:j, j]
+            return u + s
+        """,
+        """\
+        def f(A, k, i, j):
+            u = ops.masked('sum', ops.part(A)[k, :k])
+            s = ops.masked('matmul', ops.part(A)[i, :j], ops.part(A)[:j, j])
+            return u + s
+        """,
+    ),
+    (
+        """\
+        def f(x, i, K):
+            w = x[i:i + K]
+            return w
+        """,
+        """\
+        def f(x, i, K):
+            w = ops.window(x)[ops.span(i, K)]
+            return w
+        """,
+    ),
+)
+
 _FUNCTIONS = frozenset({"sum", "prod", "max", "amax", "min", "amin", "any", "all", "norm"})
 _PRODUCTS = frozenset({"dot", "matmul"})
 _METHODS = frozenset({"sum", "prod", "max", "min", "any", "all"})
