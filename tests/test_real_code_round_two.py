@@ -133,6 +133,23 @@ def test_the_none_path_in_a_vmapped_call_raises_only_when_a_lane_takes_it():
         jax.block_until_ready(jax.vmap(jitted)(jnp.array([1.0, 1e12], jnp.float32)))
 
 
+def halve_until_tiny(x):
+    for i in range(300):
+        x = x * 0.5
+        if x < 1e-30:
+            return x, i
+    print("did not converge")
+
+
+def test_the_none_path_stages_the_loop_and_does_not_grow_with_the_trip_count():
+    short = autolax.trace_check(autolax.jit(halve_until_small), jnp.float32(1.0))
+    long = autolax.trace_check(autolax.jit(halve_until_tiny), jnp.float32(1.0))
+    for report in (short, long):
+        assert report.rows[0].became.startswith("lax.while_loop") and report.primitives.get("while") == 1
+        assert report.primitives.get("cond") == 1  # the print of the None path runs only when taken
+    assert short.n_equations == long.n_equations
+
+
 def mixed_returns_in_a_loop(x):
     for i in range(30):
         x = x * 0.5
