@@ -519,6 +519,17 @@ MESSAGES = {
         "program runs; or write the output outside the staged statement.",
         "#the-rules-semantics",
     ),
+    "host-io": Message(
+        StagedEffectError,
+        "`{call}(...)` at {where} reads or writes outside the program (the terminal, files, the clock, the "
+        "operating system) inside {stmt}, which is staged (its condition or carried values are traced): autolax "
+        "traces every branch and body once, so it would run then -- also for a branch the program never takes "
+        "(`input()` would wait for Return) -- and not each time the statement runs.\n    {source}",
+        "call it outside the staged statement and pass its result in (read the input before the loop or the "
+        "`if`), or run it when the program runs with jax.debug.callback(...) (for a result: "
+        "jax.pure_callback(...)).",
+        "#the-rules-semantics",
+    ),
     "iterator-effect": Message(
         StagedEffectError,
         "the {kind} '{name}' is advanced (`next`) inside {stmt}, which is staged (its condition or "
@@ -643,6 +654,14 @@ MESSAGES = {
         "return the new values and update {target} outside the jitted function (or call the function "
         "without jax.jit); to do it once per trace on purpose (a trace counter), do it in a function "
         "marked @autolax.do_not_convert.",
+        "#the-rules-semantics",
+    ),
+    "math-int-range": Message(
+        TracedValueError,
+        "`{call}(...)` at {where} gives a number outside the range of {dtype}, JAX's integer type here, where "
+        "Python's integer is exact.\n    {source}",
+        "enable 64-bit integers (`jax.config.update('jax_enable_x64', True)`), or keep the value a float "
+        "(`jnp.{short}(x)`).",
         "#the-rules-semantics",
     ),
     "raise-in-try": Message(

@@ -10,7 +10,7 @@ import os as _os
 
 from autolax import compat as _compat
 from autolax.errors import AutolaxError
-from autolax.ops.calls import all, any, call, fstring, host_call, max, min, print  # noqa: A004
+from autolax.ops.calls import all, any, call, fstring, host_call, max, min, percent, print  # noqa: A004
 from autolax.ops.checks import (FinallyRaises, MaySuppress, TracerErrors, asserting, catching, caught, in_flight, raising,
                                  refuse_tracer_error, runtime_checks)
 from autolax.ops.control import cond, if_else
@@ -27,6 +27,7 @@ from autolax.ops.data import (  # noqa: A004
     stacked,
 )
 from autolax.ops.lists import StackedList
+from autolax.ops.pymath import math_call
 from autolax.ops.search import count, index, is_in, not_in
 from autolax.ops.logical import and_, is_, is_not, not_, or_
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
@@ -65,6 +66,7 @@ __all__ = [
     "is_in",
     "is_not",
     "is_sequence",
+    "math_call",
     "max",
     "min",
     "is_singleton",
@@ -73,6 +75,7 @@ __all__ = [
     "or_",
     "outside",
     "outside_store",
+    "percent",
     "print",
     "raising",
     "raised_state",

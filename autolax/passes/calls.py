@@ -34,7 +34,7 @@ import jax
 import numpy as np
 
 from autolax.analysis.activity import local_names
-from autolax.libraries import HOST_OUTPUT_PATHS, host_output, is_library_callable
+from autolax.libraries import HOST_OUTPUT_PATHS, host_io, host_output, is_host_io_path, is_library_callable, is_math_function
 from autolax.transforms import is_rebuilt, is_transform
 from autolax.transpile import syntax
 
@@ -110,6 +110,11 @@ class _Transformer(syntax.NodeTransformer):
         is a field of the template (``'{:>{}}'``, ``x, width``). Left as it is without a
         field. ``"x = {:.2f}".format(x)`` (a string literal's ``format`` with positional
         arguments for its fields) is the same."""
+        if (isinstance(node, syntax.BinOp) and isinstance(node.op, syntax.Mod) and isinstance(node.left, syntax.Constant)
+                and isinstance(node.left.value, str)):
+            # `"t = %6.3f" % t`: formatted when printed where `t` is traced (ops.percent)
+            call = syntax.call(f"{self.ctx.ops}.percent", [node.left, node.right])
+            return syntax.copy_location(call, node)
         if _literal_format(node):
             call = syntax.call(f"{self.ctx.ops}.fstring", [syntax.deepcopy(node.func.value), *node.args])
             return syntax.copy_location(call, node)
@@ -220,6 +225,10 @@ class _Transformer(syntax.NodeTransformer):
             if func.id == "super" and not node.args and self.first_param and "__class__" in self.ctx.closure:
                 node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
                 return node
+        if value is not self.ctx.MISSING and is_math_function(value):
+            # `math.sqrt(x)`: Python's call, or jnp's for a traced `x` (ops/pymath.py)
+            new = syntax.Call(func=syntax.dotted(f"{ops}.math_call"), args=[func] + node.args, keywords=node.keywords)
+            return syntax.copy_location(new, node)
         callee = self._callee(value) if value is not self.ctx.MISSING else None
         if callee == "host_call":
             # `logging.warning(...)`, `warnings.warn(...)`: library code, but output that a
@@ -242,8 +251,9 @@ def _host_output(value) -> bool:
     (``libraries.host_output``): the function itself, or, for ``autolax convert``, the
     stand-in for its dotted path (a module object named ``logging.warning``)?"""
     if isinstance(value, types.ModuleType):
-        return getattr(value, "__name__", None) in HOST_OUTPUT_PATHS
-    return host_output(value) is not None
+        name = getattr(value, "__name__", None)
+        return name in HOST_OUTPUT_PATHS or (isinstance(name, str) and "." in name and is_host_io_path(name))
+    return host_output(value) is not None or host_io(value) is not None
 
 
 def _arguments(call):

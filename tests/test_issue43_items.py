@@ -1,0 +1,231 @@
+"""Issue 43's items 10 and 14, and the `math` functions of a traced number that its second
+real-program corpus (``tests/corpus2``) found refused: each program is run through every
+path -- ``autolax.jit``, ``jax.jit(autolax.convert(f))``, ``convert`` called eagerly, the
+CLI's default output, ``--standalone`` output and the ``%%autolax`` magic -- and compared with
+Python (value, exception type, printed output), or its refusal's message checked."""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import os
+import textwrap
+import time
+from math import ceil, log, sqrt
+
+import jax
+import jax.numpy as jnp
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+import autolax
+from paths import PATHS, _capture, agrees, is_autolax_error, run, standalone_module
+
+EVERY_PATH = (*PATHS, "standalone", "magic")
+
+
+@pytest.fixture(scope="module")
+def ip():
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = InteractiveShell.instance(config=config)
+    shell.reset()
+    shell.run_cell("%load_ext autolax").raise_error()
+    yield shell
+    shell.extension_manager.unload_extension("autolax")
+    shell.reset()
+
+
+def outcome(path, fn, args, tmp_path, ip):
+    source = textwrap.dedent(inspect.getsource(fn))
+    if path == "standalone":
+        namespace = standalone_module(source, f"{tmp_path}/standalone_{fn.__name__}.py", dict(fn.__globals__), all=True)
+        return _capture(lambda: jax.jit(namespace[fn.__name__])(*args))
+    if path == "magic":
+        ip.user_ns.update({k: v for k, v in fn.__globals__.items() if not k.startswith("__")})
+        result = ip.run_cell("%%autolax\n" + source)
+        result.raise_error()
+        return _capture(lambda: ip.user_ns[fn.__name__](*args))
+    return run(path, fn, args, tmp_dir=tmp_path)
+
+
+def check_every_path(fn, *args, tmp_path, ip, refusal=False):
+    """Every path gives Python's outcome (or, with ``refusal``, autolax's error); returns
+    the outcomes by path."""
+    expected = run("python", fn, args)
+    problems, got = [], {}
+    for path in EVERY_PATH:
+        got[path] = outcome(path, fn, args, tmp_path, ip)
+        why = agrees(expected, got[path], path, allow_refusal=refusal)
+        if why:
+            problems.append(f"{path}: {why}")
+    assert not problems, f"{fn.__name__}{args}:\n  " + "\n  ".join(problems)
+    return expected, got
+
+
+# ----------------------------------------------------------------------------- item 10: `%` in print
+def prints_percent_in_a_loop(x, n):
+    for i in range(n):
+        t = x * i
+        print("%6.3f" % t)
+        print("i = %d, t = %.2f" % (i, t))
+    return x
+
+
+def prints_percent_in_a_branch(x):
+    if x > 1.0:
+        print("big: %s" % x)
+    else:
+        print("small: %8.4e" % (x,))
+    print("%(v).1f done" % {"v": x})
+    return x * 2
+
+
+def prints_percent_that_does_not_fit(x):
+    if x > 0:
+        print("%d and %d" % (x,))
+    return x
+
+
+@pytest.mark.parametrize("fn, args", [
+    (prints_percent_in_a_loop, (jnp.float32(1.5), 3)),
+    (prints_percent_in_a_branch, (jnp.float32(1.5),)),
+    (prints_percent_in_a_branch, (jnp.float32(0.25),)),
+    (prints_percent_that_does_not_fit, (jnp.float32(1.5),)),
+])
+def test_print_of_a_percent_formatted_traced_value_prints_python_s_text(fn, args, tmp_path, ip):
+    # Before: TracedValueError blaming `float()` (item 10); the f-string form worked.
+    expected, got = check_every_path(fn, *args, tmp_path=tmp_path, ip=ip)
+    if expected.error is None:
+        assert expected.printed.strip() and all(g.printed == expected.printed for g in got.values())
+
+
+def test_percent_formatting_is_staged_only_for_print():
+    source = autolax.to_source(prints_percent_in_a_loop)
+    assert "ops.print(ops.percent('%6.3f', t))" in source
+    assert "ops.print(ops.percent('i = %d, t = %.2f', (i, t)))" in source
+
+
+# ----------------------------------------------------------------------------- math of a traced number
+def norm_until_small(r, tol):
+    n = 0
+    while sqrt(r @ r) > tol:
+        r = r * 0.5
+        n += 1
+    return n, math.sqrt(r @ r)
+
+
+def halvings_by_log(lo, hi):
+    steps = ceil(log(abs(hi - lo) / 1e-6) / log(2.0))
+    for i in range(steps):
+        lo = 0.5 * (lo + hi)
+    return lo, steps
+
+
+def sqrt_of_a_negative_in_a_branch(x):
+    if x < 10.0:
+        x = math.sqrt(x - 5.0)
+    return x
+
+
+@pytest.mark.parametrize("fn, args", [
+    (norm_until_small, (jnp.array([3.0, 4.0]), 0.1)),
+    (halvings_by_log, (jnp.float32(0.0), jnp.float32(2.0))),
+    (sqrt_of_a_negative_in_a_branch, (jnp.float32(9.0),)),
+    (sqrt_of_a_negative_in_a_branch, (jnp.float32(1.0),)),  # Python: ValueError('math domain error')
+])
+def test_math_functions_of_a_traced_number_give_python_s_outcome(fn, args, tmp_path, ip):
+    # Before: TracedValueError ("float() of a traced value") on every path but eager.
+    check_every_path(fn, *args, tmp_path=tmp_path, ip=ip)
+
+
+def sqrt_inside_a_try(x):
+    for i in range(3):
+        try:
+            x = math.sqrt(x) + i
+        except ValueError:
+            x = 0.0
+    return x
+
+
+def test_a_math_domain_error_a_try_would_catch_is_refused_naming_the_call(tmp_path, ip):
+    _, got = check_every_path(sqrt_inside_a_try, jnp.float32(4.0), tmp_path=tmp_path, ip=ip, refusal=True)
+    err = got["autolax.jit"].error
+    assert is_autolax_error(err) and "`math.sqrt(...)`" in str(err) and "inside a `try` that catches it" in str(err)
+    assert "x = math.sqrt(x) + i" in str(err)
+
+
+def test_math_of_python_numbers_stays_python():
+    assert autolax.convert(sqrt_of_a_negative_in_a_branch)(9.0) == 2.0
+    with pytest.raises(ValueError, match="math domain error"):
+        autolax.convert(sqrt_of_a_negative_in_a_branch)(1.0)
+
+
+# ----------------------------------------------------------------------------- item 14: I/O in staged code
+def asks_in_a_branch_never_taken(x):
+    if x > 100.0:
+        name = input("name? ")
+        x = x + len(name)
+    return x
+
+
+def sleeps_in_a_loop(x):
+    while x < 10.0:
+        x = x + 1.0
+        time.sleep(0.5)
+    return x
+
+
+def checks_a_file_in_a_branch(x):
+    if x > 0:
+        if os.path.exists("/nonexistent-autolax-file"):
+            x = x + 1
+    return x
+
+
+def joins_a_path_in_a_branch(x):
+    if x > 0:
+        x = x + len(os.path.join("a", "b"))
+    return x
+
+
+@pytest.fixture
+def no_input(monkeypatch):
+    asked = []
+
+    def never(prompt=""):
+        asked.append(prompt)
+        return "abc"
+
+    monkeypatch.setattr(builtins, "input", never)
+    return asked
+
+
+@pytest.mark.parametrize("fn, call", [
+    (asks_in_a_branch_never_taken, "input"),
+    (sleeps_in_a_loop, "time.sleep"),
+    (checks_a_file_in_a_branch, "os.path.exists"),
+])
+def test_io_in_a_staged_branch_or_loop_is_refused_and_never_run_while_tracing(fn, call, tmp_path, ip, no_input,
+                                                                             monkeypatch):
+    slept = []
+    monkeypatch.setattr(time, "sleep", lambda s: slept.append(s))
+    _, got = check_every_path(fn, jnp.float32(1.0), tmp_path=tmp_path, ip=ip, refusal=True)
+    # Python (eagerly, convert called eagerly) asks for no input for x = 1; a staged path
+    # refuses before anything runs, naming the call, the line and the fix.
+    assert no_input == []
+    for path in ("autolax.jit", "jax.jit(convert)", "cli default", "standalone", "magic"):
+        err = got[path].error
+        assert is_autolax_error(err), (path, err)
+        assert f"`{call}(...)`" in str(err) and "reads or writes outside the program" in str(err)
+        assert "Fix: call it outside the staged statement" in str(err)
+    if fn is sleeps_in_a_loop:
+        assert len(slept) == 18  # Python's 9 and `convert` called eagerly's 9; no staged path slept
+    else:
+        assert slept == []
+
+
+def test_a_pure_os_path_function_in_a_staged_branch_is_not_refused(tmp_path, ip):
+    check_every_path(joins_a_path_in_a_branch, jnp.float32(1.0), tmp_path=tmp_path, ip=ip)
