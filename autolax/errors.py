@@ -625,6 +625,15 @@ MESSAGES = {
         "(autolax checks those when the program runs).",
         "#the-rules-semantics",
     ),
+    "logical-shapes": Message(
+        StateMismatchError,
+        "the value of the `{kind}` at {where} is its first operand (shape {first}) where that is {when}, else the "
+        "next one (shape {other}): Python's value has one shape or the other depending on data, which a traced "
+        "program cannot return.\n    {source}",
+        "give the operands one shape (`jnp.where(c, v, jnp.zeros_like(v))` for `c and v`), or use the expression "
+        "only as the condition of an `if` / `while`.",
+        "#the-rules-semantics",
+    ),
     "operand-fails": Message(
         StagedEffectError,
         "the operand after `{kind}` at {where} raised {error} while autolax staged it:\n    {source}\n"
