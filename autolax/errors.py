@@ -673,6 +673,15 @@ MESSAGES = {
         "(`jnp.{short}(x)`).",
         "#the-rules-semantics",
     ),
+    "if-function-nested": Message(
+        StateMismatchError,
+        "'{name}' holds a different function in each branch of the `if` at {where}, and already one of two "
+        "functions chosen by another traced condition inside a branch: autolax stages the calls of a function "
+        "chosen by one traced `if`, not by nested ones.\n    {source}",
+        "choose the function with one `if` (`if a and b: {name} = f`), or call it inside the branch that "
+        "chooses it.",
+        "#the-rules-semantics",
+    ),
     "raise-in-try": Message(
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `try` that catches it; whether the handler "

@@ -108,39 +108,69 @@ def plane(x, y):
     return x * x + 2.0 * y
 
 
+# The reasons autolax refuses (autolax's own error on the staged paths; `convert` called
+# eagerly gives Python's answer), each with the issue item that would lift it.
+PIVOT = refused("`int(jnp.argmax(...))` of a traced value (the pivot row): TracedValueError; the row swap "
+                "after it is a helper writing into its argument (issue 43 item 1)")
+SQRT_IN_TRY = refused("`math.sqrt` of a traced value inside a `try` whose `except ValueError` would catch "
+                      "its domain error: StagedEffectError (raise-in-try)")
+NONE_PATH = refused("a path that returns None (prints 'did not converge' and falls off the end, or "
+                    "`return None`) beside paths that return values: StateMismatchError (issue 43 item 9)")
+EXIT = refused("`error.err` (print, then `sys.exit()`) in a staged branch of the Brent solver it calls: "
+               "StagedEffectError")
+WHILE_APPENDS = refused("appends in a `while` loop whose trip count is traced: the lists' length would "
+                        "depend on data (StateMismatchError)")
+BRANCH_APPENDS = refused("appends in one branch of a staged `if` in a loop: the lists' length would depend "
+                         "on data (StateMismatchError)")
+
 CASES = [
     # chapter 2: linear systems
     Case(linsys.lu_decomp_solve, (A3, B3)),
     Case(linsys.lu_decomp5_solve, (np.array([6.0, 7.0, 7.0, 7.0, 6.0]), np.array([-4.0, -4.0, -4.0, -4.0]),
                                    np.array([1.0, 1.0, 1.0]), np.array([1.0, 0.0, 0.0, 0.0, 1.0]))),
-    Case(linsys.lu_pivot_decomp_solve, (PIVOTING, PIVOTING_B)),
-    Case(linsys.choleski, (SPD,)),
+    Case(linsys.lu_pivot_decomp_solve, (PIVOTING, PIVOTING_B),
+         expect=PIVOT),
+    Case(linsys.choleski, (SPD,),
+         expect=SQRT_IN_TRY),
     Case(linsys.conj_grad, (tridiagonal_av, np.zeros(3), B3), static=(0,)),
     Case(linsys.gauss_elimin, (A3, B3)),
     Case(linsys.gauss_jordan, (A3,)),
-    Case(linsys.gauss_jordan_pivot, (PIVOTING,)),
-    Case(linsys.gauss_pivot, (PIVOTING, PIVOTING_B)),
-    Case(linsys.gauss_seidel, (spring_iterations, np.zeros(4)), static=(0,)),
+    Case(linsys.gauss_jordan_pivot, (PIVOTING,),
+         expect=PIVOT),
+    Case(linsys.gauss_pivot, (PIVOTING, PIVOTING_B),
+         expect=PIVOT),
+    Case(linsys.gauss_seidel, (spring_iterations, np.zeros(4)), static=(0,),
+         expect=NONE_PATH),
     Case(linsys.poly_fit_deviation, (np.array([0.0, 1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.1, 4.9, 10.2, 16.8]), 2),
-         static=(2,)),
-    Case(linsys.newton_raphson2, (two_equations, np.array([1.5, 0.5])), static=(0,)),
-    Case(linsys.inverse_power, (A3, F(1.0), SEED3)),
+         static=(2,),
+         expect=PIVOT),
+    Case(linsys.newton_raphson2, (two_equations, np.array([1.5, 0.5])), static=(0,),
+         expect=PIVOT),
+    Case(linsys.inverse_power, (A3, F(1.0), SEED3),
+         expect=NONE_PATH),
     Case(linsys.inverse_power5, (pentadiagonal_bv, np.array([6.0, 7.0, 7.0, 7.0, 6.0]),
-                                 np.array([-4.0, -4.0, -4.0, -4.0]), np.array([1.0, 1.0, 1.0]), SEED5), static=(0,)),
-    Case(linsys.std_form, (A3, SPD)),
+                                 np.array([-4.0, -4.0, -4.0, -4.0]), np.array([1.0, 1.0, 1.0]), SEED5), static=(0,),
+         expect=NONE_PATH),
+    Case(linsys.std_form, (A3, SPD),
+         expect=SQRT_IN_TRY),
     # chapter 4: roots; chapter 9: tridiagonal eigenvalues by Sturm sequences
     Case(roots.bisect, (cubic, F(0.0), F(1.0)), static=(0,)),
-    Case(roots.brent, (cubic, F(0.0), F(1.0)), static=(0,)),
-    Case(roots.newton_raphson, (cubic, cubic_slope, F(0.0), F(1.0)), static=(0, 1)),
-    Case(roots.rootsearch, (cubic, F(0.0), F(1.0), F(0.2)), static=(0,)),
+    Case(roots.brent, (cubic, F(0.0), F(1.0)), static=(0,),
+         expect=NONE_PATH),
+    Case(roots.newton_raphson, (cubic, cubic_slope, F(0.0), F(1.0)), static=(0, 1),
+         expect=NONE_PATH),
+    Case(roots.rootsearch, (cubic, F(0.0), F(1.0), F(0.2)), static=(0,),
+         expect=NONE_PATH),
     Case(roots.sturm_count, (TRI_D, TRI_C, F(1.0))),
     Case(roots.gerschgorin, (TRI_D, TRI_C)),
     Case(roots.lam_range, (TRI_D, TRI_C, 3), static=(2,)),
-    Case(roots.eigenvals3, (TRI_D, TRI_C, 3), static=(2,)),
+    Case(roots.eigenvals3, (TRI_D, TRI_C, 3), static=(2,),
+         expect=EXIT),
     # chapter 9: eigenvalues by transformation
     Case(eigen.householder_and_p, (np.array([[7.0, 2.0, 3.0, -1.0], [2.0, 8.0, 5.0, 1.0], [3.0, 5.0, 12.0, 9.0],
                                              [-1.0, 1.0, 9.0, 7.0]]),)),
-    Case(eigen.jacobi, (A3,)),
+    Case(eigen.jacobi, (A3,),
+         expect=NONE_PATH),
     Case(eigen.sort_jacobi, (np.array([3.0, 1.0, 2.0]), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]))),
     # chapter 3 and 6: interpolation and integration
     Case(quadrature.neville, (np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 8.0, 27.0, 64.0]), F(2.5))),
@@ -150,16 +180,45 @@ CASES = [
          static=(0, 3)),
     Case(quadrature.triangle_quad, (plane, np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0])), static=(0,)),
     # chapter 7: initial value problems
-    Case(odes.midpoint_integrate, (oscillator, F(0.0), np.array([1.0, 0.0]), F(1.0), F(1e-6)), static=(0,)),
-    Case(odes.bul_stoer, (oscillator, F(0.0), np.array([1.0, 0.0]), F(1.0), F(0.5)), static=(0,)),
-    Case(odes.run_kut4_integrate, (oscillator, F(0.0), np.array([1.0, 0.0]), F(1.0), F(0.25)), static=(0,)),
-    Case(odes.run_kut5_integrate, (oscillator, F(0.0), np.array([1.0, 0.0]), F(1.0), F(0.25)), static=(0,)),
-    Case(odes.taylor, (oscillator_derivatives, F(0.0), np.array([1.0, 0.0]), F(1.0), F(0.25)), static=(0,)),
+    Case(odes.midpoint_integrate, (oscillator, F(0.0), np.array([1.0, 0.0]), F(1.0), F(1e-6)), static=(0,),
+         expect=NONE_PATH),
+    Case(odes.bul_stoer, (oscillator, F(0.0), np.array([1.0, 0.0]), F(1.0), F(0.5)), static=(0,),
+         expect=NONE_PATH),
+    Case(odes.run_kut4_integrate, (oscillator, F(0.0), np.array([1.0, 0.0]), F(1.0), F(0.25)), static=(0,),
+         expect=WHILE_APPENDS),
+    Case(odes.run_kut5_integrate, (oscillator, F(0.0), np.array([1.0, 0.0]), F(1.0), F(0.25)), static=(0,),
+         expect=BRANCH_APPENDS),
+    Case(odes.taylor, (oscillator_derivatives, F(0.0), np.array([1.0, 0.0]), F(1.0), F(0.25)), static=(0,),
+         expect=WHILE_APPENDS),
     # chapter 10: optimization
-    Case(optimize.gold_bracket_search, (parabola, F(0.0), F(0.1)), static=(0,)),
-    Case(optimize.fletcher_reeves, (bowl, bowl_gradient, np.array([0.0, 0.0])), static=(0, 1)),
-    Case(optimize.powell, (bowl, np.array([0.0, 0.0])), static=(0,)),
+    Case(optimize.gold_bracket_search, (parabola, F(0.0), F(0.1)), static=(0,),
+         expect=NONE_PATH),
+    Case(optimize.fletcher_reeves, (bowl, bowl_gradient, np.array([0.0, 0.0])), static=(0, 1),
+         expect=NONE_PATH),
+    Case(optimize.powell, (bowl, np.array([0.0, 0.0])), static=(0,),
+         expect=NONE_PATH),
 ]
+
+
+# Wrong answers with no error, found by this corpus and not fixed on this branch: each is a
+# strict xfail, so that the test fails once the cause is fixed (then update the data).
+ITEM_1 = ("a helper that writes into its array argument ({}): the caller keeps the old array, also "
+          "through `convert` called eagerly (issue 43 item 1)")
+SILENT = {
+    "sort_jacobi": ITEM_1.format("`swap_rows` / `swap_cols`"),
+    "std_form": ITEM_1.format("`invert(L)`") + "; the jit paths refuse first (`math.sqrt` in a `try`)",
+    "jacobi": ITEM_1.format("`rotate(a, p, k, l)`") + "; the jit paths refuse first (item 9)",
+    "midpoint_integrate": ITEM_1.format("`richardson(r, k)`") + "; the jit paths refuse first (item 9)",
+    "bul_stoer": ITEM_1.format("`richardson(r, k)` of the midpoint solver") + "; the jit paths refuse first (item 9)",
+    "householder_and_p": ("a write into a NumPy view (`u = a[k + 1:n, k]` then `u[0] = ...`, which NumPy writes "
+                          "through to `a`): converted, `u` is a JAX array, a value, and `a` is left as it was -- "
+                          "on every path"),
+}
+
+
+def _param(case):
+    marks = [pytest.mark.xfail(strict=True, reason=SILENT[case.id])] if case.id in SILENT else []
+    return pytest.param(case, marks=marks, id=case.id)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -181,7 +240,7 @@ def outcomes(case, tmp_path):
     return expected, per_path
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_real_program(case, tmp_path):
     expected, per_path = outcomes(case, tmp_path)
     problems, refusals, known = [], [], []
@@ -203,3 +262,4 @@ def test_real_program(case, tmp_path):
 def test_the_corpus_has_every_program():
     # SELECTION.md: every eligible module is in the corpus (39), each once.
     assert len({c.fn for c in CASES}) == len(CASES) == 39
+    assert set(SILENT) <= {c.id for c in CASES}

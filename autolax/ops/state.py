@@ -495,8 +495,11 @@ def _error(code, site, name, first=None, second=None, **fields):
                        first=first, second=second, **fields)
 
 
-def join_branches(true_state: State, false_state: State, site) -> State:
-    """The output type of a staged ``if``: both branches' outputs, reconciled."""
+def join_branches(true_state: State, false_state: State, site, choose=None) -> State:
+    """The output type of a staged ``if``: both branches' outputs, reconciled. ``choose(f, g,
+    name)``: for a variable holding a different function on each side (``func = g`` before
+    the ``if``, ``func = lambda y, t: -g(y, -t)`` in it), the value that stands for either
+    (``control.FunctionChoice``: its calls are staged as a ``lax.cond`` over the two calls)."""
     __tracebackhide__ = True
     specs = []
     for a, b in zip(true_state.specs, false_state.specs):
@@ -527,11 +530,19 @@ def join_branches(true_state: State, false_state: State, site) -> State:
         leaves = []
         for la, lb in zip(a.leaves, b.leaves):
             joined = _join_leaf(la, lb, loop=False)
+            if joined is None and choose is not None and _functions(la, lb):
+                joined = Leaf(False, value=choose(la.value, lb.value, a.name))
             if joined is None:
                 raise _error("if-shape", site, a.name, a.describe(), b.describe())
             leaves.append(joined)
         specs.append(VarSpec(a.name, a.treedef, tuple(leaves), a.order))
     return State(specs, site)
+
+
+def _functions(a: Leaf, b: Leaf) -> bool:
+    """Two static leaves that are both functions (or other callables that are not classes)."""
+    return (not a.dynamic and not b.dynamic and all(callable(v) and not isinstance(v, type) and not isinstance(v, Undefined)
+                                                      for v in (a.value, b.value)))
 
 
 def join_iterations(before: State, after: State, site) -> State:
