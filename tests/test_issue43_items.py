@@ -133,7 +133,17 @@ def sqrt_of_a_negative_in_a_branch(x):
     return x
 
 
+def log_with_a_base(x, b):
+    if x > -5:
+        return math.log(x, b)
+    return 0.0
+
+
 @pytest.mark.parametrize("fn, args", [
+    (log_with_a_base, (jnp.float32(8.0), jnp.float32(2.0))),
+    (log_with_a_base, (jnp.float32(-1.0), jnp.float32(1.0))),  # Python: ValueError (log(x) first)
+    (log_with_a_base, (jnp.float32(2.0), jnp.float32(1.0))),  # Python: ZeroDivisionError
+    (log_with_a_base, (jnp.float32(2.0), jnp.float32(-1.0))),  # Python: ValueError
     (norm_until_small, (jnp.array([3.0, 4.0]), 0.1)),
     (halvings_by_log, (jnp.float32(0.0), jnp.float32(2.0))),
     (sqrt_of_a_negative_in_a_branch, (jnp.float32(9.0),)),

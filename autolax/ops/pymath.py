@@ -93,15 +93,15 @@ def math_call(f, *args, **kwargs):
         _check(~(x <= 0), ValueError(_DOMAIN), name)
         if len(args) == 1:
             return jnp.log(x)
+        # Python's order: log(x) (ValueError), log(base) (ValueError), the division
+        # (ZeroDivisionError for base 1).
         base = _scalar(args[1], name) if is_tracer(args[1]) else args[1]
-        if not is_tracer(base):
-            if base <= 0:
-                raise ValueError(_DOMAIN)
-            if base == 1:
-                raise ZeroDivisionError("float division by zero")
-        else:
-            _check(~(base <= 0), ValueError(_DOMAIN), name)
-            _check(base != 1, ZeroDivisionError("float division by zero"), name)
+        if not is_tracer(base) and base <= 0:
+            raise ValueError(_DOMAIN)  # whichever check fails first, Python's error is this one
+        _check(~(base <= 0), ValueError(_DOMAIN), name)
+        never = (x != x) & (x == x)  # a traced False: fails wherever the program gets here
+        _check(never if not is_tracer(base) and base == 1 else base != 1, ZeroDivisionError("float division by zero"),
+               name)
         return jnp.log(x) / jnp.log(base)
     if name == "atan2" and len(args) == 2:
         return jnp.arctan2(_scalar(args[0], name) if is_tracer(args[0]) else float(args[0]),
