@@ -682,6 +682,15 @@ MESSAGES = {
         "chooses it.",
         "#the-rules-semantics",
     ),
+    "returns-none": Message(
+        StateMismatchError,
+        "the function returned {none} on this run (the `{branch}` branch of the `if` at {where}: it falls off its "
+        "end or returns {none}), where the other runs return {value}: a traced program returns values of one type, "
+        "so autolax raises this error on the runs that take that path instead of returning {none}.\n    {source}",
+        "return a value of the same type on that path (`return x, -1`), or raise an error there "
+        "(`raise RuntimeError('did not converge')`).",
+        "#the-rules-semantics",
+    ),
     "raise-in-try": Message(
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `try` that catches it; whether the handler "

@@ -96,13 +96,21 @@ def prints_percent_that_does_not_fit(x):
     (prints_percent_in_a_loop, (jnp.float32(1.5), 3)),
     (prints_percent_in_a_branch, (jnp.float32(1.5),)),
     (prints_percent_in_a_branch, (jnp.float32(0.25),)),
-    (prints_percent_that_does_not_fit, (jnp.float32(1.5),)),
 ])
 def test_print_of_a_percent_formatted_traced_value_prints_python_s_text(fn, args, tmp_path, ip):
     # Before: TracedValueError blaming `float()` (item 10); the f-string form worked.
     expected, got = check_every_path(fn, *args, tmp_path=tmp_path, ip=ip)
     if expected.error is None:
         assert expected.printed.strip() and all(g.printed == expected.printed for g in got.values())
+
+
+def test_a_percent_template_that_does_not_fit_raises_python_s_type_error(tmp_path, ip):
+    # Under plain jax.jit the staged branch that raises is autolax's StagedEffectError (README,
+    # "branches that fail while staged"); elsewhere Python's TypeError when the branch is taken.
+    _, got = check_every_path(prints_percent_that_does_not_fit, jnp.float32(1.5), tmp_path=tmp_path, ip=ip,
+                              refusal=True)
+    for path in ("autolax.jit", "convert eagerly", "magic"):
+        assert type(got[path].error) is TypeError, path
 
 
 def test_percent_formatting_is_staged_only_for_print():
@@ -373,3 +381,62 @@ def test_a_function_chosen_by_nested_traced_ifs_is_refused_naming_the_variable(t
     err = str(got["autolax.jit"].error)
     assert "'f' holds a different function in each branch of the `if`" in err, err
     assert "Fix: choose the function with one `if`" in err
+
+
+# ----------------------------------------------------------------------------- item 9: a `None` path beside values
+def halves_until_small(x):
+    for i in range(30):
+        x = x * 0.5
+        if x < 1e-3:
+            return x, i
+    print("did not converge")
+
+
+def brackets_or_nones(x, limit):
+    a = x
+    while a < 2.0:
+        if a > limit:
+            return None, None
+        a = a + 0.25
+    return a - 0.25, a
+
+
+@pytest.mark.parametrize("fn, args", [
+    (halves_until_small, (jnp.float32(1.0),)),
+    (brackets_or_nones, (jnp.float32(0.0), jnp.float32(5.0))),
+])
+def test_a_function_that_returns_none_on_other_runs_returns_python_s_value(fn, args, tmp_path, ip):
+    # Before: StateMismatchError for every input ("the return value is None in the `if`
+    # branch and ..."), also for the inputs that converge (item 9).
+    check_every_path(fn, *args, tmp_path=tmp_path, ip=ip)
+
+
+@pytest.mark.parametrize("fn, args, none", [
+    (halves_until_small, (jnp.float32(1e12),), "None"),
+    (brackets_or_nones, (jnp.float32(0.0), jnp.float32(1.0)), "(None, None)"),
+])
+def test_the_run_that_takes_the_none_path_raises_autolax_s_error_naming_the_line(fn, args, none, tmp_path, ip):
+    expected, got = check_every_path(fn, *args, tmp_path=tmp_path, ip=ip, refusal=True)
+    assert expected.error is None and expected.value in (None, (None, None))
+    err = got["autolax.jit"].error
+    assert is_autolax_error(err), err
+    assert f"the function returned {none} on this run" in str(err) and "Fix: return a value of the same type" in str(err)
+    # it prints what Python printed before returning None, then raises
+    assert got["autolax.jit"].printed == expected.printed
+
+
+def formats_badly_in_a_branch_not_taken(x):
+    if x > 100.0:
+        print("%d and %d" % (x,))
+        print(math.sqrt(-1.0))
+    return x
+
+
+def test_python_s_errors_of_percent_and_math_in_a_branch_never_taken_are_not_raised(tmp_path, ip):
+    # Staged as raising them when taken (under plain jax.jit only in a function that stages
+    # another check: elsewhere autolax's StagedEffectError says so, README "branches that fail
+    # while staged").
+    _, got = check_every_path(formats_badly_in_a_branch_not_taken, jnp.float32(1.0), tmp_path=tmp_path, ip=ip,
+                              refusal=True)
+    for path in ("autolax.jit", "convert eagerly", "magic"):
+        assert got[path].error is None and float(got[path].value) == 1.0, path

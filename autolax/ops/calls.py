@@ -342,10 +342,14 @@ def percent(template, values):
     Equivalent Python: ``template % values``.
     """
     __tracebackhide__ = True
-    if not isinstance(template, str) or not any_tracer(values):
-        return template % values
-    leaves, treedef = jax.tree_util.tree_flatten(values)
-    template % jax.tree_util.tree_unflatten(treedef, [_stand_in(leaf) for leaf in leaves])
+    try:
+        if not isinstance(template, str) or not any_tracer(values):
+            return template % values
+        leaves, treedef = jax.tree_util.tree_flatten(values)
+        template % jax.tree_util.tree_unflatten(treedef, [_stand_in(leaf) for leaf in leaves])
+    except (TypeError, ValueError, KeyError) as exc:
+        # Python's error for the user's `%` (a staged branch raises it only when taken)
+        raise report.pythons_own(exc) from None
     return PercentString(template, values)
 
 

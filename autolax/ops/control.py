@@ -196,6 +196,7 @@ def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
 def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=False):
     """``staged_cond`` once both branches are traced (``dynamic``: their inputs)."""
     __tracebackhide__ = True
+    true_traced, false_traced = _none_return_as_check(true_traced, false_traced, site)
     if true_traced.raises or false_traced.raises:
         kept, raising = (false_traced, true_traced) if true_traced.raises else (true_traced, false_traced)
         if not kept.raises and any(spec.is_pending for spec in kept.out.specs):
@@ -216,6 +217,58 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
     else:
         results = _cond_with_checks(pred, true_traced, false_traced, dynamic, out)
     return tuple(out.rebuild(results)), form
+
+
+def _return_spec(traced, name):
+    return next((spec for spec in traced.out.specs if spec.name == name), None)
+
+
+def _returns_none(traced, name) -> bool:
+    """The branch returns ``None`` (or ``(None, None)``: Nones only, no array or number)."""
+    spec = _return_spec(traced, name)
+    return spec is not None and not spec.leaves
+
+
+def _returns_value(traced, name) -> bool:
+    spec = _return_spec(traced, name)
+    return spec is not None and not spec.is_undefined and not spec.is_pending and bool(spec.leaves)
+
+
+class _ReturnsNone:
+    """A branch on which the function returns ``None`` (it falls off its end, ``return``,
+    ``return None``; or Nones only: ``return None, None``) where the other branch returns a
+    value (issue 43 item 9): staged as a
+    branch that raises autolax's error when the program takes it -- a run-time check, as a
+    ``raise`` is -- so every run that returns a value returns Python's."""
+
+    raises = True
+
+    def __init__(self, traced, maker):
+        self.traced, self.jaxpr, self.out = traced, traced.jaxpr, traced.out
+        self.makers = tuple(traced.makers) + (maker,)
+        self._maker = maker
+
+    def __call__(self, dynamic_inputs, target=None, **kwargs):
+        __tracebackhide__ = True
+        _, _, failures = self.traced(dynamic_inputs, None, **kwargs)
+        return [], [], checks.first([failures, checks.Failures(jnp.int32(1), (self._maker,))])
+
+
+def _none_return_as_check(true_traced, false_traced, site):
+    """``cond_of_traced``'s branches, one of them a ``_ReturnsNone`` where its return value is
+    ``None`` and the other's is a value."""
+    names = [name for name, role in getattr(site, "roles", {}).items() if role == sites.RETURN_VALUE]
+    for name in names:
+        for none_side, value_side in ((true_traced, false_traced), (false_traced, true_traced)):
+            if (not none_side.raises and not value_side.raises and _returns_none(none_side, name)
+                    and _returns_value(value_side, name)):
+                branch = "if" if none_side is true_traced else "else"
+                error = errors.make("returns-none", where=site.where, source=site.source, branch=branch,
+                                    none=_return_spec(none_side, name).describe(),
+                                    value=_return_spec(value_side, name).describe())
+                wrapped = _ReturnsNone(none_side, lambda: error)
+                return (wrapped, false_traced) if none_side is true_traced else (true_traced, wrapped)
+    return true_traced, false_traced
 
 
 class FunctionChoice:

@@ -55,7 +55,10 @@ _AMBIGUOUS = "The truth value of an array with more than one element is ambiguou
 
 
 def _operand_shape(traced):
-    """The shape of the one array a traced operand gives, or None (a pytree, a Python value)."""
+    """The shape of the one array a traced operand gives, or None (a pytree, a Python value,
+    an operand that raises)."""
+    if traced.raises or traced.out is None or not traced.out.specs:
+        return None
     spec = traced.out.specs[0]
     if len(spec.leaves) != 1 or spec.treedef != jax.tree_util.tree_structure(0):
         return None

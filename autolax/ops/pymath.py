@@ -77,7 +77,21 @@ def math_call(f, *args, **kwargs):
     argument the ``jnp`` function's result (see the module docstring).
 
     Equivalent Python: ``f(*args, **kwargs)``.
+
+    Python's own errors raised here (``math.sqrt(-1.0)`` of a Python number, a ``TypeError``
+    for an array of several items) are the user's statement's (``report.pythons_own``): in a
+    staged branch the program may not take, they are raised only when it takes it.
     """
+    __tracebackhide__ = True
+    try:
+        return _math_call(f, *args, **kwargs)
+    except errors.AutolaxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Python's error for the user's call, marked as such
+        raise report.pythons_own(exc) from exc.__cause__
+
+
+def _math_call(f, *args, **kwargs):
     __tracebackhide__ = True
     name = getattr(f, "__name__", None)
     if kwargs or not any(is_tracer(a) for a in args) or getattr(math, name or "", None) is not f:

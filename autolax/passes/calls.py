@@ -36,7 +36,7 @@ import numpy as np
 from autolax.analysis.activity import local_names
 from autolax.libraries import HOST_OUTPUT_PATHS, host_io, host_output, is_host_io_path, is_library_callable, is_math_function
 from autolax.transforms import is_rebuilt, is_transform
-from autolax.transpile import syntax
+from autolax.transpile import anno, syntax
 
 # Methods of arrays and builtin containers: `x.sum()`, `lst.pop()`, `d.items()` are library
 # calls. A call of another method on a local value (`model.step(x)`) may be user code -- also
@@ -194,7 +194,19 @@ class _Transformer(syntax.NodeTransformer):
 
     def visit_For(self, node):
         self.loop_ranges.add(id(node.iter))  # `for i in range(...)` itself: ops.for_range
-        return self.generic_visit(node)
+        return self._visit_loop(node)
+
+    def visit_While(self, node):
+        return self._visit_loop(node)
+
+    def _visit_loop(self, node):
+        node = self.generic_visit(node)
+        # The exit test `loop_exits` moved into the loop's annotation (`if sqrt(r @ r) < tol:
+        # return x` opening a body): its calls are the program's too.
+        extra = anno.get(node, anno.EXTRA_TEST)
+        if extra is not None:
+            anno.set(node, anno.EXTRA_TEST, self.visit(extra))
+        return node
 
     def visit_FunctionDef(self, node):
         inner = _function_transformer(self.ctx, node, self.callees, self.local_names)
