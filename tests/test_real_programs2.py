@@ -202,9 +202,8 @@ SILENT = {
     "midpoint_integrate": ITEM_1.format("`richardson(r, k)`") + ", on every path",
     "bul_stoer": ITEM_1.format("`richardson(r, k)` of the midpoint solver") + "; the jit paths refuse first (appends "
                  "in a `while` loop)",
-    "householder_and_p": ("a write into a NumPy view (`u = a[k + 1:n, k]` then `u[0] = ...`, which NumPy writes "
-                          "through to `a`): converted, `u` is a JAX array, a value, and `a` is left as it was -- "
-                          "on every path"),
+    "householder_and_p": ITEM_1.format("`householder(a)`, whose Householder vectors left in `a` are what "
+                                       "`compute_p(a)` reads") + ", on every path",
 }
 
 

@@ -25,6 +25,7 @@ from autolax.ops.data import (  # noqa: A004
     sought,
     stack,
     stacked,
+    view,
 )
 from autolax.ops.lists import StackedList
 from autolax.ops.pymath import math_call
@@ -90,6 +91,7 @@ __all__ = [
     "stack",
     "stacked",
     "undefined",
+    "view",
     "while_loop",
     "zip",
 ]
