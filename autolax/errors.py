@@ -575,6 +575,17 @@ MESSAGES = {
         "program runs; or write the output outside the staged statement.",
         "#the-rules-semantics",
     ),
+    "host-io": Message(
+        StagedEffectError,
+        "`{call}(...)` at {where} reads or writes outside the program (the terminal, files, the clock, the "
+        "operating system) inside {stmt}, which is staged (its condition or carried values are traced): autolax "
+        "traces every branch and body once, so it would run then -- also for a branch the program never takes "
+        "(`input()` would wait for Return) -- and not each time the statement runs.\n    {source}",
+        "call it outside the staged statement and pass its result in (read the input before the loop or the "
+        "`if`), or run it when the program runs with jax.debug.callback(...) (for a result: "
+        "jax.pure_callback(...)).",
+        "#the-rules-semantics",
+    ),
     "iterator-effect": Message(
         StagedEffectError,
         "the {kind} '{name}' is advanced (`next`) inside {stmt}, which is staged (its condition or "
@@ -659,8 +670,8 @@ MESSAGES = {
     ),
     "returns-none": Message(
         RuntimeCheckError,
-        "'{function}' returned None on this run: the program took the `{side}` branch of {stmt}\n    {source}\n"
-        "on which Python's function returns None, while on the other path it returns {value}. The condition "
+        "'{function}' returned {none} on this run: the program took the `{side}` branch of {stmt}\n    {source}\n"
+        "on which Python's function returns {none}, while on the other path it returns {value}. The condition "
         "is traced and a compiled program returns one structure: it was compiled to return the value, and "
         "raises this error on the runs that take the None path (after what that path prints).",
         "return a value of one structure on every path (for example the result and a flag: "
@@ -708,6 +719,15 @@ MESSAGES = {
         "make the loop safe to stage whatever the values (keep indices in range, do not unpack or iterate "
         "over a traced number), or raise the error yourself with `raise` / `assert` under a condition "
         "(autolax checks those when the program runs).",
+        "#the-rules-semantics",
+    ),
+    "logical-shapes": Message(
+        StateMismatchError,
+        "the value of the `{kind}` at {where} is its first operand (shape {first}) where that is {when}, else the "
+        "next one (shape {other}): Python's value has one shape or the other depending on data, which a traced "
+        "program cannot return.\n    {source}",
+        "give the operands one shape (`jnp.where(c, v, jnp.zeros_like(v))` for `c and v`), or use the expression "
+        "only as the condition of an `if` / `while`.",
         "#the-rules-semantics",
     ),
     "operand-fails": Message(
@@ -765,6 +785,23 @@ MESSAGES = {
         "return the new values and update {target} outside the jitted function (or call the function "
         "without jax.jit); to do it once per trace on purpose (a trace counter), do it in a function "
         "marked @autolax.do_not_convert.",
+        "#the-rules-semantics",
+    ),
+    "math-int-range": Message(
+        TracedValueError,
+        "`{call}(...)` at {where} gives a number outside the range of {dtype}, JAX's integer type here, where "
+        "Python's integer is exact.\n    {source}",
+        "enable 64-bit integers (`jax.config.update('jax_enable_x64', True)`), or keep the value a float "
+        "(`jnp.{short}(x)`).",
+        "#the-rules-semantics",
+    ),
+    "if-function-nested": Message(
+        StateMismatchError,
+        "'{name}' holds a different function in each branch of the `if` at {where}, and already one of two "
+        "functions chosen by another traced condition inside a branch: autolax stages the calls of a function "
+        "chosen by one traced `if`, not by nested ones.\n    {source}",
+        "choose the function with one `if` (`if a and b: {name} = f`), or call it inside the branch that "
+        "chooses it.",
         "#the-rules-semantics",
     ),
     "raise-in-try": Message(

@@ -6,12 +6,15 @@ Shared by the front end (a call whose callee is known at conversion time) and th
 
 from __future__ import annotations
 
+import builtins
 import functools
 import logging
+import math
 import os
 import site
 import sys
 import sysconfig
+import time
 import types
 import warnings
 
@@ -161,3 +164,72 @@ def host_output(f) -> str | None:
             if owner is getattr(sys, stream, None):
                 return f"sys.{stream}.{method}"
     return None
+
+
+# The functions of the standard `math` module that `ops.math_call` computes with `jnp` for a
+# traced argument (`math.sqrt(x)`), by dotted path and by identity: the front end sends their
+# calls there (`autolax convert` knows them by the path the file imports them under).
+MATH_PATHS = frozenset(f"math.{name}" for name in (
+    "sqrt", "log", "log10", "log2", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "fabs", "floor", "ceil",
+    "trunc"))
+MATH_FUNCTIONS = frozenset(id(getattr(math, path[len("math."):])) for path in MATH_PATHS)
+
+
+def is_math_function(value) -> bool:
+    """Is ``value`` one of ``MATH_PATHS``: the function, or (``autolax convert``) the stand-in
+    for its dotted path (a module object named ``math.sqrt``)?"""
+    if isinstance(value, types.ModuleType):
+        return getattr(value, "__name__", None) in MATH_PATHS
+    return id(value) in MATH_FUNCTIONS
+
+
+# Calls that read or write outside the program -- the terminal (`input`), files (`open`,
+# `os.remove`, `os.path.exists`, `shutil`), other processes (`subprocess`), the clock
+# (`time.sleep`, `time.time`), the environment (`os.getenv`): run while a body is staged,
+# such a call would happen once, while tracing -- also for a branch the program never takes
+# (`input()` waits for Return) -- not when the program runs (issue 43 item 14).
+_IO_TIME = ("sleep", "time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
+            "process_time", "process_time_ns")
+_IO_MODULES = ("os", "posix", "nt", "shutil", "subprocess", "socket", "urllib", "http", "io", "glob", "pathlib")
+_PURE_OS = frozenset({"fspath", "fsencode", "fsdecode", "get_terminal_size"})
+_OS_PATH_FILESYSTEM = frozenset({
+    "exists", "lexists", "isfile", "isdir", "islink", "ismount", "getsize", "getmtime", "getatime", "getctime",
+    "realpath", "samefile", "expanduser", "expandvars", "abspath"})
+_OS_PATH_MODULES = ("posixpath", "ntpath", "genericpath", "os.path")
+
+
+def host_io(f) -> str | None:
+    """How to name ``f`` if calling it reads or writes outside the program (``input``,
+    ``open``, ``time.sleep``, a function of ``os`` / ``shutil`` / ``subprocess``, a
+    filesystem query of ``os.path``); None for any other callable (``os.path.join`` is pure)."""
+    # By identity with what the names hold now (a test or a debugger may have replaced them).
+    for name in ("input", "open"):
+        if f is getattr(builtins, name, None):
+            return name
+    for name in _IO_TIME:
+        if f is getattr(time, name, None):
+            return f"time.{name}"
+    if not callable(f) or isinstance(f, type):
+        return None
+    module, qualname = getattr(f, "__module__", None), getattr(f, "__name__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    if module in _OS_PATH_MODULES:
+        return f"os.path.{qualname}" if qualname in _OS_PATH_FILESYSTEM else None
+    if module.split(".")[0] in _IO_MODULES and qualname not in _PURE_OS:
+        if module in ("posix", "nt"):
+            module = "os"
+        return f"{module}.{qualname}"
+    return None
+
+
+def is_host_io_path(path: str) -> bool:
+    """``host_io`` by dotted path (``autolax convert``, which imports nothing):
+    ``time.sleep``, ``os.remove``, ``os.path.exists``, ``shutil.copy``, ..."""
+    parts = path.split(".")
+    if path in ("builtins.input", "builtins.open", "io.open") or (parts[0] == "time" and len(parts) == 2
+                                                                 and parts[1] in _IO_TIME):
+        return True
+    if parts[:2] == ["os", "path"] or parts[0] in _OS_PATH_MODULES:
+        return len(parts) >= 2 and parts[-1] in _OS_PATH_FILESYSTEM
+    return len(parts) >= 2 and parts[0] in _IO_MODULES and parts[-1] not in _PURE_OS and parts[0] != "io"

@@ -11,7 +11,7 @@ import os as _os
 from autolax import compat as _compat
 from autolax.errors import AutolaxError
 from autolax.ops.calls import (all, any, call, call_writing, fstring, hand_back, HandedBack, host_call, max, min,  # noqa: A004
-                               print)
+                               percent, print)
 from autolax.ops.checks import (FinallyRaises, MaySuppress, TracerErrors, asserting, catching, caught, in_flight, raising,
                                  refuse_tracer_error, runtime_checks)
 from autolax.ops.control import cond, if_else
@@ -26,8 +26,10 @@ from autolax.ops.data import (  # noqa: A004
     sought,
     stack,
     stacked,
+    view,
 )
 from autolax.ops.lists import StackedList
+from autolax.ops.pymath import math_call
 from autolax.ops.slices import apply, masked, part, span, window
 from autolax.ops.search import count, index, is_in, not_in
 from autolax.ops.logical import and_, is_, is_not, not_, or_
@@ -72,6 +74,7 @@ __all__ = [
     "is_not",
     "is_sequence",
     "masked",
+    "math_call",
     "max",
     "min",
     "is_singleton",
@@ -81,6 +84,7 @@ __all__ = [
     "outside",
     "outside_store",
     "part",
+    "percent",
     "print",
     "raising",
     "raised_state",
@@ -96,6 +100,7 @@ __all__ = [
     "stack",
     "stacked",
     "undefined",
+    "view",
     "while_loop",
     "window",
     "zip",

@@ -20,8 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from autolax import compat, errors, plan, sites, transforms
-from autolax.libraries import host_output, is_bound_method, is_library_callable
-from autolax.ops import checks, report
+from autolax.libraries import MATH_FUNCTIONS, host_io, host_output, is_bound_method, is_library_callable
+from autolax.ops import checks, pymath, report
 from autolax.ops.lists import key_order, restore_order
 from autolax.ops.state import Undefined, any_tracer, is_tracer
 
@@ -121,6 +121,8 @@ def call(f, *args, **kwargs):
     __tracebackhide__ = True
     if isinstance(f, Undefined):
         f()
+    if id(f) in MATH_FUNCTIONS:  # `sqrt(x)` where the converter could not tell it is math.sqrt
+        return pymath.math_call(f, *args, **kwargs)
     if report.in_staged_body():
         _check_host_output(f)
     if not report.converts_calls():
@@ -366,13 +368,15 @@ def _check_host_output(f) -> None:
     """Inside a staged body: ``StagedEffectError`` for a call of ``f`` that writes output
     autolax does not stage (``host_output``), naming the call, the user's line and the
     statement being staged. A loop whose bounds are static runs in Python instead."""
-    name = host_output(f)
+    name, code = host_output(f), "host-output"
+    if name is None:
+        name, code = host_io(f), "host-io"
     if name is None:
         return
     site = getattr(report.current_staging(), "site", None)
     where, line = report.user_line(sys._getframe(1))
     error = errors.make(
-        "host-output", call=name, where=where,
+        code, call=name, where=where,
         stmt=site.what if site is not None else "a staged branch or loop body", source=line,
     )
     if site is not None and getattr(site, "kind", None) in ("for", "while"):
@@ -509,6 +513,60 @@ def fstring(template, *values):
     Equivalent Python: ``template.format(*values)``, formatted when printed.
     """
     return FString(template, values)
+
+
+class PercentString:
+    """A ``%``-formatted argument of ``print`` with a traced value, formatted when it is
+    printed: ``print("t = %6.3f" % t)`` shows the value the program computes (converted
+    code: ``ops.print(ops.percent('t = %6.3f', t))``)."""
+
+    __slots__ = ("template", "values")
+
+    def __init__(self, template: str, values):
+        self.template = template
+        self.values = values  # the right operand of `%`: one value, a tuple or a dict
+
+    def __str__(self):
+        return self.template % self.values
+
+    def __repr__(self):
+        return repr(str(self))
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+
+jax.tree_util.register_pytree_node(PercentString, lambda p: ((p.values,), p.template),
+                                   lambda t, children: PercentString(t, children[0]))
+
+
+def _stand_in(leaf):
+    """A concrete value of a traced leaf's shape and dtype (zeros): what ``percent`` formats
+    once, while tracing, to raise Python's error for a template that does not fit."""
+    if isinstance(leaf, (jax.Array, compat.Tracer)):
+        return np.zeros(np.shape(leaf), dtype=leaf.dtype)
+    return leaf
+
+
+@report.user_facing
+def percent(template, values):
+    """``"t = %6.3f" % t`` given to ``print``: formatted now when no value is traced (Python's
+    ``str``, or Python's error), else when printed (``PercentString``). A template that does
+    not fit the values (``"%d %d" % (n,)``) raises Python's ``TypeError`` / ``ValueError``
+    while tracing, as ``%`` does before ``print`` runs.
+
+    Equivalent Python: ``template % values``.
+    """
+    __tracebackhide__ = True
+    try:
+        if not isinstance(template, str) or not any_tracer(values):
+            return template % values
+        leaves, treedef = jax.tree_util.tree_flatten(values)
+        template % jax.tree_util.tree_unflatten(treedef, [_stand_in(leaf) for leaf in leaves])
+    except (TypeError, ValueError, KeyError) as exc:
+        # Python's error for the user's `%` (a staged branch raises it only when taken)
+        raise report.pythons_own(exc) from None
+    return PercentString(template, values)
 
 
 def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 - replaces builtins.print

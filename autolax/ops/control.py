@@ -130,15 +130,15 @@ def returns_none(true_traced, false_traced, unsure, in_state, operands, out_name
         if site.roles.get(name) != sites.RETURN_VALUE:
             continue
         a, b = true_traced.out.specs[k], false_traced.out.specs[k]
-        if is_none_spec(a) == is_none_spec(b) or a.is_undefined or b.is_undefined:
+        if is_none_spec(a) == is_none_spec(b) or a.is_undefined or b.is_undefined or a.is_pending or b.is_pending:
             continue
-        side, none_traced, value_spec, marks = ("if", true_traced, b, unsure[0]) if is_none_spec(a) else (
-            "else", false_traced, a, unsure[1])
+        side, none_traced, none_spec, value_spec, marks = ("if", true_traced, a, b, unsure[0]) if is_none_spec(a) else (
+            "else", false_traced, b, a, unsure[1])
         if marks or given.get(name, False) is None:
             continue
         function = _function_of(code)
         error = errors.make("returns-none", function=function, side=side, stmt=site.what, source=site.source,
-                            value=value_spec.describe())
+                            value=value_spec.describe(), none=none_spec.describe())
 
         def failing(*dynamic, traced=none_traced):
             __tracebackhide__ = True
@@ -280,7 +280,7 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
             raise errors.make("raise-leaves-no-return", where=site.where, source=site.source,
                               error=_first_error(raising))
         return _raising_branch(pred, true_traced, false_traced, dynamic), plan.COND
-    out = join_branches(true_traced.out, false_traced.out, site)
+    out = join_branches(true_traced.out, false_traced.out, site, choose=lambda f, g, name: _choice(pred, f, g, site, name))
     # Arithmetic under a select only directly in a loop body or the function: an `if` inside
     # another staged `if`'s branch stays a cond (XLA's CPU backend ran the select form of the
     # `bounce` benchmark, an if/elif chain in a loop, 1.7x slower than nested conds).
@@ -291,6 +291,40 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
     else:
         results = _cond_with_checks(pred, true_traced, false_traced, dynamic, out)
     return tuple(out.rebuild(results)), form
+
+
+class FunctionChoice:
+    """A variable that holds one function or another depending on a traced condition
+    (``func = g``, then ``if t < 0: func = lambda y, t: -g(y, -t)``): calling it calls the
+    function Python's variable holds on this run -- both calls traced, the result a
+    ``lax.cond`` over them (``ops.call`` converts each, as it would the function itself).
+    The results must have one type (``StateMismatchError`` otherwise, naming the variable)."""
+
+    __slots__ = ("pred", "on_true", "on_false", "site", "name")
+
+    def __init__(self, pred, on_true, on_false, site, name):
+        self.pred, self.on_true, self.on_false, self.site, self.name = pred, on_true, on_false, site, name
+
+    def __call__(self, *args, **kwargs):
+        __tracebackhide__ = True
+        site = sites.Site("if", self.site.filename, self.site.lineno, names=(self.name,),
+                          roles={self.name: f"the result of calling '{self.name}'"})
+        on_true = trace(lambda: calls.call(self.on_true, *args, **kwargs), State([]), [self.name], site=site)
+        on_false = trace(lambda: calls.call(self.on_false, *args, **kwargs), State([]), [self.name], site=site)
+        outputs, _ = cond_of_traced(self.pred, on_true, on_false, [], site)
+        return outputs[0]
+
+    def __repr__(self):
+        return f"<'{self.name}': {self.on_true!r} or {self.on_false!r}, by a traced condition>"
+
+
+def _choice(pred, f, g, site, name):
+    """``join_branches``'s ``choose``: the ``FunctionChoice`` of ``f`` (the ``if`` branch's
+    function) and ``g``. A choice between choices (an ``if`` inside a staged branch that
+    rebinds the function too) is refused: its condition is a value of that branch only."""
+    if isinstance(f, FunctionChoice) or isinstance(g, FunctionChoice):
+        raise errors.make("if-function-nested", name=name, where=site.where, source=site.source)
+    return FunctionChoice(pred, f, g, site, name)
 
 
 def _select_outputs(pred, true_traced, false_traced, dynamic, out):

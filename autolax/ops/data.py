@@ -202,6 +202,43 @@ def at(x):
     return _At(x)
 
 
+class _ViewRef:
+    def __init__(self, base, index):
+        self.base, self.index = base, index
+
+    def written(self, view):
+        """The base after a write into ``view`` (taken as ``view = base[index]``)."""
+        if isinstance(self.base, jax.Array) and isinstance(view, jax.Array) and not isinstance(self.base, np.ndarray):
+            return self.base.at[self.index].set(view)
+        return self.base  # a NumPy view already wrote through; a list's slice is a copy
+
+    def reread(self, view):
+        """``view`` after a write into the base it was taken from."""
+        if isinstance(self.base, jax.Array) and isinstance(view, jax.Array):
+            return self.base[self.index]
+        return view
+
+
+class _View:
+    def __init__(self, base):
+        self.base = base
+
+    def __getitem__(self, index):
+        return _ViewRef(self.base, index)
+
+
+def view(base):
+    """``u = a[k:n, k]`` then ``u[0] = v``: NumPy's ``u`` is a view, and the write changes
+    ``a`` too. Converted, a JAX array is a value, so the ``aliases`` pass writes the change
+    back: ``a = ops.view(a)[k:n, k].written(u)`` (and, after a change of ``a``,
+    ``u = ops.view(a)[k:n, k].reread(u)``).
+
+    Equivalent Python: ``base`` (``written``) / ``view`` (``reread``) unchanged -- a NumPy
+    view shares the memory, a list's slice is a copy; for JAX arrays the write is made.
+    """
+    return _View(base)
+
+
 _MISSING = object()
 
 

@@ -51,10 +51,32 @@ def _logical(kind, a, b):
     return (jnp.logical_and if kind == "and" else jnp.logical_or)(a, b)
 
 
-def _combine(kind, value, thunk, where, caught_by=()):
+_AMBIGUOUS = "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+
+
+def _operand_shape(traced):
+    """The shape of the one array a traced operand gives, or None (a pytree, a Python value,
+    an operand that raises)."""
+    if traced.raises or traced.out is None or not traced.out.specs:
+        return None
+    spec = traced.out.specs[0]
+    if len(spec.leaves) != 1 or spec.treedef != jax.tree_util.tree_structure(0):
+        return None
+    leaf = spec.leaves[0]
+    return tuple(leaf.aval.shape) if leaf.dynamic else tuple(np.shape(leaf.value))
+
+
+def _combine(kind, value, thunk, where, caught_by=(), tested=False):
     """``value and thunk()`` (``kind`` "and") or ``value or thunk()`` for a traced ``value``,
     and the form it took. An operand that fails while traced with an error of the user's
-    code raises it when the program evaluates it (``control.fails_when_taken``)."""
+    code raises it when the program evaluates it (``control.fails_when_taken``).
+
+    ``tested``: the operand is the last of a chain that is the condition of an ``if`` /
+    ``while`` / ``assert``, whose truth Python asks for where the chain reaches it. An array
+    of several items there is Python's ``ValueError`` (ambiguous truth) on the runs that
+    reach it -- a run-time check -- and the chain's truth on the others (Python never
+    evaluates it there). As a value, an operand whose shape is not the first one's is
+    refused: Python's result would have one shape or the other by data."""
     __tracebackhide__ = True
     site = sites.Site(kind, where.filename, where.lineno, names=("value",), roles=_ROLES)
     pred = predicate(value, site.where)
@@ -70,6 +92,16 @@ def _combine(kind, value, thunk, where, caught_by=()):
         raise errors.make("operand-fails", kind=kind, where=site.where, source=site.source,
                           error=report.python_error(exc),
                           needed="true" if kind == "and" else "false") from exc
+    shape = _operand_shape(rest)
+    if tested and shape is not None and int(np.prod(shape)) > 1 and harmless(rest):
+        reached = pred if kind == "and" else jnp.logical_not(pred)
+        checks.fail_unless(jnp.logical_not(reached), lambda: ValueError(_AMBIGUOUS))
+        truth = jnp.logical_and(pred, False) if kind == "and" else pred
+        return truth, f"jnp.logical_{kind}"
+    if shape is not None and shape != tuple(jnp.shape(value)) and not (tested and int(np.prod(shape)) == 1):
+        raise errors.make("logical-shapes", kind=kind, where=site.where, source=site.source,
+                          first=tuple(jnp.shape(value)), other=shape,
+                          when="false" if kind == "and" else "true")
     if plan.logical_form(True, harmless(rest)) == plan.LOGICAL:
         leaves, _, _ = rest((), rest.out)
         other = rest.out.rebuild(leaves)[0]
@@ -83,17 +115,17 @@ def _combine(kind, value, thunk, where, caught_by=()):
     return outputs[0], plan.COND
 
 
-def _chain(kind, first, rest, caught_by):
+def _chain(kind, first, rest, caught_by, tested=False):
     __tracebackhide__ = True
     where = report.expression_site(kind, depth=3, always=True)
     value, form = first, plan.PYTHON
-    for thunk in rest:
+    for index, thunk in enumerate(rest):
         if not is_tracer(value):
             if (not value) if kind == "and" else value:
                 break
             value = thunk()
             continue
-        value, form = _combine(kind, value, thunk, where, caught_by)
+        value, form = _combine(kind, value, thunk, where, caught_by, tested and index == len(rest) - 1)
     if form == plan.PYTHON and is_tracer(value):
         form = f"jnp.logical_{kind}"
     report.record(where, form)
@@ -101,7 +133,7 @@ def _chain(kind, first, rest, caught_by):
 
 
 @report.user_facing
-def and_(first, *rest, caught_by=()):
+def and_(first, *rest, caught_by=(), tested=False):
     """``first and rest[0]() and rest[1]() ...``: later operands are thunks, evaluated only
     if Python would evaluate them.
 
@@ -111,17 +143,18 @@ def and_(first, *rest, caught_by=()):
     (``print``, a check) happen only when Python would evaluate it. An operand that fails
     while traced (``items[5]`` of a 3-item list) raises its error when the program evaluates
     it; inside a ``try``, ``caught_by`` holds the exception types its handlers catch (such an
-    error there is refused).
+    error there is refused). ``tested``: the chain is the condition of an ``if`` / ``while``
+    / ``assert`` (see ``_combine``: its last operand may be an array Python never tests).
     """
     __tracebackhide__ = True
-    return _chain("and", first, rest, caught_by)
+    return _chain("and", first, rest, caught_by, tested)
 
 
 @report.user_facing
-def or_(first, *rest, caught_by=()):
+def or_(first, *rest, caught_by=(), tested=False):
     """``first or rest[0]() or ...`` (see ``and_``)."""
     __tracebackhide__ = True
-    return _chain("or", first, rest, caught_by)
+    return _chain("or", first, rest, caught_by, tested)
 
 
 @report.user_facing

@@ -568,8 +568,11 @@ def watching_none_returns():
 
 
 def is_none_spec(spec: VarSpec) -> bool:
-    """Is ``spec`` the spec of ``None``?"""
-    return not spec.leaves and not spec.is_undefined and spec.treedef == jax.tree_util.tree_structure(None)
+    """Is ``spec`` the spec of ``None``, or of Nones only (``(None, None)``)?"""
+    if spec.leaves or spec.is_undefined or getattr(spec, "is_pending", False):
+        return False
+    nones = jax.tree_util.tree_leaves(jax.tree_util.tree_unflatten(spec.treedef, []), is_leaf=lambda x: x is None)
+    return bool(nones) and all(n is None for n in nones)
 
 
 def _note_unsure_none(site, name: str, spec: VarSpec) -> None:
@@ -578,8 +581,11 @@ def _note_unsure_none(site, name: str, spec: VarSpec) -> None:
         marks.append(name)
 
 
-def join_branches(true_state: State, false_state: State, site) -> State:
-    """The output type of a staged ``if``: both branches' outputs, reconciled."""
+def join_branches(true_state: State, false_state: State, site, choose=None) -> State:
+    """The output type of a staged ``if``: both branches' outputs, reconciled. ``choose(f, g,
+    name)``: for a variable holding a different function on each side (``func = g`` before
+    the ``if``, ``func = lambda y, t: -g(y, -t)`` in it), the value that stands for either
+    (``control.FunctionChoice``: its calls are staged as a ``lax.cond`` over the two calls)."""
     __tracebackhide__ = True
     specs = []
     for a, b in zip(true_state.specs, false_state.specs):
@@ -611,11 +617,19 @@ def join_branches(true_state: State, false_state: State, site) -> State:
         leaves = []
         for la, lb in zip(a.leaves, b.leaves):
             joined = _join_leaf(la, lb, loop=False)
+            if joined is None and choose is not None and _functions(la, lb):
+                joined = Leaf(False, value=choose(la.value, lb.value, a.name))
             if joined is None:
                 raise _error("if-shape", site, a.name, a.describe(), b.describe())
             leaves.append(joined)
         specs.append(VarSpec(a.name, a.treedef, tuple(leaves), a.order))
     return State(specs, site)
+
+
+def _functions(a: Leaf, b: Leaf) -> bool:
+    """Two static leaves that are both functions (or other callables that are not classes)."""
+    return (not a.dynamic and not b.dynamic and all(callable(v) and not isinstance(v, type) and not isinstance(v, Undefined)
+                                                      for v in (a.value, b.value)))
 
 
 def join_iterations(before: State, after: State, site) -> State:

@@ -102,9 +102,61 @@ def _handed_back(stmt) -> set:
     return {t.id for t in stmt.targets[0].elts[:-1] if isinstance(t, syntax.Name)}
 
 
+class _ViewOf:
+    """``u = a[k:n, k]``: ``u`` may be a NumPy view of ``a`` (an index with a slice). A change
+    through ``u`` is written back into ``a`` (``a = ops.view(a)[k:n, k].written(u)``), a
+    change of ``a`` read again into ``u`` -- for JAX arrays only, at run time: a NumPy view
+    shares ``a``'s memory already, a list's slice is a copy."""
+
+    def __init__(self, base: str, index, names: frozenset):
+        self.base, self.index, self.names = base, index, names
+
+    def after(self, alias, changed, stmt, ops):
+        if alias in changed:
+            ref = self._ref(ops)
+            call = syntax.call(syntax.attribute(ref, "written"), [syntax.name(alias)])
+            return [syntax.copy_location(syntax.assign(syntax.name(self.base, "store"), call), stmt)]
+        if self.base in changed:
+            ref = self._ref(ops)
+            call = syntax.call(syntax.attribute(ref, "reread"), [syntax.name(alias)])
+            return [syntax.copy_location(syntax.assign(syntax.name(alias, "store"), call), stmt)]
+        return []
+
+    def _ref(self, ops):
+        return syntax.Subscript(value=syntax.call(f"{ops}.view", [syntax.name(self.base)]),
+                                slice=syntax.deepcopy(self.index), ctx=syntax.Load())
+
+
+def _source_bound(source, bound) -> bool:
+    if isinstance(source, _ViewOf):
+        return source.base in bound or bool(source.names & set(bound))
+    return source in bound
+
+
+def _view_of(stmt, local) -> _ViewOf | None:
+    """``u = a[<index with a slice>]`` of two local names, whose index reads names only (no
+    call: it is evaluated again where the view is written back)."""
+    if not (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
+            and isinstance(stmt.value, syntax.Subscript) and isinstance(stmt.value.value, syntax.Name)
+            and stmt.value.value.id in local and stmt.value.value.id != stmt.targets[0].id):
+        return None
+    index = stmt.value.slice
+    parts = index.elts if isinstance(index, syntax.Tuple) else [index]
+    if not any(isinstance(p, syntax.Slice) for p in parts):
+        return None
+    nodes = list(syntax.walk(index))
+    if any(isinstance(n, (syntax.Call, syntax.NamedExpr, syntax.List, syntax.ListComp, syntax.Await)) for n in nodes):
+        return None
+    names = frozenset(n.id for n in nodes if isinstance(n, syntax.Name))
+    if stmt.targets[0].id in names:
+        return None
+    return _ViewOf(stmt.value.value.id, index, names)
+
+
 class _Function:
-    def __init__(self, fn_node):
+    def __init__(self, fn_node, ops="ops"):
         self.local = local_names(fn_node)
+        self.ops = ops
 
     def block(self, stmts, aliases=None):
         aliases = dict(aliases or {})  # alias -> the name whose object it holds
@@ -118,37 +170,43 @@ class _Function:
                 handed = _handed_back(stmt)
                 # `b, _ = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass)
                 bound, changed = bound - handed, changed | handed
-                for alias, source in sorted(aliases.items()):
-                    if alias in bound or source in bound:
+                for alias, source in sorted(aliases.items(), key=lambda item: item[0]):
+                    if alias in bound or _source_bound(source, bound):
                         continue
+                    if isinstance(source, _ViewOf):
+                        # `u = a[k:n, k]` (a NumPy view of `a`), then a change through either
+                        out.extend(source.after(alias, changed, stmt, self.ops))
                     # Either name changes the one object: the other is rebound to it.
-                    if alias in changed:
+                    elif alias in changed:
                         out.append(syntax.copy_location(syntax.assign(syntax.name(source, "store"), syntax.name(alias)), stmt))
                     elif source in changed:
                         out.append(syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt))
-                aliases = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
+                aliases = {a: s for a, s in aliases.items() if a not in bound and not _source_bound(s, bound)}
             if (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
                     and isinstance(stmt.value, syntax.Name) and stmt.value.id in self.local
                     and stmt.targets[0].id != stmt.value.id):
                 aliases[stmt.targets[0].id] = stmt.value.id
+            view = _view_of(stmt, self.local)
+            if view is not None:
+                aliases[stmt.targets[0].id] = view
         return out
 
     def nested(self, stmt, aliases):
         """The blocks of ``stmt``, knowing the aliases made before it that nothing in it
         rebinds (a loop body may run again after a rebinding later in it)."""
         if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
-            stmt.body = _Function(stmt).block(stmt.body)  # its own locals
+            stmt.body = _Function(stmt, self.ops).block(stmt.body)  # its own locals
             return
         if isinstance(stmt, syntax.ClassDef):
             return
         if aliases:
             bound = writes(stmt) - _handed_back(stmt)
-            inherited = {a: s for a, s in aliases.items() if a not in bound and s not in bound}
+            inherited = {a: s for a, s in aliases.items() if a not in bound and not _source_bound(s, bound)}
         else:
             inherited = aliases
         map_blocks(stmt, lambda block: self.block(block, inherited))
 
 
 def transform(fn_node, ctx):
-    fn_node.body = _Function(fn_node).block(fn_node.body)
+    fn_node.body = _Function(fn_node, ctx.ops).block(fn_node.body)
     return fn_node

@@ -34,9 +34,9 @@ import jax
 import numpy as np
 
 from autolax.analysis.activity import local_names
-from autolax.libraries import HOST_OUTPUT_PATHS, host_output, is_library_callable
+from autolax.libraries import HOST_OUTPUT_PATHS, host_io, host_output, is_host_io_path, is_library_callable, is_math_function
 from autolax.transforms import is_rebuilt, is_transform
-from autolax.transpile import syntax
+from autolax.transpile import anno, syntax
 
 # Always runs (``pipeline.features``): almost every function calls something.
 NEEDS = None
@@ -150,6 +150,11 @@ class _Transformer(syntax.NodeTransformer):
         is a field of the template (``'{:>{}}'``, ``x, width``). Left as it is without a
         field. ``"x = {:.2f}".format(x)`` (a string literal's ``format`` with positional
         arguments for its fields) is the same."""
+        if (isinstance(node, syntax.BinOp) and isinstance(node.op, syntax.Mod) and isinstance(node.left, syntax.Constant)
+                and isinstance(node.left.value, str)):
+            # `"t = %6.3f" % t`: formatted when printed where `t` is traced (ops.percent)
+            call = syntax.call(f"{self.ctx.ops}.percent", [node.left, node.right])
+            return syntax.copy_location(call, node)
         if _literal_format(node):
             call = syntax.call(f"{self.ctx.ops}.fstring", [syntax.deepcopy(node.func.value), *node.args])
             return syntax.copy_location(call, node)
@@ -229,7 +234,19 @@ class _Transformer(syntax.NodeTransformer):
 
     def visit_For(self, node):
         self.loop_ranges.add(id(node.iter))  # `for i in range(...)` itself: ops.for_range
-        return self.generic_visit(node)
+        return self._visit_loop(node)
+
+    def visit_While(self, node):
+        return self._visit_loop(node)
+
+    def _visit_loop(self, node):
+        node = self.generic_visit(node)
+        # The exit test `loop_exits` moved into the loop's annotation (`if sqrt(r @ r) < tol:
+        # return x` opening a body): its calls are the program's too.
+        extra = anno.get(node, anno.EXTRA_TEST)
+        if extra is not None:
+            anno.set(node, anno.EXTRA_TEST, self.visit(extra))
+        return node
 
     def visit_FunctionDef(self, node):
         inner = _function_transformer(self.ctx, node, self.callees, self.local_names)
@@ -260,6 +277,10 @@ class _Transformer(syntax.NodeTransformer):
             if func.id == "super" and not node.args and self.first_param and "__class__" in self.ctx.closure:
                 node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
                 return node
+        if value is not self.ctx.MISSING and is_math_function(value):
+            # `math.sqrt(x)`: Python's call, or jnp's for a traced `x` (ops/pymath.py)
+            new = syntax.Call(func=syntax.dotted(f"{ops}.math_call"), args=[func] + node.args, keywords=node.keywords)
+            return syntax.copy_location(new, node)
         callee = self._callee(value) if value is not self.ctx.MISSING else None
         if callee == "host_call":
             # `logging.warning(...)`, `warnings.warn(...)`: library code, but output that a
@@ -282,8 +303,9 @@ def _host_output(value) -> bool:
     (``libraries.host_output``): the function itself, or, for ``autolax convert``, the
     stand-in for its dotted path (a module object named ``logging.warning``)?"""
     if isinstance(value, types.ModuleType):
-        return getattr(value, "__name__", None) in HOST_OUTPUT_PATHS
-    return host_output(value) is not None
+        name = getattr(value, "__name__", None)
+        return name in HOST_OUTPUT_PATHS or (isinstance(name, str) and "." in name and is_host_io_path(name))
+    return host_output(value) is not None or host_io(value) is not None
 
 
 def _arguments(call):

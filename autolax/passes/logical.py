@@ -123,6 +123,23 @@ def _keywords(caught):
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
+        self.tests = set()  # ids of the `and` / `or` chains that are an `if` / `while` / `assert` condition
+
+    def _visit_tested(self, node):
+        # `if a and v:`: Python asks for the truth of the chain's last operand only where the
+        # chain reaches it (ops.and_(..., tested=True)); so for a chain inside it, as that
+        # last operand (`if a or (b and v):`)
+        # -- unless that operand is a comparison, a `not` or a literal, whose truth is tested
+        # (and an array refused) as any operand's is.
+        chains, test = [], node.test
+        while isinstance(test, syntax.BoolOp):
+            chains.append(id(test))
+            test = test.values[-1]
+        if not isinstance(test, (syntax.Compare, syntax.UnaryOp, syntax.Constant)):
+            self.tests.update(chains)
+        return self.generic_visit(node)
+
+    visit_If = visit_While = visit_Assert = _visit_tested
 
     def _is_op(self, node, op):
         return (
@@ -151,7 +168,10 @@ class _Transformer(syntax.NodeTransformer):
                 operands.append((value, False))
         (first, _), *rest = operands
         args = [first] + [v if is_thunk else anno.thunk(v) for v, is_thunk in rest]
-        return syntax.copy_location(syntax.call(f"{self.ctx.ops}.{op}", args, _keywords(caught)), node)
+        keywords = _keywords(caught) or {}
+        if id(node) in self.tests:
+            keywords["tested"] = syntax.constant(True)
+        return syntax.copy_location(syntax.call(f"{self.ctx.ops}.{op}", args, keywords or None), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
