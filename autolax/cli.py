@@ -44,11 +44,23 @@ exit status: 0 done, 1 --check found files that would change, 2 error (one line
 'file:line:col: error: ...' per problem on stderr; nothing is written)."""
 
 
+def _version() -> str:
+    import platform
+
+    import jax
+
+    from autolax import __version__
+
+    return f"autolax {__version__} (jax {jax.__version__}, Python {platform.python_version()})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autolax",
         description="Stage Python control flow (if/for/while, break, return, appends) into jax.lax.",
     )
+    parser.add_argument("--version", action="version", version=_version(),
+                        help="print autolax's version (and JAX's, Python's) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser("demo", help="convert a bundled example, show the trace check and time it against jax.jit")
     demo.add_argument("--steps", type=int, default=1000, help="trip count of the timed loop (default: 1000)")
