@@ -339,13 +339,28 @@ def test_not_a_python_file(tmp_path, capsys):
     )
 
 
-def test_one_bad_file_writes_nothing(tmp_path, capsys):
+def test_one_bad_file_writes_nothing_with_all_or_nothing(tmp_path, capsys):
     root = tmp_path / "pkg"
     write(root / "a.py", DECORATED)
     write(root / "b.py", "def broken(:\n")
-    line = _error(capsys, ["convert", str(root), "-o", str(tmp_path / "out")])
+    line = _error(capsys, ["convert", "--all-or-nothing", str(root), "-o", str(tmp_path / "out")])
     assert line.startswith(f"{root / 'b.py'}:1:")
     assert not (tmp_path / "out").exists()
+
+
+def test_one_bad_file_is_reported_and_the_others_are_written(tmp_path, capsys):
+    root = tmp_path / "pkg"
+    write(root / "a.py", DECORATED)
+    write(root / "b.py", "def broken(:\n")
+    write(root / "c.py", "x = 1\n")
+    assert cli.main(["convert", str(root), "-o", str(tmp_path / "out")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith(f"{root / 'b.py'}:1:") and ": error: invalid syntax" in lines[0]
+    assert lines[1:] == ["autolax convert: 1 of 3 files not converted (errors above); the other 2 were converted "
+                         "(--all-or-nothing writes nothing when a file fails)"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.py", "c.py"]
+    assert "ops.while_loop" in (tmp_path / "out" / "a.py").read_text()
+    assert (tmp_path / "out" / "c.py").read_text() == "x = 1\n"
 
 
 def test_output_may_not_overwrite_input(tmp_path, capsys):

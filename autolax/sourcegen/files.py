@@ -1,13 +1,14 @@
 """``autolax convert``: inputs and outputs, ``--diff`` / ``--check``, atomic writes.
 
-Every input is read and converted, and every output checked, before anything is written,
-so an error in any of them (a syntax error, an unreadable, non-Python or non-regular file,
-syntax autolax cannot convert, an output that is a directory, a device, a link or
-read-only) writes nothing at all. Only regular files are read or replaced: a FIFO or a
-device is refused before it is opened for anything that could block or never end. Output
-files are replaced atomically (temporary file + ``os.replace``), all of them only once
-every temporary file is written, and only when their content changes. Inputs are never
-written.
+Every input is read and converted, and every output checked, before anything is written.
+A file with an error (a syntax error, an unreadable, non-Python or non-regular file, syntax
+autolax cannot convert, an output that is a directory, a device, a link or read-only) is
+reported and not written; the others are written (``--all-or-nothing``: nothing is). A
+problem with the paths given, or with the runtime's copy, writes nothing at all. Only
+regular files are read or replaced: a FIFO or a device is refused before it is opened for
+anything that could block or never end. Output files are replaced atomically (temporary
+file + ``os.replace``), all of them only once every temporary file is written, and only
+when their content changes. Inputs are never written.
 
 ``--standalone`` writes one more output: the package ``autolax_runtime`` (``runtime_copy``) in
 OUT, or beside the output file. It is checked and written with the converted files, all or
@@ -302,8 +303,15 @@ def written_as(job: Job) -> str:
         return os.path.abspath(job.src)
 
 
-def run(sources, output, options: Options, *, diff=False, check=False, stdout=None, stderr=None) -> int:
-    """Runs ``autolax convert``; returns the exit code (0 done, 1 ``--check`` found work, 2 error)."""
+def run(sources, output, options: Options, *, diff=False, check=False, stdout=None, stderr=None,
+        all_or_nothing=False) -> int:
+    """Runs ``autolax convert``; returns the exit code (0 done, 1 ``--check`` found work, 2 error).
+
+    A file that cannot be converted (a syntax error, a construct autolax cannot convert, an
+    output it may not replace) is reported (``file:line:col: error: ...``) and not written;
+    every other file is converted and written (each atomically), and the exit status is 2.
+    ``all_or_nothing`` (``--all-or-nothing``): any error writes nothing at all. A problem
+    with the paths themselves, or with ``--standalone``'s runtime copy, writes nothing."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
 
@@ -328,28 +336,31 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         return fail([f"{sources[0]}: error: --standalone writes autolax's runtime (the package "
                      f"{runtime_copy.PACKAGE}) beside its output: give -o FILE.py or -o OUT_DIR"])
 
+    # errors: (the job it stops, or None for a problem that stops everything, the line)
     results, errors, warnings, matched = [], [], [], set()
     for job in jobs + [job for job, _ in runtime]:
         if job.out is not None:
             try:
                 check_output(job)
             except InputError as exc:
-                errors.append(exc.one_line())
+                errors.append((job if job.src is not None else None, exc.one_line()))
     for job in jobs:
+        if any(bad is job for bad, _ in errors):
+            continue
         try:
             source = read_source(job.src)
             result = convert_source(source.text, job.src, options, written_as=written_as(job))
         except (InputError, ConversionError) as exc:
-            errors.append(exc.one_line())
+            errors.append((job, exc.one_line()))
             continue
         except RecursionError:
-            errors.append(f"{job.src}: error: the file is nested too deeply to convert")
+            errors.append((job, f"{job.src}: error: the file is nested too deeply to convert"))
             continue
         except Exception as exc:  # a bug of autolax's: say so in one line, as for any other error
             if os.environ.get("AUTOLAX_TRACEBACK"):
                 raise
-            errors.append(f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
-                          "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)")
+            errors.append((job, f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
+                                "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)"))
             continue
         matched |= result.matched
         warnings += result.warnings
@@ -357,16 +368,21 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     missing = sorted(set(options.only) - matched)
     if missing and not errors:
         names = ", ".join(f"'{n}'" for n in missing)
-        errors.append(f"{', '.join(sources)}: error: --only: no function named {names}")
-    if errors:
-        return fail(errors)
+        errors.append((None, f"{', '.join(sources)}: error: --only: no function named {names}"))
+    if errors and (all_or_nothing or any(job is None for job, _ in errors) or not results):
+        return fail(line for _, line in errors)
     for line in warnings:
         print(line, file=stderr)
 
-    changed_inputs = [job.src for job, source, _ in results if _changed_since_read(source, job.src)]
-    if changed_inputs:
-        return fail([f"{path}: error: the file changed while it was being converted; nothing was written (run "
-                     "autolax convert again)" for path in changed_inputs])
+    several = len(jobs) > 1
+    for job, source, _ in results:
+        if _changed_since_read(source, job.src):
+            what = "its output was not written" if several and not all_or_nothing else "nothing was written"
+            errors.append((job, f"{job.src}: error: the file changed while it was being converted; {what} (run "
+                                "autolax convert again)"))
+    if errors and (all_or_nothing or len({id(job) for job, _ in errors}) == len(jobs)):
+        return fail(line for _, line in errors)
+    results = [r for r in results if not any(job is r[0] for job, _ in errors)]
 
     outputs = results + [(job, None, text) for job, text in runtime]
     if diff or check:
@@ -386,25 +402,36 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
                 print(f"would change {target}", file=stderr)
             n = len(outputs)
             print(f"{len(changed)} of {n} file{'s' if n != 1 else ''} would change", file=stderr)
+            if errors:
+                return fail(line for _, line in errors)
             return EXIT_CHANGES if changed else EXIT_OK
-        return EXIT_OK
+        return fail(line for _, line in errors) if errors else EXIT_OK
 
     if output is None:
         problem = _emit(stdout, results[0][2])
         return fail([problem]) if problem else EXIT_OK
-    writes = [(job.out, source.encode(new) if source is not None else new.encode("utf-8"))
-              for job, source, new in outputs if _current(job, source) != new]
-    for path, _ in writes:
+    writes = []
+    for job, source, new in outputs:
+        if _current(job, source) == new:
+            continue
         try:
-            check_writable(path)
+            check_writable(job.out)
         except InputError as exc:
-            errors.append(exc.one_line())
-    if errors:
-        return fail(errors)
+            errors.append((job if source is not None else None, exc.one_line()))
+            continue
+        writes.append((job.out, source.encode(new) if source is not None else new.encode("utf-8")))
+    failed = {id(job) for job, _ in errors if job is not None}
+    if errors and (all_or_nothing or any(job is None for job, _ in errors) or len(failed) == len(jobs)):
+        return fail(line for _, line in errors)
     try:
         write_all(writes)
     except WriteError as exc:
-        return fail([f"{exc.path}: error: cannot write: {exc.reason}"])
+        return fail([line for _, line in errors] + [f"{exc.path}: error: cannot write: {exc.reason}"])
+    if errors:
+        n = len(failed)
+        return fail([line for _, line in errors] + [
+            f"autolax convert: {n} of {len(jobs)} files not converted (errors above); the other {len(jobs) - n} "
+            "were converted (--all-or-nothing writes nothing when a file fails)"])
     return EXIT_OK
 
 
