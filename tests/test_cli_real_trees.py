@@ -150,3 +150,95 @@ def test_packaging_files_exist():
     assert '"py.typed"' in pyproject and (root / "autolax" / "py.typed").is_file()
     changelog = (root / "CHANGELOG.md").read_text()
     assert "## Unreleased" in changelog and f"## {autolax.__version__}" in changelog
+
+
+# ----------------------------------------------------------------------------- item 5
+OPTIONS_SOURCE = """\
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
+    import autolax
+
+
+    @autolax.jit(max_steps=100)
+    def grows(x):
+        while x < 10.0:
+            x = x * 1.5
+        return x
+
+
+    @functools.partial(autolax.jit, static_argnames=("n",), strict=True)
+    def picks(x, n):
+        weights = [1.0, 2.0, 3.0]
+        for i in range(n):
+            x = x * weights[i]   # a Python list indexed by the loop index: unrolled
+        return x
+
+
+    @autolax.convert(max_steps=50, strict=False)
+    def grows_too(x):
+        while x < 10.0:
+            x = x * 1.5
+        return x
+"""
+
+
+def test_autolax_only_options_come_from_the_signatures():
+    from autolax.sourcegen.convert import _carried, autolax_only_options
+
+    assert set(autolax_only_options("jit")) == {"strict", "max_steps"}
+    assert set(autolax_only_options("convert")) == {"recursive", "strict", "max_steps"}
+    # every one of them is carried by the runtime (else the CLI refuses it, tested below)
+    assert set(autolax_only_options("jit")) | set(autolax_only_options("convert")) <= _carried()
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_options_of_autolax_jit_are_carried(tmp_path, output):
+    src = write(tmp_path / "opts.py", OPTIONS_SOURCE)
+    original = load_module(src, f"opts_original_{output}")
+    converted = convert(tmp_path, src, output)
+    text = (tmp_path / output / "opts.py").read_text()
+    assert "@jax.jit\n@ops.options(max_steps=100)\ndef grows" in text
+    assert "@ops.options(max_steps=50, strict=False)\ndef grows_too" in text
+    # 2.0 -> 3.0 -> 4.5 -> 6.75 -> 10.125: the value is 10.125 and its derivative 1.5 ** 4
+    for module in (original, converted):
+        assert float(module.grows(2.0)) == 10.125
+        assert float(jax.grad(module.grows)(2.0)) == 1.5 ** 4
+        assert float(jax.grad(jax.jit(module.grows_too))(2.0)) == 1.5 ** 4
+    # strict=True: the loop that must be unrolled is an error on both, not a warning
+    for module in (original, converted):
+        with pytest.raises(Exception) as info:
+            module.picks(1.0, 3)
+        assert type(info.value).__name__ == "UnrolledLoopError"
+        assert "opts.py:19" in str(info.value)
+
+
+def test_options_the_runtime_cannot_carry_are_refused(tmp_path, capsys, monkeypatch):
+    from autolax.sourcegen import convert as convert_module
+
+    src = write(tmp_path / "opts.py", OPTIONS_SOURCE)
+    monkeypatch.setattr(convert_module, "_carried", lambda: {"strict"})
+    assert cli.main(["convert", str(src), "-o", str(tmp_path / "out.py")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{src}:9:24: error: @autolax.jit(max_steps=...) has no equivalent in a converted file (autolax's runtime "
+        "cannot carry it); remove it or convert this function with autolax.jit instead of autolax convert"]
+    assert not (tmp_path / "out.py").exists()
+
+
+def test_a_mapping_of_options_is_refused(tmp_path, capsys):
+    src = write(tmp_path / "opts.py", """\
+        import autolax
+
+        OPTS = {"max_steps": 10}
+
+
+        @autolax.jit(**OPTS)
+        def f(x):
+            return x
+    """)
+    assert cli.main(["convert", str(src), "-o", str(tmp_path / "out.py")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{src}:6:16: error: '**OPTS' in @autolax.jit(...): autolax convert must know which options it holds, "
+        "since max_steps, strict are autolax's own (not jax.jit's); write the options out"]

@@ -29,6 +29,7 @@ from autolax.ops.data import (  # noqa: A004
 from autolax.ops.lists import StackedList
 from autolax.ops.search import count, index, is_in, not_in
 from autolax.ops.logical import and_, is_, is_not, not_, or_
+from autolax.ops.report import options
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
 from autolax.ops.state import MaybeBound, Undefined, assigned, bound, raised_state, undefined
 
@@ -70,6 +71,7 @@ __all__ = [
     "is_singleton",
     "not_",
     "not_in",
+    "options",
     "or_",
     "outside",
     "outside_store",
