@@ -37,8 +37,8 @@ which functions: those decorated @autolax.jit (which becomes @jax.jit) or @autol
 the file is kept as it is.
 
 --standalone: the output is the default output importing the runtime from autolax_runtime/,
-which is written into OUT (a directory) or beside OUT (a file): keep that folder on the
-import path. It is rewritten by each run, and a folder of that name autolax did not write
+which is written into OUT (a directory) or beside OUT (a file, or a package: SRC a
+directory with an __init__.py): keep that folder on the import path. It is rewritten by each run, and a folder of that name autolax did not write
 is never touched (an error).
 
 exit status: 0 done, 1 --check found files that would change, 2 error (one line

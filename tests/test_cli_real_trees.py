@@ -242,3 +242,91 @@ def test_a_mapping_of_options_is_refused(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines() == [
         f"{src}:6:16: error: '**OPTS' in @autolax.jit(...): autolax convert must know which options it holds, "
         "since max_steps, strict are autolax's own (not jax.jit's); write the options out"]
+
+
+# ----------------------------------------------------------------------------- item 19
+PACKAGE_MODEL = """\
+    import json
+    import os
+
+    import jax.numpy as jnp
+
+
+    def load_table():
+        with open(os.path.join(os.path.dirname(__file__), "data", "table.json")) as f:
+            return json.load(f)
+
+
+    def run(x):
+        if x > 0:
+            y = x * 2
+        else:
+            y = -x
+        return y + load_table()["offset"]
+
+
+    def half(x):
+        if x > 0:
+            z = jnp.ones(3)
+        else:
+            z = 1.0
+        return z
+"""
+
+RUN_PACKAGE = """\
+import sys
+sys.path.insert(0, sys.argv[1])
+import dataclasses, json  # the standard library's, not the package's dataclasses.py
+import jax
+import pkg
+from pkg import model
+out = [float(model.run(2.0)), float(model.run(-3.0))]
+if sys.argv[2] == "jit":
+    out += [float(jax.jit(model.run)(2.0)), float(jax.jit(model.run)(-3.0))]
+    try:
+        jax.jit(model.half)(1.0)
+    except Exception as exc:
+        out.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
+print(json.dumps(out))
+"""
+
+
+def _package(tmp_path):
+    src = tmp_path / "src" / "pkg"
+    write(src / "__init__.py", "from pkg.model import run\n")
+    write(src / "dataclasses.py", "raise ImportError('the package dataclasses.py shadowed the standard library')\n")
+    write(src / "model.py", PACKAGE_MODEL)
+    write(src / "data" / "table.json", '{"offset": 1.0}\n')
+    (src / "data" / "weights.npy").write_bytes(bytes(range(256)) * 4)
+    return src
+
+
+def _run_package(folder, mode):
+    result = subprocess.run([sys.executable, "-c", RUN_PACKAGE, str(folder), mode], capture_output=True, text=True,
+                            timeout=300, cwd=folder)
+    assert result.returncode == 0, result.stderr
+    return __import__("json").loads(result.stdout)
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_a_converted_package_imports_with_its_data_and_no_shadowing(tmp_path, output):
+    src = _package(tmp_path)
+    out = tmp_path / output
+    argv = ["convert", "--all", str(src), "-o", str(out / "pkg")] + (["--standalone"] if output == "standalone" else [])
+    assert cli.main(argv) == 0
+    # the package's data is copied; the runtime is beside the package, not in it
+    assert (out / "pkg" / "data" / "table.json").read_text() == '{"offset": 1.0}\n'
+    assert (out / "pkg" / "data" / "weights.npy").read_bytes() == (src / "data" / "weights.npy").read_bytes()
+    assert not (out / "pkg" / "autolax_runtime").exists()
+    assert (out / "autolax_runtime" / "ops" / "loops.py").is_file() == (output == "standalone")
+    # the descriptors name the source by its path in the converted tree
+    text = (out / "pkg" / "model.py").read_text()
+    assert "at='pkg/model.py:13 -> y'" in text and "../" not in text
+    expected = _run_package(tmp_path / "src", "python")
+    assert expected == [5.0, 4.0]
+    got = _run_package(out, "jit")
+    assert got[:4] == expected * 2
+    assert got[4].startswith("StateMismatchError: 'z' is float32[3] in the `if` branch and float32[] in the `else` "
+                             "branch of the `if` at pkg/model.py:21")
+    # converting again changes nothing, the data included
+    assert cli.main(argv + ["--check"]) == 0

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import filecmp
 import io
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -66,6 +68,8 @@ class Job:
     src: str
     out: str | None  # None: standard output
     root: str | None = None  # the OUT directory this output must stay inside (a link may not lead out)
+    data: bool = False  # a file of a converted directory that is not Python (package data): copied as it is
+    tree: str | None = None  # the SRC directory it belongs to (how the written code names it: ``written_as``)
 
 
 def read_source(path: str) -> SourceFile:
@@ -144,7 +148,9 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _python_files(root: str, exclude: str | None):
+def _python_files(root: str, exclude: str | None, data: list | None = None):
+    """The ``.py`` files under ``root``; ``data``: a list to which the other files are added
+    (package data: ``.json``, ``.npy``, ...; not compiled files or hidden ones)."""
     out = []
     for dirpath, dirnames, filenames in os.walk(root):  # links to directories are not followed
         dirnames[:] = sorted(
@@ -156,6 +162,11 @@ def _python_files(root: str, exclude: str | None):
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
             if not name.endswith(".py"):
+                if data is not None and not name.startswith(".") and not name.endswith((".pyc", ".pyo")):
+                    if os.path.islink(path) and not _inside(path, root):
+                        raise InputError(path, f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
+                                               "convert does not follow links out of the directory it converts")
+                    data.append(path)
                 continue
             if os.path.islink(path) and not _inside(path, root):
                 raise InputError(path, f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
@@ -173,11 +184,22 @@ def _runtime_copy(directory: str) -> bool:
             and runtime_copy.written_by_autolax(os.path.join(directory, "__init__.py")))
 
 
-def runtime_jobs(jobs, output) -> list:
-    """``--standalone``: (job, text) of each file of the runtime's copy, in OUT when OUT is
-    a directory, else beside the output file. Refuses a folder of that name that autolax did
-    not write, and a copy that would overwrite an input."""
-    folder = output if any(job.root is not None for job in jobs) else (os.path.dirname(output) or ".")
+def runtime_folder(sources, jobs, output) -> str:
+    """Where ``--standalone`` writes the runtime's copy: in OUT when OUT is a directory, else
+    beside the output file -- and beside OUT when OUT is a package (one SRC directory with an
+    ``__init__.py``, mirrored into OUT), so that the folder put on the import path for the
+    runtime is the one the package is imported from: the package's own modules
+    (``dataclasses.py``) never shadow top-level ones."""
+    if len(sources) == 1 and os.path.isdir(sources[0]) and os.path.isfile(os.path.join(sources[0], "__init__.py")):
+        return os.path.dirname(os.path.normpath(output)) or "."
+    return output if any(job.root is not None for job in jobs) else (os.path.dirname(output) or ".")
+
+
+def runtime_jobs(jobs, output, sources=()) -> list:
+    """``--standalone``: (job, text) of each file of the runtime's copy (``runtime_folder``).
+    Refuses a folder of that name that autolax did not write, and a copy that would
+    overwrite an input."""
+    folder = runtime_folder(list(sources), jobs, output)
     package = os.path.join(folder, runtime_copy.PACKAGE)
     if os.path.lexists(package):
         init = os.path.join(package, "__init__.py")
@@ -210,8 +232,10 @@ def plan(sources, output) -> list[Job]:
                 jobs.extend(Job(f, None) for f in _python_files(src, None))
                 continue
             root = os.path.join(output, os.path.basename(os.path.normpath(src))) if several else output
-            for f in _python_files(src, exclude):
-                jobs.append(Job(f, os.path.join(root, os.path.relpath(f, src)), output))
+            data = []
+            for f in _python_files(src, exclude, data):
+                jobs.append(Job(f, os.path.join(root, os.path.relpath(f, src)), output, tree=src))
+            jobs.extend(Job(f, os.path.join(root, os.path.relpath(f, src)), output, data=True, tree=src) for f in data)
         elif output is None:
             jobs.append(Job(src, None))
         elif several or os.path.isdir(output) or output.endswith(("/", os.sep)):
@@ -291,12 +315,17 @@ def _changed_since_read(source: SourceFile, path: str) -> bool:
 
 # ----------------------------------------------------------------------------- running
 def written_as(job: Job) -> str:
-    """How the converted file names its source in run-time messages: its path relative to
-    the written file (an absolute path, or one relative to where the command ran, would not
-    hold once the files are committed or moved together); on standard output, as if the
-    output were beside the source: its file name."""
+    """How the converted file names its source in run-time messages: for a file of a
+    converted directory, its path in that directory, under the directory's name
+    (``pkg/sub/model.py``: what the user knows it as, wherever the output goes); for a single
+    file, its path relative to the written file (an absolute path, or one relative to where
+    the command ran, would not hold once the files are committed or moved together); on
+    standard output, as if the output were beside the source: its file name."""
     if job.out is None:
         return os.path.basename(job.src)
+    if job.tree is not None:
+        top = os.path.basename(os.path.normpath(os.path.abspath(job.tree)))
+        return "/".join([top] + os.path.relpath(job.src, job.tree).split(os.sep))
     try:
         return os.path.relpath(os.path.abspath(job.src), os.path.dirname(os.path.abspath(job.out)))
     except ValueError:  # another drive (Windows)
@@ -329,7 +358,7 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     runtime = []  # --standalone: (job, text) of the runtime's copy
     if options.standalone and output is not None:
         try:
-            runtime = runtime_jobs(jobs, output)
+            runtime = runtime_jobs(jobs, output, sources)
         except InputError as exc:
             return fail([exc.one_line()])
     elif options.standalone and not (diff or check):
@@ -346,6 +375,9 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
                 errors.append((job if job.src is not None else None, exc.one_line()))
     for job in jobs:
         if any(bad is job for bad, _ in errors):
+            continue
+        if job.data:
+            results.append((job, None, _Copy(job.src)))
             continue
         try:
             source = read_source(job.src)
@@ -376,7 +408,7 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
 
     several = len(jobs) > 1
     for job, source, _ in results:
-        if _changed_since_read(source, job.src):
+        if source is not None and _changed_since_read(source, job.src):
             what = "its output was not written" if several and not all_or_nothing else "nothing was written"
             errors.append((job, f"{job.src}: error: the file changed while it was being converted; {what} (run "
                                 "autolax convert again)"))
@@ -389,6 +421,10 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         changed = []
         for job, source, new in outputs:
             target = job.out or job.src
+            if isinstance(new, _Copy):
+                if not new.same_as(job.out):
+                    changed.append(target)
+                continue
             old = _current(job, source)
             if old == new:
                 continue
@@ -408,18 +444,21 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         return fail(line for _, line in errors) if errors else EXIT_OK
 
     if output is None:
-        problem = _emit(stdout, results[0][2])
+        problem = _emit(stdout, results[0][2])  # (no data files without -o)
         return fail([problem]) if problem else EXIT_OK
     writes = []
     for job, source, new in outputs:
-        if _current(job, source) == new:
+        if new.same_as(job.out) if isinstance(new, _Copy) else _current(job, source) == new:
             continue
         try:
             check_writable(job.out)
         except InputError as exc:
-            errors.append((job if source is not None else None, exc.one_line()))
+            errors.append((job if job.src is not None else None, exc.one_line()))
             continue
-        writes.append((job.out, source.encode(new) if source is not None else new.encode("utf-8")))
+        if isinstance(new, _Copy):
+            writes.append((job.out, new))
+        else:
+            writes.append((job.out, source.encode(new) if source is not None else new.encode("utf-8")))
     failed = {id(job) for job, _ in errors if job is not None}
     if errors and (all_or_nothing or any(job is None for job, _ in errors) or len(failed) == len(jobs)):
         return fail(line for _, line in errors)
@@ -475,6 +514,32 @@ def _unified_diff(old, new, path, created):
     return difflib.unified_diff(a, b, fromfile="/dev/null" if created else path, tofile=path)
 
 
+class _Copy:
+    """The content of a data file (``Job.data``), copied as it is (read when written)."""
+
+    def __init__(self, src: str):
+        self.src = src
+
+    def same_as(self, path: str) -> bool:
+        """Does the regular file ``path`` hold the same bytes already?"""
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode) or info.st_size != os.stat(self.src).st_size:
+                return False
+            return filecmp.cmp(self.src, path, shallow=False)
+        except OSError:
+            return False
+
+    def copy_to(self, f) -> None:
+        """Copies the source (a regular file: refused otherwise, without blocking) into ``f``."""
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+        fd = os.open(self.src, flags)
+        with os.fdopen(fd, "rb") as src:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(0, f"{self.src} is not a regular file")
+            shutil.copyfileobj(src, f, 2**20)
+
+
 class WriteError(Exception):
     """Writing an output failed (nothing was replaced, or see ``write_all``)."""
 
@@ -504,7 +569,10 @@ def write_all(items) -> None:
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
             temps.append(tmp)
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                if isinstance(data, _Copy):
+                    data.copy_to(f)
+                else:
+                    f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             try:
