@@ -330,3 +330,103 @@ def test_a_converted_package_imports_with_its_data_and_no_shadowing(tmp_path, ou
                              "branch of the `if` at pkg/model.py:21")
     # converting again changes nothing, the data included
     assert cli.main(argv + ["--check"]) == 0
+
+
+# ----------------------------------------------------------------------------- item 6
+CALLEES = """\
+    import jax.numpy as jnp
+
+    import autolax
+
+
+    def helper(x):
+        if x > 0:
+            return x * 2.0
+        return -x
+
+
+    def twice(x):
+        return helper(x) + helper(-x)
+
+
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+
+        def apply(self, x):
+            while x < self.k:
+                x = x * 2.0
+            return x
+
+
+    def unused(x):
+        if x > 0:
+            return 1
+        return 2
+
+
+    @autolax.jit
+    def f(x):
+        return helper(x) + 1.0
+
+
+    @autolax.jit
+    def g(x):
+        return twice(x) + Scale(10.0).apply(x)
+"""
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_functions_a_converted_function_calls_in_its_file_are_converted_with_it(tmp_path, output):
+    src = write(tmp_path / "callees.py", CALLEES)
+    original = load_module(src, f"callees_original_{output}")
+    argv = ["convert", str(src), "-o", str(tmp_path / output / "callees.py")]
+    assert cli.main(argv + (["--standalone"] if output == "standalone" else [])) == 0
+    converted = load_module(tmp_path / output / "callees.py", f"callees_{output}_{abs(hash(str(tmp_path)))}")
+    text = (tmp_path / output / "callees.py").read_text()
+    assert "def unused(x):\n    if x > 0:\n        return 1" in text  # not called: as written
+    python = {"f": lambda x: (x * 2.0 if x > 0 else -x) + 1.0}
+    for x in (3.0, -3.0, 0.5):
+        assert float(converted.f(x)) == float(original.f(x)) == python["f"](x)
+        assert float(converted.g(x)) == float(original.g(x))
+    # g(3.0): twice(3.0) = 6 + 3 = 9; Scale(10).apply(3.0) = 12: 21
+    assert float(converted.g(3.0)) == 21.0
+
+
+def test_a_callee_of_another_file_in_standalone_output_is_named_with_the_fix(tmp_path):
+    write(tmp_path / "other.py", """\
+        def helper2(x):
+            if x > 0:
+                return x * 2.0
+            return -x
+    """)
+    src = write(tmp_path / "main.py", """\
+        import autolax
+        from other import helper2
+
+
+        @autolax.jit
+        def g(x):
+            return helper2(x) + 1.0
+    """)
+    out = tmp_path / "out"
+    assert cli.main(["convert", "--standalone", str(src), "-o", str(out / "main.py")]) == 0
+    (out / "other.py").write_text((tmp_path / "other.py").read_text())
+    script = "import sys; sys.path.insert(0, sys.argv[1]); import main; print(float(main.g(3.0)))"
+    result = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=300,
+                            cwd=out)
+    assert result.returncode == 1
+    assert ("autolax_runtime.errors.TracedValueError: 'helper2' (other.py) is called from converted code with "
+            "traced values, but it was not converted: this program runs autolax's runtime without its converter "
+            "(`autolax convert --standalone` output), which converts only the functions of a file it converts and "
+            "those they call in that file, so 'helper2' runs as written, and line 2 uses a traced value as a Python "
+            "bool: JAX has no concrete value to give Python there.\n"
+            "Fix: convert other.py too (`autolax convert --standalone --all other.py -o ...`, or `--only helper2`), "
+            "or use the default output (without --standalone), which converts 'helper2' when it is called"
+            ) in result.stderr
+    # converting other.py too gives Python's answer
+    assert cli.main(["convert", "--standalone", "--all", str(tmp_path / "other.py"), "-o", str(out / "other.py")]) == 0
+    result = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=300,
+                            cwd=out)
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout) == 7.0

@@ -94,6 +94,7 @@ class _FileConverter:
         self.explicit: set = set()  # sites selected by decorator or --only (errors are errors)
         self.warnings: list = []
         self._calls = None  # function name -> names it calls (``_reaches``)
+        self.callee_of: dict = {}  # id(site) -> the function calling it, for the callees converted with it
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -119,7 +120,53 @@ class _FileConverter:
                     self.converted_names.add(site.node.name)
                 continue  # already converted (autolax convert output)
             out.append(site)
-        return out
+        return out + self.callees(out)
+
+    def callees(self, selected) -> list:
+        """The module-level functions of the file that the selected functions call by name,
+        and the methods of the file's classes they instantiate that they call by attribute
+        (``Cls(...)`` and ``obj.method(...)``), directly or through one another (their static
+        call graph), not selected already: converted with them, so that both outputs run the
+        program ``autolax.jit`` runs (which converts each user function or method that
+        converted code calls; ``--standalone`` output has no converter to do that when the
+        program runs). Methods Python calls by itself (``__init__``, ``__next__``, ...) are
+        not: ``autolax.jit`` runs them as written too. Like ``--all``, leaves as they are
+        (with a warning) those it cannot convert."""
+        functions, methods = {}, {}  # name -> its functions; class name -> {method name: [sites]}
+        for site in self.module.sites:
+            if not site.is_method and "." not in site.qualname:
+                functions.setdefault(site.node.name, []).append(site)
+            elif site.is_method and site.qualname.count(".") == 1 and not site.node.name.startswith("__"):
+                methods.setdefault(site.qualname.split(".")[0], {}).setdefault(site.node.name, []).append(site)
+        chosen = {id(s) for s in selected}
+        found, todo = [], list(selected)
+        names, attributes = set(), set()  # called by name / by attribute, in all of them
+        while todo:
+            site = todo.pop()
+            for n in syntax.walk(site.node):
+                if isinstance(n, syntax.Call) and isinstance(n.func, syntax.Name):
+                    names.add(n.func.id)
+                elif isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute):
+                    attributes.add(n.func.attr)
+            candidates = [c for name in sorted(names) for c in functions.get(name, ())]
+            candidates += [c for cls in sorted(names & set(methods)) for attr in sorted(attributes)
+                           for c in methods[cls].get(attr, ())]
+            for callee in candidates:
+                if id(callee) in chosen:
+                    continue
+                chosen.add(id(callee))
+                node = callee.node
+                if (callee.autolax_kind is not None or isinstance(node, syntax.AsyncFunctionDef)
+                        or _is_generator(node)):
+                    continue  # autolax's decorators say; or autolax.jit runs it as written too
+                if self._calls_runtime(node):
+                    if not callee.is_method:
+                        self.converted_names.add(node.name)
+                    continue
+                self.callee_of[id(callee)] = site.qualname
+                found.append(callee)
+                todo.append(callee)
+        return found
 
     def _calls_runtime(self, node) -> bool:
         """Does the function call the runtime already (``autolax convert`` output)?"""
@@ -149,8 +196,9 @@ class _FileConverter:
                 break
             for site, exc in failed:
                 sites.remove(site)
+                why = f"called by '{self.callee_of[id(site)]}'" if id(site) in self.callee_of else "--all"
                 self.warnings.append(f"{exc.location or self.module.path}: warning: '{site.qualname}' is left as it "
-                                     f"is (--all): {exc.reason}")
+                                     f"is ({why}): {exc.reason}")
             if not sites:
                 return self.unconverted()
         text = _apply(self.module.lines, edits)
