@@ -11,6 +11,7 @@ import contextlib
 import functools
 import gc
 import io
+import inspect
 import operator
 import sys
 import threading
@@ -205,6 +206,8 @@ def _with_options(fn, converted, *, strict: bool, recursive: bool, max_steps: in
                 options.enter_context(report.loop_bound(max_steps))
             return converted(*args, **kwargs)
 
+    # (jax.jit reads the signature to find static_argnames passed by position: kept)
+    with_options.__signature__ = inspect.signature(converted)
     del with_options.__wrapped__  # it would keep a strong reference chain to the original
     with_options.__autolax_converted__ = True
     return with_options

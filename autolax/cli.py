@@ -27,7 +27,8 @@ def _convert(args) -> int:
                   "is traced when the program runs (use static_argnames on jax.jit for Python values)",
                   file=sys.stderr)
     options = Options(standalone=args.standalone, all=args.all, only=_names(args.only))
-    return run(args.sources, args.output, options, diff=args.diff, check=args.check)
+    return run(args.sources, args.output, options, diff=args.diff, check=args.check,
+               all_or_nothing=args.all_or_nothing)
 
 
 _CONVERT_EPILOG = """\
@@ -36,12 +37,23 @@ which functions: those decorated @autolax.jit (which becomes @jax.jit) or @autol
 the file is kept as it is.
 
 --standalone: the output is the default output importing the runtime from autolax_runtime/,
-which is written into OUT (a directory) or beside OUT (a file): keep that folder on the
-import path. It is rewritten by each run, and a folder of that name autolax did not write
+which is written into OUT (a directory) or beside OUT (a file, or a package: SRC a
+directory with an __init__.py): keep that folder on the import path. It is rewritten by each run, and a folder of that name autolax did not write
 is never touched (an error).
 
 exit status: 0 done, 1 --check found files that would change, 2 error (one line
-'file:line:col: error: ...' per problem on stderr; nothing is written)."""
+'file:line:col: error: ...' per problem on stderr). A file that cannot be converted is
+not written; the others are (each atomically), unless --all-or-nothing."""
+
+
+def _version() -> str:
+    import platform
+
+    import jax
+
+    from autolax import __version__
+
+    return f"autolax {__version__} (jax {jax.__version__}, Python {platform.python_version()})"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="autolax",
         description="Stage Python control flow (if/for/while, break, return, appends) into jax.lax.",
     )
+    parser.add_argument("--version", action="version", version=_version(),
+                        help="print autolax's version (and JAX's, Python's) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser("demo", help="convert a bundled example, show the trace check and time it against jax.jit")
     demo.add_argument("--steps", type=int, default=1000, help="trip count of the timed loop (default: 1000)")
@@ -71,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print a unified diff against the current output (or SRC without -o); write nothing")
     conv.add_argument("--check", action="store_true",
                       help="write nothing; exit 1 if the conversion would change any output (or SRC without -o)")
+    conv.add_argument("--all-or-nothing", action="store_true",
+                      help="if any file cannot be converted, write nothing (default: write every file that can be, "
+                           "report the others, exit 2)")
     select = conv.add_mutually_exclusive_group()
     select.add_argument("--all", action="store_true", help="convert every function and method, not only decorated ones")
     select.add_argument("--only", metavar="NAME,...", help="also convert these functions (NAME or Class.method)")

@@ -679,6 +679,16 @@ MESSAGES = {
         "where None is wanted.",
         "#when-autolax-says-no",
     ),
+    "callee-not-converted": Message(
+        TracedValueError,
+        "'{name}' ({file}) is called from converted code with traced values, but it was not converted: this "
+        "program runs autolax's runtime without its converter (`autolax convert --standalone` output), which "
+        "converts only the functions of a file it converts and those they call in that file, so '{name}' runs as "
+        "written, and {reason}: JAX has no concrete value to give Python there.",
+        "convert {file} too (`autolax convert --standalone --all {file} -o ...`, or `--only {name}`), or use "
+        "the default output (without --standalone), which converts '{name}' when it is called",
+        "#the-rules-semantics",
+    ),
     "raise-leaves-no-return": Message(
         StagedEffectError,
         "{error} is raised at {where} when the program reaches it, and on the other path there no statement "

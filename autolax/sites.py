@@ -74,6 +74,13 @@ def display_filename(filename: str) -> str:
     return filename
 
 
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
 def resolve(filename: str, code_filename: str) -> str:
     """The file a descriptor's ``filename`` names, for code compiled from ``code_filename``:
     ``autolax convert`` writes the source's path relative to the file it writes (an
@@ -114,6 +121,7 @@ class Site:
     # An `if` with a branch of statements a jump skips, appending to a list (`after: KIND N`):
     # (the jump's keyword, its line)
     after_jump: tuple | None = None
+    not_the_source: bool = False  # the file name found the converted file itself (``site``)
 
     @property
     def where(self) -> str:
@@ -122,14 +130,17 @@ class Site:
     @property
     def source(self) -> str:
         """The statement's first line as written ('' if the file cannot be read)."""
-        return linecache.getline(self.filename, self.lineno).strip()
+        return self.source_line(self.lineno)
 
     def where_line(self, lineno: int) -> str:
         """``f.py:9``: another line of the statement's file."""
         return f"{display_filename(self.filename)}:{lineno}"
 
     def source_line(self, lineno: int) -> str:
-        """Line ``lineno`` of the statement's file as written ('' if it cannot be read)."""
+        """Line ``lineno`` of the statement's file as written ('' if it cannot be read, or if
+        the name found the converted file itself: see ``site``)."""
+        if self.not_the_source:
+            return ""
         return linecache.getline(self.filename, lineno).strip()
 
     def describe(self, name: str) -> str:
@@ -257,11 +268,16 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
     function's parameters); an ``if`` takes its outputs from the spec."""
     facts = Facts.parse(spec)
     cells = dict(facts.cells)
+    resolved = resolve(facts.filename, code_filename) if facts.filename else code_filename
     if names is not None and cells:
         names = tuple(cells.get(n, n) for n in names)
     return Site(
         kind=kind,
-        filename=resolve(facts.filename, code_filename) if facts.filename else code_filename,
+        filename=resolved,
+        # A file the CLI wrote names its source relative to the converted tree
+        # (``pkg/model.py``); run from the folder holding the converted tree, that name finds
+        # the converted file itself, whose lines are not the user's: never quoted.
+        not_the_source=bool(facts.filename) and _same_file(resolved, code_filename),
         lineno=facts.lineno,
         names=tuple(facts.outputs if names is None else names),
         roles={facts.return_value: RETURN_VALUE} if facts.return_value else {},

@@ -1,8 +1,8 @@
 """Runs one function through every way autolax reaches users, and compares with Python.
 
 The paths: ``autolax.jit``, ``jax.jit(autolax.convert(f))``, ``autolax.convert(f)`` called
-eagerly, and the CLI's default output (the function's source converted by
-``autolax convert`` and run under ``jax.jit``). Each gives an ``Outcome``: the value, or the
+eagerly, and the CLI's two outputs, default and ``--standalone`` (the function's source
+converted by ``autolax convert`` and run under ``jax.jit``). Each gives an ``Outcome``: the value, or the
 type of the exception raised, and what was printed.
 
 The rule (README "Semantics"): each path returns what Python returns, prints what it prints
@@ -29,7 +29,7 @@ from autolax import compat
 from autolax.ops import lists as _lists
 from autolax.sourcegen import Options, convert_source, runtime_copy
 
-PATHS = ("autolax.jit", "jax.jit(convert)", "convert eagerly", "cli default")
+PATHS = ("autolax.jit", "jax.jit(convert)", "convert eagerly", "cli default", "cli standalone")
 
 _counter = itertools.count()
 
@@ -69,17 +69,47 @@ def _capture(call):
         return Outcome(error=exc, printed=out.getvalue())
 
 
-def cli_function(fn, tmp_dir):
-    """``fn`` converted by ``autolax convert`` (default output), loaded from the written file
-    with the globals of ``fn``'s module."""
-    source = textwrap.dedent(inspect.getsource(fn))
+def cli_function(fn, tmp_dir, standalone=False):
+    """``fn`` converted by ``autolax convert`` (default output, or ``--standalone`` importing
+    the runtime's copy that ``runtime_copy_folder`` writes once per process), loaded from the
+    written file with the globals of ``fn``'s module. The file holds ``fn`` and the functions
+    of its module it calls (``same_file_callees``), as its own file would: ``autolax
+    convert`` converts those with it."""
+    if standalone:
+        runtime_copy_folder()
+    functions = same_file_callees(fn)
+    source = "\n\n".join(textwrap.dedent(inspect.getsource(g)) for g in functions)
     path = f"{tmp_dir}/cli_{fn.__name__}_{next(_counter)}.py"
-    text = convert_source(source, path, Options(only=(fn.__name__,))).text
+    text = convert_source(source, path, Options(only=(fn.__name__,), standalone=standalone)).text
     with open(path, "w") as f:
         f.write(text)
     namespace = dict(fn.__globals__)
     exec(compile(text, path, "exec"), namespace)  # noqa: S102 - the test's own converted code
     return namespace[fn.__name__]
+
+
+def same_file_callees(fn) -> list:
+    """``fn`` and the module-level functions and classes of its file it calls by name,
+    directly or through one another."""
+    import ast
+
+    out, todo = [fn], [fn]
+    while todo:
+        g = todo.pop()
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(g)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                h = fn.__globals__.get(node.func.id)
+                if h in out or getattr(h, "__qualname__", None) != node.func.id:
+                    continue
+                if inspect.isfunction(h) and h.__code__.co_filename == fn.__code__.co_filename or (
+                        inspect.isclass(h) and h.__module__ == fn.__module__):
+                    out.append(h)
+                    todo.append(h)
+    return out
 
 
 _RUNTIME_FOLDER = None
@@ -138,6 +168,9 @@ def run(path, fn, args, *, static_argnums=(), tmp_dir=None) -> Outcome:
         return _capture(lambda: autolax.convert(fn)(*args))
     if path == "cli default":
         return _capture(lambda: jax.jit(cli_function(fn, tmp_dir), static_argnums=static_argnums)(*args))
+    if path == "cli standalone":
+        return _capture(lambda: jax.jit(cli_function(fn, tmp_dir, standalone=True),
+                                        static_argnums=static_argnums)(*args))
     raise ValueError(path)
 
 

@@ -210,7 +210,9 @@ def test_directory_is_mirrored(tmp_path):
     out = tmp_path / "out"
     assert cli.main(["convert", str(root), "-o", str(out)]) == 0
     written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    assert written == ["__init__.py", "plain.py", os.path.join("sub", "mod.py")]
+    # notes.txt is the package's data: copied as it is (issue 43, item 19)
+    assert written == ["__init__.py", "notes.txt", "plain.py", os.path.join("sub", "mod.py")]
+    assert (out / "notes.txt").read_text() == "not python"
     assert "ops.while_loop" in (out / "sub" / "mod.py").read_text()
     assert (out / "plain.py").read_text() == "def f(x):\n    return x\n"
 
@@ -220,9 +222,10 @@ def test_several_inputs_go_into_output_directory(tmp_path):
     b = write(tmp_path / "lib" / "b.py", DECORATED)
     assert cli.main(["convert", str(a), str(tmp_path / "lib"), "-o", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "a.py").exists()
-    # The same code, whose descriptors name each one's own source file, relative to the written file.
+    # The same code, whose descriptors name each one's own source file: a file given as SRC
+    # relative to the written file, a file of a converted directory by its path in it.
     assert (tmp_path / "out" / "lib" / "b.py").read_text() == (tmp_path / "out" / "a.py").read_text().replace(
-        "'../a.py:", "'../../lib/b.py:")
+        "'../a.py:", "'lib/b.py:")
     assert b.read_text() == DECORATED
 
 
@@ -339,13 +342,28 @@ def test_not_a_python_file(tmp_path, capsys):
     )
 
 
-def test_one_bad_file_writes_nothing(tmp_path, capsys):
+def test_one_bad_file_writes_nothing_with_all_or_nothing(tmp_path, capsys):
     root = tmp_path / "pkg"
     write(root / "a.py", DECORATED)
     write(root / "b.py", "def broken(:\n")
-    line = _error(capsys, ["convert", str(root), "-o", str(tmp_path / "out")])
+    line = _error(capsys, ["convert", "--all-or-nothing", str(root), "-o", str(tmp_path / "out")])
     assert line.startswith(f"{root / 'b.py'}:1:")
     assert not (tmp_path / "out").exists()
+
+
+def test_one_bad_file_is_reported_and_the_others_are_written(tmp_path, capsys):
+    root = tmp_path / "pkg"
+    write(root / "a.py", DECORATED)
+    write(root / "b.py", "def broken(:\n")
+    write(root / "c.py", "x = 1\n")
+    assert cli.main(["convert", str(root), "-o", str(tmp_path / "out")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith(f"{root / 'b.py'}:1:") and ": error: invalid syntax" in lines[0]
+    assert lines[1:] == ["autolax convert: 1 of 3 files not converted (errors above); the other 2 were converted "
+                         "(--all-or-nothing writes nothing when a file fails)"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.py", "c.py"]
+    assert "ops.while_loop" in (tmp_path / "out" / "a.py").read_text()
+    assert (tmp_path / "out" / "c.py").read_text() == "x = 1\n"
 
 
 def test_output_may_not_overwrite_input(tmp_path, capsys):
@@ -615,7 +633,7 @@ def test_partial_of_autolax_jit_is_a_decorator_of_autolax(tmp_path):
         assert cli.main(["convert", *flag, str(src), "-o", str(out)]) == 0
         text = out.read_text()
         assert "@partial(jax.jit, static_argnums=(1,))\ndef settle" in text
-        assert "@functools.partial(jax.jit, static_argnames=('n',))\ndef g" in text
+        assert "@functools.partial(jax.jit, static_argnames=('n',))\n@ops.options(strict=True)\ndef g" in text
         assert "\n\ndef h(x):" in text and "autolax.jit" not in text and "autolax.convert" not in text
         module = load(out, f"part_out{len(flag)}")
         x, steps = module.settle(5.0, 3)

@@ -91,9 +91,12 @@ def test_fifo_as_source_is_refused_without_blocking(tmp_path):
     os.mkdir(tmp_path / "pkg")
     write(tmp_path / "pkg" / "a.py", DECORATED)
     os.mkfifo(tmp_path / "pkg" / "b.py")
-    result = subprocess_cli(["convert", "pkg", "-o", "out"], tmp_path)
+    result = subprocess_cli(["convert", "--all-or-nothing", "pkg", "-o", "out"], tmp_path)
     assert result.returncode == 2 and "pkg/b.py: error: not a regular file (a FIFO)" in result.stderr
     assert not (tmp_path / "out").exists()
+    result = subprocess_cli(["convert", "pkg", "-o", "out"], tmp_path)  # the other files are written
+    assert result.returncode == 2 and "pkg/b.py: error: not a regular file (a FIFO)" in result.stderr
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.py"]
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -155,10 +158,14 @@ def test_directory_among_outputs_writes_nothing(tmp_path, capsys):
     b = write(tmp_path / "b.py", DECORATED)
     out = tmp_path / "out"
     (out / "b.py").mkdir(parents=True)
-    lines = error_line(capsys, ["convert", str(a), str(b), "-o", str(out)])
+    lines = error_line(capsys, ["convert", "--all-or-nothing", str(a), str(b), "-o", str(out)])
     assert lines == [f"{out / 'b.py'}: error: not a regular file (a directory); autolax convert writes regular "
                      "files only"]
     assert sorted(p.name for p in out.iterdir()) == ["b.py"]  # a.py was not written either
+    lines = error_line(capsys, ["convert", str(a), str(b), "-o", str(out)])  # without the flag: a.py is written
+    assert lines[0] == f"{out / 'b.py'}: error: not a regular file (a directory); autolax convert writes regular " \
+                       "files only"
+    assert sorted(p.name for p in out.iterdir()) == ["a.py", "b.py"] and (out / "b.py").is_dir()
 
 
 def test_unwritable_output_writes_nothing(tmp_path, capsys):
@@ -167,7 +174,7 @@ def test_unwritable_output_writes_nothing(tmp_path, capsys):
     out = tmp_path / "out"
     locked = write(out / "b.py", "old\n")
     locked.chmod(0o444)
-    lines = error_line(capsys, ["convert", str(a), str(b), "-o", str(out)])
+    lines = error_line(capsys, ["convert", "--all-or-nothing", str(a), str(b), "-o", str(out)])
     assert lines == [f"{locked}: error: is read-only; autolax convert does not replace read-only files (make it "
                      "writable, or write elsewhere)"]
     assert sorted(p.name for p in out.iterdir()) == ["b.py"] and locked.read_text() == "old\n"
@@ -183,7 +190,7 @@ def test_output_under_a_regular_file_writes_nothing(tmp_path, capsys):
     src = write(tmp_path / "pkg" / "m.py", DECORATED)
     write(tmp_path / "pkg" / "sub" / "n.py", DECORATED)
     blocker = write(tmp_path / "out" / "sub", "a file where a directory must go\n")
-    lines = error_line(capsys, ["convert", str(src.parent), "-o", str(tmp_path / "out")])
+    lines = error_line(capsys, ["convert", "--all-or-nothing", str(src.parent), "-o", str(tmp_path / "out")])
     assert lines == [f"{blocker / 'n.py'}: error: cannot create the directory: {blocker} is not a directory"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["sub"]
 
@@ -234,7 +241,7 @@ def test_symlinks(tmp_path, capsys):
     os.unlink(out / "a.py")
     os.symlink(target, out / "a.py")
     write(pkg / "a.py", DECORATED + "\n# changed\n")
-    lines = error_line(capsys, ["convert", str(pkg), "-o", str(out)])
+    lines = error_line(capsys, ["convert", "--all-or-nothing", str(pkg), "-o", str(out)])
     assert lines == [f"{out / 'a.py'}: error: is a symbolic link; autolax convert replaces regular files only "
                      "(remove the link, or write elsewhere)"]
     assert target.read_text() == "kept\n" and os.path.islink(out / "a.py")
@@ -244,8 +251,9 @@ def test_symlinks(tmp_path, capsys):
     write(pkg / "sub" / "c.py", DECORATED)
     os.symlink(tmp_path / "elsewhere", out / "sub")
     lines = error_line(capsys, ["convert", str(pkg), "-o", str(out)])
-    assert lines == [f"{out / 'sub' / 'c.py'}: error: a symbolic link in the path leads outside {out} (to "
-                     f"{(tmp_path / 'elsewhere').resolve()}); autolax convert writes inside OUT only"]
+    assert lines[:1] == [f"{out / 'sub' / 'c.py'}: error: a symbolic link in the path leads outside {out} (to "
+                         f"{(tmp_path / 'elsewhere').resolve()}); autolax convert writes inside OUT only"]
+    assert lines[1].startswith("autolax convert: 1 of 3 files not converted")
     assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == ["kept.py"]
 
 

@@ -33,6 +33,7 @@ from autolax.ops.pymath import math_call
 from autolax.ops.slices import apply, masked, part, span, window
 from autolax.ops.search import count, index, is_in, not_in
 from autolax.ops.logical import and_, is_, is_not, not_, or_
+from autolax.ops.report import options
 from autolax.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
 from autolax.ops.state import MaybeBound, Undefined, assigned, bound, raised_state, undefined
 
@@ -80,6 +81,7 @@ __all__ = [
     "is_singleton",
     "not_",
     "not_in",
+    "options",
     "or_",
     "outside",
     "outside_store",

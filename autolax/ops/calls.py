@@ -10,6 +10,7 @@ import functools
 import inspect
 import io
 import linecache
+import os
 import operator
 import sys
 import types
@@ -409,6 +410,17 @@ def _unconverted_callee(f, g):
             why = _why_unconverted(f)
         except TypeError:
             why = None
+    if why is None and g is f and _converter is None and isinstance(f, types.FunctionType) \
+            and not is_library_callable(f) and not _calls_runtime(f):
+        # The runtime without autolax's front end (``--standalone`` output): a user
+        # function of another file that was not converted with it.
+        try:
+            yield
+        except report.TRACER_ERRORS as exc:
+            filename = os.path.basename(f.__code__.co_filename)
+            raise errors.make("callee-not-converted", name=f.__qualname__, file=filename,
+                              reason=report.unstageable_reason(exc, _CalleeSite(f))) from exc
+        return
     if why is None:
         yield
         return
@@ -422,6 +434,19 @@ def _unconverted_callee(f, g):
 
 
 _STATIC_FIX = "mark the arguments it needs as Python values static (static_argnums / static_argnames)."
+
+
+def _calls_runtime(f) -> bool:
+    """Is ``f`` converted code (its code, or a function defined in it, reads a global that
+    is autolax's runtime, ``ops``)?"""
+    codes, names = [f.__code__], set()
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    glob = getattr(f, "__globals__", {})
+    return any(isinstance(glob.get(n), types.ModuleType) and glob[n].__name__.split(".")[-1] == "ops"
+               and glob[n].__name__.split(".")[0] in ("autolax", "autolax_runtime") for n in names)
 
 
 

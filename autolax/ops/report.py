@@ -118,6 +118,31 @@ def converts_calls() -> bool:
     return _recursive.get()
 
 
+def options(*, strict: bool = False, recursive: bool = True, max_steps: int | None = None):
+    """``@ops.options(...)`` under ``@jax.jit`` in a file ``autolax convert`` wrote, for the
+    options of ``@autolax.jit(...)`` / ``@autolax.convert(...)`` that ``jax.jit`` does not
+    have: each call of the decorated function runs with them, as under ``autolax.jit`` (they
+    hold for the whole call, including the functions it calls).
+
+    Equivalent Python: nothing (the function as it is)."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def with_options(*args, **kwargs):
+            with contextlib.ExitStack() as stack:
+                if strict:
+                    stack.enter_context(strict_mode(True))
+                if not recursive:
+                    stack.enter_context(calls_converted(False))
+                if max_steps is not None:
+                    stack.enter_context(loop_bound(max_steps))
+                return fn(*args, **kwargs)
+
+        return with_options
+
+    return decorate
+
+
 @dataclass
 class _Staging:
     site: object  # the statement whose body is being traced

@@ -3,8 +3,9 @@
 Only the selected ``def`` statements change (and the imports they need); every other line
 of the file is kept byte for byte. A converted function keeps its header (signature,
 annotations, comments) as written; its decorators change as ``autolax.jit`` would run it:
-``@autolax.jit(...)`` becomes ``@jax.jit(...)`` (without autolax-only options such as
-``strict``) and ``@autolax.convert`` is removed.
+``@autolax.jit(...)`` becomes ``@jax.jit(...)`` and ``@autolax.convert`` is removed; the
+options of theirs that ``jax.jit`` lacks (``strict``, ``max_steps``) become
+``@ops.options(...)`` under it (``autolax_only_options``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,35 @@ from autolax.sourcegen.runtime_copy import PACKAGE as RUNTIME_COPY
 from autolax.transpile import syntax
 from autolax.transpile.context import Context
 
-_AUTOLAX_ONLY_OPTIONS = ("strict",)
+def autolax_only_options(kind: str = "jit") -> tuple:
+    """The keyword options of ``autolax.jit`` that ``jax.jit`` does not have (``kind="jit"``),
+    or all of ``autolax.convert``'s (``"convert"``), read from the two signatures so that a
+    new option cannot be forgotten here: the CLI moves them to ``@ops.options(...)``
+    (``_carried``), or refuses an option the runtime cannot take."""
+    import inspect
+
+    import jax
+
+    from autolax import api
+
+    def keywords(fn):
+        return {name for name, p in inspect.signature(fn).parameters.items()
+                if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+    mine = keywords(api.jit if kind == "jit" else api.convert) - {"fn"}
+    if kind == "jit":
+        mine -= keywords(jax.jit)
+    return tuple(sorted(mine))
+
+
+def _carried() -> set:
+    """The options ``@ops.options(...)`` takes (the runtime's ``report.options``)."""
+    import inspect
+
+    from autolax.ops import report
+
+    return set(inspect.signature(report.options).parameters)
+
 
 
 @dataclass
@@ -71,6 +100,7 @@ class _FileConverter:
         self.defs = {s.node.name: s.node for s in module.sites
                      if not s.is_method and isinstance(s.node, syntax.FunctionDef)}
         self._writers = None
+        self.callee_of: dict = {}  # id(site) -> the function calling it, for the callees converted with it
 
     # ------------------------------------------------------------------ selection
     def selected(self):
@@ -96,7 +126,53 @@ class _FileConverter:
                     self.converted_names.add(site.node.name)
                 continue  # already converted (autolax convert output)
             out.append(site)
-        return out
+        return out + self.callees(out)
+
+    def callees(self, selected) -> list:
+        """The module-level functions of the file that the selected functions call by name,
+        and the methods of the file's classes they instantiate that they call by attribute
+        (``Cls(...)`` and ``obj.method(...)``), directly or through one another (their static
+        call graph), not selected already: converted with them, so that both outputs run the
+        program ``autolax.jit`` runs (which converts each user function or method that
+        converted code calls; ``--standalone`` output has no converter to do that when the
+        program runs). Methods Python calls by itself (``__init__``, ``__next__``, ...) are
+        not: ``autolax.jit`` runs them as written too. Like ``--all``, leaves as they are
+        (with a warning) those it cannot convert."""
+        functions, methods = {}, {}  # name -> its functions; class name -> {method name: [sites]}
+        for site in self.module.sites:
+            if not site.is_method and "." not in site.qualname:
+                functions.setdefault(site.node.name, []).append(site)
+            elif site.is_method and site.qualname.count(".") == 1 and not site.node.name.startswith("__"):
+                methods.setdefault(site.qualname.split(".")[0], {}).setdefault(site.node.name, []).append(site)
+        chosen = {id(s) for s in selected}
+        found, todo = [], list(selected)
+        names, attributes = set(), set()  # called by name / by attribute, in all of them
+        while todo:
+            site = todo.pop()
+            for n in syntax.walk(site.node):
+                if isinstance(n, syntax.Call) and isinstance(n.func, syntax.Name):
+                    names.add(n.func.id)
+                elif isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute):
+                    attributes.add(n.func.attr)
+            candidates = [c for name in sorted(names) for c in functions.get(name, ())]
+            candidates += [c for cls in sorted(names & set(methods)) for attr in sorted(attributes)
+                           for c in methods[cls].get(attr, ())]
+            for callee in candidates:
+                if id(callee) in chosen:
+                    continue
+                chosen.add(id(callee))
+                node = callee.node
+                if (callee.autolax_kind is not None or isinstance(node, syntax.AsyncFunctionDef)
+                        or _is_generator(node)):
+                    continue  # autolax's decorators say; or autolax.jit runs it as written too
+                if self._calls_runtime(node):
+                    if not callee.is_method:
+                        self.converted_names.add(node.name)
+                    continue
+                self.callee_of[id(callee)] = site.qualname
+                found.append(callee)
+                todo.append(callee)
+        return found
 
     def _calls_runtime(self, node) -> bool:
         """Does the function call the runtime already (``autolax convert`` output)?"""
@@ -126,8 +202,9 @@ class _FileConverter:
                 break
             for site, exc in failed:
                 sites.remove(site)
+                why = f"called by '{self.callee_of[id(site)]}'" if id(site) in self.callee_of else "--all"
                 self.warnings.append(f"{exc.location or self.module.path}: warning: '{site.qualname}' is left as it "
-                                     f"is (--all): {exc.reason}")
+                                     f"is ({why}): {exc.reason}")
             if not sites:
                 return self.unconverted()
         text = _apply(self.module.lines, edits)
@@ -276,7 +353,9 @@ class _FileConverter:
         return seen
 
     def header_lines(self, site, first, header_end):
-        """Decorator and ``def`` lines, with autolax's decorators rewritten."""
+        """Decorator and ``def`` lines, with autolax's decorators rewritten: ``@autolax.jit``
+        becomes ``@jax.jit`` and ``@autolax.convert`` is removed; their options that
+        ``jax.jit`` lacks (``strict``, ``max_steps``, ...) become ``@ops.options(...)`` below."""
         module = self.module
         lines = [module.line(i).rstrip("\r\n") for i in range(first, header_end + 1)]
         for dec in reversed(site.decorators):
@@ -284,32 +363,58 @@ class _FileConverter:
                 continue
             d = dec.node
             lo, hi = d.lineno - first, d.end_lineno - first
+            indent = emit.indent_of(lines[lo])
+            own = self.own_options(d, dec.kind)
+            options = [f"{indent}@{self.ops_alias}.options({', '.join(own)})"] if own else []
             if dec.kind == "convert":
-                del lines[lo : hi + 1]
+                lines[lo : hi + 1] = options
                 continue
-            lines[lo : hi + 1] = self.jit_decorator(d, lines[lo : hi + 1])
+            lines[lo : hi + 1] = self.jit_decorator(d, lines[lo : hi + 1]) + options
         return lines
+
+    def own_options(self, d, kind) -> list:
+        """``name=value`` of each option of autolax's decorator ``d`` that ``jax.jit`` lacks
+        (all of them for ``autolax.convert``); refuses one the runtime cannot carry, and a
+        ``**mapping`` (which options it holds is known only when the file runs)."""
+        if not isinstance(d, syntax.Call):
+            return []
+        name = "autolax.jit" if kind == "jit" else "autolax.convert"
+        only = autolax_only_options(kind)
+        out = []
+        for kw in d.keywords:
+            if kw.arg is None:
+                raise self._error(kw.value, f"'**{syntax.unparse(kw.value)}' in @{name}(...): autolax convert must know "
+                                            f"which options it holds, since {', '.join(only)} "
+                                            f"{'is' if len(only) == 1 else 'are'} autolax's own (not jax.jit's); "
+                                            "write the options out")
+            if kw.arg in only:
+                if kw.arg not in _carried():
+                    raise self._error(kw.value, f"@{name}({kw.arg}=...) has no equivalent in a converted file "
+                                                f"(autolax's runtime cannot carry it); remove it or convert this "
+                                                f"function with {name} instead of autolax convert")
+                out.append(f"{kw.arg}={syntax.unparse(kw.value)}")
+        return out
 
     def jit_decorator(self, d, text_lines):
         jit = self.jit_name()
         if isinstance(d, syntax.Call) and self.module.dotted(d.func) == "functools.partial":
             # @partial(autolax.jit, static_argnums=...) -> @partial(jax.jit, static_argnums=...)
             func = d.args[0]
-            drop = any(kw.arg in _AUTOLAX_ONLY_OPTIONS for kw in d.keywords)
+            drop = any(kw.arg in autolax_only_options() for kw in d.keywords)
             if not drop and func.lineno == func.end_lineno:
                 row = func.lineno - d.lineno
                 line = text_lines[row]
                 return text_lines[:row] + [line[: func.col_offset] + jit + line[func.end_col_offset :]] \
                     + text_lines[row + 1 :]
-            keywords = [kw for kw in d.keywords if kw.arg not in _AUTOLAX_ONLY_OPTIONS]
+            keywords = [kw for kw in d.keywords if kw.arg not in autolax_only_options()]
             call = syntax.Call(func=d.func, args=[syntax.dotted(jit)] + d.args[1:], keywords=keywords)
             return [f"{emit.indent_of(text_lines[0])}@{syntax.unparse(call)}"]
         func = d.func if isinstance(d, syntax.Call) else d
-        drop = isinstance(d, syntax.Call) and any(kw.arg in _AUTOLAX_ONLY_OPTIONS for kw in d.keywords)
+        drop = isinstance(d, syntax.Call) and any(kw.arg in autolax_only_options() for kw in d.keywords)
         if not drop and func.lineno == func.end_lineno:
             first = text_lines[0]
             return [first[: func.col_offset] + jit + first[func.end_col_offset :]] + text_lines[1:]
-        keywords = [kw for kw in d.keywords if kw.arg not in _AUTOLAX_ONLY_OPTIONS]
+        keywords = [kw for kw in d.keywords if kw.arg not in autolax_only_options()]
         if not d.args and not keywords:
             text = jit
         else:

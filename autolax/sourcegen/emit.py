@@ -87,7 +87,7 @@ class Emitter:
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s, indent: str) -> None:
-        lineno = getattr(s, "lineno", None)
+        lineno = _first_line(s)
         is_def = isinstance(s, (syntax.FunctionDef, syntax.ClassDef))
         if is_def or self.last == "def_end":
             self.blank()
@@ -95,7 +95,7 @@ class Emitter:
             self.blank()
         if lineno is not None:
             self.seen_lines.add(lineno)
-            self.flush(lineno if self._verbatim(s) else lineno + 1, indent)
+            self.flush(lineno if self._verbatim(s) else s.lineno + 1, indent)
         text = self._verbatim_text(s, indent)
         if text is not None:
             self.out.extend(text)
@@ -153,7 +153,9 @@ class Emitter:
         if node is None:
             return None
         lines = self.module.lines
-        start, end = node.lineno, node.end_lineno
+        # A decorated ``def`` or ``class`` starts at its first decorator (``node.lineno`` is
+        # its ``def`` line): the decorators are part of the statement.
+        start, end = _first_line(node), node.end_lineno
         first = lines[start - 1].rstrip("\r\n")
         last = lines[end - 1].rstrip("\r\n")
         own_indent = first[: node.col_offset]
@@ -185,6 +187,15 @@ class Emitter:
                     return None
         self.consume(start, end)
         return text
+
+
+def _first_line(node):
+    """The first line of a statement: of its first decorator, if it has any."""
+    lineno = getattr(node, "lineno", None)
+    decorators = getattr(node, "decorator_list", None)
+    if lineno is not None and decorators:
+        return min([lineno] + [d.lineno for d in decorators])
+    return lineno
 
 
 def _same_kind(a: str, b: str) -> bool:

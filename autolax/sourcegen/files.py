@@ -1,13 +1,14 @@
 """``autolax convert``: inputs and outputs, ``--diff`` / ``--check``, atomic writes.
 
-Every input is read and converted, and every output checked, before anything is written,
-so an error in any of them (a syntax error, an unreadable, non-Python or non-regular file,
-syntax autolax cannot convert, an output that is a directory, a device, a link or
-read-only) writes nothing at all. Only regular files are read or replaced: a FIFO or a
-device is refused before it is opened for anything that could block or never end. Output
-files are replaced atomically (temporary file + ``os.replace``), all of them only once
-every temporary file is written, and only when their content changes. Inputs are never
-written.
+Every input is read and converted, and every output checked, before anything is written.
+A file with an error (a syntax error, an unreadable, non-Python or non-regular file, syntax
+autolax cannot convert, an output that is a directory, a device, a link or read-only) is
+reported and not written; the others are written (``--all-or-nothing``: nothing is). A
+problem with the paths given, or with the runtime's copy, writes nothing at all. Only
+regular files are read or replaced: a FIFO or a device is refused before it is opened for
+anything that could block or never end. Output files are replaced atomically (temporary
+file + ``os.replace``), all of them only once every temporary file is written, and only
+when their content changes. Inputs are never written.
 
 ``--standalone`` writes one more output: the package ``autolax_runtime`` (``runtime_copy``) in
 OUT, or beside the output file. It is checked and written with the converted files, all or
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import filecmp
 import io
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -65,6 +68,8 @@ class Job:
     src: str
     out: str | None  # None: standard output
     root: str | None = None  # the OUT directory this output must stay inside (a link may not lead out)
+    data: bool = False  # a file of a converted directory that is not Python (package data): copied as it is
+    tree: str | None = None  # the SRC directory it belongs to (how the written code names it: ``written_as``)
 
 
 def read_source(path: str) -> SourceFile:
@@ -143,7 +148,9 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _python_files(root: str, exclude: str | None):
+def _python_files(root: str, exclude: str | None, data: list | None = None):
+    """The ``.py`` files under ``root``; ``data``: a list to which the other files are added
+    (package data: ``.json``, ``.npy``, ...; not compiled files or hidden ones)."""
     out = []
     for dirpath, dirnames, filenames in os.walk(root):  # links to directories are not followed
         dirnames[:] = sorted(
@@ -155,6 +162,11 @@ def _python_files(root: str, exclude: str | None):
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
             if not name.endswith(".py"):
+                if data is not None and not name.startswith(".") and not name.endswith((".pyc", ".pyo")):
+                    if os.path.islink(path) and not _inside(path, root):
+                        raise InputError(path, f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
+                                               "convert does not follow links out of the directory it converts")
+                    data.append(path)
                 continue
             if os.path.islink(path) and not _inside(path, root):
                 raise InputError(path, f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
@@ -172,11 +184,22 @@ def _runtime_copy(directory: str) -> bool:
             and runtime_copy.written_by_autolax(os.path.join(directory, "__init__.py")))
 
 
-def runtime_jobs(jobs, output) -> list:
-    """``--standalone``: (job, text) of each file of the runtime's copy, in OUT when OUT is
-    a directory, else beside the output file. Refuses a folder of that name that autolax did
-    not write, and a copy that would overwrite an input."""
-    folder = output if any(job.root is not None for job in jobs) else (os.path.dirname(output) or ".")
+def runtime_folder(sources, jobs, output) -> str:
+    """Where ``--standalone`` writes the runtime's copy: in OUT when OUT is a directory, else
+    beside the output file -- and beside OUT when OUT is a package (one SRC directory with an
+    ``__init__.py``, mirrored into OUT), so that the folder put on the import path for the
+    runtime is the one the package is imported from: the package's own modules
+    (``dataclasses.py``) never shadow top-level ones."""
+    if len(sources) == 1 and os.path.isdir(sources[0]) and os.path.isfile(os.path.join(sources[0], "__init__.py")):
+        return os.path.dirname(os.path.normpath(output)) or "."
+    return output if any(job.root is not None for job in jobs) else (os.path.dirname(output) or ".")
+
+
+def runtime_jobs(jobs, output, sources=()) -> list:
+    """``--standalone``: (job, text) of each file of the runtime's copy (``runtime_folder``).
+    Refuses a folder of that name that autolax did not write, and a copy that would
+    overwrite an input."""
+    folder = runtime_folder(list(sources), jobs, output)
     package = os.path.join(folder, runtime_copy.PACKAGE)
     if os.path.lexists(package):
         init = os.path.join(package, "__init__.py")
@@ -209,8 +232,10 @@ def plan(sources, output) -> list[Job]:
                 jobs.extend(Job(f, None) for f in _python_files(src, None))
                 continue
             root = os.path.join(output, os.path.basename(os.path.normpath(src))) if several else output
-            for f in _python_files(src, exclude):
-                jobs.append(Job(f, os.path.join(root, os.path.relpath(f, src)), output))
+            data = []
+            for f in _python_files(src, exclude, data):
+                jobs.append(Job(f, os.path.join(root, os.path.relpath(f, src)), output, tree=src))
+            jobs.extend(Job(f, os.path.join(root, os.path.relpath(f, src)), output, data=True, tree=src) for f in data)
         elif output is None:
             jobs.append(Job(src, None))
         elif several or os.path.isdir(output) or output.endswith(("/", os.sep)):
@@ -290,20 +315,32 @@ def _changed_since_read(source: SourceFile, path: str) -> bool:
 
 # ----------------------------------------------------------------------------- running
 def written_as(job: Job) -> str:
-    """How the converted file names its source in run-time messages: its path relative to
-    the written file (an absolute path, or one relative to where the command ran, would not
-    hold once the files are committed or moved together); on standard output, as if the
-    output were beside the source: its file name."""
+    """How the converted file names its source in run-time messages: for a file of a
+    converted directory, its path in that directory, under the directory's name
+    (``pkg/sub/model.py``: what the user knows it as, wherever the output goes); for a single
+    file, its path relative to the written file (an absolute path, or one relative to where
+    the command ran, would not hold once the files are committed or moved together); on
+    standard output, as if the output were beside the source: its file name."""
     if job.out is None:
         return os.path.basename(job.src)
+    if job.tree is not None:
+        top = os.path.basename(os.path.normpath(os.path.abspath(job.tree)))
+        return "/".join([top] + os.path.relpath(job.src, job.tree).split(os.sep))
     try:
         return os.path.relpath(os.path.abspath(job.src), os.path.dirname(os.path.abspath(job.out)))
     except ValueError:  # another drive (Windows)
         return os.path.abspath(job.src)
 
 
-def run(sources, output, options: Options, *, diff=False, check=False, stdout=None, stderr=None) -> int:
-    """Runs ``autolax convert``; returns the exit code (0 done, 1 ``--check`` found work, 2 error)."""
+def run(sources, output, options: Options, *, diff=False, check=False, stdout=None, stderr=None,
+        all_or_nothing=False) -> int:
+    """Runs ``autolax convert``; returns the exit code (0 done, 1 ``--check`` found work, 2 error).
+
+    A file that cannot be converted (a syntax error, a construct autolax cannot convert, an
+    output it may not replace) is reported (``file:line:col: error: ...``) and not written;
+    every other file is converted and written (each atomically), and the exit status is 2.
+    ``all_or_nothing`` (``--all-or-nothing``): any error writes nothing at all. A problem
+    with the paths themselves, or with ``--standalone``'s runtime copy, writes nothing."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
 
@@ -321,35 +358,41 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     runtime = []  # --standalone: (job, text) of the runtime's copy
     if options.standalone and output is not None:
         try:
-            runtime = runtime_jobs(jobs, output)
+            runtime = runtime_jobs(jobs, output, sources)
         except InputError as exc:
             return fail([exc.one_line()])
     elif options.standalone and not (diff or check):
         return fail([f"{sources[0]}: error: --standalone writes autolax's runtime (the package "
                      f"{runtime_copy.PACKAGE}) beside its output: give -o FILE.py or -o OUT_DIR"])
 
+    # errors: (the job it stops, or None for a problem that stops everything, the line)
     results, errors, warnings, matched = [], [], [], set()
     for job in jobs + [job for job, _ in runtime]:
         if job.out is not None:
             try:
                 check_output(job)
             except InputError as exc:
-                errors.append(exc.one_line())
+                errors.append((job if job.src is not None else None, exc.one_line()))
     for job in jobs:
+        if any(bad is job for bad, _ in errors):
+            continue
+        if job.data:
+            results.append((job, None, _Copy(job.src)))
+            continue
         try:
             source = read_source(job.src)
             result = convert_source(source.text, job.src, options, written_as=written_as(job))
         except (InputError, ConversionError) as exc:
-            errors.append(exc.one_line())
+            errors.append((job, exc.one_line()))
             continue
         except RecursionError:
-            errors.append(f"{job.src}: error: the file is nested too deeply to convert")
+            errors.append((job, f"{job.src}: error: the file is nested too deeply to convert"))
             continue
         except Exception as exc:  # a bug of autolax's: say so in one line, as for any other error
             if os.environ.get("AUTOLAX_TRACEBACK"):
                 raise
-            errors.append(f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
-                          "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)")
+            errors.append((job, f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
+                                "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)"))
             continue
         matched |= result.matched
         warnings += result.warnings
@@ -357,22 +400,31 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     missing = sorted(set(options.only) - matched)
     if missing and not errors:
         names = ", ".join(f"'{n}'" for n in missing)
-        errors.append(f"{', '.join(sources)}: error: --only: no function named {names}")
-    if errors:
-        return fail(errors)
+        errors.append((None, f"{', '.join(sources)}: error: --only: no function named {names}"))
+    if errors and (all_or_nothing or any(job is None for job, _ in errors) or not results):
+        return fail(line for _, line in errors)
     for line in warnings:
         print(line, file=stderr)
 
-    changed_inputs = [job.src for job, source, _ in results if _changed_since_read(source, job.src)]
-    if changed_inputs:
-        return fail([f"{path}: error: the file changed while it was being converted; nothing was written (run "
-                     "autolax convert again)" for path in changed_inputs])
+    several = len(jobs) > 1
+    for job, source, _ in results:
+        if source is not None and _changed_since_read(source, job.src):
+            what = "its output was not written" if several and not all_or_nothing else "nothing was written"
+            errors.append((job, f"{job.src}: error: the file changed while it was being converted; {what} (run "
+                                "autolax convert again)"))
+    if errors and (all_or_nothing or len({id(job) for job, _ in errors}) == len(jobs)):
+        return fail(line for _, line in errors)
+    results = [r for r in results if not any(job is r[0] for job, _ in errors)]
 
     outputs = results + [(job, None, text) for job, text in runtime]
     if diff or check:
         changed = []
         for job, source, new in outputs:
             target = job.out or job.src
+            if isinstance(new, _Copy):
+                if not new.same_as(job.out):
+                    changed.append(target)
+                continue
             old = _current(job, source)
             if old == new:
                 continue
@@ -386,25 +438,39 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
                 print(f"would change {target}", file=stderr)
             n = len(outputs)
             print(f"{len(changed)} of {n} file{'s' if n != 1 else ''} would change", file=stderr)
+            if errors:
+                return fail(line for _, line in errors)
             return EXIT_CHANGES if changed else EXIT_OK
-        return EXIT_OK
+        return fail(line for _, line in errors) if errors else EXIT_OK
 
     if output is None:
-        problem = _emit(stdout, results[0][2])
+        problem = _emit(stdout, results[0][2])  # (no data files without -o)
         return fail([problem]) if problem else EXIT_OK
-    writes = [(job.out, source.encode(new) if source is not None else new.encode("utf-8"))
-              for job, source, new in outputs if _current(job, source) != new]
-    for path, _ in writes:
+    writes = []
+    for job, source, new in outputs:
+        if new.same_as(job.out) if isinstance(new, _Copy) else _current(job, source) == new:
+            continue
         try:
-            check_writable(path)
+            check_writable(job.out)
         except InputError as exc:
-            errors.append(exc.one_line())
-    if errors:
-        return fail(errors)
+            errors.append((job if job.src is not None else None, exc.one_line()))
+            continue
+        if isinstance(new, _Copy):
+            writes.append((job.out, new))
+        else:
+            writes.append((job.out, source.encode(new) if source is not None else new.encode("utf-8")))
+    failed = {id(job) for job, _ in errors if job is not None}
+    if errors and (all_or_nothing or any(job is None for job, _ in errors) or len(failed) == len(jobs)):
+        return fail(line for _, line in errors)
     try:
         write_all(writes)
     except WriteError as exc:
-        return fail([f"{exc.path}: error: cannot write: {exc.reason}"])
+        return fail([line for _, line in errors] + [f"{exc.path}: error: cannot write: {exc.reason}"])
+    if errors:
+        n = len(failed)
+        return fail([line for _, line in errors] + [
+            f"autolax convert: {n} of {len(jobs)} files not converted (errors above); the other {len(jobs) - n} "
+            "were converted (--all-or-nothing writes nothing when a file fails)"])
     return EXIT_OK
 
 
@@ -448,6 +514,32 @@ def _unified_diff(old, new, path, created):
     return difflib.unified_diff(a, b, fromfile="/dev/null" if created else path, tofile=path)
 
 
+class _Copy:
+    """The content of a data file (``Job.data``), copied as it is (read when written)."""
+
+    def __init__(self, src: str):
+        self.src = src
+
+    def same_as(self, path: str) -> bool:
+        """Does the regular file ``path`` hold the same bytes already?"""
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode) or info.st_size != os.stat(self.src).st_size:
+                return False
+            return filecmp.cmp(self.src, path, shallow=False)
+        except OSError:
+            return False
+
+    def copy_to(self, f) -> None:
+        """Copies the source (a regular file: refused otherwise, without blocking) into ``f``."""
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+        fd = os.open(self.src, flags)
+        with os.fdopen(fd, "rb") as src:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(0, f"{self.src} is not a regular file")
+            shutil.copyfileobj(src, f, 2**20)
+
+
 class WriteError(Exception):
     """Writing an output failed (nothing was replaced, or see ``write_all``)."""
 
@@ -477,7 +569,10 @@ def write_all(items) -> None:
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
             temps.append(tmp)
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                if isinstance(data, _Copy):
+                    data.copy_to(f)
+                else:
+                    f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             try:
