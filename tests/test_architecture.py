@@ -22,7 +22,7 @@ IMPORT_CIRCLES = PACKAGE.parent.parent / "shared" / "tools" / "import_circles.py
 
 SHARED = {"errors", "sites", "libraries", "plan", "compat", "transforms"}
 FRONT_END = ("transpile", "analysis", "passes", "pipeline")  # lowest first
-TOP = {"api", "callables", "check", "filtering", "cli", "magic", "demo", "interrupt", "__init__", "__main__", "examples"}
+TOP = {"api", "jitted", "callables", "check", "filtering", "cli", "magic", "demo", "interrupt", "__init__", "__main__", "examples"}
 
 # layer -> the layers it may import (besides itself)
 ALLOWED = {

@@ -91,7 +91,7 @@ def forward_mode():
     """Bounded loops traced in this block are plain ``while_loop``s, which have a
     forward-mode derivative. For a ``jax.jit`` object called with ``jvp``'s tracers
     (``jax.jvp(autolax.jit(f))``): the ``jit`` hides them from the loop, whose
-    ``custom_vjp`` JAX could not differentiate forward (``autolax.api.Jitted``)."""
+    ``custom_vjp`` JAX could not differentiate forward (``autolax.jitted.Jitted``)."""
     token = _FORWARD.set(True)
     try:
         yield

@@ -195,7 +195,7 @@ def staged_since(mark) -> bool:
 
 def rerun_as_python() -> bool:
     """Does the caller (``autolax.jit``) run the function as Python when tracing raises an
-    error of the user's code after a check was staged (``api.Jitted``)? Not when it was
+    error of the user's code after a check was staged (``autolax.jitted.Jitted``)? Not when it was
     given tracers (it is called inside another trace) or only shapes."""
     counter = _staged.get()
     return counter is not None and (counter.can_rerun is None or counter.can_rerun())
@@ -482,7 +482,7 @@ def runtime_checks():
     the outermost converted function, Python would raise the check's error instead when it
     fails first -- which only the running program knows. autolax refuses then
     (``raises-after-check``), unless ``autolax.jit`` is calling, which runs the function as
-    Python on the concrete arguments to find Python's error (``api.Jitted``). JAX's tracer
+    Python on the concrete arguments to find Python's error (``autolax.jitted.Jitted``). JAX's tracer
     error leaving the function while it is traced (``float(x)`` of a traced argument) is
     autolax's ``TracedValueError`` (``report.escaped_tracer_error``), checks or not. An
     error that the user's code catches inside the trace changes nothing.
