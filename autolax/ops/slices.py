@@ -631,10 +631,9 @@ def _identity(kind, dtype):
         return jnp.zeros((), dtype)
     if kind == "prod":
         return jnp.ones((), dtype)
-    if kind in ("any", "all"):
-        return jnp.asarray(kind == "all", dtype) if dtype == jnp.bool_ else jnp.asarray(kind == "all").astype(dtype)
-    big = dtype == jnp.bool_ and (True, False)
-    if big:
+    if kind in ("any", "all"):  # (False / True as the item's type: 0 / 1)
+        return jnp.asarray(kind == "all").astype(dtype)
+    if dtype == jnp.bool_:  # max: False, min: True
         return jnp.asarray(kind == "min")
     if jnp.issubdtype(dtype, jnp.inexact):
         return jnp.asarray(np.inf if kind == "min" else -np.inf, dtype)
@@ -764,11 +763,10 @@ def _masked_dot(kind, args, parts):
 
 def _gathered(tree, aligned, slot, size, r):
     """``tree`` (one side of a product) in its slice's own order, ``size`` long."""
-    for _, _, dim in aligned.slots[slot]:
-        if len({id(m[2]) for m in aligned.slots[slot]}) and not all(
-                m[2].same_as(aligned.slots[slot][0][2]) for m in aligned.slots[slot]):
-            raise _Unsupported  # the reads of one side slice differently: not written by hand
-    dim = aligned.slots[slot][0][2]
+    members = aligned.slots[slot]
+    dim = members[0][2]
+    if not all(m[2].same_as(dim) for m in members):
+        raise _Unsupported  # the reads of one side slice differently (not how kernels are written)
     value, _ = aligned.value(tree)
     positions = dim.gather_positions(size)
     axis = value.ndim - r
