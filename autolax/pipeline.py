@@ -129,8 +129,10 @@ NEEDS = {
     loop_options: {"loop_options"},
     ternary: {"IfExp"},
     logical: {"BoolOp", "Not", "Compare.chain", "lowered"},
-    membership: {"membership"},
-    identity: {"identity"},
+    # (`lowered`: also where a jump lowering moved a loop's exit test, `if x in (a, b):
+    # return x`, into an annotation, which ``features`` does not see)
+    membership: {"membership", "lowered"},
+    identity: {"identity", "lowered"},
 }
 # What ``logical`` rewrites in the tree (``lowered``: a jump lowering ran, and may have left
 # loop tests with a ``not`` in annotations, which ``features`` does not see).
