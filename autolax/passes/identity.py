@@ -18,10 +18,12 @@ Python's answer.
 
 from __future__ import annotations
 
-from autolax.transpile import syntax
+from autolax.transpile import anno, syntax
 
 # Runs where there is an ``is`` / ``is not`` (``pipeline.features``).
-NEEDS = frozenset({"identity"})
+# (`lowered`: also where a jump lowering moved a loop's exit test, `if x in (a, b): return x`,
+# into an annotation, which ``features`` does not see)
+NEEDS = frozenset({"identity", "lowered"})
 
 # Before / after: what this pass makes of each function (a third item: the passes run
 # first, whose work it reads). tests/test_pass_examples.py runs them.
@@ -89,6 +91,21 @@ class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, flags):
         self.ctx = ctx
         self.flags = flags
+
+    def visit_For(self, node):
+        return self._visit_loop(node)
+
+    def visit_While(self, node):
+        return self._visit_loop(node)
+
+    def _visit_loop(self, node):
+        node = self.generic_visit(node)
+        # The exit test `loop_exits` moved into the loop's annotation (`if x in (a, b):
+        # return x` opening a body) is the program's too.
+        extra = anno.get(node, anno.EXTRA_TEST)
+        if extra is not None:
+            anno.set(node, anno.EXTRA_TEST, self.visit(extra))
+        return node
 
     def visit_Compare(self, node):
         self.generic_visit(node)
