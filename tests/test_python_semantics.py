@@ -1280,6 +1280,50 @@ def test_match_and_walrus_loop_inside_a_case(k, j, tmp_path):
     check_all_paths(match_in_a_case, k, j, tmp_dir=tmp_path)
 
 
+def _fails_when_negative(x):
+    if x < 0:
+        raise ValueError("negative")
+    return x * 2.0
+
+
+def return_in_a_suppressing_with(x):
+    with contextlib.suppress(ValueError):
+        return _fails_when_negative(x)
+    return x + 1.0
+
+
+def return_in_a_suppressing_with_in_a_loop(xs):
+    total = 0.0
+    for x in xs:
+        with contextlib.suppress(ValueError):
+            total = total + _fails_when_negative(x)
+            if total > 5.0:
+                return total
+    return -total
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_a_return_in_a_with_whose_manager_suppresses_the_error(x, tmp_path):
+    # Before: the code after the `with` was dropped (a `with` whose body returns was taken to
+    # always return): UnboundLocalError on every path where Python returns x + 1.
+    check_all_paths(return_in_a_suppressing_with, x, static_argnums=(0,), tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_a_traced_raise_a_with_may_suppress_is_refused(x, tmp_path):
+    # The helper's `raise` under a traced condition, inside a `with` whose manager may
+    # suppress it: whether the code after the `with` runs would depend on data.
+    check_all_paths(return_in_a_suppressing_with, x, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.StagedEffectError, match="is inside a `with` block, whose context manager may suppress"):
+        autolax.jit(return_in_a_suppressing_with)(x)
+
+
+@pytest.mark.parametrize("xs", [(1.0, 2.0), (1.0, 4.0, 9.0), (-1.0, 2.0)])
+def test_a_return_in_a_suppressing_with_inside_a_loop(xs, tmp_path):
+    check_all_paths(return_in_a_suppressing_with_in_a_loop, xs, static_argnums=(0,), tmp_dir=tmp_path)
+    check_all_paths(return_in_a_suppressing_with_in_a_loop, np.array(xs), tmp_dir=tmp_path, refusal=True)
+
+
 def walrus_test(x):
     while (y := x * 2) < 10:
         x = y

@@ -190,20 +190,12 @@ CASES = [
 ]
 
 
-# Wrong answers with no error, found by this corpus and not fixed on this branch: each is a
+# Wrong answers with no error, found by this corpus and not fixed yet: each is a
 # strict xfail, so that the test fails once the cause is fixed (then update the data).
 ITEM_1 = ("a helper that writes into its array argument ({}): the caller keeps the old array, also "
           "through `convert` called eagerly (issue 43 item 1)")
 SILENT = {
-    "sort_jacobi": ITEM_1.format("`swap_rows` / `swap_cols`"),
     "std_form": ITEM_1.format("`invert(L)`") + "; the jit paths refuse first (`math.sqrt` in a `try`)",
-    "jacobi": ITEM_1.format("`rotate(a, p, k, l)`") + " (it never converges: the staged paths raise autolax's "
-              "returns-none error where Python returns the eigenvalues)",
-    "midpoint_integrate": ITEM_1.format("`richardson(r, k)`") + ", on every path",
-    "bul_stoer": ITEM_1.format("`richardson(r, k)` of the midpoint solver") + "; the jit paths refuse first (appends "
-                 "in a `while` loop)",
-    "householder_and_p": ITEM_1.format("`householder(a)`, whose Householder vectors left in `a` are what "
-                                       "`compute_p(a)` reads") + ", on every path",
 }
 
 

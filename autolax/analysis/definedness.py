@@ -11,7 +11,12 @@ after it. Results are side tables keyed by node:
 from __future__ import annotations
 
 from autolax.analysis.activity import local_names, reads, target_names, writes
-from autolax.transpile import syntax
+from autolax.transpile import anno, syntax
+
+
+def _holds_lowered_jump(node) -> bool:
+    """Does ``node``'s body set a flag a jump lowering made (``anno.GENERATED_FLAG``)?"""
+    return any(anno.get(stmt, anno.GENERATED_FLAG) is not None for stmt in syntax.walk_statements(node))
 
 
 class Definedness:
@@ -51,7 +56,12 @@ class Definedness:
             for item in node.items:
                 if item.optional_vars is not None:
                     bound |= target_names(item.optional_vars)
-            return self._block(node.body, d | bound, m | bound)
+            bd, bm = self._block(node.body, d | bound, m | bound)
+            # The context manager may suppress an exception raised in the body, and the code
+            # after the `with` then runs. Where the body held a jump (now a flag and, for a
+            # `return`, the return value), that code runs only then, so what the body binds is
+            # not certain there (`with suppress(E): return g()` then `return 1`).
+            return (bd - (self._writes(node) - d) if _holds_lowered_jump(node) else bd), bm
         if isinstance(node, syntax.Try):
             # What the body binds is only certain in `else` (the body finished); a `del` in
             # the body, a handler or `else` may have run before a handler / `finally` / the
@@ -131,7 +141,10 @@ class BoundBeforeReads:
                 self._check(reads(item.context_expr), bound)
                 if item.optional_vars is not None:
                     inner |= target_names(item.optional_vars)
-            return self._block(node.body, inner)
+            after = self._block(node.body, inner)
+            # A body that always leaves (`return`) may still be left by an exception its
+            # context manager suppresses: the code after the `with` then runs.
+            return inner if after is None else after
         if isinstance(node, syntax.Try):
             # Leaving normally: through the body and `else`, or through a handler (which may
             # start before anything in the body ran). `finally` runs after either.

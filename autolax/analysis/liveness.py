@@ -92,7 +92,10 @@ class Liveness:
                 item_reads |= self._read(item.context_expr)
                 if item.optional_vars is not None:
                     bound |= target_names(item.optional_vars)
-            return item_reads | (body - bound)
+            # The context manager may suppress an exception raised anywhere in the body: what is
+            # live after the `with` is live before its body too (a jump flag set at the end of
+            # a body that returns must keep its first value, for the code after the `with`).
+            return item_reads | ((body | out) - bound)
         if isinstance(node, syntax.Try):
             # `finally` runs after everything else; the handlers after any statement of the
             # body, which may raise anywhere: what they read is live throughout the body (a

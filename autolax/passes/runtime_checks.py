@@ -179,7 +179,14 @@ def _catching(fn_node, ctx) -> None:
     traced condition must be refused when this ``try`` would catch it (the handler would run
     depending on data), as one written in the body itself is."""
     for node in _tries(fn_node):
-        types = anno.get(node, anno.CATCHING)
+        if node.__class__ is syntax.Try:
+            types = anno.get(node, anno.CATCHING)
+        elif _calls_user_code(node.body, ctx.ops):
+            # A `with`: its context manager may suppress what a helper the body calls raises
+            # (the body's own raises are marked by ``passes.exceptions``).
+            types = [syntax.dotted(f"{ctx.ops}.MaySuppress")]
+        else:
+            continue
         if types and node.body:
             wrapped = templates.replace(_CATCHING, ops_catching=syntax.dotted(f"{ctx.ops}.catching"),
                                         types=[syntax.deepcopy(t) for t in types], body=node.body)
@@ -190,8 +197,22 @@ _BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS``
 _HOLDERS = (syntax.ExceptHandler, syntax.match_case)
 
 
+def _calls_user_code(stmts, ops: str) -> bool:
+    """Do ``stmts`` call a function through ``ops.call`` (which converts it, and may stage a
+    raise in it)? Nested functions and lambdas aside."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in (
+                "call", "call_writing") and isinstance(node.func.value, syntax.Name) and node.func.value.id == ops:
+            return True
+        if not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+            todo.extend(syntax.iter_child_nodes(node))
+    return False
+
+
 def _tries(fn_node) -> list:
-    """The ``try`` statements in ``fn_node`` (``syntax.walk_statements``, inlined: this looks
+    """The ``try`` and ``with`` statements in ``fn_node`` (``syntax.walk_statements``, inlined: this looks
     at every statement of the converted function, which most often holds no ``try``). Each
     ``try`` wraps its own body, so the order does not matter."""
     out = []
@@ -199,7 +220,7 @@ def _tries(fn_node) -> list:
     while stack:
         node = stack.pop()
         kind = node.__class__
-        if kind is syntax.Try:
+        if kind is syntax.Try or kind is syntax.With or kind is syntax.AsyncWith:
             out.append(node)
         fields = _BLOCKS.get(kind)
         if fields is None:

@@ -99,8 +99,8 @@ class BlockLowering:
                 return True
             if isinstance(stmt, syntax.If) and self.always_jumps(stmt.body) and self.always_jumps(stmt.orelse):
                 return True
-            if isinstance(stmt, (syntax.With, syntax.AsyncWith)) and self.always_jumps(stmt.body):
-                return True
+            # (A `with` whose body always jumps does not: its context manager may suppress an
+            # exception raised before the jump, and the code after the `with` then runs.)
             if self.into_loops and _endless(stmt) and self.contains_jump(stmt.body):
                 return True  # `while True:` left only by this kind of jump
         return False
@@ -166,7 +166,7 @@ class BlockLowering:
                 lowered = self.block(stmt.body)
                 stmt.body = lowered.stmts
                 out.append(stmt)
-                if lowered.always_jumps:
+                if lowered.always_jumps and not isinstance(stmt, (syntax.With, syntax.AsyncWith)):
                     return Lowered(out, True, True)
             if rest:
                 tail = self.block(rest)
