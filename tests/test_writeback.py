@@ -594,3 +594,19 @@ def test_a_helper_decorated_with_autolax_jit():
     with pytest.raises(autolax.ArgumentWriteError, match="'_jitted_set0' writes into its parameter 'v'"):
         autolax.jit(_calls_the_jitted_helper_from_a_list)(jnp.array([1.0, 2.0, 3.0]))
     assert _jitted_set0(jnp.array([1.0, 2.0, 3.0]), 1) is None  # called by itself: what it returns
+
+
+def test_the_closure_counter_refusal_is_the_same_on_every_path(files):
+    expected, got, _ = outcomes(files, "line_search", 1.0)
+    assert expected.error is None and expected.value[1] == 5
+    for path, outcome in got.items():
+        if path == "convert eagerly":  # no trace: Python's answer, the count included
+            assert agrees(expected, outcome, path, allow_refusal=False) is None, (path, outcome)
+            continue
+        assert outcome.error is not None and type(outcome.error).__name__ == "StagedEffectError", (path, outcome)
+        text = str(outcome.error)
+        assert text.startswith("a list ([0]) is changed inside the `for` loop at "), (path, text)
+        assert "through 'fc' at " in text, (path, text)
+        if not path.startswith(("cli", "standalone")):  # (the CLI's outputs show the written file's line: item 16)
+            assert "helpers_mod.py:" in text and "(`fc[0] += 1`)" in text, (path, text)
+        assert "Fix: keep what 'fc' collects in a local variable" in text, (path, text)
