@@ -116,7 +116,7 @@ _JUMPS = {"Break", "Continue", "EarlyReturn", "Raise"}
 NEEDS = {
     # What it rejects: nothing else can make it raise.
     # A helper that writes into a parameter, or a call (of one, maybe).
-    writeback: {"Subscript.Store", "Attribute.Store", "Call"},
+    writeback: {"Subscript.Store", "Attribute.Store", "Call", "AugAssign"},
     unsupported: {"Yield", "YieldFrom", "Await", "AsyncFor", "AsyncWith", "AsyncFunctionDef", "NamedExpr", "Try"},
     bound_names: _JUMPS,
     continue_statements: {"Continue"},

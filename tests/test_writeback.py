@@ -81,6 +81,26 @@ SOURCE = textwrap.dedent('''
         return b
 
 
+    def add_into(v, x):
+        v += x
+
+
+    def augmented_in_a_helper(b):
+        add_into(b, 1.0)
+        return b
+
+
+    def bump(n):
+        n += 1.0
+        return n * 2.0
+
+
+    def a_number_is_rebound_not_changed(k, b):
+        m = bump(k)
+        first = bump(b[0])
+        return k, m, first, b
+
+
     def swap_first(v, p):
         swap(v, 0, p)
 
@@ -324,6 +344,7 @@ def assert_pythons_answer(files, name, *args):
     ("g", ([1.0, 2.0, 3.0], 0), [1.0, 2.0, 3.0]),
     ("by_keyword", ([1.0, 2.0, 3.0],), [1.0, 2.0, 0.0]),
     ("assigns_the_result_to_the_array", ([1.0, 2.0, 3.0],), 2),
+    ("augmented_in_a_helper", ([1.0, 2.0, 3.0],), [2.0, 3.0, 4.0]),
     ("helper_of_helper", ([1.0, 2.0, 3.0], 1), [2.0, 1.0, 3.0]),
     ("nested_def", ([1.0, 2.0, 3.0],), [-1.0, 2.0, 3.0]),
     ("through_alias", ([1.0, 2.0, 3.0],), [0.0, 2.0, 3.0]),
@@ -337,6 +358,14 @@ def assert_pythons_answer(files, name, *args):
 def test_a_helper_writing_into_its_argument_changes_the_callers_array(files, name, args, want):
     expected = assert_pythons_answer(files, name, *args)
     np.testing.assert_array_equal(expected.value, want)  # (the case is what it says)
+
+
+def test_augmented_assignment_of_a_number_parameter_leaves_the_callers_number(files):
+    """`n += 1.0` in a helper: NumPy adds into an array in place (the caller sees it), a
+    Python number is rebound (the caller's is unchanged): each as Python does."""
+    expected = assert_pythons_answer(files, "a_number_is_rebound_not_changed", 3.0, [1.0, 2.0])
+    assert [float(v) for v in expected.value[:3]] == [3.0, 8.0, 4.0]
+    np.testing.assert_array_equal(expected.value[3], [1.0, 2.0])
 
 
 def test_a_helper_that_writes_and_returns_a_value(files):

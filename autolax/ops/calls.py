@@ -295,6 +295,12 @@ def _is_converted(g) -> bool:
                                                                       "__autolax_converted__", False))
 
 
+def _number(x) -> bool:
+    """A number (a Python one, or a JAX scalar): ``v += 1`` in a helper rebinds its own name
+    in Python and leaves the caller's number as it was (an array is added to in place)."""
+    return isinstance(x, (int, float, complex)) or isinstance(x, (jax.Array, compat.Tracer)) and x.ndim == 0
+
+
 def _is_jax_array(x) -> bool:
     return isinstance(x, (jax.Array, compat.Tracer))
 
@@ -334,9 +340,9 @@ def _unclaimed(f, handed: HandedBack, args, kwargs, claimed, bound=None):
             raise _write_error(f, name, bound[name], "rebound", depth=3)
     for name, new in written.items():
         given = bound.get(name)
-        if not _is_jax_array(given):
+        if not _is_jax_array(given) or _number(given):
             continue
-        if name not in claimed and new is not given:
+        if name not in claimed and new is not given and not _number(given):
             why = "not-rebound" if claimed or not bound else "not-rebound"
             raise _write_error(f, name, given, why, depth=3)
         twin = next((other for other, x in bound.items() if other != name and x is given), None)
@@ -344,7 +350,8 @@ def _unclaimed(f, handed: HandedBack, args, kwargs, claimed, bound=None):
             raise _write_error(f, name, given, "passed-twice", depth=3, twin=twin)
     if not claimed:
         return handed.value
-    return (*[written[n] if n in written else bound.get(n) for n in claimed], handed.value)
+    return (*[written[n] if n in written and not _number(bound.get(n)) else bound.get(n) for n in claimed],
+            handed.value)
 
 
 _WHY = {

@@ -363,6 +363,9 @@ class _Function:
         if not (self.written or self.lost):
             return stmt
         value = stmt.value if stmt.value is not None else syntax.constant(None)
+        if (isinstance(value, syntax.Call) and isinstance(value.func, syntax.Attribute)
+                and value.func.attr == "hand_back"):
+            return stmt  # converted code converted again (``autolax convert`` output run with autolax)
         keywords = {p: syntax.name(p) for p in self.written}
         # (a parameter written into, then rebound: named, so that a JAX array given for it is refused)
         lost = [syntax.constant(p) for p in self.lost]
