@@ -76,28 +76,31 @@ def written_params(fn_node, also=()) -> tuple[str, ...]:
     return params_written(fn_node, also)[0]
 
 
-def params_written(fn_node, also=()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def params_written(fn_node, also=(), augmented=True) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(written, lost)``: the parameters ``fn_node`` writes into, and those it writes into
     and also rebinds, with a write before the first rebinding (``v[0] = 1.0`` then
     ``v = v * 2``): the caller's array changed there, which no hand-back can say.
 
     An augmented assignment of the parameter itself (``v += x``) writes into it too: NumPy
     adds in place, into the caller's array (a Python number is rebound instead, which
-    ``ops.call_writing`` tells apart when it runs: it keeps the caller's number)."""
+    ``ops.call_writing`` tells apart when it runs: it keeps the caller's number). Not for a
+    ``def`` inside a converted function (``augmented=False``): such a function may be given
+    to a library (``map(step, xs)``) while a call hands back, and ``v += x`` is mostly a
+    number there."""
     params = candidates(fn_node)
     if not params:
         return (), ()
     stored = stored_roots(fn_node)
     for name in also:
         stored.setdefault(name, 0)
-    plain, augmented = _first_bindings(fn_node)
-    for name, line in augmented.items():
+    plain, augmenting = _first_bindings(fn_node)
+    for name, line in augmenting.items() if augmented else ():
         stored[name] = min(stored.get(name, line), line)
     written, lost = [], []
     for p in params:
         if p not in stored:
             continue
-        if p not in plain:
+        if p not in plain and (augmented or p not in augmenting):
             written.append(p)
         elif stored[p] < plain[p]:
             lost.append(p)
