@@ -81,6 +81,26 @@ SOURCE = textwrap.dedent('''
         return b
 
 
+    def add_into(v, x):
+        v += x
+
+
+    def augmented_in_a_helper(b):
+        add_into(b, 1.0)
+        return b
+
+
+    def bump(n):
+        n += 1.0
+        return n * 2.0
+
+
+    def a_number_is_rebound_not_changed(k, b):
+        m = bump(k)
+        first = bump(b[0])
+        return k, m, first, b
+
+
     def swap_first(v, p):
         swap(v, 0, p)
 
@@ -324,6 +344,7 @@ def assert_pythons_answer(files, name, *args):
     ("g", ([1.0, 2.0, 3.0], 0), [1.0, 2.0, 3.0]),
     ("by_keyword", ([1.0, 2.0, 3.0],), [1.0, 2.0, 0.0]),
     ("assigns_the_result_to_the_array", ([1.0, 2.0, 3.0],), 2),
+    ("augmented_in_a_helper", ([1.0, 2.0, 3.0],), [2.0, 3.0, 4.0]),
     ("helper_of_helper", ([1.0, 2.0, 3.0], 1), [2.0, 1.0, 3.0]),
     ("nested_def", ([1.0, 2.0, 3.0],), [-1.0, 2.0, 3.0]),
     ("through_alias", ([1.0, 2.0, 3.0],), [0.0, 2.0, 3.0]),
@@ -337,6 +358,14 @@ def assert_pythons_answer(files, name, *args):
 def test_a_helper_writing_into_its_argument_changes_the_callers_array(files, name, args, want):
     expected = assert_pythons_answer(files, name, *args)
     np.testing.assert_array_equal(expected.value, want)  # (the case is what it says)
+
+
+def test_augmented_assignment_of_a_number_parameter_leaves_the_callers_number(files):
+    """`n += 1.0` in a helper: NumPy adds into an array in place (the caller sees it), a
+    Python number is rebound (the caller's is unchanged): each as Python does."""
+    expected = assert_pythons_answer(files, "a_number_is_rebound_not_changed", 3.0, [1.0, 2.0])
+    assert [float(v) for v in expected.value[:3]] == [3.0, 8.0, 4.0]
+    np.testing.assert_array_equal(expected.value[3], [1.0, 2.0])
 
 
 def test_a_helper_that_writes_and_returns_a_value(files):
@@ -594,3 +623,19 @@ def test_a_helper_decorated_with_autolax_jit():
     with pytest.raises(autolax.ArgumentWriteError, match="'_jitted_set0' writes into its parameter 'v'"):
         autolax.jit(_calls_the_jitted_helper_from_a_list)(jnp.array([1.0, 2.0, 3.0]))
     assert _jitted_set0(jnp.array([1.0, 2.0, 3.0]), 1) is None  # called by itself: what it returns
+
+
+def test_the_closure_counter_refusal_is_the_same_on_every_path(files):
+    expected, got, _ = outcomes(files, "line_search", 1.0)
+    assert expected.error is None and expected.value[1] == 5
+    for path, outcome in got.items():
+        if path == "convert eagerly":  # no trace: Python's answer, the count included
+            assert agrees(expected, outcome, path, allow_refusal=False) is None, (path, outcome)
+            continue
+        assert outcome.error is not None and type(outcome.error).__name__ == "StagedEffectError", (path, outcome)
+        text = str(outcome.error)
+        assert text.startswith("a list ([0]) is changed inside the `for` loop at "), (path, text)
+        assert "through 'fc' at " in text, (path, text)
+        if not path.startswith(("cli", "standalone")):  # (the CLI's outputs show the written file's line: item 16)
+            assert "helpers_mod.py:" in text and "(`fc[0] += 1`)" in text, (path, text)
+        assert "Fix: keep what 'fc' collects in a local variable" in text, (path, text)

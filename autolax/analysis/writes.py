@@ -76,41 +76,58 @@ def written_params(fn_node, also=()) -> tuple[str, ...]:
     return params_written(fn_node, also)[0]
 
 
-def params_written(fn_node, also=()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def params_written(fn_node, also=(), augmented=True) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(written, lost)``: the parameters ``fn_node`` writes into, and those it writes into
     and also rebinds, with a write before the first rebinding (``v[0] = 1.0`` then
-    ``v = v * 2``): the caller's array changed there, which no hand-back can say."""
+    ``v = v * 2``): the caller's array changed there, which no hand-back can say.
+
+    An augmented assignment of the parameter itself (``v += x``) writes into it too: NumPy
+    adds in place, into the caller's array (a Python number is rebound instead, which
+    ``ops.call_writing`` tells apart when it runs: it keeps the caller's number). Not for a
+    ``def`` inside a converted function (``augmented=False``): such a function may be given
+    to a library (``map(step, xs)``) while a call hands back, and ``v += x`` is mostly a
+    number there."""
     params = candidates(fn_node)
     if not params:
         return (), ()
     stored = stored_roots(fn_node)
     for name in also:
         stored.setdefault(name, 0)
-    hits = [p for p in params if p in stored]
-    if not hits:
-        return (), ()
-    rebound = writes(fn_node.body)
-    first_binding = _first_bindings(fn_node) if any(p in rebound for p in hits) else {}
-    written = tuple(p for p in hits if p not in rebound)
-    lost = tuple(p for p in hits if p in rebound and stored[p] < first_binding.get(p, 0))
-    return written, lost
+    plain, augmenting = _first_bindings(fn_node)
+    for name, line in augmenting.items() if augmented else ():
+        stored[name] = min(stored.get(name, line), line)
+    written, lost = [], []
+    for p in params:
+        if p not in stored:
+            continue
+        if p not in plain and (augmented or p not in augmenting):
+            written.append(p)
+        elif stored[p] < plain[p]:
+            lost.append(p)
+    return tuple(written), tuple(lost)
 
 
-def _first_bindings(fn_node) -> dict[str, int]:
-    """Local name -> the first line of the function's own statements that binds it."""
+def _first_bindings(fn_node) -> tuple[dict[str, int], dict[str, int]]:
+    """Local name -> the first line of the function's own statements that binds it, and
+    (apart) -> the first line of an augmented assignment of the name itself (``v += x``)."""
     out: dict[str, int] = {}
+    augmented: dict[str, int] = {}
     stack = list(fn_node.body)
     while stack:
         node = stack.pop()
+        line = getattr(node, "lineno", 0) or 0
         if isinstance(node, _SCOPES):
-            out[node.name] = min(out.get(node.name, node.lineno), node.lineno) if hasattr(node, "name") else 0
+            if hasattr(node, "name"):
+                out[node.name] = min(out.get(node.name, line), line)
+            continue
+        if isinstance(node, syntax.AugAssign) and isinstance(node.target, syntax.Name):
+            augmented[node.target.id] = min(augmented.get(node.target.id, line), line)
             continue
         if isinstance(node, syntax.stmt):
             for name in writes(node) if not _compound(node) else _header_binds(node):
-                line = getattr(node, "lineno", 0) or 0
                 out[name] = min(out.get(name, line), line)
         stack.extend(syntax.child_statements(node))
-    return out
+    return out, augmented
 
 
 def _compound(node) -> bool:

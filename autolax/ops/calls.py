@@ -298,12 +298,30 @@ def _is_converted(g) -> bool:
                                                                       "__autolax_converted__", False))
 
 
+def _number(x) -> bool:
+    """A number (a Python one, or a JAX scalar): ``v += 1`` in a helper rebinds its own name
+    in Python and leaves the caller's number as it was (an array is added to in place)."""
+    return isinstance(x, (int, float, complex)) or isinstance(x, (jax.Array, compat.Tracer)) and x.ndim == 0
+
+
 def _is_jax_array(x) -> bool:
     return isinstance(x, (jax.Array, compat.Tracer))
 
 
 def _bind(g, args, kwargs) -> dict:
-    """The parameters of ``g`` given ``args`` / ``kwargs``, by name ({} if unknown)."""
+    """The parameters of ``g`` given ``args`` / ``kwargs``, by name ({} if unknown): read
+    from its code object where it has one (``inspect.signature`` costs tens of µs a call)."""
+    fn = getattr(g, "__func__", g)
+    code = getattr(fn, "__code__", None)
+    if isinstance(code, types.CodeType) and isinstance(fn, types.FunctionType):
+        positional = code.co_varnames[:code.co_argcount]
+        if fn is not g:  # a bound method: its receiver is not among ``args``
+            positional = positional[1:]
+        out = dict(zip(positional, args))
+        if kwargs:
+            named = code.co_varnames[code.co_posonlyargcount:code.co_argcount + code.co_kwonlyargcount]
+            out.update((k, v) for k, v in kwargs.items() if k in named)
+        return out
     try:
         return dict(inspect.signature(g).bind_partial(*args, **kwargs).arguments)
     except (TypeError, ValueError):
@@ -325,9 +343,9 @@ def _unclaimed(f, handed: HandedBack, args, kwargs, claimed, bound=None):
             raise _write_error(f, name, bound[name], "rebound", depth=3)
     for name, new in written.items():
         given = bound.get(name)
-        if not _is_jax_array(given):
+        if not _is_jax_array(given) or _number(given):
             continue
-        if name not in claimed and new is not given:
+        if name not in claimed and new is not given and not _number(given):
             why = "not-rebound" if claimed or not bound else "not-rebound"
             raise _write_error(f, name, given, why, depth=3)
         twin = next((other for other, x in bound.items() if other != name and x is given), None)
@@ -335,7 +353,8 @@ def _unclaimed(f, handed: HandedBack, args, kwargs, claimed, bound=None):
             raise _write_error(f, name, given, "passed-twice", depth=3, twin=twin)
     if not claimed:
         return handed.value
-    return (*[written[n] if n in written else bound.get(n) for n in claimed], handed.value)
+    return (*[written[n] if n in written and not _number(bound.get(n)) else bound.get(n) for n in claimed],
+            handed.value)
 
 
 _WHY = {

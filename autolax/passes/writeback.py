@@ -53,7 +53,7 @@ from autolax.transpile import syntax
 from autolax.transpile.source import SourceUnavailable, function_source
 
 # A helper that writes into a parameter, or a call (of one, maybe).
-NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "Call"})
+NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "Call", "AugAssign"})
 
 # Before / after (tests/test_pass_examples.py runs them).
 EXAMPLES = (
@@ -279,7 +279,8 @@ def _bound_names(call, facts):
 class _Function:
     """Rewrites one function (and, on their own, the ``def``s inside it)."""
 
-    def __init__(self, ctx, node, resolve, defs, methods=None):
+    def __init__(self, ctx, node, resolve, defs, methods=None, nested=False):
+        self.is_nested = nested
         self.methods = methods or {}
         self.ctx = ctx
         self.node = node
@@ -303,7 +304,7 @@ class _Function:
                         return _MISSING
                     return outer.resolve(name)
 
-                _Function(self.ctx, stmt, resolve, self.defs).run()
+                _Function(self.ctx, stmt, resolve, self.defs, nested=True).run()
             else:
                 call = _call_of(stmt)
                 if call is not None and (call.func.__class__ is syntax.Name or self.receiver is not None):
@@ -322,7 +323,7 @@ class _Function:
             if pairs:
                 sites[id(stmt)] = pairs
                 also |= {a.id for _, a in pairs}
-        self.written, self.lost = writes_analysis.params_written(self.node, also)
+        self.written, self.lost = writes_analysis.params_written(self.node, also, augmented=not self.is_nested)
         if not (sites or self.written or self.lost):
             return
         self.node.body = self.block(self.node.body, sites)
@@ -381,6 +382,9 @@ class _Function:
         if not (self.written or self.lost):
             return stmt
         value = stmt.value if stmt.value is not None else syntax.constant(None)
+        if (isinstance(value, syntax.Call) and isinstance(value.func, syntax.Attribute)
+                and value.func.attr == "hand_back"):
+            return stmt  # converted code converted again (``autolax convert`` output run with autolax)
         keywords = {p: syntax.name(p) for p in self.written}
         # (a parameter written into, then rebound: named, so that a JAX array given for it is refused)
         lost = [syntax.constant(p) for p in self.lost]
@@ -399,7 +403,23 @@ def _own_statements(node):
             stack.extend(syntax.child_statements(stmt))
 
 
+def _already_converted(ctx) -> bool:
+    """Is the function converted code already (``autolax convert`` output, converted again
+    when the default output runs with autolax installed)? Its ``def``s are the lowering's
+    bodies, which autolax's own ops call: nothing to hand back there."""
+    for name in ("ops", "autolax_ops"):
+        # (the function's own code names the runtime: the generated code got another name)
+        if name != ctx.ops and name in ctx.namer.used:
+            value = ctx.resolve(name)
+            if getattr(value, "__name__", "") in ("autolax.ops", "autolax_runtime.ops"):
+                return True
+    return False
+
+
 def transform(fn_node, ctx):
+    if _already_converted(ctx):
+        return fn_node
+
     def resolve(name):
         value = ctx.resolve(name)
         return _MISSING if value is ctx.MISSING else value
