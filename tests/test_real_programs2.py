@@ -194,9 +194,7 @@ CASES = [
 # strict xfail, so that the test fails once the cause is fixed (then update the data).
 ITEM_1 = ("a helper that writes into its array argument ({}): the caller keeps the old array, also "
           "through `convert` called eagerly (issue 43 item 1)")
-SILENT = {
-    "std_form": ITEM_1.format("`invert(L)`") + "; the jit paths refuse first (`math.sqrt` in a `try`)",
-}
+SILENT: dict = {}
 
 
 def _param(case):

@@ -56,6 +56,17 @@ SOURCE = textwrap.dedent('''
         return b
 
 
+    def doubles_first(a):
+        a[0] = a[0] * 2.0
+        return a
+
+
+    def result_is_the_argument(b):
+        L = doubles_first(b)
+        set0(L, 1)
+        return b, L
+
+
     def by_keyword(b):
         set0(i=2, v=b)
         return b
@@ -354,6 +365,9 @@ def assert_pythons_answer(files, name, *args):
     ("attribute_in_a_staged_if", (-2.0,), 1.0),
     ("recursive_helper", ([1.0, 2.0, 3.0],), [1.0, 0.0, 0.0]),
     ("helper_writes_a_copy", ([1.0, 2.0, 3.0],), [[1.0, 2.0, 3.0], [100.0, 2.0, 3.0]]),
+    # The helper returns the parameter it wrote (Choleski's `return a`): the result is the
+    # caller's array, so a later write through it changes both names (corpus2's std_form).
+    ("result_is_the_argument", ([1.0, 2.0, 3.0],), [[2.0, 0.0, 3.0], [2.0, 0.0, 3.0]]),
 ])
 def test_a_helper_writing_into_its_argument_changes_the_callers_array(files, name, args, want):
     expected = assert_pythons_answer(files, name, *args)

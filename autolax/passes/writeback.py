@@ -78,7 +78,7 @@ _DEPTH = 8  # how deep helpers of helpers are followed when finding what a calle
 
 
 class _Facts:
-    __slots__ = ("positional", "keyword_only", "written", "has_varargs")
+    __slots__ = ("positional", "keyword_only", "written", "has_varargs", "returns")
 
     def __init__(self, node, written):
         args = node.args
@@ -86,6 +86,19 @@ class _Facts:
         self.keyword_only = [a.id for a in args.kwonlyargs]
         self.written = written
         self.has_varargs = args.vararg is not None
+        # The written parameter every `return` gives back (`def choleski(a): ...; return a`):
+        # the call's result is the caller's argument itself, one object under two names.
+        self.returns = _returned_param(node, written)
+
+
+def _returned_param(node, written):
+    returned = {stmt.value.id if isinstance(stmt.value, syntax.Name) else None
+                for stmt in _own_statements(node) if isinstance(stmt, syntax.Return)}
+    if len(returned) == 1:
+        (name,) = returned
+        if name in written:
+            return name
+    return None
 
 
 def function_facts(fn, depth=0):
@@ -210,13 +223,14 @@ class _Bound:
     """The ``_Facts`` of a method called through its receiver (``self.step(v)``): its first
     parameter is the receiver, not an argument of the call."""
 
-    __slots__ = ("positional", "keyword_only", "written", "has_varargs")
+    __slots__ = ("positional", "keyword_only", "written", "has_varargs", "returns")
 
     def __init__(self, facts):
         self.positional = facts.positional[1:]
         self.keyword_only = facts.keyword_only
         self.written = facts.written
         self.has_varargs = facts.has_varargs
+        self.returns = facts.returns
 
 
 def _is_library(fn) -> bool:
@@ -290,6 +304,7 @@ class _Function:
         self._declared = None
         self.nested = None  # (the function's own `def`s by name: found when a call names a local)
         self.written = self.lost = ()
+        self.returning = {}  # id(call statement) -> the parameter its helper returns
         params = syntax.param_names(node.args)
         self.receiver = params[0] if params and params[0] == "self" else None
 
@@ -322,6 +337,8 @@ class _Function:
                      if isinstance(a, syntax.Name) and a.id in self.local and a.id not in self.declared]
             if pairs:
                 sites[id(stmt)] = pairs
+                if facts.returns is not None:
+                    self.returning[id(stmt)] = facts.returns
                 also |= {a.id for _, a in pairs}
         self.written, self.lost = writes_analysis.params_written(self.node, also, augmented=not self.is_nested)
         if not (sites or self.written or self.lost):
@@ -368,6 +385,16 @@ class _Function:
             syntax.Call(func=syntax.dotted(f"{ops}.call_writing"), args=[names, call.func, *call.args],
                         keywords=call.keywords), call)
         rebound = [syntax.name(a.id, "store") for _, a in pairs]
+        returned = self.returning.get(id(stmt))
+        argument = next((a.id for p, a in pairs if p == returned), None)
+        if isinstance(stmt, syntax.Assign) and argument is not None:
+            # `L = choleski(b)` of a helper that returns the parameter it wrote: `L` is `b`'s
+            # object, as in Python (`b, _ = ...` then `L = b`; the aliases pass then rebinds
+            # either name after a change through the other).
+            temp = syntax.name(self.ctx.namer.new("_"), "store")
+            target = syntax.Tuple(elts=[*rebound, temp], ctx=syntax.Store())
+            alias = syntax.assign(stmt.targets[0], syntax.name(argument))
+            return [syntax.copy_location(syntax.assign(target, new_call), stmt), syntax.copy_location(alias, stmt)]
         if isinstance(stmt, syntax.Assign):
             first = stmt.targets[0]
             after = []
