@@ -32,14 +32,16 @@ def _convert(args) -> int:
 
 
 _CONVERT_EPILOG = """\
-which functions: those decorated @autolax.jit (which becomes @jax.jit) or @autolax.convert
-(removed), plus every function with --all, or the named ones with --only. Everything else in
-the file is kept as it is.
+which functions: those decorated @autolax.jit (which becomes @jax.jit; its options jax.jit
+lacks become @ops.options(...)) or @autolax.convert (removed), plus every function with
+--all, or the named ones with --only, and the functions of the file they call. Everything
+else in the file is kept as it is. A directory SRC is mirrored into OUT, its files that are
+not .py copied as they are.
 
 --standalone: the output is the default output importing the runtime from autolax_runtime/,
 which is written into OUT (a directory) or beside OUT (a file, or a package: SRC a
-directory with an __init__.py): keep that folder on the import path. It is rewritten by each run, and a folder of that name autolax did not write
-is never touched (an error).
+directory with an __init__.py): keep that folder on the import path. It is rewritten by
+each run, and a folder of that name autolax did not write is never touched (an error).
 
 exit status: 0 done, 1 --check found files that would change, 2 error (one line
 'file:line:col: error: ...' per problem on stderr). A file that cannot be converted is

@@ -388,6 +388,7 @@ def test_functions_a_converted_function_calls_in_its_file_are_converted_with_it(
     python = {"f": lambda x: (x * 2.0 if x > 0 else -x) + 1.0}
     for x in (3.0, -3.0, 0.5):
         assert float(converted.f(x)) == float(original.f(x)) == python["f"](x)
+    for x in (3.0, 0.5):  # (Scale.apply loops forever on x <= 0, in Python too)
         assert float(converted.g(x)) == float(original.g(x))
     # g(3.0): twice(3.0) = 6 + 3 = 9; Scale(10).apply(3.0) = 12: 21
     assert float(converted.g(3.0)) == 21.0

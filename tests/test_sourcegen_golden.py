@@ -402,6 +402,7 @@ def clamp(x, lo=0.0):
 
 
 @jax.jit(static_argnames=('n',))
+@ops.options(strict=True)
 def poly(x, n: int):
     try:
         total = jnp.zeros_like(x)
@@ -418,6 +419,7 @@ def poly(x, n: int):
 
 
 @partial(jax.jit, static_argnames="k")
+@ops.options(strict=True)
 def pick(x, k):
     def if_true():
         retval = x + 1
@@ -480,6 +482,7 @@ def clamp(x, lo=0.0):
 
 
 @jax.jit(static_argnames=('n',))
+@ops.options(strict=True)
 def poly(x, n: int):
     try:
         total = jnp.zeros_like(x)
@@ -496,6 +499,7 @@ def poly(x, n: int):
 
 
 @partial(jax.jit, static_argnames="k")
+@ops.options(strict=True)
 def pick(x, k):
     def if_true():
         retval = x + 1
