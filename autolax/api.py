@@ -11,6 +11,7 @@ import contextlib
 import functools
 import gc
 import inspect
+import os
 import threading
 import types
 import warnings
@@ -18,19 +19,21 @@ import weakref
 
 import jax
 
-from autolax import callables, filtering, libraries, pipeline
-from autolax import ops as _ops
-from autolax.errors import (
+from autolax import callables, filtering
+from autolax.runtime import compat, libraries
+from autolax.frontend import pipeline
+from autolax.runtime import ops as _ops
+from autolax.runtime.errors import (
     CallConversionWarning,
     ConversionError,
     NoSourceWarning,
     SourceChangedError,
 )
-from autolax.libraries import is_library_callable
-from autolax.ops import calls as _calls
-from autolax.ops import checkpointed as _checkpointed
-from autolax.ops import report
-from autolax.transpile.source import SourceChanged, SourceUnavailable
+from autolax.runtime.libraries import is_library_callable
+from autolax.runtime.ops import calls as _calls
+from autolax.runtime.ops import checkpointed as _checkpointed
+from autolax.runtime.ops import report
+from autolax.frontend.transpile.source import SourceChanged, SourceUnavailable
 
 from autolax.jitted import (  # noqa: E402 - what the API builds on
     _OWN,
@@ -291,6 +294,11 @@ def convert_callee(fn):
 
 
 _calls.set_converter(convert_callee, _FAILED_CALLEES.get)
+# The runtime hides its own folder's frames from JAX's source locations and from the
+# tracebacks of autolax's errors; the front end's and the API's are autolax's too.
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+compat.hide_from_source_info(_PACKAGE_DIR + os.sep)
+report.hide_frames_under(_PACKAGE_DIR)
 
 
 def _forget_conversions():

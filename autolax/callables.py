@@ -31,8 +31,8 @@ import types
 
 import jax
 
-from autolax import errors, transforms
-from autolax.libraries import is_bound_method, is_library_callable
+from autolax.runtime import errors, transforms
+from autolax.runtime.libraries import is_bound_method, is_library_callable
 
 
 def _is_user(fn) -> bool:

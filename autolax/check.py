@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 import jax
 
-from autolax import api, filtering, plan, sites
-from autolax.errors import UnrolledLoopError
-from autolax.ops import report as recording
+from autolax import api, filtering
+from autolax.runtime import plan, sites
+from autolax.runtime.errors import UnrolledLoopError
+from autolax.runtime.ops import report as recording
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from autolax import compat
+from autolax.runtime import compat
 
 _DYNAMIC = object()  # marks a leaf position filled by a traced value
 

@@ -24,8 +24,8 @@ import threading
 
 import jax
 
-from autolax import compat
-from autolax.ops import checks
+from autolax.runtime import compat
+from autolax.runtime.ops import checks
 
 _POLL_S = 0.05
 _NOTE = ("autolax: the interrupted computation may keep running on the device (on CPU, a core stays busy) "

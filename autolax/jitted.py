@@ -24,14 +24,14 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from autolax import compat
-from autolax.errors import (
+from autolax.runtime import compat
+from autolax.runtime.errors import (
     AutolaxError,
 )
-from autolax.ops import calls as _calls
-from autolax.ops import checks as _checks
-from autolax.ops import lists as _lists
-from autolax.ops import report
+from autolax.runtime.ops import calls as _calls
+from autolax.runtime.ops import checks as _checks
+from autolax.runtime.ops import lists as _lists
+from autolax.runtime.ops import report
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class Jitted:
 
     Everything else -- ``.lower``, ``.trace``, ``.eval_shape``, ``.clear_cache``, caching,
     use as a method -- is the ``jax.jit`` object's. A program with run-time checks (see
-    ``autolax.ops.checks``: a read of a variable a staged loop may never have assigned, a
+    ``autolax.runtime.ops.checks``: a read of a variable a staged loop may never have assigned, a
     ``raise`` under a traced condition) waits for its result, so a failed check is raised
     by the call itself. Where JAX builds it, the object is a ``_Dispatched``: the steady
     state's calls of a program without checks are JAX's C++ dispatch alone.

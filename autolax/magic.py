@@ -14,9 +14,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 import autolax
-from autolax.errors import ConversionError
+from autolax.runtime.errors import ConversionError
 from autolax.interrupt import Interruptible
-from autolax.sourcegen.module import source_lines
+from autolax.cli.module import source_lines
 
 _UNBOUND = object()
 

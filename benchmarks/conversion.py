@@ -40,7 +40,7 @@ import types
 
 import autolax
 from autolax import api
-from autolax.transpile import source, staleness
+from autolax.frontend.transpile import source, staleness
 from benchmarks import programs
 from benchmarks.run import ROOT, _example_functions
 

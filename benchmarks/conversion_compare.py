@@ -41,7 +41,7 @@ def _child(root: str, repeats: int) -> None:
 
     import autolax
     from autolax import api
-    from autolax.transpile import source, staleness
+    from autolax.frontend.transpile import source, staleness
     from benchmarks import programs
     from benchmarks.run import _example_functions
 

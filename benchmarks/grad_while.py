@@ -24,7 +24,7 @@ loop reads without carrying them):
   an orthogonal matrix: about 140 iterations), ``max_steps=2048``.
 
 Variants: the forward ``lax.while_loop`` alone (not differentiated; the baseline),
-``autolax.ops.checkpointed.bounded_while_loop`` under ``jax.grad``, the same loop written as a
+``autolax.runtime.ops.checkpointed.bounded_while_loop`` under ``jax.grad``, the same loop written as a
 Python ``while`` and converted by ``autolax.convert(..., max_steps=...)``, a masked ``lax.scan``
 over ``max_steps`` (what users write by hand today), a ``lax.scan`` over the exact trip count
 (an oracle: it needs the count before the loop runs), and Equinox's
@@ -56,7 +56,7 @@ import numpy as np
 from jax import lax
 
 import autolax
-from autolax.ops.checkpointed import bounded_while_loop
+from autolax.runtime.ops.checkpointed import bounded_while_loop
 
 HAS_EQUINOX = importlib.util.find_spec("equinox") is not None
 

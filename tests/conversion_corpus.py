@@ -86,8 +86,8 @@ def _convert(fn):
 
 
 def _convert_file(path: pathlib.Path, options):
-    from autolax.errors import ConversionError
-    from autolax.sourcegen import convert_source
+    from autolax.runtime.errors import ConversionError
+    from autolax.cli import convert_source
 
     try:
         result = convert_source(path.read_text(), path.name, options)
@@ -107,8 +107,8 @@ def python_minor() -> str:
 def snapshot(*, gast_conversions: bool = False) -> dict:
     import warnings
 
-    from autolax.sourcegen import Options
-    from autolax.transpile import conversions
+    from autolax.cli import Options
+    from autolax.frontend.transpile import conversions
 
     if gast_conversions:
         conversions.FAST = False

@@ -25,9 +25,9 @@ import jax
 import numpy as np
 
 import autolax
-from autolax import compat
-from autolax.ops import lists as _lists
-from autolax.sourcegen import Options, convert_source, runtime_copy
+from autolax.runtime import compat
+from autolax.runtime.ops import lists as _lists
+from autolax.cli import Options, convert_source, runtime_copy
 
 PATHS = ("autolax.jit", "jax.jit(convert)", "convert eagerly", "cli default", "cli standalone")
 
@@ -138,7 +138,7 @@ def standalone_module(source: str, filename: str = "m.py", namespace=None, **opt
 
 
 def plain_lists(value):
-    """``autolax.ops.lists.plain_lists``, also for the lists of the runtime's copy that
+    """``autolax.runtime.ops.lists.plain_lists``, also for the lists of the runtime's copy that
     ``--standalone`` output returns."""
     value = _lists.plain_lists(value)
     copy = sys.modules.get("autolax_runtime.ops.lists")
@@ -148,13 +148,13 @@ def plain_lists(value):
 def is_autolax_error(err) -> bool:
     """An error of autolax's own: ``autolax.AutolaxError``, or the same class of the
     runtime's copy that ``--standalone`` output imports."""
-    return any(c.__name__ == "AutolaxError" and c.__module__ in ("autolax.errors", "autolax_runtime.errors")
+    return any(c.__name__ == "AutolaxError" and c.__module__ in ("autolax.runtime.errors", "autolax_runtime.errors")
                for c in type(err).__mro__)
 
 
 # A failed run-time check under plain jax.jit: JAX's runtime error holds autolax's text,
 # raised in the checks module of autolax or of its copy.
-_CHECKS_FILE = re.compile(r"autolax(_runtime)?[/\\]ops[/\\]checks\.py")
+_CHECKS_FILE = re.compile(r"autolax([/\\]runtime|_runtime)[/\\]ops[/\\]checks\.py")
 
 
 def run(path, fn, args, *, static_argnums=(), tmp_dir=None) -> Outcome:
@@ -222,9 +222,9 @@ def _same_printed(got_lines, expected_lines) -> bool:
 def _names_error_of_kind(message, kind) -> bool:
     """Does a JAX runtime error's text name an error of class ``kind`` (or an autolax
     subclass of it)?"""
-    import autolax.errors
+    import autolax.runtime.errors
 
-    classes = [kind] + [c for c in vars(autolax.errors).values() if isinstance(c, type) and issubclass(c, kind)]
+    classes = [kind] + [c for c in vars(autolax.runtime.errors).values() if isinstance(c, type) and issubclass(c, kind)]
     return any(f"{c.__name__}: " in message for c in classes)
 
 

@@ -4,10 +4,10 @@ import textwrap
 
 import pytest
 
-from autolax.analysis.activity import local_names, reads, writes
-from autolax.analysis.definedness import Definedness
-from autolax.analysis.liveness import Liveness
-from autolax.transpile import syntax
+from autolax.frontend.analysis.activity import local_names, reads, writes
+from autolax.frontend.analysis.definedness import Definedness
+from autolax.frontend.analysis.liveness import Liveness
+from autolax.frontend.transpile import syntax
 
 
 def fn(source):
@@ -160,7 +160,7 @@ def test_definedness_of_a_try_that_deletes():
 
 # ----------------------------------------------------------------------------- pass gating
 def _features(src):
-    from autolax.pipeline import features
+    from autolax.frontend.pipeline import features
 
     return features(syntax.parse(textwrap.dedent(src)).body[0])
 

@@ -1,12 +1,13 @@
-"""The package's layers, checked on its import graph (README "Architecture").
+"""The package's layers, checked on its import graph: one rule per folder (README "Architecture").
 
-The API on top (``api``, ``check``, ``cli``, ``magic``, ``demo``) uses ``sourcegen``, the front
-end and the runtime (``ops``). The front end is four sub-layers, lowest first: ``transpile``
-(the tree, and the libraries the passes share), ``analysis``, ``passes`` (one rewrite each;
-no pass imports another) and ``pipeline`` (runs the passes in order); each imports only those
-below it. The front end and the runtime share only the small modules ``errors``, ``sites``,
-``libraries``, ``plan``, ``compat`` and ``transforms``; the runtime never imports the front
-end, and nothing imports the API.
+``ls autolax`` shows the layers. The API on top (the modules at the package's root: ``api``,
+``check``, ``magic``, ``demo``, ...) uses ``cli/``, ``frontend/`` and ``runtime/``; ``cli/``
+(``autolax convert`` and the command line) uses the front end and the runtime; the front end
+(``frontend/``) turns source into source and uses only the runtime's declarations (``sites``,
+``errors``, ``libraries``, ``transforms``: what a statement's descriptor says, what an error
+says, what is library code); the runtime (``runtime/``) imports nothing of autolax outside its
+folder, so ``--standalone`` copies it as it is. Inside the front end, four sub-layers, lowest
+first: ``transpile``, ``analysis``, ``passes`` (no pass imports another) and ``pipeline``.
 """
 
 import ast
@@ -20,21 +21,17 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "autolax"
 # The project's shared tools live beside the project (``../shared``), in CI too.
 IMPORT_CIRCLES = PACKAGE.parent.parent / "shared" / "tools" / "import_circles.py"
 
-SHARED = {"errors", "sites", "libraries", "plan", "compat", "transforms"}
-FRONT_END = ("transpile", "analysis", "passes", "pipeline")  # lowest first
-TOP = {"api", "jitted", "callables", "check", "filtering", "cli", "magic", "demo", "interrupt", "__init__", "__main__", "examples"}
-
-# layer -> the layers it may import (besides itself)
-ALLOWED = {
-    "shared": set(),
-    "transpile": {"shared"},
-    "analysis": {"transpile", "shared"},
-    "passes": {"analysis", "transpile", "shared"},
-    "pipeline": {"passes", "analysis", "transpile", "shared"},
-    "runtime": {"shared"},
-    "sourcegen": {*FRONT_END, "shared"},
-    "top": {*FRONT_END, "runtime", "sourcegen", "shared"},
+# folder -> the folders it may import (besides itself); "api" is the package's root.
+LAYERS = {
+    "runtime": set(),
+    "frontend": {"runtime"},
+    "cli": {"frontend", "runtime", "api"},
+    "api": {"cli", "frontend", "runtime"},
 }
+# The runtime modules the front end may import: declarations, no lowering.
+RUNTIME_FOR_FRONT_END = {"autolax.runtime", "autolax.runtime.sites", "autolax.runtime.errors",
+                         "autolax.runtime.libraries", "autolax.runtime.transforms", "autolax.runtime.compat"}
+FRONT_END = ("transpile", "analysis", "passes", "pipeline")  # lowest first
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -45,16 +42,18 @@ def _module_name(path: pathlib.Path) -> str:
 def _layer(module: str) -> str:
     parts = module.split(".")
     first = parts[1] if len(parts) > 1 else "__init__"
-    if first in SHARED:
-        return "shared"
-    if first in FRONT_END:
-        return first
-    if first == "ops":
-        return "runtime"
-    if first == "sourcegen":
-        return "sourcegen"
-    assert first in TOP, f"{module}: add it to a layer in this test (and to README's architecture)"
-    return "top"
+    return first if first in LAYERS else "api"
+
+
+def _sublayer(module: str) -> str | None:
+    """``autolax.frontend.passes.calls`` -> ``passes`` (None outside the front end)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "frontend" else None
+
+
+def test_every_folder_is_a_layer():
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders - {"examples"} == set(LAYERS) - {"api"}, "a new folder needs its rule in LAYERS (and README)"
 
 
 def _imports():
@@ -81,7 +80,7 @@ def _imports():
 
 
 def _resolve(target: str) -> str:
-    """``autolax.ops.report`` stays; ``autolax.errors.make`` (a name, not a module) -> ``autolax.errors``."""
+    """``autolax.runtime.ops.report`` stays; ``autolax.runtime.errors.make`` (a name, not a module) -> ``autolax.runtime.errors``."""
     parts = target.split(".")
     while parts:
         path = PACKAGE.parent.joinpath(*parts)
@@ -97,7 +96,7 @@ def test_every_import_goes_down_the_layers():
         if not target.startswith("autolax"):
             continue
         have, want = _layer(module), _layer(target)
-        if have != want and want not in ALLOWED[have]:
+        if have != want and want not in LAYERS[have]:
             bad.append(f"{module}:{line} ({have}) imports {target} ({want})")
     assert not bad, "\n".join(bad)
 
@@ -107,26 +106,32 @@ def _edges():
     return [(m, t, line) for m, t, line, _ in _imports() if t.startswith("autolax") and t != m]
 
 
+def test_the_front_end_imports_only_the_runtime_declarations():
+    """The front end never lowers anything: of the runtime it sees the statement record,
+    the errors and what is library code, never ``ops`` or ``plan``."""
+    bad = [f"{m}:{line} imports {t}" for m, t, line in _edges()
+           if _layer(m) == "frontend" and _layer(t) == "runtime" and t not in RUNTIME_FOR_FRONT_END]
+    assert not bad, "\n".join(bad)
+
+
 def test_no_pass_imports_another():
     """What two passes share lives below them (``transpile``, ``analysis``)."""
-    bad = [f"{m}:{line} imports {t}" for m, t, line in _edges() if _layer(m) == _layer(t) == "passes"]
+    bad = [f"{m}:{line} imports {t}" for m, t, line in _edges() if _sublayer(m) == _sublayer(t) == "passes"]
     assert not bad, "\n".join(bad)
 
 
 @pytest.mark.parametrize("lower, higher", [
-    ("transpile", "analysis"), ("transpile", "passes"), ("transpile", "pipeline"),
-    ("analysis", "passes"), ("analysis", "pipeline"),
-    ("passes", "pipeline"),
-])
+    (FRONT_END[i], FRONT_END[j]) for i in range(len(FRONT_END)) for j in range(i + 1, len(FRONT_END))])
 def test_a_front_end_layer_does_not_import_a_higher_one(lower, higher):
-    bad = [f"{m}:{line} imports {t}" for m, t, line in _edges() if _layer(m) == lower and _layer(t) == higher]
+    bad = [f"{m}:{line} imports {t}" for m, t, line in _edges() if _sublayer(m) == lower and _sublayer(t) == higher]
     assert not bad, "\n".join(bad)
 
 
-def test_only_sourcegen_and_the_api_import_the_pipeline():
-    importers = {m: _layer(m) for m, t, _ in _edges() if _layer(t) == "pipeline" and _layer(m) != "pipeline"}
+def test_only_the_cli_and_the_api_import_the_pipeline():
+    importers = {m: _layer(m) for m, t, _ in _edges() if _sublayer(t) == "pipeline" and _sublayer(m) != "pipeline"}
     assert "autolax.api" in importers  # the rule below is not vacuous
-    bad = [f"{m} ({layer}) imports autolax.pipeline" for m, layer in importers.items() if layer not in ("sourcegen", "top")]
+    bad = [f"{m} ({layer}) imports autolax.frontend.pipeline" for m, layer in importers.items()
+           if layer not in ("cli", "api")]
     assert not bad, "\n".join(bad)
 
 
@@ -179,8 +184,28 @@ def test_no_imports_inside_functions_except_optional_dependencies():
     assert [d for d in deferred if d[1] not in optional] == []
 
 
-@pytest.mark.parametrize("module", ["autolax.sites", "autolax.plan", "autolax.errors", "autolax.ops",
-                                    "autolax.pipeline", "autolax.sourcegen", "autolax.cli"])
+@pytest.mark.parametrize("module", ["autolax.runtime.sites", "autolax.runtime.plan", "autolax.runtime.errors",
+                                    "autolax.runtime.ops", "autolax.frontend.pipeline", "autolax.cli"])
 def test_each_layer_imports_first_in_a_fresh_interpreter(module):
     proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_gast_is_imported_only_behind_the_syntax_module():
+    """A change of gast touches ``frontend/transpile/syntax.py`` and the conversions only it
+    imports (``conversions.py``)."""
+    gast_users, conversions_users = set(), set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            if any(t.split(".")[0] == "gast" for t in targets):
+                gast_users.add(_module_name(path))
+            if "autolax.frontend.transpile.conversions" in targets:
+                conversions_users.add(_module_name(path))
+    assert gast_users == {"autolax.frontend.transpile.syntax", "autolax.frontend.transpile.conversions"}
+    assert conversions_users == {"autolax.frontend.transpile.syntax"}

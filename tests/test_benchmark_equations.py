@@ -14,7 +14,7 @@ import jax
 import pytest
 
 import autolax
-from autolax import compat
+from autolax.runtime import compat
 from autolax.check import count_equations
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

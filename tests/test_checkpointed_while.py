@@ -1,4 +1,4 @@
-"""``autolax.ops.checkpointed.bounded_while_loop``: a while loop that reverse mode can
+"""``autolax.runtime.ops.checkpointed.bounded_while_loop``: a while loop that reverse mode can
 differentiate. Gradients are compared with the unrolled Python program run for the exact trip
 count (``jax.grad`` of a Python loop) and with float64 finite differences."""
 
@@ -15,7 +15,7 @@ from conftest import assert_close
 from jax import lax
 from jax.extend.core import jaxpr_as_fun
 
-from autolax.ops.checkpointed import (
+from autolax.runtime.ops.checkpointed import (
     JVP_UNSUPPORTED,
     LoopBoundExceededError,
     bounded_while_loop,

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from autolax import cli
-from autolax.sourcegen import files
-from autolax.transpile import syntax
+from autolax.cli import files
+from autolax.frontend.transpile import syntax
 from conftest import assert_close, load_module
 
 DATA = Path(__file__).parent / "data"
@@ -114,8 +114,8 @@ def test_standalone_output_imports_no_autolax(standalone):
 def test_standalone_output_is_the_default_output_with_the_runtime_copied(converted, standalone):
     """One lowering: the two outputs differ in the runtime's import only."""
     (_, default), (_, alone) = converted, standalone
-    assert "from autolax import ops\n" in default
-    assert alone == default.replace("from autolax import ops\n", "from autolax_runtime import ops\n")
+    assert "from autolax.runtime import ops\n" in default
+    assert alone == default.replace("from autolax.runtime import ops\n", "from autolax_runtime import ops\n")
 
 
 def test_converted_loops_are_staged_not_unrolled(original, converted, standalone):
@@ -165,7 +165,7 @@ def test_stdout_without_output(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "@jax.jit\ndef collatz_steps(n):" in out
     assert "n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='m.py:9')" in out  # beside the source
-    assert "from autolax import ops\n" in out and "import autolax\n" not in out
+    assert "from autolax.runtime import ops\n" in out and "import autolax\n" not in out
     assert digest(src) == before  # the input is never modified
 
 
@@ -285,7 +285,7 @@ def test_diff(tmp_path, capsys):
     diff = capsys.readouterr().out
     assert diff.startswith(f"--- {src}\n+++ {src}\n@@ ")
     assert "\n-@autolax.jit\n+@jax.jit\n" in diff
-    assert "\n-import autolax\n+import jax\n+from autolax import ops\n" in diff
+    assert "\n-import autolax\n+import jax\n+from autolax.runtime import ops\n" in diff
     assert "\n+    n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='m.py:9')\n" in diff
     out = tmp_path / "o.py"
     assert cli.main(["convert", "--diff", str(src), "-o", str(out)]) == 0
@@ -478,7 +478,7 @@ def test_all_leaves_what_it_cannot_convert(tmp_path, capsys):
         f"{src}:4:13: warning: 'pairs' is left as it is (--all): `yield` makes 'gen' a generator; autolax "
         "converts plain functions only\n"
     )
-    assert captured.out.startswith("from autolax import ops\n\n\n" + text[: text.index("def halve")])
+    assert captured.out.startswith("from autolax.runtime import ops\n\n\n" + text[: text.index("def halve")])
     assert "ops.while_loop" in captured.out
     # Asked for by name, the same function is an error.
     assert _error(capsys, ["convert", "--only", "pairs", str(src)]).startswith(f"{src}:4:13: error: `yield`")

@@ -186,7 +186,7 @@ OPTIONS_SOURCE = """\
 
 
 def test_autolax_only_options_come_from_the_signatures():
-    from autolax.sourcegen.convert import _carried, autolax_only_options
+    from autolax.cli.convert import _carried, autolax_only_options
 
     assert set(autolax_only_options("jit")) == {"strict", "max_steps"}
     assert set(autolax_only_options("convert")) == {"recursive", "strict", "max_steps"}
@@ -216,7 +216,7 @@ def test_options_of_autolax_jit_are_carried(tmp_path, output):
 
 
 def test_options_the_runtime_cannot_carry_are_refused(tmp_path, capsys, monkeypatch):
-    from autolax.sourcegen import convert as convert_module
+    from autolax.cli import convert as convert_module
 
     src = write(tmp_path / "opts.py", OPTIONS_SOURCE)
     monkeypatch.setattr(convert_module, "_carried", lambda: {"strict"})

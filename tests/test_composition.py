@@ -536,7 +536,7 @@ SHARDED = textwrap.dedent(
                         jax.effects_barrier()
                     cell = {"values": got}
                 except Exception as err:
-                    autolax.compat.drop_failed_effects()
+                    autolax.runtime.compat.drop_failed_effects()
                     cell = {"error": f"{type(err).__name__}: {err}"}
                 cell["lines"] = sorted(printed.getvalue().splitlines())
                 cell["lanes"] = values.tolist()

@@ -10,7 +10,8 @@ import sys
 
 import autolax
 import numpy as np
-from autolax import api, pipeline
+from autolax import api
+from autolax.frontend import pipeline
 
 
 def long_function(n: int) -> str:
@@ -108,7 +109,7 @@ def test_source_is_found_from_its_statement_with_only_the_imports_it_uses(tmp_pa
     """The quick way to a function's source parses only its top-level statement and the
     imports of names it uses (a method call on an imported module compiles differently);
     the whole file is parsed only when that does not settle it."""
-    from autolax.transpile import source, staleness
+    from autolax.frontend.transpile import source, staleness
 
     path = tmp_path / "with_imports.py"
     path.write_text(MODULE_WITH_IMPORTS)

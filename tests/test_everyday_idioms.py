@@ -379,7 +379,7 @@ def test_stacking_rows_appended_as_lists_raises_what_jax_raises(fn, tmp_path):
                                 arrays_rows_of_vectors, arrays_rows_of_an_int_and_a_float])
 def test_an_array_of_rows_appended_as_lists_is_python_s(fn, tmp_path):
     # 9646ae6: TypeError "a list of non-array items cannot be converted to an array" (from
-    # autolax/ops/lists.py) on autolax.jit, jax.jit(convert) and the CLI's output.
+    # autolax/runtime/ops/lists.py) on autolax.jit, jax.jit(convert) and the CLI's output.
     expected = check_all_paths(fn, jnp.array([1.0, 2.0, 3.0]), tmp_dir=tmp_path)
     assert expected.error is None
     got = autolax.jit(fn)(jnp.array([1.0, 2.0, 3.0]))
@@ -753,7 +753,7 @@ def bounded(x):
 
 @pytest.mark.parametrize("name", ["RATE", "TWICE", "UNKNOWN"])
 def test_the_cli_reads_max_steps_from_a_module_level_int_literal_only(tmp_path, name):
-    from autolax.sourcegen import Options, convert_source
+    from autolax.cli import Options, convert_source
 
     text = convert_source(_MAX_STEPS_SOURCE, "m.py", Options(all=True)).text
     assert "at='m.py:10; max_steps: 64'" in text

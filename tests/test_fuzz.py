@@ -357,15 +357,15 @@ def test_the_fuzzer_catches_a_wrong_lowering(monkeypatch):
     # A deliberately broken runtime: a traced `not x` gives `x`. Plain Python and the eager
     # run are unaffected, so only the traced paths can notice. (Every generated loop still
     # ends: `while` tests keep their counter bound.)
-    import autolax.ops
+    import autolax.runtime.ops
 
     def failures():
         summary = run(range(500, 510), paths=("jit", "eager"), focus="boolops", stats=False)
         return {(f.seed, f.path, f.category): f for f in summary.failures}
 
     before = failures()
-    not_ = autolax.ops.not_
-    monkeypatch.setattr(autolax.ops, "not_", lambda x: x if isinstance(x, jax.core.Tracer) else not_(x))
+    not_ = autolax.runtime.ops.not_
+    monkeypatch.setattr(autolax.runtime.ops, "not_", lambda x: x if isinstance(x, jax.core.Tracer) else not_(x))
     new = {k: f for k, f in failures().items() if k not in before}
     assert new and {path for _, path, _ in new} == {"jit"}
     report = next(iter(new.values())).report()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import autolax
-from autolax.sourcegen import Options, convert_source
+from autolax.cli import Options, convert_source
 from conftest import assert_close, assert_matches
 from paths import agrees, check_all_paths, cli_function, run, standalone_module
 

@@ -1,11 +1,11 @@
-"""``autolax.ops.host``: a small jaxpr on host values gives what XLA gives, or None."""
+"""``autolax.runtime.ops.host``: a small jaxpr on host values gives what XLA gives, or None."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from autolax.ops import host
+from autolax.runtime.ops import host
 
 SPECIAL = [0.0, -0.0, 1.5, -2.25, 1e30, np.nan, np.inf, -np.inf]
 INTS = [0, 1, -1, 7, 2**31 - 1, -(2**31)]

@@ -21,7 +21,7 @@ import pytest
 
 import autolax
 from autolax import cli
-from autolax.sourcegen import Options, convert_source, files
+from autolax.cli import Options, convert_source, files
 from conftest import load_module
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -503,7 +503,7 @@ def test_staleness_check_recognises_unedited_functions(tmp_path):
     decorators, ``from __future__`` flags, nested code); an edit of any of them is seen."""
     import ast
 
-    from autolax.transpile import staleness
+    from autolax.frontend.transpile import staleness
 
     path = write(tmp_path / "kinds.py", KINDS)
     module = load(path, "kinds_module")
@@ -572,7 +572,7 @@ def ip():
      IndentationError, 102),
 ])
 def test_magic_syntax_errors_point_at_the_cell(ip, cell, error, lineno):
-    from autolax.sites import display_filename
+    from autolax.runtime.sites import display_filename
 
     result = ip.run_cell(cell, store_history=True)
     err = result.error_in_exec

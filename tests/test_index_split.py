@@ -1,5 +1,5 @@
 """A loop that appends in one branch of ``if i < C`` is split at ``C`` and staged in two
-parts (index-set splitting, ``autolax.passes.index_split``), with Python's results.
+parts (index-set splitting, ``autolax.frontend.passes.index_split``), with Python's results.
 
 Before the split such a loop could not be staged (the branches build lists of different
 lengths) and was unrolled: a 300-step warm-up compiled for over a minute.

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from autolax.sourcegen import Options, convert_source
+from autolax.cli import Options, convert_source
 from paths import _capture, agrees, check_all_paths, standalone_module
 
 # Methods with a traced `if`, a `for` with `break`, a `@staticmethod` with a traced `while`,

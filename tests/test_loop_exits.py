@@ -1,5 +1,5 @@
 """A loop whose body ends with ``if c: ...; break`` / ``return`` runs that work after the loop
-(``autolax.passes.loop_exits``): the loop only records ``c``.
+(``autolax.frontend.passes.loop_exits``): the loop only records ``c``.
 
 Every program is compared with Python on every path (``paths.check_all_paths``), on inputs
 where the exit is taken at the first, a middle and no iteration, and where the loop runs
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import autolax
-from autolax import compat
+from autolax.runtime import compat
 from paths import check_all_paths
 
 

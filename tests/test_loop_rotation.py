@@ -1,5 +1,5 @@
 """Loop rotation: an exit that opens a loop body, whatever its test reads, is tested in the
-loop's predicate on the state each iteration starts from (``autolax.passes.loop_exits``).
+loop's predicate on the state each iteration starts from (``autolax.frontend.passes.loop_exits``).
 
 A hand-written ``lax.while_loop`` tests ``(k < n) & (abs(x) <= limit)`` on the carry before
 each iteration: exactly the state Python's ``if`` sees. The staged predicate also runs once
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import autolax
-from autolax import compat
+from autolax.runtime import compat
 from paths import check_all_paths, standalone_module
 
 

@@ -24,7 +24,7 @@ from IPython.utils.capture import capture_output
 from traitlets.config import Config
 
 import autolax
-from autolax.sites import display_filename  # In[N] for a cell
+from autolax.runtime.sites import display_filename  # In[N] for a cell
 from autolax.api import jit_info
 from autolax.magic import ConvertedSource
 

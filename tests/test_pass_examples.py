@@ -31,12 +31,12 @@ import numpy as np
 import pytest
 
 import autolax
-from autolax import pipeline
-from autolax.analysis import activity
-from autolax.errors import AutolaxError
-from autolax.transpile import anno, syntax
-from autolax.transpile.context import Context
-from autolax.transpile.naming import Namer
+from autolax.frontend import pipeline
+from autolax.frontend.analysis import activity
+from autolax.runtime.errors import AutolaxError
+from autolax.frontend.transpile import anno, syntax
+from autolax.frontend.transpile.context import Context
+from autolax.frontend.transpile.naming import Namer
 
 FILENAME = "example.py"
 # What free names of the examples resolve to (``calls`` and ``lists`` ask, for instance), and

@@ -1,9 +1,9 @@
-"""``autolax.plan``'s rules for code that may run untaken (the runtime hands them the
+"""``autolax.runtime.plan``'s rules for code that may run untaken (the runtime hands them the
 primitives of a branch's or operand's jaxpr; ``--standalone`` output runs the same runtime,
 so the same rules: tests/test_standalone.py)."""
 
 
-from autolax import plan
+from autolax.runtime import plan
 
 UNKNOWN = "unknown"  # a name that is not a primitive: never safe
 

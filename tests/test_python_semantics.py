@@ -1597,7 +1597,7 @@ def test_a_loop_body_that_fails_while_staged_is_autolax_error_naming_it(tmp_path
     # Fuzzer seed 236: the staged body raised JAX's "iteration over a 0-d array", where
     # Python (n = 0) returns b.
     assert unpacks_in_loop(2.0, 0) == 2.0
-    with pytest.raises(autolax.errors.StagedEffectError) as info:
+    with pytest.raises(autolax.runtime.errors.StagedEffectError) as info:
         autolax.jit(unpacks_in_loop)(2.0, 0)
     message = str(info.value)
     assert "the `for` loop at" in message and "raised TypeError: iteration over a 0-d array" in message

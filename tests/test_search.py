@@ -1,5 +1,5 @@
 """Searching a list or tuple by value where Python compares traced values: ``x in lst``,
-``x not in lst``, ``lst.count(x)`` and ``lst.index(x)`` are staged (``autolax.ops.search``)
+``x not in lst``, ``lst.count(x)`` and ``lst.index(x)`` are staged (``autolax.runtime.ops.search``)
 and agree with Python on every path; ``lst.remove(x)`` is refused (test_fuzz_regressions)."""
 
 import jax

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autolax.sourcegen import Options, convert_source
+from autolax.cli import Options, convert_source
 
 # Modules a converted file imports that autolax itself never imports: before the fix the
 # CLI imported the library ones by name to recognise library calls.

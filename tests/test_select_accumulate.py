@@ -1,6 +1,6 @@
 """A staged ``if`` that only accumulates (``if c: total += x * x``) under a select is
 ``total + select(c, x * x, -0.0)``: the carried value stays out of the select
-(``autolax.ops.tracing.accumulations``).
+(``autolax.runtime.ops.tracing.accumulations``).
 
 The rewrite must give Python's bits: every program is compared with Python on every path,
 -0.0 keeps its sign, inf and NaN on the side not taken never reach the result, and the

@@ -1,4 +1,4 @@
-"""The statement record behind the ``at='...'`` descriptor (``autolax.sites.Facts``): the text
+"""The statement record behind the ``at='...'`` descriptor (``autolax.runtime.sites.Facts``): the text
 is generated from the record and parsed back into it by one clause table."""
 
 import itertools
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from autolax import sites
-from autolax.sites import Facts
+from autolax.runtime import sites
+from autolax.runtime.sites import Facts
 
 TESTS = pathlib.Path(__file__).resolve().parent
 
@@ -77,7 +77,7 @@ def test_the_golden_descriptors_round_trip():
 def test_every_clause_is_in_the_grammar():
     doc = sites.__doc__
     for key, *_ in sites._CLAUSES:
-        assert f"``{key}:" in doc, f"the clause {key!r} is missing from autolax/sites.py's grammar"
+        assert f"``{key}:" in doc, f"the clause {key!r} is missing from autolax/runtime/sites.py's grammar"
 
 
 def test_a_site_reads_the_record():

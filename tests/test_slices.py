@@ -1,5 +1,5 @@
 """Slices whose bounds follow a traced loop index, at fixed shapes (issue 41 items 1-3;
-``autolax/ops/slices.py``, ``autolax/passes/slices.py``).
+``autolax/runtime/ops/slices.py``, ``autolax/frontend/passes/slices.py``).
 
 Each kernel is the loops a NumPy user writes; Python's answer is the kernel run on NumPy
 arrays (float32, as the converted paths compute), compared through every path
@@ -303,7 +303,7 @@ def test_slices_of_different_lengths_are_autolaxs_runtime_error(tmp_path):
     r, y = f32(RNG.random(5)), f32(RNG.random(5))
     # (Python on JAX arrays, as the eager path computes: NumPy's matmul raises ValueError, JAX's TypeError)
     all_paths(unequal_lengths, jnp.asarray(r), jnp.asarray(y), 3, refusal=True, as_numpy=False, tmp_path=tmp_path)
-    with pytest.raises(autolax.errors.RuntimeCheckError) as info:
+    with pytest.raises(autolax.runtime.errors.RuntimeCheckError) as info:
         autolax.jit(unequal_lengths)(jnp.asarray(r), jnp.asarray(y), 3)
     message = str(info.value)
     assert "test_slices.py:" in message and "had different lengths when the program ran" in message
@@ -462,7 +462,7 @@ def test_window_writes(tmp_path):
 def test_a_window_past_the_end_is_autolaxs_runtime_error(tmp_path):
     x = f32(RNG.random(5))
     all_paths(windows_past_the_end, jnp.asarray(x), refusal=True, tmp_path=tmp_path)
-    with pytest.raises(autolax.errors.RuntimeCheckError) as info:
+    with pytest.raises(autolax.runtime.errors.RuntimeCheckError) as info:
         autolax.jit(windows_past_the_end)(jnp.asarray(x))
     message = str(info.value)
     assert "(width 3) started outside 0..2 when the program ran: on an axis of length 5" in message

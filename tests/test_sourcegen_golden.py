@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from autolax.errors import ConversionError
-from autolax.sourcegen import Options, convert_source
+from autolax.runtime.errors import ConversionError
+from autolax.cli import Options, convert_source
 
 HEADER = "import jax.numpy as jnp\n\nimport autolax\n\n\n@autolax.jit\n"
 
@@ -365,7 +365,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
-from autolax import ops
+from autolax.runtime import ops
 
 
 class Model:

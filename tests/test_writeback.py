@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import autolax
-from autolax.sourcegen import Options, convert_source
+from autolax.cli import Options, convert_source
 from paths import _capture, agrees, is_autolax_error, runtime_copy_folder
 
 SOURCE = textwrap.dedent('''

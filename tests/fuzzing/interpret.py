@@ -62,7 +62,7 @@ def _eval(jaxpr, consts, args):
     import jax.numpy as jnp
     from jax.extend.core import Literal
 
-    from autolax import compat
+    from autolax.runtime import compat
 
     env = {}
 

@@ -268,7 +268,7 @@ def _too_large(tree) -> bool:
 def _plain_lists(value):
     """``value`` with the lists a staged loop appended to made plain lists (those of
     autolax's runtime and of its copy, which --standalone output imports)."""
-    for module in ("autolax.ops.lists", "autolax_runtime.ops.lists"):
+    for module in ("autolax.runtime.ops.lists", "autolax_runtime.ops.lists"):
         lists = sys.modules.get(module)
         if lists is not None and hasattr(lists, "plain_lists"):
             value = lists.plain_lists(value)

@@ -198,7 +198,7 @@ class ProgramPaths:
         """The converted text. ``--all`` leaves a function it cannot convert as it is, with a
         warning: that is the CLI's refusal (raised here as a ``ConversionError``)."""
         from autolax import ConversionError
-        from autolax.sourcegen import convert_source
+        from autolax.cli import convert_source
 
         try:
             result = convert_source(self.source, self.filename, options)
@@ -210,7 +210,7 @@ class ProgramPaths:
         return result.text
 
     def _cli_module(self):
-        from autolax.sourcegen import Options
+        from autolax.cli import Options
 
         if self._cli is None:
             text = self._convert(Options(all=True))
@@ -218,7 +218,7 @@ class ProgramPaths:
         return self._cli
 
     def _standalone_module(self):
-        from autolax.sourcegen import Options
+        from autolax.cli import Options
 
         if self._standalone is None:
             _runtime_copy_on_path()
@@ -261,7 +261,7 @@ def _runtime_copy_on_path():
     per process)."""
     global _RUNTIME_COPY
     if _RUNTIME_COPY is None:
-        from autolax.sourcegen import runtime_copy
+        from autolax.cli import runtime_copy
 
         folder = runtime_copy.write_to(tempfile.mkdtemp(prefix="autolax_runtime_copy_"))
         sys.path.insert(0, folder)

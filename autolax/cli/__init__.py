@@ -1,0 +1,16 @@
+"""The command line (``autolax``, ``python -m autolax``) and ``autolax convert``, which writes
+converted ``.py`` files a person would keep.
+
+* ``command``: the argument parser and the subcommands (``convert``, ``demo``);
+* ``module``: reads a file without importing it (imports, selected functions);
+* ``convert``: converts the selected functions and splices them back into the text;
+* ``emit``: writes a converted body, keeping unchanged statements and comments verbatim;
+* ``runtime_copy``: ``--standalone``, the runtime copied beside the output as ``autolax_runtime``;
+* ``files``: inputs, outputs, ``--diff`` / ``--check`` and atomic writes.
+"""
+
+from autolax.cli.convert import Options, convert_source
+from autolax.cli.files import run
+from autolax.cli.command import main  # noqa: E402 - after the modules it uses
+
+__all__ = ["Options", "convert_source", "main", "run"]

@@ -1,0 +1,229 @@
+"""Writes a converted function body back as text, keeping what it can of the original.
+
+A statement that conversion left as it was (same syntax tree, same position) is copied from
+the file verbatim, with its own formatting, string quotes and comments; everything else is
+unparsed. Comments between statements stay before the statement that follows them in the
+file (or the code generated from it), and blank lines the author left between statements
+are kept. Nested ``def`` blocks get a blank line before and after, as a person writes them.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from autolax.frontend.transpile import syntax
+
+_COMPOUND = (syntax.If, syntax.For, syntax.While, syntax.With, syntax.Try, syntax.FunctionDef, syntax.ClassDef)
+
+
+@dataclass
+class Original:
+    """A statement of the file before conversion."""
+
+    dump: str
+    node: object
+
+
+def originals(fn_node) -> dict:
+    """(line, column) -> Original, for every statement inside ``fn_node`` (taken before the
+    passes run: they change nodes in place)."""
+    out = {}
+    for node in syntax.walk(fn_node):
+        if isinstance(node, syntax.stmt) and node is not fn_node and getattr(node, "lineno", None) is not None:
+            out[(node.lineno, node.col_offset)] = Original(syntax.dump(node), syntax.deepcopy(node))
+    return out
+
+
+def indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+class Emitter:
+    """Emits statements of one function body; ``module`` gives the file's lines and comments."""
+
+    def __init__(self, module, first_line: int, last_line: int, originals_map: dict, unit: str):
+        self.module = module
+        self.first_line = first_line
+        self.pending = sorted(ln for ln in module.comments if first_line <= ln <= last_line)
+        self.originals = originals_map
+        self.unit = unit
+        self.out: list[str] = []
+        self.last = "open"  # "open" (after a block header), "blank", "code", "def_end"
+        self.seen_lines: set = set()
+
+    # ------------------------------------------------------------------ entry points
+    def body(self, stmts, indent: str) -> list[str]:
+        self.block(stmts, indent)
+        self.flush(None, indent)
+        return self.out
+
+    def block(self, stmts, indent: str) -> None:
+        self.last = "open"
+        for s in stmts:
+            self.stmt(s, indent)
+
+    # ------------------------------------------------------------------ comments, blanks
+    def flush(self, upto, indent: str) -> None:
+        """Emits the pending comments on lines before ``upto`` (all of them for None)."""
+        while self.pending and (upto is None or self.pending[0] < upto):
+            line = self.pending.pop(0)
+            self.out.append(indent + self.module.comments[line][1])
+            self.last = "code"
+
+    def consume(self, start: int, end: int) -> None:
+        self.pending = [ln for ln in self.pending if not start <= ln <= end]
+
+    def blank(self) -> None:
+        if self.last not in ("open", "blank"):
+            self.out.append("")
+            self.last = "blank"
+
+    def _blank_before_in_file(self, lineno: int) -> bool:
+        ln = lineno - 1
+        while ln > self.first_line and self.module.line(ln).lstrip().startswith("#"):
+            ln -= 1
+        return ln > self.first_line and not self.module.line(ln).strip()
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s, indent: str) -> None:
+        lineno = _first_line(s)
+        is_def = isinstance(s, (syntax.FunctionDef, syntax.ClassDef))
+        if is_def or self.last == "def_end":
+            self.blank()
+        elif lineno is not None and lineno not in self.seen_lines and self._blank_before_in_file(lineno):
+            self.blank()
+        if lineno is not None:
+            self.seen_lines.add(lineno)
+            self.flush(lineno if self._verbatim(s) else s.lineno + 1, indent)
+        text = self._verbatim_text(s, indent)
+        if text is not None:
+            self.out.extend(text)
+            self.last = "def_end" if is_def else "code"
+            return
+        if isinstance(s, _COMPOUND):
+            self.compound(s, indent)
+            self.last = "def_end" if is_def else "code"
+            return
+        for line in syntax.unparse(s).splitlines():
+            self.out.append(indent + line)
+        self.last = "code"
+
+    def compound(self, s, indent: str, keyword: str | None = None) -> None:
+        inner = indent + self.unit
+        if isinstance(s, syntax.If):
+            self.out.append(f"{indent}{keyword or 'if'} {_expr(s.test)}:")
+            self.block(s.body, inner)
+            if len(s.orelse) == 1 and isinstance(s.orelse[0], syntax.If) and self._verbatim(s.orelse[0]) is None:
+                self.compound(s.orelse[0], indent, keyword="elif")
+            elif s.orelse:
+                self.out.append(f"{indent}else:")
+                self.block(s.orelse, inner)
+            return
+        if isinstance(s, syntax.Try):
+            self.out.append(f"{indent}try:")
+            self.block(s.body, inner)
+            for handler in s.handlers:
+                self.out.extend(indent + h for h in _header(handler))
+                self.block(handler.body, inner)
+            if s.orelse:
+                self.out.append(f"{indent}else:")
+                self.block(s.orelse, inner)
+            if s.finalbody:
+                self.out.append(f"{indent}finally:")
+                self.block(s.finalbody, inner)
+            return
+        self.out.extend(indent + h for h in _header(s))
+        self.block(s.body, inner)
+        if getattr(s, "orelse", None):
+            self.out.append(f"{indent}else:")
+            self.block(s.orelse, inner)
+
+    # ------------------------------------------------------------------ verbatim copies
+    def _verbatim(self, s):
+        key = (getattr(s, "lineno", None), getattr(s, "col_offset", None))
+        orig = self.originals.get(key)
+        if orig is None or orig.dump != syntax.dump(s):
+            return None
+        return orig.node
+
+    def _verbatim_text(self, s, indent: str):
+        """The statement's own text from the file, re-indented to ``indent``, or None."""
+        node = self._verbatim(s)
+        if node is None:
+            return None
+        lines = self.module.lines
+        # A decorated ``def`` or ``class`` starts at its first decorator (``node.lineno`` is
+        # its ``def`` line): the decorators are part of the statement.
+        start, end = _first_line(node), node.end_lineno
+        first = lines[start - 1].rstrip("\r\n")
+        last = lines[end - 1].rstrip("\r\n")
+        own_indent = first[: node.col_offset]
+        if first[node.col_offset :].startswith("elif"):  # an `elif` the passes made an `if`
+            return None
+        if own_indent.strip():  # shares its first line with other code (`if c: x = 1`)
+            if end != start:
+                return None
+            own_indent = indent_of(first)
+        tail = last[node.end_col_offset:]
+        if tail.strip() and not tail.strip().startswith("#"):
+            return None  # `a = 1; b = 2`: take no part of the next statement
+        if start == end:
+            text = [indent + first[node.col_offset:].rstrip()]
+        else:
+            delta = len(indent) - len(own_indent)
+            if delta and (_has_multiline_string(node) or not _same_kind(indent, own_indent)):
+                return None
+            text = [indent + first[node.col_offset:].rstrip()]
+            for raw in lines[start:end]:
+                line = raw.rstrip("\r\n").rstrip()
+                if not line.strip():
+                    text.append("")
+                elif delta >= 0:
+                    text.append((indent[:1] or " ") * delta + line)
+                elif indent_of(line)[: -delta].strip() == "" and len(indent_of(line)) >= -delta:
+                    text.append(line[-delta:])
+                else:
+                    return None
+        self.consume(start, end)
+        return text
+
+
+def _first_line(node):
+    """The first line of a statement: of its first decorator, if it has any."""
+    lineno = getattr(node, "lineno", None)
+    decorators = getattr(node, "decorator_list", None)
+    if lineno is not None and decorators:
+        return min([lineno] + [d.lineno for d in decorators])
+    return lineno
+
+
+def _same_kind(a: str, b: str) -> bool:
+    chars = set(a) | set(b)
+    return chars <= {" "} or chars <= {"\t"}
+
+
+def _has_multiline_string(node) -> bool:
+    return any(
+        isinstance(n, (syntax.Constant,)) and isinstance(n.value, (str, bytes)) and n.end_lineno != n.lineno
+        or type(n).__name__ == "JoinedStr" and n.end_lineno != n.lineno
+        for n in syntax.walk(node)
+        if getattr(n, "lineno", None) is not None
+    )
+
+
+def _expr(node) -> str:
+    return syntax.unparse(node)
+
+
+def _header(node) -> list[str]:
+    """The header line(s) of a compound statement (decorators included), unparsed."""
+    stub = copy.copy(node)
+    stub.body = [syntax.Pass()]
+    for field in ("orelse", "finalbody", "handlers"):
+        if hasattr(stub, field):
+            setattr(stub, field, [])
+    lines = syntax.unparse(stub).splitlines()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return lines[:-1]

@@ -1,0 +1,212 @@
+"""Rebinds a local container after a change made through an alias of it.
+
+    same = coef                       same = coef
+    same[1] = -b           ->         same[1] = -b
+                                      coef = same
+
+(and ``coef[1] = -b`` rebinds ``same``).
+Python changes the one object both names hold. Converted code passes carried variables as
+values, and a staged statement carries only the names it binds or changes: without the
+rebinding ``coef`` would not be carried, and a staged body would write its traced value
+into the caller's list (the tracer leaks out of the trace). With it, ``coef`` is carried
+and holds the changed object, as in Python.
+
+Only a plain ``a = b`` of two local names, followed in the same block (or a block nested
+in it) by a change through ``a`` or ``b`` (an item or attribute assignment, or a mutating method
+call) with neither name bound again in between: then ``a`` is ``b``'s object for certain.
+"""
+
+from __future__ import annotations
+
+from autolax.frontend.analysis.activity import MUTATING_METHODS, local_names, mutation_root, writes
+from autolax.frontend.transpile import syntax
+from autolax.frontend.transpile.blocks import map_blocks
+
+# Runs where the function changes something in place, or deletes (``pipeline.features``).
+NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "mutating_call", "Delete", "write_back"})
+
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(coef, b):
+            same = coef
+            same[1] = -b
+            return coef
+        """,
+        """\
+        def f(coef, b):
+            same = coef
+            same[1] = -b
+            coef = same
+            return coef
+        """,
+    ),
+    (
+        """\
+        def f(coef, b):
+            same = coef
+            coef[1] = -b
+            return same
+        """,
+        """\
+        def f(coef, b):
+            same = coef
+            coef[1] = -b
+            same = coef
+            return same
+        """,
+    ),
+)
+
+_SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
+
+
+def _changed_through(stmt) -> set:
+    """Local names whose object ``stmt`` changes in place (at any depth, not in nested defs)."""
+    out = set()
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES) and node is not stmt:
+            continue
+        targets = []
+        if isinstance(node, syntax.Assign):
+            targets = node.targets
+        elif isinstance(node, (syntax.AugAssign, syntax.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, syntax.Delete):
+            targets = node.targets
+        for target in targets:
+            for t in (target.elts if isinstance(target, (syntax.Tuple, syntax.List)) else [target]):
+                if isinstance(t, (syntax.Subscript, syntax.Attribute)):
+                    root = mutation_root(t)
+                    if root is not None:
+                        out.add(root.id)
+        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in MUTATING_METHODS:
+            root = mutation_root(node.func.value)
+            if root is not None:
+                out.add(root.id)
+        stack.extend(syntax.iter_child_nodes(node))
+    return out
+
+
+def _handed_back(stmt) -> set:
+    """The names a write-back call rebinds to the object its helper changed
+    (``b, _ = ops.call_writing(('v',), set0, b, 1)``: ``b``)."""
+    if not (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Call)
+            and isinstance(stmt.value.func, syntax.Attribute) and stmt.value.func.attr == "call_writing"
+            and isinstance(stmt.targets[0], syntax.Tuple)):
+        return set()
+    return {t.id for t in stmt.targets[0].elts[:-1] if isinstance(t, syntax.Name)}
+
+
+class _ViewOf:
+    """``u = a[k:n, k]``: ``u`` may be a NumPy view of ``a`` (an index with a slice). A change
+    through ``u`` is written back into ``a`` (``a = ops.view(a)[k:n, k].written(u)``), a
+    change of ``a`` read again into ``u`` -- for JAX arrays only, at run time: a NumPy view
+    shares ``a``'s memory already, a list's slice is a copy."""
+
+    def __init__(self, base: str, index, names: frozenset):
+        self.base, self.index, self.names = base, index, names
+
+    def after(self, alias, changed, stmt, ops):
+        if alias in changed:
+            ref = self._ref(ops)
+            call = syntax.call(syntax.attribute(ref, "written"), [syntax.name(alias)])
+            return [syntax.copy_location(syntax.assign(syntax.name(self.base, "store"), call), stmt)]
+        if self.base in changed:
+            ref = self._ref(ops)
+            call = syntax.call(syntax.attribute(ref, "reread"), [syntax.name(alias)])
+            return [syntax.copy_location(syntax.assign(syntax.name(alias, "store"), call), stmt)]
+        return []
+
+    def _ref(self, ops):
+        return syntax.Subscript(value=syntax.call(f"{ops}.view", [syntax.name(self.base)]),
+                                slice=syntax.deepcopy(self.index), ctx=syntax.Load())
+
+
+def _source_bound(source, bound) -> bool:
+    if isinstance(source, _ViewOf):
+        return source.base in bound or bool(source.names & set(bound))
+    return source in bound
+
+
+def _view_of(stmt, local) -> _ViewOf | None:
+    """``u = a[<index with a slice>]`` of two local names, whose index reads names only (no
+    call: it is evaluated again where the view is written back)."""
+    if not (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
+            and isinstance(stmt.value, syntax.Subscript) and isinstance(stmt.value.value, syntax.Name)
+            and stmt.value.value.id in local and stmt.value.value.id != stmt.targets[0].id):
+        return None
+    index = stmt.value.slice
+    parts = index.elts if isinstance(index, syntax.Tuple) else [index]
+    if not any(isinstance(p, syntax.Slice) for p in parts):
+        return None
+    nodes = list(syntax.walk(index))
+    if any(isinstance(n, (syntax.Call, syntax.NamedExpr, syntax.List, syntax.ListComp, syntax.Await)) for n in nodes):
+        return None
+    names = frozenset(n.id for n in nodes if isinstance(n, syntax.Name))
+    if stmt.targets[0].id in names:
+        return None
+    return _ViewOf(stmt.value.value.id, index, names)
+
+
+class _Function:
+    def __init__(self, fn_node, ops="ops"):
+        self.local = local_names(fn_node)
+        self.ops = ops
+
+    def block(self, stmts, aliases=None):
+        aliases = dict(aliases or {})  # alias -> the name whose object it holds
+        out = []
+        for stmt in stmts:
+            self.nested(stmt, aliases)
+            out.append(stmt)
+            if aliases:  # (without any, nothing below needs what the statement binds)
+                bound = writes(stmt)
+                changed = _changed_through(stmt)
+                handed = _handed_back(stmt)
+                # `b, _ = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass)
+                bound, changed = bound - handed, changed | handed
+                for alias, source in sorted(aliases.items(), key=lambda item: item[0]):
+                    if alias in bound or _source_bound(source, bound):
+                        continue
+                    if isinstance(source, _ViewOf):
+                        # `u = a[k:n, k]` (a NumPy view of `a`), then a change through either
+                        out.extend(source.after(alias, changed, stmt, self.ops))
+                    # Either name changes the one object: the other is rebound to it.
+                    elif alias in changed:
+                        out.append(syntax.copy_location(syntax.assign(syntax.name(source, "store"), syntax.name(alias)), stmt))
+                    elif source in changed:
+                        out.append(syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt))
+                aliases = {a: s for a, s in aliases.items() if a not in bound and not _source_bound(s, bound)}
+            if (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
+                    and isinstance(stmt.value, syntax.Name) and stmt.value.id in self.local
+                    and stmt.targets[0].id != stmt.value.id):
+                aliases[stmt.targets[0].id] = stmt.value.id
+            view = _view_of(stmt, self.local)
+            if view is not None:
+                aliases[stmt.targets[0].id] = view
+        return out
+
+    def nested(self, stmt, aliases):
+        """The blocks of ``stmt``, knowing the aliases made before it that nothing in it
+        rebinds (a loop body may run again after a rebinding later in it)."""
+        if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+            stmt.body = _Function(stmt, self.ops).block(stmt.body)  # its own locals
+            return
+        if isinstance(stmt, syntax.ClassDef):
+            return
+        if aliases:
+            bound = writes(stmt) - _handed_back(stmt)
+            inherited = {a: s for a, s in aliases.items() if a not in bound and not _source_bound(s, bound)}
+        else:
+            inherited = aliases
+        map_blocks(stmt, lambda block: self.block(block, inherited))
+
+
+def transform(fn_node, ctx):
+    fn_node.body = _Function(fn_node, ctx.ops).block(fn_node.body)
+    return fn_node

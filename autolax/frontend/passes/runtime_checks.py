@@ -1,0 +1,271 @@
+"""A function that may stage a run-time check runs its body inside ``ops.runtime_checks()``.
+
+    def f(x, items):                        def f(x, items):
+        if x.sum() > 0:                         with ops.runtime_checks():
+            raise ValueError('positive')   ->       def if_true():
+        return items[-1]                                raise ops.raising(ValueError('positive'))
+                                                    def if_false():
+                                                        pass
+                                                    ops.cond(x.sum() > 0, if_true, if_false, at='2')
+                                                    return items[-1]
+
+(the left side as written; the passes before this one made the ``if`` what it wraps, as in
+``EXAMPLES``).
+
+Under ``jax.jit`` the ``raise`` is checked when the program runs, after tracing. If tracing
+then stops at an error of the user's code (``items[-1]`` of an empty list), Python would
+have raised the check's error first whenever it fails, which only the running program
+knows: ``ops.runtime_checks`` turns such an error leaving the function into autolax's
+refusal (``autolax.runtime.ops.checks``). Checks come from ``raise`` and ``assert`` (``ops.raising``,
+``ops.asserting``), reads of variables a staged loop may not have assigned
+(``ops.assigned``), ``lst.index(x)`` of a traced value (``ops.index``), conditional expressions (``ops.if_else``: a side that fails while
+traced), calls of user code (``ops.call``: the callee's own checks) and ranges whose step is
+not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0).
+
+A function with none of these whose own code may still ask a traced value for a Python one
+(``float(x)``, ``lst[i]``, the ``if`` of a comprehension: a call of anything but an op, an
+item or slice, a comprehension) runs its body in
+``try: ... except ops.TracerErrors: ops.refuse_tracer_error(); raise`` instead, which does the
+same for JAX's tracer errors at no cost until one is raised. Any other function is left as
+it is. A leading docstring and ``global`` / ``nonlocal`` declarations stay before the ``with``
+or ``try``.
+"""
+
+from __future__ import annotations
+
+from autolax.frontend.transpile import anno, syntax, templates
+
+# Always runs: it decides from the ops the other passes emitted.
+NEEDS = None
+# Reads ``anno.CATCHING`` (``exceptions``) and the calls of the ops that may stage a check
+# (``CHECKING_OPS``), which these passes emit.
+AFTER = ("exceptions", "calls", "membership", "ternary", "unbound_reads", "control_flow")
+
+# Before / after: what this pass makes of each function (a third item: the passes run
+# first, whose work it reads). tests/test_pass_examples.py runs them.
+EXAMPLES = (
+    (
+        """\
+        def f(x, items):
+            if x.sum() > 0:
+                raise ValueError('positive')
+            return items[-1]
+        """,
+        """\
+        def f(x, items):
+            with ops.runtime_checks():
+
+                def if_true():
+                    raise ops.raising(ValueError('positive'))
+
+                def if_false():
+                    pass
+
+                ops.cond(x.sum() > 0, if_true, if_false, at='2')
+                return items[-1]
+        """,
+        ("exceptions", "control_flow"),
+    ),
+    (
+        """\
+        def f(x, i):
+            global calls
+            return float(x[i])
+        """,
+        """\
+        def f(x, i):
+            global calls
+            try:
+                return float(x[i])
+            except ops.TracerErrors:
+                ops.refuse_tracer_error()
+                raise
+        """,
+    ),
+    (
+        """\
+        def f(x, y):
+            return x * 2 + y
+        """,
+        """\
+        def f(x, y):
+            return x * 2 + y
+        """,
+    ),
+)
+
+# The ops whose calls may stage a check.
+CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "call_writing", "index", "masked", "part",
+                          "span"})
+
+# ``ops.for_range(start, stop, step, ...)`` and ``ops.range(...)`` check a traced step
+# (Python's ValueError for a step of 0).
+_RANGE_OPS = frozenset({"for_range", "range"})
+
+
+def _step_may_be_traced(call) -> bool:
+    if len(call.args) < 3:
+        return False
+    step = call.args[2]
+    if isinstance(step, syntax.UnaryOp):  # `-1`
+        step = step.operand
+    return not isinstance(step, syntax.Constant)
+
+
+_TEMPLATE = """
+with ops_runtime_checks():
+    body
+"""
+
+
+# Nodes of the user's code that may ask a traced value for a Python one (``__bool__``,
+# ``__index__``, ``__float__``, a static shape) in a way no op sees: a call of anything but
+# an op (``float(x)``, ``x.item()``, ``jnp.argwhere(x)``), an item or slice (``lst[i]``,
+# ``xs[i:j]``), a comprehension (its ``if``).
+_MAY_NEED_A_VALUE = (syntax.Subscript, syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
+
+
+def _may_stage_a_check(fn_node, ops: str):
+    """(may the function stage a check, may its own code need a Python value of a traced
+    one): the second only found while no check is (a check wraps the body in
+    ``runtime_checks``, which translates JAX's tracer errors as well)."""
+    # Every node, breadth first (``syntax.walk``, inlined: most functions have no such
+    # call, and then this looks at the whole converted tree).
+    todo = [fn_node]
+    add = todo.append
+    known = syntax.CHILD_FIELDS
+    name = syntax.Name
+    needs_value = False
+    for node in todo:
+        kind = node.__class__
+        if kind is name and node.annotation is None:
+            continue  # the most common node: it holds only its context
+        if kind is syntax.Call:
+            func = node.func
+            if isinstance(func, syntax.Attribute) and isinstance(func.value, syntax.Name) and func.value.id == ops:
+                if func.attr in CHECKING_OPS:
+                    return True, False
+                if func.attr in _RANGE_OPS and _step_may_be_traced(node):
+                    return True, False
+            else:
+                needs_value = True
+        elif kind in _MAY_NEED_A_VALUE:
+            needs_value = True
+        fields = known.get(kind)
+        for field in fields if fields is not None else syntax.child_fields(kind):
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, syntax.AST):
+                        add(item)
+            elif isinstance(value, syntax.AST):
+                add(value)
+    return False, needs_value
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, syntax.Expr) and isinstance(stmt.value, syntax.Constant) and isinstance(stmt.value.value, str)
+
+
+_CATCHING = """
+with ops_catching(types):
+    body
+"""
+
+
+def _catching(fn_node, ctx) -> None:
+    """The body of a ``try`` whose handlers catch something runs inside
+    ``with ops.catching(E, ...):`` -- also the functions it calls, where a ``raise`` under a
+    traced condition must be refused when this ``try`` would catch it (the handler would run
+    depending on data), as one written in the body itself is."""
+    for node in _tries(fn_node):
+        if node.__class__ is syntax.Try:
+            types = anno.get(node, anno.CATCHING)
+        elif _calls_user_code(node.body, ctx.ops):
+            # A `with`: its context manager may suppress what a helper the body calls raises
+            # (the body's own raises are marked by ``passes.exceptions``).
+            types = [syntax.dotted(f"{ctx.ops}.MaySuppress")]
+        else:
+            continue
+        if types and node.body:
+            wrapped = templates.replace(_CATCHING, ops_catching=syntax.dotted(f"{ctx.ops}.catching"),
+                                        types=[syntax.deepcopy(t) for t in types], body=node.body)
+            node.body = syntax.copy_locations(wrapped, node)
+
+
+_BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS``
+_HOLDERS = (syntax.ExceptHandler, syntax.match_case)
+
+
+def _calls_user_code(stmts, ops: str) -> bool:
+    """Do ``stmts`` call a function through ``ops.call`` (which converts it, and may stage a
+    raise in it)? Nested functions and lambdas aside."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in (
+                "call", "call_writing") and isinstance(node.func.value, syntax.Name) and node.func.value.id == ops:
+            return True
+        if not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
+            todo.extend(syntax.iter_child_nodes(node))
+    return False
+
+
+def _tries(fn_node) -> list:
+    """The ``try`` and ``with`` statements in ``fn_node`` (``syntax.walk_statements``, inlined: this looks
+    at every statement of the converted function, which most often holds no ``try``). Each
+    ``try`` wraps its own body, so the order does not matter."""
+    out = []
+    stack = [fn_node]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if kind is syntax.Try or kind is syntax.With or kind is syntax.AsyncWith:
+            out.append(node)
+        fields = _BLOCKS.get(kind)
+        if fields is None:
+            fields = _BLOCKS[kind] = tuple(f for f in syntax.BLOCK_FIELDS if f in kind._fields)
+        for field in fields:
+            for child in getattr(node, field, None) or ():
+                if child.__class__ in _HOLDERS:
+                    stack.extend(child.body)
+                else:
+                    stack.append(child)
+    return out
+
+
+def _refusing_tracer_errors(body, ops: str) -> list:
+    """``try: body`` / ``except ops.TracerErrors: ops.refuse_tracer_error(); raise``: the
+    body of a function that stages no check, so that JAX's tracer error leaving it while it
+    is traced is autolax's ``TracedValueError`` under plain ``jax.jit`` too (a ``try``
+    costs nothing until an error is raised; ``runtime_checks`` costs a context manager)."""
+    refuse = syntax.expr_stmt(syntax.call(f"{ops}.refuse_tracer_error"))
+    handler = syntax.ExceptHandler(type=syntax.dotted(f"{ops}.TracerErrors"), name=None,
+                                   body=[refuse, syntax.Raise(exc=None, cause=None)])
+    return [syntax.Try(body=body, handlers=[handler], orelse=[], finalbody=[])]
+
+
+def transform(fn_node, ctx):
+    _catching(fn_node, ctx)
+    body = fn_node.body
+    k = 0
+    while k < len(body) and (isinstance(body[k], (syntax.Global, syntax.Nonlocal)) or (k == 0 and _is_docstring(body[k]))):
+        k += 1
+    if k == len(body):
+        return fn_node
+    head, inner = body[:k], body[k:]
+    checks, needs_value = _may_stage_a_check(fn_node, ctx.ops)
+    if not checks and not needs_value:
+        return fn_node
+    if not checks:
+        wrapped = _refusing_tracer_errors(inner, ctx.ops)
+    else:
+        wrapped = templates.replace(_TEMPLATE, ops_runtime_checks=syntax.dotted(f"{ctx.ops}.runtime_checks"),
+                                    body=inner)
+    # At the `def` line, all of it: a traceback through the refusal shows the function's header.
+    syntax.copy_locations(wrapped, fn_node)
+    lineno = fn_node.lineno
+    if 1 <= lineno <= len(ctx.source_lines):
+        wrapped[0].end_col_offset = max(wrapped[0].col_offset, len(ctx.source_lines[lineno - 1].rstrip()))
+    fn_node.body = head + wrapped
+    return fn_node

@@ -1,0 +1,143 @@
+"""``math.sqrt(x)`` and the other functions of the standard ``math`` module that return a
+number, given a traced number (converted code: ``ops.math_call(math.sqrt, x)``).
+
+Python's ``math.sqrt`` needs a Python float, which a traced value has only when the program
+runs (``float()`` of a tracer is JAX's error). Textbook numerics call it on every step
+(``if sqrt(dot(r, r)) < tol: break``). A traced argument gives the ``jnp`` function's traced
+result instead (a number of the argument's floating type: float32 unless x64 is on), and
+Python's errors are run-time checks: ``ValueError('math domain error')`` where Python's
+domain ends (``sqrt`` of a negative number, ``log`` of zero, ``asin(2)``, ``sin(inf)``),
+``math.floor`` / ``ceil`` / ``trunc`` of NaN or infinity Python's ``ValueError`` /
+``OverflowError``. A ``try`` that would catch such an error is refused (its handler would
+run depending on data). ``floor`` / ``ceil`` / ``trunc`` return a traced integer of JAX's
+default integer type; a value outside its range is autolax's ``TracedValueError`` when the
+program runs, where Python's integer would be exact.
+
+Functions that may overflow the argument's float type where Python's float64 does not
+(``exp``, ``pow``, ``cosh``...) are not among them: they stay Python's, and a traced argument
+is ``TracedValueError`` as before. Without a traced argument, every call is Python's.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import jax.numpy as jnp
+import numpy as np
+
+from autolax.runtime import errors
+from autolax.runtime.libraries import MATH_PATHS
+from autolax.runtime.ops import checks, report
+from autolax.runtime.ops.lists import is_tracer
+
+_DOMAIN = "math domain error"
+
+# name -> (jnp function, the arguments for which Python returns (None: all))
+_FLOAT_FUNCTIONS = {
+    "sqrt": (jnp.sqrt, lambda x: ~(x < 0)),
+    "log10": (jnp.log10, lambda x: ~(x <= 0)),
+    "log2": (jnp.log2, lambda x: ~(x <= 0)),
+    "sin": (jnp.sin, lambda x: ~jnp.isinf(x)),
+    "cos": (jnp.cos, lambda x: ~jnp.isinf(x)),
+    "tan": (jnp.tan, lambda x: ~jnp.isinf(x)),
+    "asin": (jnp.arcsin, lambda x: ~(jnp.abs(x) > 1)),
+    "acos": (jnp.arccos, lambda x: ~(jnp.abs(x) > 1)),
+    "atan": (jnp.arctan, None),
+    "fabs": (jnp.abs, None),
+}
+_INT_FUNCTIONS = {"floor": jnp.floor, "ceil": jnp.ceil, "trunc": jnp.trunc}
+
+assert {f"math.{name}" for name in [*_FLOAT_FUNCTIONS, *_INT_FUNCTIONS, "log", "atan2"]} == MATH_PATHS
+
+
+def _scalar(x, name):
+    """``x`` as a traced number of shape (): Python's ``TypeError`` for an array of several
+    items or a complex number, as ``math`` raises for them."""
+    if jnp.iscomplexobj(x):
+        raise TypeError(f"must be real number, not {type(x).__name__}")
+    size = int(np.prod(jnp.shape(x)))
+    if size != 1:
+        raise TypeError(f"only length-1 arrays can be converted to Python scalars (math.{name})")
+    x = jnp.reshape(x, ())
+    return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(jnp.result_type(float))
+
+
+def _check(ok, error, name):
+    refusal = checks.refused_in_try(type(error), ())
+    if refusal:
+        where, source = report.user_line(sys._getframe())
+        raise errors.make(refusal, statement=f"math.{name}(...)", where=where, source=source)
+    checks.fail_unless(ok, lambda: error)
+
+
+@report.user_facing
+def math_call(f, *args, **kwargs):
+    """``ops.math_call(math.sqrt, x)`` for ``math.sqrt(x)``: Python's call, or with a traced
+    argument the ``jnp`` function's result (see the module docstring).
+
+    Equivalent Python: ``f(*args, **kwargs)``.
+
+    Python's own errors raised here (``math.sqrt(-1.0)`` of a Python number, a ``TypeError``
+    for an array of several items) are the user's statement's (``report.pythons_own``): in a
+    staged branch the program may not take, they are raised only when it takes it.
+    """
+    __tracebackhide__ = True
+    try:
+        return _math_call(f, *args, **kwargs)
+    except errors.AutolaxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Python's error for the user's call, marked as such
+        raise report.pythons_own(exc) from exc.__cause__
+
+
+def _math_call(f, *args, **kwargs):
+    __tracebackhide__ = True
+    name = getattr(f, "__name__", None)
+    if kwargs or not any(is_tracer(a) for a in args) or getattr(math, name or "", None) is not f:
+        return f(*args, **kwargs)
+    if name in _FLOAT_FUNCTIONS and len(args) == 1:
+        fn, domain = _FLOAT_FUNCTIONS[name]
+        x = _scalar(args[0], name)
+        if domain is not None:
+            _check(domain(x), ValueError(_DOMAIN), name)
+        return fn(x)
+    if name == "log" and len(args) in (1, 2):
+        x = _scalar(args[0], name)
+        _check(~(x <= 0), ValueError(_DOMAIN), name)
+        if len(args) == 1:
+            return jnp.log(x)
+        # Python's order: log(x) (ValueError), log(base) (ValueError), the division
+        # (ZeroDivisionError for base 1).
+        base = _scalar(args[1], name) if is_tracer(args[1]) else args[1]
+        if not is_tracer(base) and base <= 0:
+            raise ValueError(_DOMAIN)  # whichever check fails first, Python's error is this one
+        _check(~(base <= 0), ValueError(_DOMAIN), name)
+        never = (x != x) & (x == x)  # a traced False: fails wherever the program gets here
+        _check(never if not is_tracer(base) and base == 1 else base != 1, ZeroDivisionError("float division by zero"),
+               name)
+        return jnp.log(x) / jnp.log(base)
+    if name == "atan2" and len(args) == 2:
+        return jnp.arctan2(_scalar(args[0], name) if is_tracer(args[0]) else float(args[0]),
+                           _scalar(args[1], name) if is_tracer(args[1]) else float(args[1]))
+    if name in _INT_FUNCTIONS and len(args) == 1:
+        x = args[0]
+        if jnp.iscomplexobj(x):
+            raise TypeError(f"must be real number, not {type(x).__name__}")
+        if int(np.prod(jnp.shape(x))) != 1:
+            raise TypeError(f"only length-1 arrays can be converted to Python scalars (math.{name})")
+        x = jnp.reshape(x, ())
+        int_type = jnp.result_type(int)
+        if not jnp.issubdtype(x.dtype, jnp.floating):
+            return x.astype(int_type) if x.dtype == jnp.bool_ else x
+        _check(~jnp.isnan(x), ValueError("cannot convert float NaN to integer"), name)
+        _check(~jnp.isinf(x), OverflowError("cannot convert float infinity to integer"), name)
+        y = _INT_FUNCTIONS[name](x)
+        info = jnp.iinfo(int_type)
+        where, source = report.user_line(sys._getframe())
+        in_range = jnp.isinf(x) | jnp.isnan(x) | ((y >= info.min) & (y <= info.max))
+        dtype = np.dtype(int_type).name
+        checks.fail_unless(in_range, lambda: errors.make("math-int-range", call=f"math.{name}", short=name,
+                                                         where=where, source=source, dtype=dtype))
+        return y.astype(int_type)
+    return f(*args, **kwargs)
