@@ -20,8 +20,17 @@ import weakref
 import jax
 
 from autolax import callables, filtering
-from autolax.runtime import compat, libraries
 from autolax.frontend import pipeline
+from autolax.frontend.transpile.source import SourceChanged, SourceUnavailable
+from autolax.jitted import (  # noqa: E402 - what the API builds on
+    _OWN,
+    JitInfo,
+    Jitted,
+    _checked_function,
+    _traced_entry,
+    jit_info,
+)
+from autolax.runtime import compat, libraries
 from autolax.runtime import ops as _ops
 from autolax.runtime.errors import (
     CallConversionWarning,
@@ -33,16 +42,6 @@ from autolax.runtime.libraries import is_library_callable
 from autolax.runtime.ops import calls as _calls
 from autolax.runtime.ops import checkpointed as _checkpointed
 from autolax.runtime.ops import report
-from autolax.frontend.transpile.source import SourceChanged, SourceUnavailable
-
-from autolax.jitted import (  # noqa: E402 - what the API builds on
-    _OWN,
-    JitInfo,
-    Jitted,
-    _checked_function,
-    _traced_entry,
-    jit_info,
-)
 
 _lock = threading.RLock()
 
@@ -245,12 +244,14 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps:
         return fn
     if not isinstance(fn, types.FunctionType) or is_library_callable(fn):
         return callables.convert_callable(
-            fn, functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps), "convert")
+            fn, functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps), "convert"
+        )
     try:
         converted = _convert_function(fn)
     except SourceChanged as exc:
-        raise SourceChangedError(str(exc), fix="re-import the module (or run the cell again), so the function "
-                                 "matches its file") from None
+        raise SourceChangedError(
+            str(exc), fix="re-import the module (or run the cell again), so the function matches its file"
+        ) from None
     except SourceUnavailable as exc:
         if strict:
             raise ConversionError(
@@ -366,8 +367,16 @@ def _jitted_function(converted, options):
     return own
 
 
-def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, strict: bool = False,
-        max_steps: int | None = None, **jit_kwargs):
+def jit(
+    fn=None,
+    *,
+    static_argnums=None,
+    static_argnames=None,
+    donate_argnums=None,
+    strict: bool = False,
+    max_steps: int | None = None,
+    **jit_kwargs,
+):
     """``jax.jit`` of ``autolax.convert(fn)``.
 
     ``fn`` is any callable ``jax.jit`` takes: a function, a ``functools.partial``, a bound
@@ -408,7 +417,9 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
     if isinstance(fn, types.FunctionType) and not is_library_callable(fn):
         converted = convert(fn, strict=strict, max_steps=max_steps)
     else:
-        converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit")
+        converted = callables.convert_callable(
+            fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit"
+        )
     info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
     own = _jitted_function(converted, options)
     checked_options = dict(options)
@@ -416,7 +427,9 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, donate_argnums=No
         checked_options["out_shardings"] = (options["out_shardings"], None)
     forward = _in_forward_mode(converted)
     return Jitted(
-        jax.jit(own, **options), info, converted,
+        jax.jit(own, **options),
+        info,
+        converted,
         checked=functools.cache(lambda one: jax.jit(_checked_function(own, one), **checked_options)),
         forward=functools.cache(lambda one: jax.jit(_checked_function(forward, one), **checked_options)),
         spread=any(key in options for key in ("in_shardings", "out_shardings")),
@@ -452,8 +465,9 @@ def filter_jit(fn=None, *, donate: str = "none", strict: bool = False, max_steps
     if isinstance(fn, types.FunctionType) and not is_library_callable(fn):
         converted = convert(fn, strict=strict, max_steps=max_steps)
     else:
-        converted = callables.convert_callable(fn, functools.partial(convert, strict=strict, max_steps=max_steps),
-                                               "filter_jit")
+        converted = callables.convert_callable(
+            fn, functools.partial(convert, strict=strict, max_steps=max_steps), "filter_jit"
+        )
     info = JitInfo(fn, None, None, strict, max_steps, filtered=True)
     return Jitted(filtering.FilterJit(callables.own_callable(converted, _own_function), donate), info)
 

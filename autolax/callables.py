@@ -76,7 +76,11 @@ def user_function(fn, api: str) -> types.FunctionType:
         if module is not None:  # `module.apply`: the method it runs by default
             inner = transforms.linen_method(module, None)
             continue
-        if isinstance(inner, (staticmethod, classmethod)) or isinstance(inner, types.MethodType) or is_bound_method(inner):
+        if (
+            isinstance(inner, (staticmethod, classmethod))
+            or isinstance(inner, types.MethodType)
+            or is_bound_method(inner)
+        ):
             inner = inner.__func__
         elif isinstance(inner, functools.partial):
             inner = inner.func
@@ -109,12 +113,16 @@ def _refuse_library_wrapper(fn, api: str) -> None:
     name = getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None) or repr(inner)
     short = getattr(inner, "__name__", name)
     if transforms.is_jit_object(fn):
-        rewrite = (f"autolax.jit({short}, ...) in place of jax.jit({short}, ...) (it takes the same options), "
-                   f"or jax.jit(autolax.convert({short}))")
+        rewrite = (
+            f"autolax.jit({short}, ...) in place of jax.jit({short}, ...) (it takes the same options), "
+            f"or jax.jit(autolax.convert({short}))"
+        )
         what = f"jax.jit({short})"
     else:
-        rewrite = (f"jax.vmap(autolax.convert({short})) in place of jax.vmap({short}) -- the same for jax.grad, "
-                   f"jax.jacobian, jax.checkpoint and other transforms -- then autolax.jit or jax.jit of that")
+        rewrite = (
+            f"jax.vmap(autolax.convert({short})) in place of jax.vmap({short}) -- the same for jax.grad, "
+            f"jax.jacobian, jax.checkpoint and other transforms -- then autolax.jit or jax.jit of that"
+        )
         what = f"The callable given to autolax.{api}"
     raise errors.make("transformed-function", name=what, inner=name, rewrite=rewrite)
 

@@ -88,7 +88,10 @@ class TraceReport:
         lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
         lines.append("  ".join("-" * w for w in widths))
         lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
-        prims = ", ".join(f"{self.primitives[p]} {p}" for p in ("cond", "while", "scan") if self.primitives.get(p)) or "no control-flow primitives"
+        prims = (
+            ", ".join(f"{self.primitives[p]} {p}" for p in ("cond", "while", "scan") if self.primitives.get(p))
+            or "no control-flow primitives"
+        )
         verdict = "no loop was unrolled" if not self.unrolled else f"{len(self.unrolled)} loop(s) UNROLLED"
         lines.append(f"jaxpr: {prims} ({self.n_equations} equations); {verdict}")
         return "\n".join(lines)

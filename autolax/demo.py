@@ -51,7 +51,10 @@ def run(n_steps: int = 1000, out=print) -> dict:
     unrolled_eqns = _equations(jax.make_jaxpr(spring.trajectory_energy, static_argnums=2)(1.0, 0.0, n_steps))
     out(f"   jax.jit (Python loop, unrolled): {plain_s:8.3f} s   {unrolled_eqns:6d} jaxpr equations")
     out(f"   autolax.jit (lax.scan):          {staged_s:8.3f} s   {report.n_equations:6d} jaxpr equations")
-    out(f"   speed-up: {plain_s / staged_s:.0f}x;  same result: {bool(np.allclose(plain_value, staged_value, rtol=1e-4))}")
+    out(
+        f"   speed-up: {plain_s / staged_s:.0f}x;  "
+        f"same result: {bool(np.allclose(plain_value, staged_value, rtol=1e-4))}"
+    )
     return {"plain_s": plain_s, "autolax_s": staged_s, "steps": int(steps), "python_steps": psteps}
 
 

@@ -8,7 +8,6 @@ compared by ``==`` and hashed. Outputs may hold non-array leaves too. Needs no E
 
 from __future__ import annotations
 
-
 import jax
 import numpy as np
 

@@ -28,8 +28,10 @@ from autolax.runtime import compat
 from autolax.runtime.ops import checks
 
 _POLL_S = 0.05
-_NOTE = ("autolax: the interrupted computation may keep running on the device (on CPU, a core stays busy) "
-         "until it ends or the process exits")
+_NOTE = (
+    "autolax: the interrupted computation may keep running on the device (on CPU, a core stays busy) "
+    "until it ends or the process exits"
+)
 
 _idle: list = []  # queues of worker threads waiting for a task
 _idle_lock = threading.Lock()
@@ -115,12 +117,15 @@ def call(jitted, args, kwargs, static_positions=frozenset(), static_names=frozen
     if any(isinstance(leaf, compat.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs))):
         return jitted(*args, **kwargs)
     compiled = jitted.lower(*args, **kwargs).compile()
-    dynamic = (tuple(a for i, a in enumerate(args) if i not in static_positions),
-               {k: v for k, v in kwargs.items() if k not in static_names})
+    dynamic = (
+        tuple(a for i, a in enumerate(args) if i not in static_positions),
+        {k: v for k, v in kwargs.items() if k not in static_names},
+    )
     # Python numbers and NumPy arrays become arrays here: their dtype depends on this
     # thread's settings (``jax.enable_x64``), which the worker does not have.
     dynamic_args, dynamic_kwargs = jax.tree_util.tree_map(
-        lambda leaf: leaf if isinstance(leaf, jax.Array) else jax.device_put(leaf), dynamic)
+        lambda leaf: leaf if isinstance(leaf, jax.Array) else jax.device_put(leaf), dynamic
+    )
     return run(lambda: compiled(*dynamic_args, **dynamic_kwargs))
 
 

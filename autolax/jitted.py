@@ -52,7 +52,13 @@ class JitInfo:
 # arguments, since making an array at import would start JAX's backend before a
 # multi-process job's ``jax.distributed.initialize``).
 _PLAIN_TYPES = {
-    np.ndarray, int, float, bool, complex, str, type(None),
+    np.ndarray,
+    int,
+    float,
+    bool,
+    complex,
+    str,
+    type(None),
     *(t for t in set(np.sctypeDict.values()) if issubclass(t, np.generic)),
 }
 
@@ -73,11 +79,13 @@ def _delegated(jitted) -> tuple:
     ``Jitted`` takes as its own: its methods and fields that ``Jitted`` does not define."""
     names = _DELEGATED.get(type(jitted))
     if names is None:
-        names = _DELEGATED.setdefault(
-            type(jitted), tuple(name for name in dir(type(jitted)) if _delegable(name)))
+        names = _DELEGATED.setdefault(type(jitted), tuple(name for name in dir(type(jitted)) if _delegable(name)))
     own = getattr(jitted, "__dict__", {})
-    return names + tuple(name for name in own if _delegable(name) and name not in names) + (
-        ("__annotations__",) if "__annotations__" in own else ())
+    return (
+        names
+        + tuple(name for name in own if _delegable(name) and name not in names)
+        + (("__annotations__",) if "__annotations__" in own else ())
+    )
 
 
 def _delegate(jitted, name: str):
@@ -418,8 +426,9 @@ def _dispatcher(jitted: Jitted):
     def alive():
         held = ref()
         if held is None:
-            raise ReferenceError(f"the autolax.jit object of '{jitted_name}' was freed; keep the object, "
-                                 "not its __call__ alone")
+            raise ReferenceError(
+                f"the autolax.jit object of '{jitted_name}' was freed; keep the object, not its __call__ alone"
+            )
         return held
 
     def missed(*args, **kwargs):

@@ -14,9 +14,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 import autolax
-from autolax.runtime.errors import ConversionError
-from autolax.interrupt import Interruptible
 from autolax.cli.module import source_lines
+from autolax.interrupt import Interruptible
+from autolax.runtime.errors import ConversionError
 
 _UNBOUND = object()
 
@@ -73,8 +73,12 @@ class AutolaxMagics(Magics):
         filename = shell.compile.cache(cached, _cell_number(shell))
         # IPython splits the cell with str.splitlines, which also breaks lines at "\u2028",
         # "\x0c" ...; Python does not, and autolax reads the function's source from here.
-        linecache.cache[filename] = (len(cached), None, [ln if ln.endswith("\n") else ln + "\n"
-                                                         for ln in source_lines(cached)], filename)
+        linecache.cache[filename] = (
+            len(cached),
+            None,
+            [ln if ln.endswith("\n") else ln + "\n" for ln in source_lines(cached)],
+            filename,
+        )
         try:
             tree = shell.transform_ast(shell.compile.ast_parse("\n" + text, filename))
         except SyntaxError as exc:
@@ -119,8 +123,11 @@ class AutolaxMagics(Magics):
             new = autolax.convert(fn, strict=args.strict)
         else:
             own = tuple(n for n in static if n in fn.__code__.co_varnames[: _n_params(fn.__code__)])
-            new = Interruptible(autolax.jit(fn, static_argnames=own or None, strict=args.strict), own,
-                                unjitted=functools.partial(autolax.convert, fn, strict=args.strict))
+            new = Interruptible(
+                autolax.jit(fn, static_argnames=own or None, strict=args.strict),
+                own,
+                unjitted=functools.partial(autolax.convert, fn, strict=args.strict),
+            )
         if args.show:
             display(ConvertedSource(autolax.to_source(new)))
         ns[name] = new
@@ -165,7 +172,9 @@ def _at_cell_line(exc: SyntaxError, filename: str, source: str) -> SyntaxError:
     new = type(exc)(exc.msg, (filename, exc.lineno, exc.offset, exc.text, exc.end_lineno, exc.end_offset))
     if exc.lineno is None and "\0" in source:
         lineno = source.count("\n", 0, source.index("\0")) + 1
-        new = type(exc)(exc.msg, (filename, lineno, None, source.splitlines()[lineno - 1].replace("\0", ""), None, None))
+        new = type(exc)(
+            exc.msg, (filename, lineno, None, source.splitlines()[lineno - 1].replace("\0", ""), None, None)
+        )
     return new
 
 

@@ -132,7 +132,7 @@ def main(argv=None) -> int:
     load_after = os.getloadavg()
     med = {name: {label: statistics.median(v) for label, v in samples[name].items()} for name in trees}
     labels = list(med["this"])
-    lines = [f"| function | baseline (ms) | this (ms) | this / baseline | calls baseline | calls this |",
+    lines = ["| function | baseline (ms) | this (ms) | this / baseline | calls baseline | calls this |",
              "|---|---|---|---|---|---|"]
     for label in labels:
         b, t = med["baseline"][label], med["this"][label]

@@ -21,7 +21,6 @@ import types
 from dataclasses import dataclass
 from typing import Callable
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax

@@ -605,7 +605,7 @@ def main(argv=None):
     if "convert" in parts:
         convert_results = conversion_cost(convert_reps, with_examples=not args.quick)
         print("## Conversion cost\n")
-        print(f"`autolax.convert` (parse, analyse, rewrite, compile) and `autolax.to_source` per function, each on a fresh")
+        print("`autolax.convert` (parse, analyse, rewrite, compile) and `autolax.to_source` per function, each on a fresh")
         print(f"function object so no cache applies; median of {convert_reps} runs.\n")
         print(conversion_table(convert_results) + "\n")
     print("## Targets (issues 7 and 17)\n")

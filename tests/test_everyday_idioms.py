@@ -761,7 +761,7 @@ def test_the_cli_reads_max_steps_from_a_module_level_int_literal_only(tmp_path, 
     exec(compile(text, str(tmp_path / "m_conv.py"), "exec"), namespace)
     bounded = jax.jit(namespace["bounded"])
     assert float(bounded(1.5)) == 192.0 and float(jax.grad(bounded)(1.5)) == 128.0
-    with pytest.raises(autolax.ConversionError, match=f"m.py:11:40: max_steps must be a positive int written in "
+    with pytest.raises(autolax.ConversionError, match="m.py:11:40: max_steps must be a positive int written in "
                                                       "the call or bound to a module-level name"):
         convert_source(_MAX_STEPS_SOURCE.replace("=MAX_STEPS", f"={name}"), "m.py", Options(only=("bounded",)))
 

@@ -477,7 +477,7 @@ def test_a_refusal_names_the_helper_the_parameter_and_the_line(files):
     text = str(info.value)
     line = next(i for i, ln in enumerate(SOURCE.splitlines(), 1) if "set0(rows[0], 0)" in ln)
     assert text.startswith("'set0' writes into its parameter 'v' (an item or an attribute), which was given a "
-                           f"JAX array at ")
+                           "JAX array at ")
     assert f"helpers_mod.py:{line}:\n    set0(rows[0], 0)\n" in text
     assert "Fix: call 'set0' as a statement of its own, with the array in a local variable" in text
 

@@ -9,8 +9,8 @@ converted ``.py`` files a person would keep.
 * ``files``: inputs, outputs, ``--diff`` / ``--check`` and atomic writes.
 """
 
+from autolax.cli.command import main  # noqa: E402 - after the modules it uses
 from autolax.cli.convert import Options, convert_source
 from autolax.cli.files import run
-from autolax.cli.command import main  # noqa: E402 - after the modules it uses
 
 __all__ = ["Options", "convert_source", "main", "run"]

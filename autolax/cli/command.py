@@ -27,12 +27,13 @@ def _convert(args) -> int:
         if value:
             # Options of the static --standalone backend, which --standalone no longer has: its
             # output decides what is traced when the program runs, as autolax.jit does.
-            print(f"autolax convert: warning: {flag} is no longer needed and is ignored: the output decides what "
-                  "is traced when the program runs (use static_argnames on jax.jit for Python values)",
-                  file=sys.stderr)
+            print(
+                f"autolax convert: warning: {flag} is no longer needed and is ignored: the output decides what "
+                "is traced when the program runs (use static_argnames on jax.jit for Python values)",
+                file=sys.stderr,
+            )
     options = Options(standalone=args.standalone, all=args.all, only=_names(args.only))
-    return run(args.sources, args.output, options, diff=args.diff, check=args.check,
-               all_or_nothing=args.all_or_nothing)
+    return run(args.sources, args.output, options, diff=args.diff, check=args.check, all_or_nothing=args.all_or_nothing)
 
 
 _CONVERT_EPILOG = """\
@@ -61,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="autolax",
         description="Stage Python control flow (if/for/while, break, return, appends) into jax.lax.",
     )
-    parser.add_argument("--version", action="version", version=_version(),
-                        help="print autolax's version (and JAX's, Python's) and exit")
+    parser.add_argument(
+        "--version", action="version", version=_version(), help="print autolax's version (and JAX's, Python's) and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser("demo", help="convert a bundled example, show the trace check and time it against jax.jit")
     demo.add_argument("--steps", type=int, default=1000, help="trip count of the timed loop (default: 1000)")
@@ -76,18 +78,34 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     conv.add_argument("sources", nargs="+", metavar="SRC", help="a .py file, or a directory of them")
-    conv.add_argument("-o", "--output", metavar="OUT",
-                      help="output file or directory (a directory SRC is mirrored into OUT); default: stdout")
-    conv.add_argument("--standalone", action="store_true",
-                      help="output imports no autolax: the same program, with autolax's runtime copied beside it as "
-                           "the package autolax_runtime (needs -o; the output needs only jax and numpy)")
-    conv.add_argument("--diff", action="store_true",
-                      help="print a unified diff against the current output (or SRC without -o); write nothing")
-    conv.add_argument("--check", action="store_true",
-                      help="write nothing; exit 1 if the conversion would change any output (or SRC without -o)")
-    conv.add_argument("--all-or-nothing", action="store_true",
-                      help="if any file cannot be converted, write nothing (default: write every file that can be, "
-                           "report the others, exit 2)")
+    conv.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="output file or directory (a directory SRC is mirrored into OUT); default: stdout",
+    )
+    conv.add_argument(
+        "--standalone",
+        action="store_true",
+        help="output imports no autolax: the same program, with autolax's runtime copied beside it as "
+        "the package autolax_runtime (needs -o; the output needs only jax and numpy)",
+    )
+    conv.add_argument(
+        "--diff",
+        action="store_true",
+        help="print a unified diff against the current output (or SRC without -o); write nothing",
+    )
+    conv.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if the conversion would change any output (or SRC without -o)",
+    )
+    conv.add_argument(
+        "--all-or-nothing",
+        action="store_true",
+        help="if any file cannot be converted, write nothing (default: write every file that can be, "
+        "report the others, exit 2)",
+    )
     select = conv.add_mutually_exclusive_group()
     select.add_argument("--all", action="store_true", help="convert every function and method, not only decorated ones")
     select.add_argument("--only", metavar="NAME,...", help="also convert these functions (NAME or Class.method)")

@@ -18,26 +18,31 @@ from dataclasses import dataclass, field
 import jax
 
 from autolax import api
-from autolax.runtime import errors
-from autolax.runtime.ops import report
-from autolax.frontend import pipeline
-from autolax.frontend.analysis import activity
-from autolax.runtime.errors import ConversionError
-from autolax.frontend.passes import writeback
 from autolax.cli import emit
 from autolax.cli.module import Module, import_targets, source_lines
 from autolax.cli.runtime_copy import PACKAGE as RUNTIME_COPY
+from autolax.frontend import pipeline
+from autolax.frontend.analysis import activity
+from autolax.frontend.passes import writeback
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.context import Context
+from autolax.runtime import errors
+from autolax.runtime.errors import ConversionError
+from autolax.runtime.ops import report
+
 
 def autolax_only_options(kind: str = "jit") -> tuple:
     """The keyword options of ``autolax.jit`` that ``jax.jit`` does not have (``kind="jit"``),
     or all of ``autolax.convert``'s (``"convert"``), read from the two signatures so that a
     new option cannot be forgotten here: the CLI moves them to ``@ops.options(...)``
     (``_carried``), or refuses an option the runtime cannot take."""
+
     def keywords(fn):
-        return {name for name, p in inspect.signature(fn).parameters.items()
-                if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        return {
+            name
+            for name, p in inspect.signature(fn).parameters.items()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        }
 
     mine = keywords(api.jit if kind == "jit" else api.convert) - {"fn"}
     if kind == "jit":
@@ -48,7 +53,6 @@ def autolax_only_options(kind: str = "jit") -> tuple:
 def _carried() -> set:
     """The options ``@ops.options(...)`` takes (the runtime's ``report.options``)."""
     return set(inspect.signature(report.options).parameters)
-
 
 
 @dataclass
@@ -84,8 +88,12 @@ class _FileConverter:
         self.options = options
         self.matched: set = set()
         self.globals = module.static_globals()
-        self.ops_alias = (module.imported_as("autolax.runtime.ops") or module.imported_as("autolax.ops")
-                          or module.imported_as(f"{RUNTIME_COPY}.ops") or _free_name(module, "ops", "autolax_ops"))
+        self.ops_alias = (
+            module.imported_as("autolax.runtime.ops")
+            or module.imported_as("autolax.ops")
+            or module.imported_as(f"{RUNTIME_COPY}.ops")
+            or _free_name(module, "ops", "autolax_ops")
+        )
         self.needs_jax = False  # the output needs an added ``import jax`` (for ``@jax.jit``)
         self.converted_names: set = set()  # module-level functions that run converted code
         self.explicit: set = set()  # sites selected by decorator or --only (errors are errors)
@@ -93,8 +101,9 @@ class _FileConverter:
         self._calls = None  # function name -> names it calls (``_reaches``)
         # module-level functions by name: what a helper of the file writes into is read from
         # its ``def`` (passes/writeback.py); a call of one that does stays ``ops.call``
-        self.defs = {s.node.name: s.node for s in module.sites
-                     if not s.is_method and isinstance(s.node, syntax.FunctionDef)}
+        self.defs = {
+            s.node.name: s.node for s in module.sites if not s.is_method and isinstance(s.node, syntax.FunctionDef)
+        }
         self._writers = None
         self.callee_of: dict = {}  # id(site) -> the function calling it, for the callees converted with it
 
@@ -151,15 +160,18 @@ class _FileConverter:
                 elif isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute):
                     attributes.add(n.func.attr)
             candidates = [c for name in sorted(names) for c in functions.get(name, ())]
-            candidates += [c for cls in sorted(names & set(methods)) for attr in sorted(attributes)
-                           for c in methods[cls].get(attr, ())]
+            candidates += [
+                c
+                for cls in sorted(names & set(methods))
+                for attr in sorted(attributes)
+                for c in methods[cls].get(attr, ())
+            ]
             for callee in candidates:
                 if id(callee) in chosen:
                     continue
                 chosen.add(id(callee))
                 node = callee.node
-                if (callee.autolax_kind is not None or isinstance(node, syntax.AsyncFunctionDef)
-                        or _is_generator(node)):
+                if callee.autolax_kind is not None or isinstance(node, syntax.AsyncFunctionDef) or _is_generator(node):
                     continue  # autolax's decorators say; or autolax.jit runs it as written too
                 if self._calls_runtime(node):
                     if not callee.is_method:
@@ -172,7 +184,9 @@ class _FileConverter:
 
     def _calls_runtime(self, node) -> bool:
         """Does the function call the runtime already (``autolax convert`` output)?"""
-        aliases = {self.module.imported_as(name) for name in ("autolax.runtime.ops", "autolax.ops", f"{RUNTIME_COPY}.ops")}
+        aliases = {
+            self.module.imported_as(name) for name in ("autolax.runtime.ops", "autolax.ops", f"{RUNTIME_COPY}.ops")
+        }
         aliases.discard(None)
         return bool(aliases) and any(isinstance(n, syntax.Name) and n.id in aliases for n in syntax.walk(node))
 
@@ -200,8 +214,10 @@ class _FileConverter:
             for site, exc in failed:
                 sites.remove(site)
                 why = f"called by '{self.callee_of[id(site)]}'" if id(site) in self.callee_of else "--all"
-                self.warnings.append(f"{exc.location or self.module.path}: warning: '{site.qualname}' is left as it "
-                                     f"is ({why}): {exc.reason}")
+                self.warnings.append(
+                    f"{exc.location or self.module.path}: warning: '{site.qualname}' is left as it "
+                    f"is ({why}): {exc.reason}"
+                )
             if not sites:
                 return self.unconverted()
         text = _apply(self.module.lines, edits)
@@ -227,8 +243,11 @@ class _FileConverter:
         # A call of a function that (through others) calls this one stays ``ops.call``: its
         # guard stops a recursion under a traced condition (TracedRecursionError), where a
         # direct call would recurse without end while tracing.
-        direct = {g for g in self.converted_names if node.name not in self._reaches(g)} if not site.is_method \
+        direct = (
+            {g for g in self.converted_names if node.name not in self._reaches(g)}
+            if not site.is_method
             else self.converted_names
+        )
         # A helper that writes into its parameters hands them back to ``ops.call`` /
         # ``ops.call_writing`` (passes/writeback.py), not to a plain call.
         direct = direct - self.writers()
@@ -243,7 +262,11 @@ class _FileConverter:
             body_indent = def_indent + "    "
         else:
             body_indent = emit.indent_of(module.line(node.body[0].lineno))
-        unit = body_indent[len(def_indent):] if body_indent.startswith(def_indent) and body_indent != def_indent else "    "
+        unit = (
+            body_indent[len(def_indent) :]
+            if body_indent.startswith(def_indent) and body_indent != def_indent
+            else "    "
+        )
         if not inline_body and [syntax.dump(s) for s in new.body] == original_body:
             body = [ln.rstrip("\r\n") for ln in module.lines[header_end : node.end_lineno]]
         else:
@@ -279,8 +302,11 @@ class _FileConverter:
         one ``autolax.jit`` would not convert either (a generator; one marked by autolax's
         decorators, or converted already) or one that cannot be converted (with a warning,
         as ``autolax.jit`` warns when it runs one as written)."""
-        if _is_generator(node) or self._calls_runtime(node) or any(
-                self.module.decorator_kind(d) for d in node.decorator_list):
+        if (
+            _is_generator(node)
+            or self._calls_runtime(node)
+            or any(self.module.decorator_kind(d) for d in node.decorator_list)
+        ):
             return node
         fn = syntax.deepcopy(node)
         fn.decorator_list = []
@@ -291,8 +317,9 @@ class _FileConverter:
         try:
             converted = self.convert_def(fn, closure, node, qualname)
         except ConversionError as exc:
-            self.warnings.append(f"{exc.location or self.module.path}: warning: '{qualname}' is left as it is: "
-                                 f"{exc.reason}")
+            self.warnings.append(
+                f"{exc.location or self.module.path}: warning: '{qualname}' is left as it is: {exc.reason}"
+            )
             return node
         new = converted.node
         new.decorator_list = node.decorator_list
@@ -314,21 +341,31 @@ class _FileConverter:
             methods=self._methods(qualname),
         )
         if converted.ctx.ops != self.ops_alias:
-            raise self._error(node, f"'{self.ops_alias}' is a local name in '{qualname}'; the converted code "
-                                    f"needs it for autolax's runtime: rename the local variable")
+            raise self._error(
+                node,
+                f"'{self.ops_alias}' is a local name in '{qualname}'; the converted code "
+                f"needs it for autolax's runtime: rename the local variable",
+            )
         return converted
 
     def _methods(self, qualname) -> dict:
         """The ``def``s of the module-level class whose method ``qualname`` is, by name."""
         owner = qualname.rsplit(".", 1)[0] if "." in qualname else None
-        return {s.node.name: s.node for s in self.module.sites
-                if s.is_method and owner and s.qualname.rsplit(".", 1)[0] == owner
-                and isinstance(s.node, syntax.FunctionDef)}
+        return {
+            s.node.name: s.node
+            for s in self.module.sites
+            if s.is_method
+            and owner
+            and s.qualname.rsplit(".", 1)[0] == owner
+            and isinstance(s.node, syntax.FunctionDef)
+        }
 
     def writers(self) -> set:
         """The file's module-level functions that write into a parameter."""
         if self._writers is None:
-            self._writers = {name for name, node in self.defs.items() if writeback.writes_into_parameters(node, self.defs)}
+            self._writers = {
+                name for name, node in self.defs.items() if writeback.writes_into_parameters(node, self.defs)
+            }
         return self._writers
 
     def _reaches(self, name) -> set:
@@ -339,8 +376,10 @@ class _FileConverter:
             for stmt in syntax.walk(self.module.tree):
                 if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
                     self._calls.setdefault(stmt.name, set()).update(
-                        n.func.id for n in syntax.walk(stmt) if isinstance(n, syntax.Call)
-                        and isinstance(n.func, syntax.Name))
+                        n.func.id
+                        for n in syntax.walk(stmt)
+                        if isinstance(n, syntax.Call) and isinstance(n.func, syntax.Name)
+                    )
         seen, todo = set(), [name]
         while todo:
             for callee in self._calls.get(todo.pop(), ()):
@@ -380,15 +419,21 @@ class _FileConverter:
         out = []
         for kw in d.keywords:
             if kw.arg is None:
-                raise self._error(kw.value, f"'**{syntax.unparse(kw.value)}' in @{name}(...): autolax convert must know "
-                                            f"which options it holds, since {', '.join(only)} "
-                                            f"{'is' if len(only) == 1 else 'are'} autolax's own (not jax.jit's); "
-                                            "write the options out")
+                raise self._error(
+                    kw.value,
+                    f"'**{syntax.unparse(kw.value)}' in @{name}(...): autolax convert must know "
+                    f"which options it holds, since {', '.join(only)} "
+                    f"{'is' if len(only) == 1 else 'are'} autolax's own (not jax.jit's); "
+                    "write the options out",
+                )
             if kw.arg in only:
                 if kw.arg not in _carried():
-                    raise self._error(kw.value, f"@{name}({kw.arg}=...) has no equivalent in a converted file "
-                                                f"(autolax's runtime cannot carry it); remove it or convert this "
-                                                f"function with {name} instead of autolax convert")
+                    raise self._error(
+                        kw.value,
+                        f"@{name}({kw.arg}=...) has no equivalent in a converted file "
+                        f"(autolax's runtime cannot carry it); remove it or convert this "
+                        f"function with {name} instead of autolax convert",
+                    )
                 out.append(f"{kw.arg}={syntax.unparse(kw.value)}")
         return out
 
@@ -401,8 +446,11 @@ class _FileConverter:
             if not drop and func.lineno == func.end_lineno:
                 row = func.lineno - d.lineno
                 line = text_lines[row]
-                return text_lines[:row] + [line[: func.col_offset] + jit + line[func.end_col_offset :]] \
+                return (
+                    text_lines[:row]
+                    + [line[: func.col_offset] + jit + line[func.end_col_offset :]]
                     + text_lines[row + 1 :]
+                )
             keywords = [kw for kw in d.keywords if kw.arg not in autolax_only_options()]
             call = syntax.Call(func=d.func, args=[syntax.dotted(jit)] + d.args[1:], keywords=keywords)
             return [f"{emit.indent_of(text_lines[0])}@{syntax.unparse(call)}"]
@@ -439,8 +487,10 @@ class _FileConverter:
         try:
             tree = syntax.parse(text)
         except SyntaxError as exc:  # a bug of ours, not of the input
-            raise ConversionError(f"internal error: the converted file does not parse ({exc.msg} at line "
-                                  f"{exc.lineno})", filename=self.module.path) from None
+            raise ConversionError(
+                f"internal error: the converted file does not parse ({exc.msg} at line {exc.lineno})",
+                filename=self.module.path,
+            ) from None
         standalone = self.options.standalone
         runtime = RUNTIME_COPY if standalone else "autolax.runtime"
         used_after = _used_names(tree)
@@ -496,8 +546,13 @@ class _FileConverter:
     def _still_used(self, bound):
         for node in syntax.walk(self.module.tree):
             if isinstance(node, syntax.Name) and node.id == bound and not self._in_autolax_decorator(node):
-                return errors.conversion_error("standalone-uses-autolax", filename=self.module.path,
-                                               lineno=node.lineno, col=node.col_offset, name=bound)
+                return errors.conversion_error(
+                    "standalone-uses-autolax",
+                    filename=self.module.path,
+                    lineno=node.lineno,
+                    col=node.col_offset,
+                    name=bound,
+                )
         return errors.conversion_error("standalone-uses-autolax", filename=self.module.path, name=bound)
 
     def _in_autolax_decorator(self, name_node):
@@ -583,7 +638,9 @@ def _used_names(tree) -> set:
 
 
 def _aligned(stmt) -> bool:
-    return isinstance(stmt, syntax.Import) or (not stmt.level and stmt.module and all(a.name != "*" for a in stmt.names))
+    return isinstance(stmt, syntax.Import) or (
+        not stmt.level and stmt.module and all(a.name != "*" for a in stmt.names)
+    )
 
 
 def _import_anchor(tree):
@@ -591,7 +648,12 @@ def _import_anchor(tree):
     leading docstring, ``__future__`` imports and imports of the module."""
     body = tree.body
     i = 0
-    if body and isinstance(body[0], syntax.Expr) and isinstance(body[0].value, syntax.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], syntax.Expr)
+        and isinstance(body[0].value, syntax.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         i = 1
     last = body[i - 1] if i else None
     imports = False
@@ -605,7 +667,11 @@ def _import_anchor(tree):
         return 1, [], []
     first = body[0]
     definition = isinstance(first, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef))
-    return min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])]), [], ["\n"] * (2 if definition else 1)
+    return (
+        min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])]),
+        [],
+        ["\n"] * (2 if definition else 1),
+    )
 
 
 def _header_end(module, node):
@@ -686,8 +752,8 @@ def _blocks(stmt):
     """The statement lists inside a compound statement (``if``, ``try``, ``with``, loops,
     ``match``)."""
     holders = (syntax.ExceptHandler, syntax.match_case)
-    for field in syntax.BLOCK_FIELDS:
-        block = getattr(stmt, field, None)
+    for name in syntax.BLOCK_FIELDS:
+        block = getattr(stmt, name, None)
         if isinstance(block, list):
             if any(isinstance(item, holders) for item in block):
                 yield from (item.body for item in block)

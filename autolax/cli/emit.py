@@ -165,23 +165,23 @@ class Emitter:
             if end != start:
                 return None
             own_indent = indent_of(first)
-        tail = last[node.end_col_offset:]
+        tail = last[node.end_col_offset :]
         if tail.strip() and not tail.strip().startswith("#"):
             return None  # `a = 1; b = 2`: take no part of the next statement
         if start == end:
-            text = [indent + first[node.col_offset:].rstrip()]
+            text = [indent + first[node.col_offset :].rstrip()]
         else:
             delta = len(indent) - len(own_indent)
             if delta and (_has_multiline_string(node) or not _same_kind(indent, own_indent)):
                 return None
-            text = [indent + first[node.col_offset:].rstrip()]
+            text = [indent + first[node.col_offset :].rstrip()]
             for raw in lines[start:end]:
                 line = raw.rstrip("\r\n").rstrip()
                 if not line.strip():
                     text.append("")
                 elif delta >= 0:
                     text.append((indent[:1] or " ") * delta + line)
-                elif indent_of(line)[: -delta].strip() == "" and len(indent_of(line)) >= -delta:
+                elif indent_of(line)[:-delta].strip() == "" and len(indent_of(line)) >= -delta:
                     text.append(line[-delta:])
                 else:
                     return None
@@ -205,8 +205,11 @@ def _same_kind(a: str, b: str) -> bool:
 
 def _has_multiline_string(node) -> bool:
     return any(
-        isinstance(n, (syntax.Constant,)) and isinstance(n.value, (str, bytes)) and n.end_lineno != n.lineno
-        or type(n).__name__ == "JoinedStr" and n.end_lineno != n.lineno
+        isinstance(n, (syntax.Constant,))
+        and isinstance(n.value, (str, bytes))
+        and n.end_lineno != n.lineno
+        or type(n).__name__ == "JoinedStr"
+        and n.end_lineno != n.lineno
         for n in syntax.walk(node)
         if getattr(n, "lineno", None) is not None
     )

@@ -29,10 +29,10 @@ import tempfile
 import tokenize
 from dataclasses import dataclass
 
-from autolax.runtime.errors import ConversionError
-from autolax.cli.convert import Options, convert_source
 from autolax.cli import runtime_copy
+from autolax.cli.convert import Options, convert_source
 from autolax.cli.module import source_lines
+from autolax.runtime.errors import ConversionError
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
 
@@ -96,11 +96,13 @@ def read_regular(path: str, limit: int = MAX_FILE_BYTES):
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputError(path, f"not a regular file ({file_kind(info.st_mode)}); autolax convert reads regular "
-                                   "files only")
+            raise InputError(
+                path, f"not a regular file ({file_kind(info.st_mode)}); autolax convert reads regular files only"
+            )
         if info.st_size > limit:
-            raise InputError(path, f"too large ({info.st_size:,} bytes; autolax convert reads files of at most "
-                                   f"{limit:,} bytes)")
+            raise InputError(
+                path, f"too large ({info.st_size:,} bytes; autolax convert reads files of at most {limit:,} bytes)"
+            )
         try:
             data = f.read(limit + 1)
         except OSError as exc:
@@ -112,9 +114,15 @@ def read_regular(path: str, limit: int = MAX_FILE_BYTES):
 
 def file_kind(mode: int) -> str:
     """``'a directory'``, ``'a FIFO'``, ... for a file mode."""
-    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"),
-             (stat.S_ISREG, "a regular file")]
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISREG, "a regular file"),
+    ]
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
@@ -126,8 +134,9 @@ def decode(path: str, data: bytes) -> SourceFile:
         text = data.decode(encoding)
     except SyntaxError as exc:
         if data.startswith(codecs.BOM_UTF8):
-            raise InputError(path, "cannot decode: the file starts with a UTF-8 byte order mark but declares "
-                                   "another encoding") from None
+            raise InputError(
+                path, "cannot decode: the file starts with a UTF-8 byte order mark but declares another encoding"
+            ) from None
         raise InputError(path, f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}") from None
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
@@ -154,8 +163,10 @@ def _python_files(root: str, exclude: str | None, data: list | None = None):
     out = []
     for dirpath, dirnames, filenames in os.walk(root):  # links to directories are not followed
         dirnames[:] = sorted(
-            d for d in dirnames
-            if not d.startswith(".") and d != "__pycache__"
+            d
+            for d in dirnames
+            if not d.startswith(".")
+            and d != "__pycache__"
             and (exclude is None or os.path.realpath(os.path.join(dirpath, d)) != exclude)
             and not _runtime_copy(os.path.join(dirpath, d))
         )
@@ -164,13 +175,19 @@ def _python_files(root: str, exclude: str | None, data: list | None = None):
             if not name.endswith(".py"):
                 if data is not None and not name.startswith(".") and not name.endswith((".pyc", ".pyo")):
                     if os.path.islink(path) and not _inside(path, root):
-                        raise InputError(path, f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
-                                               "convert does not follow links out of the directory it converts")
+                        raise InputError(
+                            path,
+                            f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
+                            "convert does not follow links out of the directory it converts",
+                        )
                     data.append(path)
                 continue
             if os.path.islink(path) and not _inside(path, root):
-                raise InputError(path, f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
-                                       "convert does not follow links out of the directory it converts")
+                raise InputError(
+                    path,
+                    f"a symbolic link to {os.path.realpath(path)}, outside {root}; autolax "
+                    "convert does not follow links out of the directory it converts",
+                )
             out.append(path)
     if not out:
         raise InputError(root, "no .py files found in this directory")
@@ -180,8 +197,9 @@ def _python_files(root: str, exclude: str | None, data: list | None = None):
 def _runtime_copy(directory: str) -> bool:
     """Is ``directory`` an ``autolax_runtime`` package an earlier ``--standalone`` run wrote
     (not the user's code: never converted)?"""
-    return (os.path.basename(directory) == runtime_copy.PACKAGE
-            and runtime_copy.written_by_autolax(os.path.join(directory, "__init__.py")))
+    return os.path.basename(directory) == runtime_copy.PACKAGE and runtime_copy.written_by_autolax(
+        os.path.join(directory, "__init__.py")
+    )
 
 
 def runtime_folder(sources, jobs, output) -> str:
@@ -204,9 +222,12 @@ def runtime_jobs(jobs, output, sources=()) -> list:
     if os.path.lexists(package):
         init = os.path.join(package, "__init__.py")
         if os.path.islink(package) or not os.path.isdir(package) or not runtime_copy.written_by_autolax(init):
-            raise InputError(package, f"exists and was not written by autolax convert --standalone, which writes its "
-                                      f"runtime there; autolax convert never replaces what it did not write (rename "
-                                      "it, or write the output elsewhere)")
+            raise InputError(
+                package,
+                "exists and was not written by autolax convert --standalone, which writes its "
+                "runtime there; autolax convert never replaces what it did not write (rename "
+                "it, or write the output elsewhere)",
+            )
     inputs = {os.path.realpath(j.src) for j in jobs}
     out = []
     for relpath, text in runtime_copy.files().items():
@@ -214,8 +235,11 @@ def runtime_jobs(jobs, output, sources=()) -> list:
         if os.path.realpath(path) in inputs:
             raise InputError(path, "the output would overwrite an input file; autolax convert never modifies its input")
         if os.path.lexists(path) and not runtime_copy.written_by_autolax(path):
-            raise InputError(path, "exists and was not written by autolax convert --standalone; autolax convert never "
-                                   "replaces what it did not write (remove it, or write the output elsewhere)")
+            raise InputError(
+                path,
+                "exists and was not written by autolax convert --standalone; autolax convert never "
+                "replaces what it did not write (remove it, or write the output elsewhere)",
+            )
         out.append((Job(None, path, folder), text))
     return out
 
@@ -249,7 +273,9 @@ def plan(sources, output) -> list[Job]:
             continue
         real = os.path.realpath(job.out)
         if real in inputs:
-            raise InputError(job.out, "the output would overwrite an input file; autolax convert never modifies its input")
+            raise InputError(
+                job.out, "the output would overwrite an input file; autolax convert never modifies its input"
+            )
         if real in seen:
             raise InputError(job.out, f"two inputs ({seen[real]} and {job.src}) would be written to this output")
         seen[real] = job.src
@@ -276,17 +302,23 @@ def check_output(job: Job) -> None:
     except OSError:  # absent, or a parent is not a directory (reported below)
         info = None
     if info is not None and stat.S_ISLNK(info.st_mode):
-        raise InputError(path, "is a symbolic link; autolax convert replaces regular files only (remove the link, "
-                               "or write elsewhere)")
+        raise InputError(
+            path,
+            "is a symbolic link; autolax convert replaces regular files only (remove the link, or write elsewhere)",
+        )
     if info is not None and not stat.S_ISREG(info.st_mode):
-        raise InputError(path, f"not a regular file ({file_kind(info.st_mode)}); autolax convert writes regular "
-                               "files only")
+        raise InputError(
+            path, f"not a regular file ({file_kind(info.st_mode)}); autolax convert writes regular files only"
+        )
     ancestor = _existing_ancestor(path)
     if not os.path.isdir(ancestor):
         raise InputError(path, f"cannot create the directory: {ancestor} is not a directory")
     if job.root is not None and not _inside(os.path.dirname(path) or ".", job.root):
-        raise InputError(path, f"a symbolic link in the path leads outside {job.root} (to "
-                               f"{os.path.realpath(os.path.dirname(path))}); autolax convert writes inside OUT only")
+        raise InputError(
+            path,
+            f"a symbolic link in the path leads outside {job.root} (to "
+            f"{os.path.realpath(os.path.dirname(path))}); autolax convert writes inside OUT only",
+        )
 
 
 def check_writable(path: str) -> None:
@@ -297,8 +329,10 @@ def check_writable(path: str) -> None:
     except OSError:
         info = None
     if info is not None and not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        raise InputError(path, "is read-only; autolax convert does not replace read-only files (make it writable, "
-                               "or write elsewhere)")
+        raise InputError(
+            path,
+            "is read-only; autolax convert does not replace read-only files (make it writable, or write elsewhere)",
+        )
     ancestor = _existing_ancestor(path)
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise InputError(path, f"cannot write: permission denied (directory {ancestor})")
@@ -310,7 +344,11 @@ def _changed_since_read(source: SourceFile, path: str) -> bool:
     except OSError:
         return True
     then = source.stat
-    return then is not None and (now.st_ino, now.st_size, now.st_mtime_ns) != (then.st_ino, then.st_size, then.st_mtime_ns)
+    return then is not None and (now.st_ino, now.st_size, now.st_mtime_ns) != (
+        then.st_ino,
+        then.st_size,
+        then.st_mtime_ns,
+    )
 
 
 # ----------------------------------------------------------------------------- running
@@ -332,8 +370,9 @@ def written_as(job: Job) -> str:
         return os.path.abspath(job.src)
 
 
-def run(sources, output, options: Options, *, diff=False, check=False, stdout=None, stderr=None,
-        all_or_nothing=False) -> int:
+def run(
+    sources, output, options: Options, *, diff=False, check=False, stdout=None, stderr=None, all_or_nothing=False
+) -> int:
     """Runs ``autolax convert``; returns the exit code (0 done, 1 ``--check`` found work, 2 error).
 
     A file that cannot be converted (a syntax error, a construct autolax cannot convert, an
@@ -362,8 +401,12 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         except InputError as exc:
             return fail([exc.one_line()])
     elif options.standalone and not (diff or check):
-        return fail([f"{sources[0]}: error: --standalone writes autolax's runtime (the package "
-                     f"{runtime_copy.PACKAGE}) beside its output: give -o FILE.py or -o OUT_DIR"])
+        return fail(
+            [
+                f"{sources[0]}: error: --standalone writes autolax's runtime (the package "
+                f"{runtime_copy.PACKAGE}) beside its output: give -o FILE.py or -o OUT_DIR"
+            ]
+        )
 
     # errors: (the job it stops, or None for a problem that stops everything, the line)
     results, errors, warnings, matched = [], [], [], set()
@@ -391,8 +434,13 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         except Exception as exc:  # a bug of autolax's: say so in one line, as for any other error
             if os.environ.get("AUTOLAX_TRACEBACK"):
                 raise
-            errors.append((job, f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
-                                "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)"))
+            errors.append(
+                (
+                    job,
+                    f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
+                    "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)",
+                )
+            )
             continue
         matched |= result.matched
         warnings += result.warnings
@@ -410,8 +458,13 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
     for job, source, _ in results:
         if source is not None and _changed_since_read(source, job.src):
             what = "its output was not written" if several and not all_or_nothing else "nothing was written"
-            errors.append((job, f"{job.src}: error: the file changed while it was being converted; {what} (run "
-                                "autolax convert again)"))
+            errors.append(
+                (
+                    job,
+                    f"{job.src}: error: the file changed while it was being converted; {what} (run "
+                    "autolax convert again)",
+                )
+            )
     if errors and (all_or_nothing or len({id(job) for job, _ in errors}) == len(jobs)):
         return fail(line for _, line in errors)
     results = [r for r in results if not any(job is r[0] for job, _ in errors)]
@@ -468,9 +521,13 @@ def run(sources, output, options: Options, *, diff=False, check=False, stdout=No
         return fail([line for _, line in errors] + [f"{exc.path}: error: cannot write: {exc.reason}"])
     if errors:
         n = len(failed)
-        return fail([line for _, line in errors] + [
-            f"autolax convert: {n} of {len(jobs)} files not converted (errors above); the other {len(jobs) - n} "
-            "were converted (--all-or-nothing writes nothing when a file fails)"])
+        return fail(
+            [line for _, line in errors]
+            + [
+                f"autolax convert: {n} of {len(jobs)} files not converted (errors above); the other {len(jobs) - n} "
+                "were converted (--all-or-nothing writes nothing when a file fails)"
+            ]
+        )
     return EXIT_OK
 
 

@@ -15,10 +15,10 @@ import types
 from dataclasses import dataclass, field
 
 from autolax.frontend.analysis.activity import writes
-from autolax.runtime.errors import ConversionError
-from autolax.runtime.libraries import LIBRARY_PACKAGES as _RUNTIME_LIBRARY_PACKAGES
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.context import Context
+from autolax.runtime.errors import ConversionError
+from autolax.runtime.libraries import LIBRARY_PACKAGES as _RUNTIME_LIBRARY_PACKAGES
 
 # Top-level packages whose names are library code (never converted), decided from the import
 # as written: nothing is imported, so converting a file never runs code from it or from the

@@ -63,8 +63,9 @@ def modules() -> list:
     out = []
     for dirpath, dirnames, filenames in os.walk(_RUNTIME_ROOT):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
-        out.extend(os.path.relpath(os.path.join(dirpath, name), _RUNTIME_ROOT)
-                   for name in filenames if name.endswith(".py"))
+        out.extend(
+            os.path.relpath(os.path.join(dirpath, name), _RUNTIME_ROOT) for name in filenames if name.endswith(".py")
+        )
     return sorted(out)
 
 

@@ -31,9 +31,9 @@ from autolax.frontend.passes import (
     identity,
     index_split,
     lists,
+    logical,
     loop_exits,
     loop_options,
-    logical,
     membership,
     return_statements,
     runtime_checks,
@@ -125,8 +125,15 @@ PASSES = (
 _LOGICAL = frozenset({"BoolOp", "Not", "Compare.chain"})
 # Passes after which the features present are found again: they add jumps (desugar), or
 # flags and guards and `not flag` loop tests (those live in annotations, unseen).
-_LOWERS_JUMPS = (desugar, finally_jumps, loop_exits, continue_statements, break_statements, caught_raises,
-                 return_statements)
+_LOWERS_JUMPS = (
+    desugar,
+    finally_jumps,
+    loop_exits,
+    continue_statements,
+    break_statements,
+    caught_raises,
+    return_statements,
+)
 
 
 def features(tree, nodes=None) -> set[str]:
@@ -189,16 +196,34 @@ for _attr in membership.SEARCHING_METHODS:
 _ATTRIBUTE_FEATURES.setdefault("append", set()).add("append")
 _ATTRIBUTE_FEATURES.setdefault("loop_options", set()).add("loop_options")
 _ATTRIBUTE_FEATURES.setdefault("call_writing", set()).add("write_back")
-_COMPARE_FEATURES = {syntax.In: "membership", syntax.NotIn: "membership", syntax.Is: "identity",
-                     syntax.IsNot: "identity"}
+_COMPARE_FEATURES = {
+    syntax.In: "membership",
+    syntax.NotIn: "membership",
+    syntax.Is: "identity",
+    syntax.IsNot: "identity",
+}
 _LOOPS = frozenset({syntax.For, syntax.While, syntax.AsyncFor})
 _DEFS = frozenset({syntax.FunctionDef, syntax.AsyncFunctionDef})
 
 
 # The features ``features`` finds in statements alone (``statement_features``): what the
 # jump lowerings and the passes between them decide on.
-_STATEMENT_FEATURES = frozenset({"Break", "Continue", "Return", "EarlyReturn", "Raise", "Assert", "Try", "LoopElse",
-                                 "Match", "Global", "Nonlocal", "Delete"})
+_STATEMENT_FEATURES = frozenset(
+    {
+        "Break",
+        "Continue",
+        "Return",
+        "EarlyReturn",
+        "Raise",
+        "Assert",
+        "Try",
+        "LoopElse",
+        "Match",
+        "Global",
+        "Nonlocal",
+        "Delete",
+    }
+)
 _STATEMENT_CLASSES = frozenset(getattr(syntax, kind) for kind in _STATEMENT_FEATURES if hasattr(syntax, kind))
 
 
@@ -299,8 +324,19 @@ def convert_function(fn, *, ops_name_hint: str = "ops") -> Converted:
     )
 
 
-def convert_node(node, *, filename, source_lines, globals, closure=None, reserved=(), ops_name_hint="ops",
-                 spec_filename=None, defs=None, methods=None) -> Converted:
+def convert_node(
+    node,
+    *,
+    filename,
+    source_lines,
+    globals,
+    closure=None,
+    reserved=(),
+    ops_name_hint="ops",
+    spec_filename=None,
+    defs=None,
+    methods=None,
+) -> Converted:
     """Runs every pass over a parsed ``def`` (with its real positions in ``filename``).
 
     ``globals`` and ``closure`` are what free names resolve to when the passes ask (a
@@ -439,11 +475,25 @@ def _factory(node: ast.FunctionDef, params) -> ast.FunctionDef:
     generated for ``node`` is (built as ``ast`` nodes: it is compiled only)."""
     lineno, col, end_lineno, end_col = syntax.generated_location(node)
     where = {"lineno": lineno, "col_offset": col, "end_lineno": end_lineno, "end_col_offset": end_col}
-    args = ast.arguments(posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[],
-                         args=[ast.arg(arg=p, annotation=None, type_comment=None, **where) for p in params])
+    args = ast.arguments(
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+        args=[ast.arg(arg=p, annotation=None, type_comment=None, **where) for p in params],
+    )
     returned = ast.Return(value=ast.Name(id=node.name, ctx=ast.Load(), **where), **where)
-    factory = ast.FunctionDef(name="autolax_factory", args=args, body=[node, returned], decorator_list=[],
-                              returns=None, type_comment=None, **where)
+    factory = ast.FunctionDef(
+        name="autolax_factory",
+        args=args,
+        body=[node, returned],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        **where,
+    )
     if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
         factory.type_params = []
     return factory

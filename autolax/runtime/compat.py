@@ -12,8 +12,8 @@ import inspect
 
 import jax
 import jax.extend.core
-import jax.numpy
 import jax.interpreters.ad
+import jax.numpy
 
 try:
     from jax.extend import source_info_util as _source_info_util
@@ -238,16 +238,32 @@ def dispatcher(jitted, fun, cache_miss):
         info = jitted._jit_info
         jitted._cache_miss  # noqa: B018 - ``call_with_fast_path`` calls it: no dispatcher without it
         key = pxla.JitGlobalCppCacheKeys(
-            donate_argnums=info.donate_argnums, donate_argnames=info.donate_argnames,
-            device=info.device, backend=info.backend,
-            in_shardings_treedef=info.in_shardings_treedef, in_shardings_leaves=info.in_shardings_leaves,
-            out_shardings_treedef=info.out_shardings_treedef, out_shardings_leaves=info.out_shardings_leaves,
-            in_layouts_treedef=info.in_layouts_treedef, in_layouts_leaves=info.in_layouts_leaves,
-            out_layouts_treedef=info.out_layouts_treedef, out_layouts_leaves=info.out_layouts_leaves,
-            compiler_options_kvs=info.compiler_options_kvs)
+            donate_argnums=info.donate_argnums,
+            donate_argnames=info.donate_argnames,
+            device=info.device,
+            backend=info.backend,
+            in_shardings_treedef=info.in_shardings_treedef,
+            in_shardings_leaves=info.in_shardings_leaves,
+            out_shardings_treedef=info.out_shardings_treedef,
+            out_shardings_leaves=info.out_shardings_leaves,
+            in_layouts_treedef=info.in_layouts_treedef,
+            in_layouts_leaves=info.in_layouts_leaves,
+            out_layouts_treedef=info.out_layouts_treedef,
+            out_layouts_leaves=info.out_layouts_leaves,
+            compiler_options_kvs=info.compiler_options_kvs,
+        )
         cache = pjit._get_cpp_global_cache(key.contains_explicit_attributes)
-        return _jax.pjit(pjit.fun_name(fun), fun, cache_miss, info.static_argnums, info.static_argnames, key,
-                         tree_util.dispatch_registry, pxla.cc_shard_arg, cache)
+        return _jax.pjit(
+            pjit.fun_name(fun),
+            fun,
+            cache_miss,
+            info.static_argnums,
+            info.static_argnames,
+            key,
+            tree_util.dispatch_registry,
+            pxla.cc_shard_arg,
+            cache,
+        )
     except (ImportError, AttributeError, TypeError):
         return None
 

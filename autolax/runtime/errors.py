@@ -320,8 +320,11 @@ class Message:
 
 
 # ``call-effect``'s fix: how the statement itself changes a container of each kind.
-CHANGED_HERE = {"list": "`{name}.append(v)`, `{name}[i] = v`", "dict": "`{name}[k] = v`",
-                "set": "a list in place of the set, `items.append(v)`"}
+CHANGED_HERE = {
+    "list": "`{name}.append(v)`, `{name}[i] = v`",
+    "dict": "`{name}[k] = v`",
+    "set": "a list in place of the set, `items.append(v)`",
+}
 
 
 MESSAGES = {
@@ -462,8 +465,7 @@ MESSAGES = {
     ),
     "empty-condition": Message(
         ArrayConditionError,
-        "the condition at {where} is a traced array of shape {shape}; the truth value of an empty array "
-        "is ambiguous.",
+        "the condition at {where} is a traced array of shape {shape}; the truth value of an empty array is ambiguous.",
         "use `array.size > 0` to check that an array is not empty.",
         "#the-rules-semantics",
     ),
@@ -493,8 +495,7 @@ MESSAGES = {
     ),
     "append-length-depends-on-data": Message(
         StateMismatchError,
-        "{what} is appended to in {stmt}, but {reason}, so the length of {what} would depend on data.\n"
-        "    {source}",
+        "{what} is appended to in {stmt}, but {reason}, so the length of {what} would depend on data.\n    {source}",
         "keep a buffer and a count in place of the list:\n"
         "        {name}_buf = jnp.zeros((N, *item_shape)); {name}_count = 0    # before; N: the most items\n"
         "        {name}_buf = {name}_buf.at[{name}_count].set(item); {name}_count += 1    # for {name}.append(item)\n"
@@ -571,7 +572,7 @@ MESSAGES = {
         "traced): it would run once, while autolax traces the body -- also for a branch the program never "
         "takes, and with tracers for traced values -- not each time the statement runs.\n    {source}",
         "use print(...), which autolax stages, or jax.debug.callback(...) "
-        "(`jax.debug.callback(lambda v: LOG.warning(\"step %d\", v), i)`), which runs the call when the "
+        '(`jax.debug.callback(lambda v: LOG.warning("step %d", v), i)`), which runs the call when the '
         "program runs; or write the output outside the staged statement.",
         "#the-rules-semantics",
     ),
@@ -597,8 +598,7 @@ MESSAGES = {
     ),
     "traced-value": Message(
         TracedValueError,
-        "{stmt} is staged ({why}), but {reason}: JAX has no concrete value to give Python there.\n"
-        "    {source}",
+        "{stmt} is staged ({why}), but {reason}: JAX has no concrete value to give Python there.\n    {source}",
         "{fix}",
         "#the-rules-semantics",
     ),
@@ -810,8 +810,7 @@ MESSAGES = {
         "'{name}' holds a different function in each branch of the `if` at {where}, and already one of two "
         "functions chosen by another traced condition inside a branch: autolax stages the calls of a function "
         "chosen by one traced `if`, not by nested ones.\n    {source}",
-        "choose the function with one `if` (`if a and b: {name} = f`), or call it inside the branch that "
-        "chooses it.",
+        "choose the function with one `if` (`if a and b: {name} = f`), or call it inside the branch that chooses it.",
         "#the-rules-semantics",
     ),
     "raise-in-try": Message(
@@ -836,7 +835,8 @@ MESSAGES = {
     "fails-after-check": Message(
         StagedEffectError,
         "{stmt} ran as a Python loop ({reason}), and an iteration raised {error} while traced, after a "
-        "`raise` / `assert` (of this iteration or an earlier one) that is checked when the program runs:\n    {source}\n"
+        "`raise` / `assert` (of this iteration or an earlier one) that is checked when the program runs:"
+        "\n    {source}\n"
         "Python raises whichever comes first, which only the running program knows",
         "make the loop safe to run whatever the values (keep indices in range, do not take items from an "
         "empty list), or call the function through autolax.jit, which then runs it as Python to find "
@@ -862,7 +862,7 @@ MESSAGES = {
         "raised when the program runs, but its message was made while autolax traced it, where the values are "
         "tracers (`{shown}`), not the numbers Python's message shows.\n    {source}",
         "make the message from Python values only (a constant text, static arguments), and print the traced "
-        "values before the `{statement}` (`print(f\"x = {{x}}\")` prints when the program runs, only on the runs "
+        'values before the `{statement}` (`print(f"x = {{x}}")` prints when the program runs, only on the runs '
         "that take that path).",
         "#semantics",
     ),
@@ -870,9 +870,9 @@ MESSAGES = {
         StagedEffectError,
         "`print` at {where} is given text made from a traced value while autolax traced it (`{shown}`): "
         "Python prints the number there.\n    {source}",
-        "give `print` the value itself or an f-string (`print(\"n =\", n)`, `print(f\"n = {{n}}\")`, "
-        "`print(\"n = {{}}\".format(n))`): autolax formats those when the program runs. `str(n)`, `\"%d\" % n` "
-        "and `\"n = \" + str(n)` are evaluated while tracing.",
+        'give `print` the value itself or an f-string (`print("n =", n)`, `print(f"n = {{n}}")`, '
+        '`print("n = {{}}".format(n))`): autolax formats those when the program runs. `str(n)`, `"%d" % n` '
+        'and `"n = " + str(n)` are evaluated while tracing.',
         "#semantics",
     ),
     "raise-in-with": Message(
@@ -897,8 +897,7 @@ MESSAGES = {
         StagedEffectError,
         "both branches of a staged `if` raise, so this traced function raises on every call; which "
         "exception depends on traced values",
-        "decide between the exceptions with a Python value (a static argument), or raise before calling "
-        "jax.jit.",
+        "decide between the exceptions with a Python value (a static argument), or raise before calling jax.jit.",
         "#semantics",
     ),
     "raise-every-time": Message(
@@ -981,8 +980,14 @@ def conversion_error(code: str, *, filename=None, lineno=None, col=None, source_
     """Catalogue entry ``code`` as a ``ConversionError`` at a place in a file (what
     ``autolax convert`` raises for a file it cannot convert)."""
     entry = MESSAGES[code]
-    exc = ConversionError(entry.text.format(**fields).rstrip(), filename=filename, lineno=lineno, col=col,
-                          source_line=source_line, fix=entry.fix.format(**fields))
+    exc = ConversionError(
+        entry.text.format(**fields).rstrip(),
+        filename=filename,
+        lineno=lineno,
+        col=col,
+        source_line=source_line,
+        fix=entry.fix.format(**fields),
+    )
     exc.code = code
     exc.docs = entry.docs
     return exc

@@ -23,9 +23,26 @@ import warnings
 # by location: the standard library and site-packages are library code.
 LIBRARY_PACKAGES = frozenset(
     {
-        "autolax", "jax", "jaxlib", "numpy", "scipy", "optax", "flax", "equinox", "haiku", "chex",
-        "pandas", "torch", "tensorflow", "sklearn", "matplotlib", "IPython", "ipykernel", "pytest",
-        "_pytest", "builtins",
+        "autolax",
+        "jax",
+        "jaxlib",
+        "numpy",
+        "scipy",
+        "optax",
+        "flax",
+        "equinox",
+        "haiku",
+        "chex",
+        "pandas",
+        "torch",
+        "tensorflow",
+        "sklearn",
+        "matplotlib",
+        "IPython",
+        "ipykernel",
+        "pytest",
+        "_pytest",
+        "builtins",
     }
 )
 
@@ -124,15 +141,21 @@ def is_library_callable(value) -> bool:
 def is_bound_method(value) -> bool:
     """A method bound to an object by a library, not a ``types.MethodType``: Equinox's
     ``model.method`` (a pytree holding ``__func__`` and ``__self__``)."""
-    return (not isinstance(value, types.MethodType) and isinstance(getattr(value, "__func__", None), types.FunctionType)
-            and hasattr(value, "__self__"))
+    return (
+        not isinstance(value, types.MethodType)
+        and isinstance(getattr(value, "__func__", None), types.FunctionType)
+        and hasattr(value, "__self__")
+    )
 
 
 # Output that is not `print`: logging's module functions and logger methods, `warnings.warn`,
 # and writes to `sys.stdout` / `sys.stderr`. Run while a body is staged, such a call would
 # happen once, while tracing (also for a branch never taken), not when the program runs.
-_LOGGING_FUNCTIONS = {id(getattr(logging, name)): f"logging.{name}" for name in (
-    "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log") if hasattr(logging, name)}
+_LOGGING_FUNCTIONS = {
+    id(getattr(logging, name)): f"logging.{name}"
+    for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
+    if hasattr(logging, name)
+}
 _WARNING_FUNCTIONS = {id(warnings.warn): "warnings.warn", id(warnings.warn_explicit): "warnings.warn_explicit"}
 _LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 _STREAM_METHODS = frozenset({"write", "writelines"})
@@ -169,10 +192,27 @@ def host_output(f) -> str | None:
 # The functions of the standard `math` module that `ops.math_call` computes with `jnp` for a
 # traced argument (`math.sqrt(x)`), by dotted path and by identity: the front end sends their
 # calls there (`autolax convert` knows them by the path the file imports them under).
-MATH_PATHS = frozenset(f"math.{name}" for name in (
-    "sqrt", "log", "log10", "log2", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "fabs", "floor", "ceil",
-    "trunc"))
-MATH_FUNCTIONS = frozenset(id(getattr(math, path[len("math."):])) for path in MATH_PATHS)
+MATH_PATHS = frozenset(
+    f"math.{name}"
+    for name in (
+        "sqrt",
+        "log",
+        "log10",
+        "log2",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "fabs",
+        "floor",
+        "ceil",
+        "trunc",
+    )
+)
+MATH_FUNCTIONS = frozenset(id(getattr(math, path[len("math.") :])) for path in MATH_PATHS)
 
 
 def is_math_function(value) -> bool:
@@ -188,13 +228,38 @@ def is_math_function(value) -> bool:
 # (`time.sleep`, `time.time`), the environment (`os.getenv`): run while a body is staged,
 # such a call would happen once, while tracing -- also for a branch the program never takes
 # (`input()` waits for Return) -- not when the program runs (issue 43 item 14).
-_IO_TIME = ("sleep", "time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
-            "process_time", "process_time_ns")
+_IO_TIME = (
+    "sleep",
+    "time",
+    "time_ns",
+    "perf_counter",
+    "perf_counter_ns",
+    "monotonic",
+    "monotonic_ns",
+    "process_time",
+    "process_time_ns",
+)
 _IO_MODULES = ("os", "posix", "nt", "shutil", "subprocess", "socket", "urllib", "http", "io", "glob", "pathlib")
 _PURE_OS = frozenset({"fspath", "fsencode", "fsdecode", "get_terminal_size"})
-_OS_PATH_FILESYSTEM = frozenset({
-    "exists", "lexists", "isfile", "isdir", "islink", "ismount", "getsize", "getmtime", "getatime", "getctime",
-    "realpath", "samefile", "expanduser", "expandvars", "abspath"})
+_OS_PATH_FILESYSTEM = frozenset(
+    {
+        "exists",
+        "lexists",
+        "isfile",
+        "isdir",
+        "islink",
+        "ismount",
+        "getsize",
+        "getmtime",
+        "getatime",
+        "getctime",
+        "realpath",
+        "samefile",
+        "expanduser",
+        "expandvars",
+        "abspath",
+    }
+)
 _OS_PATH_MODULES = ("posixpath", "ntpath", "genericpath", "os.path")
 
 
@@ -227,8 +292,9 @@ def is_host_io_path(path: str) -> bool:
     """``host_io`` by dotted path (``autolax convert``, which imports nothing):
     ``time.sleep``, ``os.remove``, ``os.path.exists``, ``shutil.copy``, ..."""
     parts = path.split(".")
-    if path in ("builtins.input", "builtins.open", "io.open") or (parts[0] == "time" and len(parts) == 2
-                                                                 and parts[1] in _IO_TIME):
+    if path in ("builtins.input", "builtins.open", "io.open") or (
+        parts[0] == "time" and len(parts) == 2 and parts[1] in _IO_TIME
+    ):
         return True
     if parts[:2] == ["os", "path"] or parts[0] in _OS_PATH_MODULES:
         return len(parts) >= 2 and parts[-1] in _OS_PATH_FILESYSTEM

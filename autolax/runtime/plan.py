@@ -39,8 +39,16 @@ def unrolled(reason: str) -> str:
 
 
 # The jaxpr primitive each staged form shows up as (the trace report's consistency check).
-PRIMITIVE = {COND: "cond", SELECT: "select_n", WHILE: "while", EARLY_EXIT: "while", FORI: "while", SCAN: "scan",
-             MASKED_SCAN: "scan", BOUNDED: "while"}
+PRIMITIVE = {
+    COND: "cond",
+    SELECT: "select_n",
+    WHILE: "while",
+    EARLY_EXIT: "while",
+    FORI: "while",
+    SCAN: "scan",
+    MASKED_SCAN: "scan",
+    BOUNDED: "while",
+}
 
 
 # How deep a function may call itself inside staged bodies: a staged `if` traces both
@@ -66,23 +74,86 @@ MOVES = frozenset({"convert_element_type", "broadcast_in_dim", "reshape", "squee
 # Scalar arithmetic whose derivatives are finite wherever its inputs are: run untaken under a
 # select, it can overflow to inf but never raises, and the select's zero cotangent keeps the
 # untaken side out of gradients (unlike `div`, `log`, `sqrt`, `pow`: the `jnp.where` trap).
-CHEAP = frozenset({"add", "sub", "mul", "neg", "max", "min", "abs", "sign", "select_n", "not", "and", "or",
-                   "xor", "eq", "ne", "lt", "le", "gt", "ge", "floor", "ceil", "round",
-                   # integer bit operations (`crc = (crc << 1) ^ 0x1021`): a shift by any
-                   # amount is defined in XLA (never fails), and integers have no gradient
-                   "shift_left", "shift_right_logical", "shift_right_arithmetic"})
+CHEAP = frozenset(
+    {
+        "add",
+        "sub",
+        "mul",
+        "neg",
+        "max",
+        "min",
+        "abs",
+        "sign",
+        "select_n",
+        "not",
+        "and",
+        "or",
+        "xor",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "floor",
+        "ceil",
+        "round",
+        # integer bit operations (`crc = (crc << 1) ^ 0x1021`): a shift by any
+        # amount is defined in XLA (never fails), and integers have no gradient
+        "shift_left",
+        "shift_right_logical",
+        "shift_right_arithmetic",
+    }
+)
 MAX_CHEAP = 4  # more work than this on the untaken side costs more than the cond it saves
 
 # Primitives that cannot fail, loop, have an effect or turn a finite value into a NaN:
 # evaluating an operand made of these although Python would skip it changes nothing. (A
 # call of a jitted function -- `jnp.where`, `jnp.clip` -- counts by the primitives inside it.)
-HARMLESS = frozenset({
-    "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "xor", "convert_element_type",
-    "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p", "select_n", "add", "sub", "mul",
-    "neg", "abs", "max", "min", "sign", "slice", "dynamic_slice", "gather", "concatenate", "iota",
-    "reduce_and", "reduce_or", "reduce_max", "reduce_min", "reduce_sum", "is_finite",
-    "shift_left", "shift_right_logical", "shift_right_arithmetic",
-})
+HARMLESS = frozenset(
+    {
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "eq",
+        "ne",
+        "and",
+        "or",
+        "not",
+        "xor",
+        "convert_element_type",
+        "broadcast_in_dim",
+        "reshape",
+        "squeeze",
+        "expand_dims",
+        "copy",
+        "copy_p",
+        "select_n",
+        "add",
+        "sub",
+        "mul",
+        "neg",
+        "abs",
+        "max",
+        "min",
+        "sign",
+        "slice",
+        "dynamic_slice",
+        "gather",
+        "concatenate",
+        "iota",
+        "reduce_and",
+        "reduce_or",
+        "reduce_max",
+        "reduce_min",
+        "reduce_sum",
+        "is_finite",
+        "shift_left",
+        "shift_right_logical",
+        "shift_right_arithmetic",
+    }
+)
 
 
 def select_safe(ops, effects: bool, cheap_ok: bool = True) -> bool:

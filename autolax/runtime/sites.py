@@ -150,8 +150,12 @@ class Site:
     @property
     def what(self) -> str:
         """``the `while` loop at f.py:3``."""
-        noun = {"if": "the `if`", "while": "the `while` loop", "for": "the `for` loop",
-                "ternary": "the conditional expression"}.get(self.kind, "the statement")
+        noun = {
+            "if": "the `if`",
+            "while": "the `while` loop",
+            "for": "the `for` loop",
+            "ternary": "the conditional expression",
+        }.get(self.kind, "the statement")
         return f"{noun} at {self.where}"
 
 
@@ -189,24 +193,64 @@ def _after_parse(text: str) -> tuple:
 # ``Facts`` it says, whether the statement has it, its text, the fields read back from the
 # text). Adding a fact is one row here and one field of ``Facts``.
 _CLAUSES = (
-    ("return", "return_value", lambda f: f.return_value, lambda f: f.return_value,
-     lambda s: {"return_value": _names(s)[0]}),
-    ("bound", "always_bound", lambda f: f.always_bound, lambda f: ", ".join(f.always_bound),
-     lambda s: {"always_bound": _names(s)}),
-    ("reads", "reads_appended", lambda f: f.reads_appended, lambda f: _reads_text(f.reads_appended),
-     lambda s: {"reads_appended": _reads_parse(s)}),
+    (
+        "return",
+        "return_value",
+        lambda f: f.return_value,
+        lambda f: f.return_value,
+        lambda s: {"return_value": _names(s)[0]},
+    ),
+    (
+        "bound",
+        "always_bound",
+        lambda f: f.always_bound,
+        lambda f: ", ".join(f.always_bound),
+        lambda s: {"always_bound": _names(s)},
+    ),
+    (
+        "reads",
+        "reads_appended",
+        lambda f: f.reads_appended,
+        lambda f: _reads_text(f.reads_appended),
+        lambda s: {"reads_appended": _reads_parse(s)},
+    ),
     ("inserts", "inserts", lambda f: f.inserts, lambda f: ", ".join(f.inserts), lambda s: {"inserts": _names(s)}),
-    ("max_steps", "max_steps", lambda f: f.max_steps is not None, lambda f: str(f.max_steps),
-     lambda s: {"max_steps": int(s)}),
-    ("maybe", "read_unbound", lambda f: f.read_unbound, lambda f: ", ".join(f.read_unbound),
-     lambda s: {"read_unbound": _names(s)}),
+    (
+        "max_steps",
+        "max_steps",
+        lambda f: f.max_steps is not None,
+        lambda f: str(f.max_steps),
+        lambda s: {"max_steps": int(s)},
+    ),
+    (
+        "maybe",
+        "read_unbound",
+        lambda f: f.read_unbound,
+        lambda f: ", ".join(f.read_unbound),
+        lambda s: {"read_unbound": _names(s)},
+    ),
     ("test", "item_test", lambda f: f.item_test is not None, _test_text, _test_parse),
-    ("index", "index_target", lambda f: f.index_target is not None, lambda f: f.index_target,
-     lambda s: {"index_target": s.strip()}),
-    ("after", "after_jump", lambda f: f.after_jump is not None, lambda f: f"{f.after_jump[0]} {f.after_jump[1]}",
-     lambda s: {"after_jump": _after_parse(s)}),
-    ("cell", "cells", lambda f: f.cells, lambda f: ", ".join(f"{p}={n}" for p, n in f.cells),
-     lambda s: {"cells": tuple(tuple(item.split("=", 1)) for item in _names(s))}),
+    (
+        "index",
+        "index_target",
+        lambda f: f.index_target is not None,
+        lambda f: f.index_target,
+        lambda s: {"index_target": s.strip()},
+    ),
+    (
+        "after",
+        "after_jump",
+        lambda f: f.after_jump is not None,
+        lambda f: f"{f.after_jump[0]} {f.after_jump[1]}",
+        lambda s: {"after_jump": _after_parse(s)},
+    ),
+    (
+        "cell",
+        "cells",
+        lambda f: f.cells,
+        lambda f: ", ".join(f"{p}={n}" for p, n in f.cells),
+        lambda s: {"cells": tuple(tuple(item.split("=", 1)) for item in _names(s))},
+    ),
 )
 _CLAUSE = {row[0]: row for row in _CLAUSES}
 

@@ -470,8 +470,24 @@ def _nested_nonlocals(body) -> set[str]:
 
 # Methods that change a list, dict or set in place.
 MUTATING_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault",
-     "popitem", "add", "discard", "difference_update", "intersection_update", "symmetric_difference_update"}
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "sort",
+        "reverse",
+        "update",
+        "setdefault",
+        "popitem",
+        "add",
+        "discard",
+        "difference_update",
+        "intersection_update",
+        "symmetric_difference_update",
+    }
 )
 
 

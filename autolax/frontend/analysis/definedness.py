@@ -151,7 +151,9 @@ class BoundBeforeReads:
             body = self._block(node.body, bound)
             exits = [self._block(node.orelse, body) if body is not None else None]
             for handler in node.handlers:
-                exits.append(self._block(handler.body, bound | ({handler.name.id} if handler.name is not None else set())))
+                exits.append(
+                    self._block(handler.body, bound | ({handler.name.id} if handler.name is not None else set()))
+                )
             exits = [e for e in exits if e is not None]
             after = set.intersection(*exits) if exits else None
             final = self._block(node.finalbody, after if after is not None else bound)
@@ -181,7 +183,9 @@ def _deleted(stmts) -> set:
                 block = getattr(node, field, None)
                 if block.__class__ is list:
                     for child in block:
-                        stack.extend(child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else (child,))
+                        stack.extend(
+                            child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else (child,)
+                        )
     return out
 
 

@@ -79,12 +79,16 @@ def _changed_through(stmt) -> set:
         elif isinstance(node, syntax.Delete):
             targets = node.targets
         for target in targets:
-            for t in (target.elts if isinstance(target, (syntax.Tuple, syntax.List)) else [target]):
+            for t in target.elts if isinstance(target, (syntax.Tuple, syntax.List)) else [target]:
                 if isinstance(t, (syntax.Subscript, syntax.Attribute)):
                     root = mutation_root(t)
                     if root is not None:
                         out.add(root.id)
-        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in MUTATING_METHODS:
+        if (
+            isinstance(node, syntax.Call)
+            and isinstance(node.func, syntax.Attribute)
+            and node.func.attr in MUTATING_METHODS
+        ):
             root = mutation_root(node.func.value)
             if root is not None:
                 out.add(root.id)
@@ -95,9 +99,13 @@ def _changed_through(stmt) -> set:
 def _handed_back(stmt) -> set:
     """The names a write-back call rebinds to the object its helper changed
     (``b, _ = ops.call_writing(('v',), set0, b, 1)``: ``b``)."""
-    if not (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Call)
-            and isinstance(stmt.value.func, syntax.Attribute) and stmt.value.func.attr == "call_writing"
-            and isinstance(stmt.targets[0], syntax.Tuple)):
+    if not (
+        isinstance(stmt, syntax.Assign)
+        and isinstance(stmt.value, syntax.Call)
+        and isinstance(stmt.value.func, syntax.Attribute)
+        and stmt.value.func.attr == "call_writing"
+        and isinstance(stmt.targets[0], syntax.Tuple)
+    ):
         return set()
     return {t.id for t in stmt.targets[0].elts[:-1] if isinstance(t, syntax.Name)}
 
@@ -123,8 +131,11 @@ class _ViewOf:
         return []
 
     def _ref(self, ops):
-        return syntax.Subscript(value=syntax.call(f"{ops}.view", [syntax.name(self.base)]),
-                                slice=syntax.deepcopy(self.index), ctx=syntax.Load())
+        return syntax.Subscript(
+            value=syntax.call(f"{ops}.view", [syntax.name(self.base)]),
+            slice=syntax.deepcopy(self.index),
+            ctx=syntax.Load(),
+        )
 
 
 def _source_bound(source, bound) -> bool:
@@ -136,9 +147,15 @@ def _source_bound(source, bound) -> bool:
 def _view_of(stmt, local) -> _ViewOf | None:
     """``u = a[<index with a slice>]`` of two local names, whose index reads names only (no
     call: it is evaluated again where the view is written back)."""
-    if not (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
-            and isinstance(stmt.value, syntax.Subscript) and isinstance(stmt.value.value, syntax.Name)
-            and stmt.value.value.id in local and stmt.value.value.id != stmt.targets[0].id):
+    if not (
+        isinstance(stmt, syntax.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], syntax.Name)
+        and isinstance(stmt.value, syntax.Subscript)
+        and isinstance(stmt.value.value, syntax.Name)
+        and stmt.value.value.id in local
+        and stmt.value.value.id != stmt.targets[0].id
+    ):
         return None
     index = stmt.value.slice
     parts = index.elts if isinstance(index, syntax.Tuple) else [index]
@@ -178,13 +195,22 @@ class _Function:
                         out.extend(source.after(alias, changed, stmt, self.ops))
                     # Either name changes the one object: the other is rebound to it.
                     elif alias in changed:
-                        out.append(syntax.copy_location(syntax.assign(syntax.name(source, "store"), syntax.name(alias)), stmt))
+                        out.append(
+                            syntax.copy_location(syntax.assign(syntax.name(source, "store"), syntax.name(alias)), stmt)
+                        )
                     elif source in changed:
-                        out.append(syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt))
+                        out.append(
+                            syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt)
+                        )
                 aliases = {a: s for a, s in aliases.items() if a not in bound and not _source_bound(s, bound)}
-            if (isinstance(stmt, syntax.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], syntax.Name)
-                    and isinstance(stmt.value, syntax.Name) and stmt.value.id in self.local
-                    and stmt.targets[0].id != stmt.value.id):
+            if (
+                isinstance(stmt, syntax.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], syntax.Name)
+                and isinstance(stmt.value, syntax.Name)
+                and stmt.value.id in self.local
+                and stmt.targets[0].id != stmt.value.id
+            ):
                 aliases[stmt.targets[0].id] = stmt.value.id
             view = _view_of(stmt, self.local)
             if view is not None:

@@ -110,9 +110,14 @@ def _exit_test_first(loop, probe) -> bool:
     first = loop.body[0]
     # A test that binds a name (`:=`, placed here by the desugaring of `while (y := ...)`) must
     # stay a statement of the body: the loop's test runs in a function of its own.
-    return (isinstance(first, syntax.If) and not first.orelse and len(first.body) == 1
-            and isinstance(first.body[0], syntax.Break) and not probe.contains_jump(loop.body[1:])
-            and not any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(first.test)))
+    return (
+        isinstance(first, syntax.If)
+        and not first.orelse
+        and len(first.body) == 1
+        and isinstance(first.body[0], syntax.Break)
+        and not probe.contains_jump(loop.body[1:])
+        and not any(isinstance(n, syntax.NamedExpr) for n in syntax.walk(first.test))
+    )
 
 
 class _Transformer(syntax.NodeTransformer):

@@ -34,9 +34,16 @@ import jax
 import numpy as np
 
 from autolax.frontend.analysis.activity import local_names
-from autolax.runtime.libraries import HOST_OUTPUT_PATHS, host_io, host_output, is_host_io_path, is_library_callable, is_math_function
-from autolax.runtime.transforms import is_rebuilt, is_transform
 from autolax.frontend.transpile import anno, syntax
+from autolax.runtime.libraries import (
+    HOST_OUTPUT_PATHS,
+    host_io,
+    host_output,
+    is_host_io_path,
+    is_library_callable,
+    is_math_function,
+)
+from autolax.runtime.transforms import is_rebuilt, is_transform
 
 # Always runs (``pipeline.features``): almost every function calls something.
 NEEDS = None
@@ -90,12 +97,21 @@ def _literal_format(node) -> bool:
     arguments only, whose fields are all automatic (``{}``) or all numbered (``{0}``), each
     naming one of them, with no field in a format spec -- what ``ops.fstring`` formats
     exactly as ``str.format`` does?"""
-    if not (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr == "format"
-            and isinstance(node.func.value, syntax.Constant) and isinstance(node.func.value.value, str)
-            and node.args and not node.keywords and not any(isinstance(a, syntax.Starred) for a in node.args)):
+    if not (
+        isinstance(node, syntax.Call)
+        and isinstance(node.func, syntax.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, syntax.Constant)
+        and isinstance(node.func.value.value, str)
+        and node.args
+        and not node.keywords
+        and not any(isinstance(a, syntax.Starred) for a in node.args)
+    ):
         return False
     try:
-        fields = [(name, spec) for _, name, spec, _ in string.Formatter().parse(node.func.value.value) if name is not None]
+        fields = [
+            (name, spec) for _, name, spec, _ in string.Formatter().parse(node.func.value.value) if name is not None
+        ]
     except ValueError:
         return False
     names = {name for name, _ in fields}
@@ -104,6 +120,7 @@ def _literal_format(node) -> bool:
     if names == {""}:
         return len(fields) <= len(node.args)
     return all(name.isdigit() and int(name) < len(node.args) for name in names)
+
 
 def _escaped(text) -> str:
     """Literal text of an f-string in ``str.format``'s syntax."""
@@ -150,8 +167,12 @@ class _Transformer(syntax.NodeTransformer):
         is a field of the template (``'{:>{}}'``, ``x, width``). Left as it is without a
         field. ``"x = {:.2f}".format(x)`` (a string literal's ``format`` with positional
         arguments for its fields) is the same."""
-        if (isinstance(node, syntax.BinOp) and isinstance(node.op, syntax.Mod) and isinstance(node.left, syntax.Constant)
-                and isinstance(node.left.value, str)):
+        if (
+            isinstance(node, syntax.BinOp)
+            and isinstance(node.op, syntax.Mod)
+            and isinstance(node.left, syntax.Constant)
+            and isinstance(node.left.value, str)
+        ):
             # `"t = %6.3f" % t`: formatted when printed where `t` is traced (ops.percent)
             call = syntax.call(f"{self.ctx.ops}.percent", [node.left, node.right])
             return syntax.copy_location(call, node)
@@ -292,9 +313,7 @@ class _Transformer(syntax.NodeTransformer):
                 return node  # nothing to convert: a lambda here is converted with this function
         elif callee == "library" or callee is None and not self._wants_conversion(func):
             return node
-        new = syntax.Call(
-            func=syntax.dotted(f"{ops}.call"), args=[func] + node.args, keywords=node.keywords
-        )
+        new = syntax.Call(func=syntax.dotted(f"{ops}.call"), args=[func] + node.args, keywords=node.keywords)
         return syntax.copy_location(new, node)
 
 

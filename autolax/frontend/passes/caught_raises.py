@@ -133,7 +133,9 @@ def _has(stmts, kinds, ops, bare_raise=False) -> bool:
         node = todo.pop()
         if isinstance(node, kinds) and not (bare_raise and node.exc is not None):
             return True
-        if not isinstance(node, _SCOPES) and not (isinstance(node, syntax.ExceptHandler) and _is_passthrough(node, ops)):
+        if not isinstance(node, _SCOPES) and not (
+            isinstance(node, syntax.ExceptHandler) and _is_passthrough(node, ops)
+        ):
             todo.extend(syntax.iter_child_nodes(node))
     return False
 
@@ -222,8 +224,11 @@ class _Transformer(StatementRewriter):
         keywords = {"not_by": syntax.Tuple(elts=syntax.deepcopy(earlier), ctx=syntax.Load())} if earlier else None
 
         def replace(site):
-            value = syntax.call(f"{ops}.caught", [site.exc.args[0], syntax.deepcopy(caught_type)], keywords and
-                                {k: syntax.deepcopy(v) for k, v in keywords.items()})
+            value = syntax.call(
+                f"{ops}.caught",
+                [site.exc.args[0], syntax.deepcopy(caught_type)],
+                keywords and {k: syntax.deepcopy(v) for k, v in keywords.items()},
+            )
             return [syntax.assign(syntax.name(flag, "store"), value)]
 
         ids = {id(s) for s in sites}

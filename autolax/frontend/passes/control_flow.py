@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import builtins
 
-from autolax.runtime import sites
 from autolax.frontend.analysis.activity import (
     MUTATING_METHODS,
     captured_names,
@@ -49,6 +48,7 @@ from autolax.frontend.analysis.definedness import Definedness
 from autolax.frontend.analysis.liveness import Liveness
 from autolax.frontend.transpile import anno, syntax, templates
 from autolax.frontend.transpile.caught import staged_caught, with_caught
+from autolax.runtime import sites
 
 # Always runs: it stages every ``if`` / ``while`` / ``for``.
 NEEDS = None
@@ -56,8 +56,16 @@ NEEDS = None
 # tests (``anno.EXTRA_TEST`` / ``ITEM_TEST`` / ``TEST_AFTER``), the flags the jump lowerings
 # assign (``anno.GENERATED_FLAG``, ``SKIPPED_BY``), the return value (``ctx.return_values``)
 # and the names bound within one expression (``ctx.temporaries``).
-AFTER = ("loop_options", "bound_names", "loop_exits", "continue_statements", "break_statements", "caught_raises",
-         "return_statements", "logical")
+AFTER = (
+    "loop_options",
+    "bound_names",
+    "loop_exits",
+    "continue_statements",
+    "break_statements",
+    "caught_raises",
+    "return_statements",
+    "logical",
+)
 
 # Before / after: what this pass makes of each function (a third item: the passes run
 # first, whose work it reads). tests/test_pass_examples.py runs them.
@@ -274,8 +282,11 @@ class _FunctionConverter:
                 attributes.add(node.attr)
                 if node.value.__class__ is name and node.value.id == ops:
                     ops_attributes.add(node.attr)
-                elif node.attr == "set" and node.value.__class__ is syntax.Subscript \
-                        and node.value.slice.__class__ is syntax.Slice:
+                elif (
+                    node.attr == "set"
+                    and node.value.__class__ is syntax.Subscript
+                    and node.value.slice.__class__ is syntax.Slice
+                ):
                     sets_slice = True  # ``ops.at(lst)[a:b].set(...)``
             elif kind is syntax.Delete:
                 deletes = True
@@ -378,8 +389,12 @@ class _FunctionConverter:
         """Is ``value`` an update of ``name``'s object (``ops.at(name)...``, ``ops.append(name,
         v)``, ``ops.setattr(name, ...)``)?"""
         while isinstance(value, (syntax.Call, syntax.Attribute, syntax.Subscript)):
-            if isinstance(value, syntax.Call) and isinstance(value.func, syntax.Attribute) \
-                    and value.func.attr in _UPDATES and self._is_ops(value.func.value):
+            if (
+                isinstance(value, syntax.Call)
+                and isinstance(value.func, syntax.Attribute)
+                and value.func.attr in _UPDATES
+                and self._is_ops(value.func.value)
+            ):
                 first = value.args[0] if value.args else None
                 return isinstance(first, syntax.Name) and first.id == name
             value = value.func if isinstance(value, syntax.Call) else value.value
@@ -420,7 +435,12 @@ class _FunctionConverter:
         if not scope.hoisted:
             return body
         docstring = []
-        if body and isinstance(body[0], syntax.Expr) and isinstance(body[0].value, syntax.Constant) and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], syntax.Expr)
+            and isinstance(body[0].value, syntax.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             docstring, body = body[:1], body[1:]
         origin = body[0] if body else self.fn
         return docstring + [self.undefined_stmt(n, origin) for n in scope.hoisted] + body
@@ -444,13 +464,30 @@ class _FunctionConverter:
         for stmt in stmts:
             for n in syntax.nodes(stmt):
                 func = n.func if isinstance(n, syntax.Call) else None
-                if (isinstance(func, syntax.Attribute) and func.attr == "assigned" and isinstance(func.value, syntax.Name)
-                        and func.value.id == self.ctx.ops and n.args and isinstance(n.args[0], syntax.Name)):
+                if (
+                    isinstance(func, syntax.Attribute)
+                    and func.attr == "assigned"
+                    and isinstance(func.value, syntax.Name)
+                    and func.value.id == self.ctx.ops
+                    and n.args
+                    and isinstance(n.args[0], syntax.Name)
+                ):
                     found.add(n.args[0].id)
         return [n for n in names if n in found]
 
-    def spec(self, node, names, outputs=False, reads_appended=None, item_test=None, read_unbound=(),
-             test_after=False, index_target=None, inserts=(), after_jump=None):
+    def spec(
+        self,
+        node,
+        names,
+        outputs=False,
+        reads_appended=None,
+        item_test=None,
+        read_unbound=(),
+        test_after=False,
+        index_target=None,
+        inserts=(),
+        after_jump=None,
+    ):
         """The ``at='...'`` descriptor of a statement (see ``autolax.runtime.sites``): ``names`` are its
         carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
         facts = sites.Facts(
@@ -459,7 +496,9 @@ class _FunctionConverter:
             outputs=tuple(names) if outputs else (),
             return_value=next((n for n in names if n in self.ctx.return_values), None),
             # Only names that may be unbound when the statement starts need the fact.
-            always_bound=tuple(n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]),
+            always_bound=tuple(
+                n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]
+            ),
             reads_appended=reads_appended or {},
             inserts=tuple(inserts),
             max_steps=(anno.get(node, anno.LOOP_OPTIONS) or {}).get("max_steps"),
@@ -505,8 +544,14 @@ class _FunctionConverter:
             elif func.attr == "set" and n.args and isinstance(n.args[0], (syntax.List, syntax.ListComp, syntax.Tuple)):
                 sub = func.value  # ops.at(lst)[a:b]
                 at = sub.value if isinstance(sub, syntax.Subscript) and isinstance(sub.slice, syntax.Slice) else None
-                if (isinstance(at, syntax.Call) and isinstance(at.func, syntax.Attribute) and at.func.attr == "at"
-                        and self._is_ops(at.func.value) and at.args and isinstance(at.args[0], syntax.Name)):
+                if (
+                    isinstance(at, syntax.Call)
+                    and isinstance(at.func, syntax.Attribute)
+                    and at.func.attr == "at"
+                    and self._is_ops(at.func.value)
+                    and at.args
+                    and isinstance(at.args[0], syntax.Name)
+                ):
                     found.add(at.args[0].id)
         return sorted(found)
 
@@ -536,11 +581,20 @@ class _FunctionConverter:
         if not appended:
             return reads
         for n in nodes:
-            if not (isinstance(n, syntax.Name) and isinstance(n.ctx, syntax.Load)) or id(n) in own or n.id not in appended:
+            if (
+                not (isinstance(n, syntax.Name) and isinstance(n.ctx, syntax.Load))
+                or id(n) in own
+                or n.id not in appended
+            ):
                 continue
             up = subscripted.get(id(n))
             index = up.slice if up is not None else None
-            if isinstance(index, syntax.Constant) and type(index.value) is int and index.value >= 0 and reads.get(n.id, 0) is not None:
+            if (
+                isinstance(index, syntax.Constant)
+                and type(index.value) is int
+                and index.value >= 0
+                and reads.get(n.id, 0) is not None
+            ):
                 reads[n.id] = max(reads.get(n.id, 0), index.value)
             else:
                 reads[n.id] = None
@@ -683,9 +737,15 @@ class _FunctionConverter:
             spec=self.spec(node, outputs, outputs=True, after_jump=after_jump),
         )
         if self.caught:
-            stmts[2].value.keywords.append(syntax.copy_location(syntax.keyword(
-                arg="caught_by", value=syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load())),
-                node))
+            stmts[2].value.keywords.append(
+                syntax.copy_location(
+                    syntax.keyword(
+                        arg="caught_by",
+                        value=syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load()),
+                    ),
+                    node,
+                )
+            )
         _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
         if self.in_try:  # for ops.raised_state (keep_on_raise)
@@ -759,8 +819,14 @@ class _FunctionConverter:
         # The loop variable of a range, carried (read after the loop) and not assigned by the
         # body, without exits: after a loop over a static range it is the last item, an int.
         index_target = None
-        if (is_range and extra is None and stopped is None and isinstance(node.target, syntax.Name)
-                and node.target.id in state and node.target.id not in modified):
+        if (
+            is_range
+            and extra is None
+            and stopped is None
+            and isinstance(node.target, syntax.Name)
+            and node.target.id in state
+            and node.target.id not in modified
+        ):
             index_target = node.target.id
         if isinstance(node.target, syntax.Name) and node.target.id not in state:
             item, prelude = node.target.id, []
@@ -783,8 +849,9 @@ class _FunctionConverter:
         if stopped is not None:
             item_test = node.target.id
             template = _FOR_TEST if test_after else _FOR_ITEM_TEST
-            stmts += templates.replace(template, location_of=node, loop_test=loop_test, item=item, state=list(state),
-                                       test=extra)
+            stmts += templates.replace(
+                template, location_of=node, loop_test=loop_test, item=item, state=list(state), test=extra
+            )
         elif extra is not None:
             stmts += templates.replace(_FOR_TEST, location_of=node, loop_test=loop_test, state=list(state), test=extra)
         if is_range:
@@ -810,16 +877,24 @@ class _FunctionConverter:
             init=_state_expr(state),
             loop_test=loop_test,
             targets=syntax.names_tuple(outputs),
-            spec=self.spec(node, state, reads_appended=reads_appended, item_test=item_test, test_after=test_after,
-                           read_unbound=self.read_unbound(node.body, state), index_target=index_target,
-                           inserts=inserts),
+            spec=self.spec(
+                node,
+                state,
+                reads_appended=reads_appended,
+                item_test=item_test,
+                test_after=test_after,
+                read_unbound=self.read_unbound(node.body, state),
+                index_target=index_target,
+                inserts=inserts,
+            ),
         )
         if stopped is not None and node.target.id in self.defined.before[node][0]:
             # The target has a value before the loop: the op gives it back where no iteration
             # rebinds it (a loop over nothing, or a traced trip count of 0).
             call = stmts[-1].value
-            call.keywords.append(syntax.copy_location(syntax.keyword(arg="target", value=syntax.name(node.target.id)),
-                                                      node))
+            call.keywords.append(
+                syntax.copy_location(syntax.keyword(arg="target", value=syntax.name(node.target.id)), node)
+            )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         self.name_cells(stmts)
         return inits + self.keep_on_raise(stmts, state, loop_body, node)
@@ -831,9 +906,15 @@ class _FunctionConverter:
         (``ops.raised_state``). ``stmts`` are located (at ``node``), and so is what this adds."""
         if not self.in_try or not state:
             return stmts
-        wrapped = templates.replace(_KEEP_ON_RAISE, location_of=node, call=[stmts[-1]],
-                                    raised=self.ctx.namer.new("raised"), state=_state_expr(state),
-                                    ops_raised_state=self.ops_name("raised_state"), key=key)
+        wrapped = templates.replace(
+            _KEEP_ON_RAISE,
+            location_of=node,
+            call=[stmts[-1]],
+            raised=self.ctx.namer.new("raised"),
+            state=_state_expr(state),
+            ops_raised_state=self.ops_name("raised_state"),
+            key=key,
+        )
         return stmts[:-1] + wrapped
 
 
@@ -869,9 +950,13 @@ def _name_cells(stmts, branches=False):
     renames = []
     for body in fns:
         for stmt in body.body:
-            if (isinstance(stmt, syntax.Assign) and isinstance(stmt.value, syntax.Name)
-                    and stmt.value.id in syntax.param_names(body.args) and isinstance(stmt.targets[0], syntax.Name)
-                    and any(isinstance(d, syntax.Nonlocal) and stmt.targets[0].id in d.names for d in body.body)):
+            if (
+                isinstance(stmt, syntax.Assign)
+                and isinstance(stmt.value, syntax.Name)
+                and stmt.value.id in syntax.param_names(body.args)
+                and isinstance(stmt.targets[0], syntax.Name)
+                and any(isinstance(d, syntax.Nonlocal) and stmt.targets[0].id in d.names for d in body.body)
+            ):
                 renames.append((stmt.value.id, stmt.targets[0].id))
     at = next((k for k in call.keywords if k.arg == "at"), None)
     if renames and at is not None and isinstance(at.value, syntax.Constant):

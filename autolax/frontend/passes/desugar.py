@@ -25,8 +25,8 @@ evaluated once. Class, mapping and star patterns are refused with a ``Conversion
 
 from __future__ import annotations
 
-from autolax.runtime.errors import ConversionError
 from autolax.frontend.transpile import syntax
+from autolax.runtime.errors import ConversionError
 
 # Runs where there is a ``match`` or a ``:=`` (``pipeline.features``).
 NEEDS = frozenset({"Match", "NamedExpr"})
@@ -110,8 +110,14 @@ class _Desugar:
     def error(self, node, reason, fix):
         lineno = getattr(node, "lineno", None)
         lines = self.ctx.source_lines
-        return ConversionError(reason, filename=self.ctx.filename, lineno=lineno, col=getattr(node, "col_offset", None),
-                               source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None, fix=fix)
+        return ConversionError(
+            reason,
+            filename=self.ctx.filename,
+            lineno=lineno,
+            col=getattr(node, "col_offset", None),
+            source_line=lines[lineno - 1] if lineno and lineno <= len(lines) else None,
+            fix=fix,
+        )
 
     def block(self, stmts):
         out = []
@@ -142,8 +148,11 @@ class _Desugar:
     # ------------------------------------------------------------------ while
     def while_walrus(self, node):
         if node.orelse:
-            raise self.error(node, "a `while` loop whose condition assigns a variable (`:=`) cannot have an `else` "
-                                   "clause here", "assign the variable before the loop and again at the end of its body")
+            raise self.error(
+                node,
+                "a `while` loop whose condition assigns a variable (`:=`) cannot have an `else` clause here",
+                "assign the variable before the loop and again at the end of its body",
+            )
         exit_test = syntax.copy_location(syntax.if_stmt(syntax.unary_not(node.test), [syntax.Break()]), node.test)
         node.test = syntax.copy_location(syntax.constant(True), node.test)
         node.body = [exit_test] + node.body
@@ -163,14 +172,19 @@ class _Desugar:
             if case.guard is not None:
                 guard = _substitute(case.guard, dict(captures))
                 test = guard if test is None else syntax.BoolOp(op=syntax.And(), values=[test, guard])
-            binds = [syntax.copy_location(syntax.assign(syntax.name(n, "store"), syntax.deepcopy(e)), case.pattern)
-                     for n, e in captures]
+            binds = [
+                syntax.copy_location(syntax.assign(syntax.name(n, "store"), syntax.deepcopy(e)), case.pattern)
+                for n, e in captures
+            ]
             body = binds + case.body
             if test is None:  # irrefutable (Python allows it only as the last case)
                 orelse = body
             else:
-                orelse = [syntax.copy_location(syntax.if_stmt(syntax.copy_location(test, case.pattern), body, orelse),
-                                               case.pattern)]
+                orelse = [
+                    syntax.copy_location(
+                        syntax.if_stmt(syntax.copy_location(test, case.pattern), body, orelse), case.pattern
+                    )
+                ]
         return prelude + (orelse or [syntax.copy_location(syntax.Pass(), node)])
 
     def pattern(self, p, subject):
@@ -187,14 +201,19 @@ class _Desugar:
             for sub in p.patterns:
                 test, captures = self.pattern(sub, subject)
                 if captures:
-                    raise self.error(p, "an `|` pattern that captures names is not supported yet",
-                                     "write the alternatives as separate `case`s")
+                    raise self.error(
+                        p,
+                        "an `|` pattern that captures names is not supported yet",
+                        "write the alternatives as separate `case`s",
+                    )
                 if test is None:
                     return None, []
                 tests.append(test)
             return syntax.BoolOp(op=syntax.Or(), values=tests), []
         if isinstance(p, syntax.MatchSequence) and not any(isinstance(s, syntax.MatchStar) for s in p.patterns):
-            tests = [syntax.call(f"{self.ctx.ops}.is_sequence", [syntax.deepcopy(subject), syntax.constant(len(p.patterns))])]
+            tests = [
+                syntax.call(f"{self.ctx.ops}.is_sequence", [syntax.deepcopy(subject), syntax.constant(len(p.patterns))])
+            ]
             captures = []
             for i, sub in enumerate(p.patterns):
                 item = syntax.Subscript(value=syntax.deepcopy(subject), slice=syntax.constant(i), ctx=syntax.Load())
@@ -203,8 +222,11 @@ class _Desugar:
                     tests.append(test)
                 captures += sub_captures
             return (tests[0] if len(tests) == 1 else syntax.BoolOp(op=syntax.And(), values=tests)), captures
-        raise self.error(p, "this kind of `case` pattern (class, mapping or star pattern) is not supported yet",
-                         "write the case as an `if` / `elif` test (isinstance, key and length checks)")
+        raise self.error(
+            p,
+            "this kind of `case` pattern (class, mapping or star pattern) is not supported yet",
+            "write the case as an `if` / `elif` test (isinstance, key and length checks)",
+        )
 
 
 def _compare(left, op, right):

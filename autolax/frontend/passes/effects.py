@@ -81,9 +81,18 @@ class _Transformer(syntax.NodeTransformer):
     def _store_checks(self, node, targets):
         """``ops.outside_store('total')`` before a statement assigning declared names."""
         names = sorted(set().union(*(target_names(t) for t in targets)) & self.declared) if targets else []
-        checks = [syntax.copy_location(syntax.expr_stmt(syntax.call(
-            f"{self.ctx.ops}.outside_store", [syntax.constant(n)] + ([syntax.constant("global")] if n in self.globals else []))),
-            node) for n in names]
+        checks = [
+            syntax.copy_location(
+                syntax.expr_stmt(
+                    syntax.call(
+                        f"{self.ctx.ops}.outside_store",
+                        [syntax.constant(n)] + ([syntax.constant("global")] if n in self.globals else []),
+                    )
+                ),
+                node,
+            )
+            for n in names
+        ]
         return checks + [node] if checks else node
 
     def _outside(self, root_holder, field, method=None):

@@ -158,18 +158,28 @@ class _Transformer:
         if isinstance(node, _SCOPES):
             return [node]
         if isinstance(node, syntax.Raise) and node.exc is not None:
-            keywords = {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())} if caught else None
+            keywords = (
+                {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())}
+                if caught
+                else None
+            )
             node.exc = syntax.copy_location(syntax.call(f"{ops}.raising", [node.exc], keywords), node.exc)
             return [node]
         if isinstance(node, syntax.Assert):
             args = [node.test] + ([anno.thunk(node.msg)] if node.msg is not None else [])
-            keywords = {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())} if caught else None
+            keywords = (
+                {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())}
+                if caught
+                else None
+            )
             return [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{ops}.asserting", args, keywords)), node)]
         if isinstance(node, syntax.Try):
             inner = caught + handler_types(node.handlers)
             if _raises(node.finalbody):
                 inner.append(syntax.dotted(f"{ops}.FinallyRaises"))
-            own = handler_types(node.handlers) + ([syntax.dotted(f"{ops}.FinallyRaises")] if _raises(node.finalbody) else [])
+            own = handler_types(node.handlers) + (
+                [syntax.dotted(f"{ops}.FinallyRaises")] if _raises(node.finalbody) else []
+            )
             if own:
                 anno.set(node, anno.CATCHING, own)
             blocks = staged_caught(node, staged, ops)
@@ -179,13 +189,15 @@ class _Transformer:
             for handler in node.handlers:
                 handler.body = self.block(handler.body, caught, blocks["handlers"])
             if node.handlers:
-                passthrough = syntax.ExceptHandler(type=syntax.dotted(f"{ops}.AutolaxError"), name=None,
-                                                   body=[syntax.Raise(exc=None, cause=None)])
+                passthrough = syntax.ExceptHandler(
+                    type=syntax.dotted(f"{ops}.AutolaxError"), name=None, body=[syntax.Raise(exc=None, cause=None)]
+                )
                 node.handlers = [syntax.copy_location(passthrough, node.handlers[0])] + node.handlers
             return [node]
         if isinstance(node, (syntax.With, syntax.AsyncWith)):
-            node.body = self.block(node.body, distinct(caught + [syntax.dotted(f"{ops}.MaySuppress")]),
-                                   with_caught(staged))
+            node.body = self.block(
+                node.body, distinct(caught + [syntax.dotted(f"{ops}.MaySuppress")]), with_caught(staged)
+            )
             return [node]
         for field in ("body", "orelse"):
             block = getattr(node, field, None)

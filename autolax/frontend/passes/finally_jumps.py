@@ -71,8 +71,12 @@ class _Rewrite(StatementRewriter):
         self.ctx = ctx
 
     def rewrite(self, node):
-        if (isinstance(node, syntax.Try) and node.finalbody and jump_in_finally(node.finalbody) is not None
-                and not leaves_in_flight(node)):
+        if (
+            isinstance(node, syntax.Try)
+            and node.finalbody
+            and jump_in_finally(node.finalbody) is not None
+            and not leaves_in_flight(node)
+        ):
             return self.lower(node)
         return [node]
 
@@ -86,8 +90,9 @@ class _Rewrite(StatementRewriter):
         # No `as` name: Python unbinds it after the handler, which a staged loop body would
         # carry as a variable; `ops.in_flight()` reads the exception being handled.
         keep = syntax.assign(syntax.name(held, "store"), syntax.call(f"{ops}.in_flight"))
-        handler = syntax.ExceptHandler(type=syntax.name("BaseException"), name=None,
-                                       body=[syntax.copy_location(keep, node)])
+        handler = syntax.ExceptHandler(
+            type=syntax.name("BaseException"), name=None, body=[syntax.copy_location(keep, node)]
+        )
         caught = syntax.Try(body=body, handlers=[syntax.copy_location(handler, node)], orelse=[], finalbody=[])
         test = syntax.Compare(left=syntax.name(held), ops=[syntax.IsNot()], comparators=[syntax.constant(None)])
         reraise = syntax.If(test=test, body=[syntax.Raise(exc=syntax.name(held), cause=None)], orelse=[])

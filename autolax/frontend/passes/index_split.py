@@ -118,10 +118,15 @@ def _same_appends(a, b) -> bool:
     each an unconditional ``lst.append(...)`` statement of the branch itself?"""
 
     def top(stmts):
-        return sorted(s.value.func.value.id for s in stmts
-                      if isinstance(s, syntax.Expr) and isinstance(s.value, syntax.Call)
-                      and isinstance(s.value.func, syntax.Attribute) and s.value.func.attr == "append"
-                      and isinstance(s.value.func.value, syntax.Name))
+        return sorted(
+            s.value.func.value.id
+            for s in stmts
+            if isinstance(s, syntax.Expr)
+            and isinstance(s.value, syntax.Call)
+            and isinstance(s.value.func, syntax.Attribute)
+            and s.value.func.attr == "append"
+            and isinstance(s.value.func.value, syntax.Name)
+        )
 
     def count(stmts):
         return sum(isinstance(n, syntax.Attribute) and n.attr == "append" for n in _walk_scope(stmts))
@@ -163,9 +168,14 @@ class _Transformer(syntax.NodeTransformer):
 
     def _range_bounds(self, node):
         it = node.iter
-        if not (isinstance(it, syntax.Call) and isinstance(it.func, syntax.Name) and it.func.id == "range"
-                and not it.keywords and 1 <= len(it.args) <= 2
-                and not any(isinstance(a, syntax.Starred) for a in it.args)):
+        if not (
+            isinstance(it, syntax.Call)
+            and isinstance(it.func, syntax.Name)
+            and it.func.id == "range"
+            and not it.keywords
+            and 1 <= len(it.args) <= 2
+            and not any(isinstance(a, syntax.Starred) for a in it.args)
+        ):
             return None
         if self.ctx.resolve("range", self.locals) is not range:
             return None
@@ -177,9 +187,12 @@ class _Transformer(syntax.NodeTransformer):
         if node.orelse or not isinstance(node.target, syntax.Name):
             return None
         index = node.target.id
-        if not any(isinstance(s, syntax.If) and isinstance(s.test, syntax.Compare)
-                   and any(isinstance(n, syntax.Name) and n.id == index for n in (s.test.left, *s.test.comparators))
-                   for s in node.body):
+        if not any(
+            isinstance(s, syntax.If)
+            and isinstance(s.test, syntax.Compare)
+            and any(isinstance(n, syntax.Name) and n.id == index for n in (s.test.left, *s.test.comparators))
+            for s in node.body
+        ):
             return None  # the common case, decided without walking the body
         bounds = self._range_bounds(node)
         if bounds is None or _jumps_out(node.body):
@@ -188,8 +201,10 @@ class _Transformer(syntax.NodeTransformer):
         if index in assigned:
             return None
         found = [
-            (k, stmt, b) for k, stmt in enumerate(node.body)
-            if isinstance(stmt, syntax.If) and _appends([stmt])
+            (k, stmt, b)
+            for k, stmt in enumerate(node.body)
+            if isinstance(stmt, syntax.If)
+            and _appends([stmt])
             and (b := _boundary(stmt.test, index, assigned | {index})) is not None
         ]
         if len(found) != 1:
@@ -202,20 +217,27 @@ class _Transformer(syntax.NodeTransformer):
         if not (isinstance(start, syntax.Constant) and isinstance(stop, (syntax.Constant, syntax.Name))):
             # Python evaluates range's arguments once, before the loop: so do the two loops.
             ids = [self.ctx.namer.new("start"), self.ctx.namer.new("stop")]
-            prelude = [syntax.copy_location(syntax.assign(syntax.name(i, "store"), v), node) for i, v in zip(ids, (start, stop))]
+            prelude = [
+                syntax.copy_location(syntax.assign(syntax.name(i, "store"), v), node)
+                for i, v in zip(ids, (start, stop))
+            ]
             start, stop = syntax.name(ids[0]), syntax.name(ids[1])
         point = self.ctx.namer.new("split")
         if_branch, else_branch = list(if_stmt.body), list(if_stmt.orelse)
         low, high = (if_branch, else_branch) if low_takes_if else (else_branch, if_branch)
         first, second = node, copy.deepcopy(node)
         first.body = node.body[:k] + low + node.body[k + 1 :] or [syntax.copy_location(syntax.Pass(), node)]
-        second.body = second.body[:k] + copy.deepcopy(high) + second.body[k + 1 :] or [syntax.copy_location(syntax.Pass(), node)]
+        second.body = second.body[:k] + copy.deepcopy(high) + second.body[k + 1 :] or [
+            syntax.copy_location(syntax.Pass(), node)
+        ]
         first.iter = syntax.copy_location(syntax.call("range", [start, syntax.name(point)]), node.iter)
         second.iter = syntax.copy_location(syntax.call("range", [syntax.name(point), copy.deepcopy(stop)]), node.iter)
         compute = syntax.assign(
             syntax.name(point, "store"),
-            syntax.call(f"{self.ctx.ops}.range_split",
-                        [copy.deepcopy(start), copy.deepcopy(stop), syntax.lambda_(bound), syntax.constant(inclusive)]),
+            syntax.call(
+                f"{self.ctx.ops}.range_split",
+                [copy.deepcopy(start), copy.deepcopy(stop), syntax.lambda_(bound), syntax.constant(inclusive)],
+            ),
         )
         return [*prelude, syntax.copy_location(compute, node), first, second]
 

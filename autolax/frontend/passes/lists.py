@@ -63,9 +63,16 @@ _STACKING = {"stack", "vstack"}
 def _append_target(stmt, local_names):
     """``name`` for a statement ``name.append(value)`` on a local list, else None."""
     call = stmt.value if isinstance(stmt, syntax.Expr) else None
-    if (isinstance(call, syntax.Call) and isinstance(call.func, syntax.Attribute) and call.func.attr == "append"
-            and isinstance(call.func.value, syntax.Name) and call.func.value.id in local_names
-            and len(call.args) == 1 and not isinstance(call.args[0], syntax.Starred) and not call.keywords):
+    if (
+        isinstance(call, syntax.Call)
+        and isinstance(call.func, syntax.Attribute)
+        and call.func.attr == "append"
+        and isinstance(call.func.value, syntax.Name)
+        and call.func.value.id in local_names
+        and len(call.args) == 1
+        and not isinstance(call.args[0], syntax.Starred)
+        and not call.keywords
+    ):
         return call.func.value.id
     return None
 
@@ -107,8 +114,14 @@ class _Transformer(syntax.NodeTransformer):
             return self.generic_visit(node)
         temp = self.ctx.namer.new(f"{name}_item")
         _replace_tail_appends([node], temp)
-        hoisted = syntax.copy_location(syntax.expr_stmt(syntax.call(
-            syntax.Attribute(value=syntax.name(name), attr="append", ctx=syntax.Load()), [syntax.name(temp)])), node)
+        hoisted = syntax.copy_location(
+            syntax.expr_stmt(
+                syntax.call(
+                    syntax.Attribute(value=syntax.name(name), attr="append", ctx=syntax.Load()), [syntax.name(temp)]
+                )
+            ),
+            node,
+        )
         return [self.generic_visit(node), self.visit(hoisted)]
 
     def visit_FunctionDef(self, node):

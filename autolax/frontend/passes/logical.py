@@ -214,4 +214,3 @@ def transform(fn_node, ctx, *, tree=True):
         if extra is not None:
             anno.set(node, anno.EXTRA_TEST, transformer.visit(extra))
     return fn_node
-

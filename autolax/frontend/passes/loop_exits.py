@@ -67,10 +67,10 @@ import types
 
 from autolax.frontend.analysis.activity import MUTATING_METHODS, local_names, reads, target_names, writes
 from autolax.frontend.analysis.definedness import Definedness
-from autolax.runtime.libraries import is_library_callable
 from autolax.frontend.transpile import anno, syntax
 from autolax.frontend.transpile.jumps import add_loop_test, flag_assign
 from autolax.frontend.transpile.reads import Reads
+from autolax.runtime.libraries import is_library_callable
 
 # Runs where there is a ``break`` or a ``return`` before the end (``pipeline.features``).
 NEEDS = frozenset({"Break", "EarlyReturn"})
@@ -189,8 +189,21 @@ def _has(stmts, kinds, into_loops: bool) -> bool:
 # What a test run as the loop's predicate may hold: the passes after this one rewrite the
 # statements of the body (calls, conditional expressions, reads of maybe-unbound names), not
 # the test, which stands aside as an annotation until the loop is built.
-_NOT_PLAIN = frozenset({"IfExp", "Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp", "NamedExpr",
-                        "Await", "Yield", "YieldFrom", "Starred"})
+_NOT_PLAIN = frozenset(
+    {
+        "IfExp",
+        "Lambda",
+        "ListComp",
+        "SetComp",
+        "DictComp",
+        "GeneratorExp",
+        "NamedExpr",
+        "Await",
+        "Yield",
+        "YieldFrom",
+        "Starred",
+    }
+)
 
 
 class _Test:
@@ -249,8 +262,11 @@ def _leading_exit(loop, test_check):
     changed = set().union(*(writes(stmt) for stmt in rest)) if rest else set()
     if isinstance(loop, syntax.For) and loop.target.id in changed:
         return None  # the runtime gives the target back
-    if any(isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute) and n.func.attr in MUTATING_METHODS
-           for stmt in rest for n in syntax.walk(stmt)):
+    if any(
+        isinstance(n, syntax.Call) and isinstance(n.func, syntax.Attribute) and n.func.attr in MUTATING_METHODS
+        for stmt in rest
+        for n in syntax.walk(stmt)
+    ):
         # A list the body changes: with a traced exit its length would depend on data, and
         # the error names the user's `if` only while the `if` stays in the body.
         return None
@@ -261,8 +277,10 @@ def _leading_exit(loop, test_check):
             return None  # a bare `break`: passes.break_statements folds it into the test, whatever it reads
         # Its test runs again after the loop (`if test:`): on the state Python last tested,
         # so only a test that calls library functions.
-        if not _endless(loop) and not (test_check.plain(loop.test, loop) and not any(
-                isinstance(n, (syntax.NamedExpr, syntax.Lambda)) for n in syntax.walk(loop.test))):
+        if not _endless(loop) and not (
+            test_check.plain(loop.test, loop)
+            and not any(isinstance(n, (syntax.NamedExpr, syntax.Lambda)) for n in syntax.walk(loop.test))
+        ):
             return None
     return first
 
@@ -396,8 +414,13 @@ def _exit_at_an_end(loop) -> bool:
     """Does ``loop``'s body open or end with an ``if`` that may be an exit this pass moves
     (the first, structural look of ``_leading_exit`` / ``_trailing_exit``)?"""
     for stmt in (loop.body[0], loop.body[-1]) if loop.body else ():
-        if (isinstance(stmt, syntax.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], _EXITS)
-                and _yields_bool(stmt.test)):
+        if (
+            isinstance(stmt, syntax.If)
+            and not stmt.orelse
+            and stmt.body
+            and isinstance(stmt.body[-1], _EXITS)
+            and _yields_bool(stmt.test)
+        ):
             return True
     return False
 

@@ -11,8 +11,8 @@ shown as a comment here and in ``EXAMPLES``) and travel in its ``at='...'`` desc
 
 from __future__ import annotations
 
-from autolax.runtime.errors import ConversionError
 from autolax.frontend.transpile import anno, syntax
+from autolax.runtime.errors import ConversionError
 
 # Runs where the function names ``loop_options`` (``pipeline.features``).
 NEEDS = frozenset({"loop_options"})
@@ -51,8 +51,14 @@ def _is_loop_options(stmt) -> bool:
 
 def _error(ctx, node, reason, fix):
     lines = ctx.source_lines
-    return ConversionError(reason, filename=ctx.filename, lineno=node.lineno, col=node.col_offset,
-                           source_line=lines[node.lineno - 1] if node.lineno <= len(lines) else None, fix=fix)
+    return ConversionError(
+        reason,
+        filename=ctx.filename,
+        lineno=node.lineno,
+        col=node.col_offset,
+        source_line=lines[node.lineno - 1] if node.lineno <= len(lines) else None,
+        fix=fix,
+    )
 
 
 def _options(ctx, call, local_names):
@@ -61,14 +67,19 @@ def _options(ctx, call, local_names):
     options = {}
     for keyword in call.keywords:
         if keyword.arg not in OPTIONS:
-            raise _error(ctx, call, f"autolax.loop_options has no option {keyword.arg!r}",
-                         f"use one of: {', '.join(OPTIONS)}")
+            raise _error(
+                ctx, call, f"autolax.loop_options has no option {keyword.arg!r}", f"use one of: {', '.join(OPTIONS)}"
+            )
         value = _constant(ctx, keyword.value, local_names)
         if not (type(value) is int and value >= 1):
-            raise _error(ctx, keyword.value, f"{keyword.arg} must be a positive int written in the call or bound to "
-                         "a module-level name (it is part of the converted code)",
-                         f"write {keyword.arg}=4096, a literal number, or {keyword.arg}=MAX_STEPS with "
-                         "MAX_STEPS = 4096 at module level")
+            raise _error(
+                ctx,
+                keyword.value,
+                f"{keyword.arg} must be a positive int written in the call or bound to "
+                "a module-level name (it is part of the converted code)",
+                f"write {keyword.arg}=4096, a literal number, or {keyword.arg}=MAX_STEPS with "
+                "MAX_STEPS = 4096 at module level",
+            )
         options[keyword.arg] = value
     return options
 
@@ -106,12 +117,20 @@ def _module_int_literal(source_lines, name):
             if isinstance(node, syntax.Name) and node.id == name and not isinstance(node.ctx, syntax.Load):
                 bindings.append(node)
             elif isinstance(node, (syntax.Import, syntax.ImportFrom)) and any(
-                    (a.asname or a.name.split(".")[0]) == name for a in node.names):
+                (a.asname or a.name.split(".")[0]) == name for a in node.names
+            ):
                 return None
     if len(bindings) != 1:
         return None
-    stmt = next((s for s in module.body if isinstance(s, (syntax.Assign, syntax.AnnAssign))
-                 and any(t is bindings[0] for t in (s.targets if isinstance(s, syntax.Assign) else [s.target]))), None)
+    stmt = next(
+        (
+            s
+            for s in module.body
+            if isinstance(s, (syntax.Assign, syntax.AnnAssign))
+            and any(t is bindings[0] for t in (s.targets if isinstance(s, syntax.Assign) else [s.target]))
+        ),
+        None,
+    )
     if stmt is None or not isinstance(stmt.value, syntax.Constant) or type(stmt.value.value) is not int:
         return None
     return stmt.value.value
@@ -131,8 +150,12 @@ def transform(fn_node, ctx):
             for index, stmt in enumerate(node.body):
                 if _is_loop_options(stmt):
                     if index != 0:
-                        raise _error(ctx, stmt, "autolax.loop_options must be the first statement of the loop body",
-                                     "move it to the top of the loop body")
+                        raise _error(
+                            ctx,
+                            stmt,
+                            "autolax.loop_options must be the first statement of the loop body",
+                            "move it to the top of the loop body",
+                        )
                     anno.set(node, anno.LOOP_OPTIONS, _options(ctx, stmt.value, _local_names(fn_node)))
             node.body = [s for s in node.body if not _is_loop_options(s)] or [syntax.copy_location(syntax.Pass(), node)]
     return fn_node

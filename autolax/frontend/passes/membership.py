@@ -66,8 +66,7 @@ class _Transformer(syntax.NodeTransformer):
         self.ctx = ctx
 
     def _sought(self, container, value):
-        call = syntax.call(f"{self.ctx.ops}.sought",
-                           [syntax.name(container.id), value, syntax.constant(container.id)])
+        call = syntax.call(f"{self.ctx.ops}.sought", [syntax.name(container.id), value, syntax.constant(container.id)])
         return syntax.copy_location(call, value)
 
     def _op(self, op, args, node):
@@ -96,7 +95,8 @@ class _Transformer(syntax.NodeTransformer):
             if isinstance(container, syntax.Name):
                 return self._op(op, [node.left, syntax.name(container.id), syntax.constant(container.id)], node)
             if isinstance(container, (syntax.List, syntax.Tuple)) and not any(
-                    isinstance(e, syntax.Starred) for e in container.elts):
+                isinstance(e, syntax.Starred) for e in container.elts
+            ):
                 # A list or tuple display is built once, as Python builds it, then searched.
                 return self._op(op, [node.left, container, syntax.constant(syntax.unparse(container))], node)
         return node
@@ -104,12 +104,19 @@ class _Transformer(syntax.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
-        if (isinstance(func, syntax.Attribute) and func.attr in SEARCHING_METHODS
-                and isinstance(func.value, syntax.Name) and func.value.id != self.ctx.ops
-                and node.args and not node.keywords and not any(isinstance(a, syntax.Starred) for a in node.args)):
+        if (
+            isinstance(func, syntax.Attribute)
+            and func.attr in SEARCHING_METHODS
+            and isinstance(func.value, syntax.Name)
+            and func.value.id != self.ctx.ops
+            and node.args
+            and not node.keywords
+            and not any(isinstance(a, syntax.Starred) for a in node.args)
+        ):
             if func.attr in STAGED_METHODS and len(node.args) == 1:
-                return self._op(func.attr, [syntax.name(func.value.id), node.args[0], syntax.constant(func.value.id)],
-                                node)
+                return self._op(
+                    func.attr, [syntax.name(func.value.id), node.args[0], syntax.constant(func.value.id)], node
+                )
             node.args = [self._sought(func.value, node.args[0]), *node.args[1:]]
         return node
 

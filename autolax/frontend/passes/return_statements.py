@@ -144,7 +144,12 @@ def _lower_function(fn_node, ctx):
         last = body[-1] if body else fn_node
         body.append(syntax.copy_location(syntax.ret(None), last))
     docstring = []
-    if body and isinstance(body[0], syntax.Expr) and isinstance(getattr(body[0], "value", None), syntax.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], syntax.Expr)
+        and isinstance(getattr(body[0], "value", None), syntax.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         docstring, body = body[:1], body[1:]
     lowered = lowering.block(body).stmts
     final = syntax.copy_location(syntax.ret(syntax.name(retval)), fn_node.body[-1])

@@ -18,7 +18,8 @@ have raised the check's error first whenever it fails, which only the running pr
 knows: ``ops.runtime_checks`` turns such an error leaving the function into autolax's
 refusal (``autolax.runtime.ops.checks``). Checks come from ``raise`` and ``assert`` (``ops.raising``,
 ``ops.asserting``), reads of variables a staged loop may not have assigned
-(``ops.assigned``), ``lst.index(x)`` of a traced value (``ops.index``), conditional expressions (``ops.if_else``: a side that fails while
+(``ops.assigned``), ``lst.index(x)`` of a traced value (``ops.index``), conditional expressions
+(``ops.if_else``: a side that fails while
 traced), calls of user code (``ops.call``: the callee's own checks) and ranges whose step is
 not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0).
 
@@ -95,8 +96,9 @@ EXAMPLES = (
 )
 
 # The ops whose calls may stage a check.
-CHECKING_OPS = frozenset({"raising", "asserting", "assigned", "if_else", "call", "call_writing", "index", "masked", "part",
-                          "span"})
+CHECKING_OPS = frozenset(
+    {"raising", "asserting", "assigned", "if_else", "call", "call_writing", "index", "masked", "part", "span"}
+)
 
 # ``ops.for_range(start, stop, step, ...)`` and ``ops.range(...)`` check a traced step
 # (Python's ValueError for a step of 0).
@@ -164,7 +166,9 @@ def _may_stage_a_check(fn_node, ops: str):
 
 
 def _is_docstring(stmt) -> bool:
-    return isinstance(stmt, syntax.Expr) and isinstance(stmt.value, syntax.Constant) and isinstance(stmt.value.value, str)
+    return (
+        isinstance(stmt, syntax.Expr) and isinstance(stmt.value, syntax.Constant) and isinstance(stmt.value.value, str)
+    )
 
 
 _CATCHING = """
@@ -188,8 +192,12 @@ def _catching(fn_node, ctx) -> None:
         else:
             continue
         if types and node.body:
-            wrapped = templates.replace(_CATCHING, ops_catching=syntax.dotted(f"{ctx.ops}.catching"),
-                                        types=[syntax.deepcopy(t) for t in types], body=node.body)
+            wrapped = templates.replace(
+                _CATCHING,
+                ops_catching=syntax.dotted(f"{ctx.ops}.catching"),
+                types=[syntax.deepcopy(t) for t in types],
+                body=node.body,
+            )
             node.body = syntax.copy_locations(wrapped, node)
 
 
@@ -203,8 +211,13 @@ def _calls_user_code(stmts, ops: str) -> bool:
     todo = list(stmts)
     while todo:
         node = todo.pop()
-        if isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr in (
-                "call", "call_writing") and isinstance(node.func.value, syntax.Name) and node.func.value.id == ops:
+        if (
+            isinstance(node, syntax.Call)
+            and isinstance(node.func, syntax.Attribute)
+            and node.func.attr in ("call", "call_writing")
+            and isinstance(node.func.value, syntax.Name)
+            and node.func.value.id == ops
+        ):
             return True
         if not isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
             todo.extend(syntax.iter_child_nodes(node))
@@ -240,8 +253,9 @@ def _refusing_tracer_errors(body, ops: str) -> list:
     is traced is autolax's ``TracedValueError`` under plain ``jax.jit`` too (a ``try``
     costs nothing until an error is raised; ``runtime_checks`` costs a context manager)."""
     refuse = syntax.expr_stmt(syntax.call(f"{ops}.refuse_tracer_error"))
-    handler = syntax.ExceptHandler(type=syntax.dotted(f"{ops}.TracerErrors"), name=None,
-                                   body=[refuse, syntax.Raise(exc=None, cause=None)])
+    handler = syntax.ExceptHandler(
+        type=syntax.dotted(f"{ops}.TracerErrors"), name=None, body=[refuse, syntax.Raise(exc=None, cause=None)]
+    )
     return [syntax.Try(body=body, handlers=[handler], orelse=[], finalbody=[])]
 
 
@@ -249,7 +263,9 @@ def transform(fn_node, ctx):
     _catching(fn_node, ctx)
     body = fn_node.body
     k = 0
-    while k < len(body) and (isinstance(body[k], (syntax.Global, syntax.Nonlocal)) or (k == 0 and _is_docstring(body[k]))):
+    while k < len(body) and (
+        isinstance(body[k], (syntax.Global, syntax.Nonlocal)) or (k == 0 and _is_docstring(body[k]))
+    ):
         k += 1
     if k == len(body):
         return fn_node
@@ -260,8 +276,9 @@ def transform(fn_node, ctx):
     if not checks:
         wrapped = _refusing_tracer_errors(inner, ctx.ops)
     else:
-        wrapped = templates.replace(_TEMPLATE, ops_runtime_checks=syntax.dotted(f"{ctx.ops}.runtime_checks"),
-                                    body=inner)
+        wrapped = templates.replace(
+            _TEMPLATE, ops_runtime_checks=syntax.dotted(f"{ctx.ops}.runtime_checks"), body=inner
+        )
     # At the `def` line, all of it: a traceback through the refusal shows the function's header.
     syntax.copy_locations(wrapped, fn_node)
     lineno = fn_node.lineno

@@ -124,8 +124,10 @@ class _Transformer(syntax.NodeTransformer):
 
     def _has_item_target(self, target):
         return any(
-            isinstance(e, syntax.Subscript) and self._local_root(e)
-            or isinstance(e, (syntax.Tuple, syntax.List)) and self._has_item_target(e)
+            isinstance(e, syntax.Subscript)
+            and self._local_root(e)
+            or isinstance(e, (syntax.Tuple, syntax.List))
+            and self._has_item_target(e)
             for e in target.elts
         )
 
@@ -150,8 +152,13 @@ class _Transformer(syntax.NodeTransformer):
         """``a[0] = a[1] = x`` -> ``value = x``, then ``a[0] = value`` and ``a[1] = value``,
         each rewritten as a single assignment is: Python evaluates the value once and assigns
         it to the targets from left to right. Left alone without an item target."""
-        if not any(isinstance(t, syntax.Subscript) and self._local_root(t)
-                   or isinstance(t, (syntax.Tuple, syntax.List)) and self._has_item_target(t) for t in node.targets):
+        if not any(
+            isinstance(t, syntax.Subscript)
+            and self._local_root(t)
+            or isinstance(t, (syntax.Tuple, syntax.List))
+            and self._has_item_target(t)
+            for t in node.targets
+        ):
             return node
         temp = self.ctx.namer.new("value")
         out = [syntax.copy_location(syntax.assign(syntax.name(temp, "store"), node.value), node)]
@@ -171,14 +178,27 @@ class _Transformer(syntax.NodeTransformer):
 # between them) and in the values of the updates after the first (evaluated before the first
 # update is stored: nothing in them may fail, have an effect or read the array); their names
 # must be locals only the function's own statements rebind (`_stable_names`).
-_PURE = (syntax.Name, syntax.Constant, syntax.BinOp, syntax.UnaryOp, syntax.Tuple, syntax.Slice, syntax.Load,
-         syntax.USub, syntax.UAdd, syntax.Invert, *AUG_METHODS)
+_PURE = (
+    syntax.Name,
+    syntax.Constant,
+    syntax.BinOp,
+    syntax.UnaryOp,
+    syntax.Tuple,
+    syntax.Slice,
+    syntax.Load,
+    syntax.USub,
+    syntax.UAdd,
+    syntax.Invert,
+    *AUG_METHODS,
+)
 
 
 def _pure(node, array: str, stable) -> bool:
     """Made of ``_PURE`` nodes, reading names in ``stable`` other than ``array``."""
-    return all(isinstance(n, _PURE) and not (isinstance(n, syntax.Name) and (n.id == array or n.id not in stable))
-               for n in syntax.walk(node))
+    return all(
+        isinstance(n, _PURE) and not (isinstance(n, syntax.Name) and (n.id == array or n.id not in stable))
+        for n in syntax.walk(node)
+    )
 
 
 def _stable_names(fn_node, local) -> set:
@@ -198,8 +218,12 @@ def _same_element(stmt, local, stable):
         target, method = stmt.target, AUG_METHODS[type(stmt.op)]
     else:
         return None
-    if not (isinstance(target, syntax.Subscript) and isinstance(target.value, syntax.Name)
-            and target.value.id in local and _pure(target.slice, target.value.id, stable)):
+    if not (
+        isinstance(target, syntax.Subscript)
+        and isinstance(target.value, syntax.Name)
+        and target.value.id in local
+        and _pure(target.slice, target.value.id, stable)
+    ):
         return None
     return target.value.id, syntax.dump(_as_load(target.slice)), method, stmt.value
 
@@ -228,8 +252,10 @@ def _fold_block(stmts, ctx, local, stable):
         target = run[0].targets[0] if isinstance(run[0], syntax.Assign) else run[0].target
         at = syntax.call(f"{ctx.ops}.at", [_as_load(target.value)])
         indexed = syntax.Subscript(value=at, slice=_as_load(target.slice), ctx=syntax.Load())
-        steps = [syntax.Tuple(elts=[syntax.constant(_same_element(s, local, stable)[2]), s.value], ctx=syntax.Load())
-                 for s in run]
+        steps = [
+            syntax.Tuple(elts=[syntax.constant(_same_element(s, local, stable)[2]), s.value], ctx=syntax.Load())
+            for s in run
+        ]
         new = syntax.assign(syntax.name(first[0], "store"), syntax.call(syntax.attribute(indexed, "steps"), steps))
         out.append(syntax.copy_location(new, run[0]))
         k += len(run)

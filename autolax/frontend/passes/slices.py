@@ -70,22 +70,56 @@ EXAMPLES = (
 _FUNCTIONS = frozenset({"sum", "prod", "max", "amax", "min", "amin", "any", "all", "norm"})
 _PRODUCTS = frozenset({"dot", "matmul"})
 _METHODS = frozenset({"sum", "prod", "max", "min", "any", "all"})
-_ELEMENTWISE_OPS = (syntax.Add, syntax.Sub, syntax.Mult, syntax.Div, syntax.FloorDiv, syntax.Mod, syntax.Pow,
-                    syntax.BitAnd, syntax.BitOr, syntax.BitXor)
+_ELEMENTWISE_OPS = (
+    syntax.Add,
+    syntax.Sub,
+    syntax.Mult,
+    syntax.Div,
+    syntax.FloorDiv,
+    syntax.Mod,
+    syntax.Pow,
+    syntax.BitAnd,
+    syntax.BitOr,
+    syntax.BitXor,
+)
 _COMPARISONS = (syntax.Lt, syntax.LtE, syntax.Gt, syntax.GtE, syntax.Eq, syntax.NotEq)
 _MASK_OPS = (syntax.BitAnd, syntax.BitOr, syntax.BitXor)
 _MASK_CALLS = frozenset({"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor"})
-_SCOPED = (syntax.Lambda, syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await, syntax.ListComp,
-           syntax.SetComp, syntax.DictComp, syntax.GeneratorExp)
-_NOT_PLAIN = (syntax.Call, syntax.Lambda, syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await,
-              syntax.ListComp, syntax.SetComp, syntax.DictComp, syntax.GeneratorExp, syntax.Slice, syntax.IfExp)
+_SCOPED = (
+    syntax.Lambda,
+    syntax.NamedExpr,
+    syntax.Yield,
+    syntax.YieldFrom,
+    syntax.Await,
+    syntax.ListComp,
+    syntax.SetComp,
+    syntax.DictComp,
+    syntax.GeneratorExp,
+)
+_NOT_PLAIN = (
+    syntax.Call,
+    syntax.Lambda,
+    syntax.NamedExpr,
+    syntax.Yield,
+    syntax.YieldFrom,
+    syntax.Await,
+    syntax.ListComp,
+    syntax.SetComp,
+    syntax.DictComp,
+    syntax.GeneratorExp,
+    syntax.Slice,
+    syntax.IfExp,
+)
 
 
 def _literal(node) -> bool:
     if node is None or isinstance(node, syntax.Constant):
         return True
-    return isinstance(node, syntax.UnaryOp) and isinstance(node.op, (syntax.USub, syntax.UAdd)) and isinstance(
-        node.operand, syntax.Constant)
+    return (
+        isinstance(node, syntax.UnaryOp)
+        and isinstance(node.op, (syntax.USub, syntax.UAdd))
+        and isinstance(node.operand, syntax.Constant)
+    )
 
 
 def _elements(index):
@@ -130,8 +164,9 @@ def _evaluable(node) -> bool:
 
 def _plain(node) -> bool:
     """No call and no slice with bounds that are not literals anywhere in ``node``."""
-    return not any(isinstance(n, _NOT_PLAIN) and not (isinstance(n, syntax.Slice) and not _dynamic(n))
-                   for n in syntax.walk(node))
+    return not any(
+        isinstance(n, _NOT_PLAIN) and not (isinstance(n, syntax.Slice) and not _dynamic(n)) for n in syntax.walk(node)
+    )
 
 
 def _spans(index, ops):
@@ -189,8 +224,12 @@ class _Transformer(syntax.NodeTransformer):
             if inner is None or not inner[1]:
                 return inner if inner is None else (node, False)
             return syntax.UnaryOp(op=node.op, operand=inner[0]), True
-        if (isinstance(node, syntax.Call) and not node.keywords and _library_function(node.func)
-                and not any(isinstance(a, syntax.Starred) for a in node.args)):
+        if (
+            isinstance(node, syntax.Call)
+            and not node.keywords
+            and _library_function(node.func)
+            and not any(isinstance(a, syntax.Starred) for a in node.args)
+        ):
             args = [self._lazy(a, same_index) for a in node.args]
             if any(a is None for a in args) or not any(a[1] for a in args):
                 return None if any(a is None for a in args) else (node, False)
@@ -251,8 +290,11 @@ class _Transformer(syntax.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Subscript(self, node):
-        if isinstance(node.ctx, syntax.Load) and any(_window_width(e) is not None for e in _elements(node.slice)) \
-                and _plain(node.value):
+        if (
+            isinstance(node.ctx, syntax.Load)
+            and any(_window_width(e) is not None for e in _elements(node.slice))
+            and _plain(node.value)
+        ):
             index = self.visit(_spans(syntax.deepcopy(node.slice), self.ops))
             window = syntax.call(f"{self.ops}.window", [self.visit(syntax.deepcopy(node.value))])
             return syntax.copy_location(syntax.Subscript(value=window, slice=index, ctx=syntax.Load()), node)
@@ -340,8 +382,10 @@ class _Transformer(syntax.NodeTransformer):
         if not repeated:
             return result
         names = {key: self.ctx.namer.new("bound") for key in repeated}
-        first = [syntax.copy_location(syntax.assign(syntax.name(names[key], "store"), syntax.deepcopy(found[0])), node)
-                 for key, found in repeated.items()]
+        first = [
+            syntax.copy_location(syntax.assign(syntax.name(names[key], "store"), syntax.deepcopy(found[0])), node)
+            for key, found in repeated.items()
+        ]
         for index in slices:
             for e in _elements(index):
                 if isinstance(e, syntax.Slice):
@@ -383,8 +427,13 @@ def _mask_expression(node, masks=frozenset()) -> bool:
 
 def _is_part(node, ops) -> bool:
     """``ops.part(x)``."""
-    return (isinstance(node, syntax.Call) and isinstance(node.func, syntax.Attribute) and node.func.attr == "part"
-            and isinstance(node.func.value, syntax.Name) and node.func.value.id == ops)
+    return (
+        isinstance(node, syntax.Call)
+        and isinstance(node.func, syntax.Attribute)
+        and node.func.attr == "part"
+        and isinstance(node.func.value, syntax.Name)
+        and node.func.value.id == ops
+    )
 
 
 def _replace_index(value, index, temp):

@@ -59,7 +59,11 @@ class _Transformer(syntax.NodeTransformer):
     def visit_IfExp(self, node):
         self.generic_visit(node)
         caught = anno.get(node, anno.CAUGHT_BY)
-        keywords = {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())} if caught else None
+        keywords = (
+            {"caught_by": syntax.Tuple(elts=[syntax.deepcopy(t) for t in caught], ctx=syntax.Load())}
+            if caught
+            else None
+        )
         new = syntax.call(
             f"{self.ctx.ops}.if_else",
             [node.test, anno.thunk(node.body), anno.thunk(node.orelse)],

@@ -134,7 +134,9 @@ class FreeReads(Reads):
         if not (isinstance(node.target, syntax.Name) and node.target.id in self.names):
             return node
         name = node.target.id
-        check = syntax.assign(syntax.name(name, "store"), read_call(self.ops, self.op, syntax.name(name), self.at_file, node))
+        check = syntax.assign(
+            syntax.name(name, "store"), read_call(self.ops, self.op, syntax.name(name), self.at_file, node)
+        )
         return [syntax.copy_location(check, node), node]
 
 
@@ -165,7 +167,9 @@ class _Function:
         variable (``NameError``, not ``UnboundLocalError``). The placeholder keeps Python's
         error."""
         return any(isinstance(t, syntax.Name) and t.id in self.candidates for t in stmt.targets) and all(
-            isinstance(t, syntax.Name) and t.id in self.candidates or not isinstance(t, syntax.Name) for t in stmt.targets)
+            isinstance(t, syntax.Name) and t.id in self.candidates or not isinstance(t, syntax.Name)
+            for t in stmt.targets
+        )
 
     def unbind(self, stmt):
         """``del y`` inside an ``if`` / loop: ``y = ops.undefined('y')``. The branch or body is a
@@ -214,12 +218,20 @@ class _Function:
                     elif isinstance(value, list):
                         setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
                 for target in _targets(stmt):
-                    Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(target)  # `x[i] = v` reads x and i
-            if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name) and stmt.target.id in maybe_unbound:
+                    Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(
+                        target
+                    )  # `x[i] = v` reads x and i
+            if (
+                isinstance(stmt, syntax.AugAssign)
+                and isinstance(stmt.target, syntax.Name)
+                and stmt.target.id in maybe_unbound
+            ):
                 # `x += v` reads x first: `x = ops.assigned(x)` before it.
                 name = stmt.target.id
-                check = syntax.assign(syntax.name(name, "store"),
-                                      read_call(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt))
+                check = syntax.assign(
+                    syntax.name(name, "store"),
+                    read_call(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt),
+                )
                 prefix.append(syntax.copy_location(check, stmt))
         kind = stmt.__class__
         fields = _BLOCKS.get(kind)
@@ -247,8 +259,9 @@ _BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS`` (
 def _loads_one_of(stmt, names) -> bool:
     """Does ``stmt``, outside its blocks, load one of ``names`` anywhere (also in a nested
     lambda or comprehension, which may bind it: a first look, before ``Reads``)?"""
-    stack = [getattr(stmt, field, None) for field in syntax.child_fields(stmt.__class__)
-             if field not in syntax.BLOCK_FIELDS]
+    stack = [
+        getattr(stmt, field, None) for field in syntax.child_fields(stmt.__class__) if field not in syntax.BLOCK_FIELDS
+    ]
     known = syntax.CHILD_FIELDS
     while stack:
         node = stack.pop()

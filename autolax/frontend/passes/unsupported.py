@@ -8,9 +8,9 @@ plain Python.
 from __future__ import annotations
 
 from autolax.frontend.analysis.activity import MUTATING_METHODS
-from autolax.runtime.errors import ConversionError
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.jumps import jump_in_finally, leaves_in_flight
+from autolax.runtime.errors import ConversionError
 
 # Runs where the function holds what it rejects (``pipeline.features``): nothing else can
 # make it raise.
@@ -44,7 +44,7 @@ EXAMPLES = (
             if x > 0 and (z := y * 2) > 1:
                           ^
         Fix: assign 'z' in a statement of its own before this expression
-        """,
+        """,  # noqa: E501 - the error's text, one line as printed
     ),
 )
 
@@ -96,8 +96,13 @@ def _changed_in_place(stmts):
     mutating methods; or None."""
     for stmt in stmts:
         for node in syntax.walk_statements(stmt):
-            targets = (node.targets if isinstance(node, syntax.Assign) else
-                       [node.target] if isinstance(node, (syntax.AugAssign, syntax.AnnAssign)) else [])
+            targets = (
+                node.targets
+                if isinstance(node, syntax.Assign)
+                else [node.target]
+                if isinstance(node, (syntax.AugAssign, syntax.AnnAssign))
+                else []
+            )
             if any(isinstance(t, (syntax.Subscript, syntax.Attribute)) for t in targets):
                 return node
             if isinstance(node, syntax.Expr) and isinstance(node.value, syntax.Call):
@@ -119,38 +124,63 @@ class _Checker:
     def function(self, fn_node, top: bool):
         name = fn_node.name
         if isinstance(fn_node, syntax.AsyncFunctionDef):
-            raise _error(self.ctx, fn_node, f"'{name}' is an `async def` function; autolax converts plain functions only",
-                         "call the async code outside the converted function, or mark it @autolax.do_not_convert")
+            raise _error(
+                self.ctx,
+                fn_node,
+                f"'{name}' is an `async def` function; autolax converts plain functions only",
+                "call the async code outside the converted function, or mark it @autolax.do_not_convert",
+            )
         for node in _own_nodes(fn_node):
             if isinstance(node, (syntax.Yield, syntax.YieldFrom)):
-                raise _error(self.ctx, node, f"`yield` makes '{name}' a generator; autolax converts plain functions only",
-                             "return a stacked array (or a list) instead of yielding, or mark the function @autolax.do_not_convert")
+                raise _error(
+                    self.ctx,
+                    node,
+                    f"`yield` makes '{name}' a generator; autolax converts plain functions only",
+                    "return a stacked array (or a list) instead of yielding, or mark the function "
+                    "@autolax.do_not_convert",
+                )
             if isinstance(node, (syntax.Await, syntax.AsyncFor, syntax.AsyncWith)):
-                raise _error(self.ctx, node, f"async syntax in '{name}' cannot be staged",
-                             "move the async code out of the converted function")
+                raise _error(
+                    self.ctx,
+                    node,
+                    f"async syntax in '{name}' cannot be staged",
+                    "move the async code out of the converted function",
+                )
             if isinstance(node, syntax.Try) and node.finalbody and leaves_in_flight(node):
                 # (`passes.finally_jumps` rewrites a jump in a `finally` with nothing else in flight)
                 jump = jump_in_finally(node.finalbody)
                 if jump is not None:
                     word = type(jump).__name__.lower()
-                    raise _error(self.ctx, jump, f"a `{word}` in a `finally` block discards the exception or `return` "
-                                 "in flight; autolax cannot keep that meaning (Python 3.14 warns about it: PEP 765)",
-                                 f"move the `{word}` after the `try` statement, or mark '{name}' @autolax.do_not_convert")
+                    raise _error(
+                        self.ctx,
+                        jump,
+                        f"a `{word}` in a `finally` block discards the exception or `return` "
+                        "in flight; autolax cannot keep that meaning (Python 3.14 warns about it: PEP 765)",
+                        f"move the `{word}` after the `try` statement, or mark '{name}' @autolax.do_not_convert",
+                    )
             if isinstance(node, syntax.Try) and node.finalbody and _returns(node):
                 change = _changed_in_place(node.finalbody)
                 if change is not None:
                     # Python's returned value holds the objects the `finally` then changes;
                     # converted code changes them as new values (`x = x.at[i].set(v)`), which
                     # the value computed by the `return` would not see.
-                    raise _error(self.ctx, change, "this `finally` changes an object in place after a `return` in its "
-                                 "`try` computed the returned value, which holds that object in Python; converted "
-                                 "code updates arrays as new values, so the return would not see the change",
-                                 "make the change before the `return`, or return a new value after the `try` statement")
+                    raise _error(
+                        self.ctx,
+                        change,
+                        "this `finally` changes an object in place after a `return` in its "
+                        "`try` computed the returned value, which holds that object in Python; converted "
+                        "code updates arrays as new values, so the return would not see the change",
+                        "make the change before the `return`, or return a new value after the `try` statement",
+                    )
             walrus = _walrus_in_later_operand(node)
             if walrus is not None:
-                raise _error(self.ctx, walrus, f"the assignment expression to '{walrus.target.id}' is in an operand that "
-                             "Python evaluates only sometimes (after `and` / `or`, or in a branch of `... if ... else ...`)",
-                             f"assign '{walrus.target.id}' in a statement of its own before this expression")
+                raise _error(
+                    self.ctx,
+                    walrus,
+                    f"the assignment expression to '{walrus.target.id}' is in an operand that "
+                    "Python evaluates only sometimes (after `and` / `or`, or in a branch of `... if ... else ...`)",
+                    f"assign '{walrus.target.id}' in a statement of its own before this expression",
+                )
         for node in _own_nodes(fn_node):
             if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
                 self.function(node, top=False)

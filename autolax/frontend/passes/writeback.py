@@ -48,9 +48,9 @@ import weakref
 
 from autolax.frontend.analysis import writes as writes_analysis
 from autolax.frontend.analysis.activity import declared_names, local_names, writes
-from autolax.runtime.libraries import is_library_callable
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.source import SourceUnavailable, function_source
+from autolax.runtime.libraries import is_library_callable
 
 # A helper that writes into a parameter, or a call (of one, maybe).
 NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "Call", "AugAssign"})
@@ -92,8 +92,11 @@ class _Facts:
 
 
 def _returned_param(node, written):
-    returned = {stmt.value.id if isinstance(stmt.value, syntax.Name) else None
-                for stmt in _own_statements(node) if isinstance(stmt, syntax.Return)}
+    returned = {
+        stmt.value.id if isinstance(stmt.value, syntax.Name) else None
+        for stmt in _own_statements(node)
+        if isinstance(stmt, syntax.Return)
+    }
     if len(returned) == 1:
         (name,) = returned
         if name in written:
@@ -189,8 +192,14 @@ def _callee_facts(func, local, nested, resolve, defs, depth, receiver=None, meth
     """``_Facts`` of the function a call's ``func`` names, if known now: a name (a ``def``
     of the function, a function of the closure or the module, or one of ``defs``), or
     ``self.m`` of the method's ``receiver`` (one of ``methods``); None otherwise."""
-    if (receiver is not None and methods and isinstance(func, syntax.Attribute)
-            and isinstance(func.value, syntax.Name) and func.value.id == receiver and depth <= _DEPTH):
+    if (
+        receiver is not None
+        and methods
+        and isinstance(func, syntax.Attribute)
+        and isinstance(func.value, syntax.Name)
+        and func.value.id == receiver
+        and depth <= _DEPTH
+    ):
         method = methods.get(func.attr)
         if isinstance(method, types.FunctionType):
             facts = function_facts(method, depth)
@@ -255,11 +264,14 @@ def _bound_by(stmt):
     # (the names a compound statement's own header binds: its body is walked on its own)
     if isinstance(stmt, (syntax.For, syntax.AsyncFor)):
         return list(syntax.target_names(stmt.target))
-    if isinstance(stmt, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.Import, syntax.ImportFrom,
-                         syntax.Delete)):
+    if isinstance(
+        stmt, (syntax.Assign, syntax.AugAssign, syntax.AnnAssign, syntax.Import, syntax.ImportFrom, syntax.Delete)
+    ):
         return list(writes(stmt))
     if isinstance(stmt, (syntax.With, syntax.AsyncWith)):
-        return [n for item in stmt.items if item.optional_vars is not None for n in syntax.target_names(item.optional_vars)]
+        return [
+            n for item in stmt.items if item.optional_vars is not None for n in syntax.target_names(item.optional_vars)
+        ]
     return []
 
 
@@ -329,12 +341,16 @@ class _Function:
         for stmt, call in calls:
             if self.nested is None and call.func.__class__ is syntax.Name and call.func.id in self.local:
                 self.nested = _nested_defs(self.node)
-            facts = _callee_facts(call.func, self.local, self.nested or {}, self.resolve, self.defs, 0, self.receiver,
-                                  self.methods)
+            facts = _callee_facts(
+                call.func, self.local, self.nested or {}, self.resolve, self.defs, 0, self.receiver, self.methods
+            )
             if facts is None:
                 continue
-            pairs = [(p, a) for p, a in _bound_names(call, facts)
-                     if isinstance(a, syntax.Name) and a.id in self.local and a.id not in self.declared]
+            pairs = [
+                (p, a)
+                for p, a in _bound_names(call, facts)
+                if isinstance(a, syntax.Name) and a.id in self.local and a.id not in self.declared
+            ]
             if pairs:
                 sites[id(stmt)] = pairs
                 if facts.returns is not None:
@@ -346,7 +362,9 @@ class _Function:
         self.node.body = self.block(self.node.body, sites)
         if (self.written or self.lost) and not (self.node.body and isinstance(self.node.body[-1], syntax.Return)):
             end = syntax.ret(syntax.constant(None))
-            self.node.body.append(syntax.copy_location(self._return(end), self.node.body[-1] if self.node.body else self.node))
+            self.node.body.append(
+                syntax.copy_location(self._return(end), self.node.body[-1] if self.node.body else self.node)
+            )
 
     @property
     def declared(self) -> set:
@@ -382,8 +400,11 @@ class _Function:
         ops = self.ctx.ops
         names = syntax.Tuple(elts=[syntax.constant(p) for p, _ in pairs], ctx=syntax.Load())
         new_call = syntax.copy_location(
-            syntax.Call(func=syntax.dotted(f"{ops}.call_writing"), args=[names, call.func, *call.args],
-                        keywords=call.keywords), call)
+            syntax.Call(
+                func=syntax.dotted(f"{ops}.call_writing"), args=[names, call.func, *call.args], keywords=call.keywords
+            ),
+            call,
+        )
         rebound = [syntax.name(a.id, "store") for _, a in pairs]
         returned = self.returning.get(id(stmt))
         argument = next((a.id for p, a in pairs if p == returned), None)
@@ -401,7 +422,9 @@ class _Function:
         else:
             temp = self.ctx.namer.new("_" if isinstance(stmt, syntax.Expr) else "returned")
             first = syntax.name(temp, "store")
-            after = [syntax.copy_location(syntax.ret(syntax.name(temp)), stmt)] if isinstance(stmt, syntax.Return) else []
+            after = (
+                [syntax.copy_location(syntax.ret(syntax.name(temp)), stmt)] if isinstance(stmt, syntax.Return) else []
+            )
         target = syntax.Tuple(elts=[*rebound, first], ctx=syntax.Store())
         return [syntax.copy_location(syntax.assign(target, new_call), stmt), *after]
 
@@ -409,8 +432,11 @@ class _Function:
         if not (self.written or self.lost):
             return stmt
         value = stmt.value if stmt.value is not None else syntax.constant(None)
-        if (isinstance(value, syntax.Call) and isinstance(value.func, syntax.Attribute)
-                and value.func.attr == "hand_back"):
+        if (
+            isinstance(value, syntax.Call)
+            and isinstance(value.func, syntax.Attribute)
+            and value.func.attr == "hand_back"
+        ):
             return stmt  # converted code converted again (``autolax convert`` output run with autolax)
         keywords = {p: syntax.name(p) for p in self.written}
         # (a parameter written into, then rebound: named, so that a JAX array given for it is refused)

@@ -22,8 +22,9 @@ from gast.ast3 import Ast3ToGAst, GAstToAst3
 _MISSING = object()
 # Fields that hold a string, a number or a flag in every node class having them: never a
 # child node (``ExceptHandler.name`` and ``alias.name`` differ in gast, so ``name`` is not here).
-SCALAR_FIELDS = frozenset({"id", "attr", "arg", "type_comment", "kind", "level", "module", "asname", "is_async",
-                            "conversion", "simple"})
+SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "type_comment", "kind", "level", "module", "asname", "is_async", "conversion", "simple"}
+)
 
 
 def from_ast(node: ast.AST):
@@ -95,6 +96,7 @@ def _from_ast_converter(kind):
     if special is None:
         convert = generic
     elif kind is ast.ExceptHandler:  # gast's conversion of a handler without a name is the generic one
+
         def convert(node):
             return special(node) if node.name else generic(node)
     else:
@@ -180,8 +182,16 @@ def _from_ast_name(node):
     values = node.__dict__
     lineno, col = values.get("lineno"), values.get("col_offset")
     if lineno is not None and col is not None:  # as ``ast.parse`` makes them: the loop below, unrolled
-        fields.update(id=node.id, ctx=ctx, annotation=None, type_comment=None, lineno=lineno, col_offset=col,
-                      end_lineno=values.get("end_lineno"), end_col_offset=values.get("end_col_offset"))
+        fields.update(
+            id=node.id,
+            ctx=ctx,
+            annotation=None,
+            type_comment=None,
+            lineno=lineno,
+            col_offset=col,
+            end_lineno=values.get("end_lineno"),
+            end_col_offset=values.get("end_col_offset"),
+        )
         return new
     fields.update(id=node.id, ctx=ctx, annotation=None, type_comment=None)
     for attr in _LOCATION:  # _ast_copy_location, inlined
@@ -192,35 +202,55 @@ def _from_ast_name(node):
 
 
 def _from_ast_arg(node):
-    new = gast_node(Name, id=node.arg, ctx=Param(), annotation=_from_ast_value(node.annotation),
-                     type_comment=node.type_comment)
+    new = gast_node(
+        Name, id=node.arg, ctx=Param(), annotation=_from_ast_value(node.annotation), type_comment=node.type_comment
+    )
     return _ast_copy_location(new, node)
 
 
 def _from_ast_handler(node):
-    new = gast_node(ExceptHandler, type=_from_ast_value(node.type),
-                     name=gast_node(Name, id=node.name, ctx=Store(), annotation=None, type_comment=None),
-                     body=_from_ast_value(node.body))
+    new = gast_node(
+        ExceptHandler,
+        type=_from_ast_value(node.type),
+        name=gast_node(Name, id=node.name, ctx=Store(), annotation=None, type_comment=None),
+        body=_from_ast_value(node.body),
+    )
     return _ast_copy_location(new, node)
 
 
 def _from_ast_def(node):
-    new = gast_node(_GAST_CLASS[node.__class__], name=node.name, args=_from_ast(node.args),
-                     body=_from_ast_value(node.body), decorator_list=_from_ast_value(node.decorator_list),
-                     returns=_from_ast_value(node.returns), type_comment=node.type_comment, type_params=[])
+    new = gast_node(
+        _GAST_CLASS[node.__class__],
+        name=node.name,
+        args=_from_ast(node.args),
+        body=_from_ast_value(node.body),
+        decorator_list=_from_ast_value(node.decorator_list),
+        returns=_from_ast_value(node.returns),
+        type_comment=node.type_comment,
+        type_params=[],
+    )
     return _gast_copy_location(new, node)
 
 
 def _from_ast_class(node):
-    new = gast_node(ClassDef, name=node.name, bases=_from_ast_value(node.bases),
-                     keywords=_from_ast_value(node.keywords), body=_from_ast_value(node.body),
-                     decorator_list=_from_ast_value(node.decorator_list), type_params=[])
+    new = gast_node(
+        ClassDef,
+        name=node.name,
+        bases=_from_ast_value(node.bases),
+        keywords=_from_ast_value(node.keywords),
+        body=_from_ast_value(node.body),
+        decorator_list=_from_ast_value(node.decorator_list),
+        type_params=[],
+    )
     return _gast_copy_location(new, node)
 
 
 def _from_ast_type_param(node):
-    new = gast_node(getattr(gast, node.__class__.__name__),
-                     **{field: _from_ast_value(getattr(node, field)) for field in node._fields}, default_value=None)
+    new = gast_node(
+        getattr(gast, node.__class__.__name__),
+        **{field: _from_ast_value(getattr(node, field)) for field in node._fields},
+        default_value=None,
+    )
     return _gast_copy_location(new, node)
 
 
@@ -338,7 +368,8 @@ def _to_ast_converter(kind):
     elif not target._fields and not target._attributes:
         generic = _to_ast_fieldless(kind, target)
     elif kind._attributes == target._attributes == _LOCATION and not any(
-            hasattr(kind, f) for f in kind._fields + ("lineno", "col_offset")):
+        hasattr(kind, f) for f in kind._fields + ("lineno", "col_offset")
+    ):
         generic = _to_ast_located(kind, target)  # a statement, an expression (nearly every node)
     else:
         generic = _to_ast_generic(kind, target)
@@ -346,6 +377,7 @@ def _to_ast_converter(kind):
     if special is None:
         convert = generic
     elif kind is ExceptHandler:  # gast's conversion of a handler without a name is the generic one
+
         def convert(node, where):
             return special(node, where) if node.name else generic(node, where)
     else:
@@ -503,23 +535,28 @@ def _to_ast_arg(node, where):
     inner = _located(location, node, where, copy=True)
     annotation, type_comment = node.annotation, node.type_comment
     new = _AST_ARG.__new__(_AST_ARG)
-    new.__dict__.update(arg=node.id,
-                        annotation=annotation if annotation is None else _to_ast_value(annotation, inner),
-                        type_comment=type_comment if type_comment is None else _to_ast_value(type_comment, inner),
-                        **location)
+    new.__dict__.update(
+        arg=node.id,
+        annotation=annotation if annotation is None else _to_ast_value(annotation, inner),
+        type_comment=type_comment if type_comment is None else _to_ast_value(type_comment, inner),
+        **location,
+    )
     return new
 
 
 def _to_ast_arguments(node, where):
-    return _ast_node(ast.arguments, {
-        "posonlyargs": [_to_ast_arg(a, where) for a in node.posonlyargs],
-        "args": [_to_ast_arg(a, where) for a in node.args],
-        "vararg": _to_ast_arg(node.vararg, where),
-        "kwonlyargs": [_to_ast_arg(a, where) for a in node.kwonlyargs],
-        "kw_defaults": _to_ast_value(node.kw_defaults, where),
-        "kwarg": _to_ast_arg(node.kwarg, where),
-        "defaults": _to_ast_value(node.defaults, where),
-    })
+    return _ast_node(
+        ast.arguments,
+        {
+            "posonlyargs": [_to_ast_arg(a, where) for a in node.posonlyargs],
+            "args": [_to_ast_arg(a, where) for a in node.args],
+            "vararg": _to_ast_arg(node.vararg, where),
+            "kwonlyargs": [_to_ast_arg(a, where) for a in node.kwonlyargs],
+            "kw_defaults": _to_ast_value(node.kw_defaults, where),
+            "kwarg": _to_ast_arg(node.kwarg, where),
+            "defaults": _to_ast_value(node.defaults, where),
+        },
+    )
 
 
 def _to_ast_copied(target, fields):
@@ -546,8 +583,15 @@ def _to_ast_copied(target, fields):
 def _to_ast_handler(node, where):
     location = {}
     inner = _located(location, node, where, copy=True)
-    return _ast_node(ast.ExceptHandler, {"type": _to_ast_value(node.type, inner), "name": node.name.id,
-                                         "body": _to_ast_value(node.body, inner), **location})
+    return _ast_node(
+        ast.ExceptHandler,
+        {
+            "type": _to_ast_value(node.type, inner),
+            "name": node.name.id,
+            "body": _to_ast_value(node.body, inner),
+            **location,
+        },
+    )
 
 
 _FROM_AST_SPECIAL = {
@@ -563,24 +607,59 @@ _TO_AST_SPECIAL = {
     Assign: _to_ast_copied(ast.Assign, ("targets", "value")),
 }
 if sys.version_info < (3, 12):  # ast has no type parameters: gast adds empty ones, and drops them
-    _FROM_AST_SPECIAL.update({ast.FunctionDef: _from_ast_def, ast.AsyncFunctionDef: _from_ast_def,
-                              ast.ClassDef: _from_ast_class})
-    _TO_AST_SPECIAL.update({
-        ClassDef: _to_ast_copied(ast.ClassDef, ("name", "bases", "keywords", "body", "decorator_list")),
-        FunctionDef: _to_ast_copied(ast.FunctionDef, _DEF_FIELDS),
-        AsyncFunctionDef: _to_ast_copied(ast.AsyncFunctionDef, _DEF_FIELDS),
-    })
+    _FROM_AST_SPECIAL.update(
+        {ast.FunctionDef: _from_ast_def, ast.AsyncFunctionDef: _from_ast_def, ast.ClassDef: _from_ast_class}
+    )
+    _TO_AST_SPECIAL.update(
+        {
+            ClassDef: _to_ast_copied(ast.ClassDef, ("name", "bases", "keywords", "body", "decorator_list")),
+            FunctionDef: _to_ast_copied(ast.FunctionDef, _DEF_FIELDS),
+            AsyncFunctionDef: _to_ast_copied(ast.AsyncFunctionDef, _DEF_FIELDS),
+        }
+    )
 elif sys.version_info < (3, 13):  # type parameters without defaults (PEP 696 is 3.13): gast adds None
-    for _kind, _fields in ((ast.TypeVar, ("name", "bound")), (ast.TypeVarTuple, ("name",)),
-                           (ast.ParamSpec, ("name",))):
+    for _kind, _fields in ((ast.TypeVar, ("name", "bound")), (ast.TypeVarTuple, ("name",)), (ast.ParamSpec, ("name",))):
         _FROM_AST_SPECIAL[_kind] = _from_ast_type_param
         _TO_AST_SPECIAL[getattr(gast, _kind.__name__)] = _to_ast_copied(_kind, _fields)
 _GAST_CLASS: dict = {ast.FunctionDef: FunctionDef, ast.AsyncFunctionDef: AsyncFunctionDef}
 # ``ast`` context and operator classes (no fields, no location) -> their gast class.
-_FIELDLESS = {kind: getattr(gast, kind.__name__) for kind in (
-    ast.Load, ast.Store, ast.Del, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.Mod,
-    ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.FloorDiv, ast.Invert, ast.Not,
-    ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn)}
+_FIELDLESS = {
+    kind: getattr(gast, kind.__name__)
+    for kind in (
+        ast.Load,
+        ast.Store,
+        ast.Del,
+        ast.And,
+        ast.Or,
+        ast.Add,
+        ast.Sub,
+        ast.Mult,
+        ast.MatMult,
+        ast.Div,
+        ast.Mod,
+        ast.Pow,
+        ast.LShift,
+        ast.RShift,
+        ast.BitOr,
+        ast.BitXor,
+        ast.BitAnd,
+        ast.FloorDiv,
+        ast.Invert,
+        ast.Not,
+        ast.UAdd,
+        ast.USub,
+        ast.Eq,
+        ast.NotEq,
+        ast.Lt,
+        ast.LtE,
+        ast.Gt,
+        ast.GtE,
+        ast.Is,
+        ast.IsNot,
+        ast.In,
+        ast.NotIn,
+    )
+}
 # gast context and operator classes: no fields, no location.
 CONTEXTS_AND_OPERATORS = frozenset(_FIELDLESS.values()) | {Param}
 _AST_CLASS: dict = {}
@@ -595,24 +674,54 @@ _AST_ARG = ast.arg
 # The visitors of gast 0.6 / 0.7 that differ from ``ast.NodeTransformer``'s, per Python: the
 # conversions above rewrite exactly these (ast -> gast, gast -> ast).
 _GAST_VISITORS = {
-    (3, 11): ({"visit_AsyncFunctionDef", "visit_ClassDef", "visit_ExceptHandler", "visit_FunctionDef", "visit_Name",
-               "visit_arg"},
-              {"visit_Assign", "visit_AsyncFunctionDef", "visit_ClassDef", "visit_ExceptHandler", "visit_FunctionDef",
-               "visit_Name", "visit_arguments"}),
-    (3, 12): ({"visit_ExceptHandler", "visit_Name", "visit_ParamSpec", "visit_TypeVar", "visit_TypeVarTuple",
-               "visit_arg"},
-              {"visit_Assign", "visit_ExceptHandler", "visit_Name", "visit_ParamSpec", "visit_TypeVar",
-               "visit_TypeVarTuple", "visit_arguments"}),
-    (3, 13): ({"visit_ExceptHandler", "visit_Name", "visit_arg"},
-              {"visit_Assign", "visit_ExceptHandler", "visit_Name", "visit_arguments"}),
+    (3, 11): (
+        {
+            "visit_AsyncFunctionDef",
+            "visit_ClassDef",
+            "visit_ExceptHandler",
+            "visit_FunctionDef",
+            "visit_Name",
+            "visit_arg",
+        },
+        {
+            "visit_Assign",
+            "visit_AsyncFunctionDef",
+            "visit_ClassDef",
+            "visit_ExceptHandler",
+            "visit_FunctionDef",
+            "visit_Name",
+            "visit_arguments",
+        },
+    ),
+    (3, 12): (
+        {"visit_ExceptHandler", "visit_Name", "visit_ParamSpec", "visit_TypeVar", "visit_TypeVarTuple", "visit_arg"},
+        {
+            "visit_Assign",
+            "visit_ExceptHandler",
+            "visit_Name",
+            "visit_ParamSpec",
+            "visit_TypeVar",
+            "visit_TypeVarTuple",
+            "visit_arguments",
+        },
+    ),
+    (3, 13): (
+        {"visit_ExceptHandler", "visit_Name", "visit_arg"},
+        {"visit_Assign", "visit_ExceptHandler", "visit_Name", "visit_arguments"},
+    ),
 }
 
 
 def _gast_is_as_expected() -> bool:
     """The rewritten conversions are gast 0.6 / 0.7's on Python 3.11 - 3.13; on another
     Python or gast, gast's own conversions run."""
+
     def visitors(cls):
-        return {m for m in dir(cls) if m.startswith("visit_") and getattr(cls, m) is not getattr(ast.NodeTransformer, m, None)}
+        return {
+            m
+            for m in dir(cls)
+            if m.startswith("visit_") and getattr(cls, m) is not getattr(ast.NodeTransformer, m, None)
+        }
 
     expected = _GAST_VISITORS.get(sys.version_info[:2])
     if expected is None or (visitors(Ast3ToGAst), visitors(GAstToAst3)) != expected:

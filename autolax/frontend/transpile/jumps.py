@@ -305,5 +305,9 @@ def leaves_in_flight(try_node) -> bool:
     something in flight that a jump in the ``finally`` would discard? (A ``break`` or
     ``continue`` there is a flag once lowered, which the ``finally`` still follows.)"""
     blocks = [try_node.body, try_node.orelse] + [h.body for h in try_node.handlers]
-    return any(isinstance(n, (syntax.Return, syntax.Raise)) for block in blocks for stmt in block
-               for n in syntax.walk_statements(stmt))
+    return any(
+        isinstance(n, (syntax.Return, syntax.Raise))
+        for block in blocks
+        for stmt in block
+        for n in syntax.walk_statements(stmt)
+    )

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from autolax.frontend.transpile import syntax
 
-
 # The node classes other than ``Name`` that bind a name, and where it is.
-_NAMING = {syntax.FunctionDef: "name", syntax.AsyncFunctionDef: "name", syntax.ClassDef: "name",
-           syntax.Import: "import", syntax.ImportFrom: "import", syntax.Global: "names", syntax.Nonlocal: "names"}
+_NAMING = {
+    syntax.FunctionDef: "name",
+    syntax.AsyncFunctionDef: "name",
+    syntax.ClassDef: "name",
+    syntax.Import: "import",
+    syntax.ImportFrom: "import",
+    syntax.Global: "names",
+    syntax.Nonlocal: "names",
+}
 
 
 class Namer:

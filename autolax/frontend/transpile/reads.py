@@ -34,7 +34,9 @@ class Reads(syntax.NodeTransformer):
         bound = set()
         for gen in node.generators:
             bound |= syntax.target_names(gen.target)
-        self.generic_visit(node) if not bound & self.names else Reads(self.names - bound, self.ops, self.op, self.at_file).generic_visit(node)
+        self.generic_visit(node) if not bound & self.names else Reads(
+            self.names - bound, self.ops, self.op, self.at_file
+        ).generic_visit(node)
         return node
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension

@@ -128,16 +128,18 @@ def _def_in_statement(code, lines):
     if len(tree.body) != 1:
         return None
     node = _find_def(tree, code)
-    if node is None or not staleness.compiled_from(code, tree.body[0], _imports(lines, _global_names(code)),
-                                                   code.co_filename):
+    if node is None or not staleness.compiled_from(
+        code, tree.body[0], _imports(lines, _global_names(code)), code.co_filename
+    ):
         return None
     return node
 
 
 # An import statement (at any depth: only those of the module's own scope matter, the
 # others may make the comparison fail, which only costs the slow way).
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*\([^)]*\)|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n]*)",
-                     re.MULTILINE)
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*\([^)]*\)|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n]*)", re.MULTILINE
+)
 
 
 def _imports(lines, names=None) -> list:
@@ -161,7 +163,9 @@ def _imports(lines, names=None) -> list:
                 stmts += ast.parse(text).body
             except (SyntaxError, ValueError):
                 pass
-    return [s for s in stmts if isinstance(s, ast.Import) or (isinstance(s, ast.ImportFrom) and s.module != "__future__")]
+    return [
+        s for s in stmts if isinstance(s, ast.Import) or (isinstance(s, ast.ImportFrom) and s.module != "__future__")
+    ]
 
 
 _WORD = re.compile(r"\w+")
@@ -262,8 +266,11 @@ def _lambda_in_file(code):
         tree = _parsed_file(code.co_filename, "".join(lines))
     except (SyntaxError, ValueError):
         return None
-    on_line = [syntax.expr_stmt(syntax.from_ast(n))
-               for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    on_line = [
+        syntax.expr_stmt(syntax.from_ast(n))
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno
+    ]
     try:
         return _lambda_to_def(_pick_lambda(syntax.Module(body=on_line, type_ignores=[]), code), "lambda_fn")
     except SourceUnavailable:
@@ -273,5 +280,7 @@ def _lambda_in_file(code):
 def _check_fresh(code, ast_node, tree=None):
     """Refuses a source edited since the function was defined (see autolax.frontend.transpile.staleness)."""
     if not staleness.matches(code, ast_node, code.co_filename, tree):
-        raise SourceChanged(f"{code.co_filename} changed after '{code.co_qualname}' was defined; its source no "
-                                "longer matches its code (define it again: re-import the module or re-run the cell)")
+        raise SourceChanged(
+            f"{code.co_filename} changed after '{code.co_qualname}' was defined; its source no "
+            "longer matches its code (define it again: re-import the module or re-run the cell)"
+        )

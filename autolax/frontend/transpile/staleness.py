@@ -33,7 +33,9 @@ def matches(code: types.CodeType, node: ast.AST, filename: str, tree: ast.Module
     found = []
     flags = code.co_flags & _FUTURE_FLAGS
     for unit in _units(code, node, tree):
-        compiled = _compile_file(unit, filename, flags) if unit is tree else _compile(unit, filename, flags, tree is not None)
+        compiled = (
+            _compile_file(unit, filename, flags) if unit is tree else _compile(unit, filename, flags, tree is not None)
+        )
         candidate = _find(compiled, code.co_name, code.co_firstlineno) if compiled is not None else None
         if candidate is None:
             continue
@@ -73,11 +75,19 @@ def _units(code, node, tree):
         return
     # A nested function: its free variables (closure cells, ``__class__`` of a method) as
     # the parameters of an enclosing function.
-    params = ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in code.co_freevars], vararg=None,
-                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    params = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg(arg=v) for v in code.co_freevars],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
     where = {"lineno": node.lineno, "col_offset": 0, "end_lineno": node.end_lineno or node.lineno, "end_col_offset": 0}
-    factory = ast.FunctionDef(name="autolax_factory", args=params, body=[node], decorator_list=[], returns=None,
-                              type_comment=None, **where)
+    factory = ast.FunctionDef(
+        name="autolax_factory", args=params, body=[node], decorator_list=[], returns=None, type_comment=None, **where
+    )
     yield ast.Module(body=[factory], type_ignores=[])
 
 
@@ -110,7 +120,11 @@ def _find(code, name, firstlineno):
 
 def _same(a: types.CodeType, b: types.CodeType) -> bool:
     if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars) != (
-        b.co_code, b.co_names, b.co_varnames, b.co_freevars, b.co_cellvars
+        b.co_code,
+        b.co_names,
+        b.co_varnames,
+        b.co_freevars,
+        b.co_cellvars,
     ) or len(a.co_consts) != len(b.co_consts):
         return False
     for x, y in zip(a.co_consts, b.co_consts):

@@ -34,8 +34,6 @@ from gast import (  # noqa: F401  (re-exported: node classes and operators used 
     Call,
     ClassDef,
     Compare,
-    FormattedValue,
-    JoinedStr,
     Constant,
     Continue,
     Del,
@@ -48,6 +46,7 @@ from gast import (  # noqa: F401  (re-exported: node classes and operators used 
     Expr,
     FloorDiv,
     For,
+    FormattedValue,
     FunctionDef,
     GeneratorExp,
     Global,
@@ -61,6 +60,7 @@ from gast import (  # noqa: F401  (re-exported: node classes and operators used 
     Invert,
     Is,
     IsNot,
+    JoinedStr,
     Lambda,
     List,
     ListComp,
@@ -259,11 +259,13 @@ class NodeTransformer(gast.NodeTransformer):
         super().__init_subclass__(**kwargs)
         cls._visitors = {}
         cls._plain_visit = cls.visit is NodeTransformer.visit
-        own = cls.__mro__[:cls.__mro__.index(NodeTransformer)]  # the classes below this one
+        own = cls.__mro__[: cls.__mro__.index(NodeTransformer)]  # the classes below this one
         cls._statements_only = (
             cls.visit is NodeTransformer.visit
             and cls.generic_visit is NodeTransformer.generic_visit
-            and all(_is_statement_kind(attr[len("visit_"):]) for k in own for attr in vars(k) if attr.startswith("visit_"))
+            and all(
+                _is_statement_kind(attr[len("visit_") :]) for k in own for attr in vars(k) if attr.startswith("visit_")
+            )
         )
 
     def _visitor(self, kind):
@@ -300,9 +302,18 @@ class NodeTransformer(gast.NodeTransformer):
                 for value in old_value:
                     if isinstance(value, AST):
                         kind = value.__class__
-                        if kind in _LEAVES and visitors.get(kind, _MISSING) is None and (
-                                kind is Constant or (value.annotation is None and not value.ctx.__dict__
-                                                     and visitors.get(value.ctx.__class__, _MISSING) is None)):
+                        if (
+                            kind in _LEAVES
+                            and visitors.get(kind, _MISSING) is None
+                            and (
+                                kind is Constant
+                                or (
+                                    value.annotation is None
+                                    and not value.ctx.__dict__
+                                    and visitors.get(value.ctx.__class__, _MISSING) is None
+                                )
+                            )
+                        ):
                             new_values.append(value)  # a leaf no method handles: visiting it changes nothing
                             continue
                         visitor = visitors.get(kind, _MISSING)
@@ -321,9 +332,18 @@ class NodeTransformer(gast.NodeTransformer):
                 kind = old_value.__class__
                 if not kind._fields and visitors.get(kind, _MISSING) is None:
                     continue  # a context or operator: generic_visit would change nothing
-                if kind in _LEAVES and visitors.get(kind, _MISSING) is None and (
-                        kind is Constant or (old_value.annotation is None and not old_value.ctx.__dict__
-                                             and visitors.get(old_value.ctx.__class__, _MISSING) is None)):
+                if (
+                    kind in _LEAVES
+                    and visitors.get(kind, _MISSING) is None
+                    and (
+                        kind is Constant
+                        or (
+                            old_value.annotation is None
+                            and not old_value.ctx.__dict__
+                            and visitors.get(old_value.ctx.__class__, _MISSING) is None
+                        )
+                    )
+                ):
                     continue  # the same
                 visitor = visitors.get(kind, _MISSING)
                 new_node = self.generic_visit(old_value) if visitor is None and plain else self.visit(old_value)
@@ -382,8 +402,6 @@ def to_ast(node: AST, *, fix_locations: bool = False) -> ast.AST:
 
 def unparse(node: AST) -> str:
     return ast.unparse(to_ast(node, fix_locations=True))
-
-
 
 
 def dump(node: AST) -> str:

@@ -191,9 +191,11 @@ class _Replacer:
                 if matched:
                     result = self._place(old, value)
                     if isinstance(result, list):
-                        result = self._located(syntax.names_tuple([]) if not result else (
-                            result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load())
-                        ))
+                        result = self._located(
+                            syntax.names_tuple([])
+                            if not result
+                            else (result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load()))
+                        )
                     new_fields[field] = result
                 else:
                     new_fields[field] = self.build(old_plan)
@@ -207,8 +209,11 @@ class _Replacer:
             elif how is _FRESH:  # a context: deepcopy, inlined
                 value = value.__new__(value)
             elif how is _COPY:
-                value = syntax.deepcopy(value) if not isinstance(value, dict) else {
-                    k: syntax.deepcopy(v) for k, v in value.items()}
+                value = (
+                    syntax.deepcopy(value)
+                    if not isinstance(value, dict)
+                    else {k: syntax.deepcopy(v) for k, v in value.items()}
+                )
             fields[key] = value
         location = self.location
         if location is not None and locatable:  # a template node: unlocated
@@ -267,8 +272,14 @@ def _plan(node):
                 assemble.append((key, _COPY, value))
         else:
             assemble.append((key, _CONST, value))
-    return (kind, tuple(children), tuple(assemble), "lineno" in kind._attributes,
-            issubclass(kind, (syntax.FunctionDef, syntax.AsyncFunctionDef)), issubclass(kind, syntax.Assign))
+    return (
+        kind,
+        tuple(children),
+        tuple(assemble),
+        "lineno" in kind._attributes,
+        issubclass(kind, (syntax.FunctionDef, syntax.AsyncFunctionDef)),
+        issubclass(kind, syntax.Assign),
+    )
 
 
 @functools.lru_cache(maxsize=None)

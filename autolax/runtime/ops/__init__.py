@@ -10,10 +10,32 @@ import os as _os
 
 from autolax.runtime import compat as _compat
 from autolax.runtime.errors import AutolaxError
-from autolax.runtime.ops.calls import (all, any, call, call_writing, fstring, hand_back, HandedBack, host_call, max, min,  # noqa: A004
-                               percent, print)
-from autolax.runtime.ops.checks import (FinallyRaises, MaySuppress, TracerErrors, asserting, catching, caught, in_flight, raising,
-                                 refuse_tracer_error, runtime_checks)
+from autolax.runtime.ops.calls import (  # noqa: A004
+    HandedBack,
+    all,
+    any,
+    call,
+    call_writing,
+    fstring,
+    hand_back,
+    host_call,
+    max,
+    min,
+    percent,
+    print,
+)
+from autolax.runtime.ops.checks import (
+    FinallyRaises,
+    MaySuppress,
+    TracerErrors,
+    asserting,
+    catching,
+    caught,
+    in_flight,
+    raising,
+    refuse_tracer_error,
+    runtime_checks,
+)
 from autolax.runtime.ops.control import cond, if_else
 from autolax.runtime.ops.data import (  # noqa: A004
     append,
@@ -29,12 +51,12 @@ from autolax.runtime.ops.data import (  # noqa: A004
     view,
 )
 from autolax.runtime.ops.lists import StackedList
-from autolax.runtime.ops.pymath import math_call
-from autolax.runtime.ops.slices import apply, masked, part, span, window
-from autolax.runtime.ops.search import count, index, is_in, not_in
 from autolax.runtime.ops.logical import and_, is_, is_not, not_, or_
-from autolax.runtime.ops.report import options
 from autolax.runtime.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
+from autolax.runtime.ops.pymath import math_call
+from autolax.runtime.ops.report import options
+from autolax.runtime.ops.search import count, index, is_in, not_in
+from autolax.runtime.ops.slices import apply, masked, part, span, window
 from autolax.runtime.ops.state import MaybeBound, Undefined, assigned, bound, raised_state, undefined
 
 _compat.hide_from_source_info(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))) + _os.sep)

@@ -10,8 +10,8 @@ import functools
 import inspect
 import io
 import linecache
-import os
 import operator
+import os
 import sys
 import types
 import weakref
@@ -142,8 +142,9 @@ def call(f, *args, **kwargs):
     # (``hand_back``) when the call runs its code directly: not a library function (a
     # converted function it calls in turn returns as for any other caller), nor an
     # ``autolax.jit`` object (its trace, cached, must not depend on who called it first).
-    token = _calling.set(_DIRECT if g.__class__ in _DIRECT_KINDS and (g is not f or not is_library_callable(f))
-                         else True)
+    token = _calling.set(
+        _DIRECT if g.__class__ in _DIRECT_KINDS and (g is not f or not is_library_callable(f)) else True
+    )
     try:
         staged = report.in_staged_body()
         guard = _recursion_guard(f) if staged else contextlib.nullcontext()
@@ -163,8 +164,9 @@ def call(f, *args, **kwargs):
                 # An `@autolax.jit` function calling itself under a traced condition: jax.jit
                 # finds its own trace under way and raises "Recursively calling ..." at once.
                 if staged and str(exc).startswith("Recursively calling") and getattr(f, "__autolax_jit__", None):
-                    raise errors.make("traced-recursion", name=getattr(f, "__qualname__", repr(f)),
-                                      depth=_MAX_STAGED_RECURSION) from exc
+                    raise errors.make(
+                        "traced-recursion", name=getattr(f, "__qualname__", repr(f)), depth=_MAX_STAGED_RECURSION
+                    ) from exc
                 raise
     finally:
         _calling.reset(token)
@@ -191,8 +193,10 @@ class HandedBack:
 
 
 jax.tree_util.register_pytree_node(
-    HandedBack, lambda h: ((h.value, h.values), (h.names, h.lost)),
-    lambda aux, kids: HandedBack(kids[0], aux[0], tuple(kids[1]), aux[1]))
+    HandedBack,
+    lambda h: ((h.value, h.values), (h.names, h.lost)),
+    lambda aux, kids: HandedBack(kids[0], aux[0], tuple(kids[1]), aux[1]),
+)
 
 
 def hand_back(value, /, *lost, **written):
@@ -258,18 +262,25 @@ def _refuse_immutable_write(f, exc, args, kwargs) -> None:
     assigned into a JAX array it was given (``v[i] = 0.0``), where Python changes the
     caller's NumPy array: ``ArgumentWriteError`` naming the function and the parameter."""
     __tracebackhide__ = True
-    if "immutable" not in str(exc) or not isinstance(f, (types.FunctionType, types.MethodType)) \
-            or is_library_callable(f):
+    if (
+        "immutable" not in str(exc)
+        or not isinstance(f, (types.FunctionType, types.MethodType))
+        or is_library_callable(f)
+    ):
         return
     bound = _bind(f, args, kwargs)
     tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code is not getattr(
-            getattr(f, "__func__", f), "__code__", None):
+    while (
+        tb is not None
+        and tb.tb_next is not None
+        and tb.tb_frame.f_code is not getattr(getattr(f, "__func__", f), "__code__", None)
+    ):
         tb = tb.tb_next
     line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip() if tb is not None else ""
     written = line.split("[", 1)[0].strip()
-    name = written if _is_jax_array(bound.get(written)) else next(
-        (n for n, v in bound.items() if _is_jax_array(v)), None)
+    name = (
+        written if _is_jax_array(bound.get(written)) else next((n for n, v in bound.items() if _is_jax_array(v)), None)
+    )
     if name is not None:
         raise _write_error(f, name, bound[name], "not-converted", depth=3) from exc
 
@@ -294,8 +305,10 @@ def _hands_back(code, depth=0) -> bool:
 
 
 def _is_converted(g) -> bool:
-    return bool(getattr(g, "__autolax_converted__", False) or getattr(getattr(g, "__func__", None),
-                                                                      "__autolax_converted__", False))
+    return bool(
+        getattr(g, "__autolax_converted__", False)
+        or getattr(getattr(g, "__func__", None), "__autolax_converted__", False)
+    )
 
 
 def _number(x) -> bool:
@@ -314,12 +327,12 @@ def _bind(g, args, kwargs) -> dict:
     fn = getattr(g, "__func__", g)
     code = getattr(fn, "__code__", None)
     if isinstance(code, types.CodeType) and isinstance(fn, types.FunctionType):
-        positional = code.co_varnames[:code.co_argcount]
+        positional = code.co_varnames[: code.co_argcount]
         if fn is not g:  # a bound method: its receiver is not among ``args``
             positional = positional[1:]
         out = dict(zip(positional, args))
         if kwargs:
-            named = code.co_varnames[code.co_posonlyargcount:code.co_argcount + code.co_kwonlyargcount]
+            named = code.co_varnames[code.co_posonlyargcount : code.co_argcount + code.co_kwonlyargcount]
             out.update((k, v) for k, v in kwargs.items() if k in named)
         return out
     try:
@@ -353,18 +366,20 @@ def _unclaimed(f, handed: HandedBack, args, kwargs, claimed, bound=None):
             raise _write_error(f, name, given, "passed-twice", depth=3, twin=twin)
     if not claimed:
         return handed.value
-    return (*[written[n] if n in written and not _number(bound.get(n)) else bound.get(n) for n in claimed],
-            handed.value)
+    return (
+        *[written[n] if n in written and not _number(bound.get(n)) else bound.get(n) for n in claimed],
+        handed.value,
+    )
 
 
 _WHY = {
     "not-rebound": "the call does not rebind what it gave '{param}': autolax rebinds the caller's variable only "
-                   "for a call it can look up when it converts the caller (a function of the module, of the "
-                   "closure or of the same function, called by its name) that is a statement of its own "
-                   "(`{name}(a, ...)`, `y = {name}(a, ...)`, `return {name}(a, ...)`), given a local "
-                   "variable of the caller",
+    "for a call it can look up when it converts the caller (a function of the module, of the "
+    "closure or of the same function, called by its name) that is a statement of its own "
+    "(`{name}(a, ...)`, `y = {name}(a, ...)`, `return {name}(a, ...)`), given a local "
+    "variable of the caller",
     "passed-twice": "the same array is given for '{param}' and '{twin}': in Python both names are one array, "
-                    "in converted code two values",
+    "in converted code two values",
 }
 
 
@@ -374,14 +389,23 @@ def _write_error(f, param, given, why, depth, twin=None):
         name = getattr(f, "__name__", name)
     where, line = report.user_line(sys._getframe(depth))
     if why == "not-converted":
-        how = ("the runtime alone has no converter: `autolax convert --standalone` output" if _converter is None
-               else (_why_unconverted(f) if _why_unconverted is not None and isinstance(f, types.FunctionType)
-                     else None) or "autolax could not convert it")
+        how = (
+            "the runtime alone has no converter: `autolax convert --standalone` output"
+            if _converter is None
+            else (_why_unconverted(f) if _why_unconverted is not None and isinstance(f, types.FunctionType) else None)
+            or "autolax could not convert it"
+        )
         return errors.make("argument-write-unconverted", name=name, param=param, where=where, source=line, how=how)
     if why == "rebound":
         return errors.make("argument-write-rebound", name=name, param=param, where=where, source=line)
-    return errors.make("argument-write", name=name, param=param, where=where, source=line,
-                       why=_WHY[why].format(param=param, twin=twin, name=name.rsplit(".", 1)[-1]))
+    return errors.make(
+        "argument-write",
+        name=name,
+        param=param,
+        where=where,
+        source=line,
+        why=_WHY[why].format(param=param, twin=twin, name=name.rsplit(".", 1)[-1]),
+    )
 
 
 def _check_host_output(f) -> None:
@@ -396,8 +420,11 @@ def _check_host_output(f) -> None:
     site = getattr(report.current_staging(), "site", None)
     where, line = report.user_line(sys._getframe(1))
     error = errors.make(
-        code, call=name, where=where,
-        stmt=site.what if site is not None else "a staged branch or loop body", source=line,
+        code,
+        call=name,
+        where=where,
+        stmt=site.what if site is not None else "a staged branch or loop body",
+        source=line,
     )
     if site is not None and getattr(site, "kind", None) in ("for", "while"):
         raise plan.Unstageable(error)  # a loop with static bounds runs in Python instead
@@ -429,16 +456,26 @@ def _unconverted_callee(f, g):
             why = _why_unconverted(f)
         except TypeError:
             why = None
-    if why is None and g is f and _converter is None and isinstance(f, types.FunctionType) \
-            and not is_library_callable(f) and not _calls_runtime(f):
+    if (
+        why is None
+        and g is f
+        and _converter is None
+        and isinstance(f, types.FunctionType)
+        and not is_library_callable(f)
+        and not _calls_runtime(f)
+    ):
         # The runtime without autolax's front end (``--standalone`` output): a user
         # function of another file that was not converted with it.
         try:
             yield
         except report.TRACER_ERRORS as exc:
             filename = os.path.basename(f.__code__.co_filename)
-            raise errors.make("callee-not-converted", name=f.__qualname__, file=filename,
-                              reason=report.unstageable_reason(exc, _CalleeSite(f))) from exc
+            raise errors.make(
+                "callee-not-converted",
+                name=f.__qualname__,
+                file=filename,
+                reason=report.unstageable_reason(exc, _CalleeSite(f)),
+            ) from exc
         return
     if why is None:
         yield
@@ -447,9 +484,13 @@ def _unconverted_callee(f, g):
         yield
     except report.TRACER_ERRORS as exc:
         site = _CalleeSite(f)
-        raise errors.make("callee-unconverted", name=f.__qualname__, why=why,
-                          reason=report.unstageable_reason(exc, site),
-                          fix=report.unstageable_fix(exc) or _STATIC_FIX) from exc
+        raise errors.make(
+            "callee-unconverted",
+            name=f.__qualname__,
+            why=why,
+            reason=report.unstageable_reason(exc, site),
+            fix=report.unstageable_fix(exc) or _STATIC_FIX,
+        ) from exc
 
 
 _STATIC_FIX = "mark the arguments it needs as Python values static (static_argnums / static_argnames)."
@@ -464,9 +505,12 @@ def _calls_runtime(f) -> bool:
         names.update(code.co_names)
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
     glob = getattr(f, "__globals__", {})
-    return any(isinstance(glob.get(n), types.ModuleType) and glob[n].__name__.split(".")[-1] == "ops"
-               and glob[n].__name__.split(".")[0] in ("autolax", "autolax_runtime") for n in names)
-
+    return any(
+        isinstance(glob.get(n), types.ModuleType)
+        and glob[n].__name__.split(".")[-1] == "ops"
+        and glob[n].__name__.split(".")[0] in ("autolax", "autolax_runtime")
+        for n in names
+    )
 
 
 class _CalleeSite:
@@ -547,7 +591,9 @@ class FString:
         return format(str(self), spec)
 
 
-jax.tree_util.register_pytree_node(FString, lambda f: (f.values, f.template), lambda t, values: FString(t, tuple(values)))
+jax.tree_util.register_pytree_node(
+    FString, lambda f: (f.values, f.template), lambda t, values: FString(t, tuple(values))
+)
 
 
 def fstring(template, *values):
@@ -580,8 +626,9 @@ class PercentString:
         return format(str(self), spec)
 
 
-jax.tree_util.register_pytree_node(PercentString, lambda p: ((p.values,), p.template),
-                                   lambda t, children: PercentString(t, children[0]))
+jax.tree_util.register_pytree_node(
+    PercentString, lambda p: ((p.values,), p.template), lambda t, children: PercentString(t, children[0])
+)
 
 
 def _stand_in(leaf):
@@ -681,8 +728,12 @@ def _refuse_tracer_text(leaves):
         if isinstance(leaf, str) and checks.shows_tracer(leaf):
             frame = sys._getframe(2)
             where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
-            raise errors.make("traced-print-text", where=where, shown=leaf,
-                              source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+            raise errors.make(
+                "traced-print-text",
+                where=where,
+                shown=leaf,
+                source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip(),
+            )
 
 
 @report.user_facing
@@ -816,10 +867,16 @@ def _truth(builtin, args, kwargs):
         truth = items.reshape(items.shape[0]) != 0
         return jnp.any(truth) if stop_at else jnp.all(truth)
     if not isinstance(items, (list, tuple)) or not any_tracer(items):
-        return _builtin_named(builtin, (items,), {}, fix=(
-            f"give `{builtin.__name__}` a list (`{builtin.__name__}([x > 0 for x in xs])`: autolax stages "
-            f"`any` / `all` of a list holding traced values) or test an array "
-            f"(`jnp.{builtin.__name__}(xs > 0)`)."))
+        return _builtin_named(
+            builtin,
+            (items,),
+            {},
+            fix=(
+                f"give `{builtin.__name__}` a list (`{builtin.__name__}([x > 0 for x in xs])`: autolax stages "
+                f"`any` / `all` of a list holding traced values) or test an array "
+                f"(`jnp.{builtin.__name__}(xs > 0)`)."
+            ),
+        )
     found = None  # the traced items' `or` (any) / `and` (all) so far
     for item in items:
         if not is_tracer(item):

@@ -204,8 +204,9 @@ def bounded_while_loop(
     if _FORWARD.get() or compat.forward_mode((*leaves, *consts)):
         # jvp / jacfwd: a while_loop has a forward-mode derivative (the custom_vjp below has
         # none), exact whatever the trip count.
-        return treedef.unflatten(lax.while_loop(lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts),
-                                                tuple(leaves)))
+        return treedef.unflatten(
+            lax.while_loop(lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts), tuple(leaves))
+        )
     reads = _state_dependencies(body_flat, tuple(leaves), consts)
     chunked = _Chunked(cond_flat, body_flat, max_steps, steps, chunks, reads)
     # Differentiated where the loop is traced (jax.grad inside the traced function): the
@@ -217,9 +218,7 @@ def bounded_while_loop(
 
     @jax.custom_vjp
     def loop(x, consts):
-        return lax.while_loop(
-            lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts), x
-        ), jnp.int32(0)
+        return lax.while_loop(lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts), x), jnp.int32(0)
 
     def loop_fwd(x, consts):
         # With symbolic_zeros, the arguments say which of them are being differentiated
@@ -301,10 +300,7 @@ class _Chunked:
         def one_chunk(carry):
             x, checkpoints, chunk, ran = carry
             first = chunk * self.steps
-            checkpoints = tuple(
-                lax.dynamic_update_index_in_dim(c, leaf, chunk, 0)
-                for c, leaf in zip(checkpoints, x)
-            )
+            checkpoints = tuple(lax.dynamic_update_index_in_dim(c, leaf, chunk, 0) for c, leaf in zip(checkpoints, x))
 
             def step_on(carry):
                 i, x = carry
@@ -490,14 +486,18 @@ class _Rows:
         parts = [[] for _ in self.buffers]
         for (b, offset), v in zip(self.slots, values):
             parts[b].append(v if offset is None else jnp.ravel(v))
-        rows = [p[0] if len(p) == 1 and p[0].shape == shape else jnp.concatenate(p)
-                for p, (shape, _) in zip(parts, self.buffers)]
+        rows = [
+            p[0] if len(p) == 1 and p[0].shape == shape else jnp.concatenate(p)
+            for p, (shape, _) in zip(parts, self.buffers)
+        ]
         return tuple(lax.dynamic_update_index_in_dim(buf, row, i, 0) for buf, row in zip(buffers, rows))
 
     def read(self, buffers, i):
         rows = [lax.dynamic_index_in_dim(buf, i, 0, keepdims=False) for buf in buffers]
-        return [rows[b] if offset is None else rows[b][offset:offset + math.prod(shape)].reshape(shape)
-                for (b, offset), (shape, _) in zip(self.slots, self.avals)]
+        return [
+            rows[b] if offset is None else rows[b][offset : offset + math.prod(shape)].reshape(shape)
+            for (b, offset), (shape, _) in zip(self.slots, self.avals)
+        ]
 
 
 def _differentiable(x) -> bool:

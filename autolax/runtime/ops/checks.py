@@ -224,8 +224,9 @@ def fail_at_once_unless(ok, make_error) -> None:
         counter.count += 1
         counter.callbacks += 1
     _top.count = getattr(_top, "count", 0) + 1
-    jax.debug.callback(functools.partial(_raise_code, (make_error,)), jnp.where(ok, 0, 1).astype(jnp.int32),
-                       partitioned=_partitioned())
+    jax.debug.callback(
+        functools.partial(_raise_code, (make_error,)), jnp.where(ok, 0, 1).astype(jnp.int32), partitioned=_partitioned()
+    )
 
 
 def fail(make_error) -> None:
@@ -256,8 +257,11 @@ def defer(failures) -> None:
         return
     if counter is not None:
         counter.callbacks += 1
-    jax.debug.callback(functools.partial(_raise_code, failures.makers), _after_earlier_checks(failures.code),
-                       partitioned=_partitioned())
+    jax.debug.callback(
+        functools.partial(_raise_code, failures.makers),
+        _after_earlier_checks(failures.code),
+        partitioned=_partitioned(),
+    )
 
 
 def _after_earlier_checks(code):
@@ -461,13 +465,25 @@ class _RuntimeChecks:
             if refusal is not None:
                 raise refusal from exc
         check = self._running.check
-        if (check is None or exc is None or not isinstance(exc, Exception) or isinstance(exc, errors.AutolaxError)
-                or type(exc).__module__.split(".")[0] in ("jax", "jaxlib") or rerun_as_python()
-                or not report.under_trace()):
+        if (
+            check is None
+            or exc is None
+            or not isinstance(exc, Exception)
+            or isinstance(exc, errors.AutolaxError)
+            or type(exc).__module__.split(".")[0] in ("jax", "jaxlib")
+            or rerun_as_python()
+            or not report.under_trace()
+        ):
             return False
         where, source = report.innermost_user_line(tb)
-        raise errors.make("raises-after-check", where=where, source=source, check_where=check[0],
-                          check_source=check[1], error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
+        raise errors.make(
+            "raises-after-check",
+            where=where,
+            source=source,
+            check_where=check[0],
+            check_source=check[1],
+            error=f"{type(exc).__name__}: {exc}".split("\n")[0],
+        ) from exc
 
 
 def runtime_checks():
@@ -556,8 +572,12 @@ def _refuse_in_try(statement: str, depth: int, message: str = "raise-in-try"):
     """The ``raise-in-try`` (or ``message``) refusal, at the user's line ``depth`` frames up."""
     frame = sys._getframe(depth + 1)
     where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
-    raise errors.make(message, statement=statement, where=where,
-                      source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+    raise errors.make(
+        message,
+        statement=statement,
+        where=where,
+        source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip(),
+    )
 
 
 # How a tracer shows in text (``f"{x}"``, ``str(x)``, ``"%s" % x`` while traced:
@@ -584,8 +604,13 @@ def traced_message(statement: str, error, depth: int):
         if shown is not None:
             frame = sys._getframe(depth + 1)
             where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno}"
-            refusal = errors.make("traced-message", statement=statement, where=where, shown=shown,
-                                  source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+            refusal = errors.make(
+                "traced-message",
+                statement=statement,
+                where=where,
+                shown=shown,
+                source=linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip(),
+            )
             refusal.__autolax_python_error__ = True
             return refusal
     return error
@@ -712,7 +737,8 @@ def asserting(test, message=None, caught_by=()):
                 raise AssertionError(message()) if message else AssertionError
 
     A traced ``test`` is checked when the program runs (``autolax.runtime.ops.checks``); the message
-    is made while tracing (one that shows a traced value is ``traced_message``'s). An ``assert`` that decides when the program runs, inside a
+    is made while tracing (one that shows a traced value is ``traced_message``'s). An ``assert`` that decides when
+    the program runs, inside a
     ``try`` that catches ``AssertionError``, is refused as such a ``raise`` is
     (``StagedEffectError``): whether the handler runs would depend on data.
     """

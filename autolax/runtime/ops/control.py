@@ -44,8 +44,7 @@ def only_moves(traced, cheap_ok: bool = True) -> bool:
     """True when running a traced branch untaken is harmless and cheaper than a conditional
     (``plan.select_safe`` decides, given the primitives of the branch's jaxpr)."""
     jaxpr = traced.jaxpr.jaxpr
-    ops = ((eqn.primitive.name, all(getattr(v.aval, "shape", None) == () for v in eqn.outvars))
-           for eqn in jaxpr.eqns)
+    ops = ((eqn.primitive.name, all(getattr(v.aval, "shape", None) == () for v in eqn.outvars)) for eqn in jaxpr.eqns)
     return plan.select_safe(ops, bool(jaxpr.effects), cheap_ok)
 
 
@@ -53,7 +52,12 @@ def _known_bool(value):
     """``value`` as a Python bool when it is a constant boolean scalar (``flag = True``), else None."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    if isinstance(value, (jax.Array, np.ndarray)) and not is_tracer(value) and value.shape == () and value.dtype == np.bool_:
+    if (
+        isinstance(value, (jax.Array, np.ndarray))
+        and not is_tracer(value)
+        and value.shape == ()
+        and value.dtype == np.bool_
+    ):
         return bool(value)
     return None
 
@@ -77,8 +81,7 @@ def _select(pred, on_true, on_false):
     return lax.select(pred, on_true, on_false)
 
 
-def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_names=None, select_ok=False,
-                caught_by=()):
+def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_names=None, select_ok=False, caught_by=()):
     """Stages ``true_fn(*operands) if pred else false_fn(*operands)``.
 
     Each function is traced once; their outputs (``out_names``, default: the site's names)
@@ -103,8 +106,16 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
         raise
     with watching_none_returns() as false_unsure:
         false_traced = _trace_branch(false_fn, in_state, out_names, site, "else", caught_by)
-    true_traced, false_traced = returns_none(true_traced, false_traced, (true_unsure, false_unsure), in_state,
-                                             operands, out_names, site, getattr(true_fn, "__code__", None))
+    true_traced, false_traced = returns_none(
+        true_traced,
+        false_traced,
+        (true_unsure, false_unsure),
+        in_state,
+        operands,
+        out_names,
+        site,
+        getattr(true_fn, "__code__", None),
+    )
     outputs, form = cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
     return outputs, form, _kept(true_traced, false_traced)
 
@@ -132,13 +143,21 @@ def returns_none(true_traced, false_traced, unsure, in_state, operands, out_name
         a, b = true_traced.out.specs[k], false_traced.out.specs[k]
         if is_none_spec(a) == is_none_spec(b) or a.is_undefined or b.is_undefined or a.is_pending or b.is_pending:
             continue
-        side, none_traced, none_spec, value_spec, marks = ("if", true_traced, a, b, unsure[0]) if is_none_spec(a) else (
-            "else", false_traced, b, a, unsure[1])
+        side, none_traced, none_spec, value_spec, marks = (
+            ("if", true_traced, a, b, unsure[0]) if is_none_spec(a) else ("else", false_traced, b, a, unsure[1])
+        )
         if marks or given.get(name, False) is None:
             continue
         function = _function_of(code)
-        error = errors.make("returns-none", function=function, side=side, stmt=site.what, source=site.source,
-                            value=value_spec.describe(), none=none_spec.describe())
+        error = errors.make(
+            "returns-none",
+            function=function,
+            side=side,
+            stmt=site.what,
+            source=site.source,
+            value=value_spec.describe(),
+            none=none_spec.describe(),
+        )
 
         def failing(*dynamic, traced=none_traced):
             __tracebackhide__ = True
@@ -155,9 +174,11 @@ def _function_of(code) -> str:
     """The qualified name of the converted function whose code holds ``code`` (a branch
     function it defines, perhaps inside a loop body): the outermost frame on the stack
     whose code holds it."""
+
     def holds(outer, depth=0):
-        return outer is code or (depth < 16 and any(
-            isinstance(c, types.CodeType) and holds(c, depth + 1) for c in outer.co_consts))
+        return outer is code or (
+            depth < 16 and any(isinstance(c, types.CodeType) and holds(c, depth + 1) for c in outer.co_consts)
+        )
 
     found = None
     frame = sys._getframe(1)
@@ -180,8 +201,11 @@ def same_error(a, b) -> bool:
     """Are ``a`` and ``b`` the same exception as Python shows it (its class and plain
     arguments: ``KeyError('b')``)?"""
     plain = (str, bytes, int, float, bool, type(None))
-    return (type(a) is type(b) and len(a.args) == len(b.args)
-            and all(type(x) in plain and type(x) is type(y) and x == y for x, y in zip(a.args, b.args)))
+    return (
+        type(a) is type(b)
+        and len(a.args) == len(b.args)
+        and all(type(x) in plain and type(x) is type(y) and x == y for x, y in zip(a.args, b.args))
+    )
 
 
 def _raise_if_both_fail(refusal, trace_other) -> None:
@@ -199,8 +223,11 @@ def _raise_if_both_fail(refusal, trace_other) -> None:
     try:
         trace_other()
     except errors.AutolaxError as other:
-        if (getattr(other, "code", None) == refusal.code and other.__cause__ is not None
-                and same_error(error, other.__cause__)):
+        if (
+            getattr(other, "code", None) == refusal.code
+            and other.__cause__ is not None
+            and same_error(error, other.__cause__)
+        ):
             raise error from None
 
 
@@ -235,7 +262,8 @@ def fails_when_taken(site, what: str, caught_by=()):
             return None
         if unbound:
             error = UnboundLocalError(
-                f"cannot access local variable '{exc.name}' where it is not associated with a value")
+                f"cannot access local variable '{exc.name}' where it is not associated with a value"
+            )
         else:
             error = exc.with_traceback(None)  # its frames hold the tracers of the abandoned trace
         error.add_note(f"(raised by {what} at {site.where}, which the program took)")
@@ -256,8 +284,9 @@ def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
             error = report.python_error(exc)
             if checks.refused_in_try(UnboundLocalError if report.unbound_read(exc) else type(exc), caught_by):
                 # Python runs the handler (or the `finally`) only on the runs that take it.
-                raise errors.make("branch-fails-in-try", side=side, stmt=site.what, source=site.source,
-                                  error=error) from exc
+                raise errors.make(
+                    "branch-fails-in-try", side=side, stmt=site.what, source=site.source, error=error
+                ) from exc
             # Python raises it only if this branch runs, which only the running program knows
             # (also a read of a variable the branch deleted: Python's UnboundLocalError), and
             # it could not be staged as raising then (see fails_when_taken).
@@ -277,10 +306,13 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
             # The path that does not raise has no return value (fuzzer seed 955: a `return`
             # inside a loop whose flag a staged loop carries, but never sets): the function
             # would give back a placeholder.
-            raise errors.make("raise-leaves-no-return", where=site.where, source=site.source,
-                              error=_first_error(raising))
+            raise errors.make(
+                "raise-leaves-no-return", where=site.where, source=site.source, error=_first_error(raising)
+            )
         return _raising_branch(pred, true_traced, false_traced, dynamic), plan.COND
-    out = join_branches(true_traced.out, false_traced.out, site, choose=lambda f, g, name: _choice(pred, f, g, site, name))
+    out = join_branches(
+        true_traced.out, false_traced.out, site, choose=lambda f, g, name: _choice(pred, f, g, site, name)
+    )
     # Arithmetic under a select only directly in a loop body or the function: an `if` inside
     # another staged `if`'s branch stays a cond (XLA's CPU backend ran the select form of the
     # `bounce` benchmark, an if/elif chain in a loop, 1.7x slower than nested conds).
@@ -307,8 +339,13 @@ class FunctionChoice:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        site = sites.Site("if", self.site.filename, self.site.lineno, names=(self.name,),
-                          roles={self.name: f"the result of calling '{self.name}'"})
+        site = sites.Site(
+            "if",
+            self.site.filename,
+            self.site.lineno,
+            names=(self.name,),
+            roles={self.name: f"the result of calling '{self.name}'"},
+        )
         on_true = trace(lambda: calls.call(self.on_true, *args, **kwargs), State([]), [self.name], site=site)
         on_false = trace(lambda: calls.call(self.on_false, *args, **kwargs), State([]), [self.name], site=site)
         outputs, _ = cond_of_traced(self.pred, on_true, on_false, [], site)
@@ -468,8 +505,9 @@ def cond(pred, if_true, if_false, *operands, at, caught_by=()):
             keep_raised_state(exc, if_true, branch, 0, operands, site.cells)
             raise
     params = code.co_varnames[: code.co_argcount]
-    outputs, form, kept = staged_cond(pred, if_true, if_false, operands, site, in_names=params, select_ok=True,
-                                       caught_by=caught_by)
+    outputs, form, kept = staged_cond(
+        pred, if_true, if_false, operands, site, in_names=params, select_ok=True, caught_by=caught_by
+    )
     report.record(site, form)
     return pack(write_back(site.names, dict(zip(params, operands)), outputs, kept), len(site.names))
 
@@ -495,11 +533,13 @@ def _trace_side(thunk, site, side, caught_by=()):
         if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
         if checks.refused_in_try(type(exc), caught_by):
-            raise errors.make("side-fails-in-try", side=side, where=site.where, source=site.source,
-                              error=report.python_error(exc)) from None
+            raise errors.make(
+                "side-fails-in-try", side=side, where=site.where, source=site.source, error=report.python_error(exc)
+            ) from None
         error = exc.with_traceback(None)  # its frames hold the tracers of the abandoned trace
-        error.add_note(f"(raised by the `{side}` side of the conditional expression at {site.where}, "
-                       "which the program took)")
+        error.add_note(
+            f"(raised by the `{side}` side of the conditional expression at {site.where}, which the program took)"
+        )
 
         def raises():
             raise checks.StagedRaise(checks.Failures(jnp.int32(1), (lambda: error,)))

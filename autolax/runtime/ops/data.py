@@ -9,8 +9,8 @@ import operator
 import sys
 
 import jax
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 from autolax.runtime import compat, errors
 from autolax.runtime.ops import report, slices
@@ -157,7 +157,9 @@ def _as_item_of(x, value):
         dtype = jnp.result_type(value)
     except TypeError:
         return value  # not a value with a dtype: JAX's own error, or its semantics
-    if dtype == x.dtype or (jnp.issubdtype(dtype, jnp.complexfloating) and not jnp.issubdtype(x.dtype, jnp.complexfloating)):
+    if dtype == x.dtype or (
+        jnp.issubdtype(dtype, jnp.complexfloating) and not jnp.issubdtype(x.dtype, jnp.complexfloating)
+    ):
         return value
     return jnp.asarray(value).astype(x.dtype)
 
@@ -168,8 +170,9 @@ def _raise_numpys_casting_error(name: str, result, dtype):
     ufunc = getattr(np, name, None)
     if isinstance(ufunc, np.ufunc):
         ufunc(np.zeros(1, dtype), np.zeros(1, result), out=np.zeros(1, dtype))  # raises it
-    raise TypeError(f"Cannot cast ufunc '{name}' output from dtype('{result}') to dtype('{dtype}') with casting "
-                    "rule 'same_kind'")
+    raise TypeError(
+        f"Cannot cast ufunc '{name}' output from dtype('{result}') to dtype('{dtype}') with casting rule 'same_kind'"
+    )
 
 
 def _same_kind(value, dtype) -> bool:
@@ -312,9 +315,15 @@ def sought(container, value, name: str):
             equal = item == value
             if is_tracer(equal):
                 where = report.expression_site("sought", always=True)
-                raise errors.make("traced-comparison", what=f"'{name}'", name=name, where=where.where,
-                                  index=index, detail=f"{_describe(item)} == {_describe(value)}",
-                                  source=where.source)
+                raise errors.make(
+                    "traced-comparison",
+                    what=f"'{name}'",
+                    name=name,
+                    where=where.where,
+                    index=index,
+                    detail=f"{_describe(item)} == {_describe(value)}",
+                    source=where.source,
+                )
             if equal:  # a concrete answer: tested as Python tests it (an array's raises here too)
                 break
     return value
@@ -374,8 +383,14 @@ def stack(func, lst, *args, **kwargs):
     an expand and a reshape).
     """
     value = stacked(lst)
-    if (func is jnp.stack and value is not lst and not args and set(kwargs) <= {"axis"}
-            and kwargs.get("axis", 0) == 0 and isinstance(value, (jax.Array, compat.Tracer))):
+    if (
+        func is jnp.stack
+        and value is not lst
+        and not args
+        and set(kwargs) <= {"axis"}
+        and kwargs.get("axis", 0) == 0
+        and isinstance(value, (jax.Array, compat.Tracer))
+    ):
         return value
     return func(value, *args, **kwargs)
 
@@ -409,5 +424,8 @@ def is_singleton(value, singleton) -> bool:
 def is_sequence(value, length: int) -> bool:
     """``ops.is_sequence(x, 2)``: does ``case [a, b]`` match ``x``? (A sequence -- not a
     string or bytes -- of that length, as Python's ``match`` decides.)"""
-    return (isinstance(value, collections.abc.Sequence) and not isinstance(value, (str, bytes, bytearray))
-            and len(value) == length)
+    return (
+        isinstance(value, collections.abc.Sequence)
+        and not isinstance(value, (str, bytes, bytearray))
+        and len(value) == length
+    )

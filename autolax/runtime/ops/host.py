@@ -36,11 +36,25 @@ def _select_n(which, *cases):
 
 
 _NUMPY = {
-    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
-    "eq": np.equal, "ne": np.not_equal,
-    "not": np.invert, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "neg": np.negative, "abs": np.abs,
-    "max": np.maximum, "min": np.minimum, "select_n": _select_n, "copy": np.copy,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "not": np.invert,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "neg": np.negative,
+    "abs": np.abs,
+    "max": np.maximum,
+    "min": np.minimum,
+    "select_n": _select_n,
+    "copy": np.copy,
 }
 _CALLS = ("jit", "pjit", "closed_call")
 

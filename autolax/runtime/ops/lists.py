@@ -266,8 +266,9 @@ def _rows_array(tree):
 def _flatten(lst):
     # Each stacked block's rank, as traced: a block with one more axis when it comes back is
     # batched (``jax.vmap``'s outputs carry the batch axis first).
-    kinds = tuple((k, None if k == "items" else getattr(jax.tree_util.tree_leaves(p)[0], "ndim", None))
-                  for k, p in lst._segments)
+    kinds = tuple(
+        (k, None if k == "items" else getattr(jax.tree_util.tree_leaves(p)[0], "ndim", None)) for k, p in lst._segments
+    )
     return tuple(p for _, p in lst._segments), kinds
 
 
@@ -281,8 +282,7 @@ def _computed(payloads) -> bool:
     """Are these the values a program computed (concrete arrays, as ``jax.jit`` or
     ``jax.vmap`` return them), not tracers or shapes?"""
     leaves = jax.tree_util.tree_leaves(payloads)
-    return all(isinstance(x, (jax.Array, np.ndarray, np.generic)) and not isinstance(x, compat.Tracer)
-               for x in leaves)
+    return all(isinstance(x, (jax.Array, np.ndarray, np.generic)) and not isinstance(x, compat.Tracer) for x in leaves)
 
 
 def _plain_list(kinds, payloads) -> list:
@@ -410,8 +410,12 @@ def appended_block(before, after):
     before_ids = {id(p) for p in segments}
     if any(id(x) in before_ids for kind, p in new_chunks for x in (p if kind == "items" else [p])):
         return None  # an item it held before, again (`lst *= 2`, `lst += lst`): not appends of new values
-    single = (len(new_chunks) == 1 and new_chunks[0][0] == "items" and len(new_chunks[0][1]) == 1
-              and all(isinstance(leaf, (jax.Array, compat.Tracer)) for leaf in jax.tree_util.tree_leaves(new_chunks[0][1][0])))
+    single = (
+        len(new_chunks) == 1
+        and new_chunks[0][0] == "items"
+        and len(new_chunks[0][1]) == 1
+        and all(isinstance(leaf, (jax.Array, compat.Tracer)) for leaf in jax.tree_util.tree_leaves(new_chunks[0][1][0]))
+    )
     if single:  # one array item: the loop stacks it as is (no block of one row to reshape)
         block = new_chunks[0][1][0]
     else:

@@ -17,6 +17,7 @@ from autolax.runtime.ops.control import cond_of_traced, fails_when_taken, predic
 from autolax.runtime.ops.state import State, is_tracer
 from autolax.runtime.ops.tracing import trace
 
+
 def harmless(traced) -> bool:
     """May a traced operand or loop test be evaluated where Python would skip it
     (``plan.evaluate_anyway`` decides, given the primitives of its jaxpr; making objects or
@@ -87,11 +88,17 @@ def _combine(kind, value, thunk, where, caught_by=(), tested=False):
         if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
         if checks.refused_in_try(UnboundLocalError if report.unbound_read(exc) else type(exc), caught_by):
-            raise errors.make("operand-fails-in-try", kind=kind, where=site.where, source=site.source,
-                              error=report.python_error(exc)) from exc
-        raise errors.make("operand-fails", kind=kind, where=site.where, source=site.source,
-                          error=report.python_error(exc),
-                          needed="true" if kind == "and" else "false") from exc
+            raise errors.make(
+                "operand-fails-in-try", kind=kind, where=site.where, source=site.source, error=report.python_error(exc)
+            ) from exc
+        raise errors.make(
+            "operand-fails",
+            kind=kind,
+            where=site.where,
+            source=site.source,
+            error=report.python_error(exc),
+            needed="true" if kind == "and" else "false",
+        ) from exc
     shape = _operand_shape(rest)
     if tested and shape is not None and int(np.prod(shape)) > 1 and harmless(rest):
         reached = pred if kind == "and" else jnp.logical_not(pred)
@@ -99,9 +106,15 @@ def _combine(kind, value, thunk, where, caught_by=(), tested=False):
         truth = jnp.logical_and(pred, False) if kind == "and" else pred
         return truth, f"jnp.logical_{kind}"
     if shape is not None and shape != tuple(jnp.shape(value)) and not (tested and int(np.prod(shape)) == 1):
-        raise errors.make("logical-shapes", kind=kind, where=site.where, source=site.source,
-                          first=tuple(jnp.shape(value)), other=shape,
-                          when="false" if kind == "and" else "true")
+        raise errors.make(
+            "logical-shapes",
+            kind=kind,
+            where=site.where,
+            source=site.source,
+            first=tuple(jnp.shape(value)),
+            other=shape,
+            when="false" if kind == "and" else "true",
+        )
     if plan.logical_form(True, harmless(rest)) == plan.LOGICAL:
         leaves, _, _ = rest((), rest.out)
         other = rest.out.rebuild(leaves)[0]
@@ -206,13 +219,24 @@ def _identity(left, right, text, flag):
     traced, other = (left, right) if left_traced else (right, left)
     if not (left_traced and right_traced) and not isinstance(other, _MAY_BE_TRACED):
         return False  # a traced value stands for an array or a number: never None, a string, a function...
-    if (flag is not None and isinstance(other, bool) and not (left_traced and right_traced)
-            and getattr(traced, "dtype", None) == jnp.bool_ and jnp.shape(traced) == ()):
+    if (
+        flag is not None
+        and isinstance(other, bool)
+        and not (left_traced and right_traced)
+        and getattr(traced, "dtype", None) == jnp.bool_
+        and jnp.shape(traced) == ()
+    ):
         return traced if other else jnp.logical_not(traced)
     site = report.expression_site("is", depth=3, always=True)
     what = f"'{flag}'" if flag is not None else "an operand"
-    raise errors.make("traced-identity", text=text, where=site.where,
-                      what=what, source=site.source, why=_why_not_known(other, left_traced and right_traced))
+    raise errors.make(
+        "traced-identity",
+        text=text,
+        where=site.where,
+        what=what,
+        source=site.source,
+        why=_why_not_known(other, left_traced and right_traced),
+    )
 
 
 # What a traced value may stand for in Python: ``x is y`` with any other object is False.
@@ -223,10 +247,14 @@ def _why_not_known(other, both: bool) -> str:
     if both:
         return "both operands are traced, and whether Python would hold one object or two is not known while tracing."
     if isinstance(other, bool):
-        return (f"Python's answer depends on whether the object is `{other}` itself or a NumPy or JAX bool (which "
-                "never is), and a traced value stands for an array, not for one Python object.")
-    return (f"it is compared with a {type(other).__name__} object, and a traced value stands for an array, not for "
-            "one Python object.")
+        return (
+            f"Python's answer depends on whether the object is `{other}` itself or a NumPy or JAX bool (which "
+            "never is), and a traced value stands for an array, not for one Python object."
+        )
+    return (
+        f"it is compared with a {type(other).__name__} object, and a traced value stands for an array, not for "
+        "one Python object."
+    )
 
 
 __all__ = ["and_", "is_", "is_not", "not_", "or_"]

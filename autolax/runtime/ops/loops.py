@@ -39,7 +39,6 @@ from autolax.runtime import compat, errors, plan, sites
 from autolax.runtime.errors import StateMismatchError, UndefinedVariableError
 from autolax.runtime.ops import checkpointed, checks, host, report
 from autolax.runtime.ops.control import predicate, staged_cond
-from autolax.runtime.ops.logical import harmless
 from autolax.runtime.ops.lists import (
     StackedList,
     append_block,
@@ -47,6 +46,7 @@ from autolax.runtime.ops.lists import (
     key_order,
     restore_order,
 )
+from autolax.runtime.ops.logical import harmless
 from autolax.runtime.ops.state import (
     Leaf,
     MaybeBound,
@@ -59,8 +59,8 @@ from autolax.runtime.ops.state import (
     is_dynamic,
     is_tracer,
     join_iterations,
-    select_target,
     keep_raised_state,
+    select_target,
     var_spec,
     write_back,
 )
@@ -124,7 +124,11 @@ def range_split(start, stop, bound, inclusive: bool):
     c = bound()
     if is_tracer(c) or any_tracer((start, stop)):
         c = jnp.asarray(c)
-        first = (jnp.floor(c) + 1 if inclusive else jnp.ceil(c)) if jnp.issubdtype(c.dtype, jnp.floating) else c + int(inclusive)
+        first = (
+            (jnp.floor(c) + 1 if inclusive else jnp.ceil(c))
+            if jnp.issubdtype(c.dtype, jnp.floating)
+            else c + int(inclusive)
+        )
         first = jnp.where(jnp.isnan(c), start, first) if jnp.issubdtype(c.dtype, jnp.floating) else first
         return jnp.clip(first, start, jnp.maximum(start, stop)).astype(_counter_type(start, stop))
     if isinstance(c, (jax.Array, np.ndarray)) and np.ndim(c) == 0 and jnp.issubdtype(c.dtype, jnp.number):
@@ -215,9 +219,13 @@ def _array_sequence(value):
         if value is None:
             return None
         leaves = jax.tree_util.tree_leaves(value)
-        return _Sequence(leaves[0].shape[0], value, lambda k, x: x, any_tracer(leaves), lambda: _row_type(value), indexed=False)
+        return _Sequence(
+            leaves[0].shape[0], value, lambda k, x: x, any_tracer(leaves), lambda: _row_type(value), indexed=False
+        )
     if isinstance(value, (jax.Array, compat.Tracer, np.ndarray)) and np.ndim(value) >= 1:
-        return _Sequence(value.shape[0], value, lambda k, x: x, is_tracer(value), lambda: _row_type(value), indexed=False)
+        return _Sequence(
+            value.shape[0], value, lambda k, x: x, is_tracer(value), lambda: _row_type(value), indexed=False
+        )
     if isinstance(value, enumerate):
         inner = _array_sequence(value.iterable)
         if inner is None:
@@ -240,8 +248,14 @@ def _array_sequence(value):
         def make_item(k, x):
             return tuple(s.make_item(k, xi) for s, xi in builtins.zip(inners, x))
 
-        return _Sequence(length, xs, make_item, any(s.traced for s in inners), lambda: tuple(s.item_type() for s in inners),
-                         indexed=any(s.indexed for s in inners))
+        return _Sequence(
+            length,
+            xs,
+            make_item,
+            any(s.traced for s in inners),
+            lambda: tuple(s.item_type() for s in inners),
+            indexed=any(s.indexed for s in inners),
+        )
     return None
 
 
@@ -323,7 +337,14 @@ def _range_sequence(start, stop, step):
             length = jnp.where(step > 0, up, jnp.where(step < 0, down, 0))
         elif int(step) == 1:
             length = jnp.maximum(0, stop - start)
-            return _Sequence(length, None, lambda k, x: start + k, True, lambda: _index_type(start, stop, step), counter=(start, stop))
+            return _Sequence(
+                length,
+                None,
+                lambda k, x: start + k,
+                True,
+                lambda: _index_type(start, stop, step),
+                counter=(start, stop),
+            )
         elif int(step) > 0:
             length = jnp.maximum(0, (stop - start + step - 1) // step)
         else:
@@ -370,8 +391,11 @@ def _unhashable_tracer(exc) -> bool:
 def _tracer_in_message(exc) -> bool:
     """An error of the user's code whose text shows a tracer (`KeyError: 'wJitTracer(int32[])'`
     for `PARAMS[f"w{i}"]`): a traced value was used as Python text or a key."""
-    return (isinstance(exc, (KeyError, AttributeError, ValueError, TypeError)) and report.raised_by_user_code(exc)
-            and "Tracer" in str(exc))
+    return (
+        isinstance(exc, (KeyError, AttributeError, ValueError, TypeError))
+        and report.raised_by_user_code(exc)
+        and "Tracer" in str(exc)
+    )
 
 
 def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
@@ -393,8 +417,9 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             if report.unbound_read(exc) and site.kind in ("for", "while") and _in_user_code(exc, site):
                 # A read of a variable with no value (deleted, or assigned later in the body):
                 # Python raises UnboundLocalError only if an iteration runs.
-                raise errors.make("body-fails", stmt=site.what, source=site.source,
-                                  error=report.python_error(exc)) from exc
+                raise errors.make(
+                    "body-fails", stmt=site.what, source=site.source, error=report.python_error(exc)
+                ) from exc
             report.add_staging_note(exc, site)
             raise
         reason = report.unstageable_reason(exc, site)
@@ -413,16 +438,27 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             # the key, which a tracer cannot give; `PARAMS[f"w{i}"]`: the key holds the
             # tracer's text, not the number. As a Python loop the index is a number.
             if _unhashable_tracer(exc):
-                reason = ("uses a traced value as a dict key or set item (e.g. looks up a Python dict with the loop "
-                          "index)")
+                reason = (
+                    "uses a traced value as a dict key or set item (e.g. looks up a Python dict with the loop index)"
+                )
             else:
-                reason = (f"raised `{report.python_error(exc)}` with a traced value where Python has a number "
-                          "(e.g. formats the loop index into a dict key)")
-            rewrite = ("make the dict an array indexed by the loop index before the loop "
-                       "(`table = jnp.asarray([d[k] for k in range(n)])`), or loop over its items.")
+                reason = (
+                    f"raised `{report.python_error(exc)}` with a traced value where Python has a number "
+                    "(e.g. formats the loop index into a dict key)"
+                )
+            rewrite = (
+                "make the dict an array indexed by the loop index before the loop "
+                "(`table = jnp.asarray([d[k] for k in range(n)])`), or loop over its items."
+            )
             if not can_fall_back:
-                raise errors.make("traced-value", stmt=site.what, why="its bounds or condition are traced",
-                                  reason=reason, source=site.source, fix=rewrite) from exc
+                raise errors.make(
+                    "traced-value",
+                    stmt=site.what,
+                    why="its bounds or condition are traced",
+                    reason=reason,
+                    source=site.source,
+                    fix=rewrite,
+                ) from exc
         elif can_fall_back and report.traced_slice(exc):
             # `xs[i:i + w]` with the loop index: JAX's IndexError, as a tracer error (above)
             # would be. As a Python loop, the index is a Python int.
@@ -438,12 +474,20 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
         else:
             if not can_fall_back and report.traced_slice(exc):
                 raise report.traced_value_error(exc, site, "its bounds or condition are traced") from exc
-            if (not can_fall_back and not isinstance(exc, errors.AutolaxError) and site.kind in ("for", "while")
-                    and _in_user_code(exc, site)):
+            if (
+                not can_fall_back
+                and not isinstance(exc, errors.AutolaxError)
+                and site.kind in ("for", "while")
+                and _in_user_code(exc, site)
+            ):
                 # The loop may run no iteration (its bounds or condition are traced): Python
                 # would raise this only if one runs.
-                raise errors.make("body-fails", stmt=site.what, source=site.source,
-                                  error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
+                raise errors.make(
+                    "body-fails",
+                    stmt=site.what,
+                    source=site.source,
+                    error=f"{type(exc).__name__}: {exc}".split("\n")[0],
+                ) from exc
             report.add_staging_note(exc, site)
             raise
     if rec is not None:
@@ -457,20 +501,39 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
         underlying = failure.__cause__ if isinstance(failure, errors.TracedValueError) else failure
         if getattr(exc, "code", None) == "while-became-traced" and report.concrete_use(underlying) is not None:
             # Why the loop could not be staged comes first: the traced condition is its consequence.
-            raise errors.make("while-needs-concrete", stmt=site.what, reason=reason, count=exc.count,
-                              source=site.source, fix=rewrite or report.unstageable_fix(underlying)) from underlying
-        if (checks.staged_since(checked) and not checks.rerun_as_python() and report.under_trace()
-                and not isinstance(exc, errors.AutolaxError) and _in_user_code(exc, site)):
+            raise errors.make(
+                "while-needs-concrete",
+                stmt=site.what,
+                reason=reason,
+                count=exc.count,
+                source=site.source,
+                fix=rewrite or report.unstageable_fix(underlying),
+            ) from underlying
+        if (
+            checks.staged_since(checked)
+            and not checks.rerun_as_python()
+            and report.under_trace()
+            and not isinstance(exc, errors.AutolaxError)
+            and _in_user_code(exc, site)
+        ):
             # An earlier iteration's check may fail first when the program runs (Python would
             # then never get here): which error Python raises only the running program knows.
-            raise errors.make("fails-after-check", stmt=site.what, reason=reason, source=site.source,
-                              error=f"{type(exc).__name__}: {exc}".split("\n")[0]) from exc
+            raise errors.make(
+                "fails-after-check",
+                stmt=site.what,
+                reason=reason,
+                source=site.source,
+                error=f"{type(exc).__name__}: {exc}".split("\n")[0],
+            ) from exc
         if isinstance(exc, report.TRACER_ERRORS) and report.under_trace() and _in_user_code(exc, site):
             # Its items or carried values are traced in Python too (`peak = max(peak, x)`
             # over a traced array): JAX's tracer error out of a staged body is autolax's.
             raise report.traced_value_error(exc, site, "it carries traced values, also as a Python loop") from exc
-        if (isinstance(exc, StateMismatchError) and getattr(cause, "code", None) == "append-length-depends-on-data"
-                and getattr(exc, "code", None) != cause.code):
+        if (
+            isinstance(exc, StateMismatchError)
+            and getattr(cause, "code", None) == "append-length-depends-on-data"
+            and getattr(exc, "code", None) != cause.code
+        ):
             # The Python loop's staged `if` meets the same list again (its branches leave it
             # with different lengths): the cause to fix is the first.
             cause.add_note(f"autolax: run as a Python loop instead, it failed too: {str(exc).splitlines()[0]}")
@@ -525,16 +588,25 @@ class _Appends:
                 continue
             name = site.names[i]
             if self.forbid is not None:
-                raise plan.Unstageable(errors.make(
-                    "append-length-depends-on-data", what=site.describe(name), name=name, stmt=site.what,
-                    reason=self.forbid, source=site.source))
+                raise plan.Unstageable(
+                    errors.make(
+                        "append-length-depends-on-data",
+                        what=site.describe(name),
+                        name=name,
+                        stmt=site.what,
+                        reason=self.forbid,
+                        source=site.source,
+                    )
+                )
             if name in site.inserts:  # one iteration's inserts may look like appends (at the end)
-                raise plan.Unstageable(errors.make(
-                    "list-grows-inside", what=site.describe(name), stmt=site.what, source=site.source))
+                raise plan.Unstageable(
+                    errors.make("list-grows-inside", what=site.describe(name), stmt=site.what, source=site.source)
+                )
             read = site.reads_appended.get(name, -1)
             if read is None or read >= inputs[i][0]:
-                raise plan.Unstageable(errors.make(
-                    "append-and-read", what=site.describe(name), stmt=site.what, source=site.source))
+                raise plan.Unstageable(
+                    errors.make("append-and-read", what=site.describe(name), stmt=site.what, source=site.source)
+                )
             prefix, block, single = split
             outputs[i] = prefix
             leaves, treedef = jax.tree_util.tree_flatten(block)
@@ -599,8 +671,14 @@ def _varying_over(aval, axes: frozenset, like):
     sharding = aval.sharding
     if sharding is None and like[0].sharding is not None:  # a manual axis type needs its mesh
         sharding = like[0].sharding.update(spec=jax.sharding.PartitionSpec(*[None] * len(aval.shape)))
-    return compat.shape_dtype_struct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding,
-                                     like=(aval, *like), varying=axes | compat.varying_axes(aval))
+    return compat.shape_dtype_struct(
+        aval.shape,
+        aval.dtype,
+        weak_type=aval.weak_type,
+        sharding=sharding,
+        like=(aval, *like),
+        varying=axes | compat.varying_axes(aval),
+    )
 
 
 def _traced_test(loop_test, state, site, prefix=None):
@@ -623,7 +701,11 @@ def _flag_first_assigned(values, results, names, ran):
         return results
     out = list(results)
     for i, (before, after) in enumerate(builtins.zip(values, results)):
-        if isinstance(before, Undefined) and before.kind in ("unbound", "loop") and not isinstance(after, (Undefined, MaybeBound)):
+        if (
+            isinstance(before, Undefined)
+            and before.kind in ("unbound", "loop")
+            and not isinstance(after, (Undefined, MaybeBound))
+        ):
             out[i] = MaybeBound(after, ran, names[i])
     return out
 
@@ -808,8 +890,9 @@ def _raises_when_it_runs(site, body_traced, first_inputs, ran, values, names):
         report.record(site, plan.PYTHON, iterations=0)
         return pack(values, len(names))
     if body_traced.jaxpr.effects:  # a `print` in it prints only if the iteration runs
-        code = lax.cond(ran, lambda *dyn: body_traced(dyn)[2].code.astype(jnp.int32),
-                        lambda *dyn: jnp.int32(0), *first_inputs)
+        code = lax.cond(
+            ran, lambda *dyn: body_traced(dyn)[2].code.astype(jnp.int32), lambda *dyn: jnp.int32(0), *first_inputs
+        )
     else:
         code = jnp.where(ran, body_traced(first_inputs)[2].code, 0).astype(jnp.int32)
     checks.defer(checks.Failures(code, body_traced.makers))
@@ -863,11 +946,19 @@ def _target_or(site, names, before, result):
     elif isinstance(target, MaybeBound):  # traced trip count: ran an iteration when `assigned`
         name = site.item_test
         value, before_leaves = target.value, jax.tree_util.tree_leaves(before)
-        if (jax.tree_util.tree_structure(value) != jax.tree_util.tree_structure(before)
-                or not all(is_dynamic(b) for b in before_leaves)):
+        if jax.tree_util.tree_structure(value) != jax.tree_util.tree_structure(before) or not all(
+            is_dynamic(b) for b in before_leaves
+        ):
             code = "loop-none" if before is None else "loop-structure"
-            raise errors.make(code, what=site.describe(name), name=name, stmt=site.what, source=site.source,
-                              first=var_spec(name, before).describe(), second=var_spec(name, value).describe())
+            raise errors.make(
+                code,
+                what=site.describe(name),
+                name=name,
+                stmt=site.what,
+                source=site.source,
+                first=var_spec(name, before).describe(),
+                second=var_spec(name, value).describe(),
+            )
         target = jax.tree_util.tree_map(lambda v, b: jnp.where(target.assigned, v, b), value, before)
     return pack(state + [target, stopped], len(names) + 2)
 
@@ -905,12 +996,17 @@ def for_range(start, stop, step, loop_body, init, loop_test=None, *, at, target=
     if any(is_tracer(b) for b in (start, stop, step)):
         _step_not_zero(step, lambda: site.where)
         seq = _range_sequence(start, stop, step)
-        return _target_or(site, names, target, _stage_or_fall_back(
+        return _target_or(
             site,
-            lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
-            None,
-            can_fall_back=plan.can_fall_back(True),
-        ))
+            names,
+            target,
+            _stage_or_fall_back(
+                site,
+                lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
+                None,
+                can_fall_back=plan.can_fall_back(True),
+            ),
+        )
     seq, r = _range_sequence(start, stop, step)
     result = _for(site, seq, r, loop_body, loop_test, values, names, init)
     if site.index_target in names and loop_test is None and len(r):
@@ -965,7 +1061,9 @@ def _for_iter(site, names, iterable, loop_body, init, loop_test):
         return _stage_or_fall_back(
             site,
             lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
-            lambda: _python_for(site, (seq.item(k) for k in builtins.range(seq.length)), loop_body, loop_test, values, static=False),
+            lambda: _python_for(
+                site, (seq.item(k) for k in builtins.range(seq.length)), loop_body, loop_test, values, static=False
+            ),
             can_fall_back=plan.can_fall_back(False),
         )
     return _for(site, seq, iterable, loop_body, loop_test, values, names, init)
@@ -1019,8 +1117,10 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
             # The masked side is a path that already left the loop (`break` or `return`):
             # a variable still unassigned there is one Python never reads on it (after a
             # `return`) or would fail to read. It takes the type the iteration gives it.
-            state = [Undefined(v.name, kind="loop" if v.kind == "unbound" else v.kind) if isinstance(v, Undefined) else v
-                     for v in state]
+            state = [
+                Undefined(v.name, kind="loop" if v.kind == "unbound" else v.kind) if isinstance(v, Undefined) else v
+                for v in state
+            ]
             state = list(
                 staged_cond(
                     pred,
@@ -1081,12 +1181,21 @@ def _scan_in_one_trace(site, seq, loop_body, state, item_state, names, values, a
     def step(k, x, carry):
         __tracebackhide__ = True
         item = [cast(v, aval) for v, aval in builtins.zip(jax.tree_util.tree_leaves(seq.item(k, x)), item_avals)]
-        leaves = run_body(loop_body, state, names, item + list(carry), captured, site=site, prefix_state=item_state,
-                          strong_numbers=True, split=appends)
+        leaves = run_body(
+            loop_body,
+            state,
+            names,
+            item + list(carry),
+            captured,
+            site=site,
+            prefix_state=item_state,
+            strong_numbers=True,
+            split=appends,
+        )
         out = captured.get("out")
         if captured.get("raises") or captured["makers"] or not join_iterations(state, out, site).same(state):
             raise _Unsettled
-        return cast_to(out, state, leaves[:out.n_dynamic()]), leaves[out.n_dynamic():]
+        return cast_to(out, state, leaves[: out.n_dynamic()]), leaves[out.n_dynamic() :]
 
     init = state.dynamic(values)
     try:
@@ -1108,6 +1217,7 @@ def _scan_in_one_trace(site, seq, loop_body, state, item_state, names, values, a
 def _scan_rows(step, init, seq):
     """``lax.scan`` of ``step(None, row, carry) -> (carry, per-iteration outputs)`` over the
     rows of ``seq.xs``; returns (final carry, stacked outputs)."""
+
     def body(carry, x):
         __tracebackhide__ = True
         new, extras = step(None, x, carry)
@@ -1119,6 +1229,7 @@ def _scan_rows(step, init, seq):
 
 def _scan_indexed(step, init, seq):
     """``_scan_rows`` with a counter carried first: ``step(k, x, carry)``."""
+
     def body(carry, x):
         __tracebackhide__ = True
         new, extras = step(carry[0], x, carry[1:])
@@ -1217,14 +1328,18 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
         if constant is True:  # it never stops the loop: a loop without a test
             loop_test, item_test = None, False
             facts = dataclasses.replace(facts, exit_traced=False)
-    test_traced = (_traced_test(loop_test, state, site, item_state if item_test and not after else None)
-                   if loop_test is not None else None)
+    test_traced = (
+        _traced_test(loop_test, state, site, item_state if item_test and not after else None)
+        if loop_test is not None
+        else None
+    )
     loop = _ForLoop(site, seq, names, values, state, body_traced, test_traced, item_state.abstract(), item_test, after)
     if body_traced.raises:
         return _for_that_raises(loop)
     effects = bool(body_traced.jaxpr.effects) or bool(test_traced is not None and test_traced.jaxpr.effects)
-    facts = dataclasses.replace(facts, inexact=_inexact(state), effects=effects,
-                                max_steps=site.max_steps or report.default_max_steps())
+    facts = dataclasses.replace(
+        facts, inexact=_inexact(state), effects=effects, max_steps=site.max_steps or report.default_max_steps()
+    )
     form = plan.loop_form(facts)
     if seq.counter is not None and form in (plan.FORI, plan.WHILE, plan.BOUNDED):
         loop = dataclasses.replace(loop, counter=seq.counter)
@@ -1239,8 +1354,9 @@ def _staged_for(site, seq, loop_body, loop_test, values, names):
     elif form == plan.FORI:
         out = _for_fori(loop, init)
     elif form == plan.EARLY_EXIT:
-        out = _early_exit_with_masked_derivative(lambda *a: _for_while(loop, a), lambda *a: _for_selected(loop, a),
-                                                 init)
+        out = _early_exit_with_masked_derivative(
+            lambda *a: _for_while(loop, a), lambda *a: _for_selected(loop, a), init
+        )
     else:  # plan.BOUNDED
         out = _for_while(loop, init, while_loop=_bounded_while(site, facts.max_steps))
     return _for_result(loop, form, out, ys, loop_test, appends)
@@ -1295,7 +1411,7 @@ def _for_result(loop, form, out, ys, loop_test, appends):
 def _for_iterate(loop, k, x, carry):
     """Iteration ``k`` of the body: (new carry, per-iteration outputs)."""
     __tracebackhide__ = True
-    new, extras, failures = loop.body(loop.item(k, x) + list(carry[:loop.n]), loop.state)
+    new, extras, failures = loop.body(loop.item(k, x) + list(carry[: loop.n]), loop.state)
     if loop.checked:
         new = [*new, _first_code(carry[loop.n], failures, 0)]
     return list(new), list(extras)
@@ -1312,22 +1428,28 @@ def _for_step(loop, k, x, carry):
     Python stopped there, and never printed what the later iterations print."""
     __tracebackhide__ = True
     if loop.checked and loop.body.jaxpr.effects:
-        return lax.cond(carry[loop.n] == 0, lambda k, x, c: _for_iterate(loop, k, x, c),
-                        lambda k, x, c: _for_skip(loop, k, x, c), k, x, list(carry))
+        return lax.cond(
+            carry[loop.n] == 0,
+            lambda k, x, c: _for_iterate(loop, k, x, c),
+            lambda k, x, c: _for_skip(loop, k, x, c),
+            k,
+            x,
+            list(carry),
+        )
     return _for_iterate(loop, k, x, carry)
 
 
 def _stop_test(loop, carry, guard=False):
     """A test run after each iteration (``test: after``): does ``carry`` stop the loop?"""
     __tracebackhide__ = True
-    return predicate(loop.test(list(carry[:loop.n]), guard=True if guard else None)[0][0], loop.site.where)
+    return predicate(loop.test(list(carry[: loop.n]), guard=True if guard else None)[0][0], loop.site.where)
 
 
 def _go_on(loop, carry, guard=False, k=None, x=None):
     """The loop test on ``carry`` (with an item test: and on the item of iteration k)."""
     __tracebackhide__ = True
     item = loop.item(k, x) if loop.item_test and not loop.after else []
-    leaves = loop.test(item + list(carry[:loop.n]), guard=True if guard else None)[0]
+    leaves = loop.test(item + list(carry[: loop.n]), guard=True if guard else None)[0]
     pred = predicate(leaves[0], loop.site.where)
     return pred & (carry[loop.n] == 0) if loop.checked else pred
 
@@ -1358,8 +1480,12 @@ def _for_masked(loop, init):
     """The masked ``lax.scan`` form: all iterations run; those after the exit skip the body.
     Unlike a while_loop, it is reverse-differentiable."""
     extra = [np.bool_(False), _counter_zero()] if loop.item_test else []
-    (_, *out), _ = lax.scan(lambda c, x: _for_masked_body(loop, c, x), (_counter_zero(), *extra, *init), xs=loop.seq.xs,
-                            length=loop.seq.length)
+    (_, *out), _ = lax.scan(
+        lambda c, x: _for_masked_body(loop, c, x),
+        (_counter_zero(), *extra, *init),
+        xs=loop.seq.xs,
+        length=loop.seq.length,
+    )
     return list(out)
 
 
@@ -1414,7 +1540,7 @@ def _for_selected_body(loop, carry, x):
         flags = [jnp.logical_not(go), jnp.where(jnp.logical_or(go, stopped), stop_k, k)]
     else:
         go, flags = _go_on(loop, rest, guard=True), []
-    new, _, failures = loop.body(loop.item(k, x) + rest[:loop.n], loop.state, guard=go)
+    new, _, failures = loop.body(loop.item(k, x) + rest[: loop.n], loop.state, guard=go)
     if loop.checked:
         new = [*new, _first_code(rest[loop.n], failures, 0)]
     new = [lax.select(go, a, b) for a, b in builtins.zip(new, rest)]
@@ -1431,11 +1557,15 @@ def _for_while(loop, init, while_loop=_scalars_first_while):
     __tracebackhide__ = True
     # A test after each iteration is the next one's test, except before the first: unless
     # it is known false on the starting state, the predicate skips it there (`k == k0 or`).
-    first_free = (loop.test is not None and loop.item_test and loop.after
-                  and _false_at_start(loop.test, loop.state, loop.values))
+    first_free = (
+        loop.test is not None and loop.item_test and loop.after and _false_at_start(loop.test, loop.state, loop.values)
+    )
     k0, k_end = loop.k0, loop.k_end
-    k, *out = while_loop(lambda c: _for_while_test(loop, first_free, c), lambda c: _for_while_step(loop, c),
-                         (jnp.asarray(k0, _counter_type(k0, k_end)), *init))
+    k, *out = while_loop(
+        lambda c: _for_while_test(loop, first_free, c),
+        lambda c: _for_while_step(loop, c),
+        (jnp.asarray(k0, _counter_type(k0, k_end)), *init),
+    )
     index = k if isinstance(k0, int) and k0 == 0 else k - k0
     if loop.item_test and loop.after:  # the test on the state the last iteration left; its item
         stopped = _stop_test(loop, list(out))

@@ -114,12 +114,15 @@ def _math_call(f, *args, **kwargs):
             raise ValueError(_DOMAIN)  # whichever check fails first, Python's error is this one
         _check(~(base <= 0), ValueError(_DOMAIN), name)
         never = (x != x) & (x == x)  # a traced False: fails wherever the program gets here
-        _check(never if not is_tracer(base) and base == 1 else base != 1, ZeroDivisionError("float division by zero"),
-               name)
+        _check(
+            never if not is_tracer(base) and base == 1 else base != 1, ZeroDivisionError("float division by zero"), name
+        )
         return jnp.log(x) / jnp.log(base)
     if name == "atan2" and len(args) == 2:
-        return jnp.arctan2(_scalar(args[0], name) if is_tracer(args[0]) else float(args[0]),
-                           _scalar(args[1], name) if is_tracer(args[1]) else float(args[1]))
+        return jnp.arctan2(
+            _scalar(args[0], name) if is_tracer(args[0]) else float(args[0]),
+            _scalar(args[1], name) if is_tracer(args[1]) else float(args[1]),
+        )
     if name in _INT_FUNCTIONS and len(args) == 1:
         x = args[0]
         if jnp.iscomplexobj(x):
@@ -137,7 +140,11 @@ def _math_call(f, *args, **kwargs):
         where, source = report.user_line(sys._getframe())
         in_range = jnp.isinf(x) | jnp.isnan(x) | ((y >= info.min) & (y <= info.max))
         dtype = np.dtype(int_type).name
-        checks.fail_unless(in_range, lambda: errors.make("math-int-range", call=f"math.{name}", short=name,
-                                                         where=where, source=source, dtype=dtype))
+        checks.fail_unless(
+            in_range,
+            lambda: errors.make(
+                "math-int-range", call=f"math.{name}", short=name, where=where, source=source, dtype=dtype
+            ),
+        )
         return y.astype(int_type)
     return f(*args, **kwargs)

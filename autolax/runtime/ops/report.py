@@ -225,13 +225,19 @@ def check_mutable(obj, what: str, outside: bool = False) -> None:
             # variable, the line that changes it, and the staged statement
             name, where, line = named
             raise errors.make(
-                "staged-outside-effect", name=name, target=_describe(obj), action=what, where=where,
+                "staged-outside-effect",
+                name=name,
+                target=_describe(obj),
+                action=what,
+                where=where,
                 line=f" (`{line}`)" if line else "",
                 stmt=site.what if site is not None else "a staged branch or loop body",
                 source=site.source if site is not None else "",
             )
         raise errors.make(
-            "staged-effect", target=_describe(obj), action=what,
+            "staged-effect",
+            target=_describe(obj),
+            action=what,
             stmt=site.what if site is not None else "a staged branch or loop body",
             source=site.source if site is not None else "",
         )
@@ -253,8 +259,11 @@ def _changed_by(obj, frame):
     if name is None:
         return None
     filename = frame.f_code.co_filename
-    return (name, f"{sites.display_filename(filename)}:{frame.f_lineno}",
-            linecache.getline(filename, frame.f_lineno).strip())
+    return (
+        name,
+        f"{sites.display_filename(filename)}:{frame.f_lineno}",
+        linecache.getline(filename, frame.f_lineno).strip(),
+    )
 
 
 def check_store(name: str) -> None:
@@ -264,7 +273,9 @@ def check_store(name: str) -> None:
     if frames:
         site = frames[-1].site
         raise errors.make(
-            "staged-effect", target=f"'{name}' (declared global or nonlocal)", action="assigned",
+            "staged-effect",
+            target=f"'{name}' (declared global or nonlocal)",
+            action="assigned",
             stmt=site.what if site is not None else "a staged branch or loop body",
             source=site.source if site is not None else "",
         )
@@ -292,8 +303,11 @@ def outside_containers(fn) -> list:
         except ValueError:  # an empty cell
             continue
     module = getattr(fn, "__globals__", {})
-    outside += [(name, module[name]) for name in code.co_names
-                if type(module.get(name)) in (list, dict, set) or _iterator_state(module.get(name)) is not None]
+    outside += [
+        (name, module[name])
+        for name in code.co_names
+        if type(module.get(name)) in (list, dict, set) or _iterator_state(module.get(name)) is not None
+    ]
     for name, value in outside:
         stack = [(value, True)]
         while stack and budget > 0:
@@ -355,8 +369,12 @@ def _iterator_state(value, depth: int = 0):
         return None
     if not isinstance(reduced, tuple) or len(reduced) < 2 or not isinstance(reduced[1], tuple):
         return None
-    return ("reduce", reduced[0], tuple((a, _iterator_state(a, depth + 1)) for a in reduced[1]),
-            reduced[2] if len(reduced) > 2 else None)
+    return (
+        "reduce",
+        reduced[0],
+        tuple((a, _iterator_state(a, depth + 1)) for a in reduced[1]),
+        reduced[2] if len(reduced) > 2 else None,
+    )
 
 
 def _same(a, b) -> bool:
@@ -420,7 +438,9 @@ def check_unchanged(watched, site, failed: bool = False) -> None:
         name, direct, obj, items = (stuck or changed)[0]
         if isinstance(items, _Position):
             error = errors.make(
-                "iterator-effect", name=name, kind=type(obj).__name__,
+                "iterator-effect",
+                name=name,
+                kind=type(obj).__name__,
                 stmt=site.what if site is not None else "a staged branch or loop body",
                 source=site.source if site is not None else "",
             )
@@ -429,7 +449,10 @@ def check_unchanged(watched, site, failed: bool = False) -> None:
             raise error
         target = f"'{name}', {_describe(obj)}," if direct else f"{_describe(obj)} inside '{name}'"
         error = errors.make(
-            "call-effect", target=target, name=name, example=errors.CHANGED_HERE[type(obj).__name__].format(name=name),
+            "call-effect",
+            target=target,
+            name=name,
+            example=errors.CHANGED_HERE[type(obj).__name__].format(name=name),
             stmt=site.what if site is not None else "a staged branch or loop body",
             source=site.source if site is not None else "",
         )
@@ -572,13 +595,15 @@ def source_line(tb, site) -> int | None:
 def _written_from(filename: str, source: str) -> bool:
     """Is ``filename`` code ``autolax convert`` wrote from the file ``source`` (its
     descriptors name it)?"""
-    return any(found and sites.resolve(found.group(1), filename) == source
-               for found in map(_DESCRIPTOR.search, linecache.getlines(filename)))
+    return any(
+        found and sites.resolve(found.group(1), filename) == source
+        for found in map(_DESCRIPTOR.search, linecache.getlines(filename))
+    )
 
 
 def _copied_line(text: str, site) -> int | None:
     """The line after ``site``'s own in its source file that reads ``text``, if exactly one does."""
-    lines = linecache.getlines(site.filename)[site.lineno:]
+    lines = linecache.getlines(site.filename)[site.lineno :]
     matches = [k for k, source in enumerate(lines, site.lineno + 1) if source.strip() == text]
     return matches[0] if text and len(matches) == 1 else None
 
@@ -625,9 +650,13 @@ def concrete_use(exc, index: str = "it") -> str | None:
         return "uses a boolean mask, so its result's shape depends on data"
     if isinstance(exc, jax.errors.ConcretizationTypeError):
         builtin, size = _builtin(exc), _SIZE_WORDS.search(str(exc))
-        detail = (f" (`{builtin}()` of a traced value)" if builtin else
-                  f" (`{size.group(1)}` without a static `size=`: its result's shape would depend on data)" if size
-                  else "")
+        detail = (
+            f" (`{builtin}()` of a traced value)"
+            if builtin
+            else f" (`{size.group(1)}` without a static `size=`: its result's shape would depend on data)"
+            if size
+            else ""
+        )
         return f"needs the concrete value of a traced expression{detail}"
     if traced_slice(exc):
         return "slices an array with traced bounds (the slice's length would depend on data)"
@@ -645,18 +674,26 @@ def traced_arguments(exc) -> list[str]:
 
 # How to change a body that raised one of these while staged, so that it can be staged.
 _REWRITES = (
-    (jax.errors.TracerIntegerConversionError,
-     "make the Python list the statement indexes an array before it (`table = jnp.asarray(table)`, "
-     "or `jnp.stack(table)` for a list of arrays) and index that, or loop over its items."),
-    (jax.errors.TracerBoolConversionError,
-     "decide with `jnp.where(c, a, b)` or `lax.cond` in the function that tests the traced value (autolax "
-     "does not convert library code or functions marked @autolax.do_not_convert)."),
+    (
+        jax.errors.TracerIntegerConversionError,
+        "make the Python list the statement indexes an array before it (`table = jnp.asarray(table)`, "
+        "or `jnp.stack(table)` for a list of arrays) and index that, or loop over its items.",
+    ),
+    (
+        jax.errors.TracerBoolConversionError,
+        "decide with `jnp.where(c, a, b)` or `lax.cond` in the function that tests the traced value (autolax "
+        "does not convert library code or functions marked @autolax.do_not_convert).",
+    ),
     (jax.errors.TracerArrayConversionError, "use `jnp` in place of `np` on the traced values."),
-    (jax.errors.NonConcreteBooleanIndexError,
-     "use `jnp.where(mask, x, 0)` (or a masked sum) in place of `x[mask]`: it keeps the shape."),
-    (jax.errors.ConcretizationTypeError,
-     "make shapes and Python decisions depend on static values only (mark such arguments static with "
-     "static_argnums / static_argnames)."),
+    (
+        jax.errors.NonConcreteBooleanIndexError,
+        "use `jnp.where(mask, x, 0)` (or a masked sum) in place of `x[mask]`: it keeps the shape.",
+    ),
+    (
+        jax.errors.ConcretizationTypeError,
+        "make shapes and Python decisions depend on static values only (mark such arguments static with "
+        "static_argnums / static_argnames).",
+    ),
 )
 
 
@@ -669,21 +706,28 @@ def unstageable_fix(exc) -> str | None:
     if fix is not None:
         return fix
     if traced_slice(exc):
-        return ("slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`; autolax does so for "
-                "`xs[i:i + K]` of a Python int `K`), consume the slice only by a sum, product, max, min, any, all, "
-                "norm, `@` / `dot` or a write-back (autolax computes those at full length under a mask), or loop "
-                "over a static range that needs no traced index.")
+        return (
+            "slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`; autolax does so for "
+            "`xs[i:i + K]` of a Python int `K`), consume the slice only by a sum, product, max, min, any, all, "
+            "norm, `@` / `dot` or a write-back (autolax computes those at full length under a mask), or loop "
+            "over a static range that needs no traced index."
+        )
     if isinstance(exc, jax.errors.TracerBoolConversionError) and not _raised_in_library(exc):
         return _BOOL_IN_USER_CODE
     if isinstance(exc, jax.errors.ConcretizationTypeError) and _builtin(exc) in _NUMBER_BUILTINS:
         name = _builtin(exc)
-        return (f"compute with jnp in place of the Python builtin: `jnp.asarray(v, dtype={name})` for "
-                f"`{name}(v)`" + (", `jnp.floor(v).astype(int)` or `a // b` for `int(a / b)`" if name == "int" else "")
-                + ".")
+        return (
+            f"compute with jnp in place of the Python builtin: `jnp.asarray(v, dtype={name})` for "
+            f"`{name}(v)`"
+            + (", `jnp.floor(v).astype(int)` or `a // b` for `int(a / b)`" if name == "int" else "")
+            + "."
+        )
     if isinstance(exc, jax.errors.ConcretizationTypeError) and _SIZE_WORDS.search(str(exc)):
-        return ("give the function a static `size=` (`jnp.argwhere(c, size=k)`, `jnp.nonzero(c, size=k)`: "
-                "the result then has k items, padded with `fill_value`), or compute with `jnp.where` / "
-                "`jnp.argmax`, whose results keep their shape.")
+        return (
+            "give the function a static `size=` (`jnp.argwhere(c, size=k)`, `jnp.nonzero(c, size=k)`: "
+            "the result then has k items, padded with `fill_value`), or compute with `jnp.where` / "
+            "`jnp.argmax`, whose results keep their shape."
+        )
     return next((text for kind, text in _REWRITES if isinstance(exc, kind)), None)
 
 
@@ -694,7 +738,8 @@ _BOOL_IN_USER_CODE = (
     "`(x > a).astype(float)`) and test its result with `if`, `while`, `and` / `or` / `not` or `a if c else b`, "
     "which autolax stages in the functions it converts (not in library code or functions marked "
     "@autolax.do_not_convert): Python's `bool()`, `sorted()`, `in` of a list or tuple and other builtins "
-    "that compare need a concrete value.")
+    "that compare need a concrete value."
+)
 
 
 def _raised_in_library(exc) -> bool:
@@ -712,8 +757,14 @@ def _raised_in_library(exc) -> bool:
 def traced_value_error(exc, site, why: str) -> AutolaxError:
     """``TracedValueError`` for JAX's tracer error ``exc`` (one of ``TRACER_ERRORS``) out of
     the body of ``site``, which cannot run in Python instead (``why``)."""
-    return errors.make("traced-value", stmt=site.what, why=why, reason=unstageable_reason(exc, site),
-                       source=site.source, fix=unstageable_fix(exc))
+    return errors.make(
+        "traced-value",
+        stmt=site.what,
+        why=why,
+        reason=unstageable_reason(exc, site),
+        source=site.source,
+        fix=unstageable_fix(exc),
+    )
 
 
 def escaped_tracer_error(exc: BaseException, frame=None, fix: str | None = None) -> AutolaxError | None:
@@ -739,19 +790,29 @@ def escaped_tracer_error(exc: BaseException, frame=None, fix: str | None = None)
         return None
     names = traced_arguments(exc)
     quoted = ", ".join(f"'{name}'" for name in names)
-    depends = (f"; the value depends on the argument{'s' if len(names) > 1 else ''} {quoted}, which "
-               f"{'are' if len(names) > 1 else 'is'} traced" if names else "")
-    static = (f"mark {quoted} static (`static_argnames=({', '.join(repr(n) for n in names)},)`; each new value "
-              "then traces the function again)" if names else
-              "mark the arguments the value depends on static (static_argnums / static_argnames; each new value "
-              "then traces the function again)")
-    slicing = ("slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`), or consume the slice only by a "
-               "sum, product, max, min, any, all, norm, `@` / `dot` or a write-back (computed under a mask).")
+    depends = (
+        f"; the value depends on the argument{'s' if len(names) > 1 else ''} {quoted}, which "
+        f"{'are' if len(names) > 1 else 'is'} traced"
+        if names
+        else ""
+    )
+    static = (
+        f"mark {quoted} static (`static_argnames=({', '.join(repr(n) for n in names)},)`; each new value "
+        "then traces the function again)"
+        if names
+        else "mark the arguments the value depends on static (static_argnums / static_argnames; each new value "
+        "then traces the function again)"
+    )
+    slicing = (
+        "slice with `lax.dynamic_slice(xs, (i,), (size,))` (a fixed `size`), or consume the slice only by a "
+        "sum, product, max, min, any, all, norm, `@` / `dot` or a write-back (computed under a mask)."
+    )
     if fix is None:
         fix = slicing if traced_slice(exc) else unstageable_fix(exc)
     fix = f"{fix[:-1] if fix.endswith('.') else fix}; or {static}." if fix else f"{static}."
-    return errors.make("traced-python-value", where=where, use=concrete_use(exc), depends=depends, source=source,
-                       fix=fix)
+    return errors.make(
+        "traced-python-value", where=where, use=concrete_use(exc), depends=depends, source=source, fix=fix
+    )
 
 
 def unbound_read(exc: BaseException) -> bool:
@@ -833,8 +894,7 @@ def user_line(frame) -> tuple[str, str]:
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
         frame = frame.f_back
     filename = frame.f_code.co_filename
-    return (f"{sites.display_filename(filename)}:{frame.f_lineno}",
-            linecache.getline(filename, frame.f_lineno).strip())
+    return (f"{sites.display_filename(filename)}:{frame.f_lineno}", linecache.getline(filename, frame.f_lineno).strip())
 
 
 def innermost_user_line(tb) -> tuple[str, str]:
@@ -847,8 +907,10 @@ def innermost_user_line(tb) -> tuple[str, str]:
             found = tb
         tb = tb.tb_next
     filename = found.tb_frame.f_code.co_filename
-    return (f"{sites.display_filename(filename)}:{found.tb_lineno}",
-            linecache.getline(filename, found.tb_lineno).strip())
+    return (
+        f"{sites.display_filename(filename)}:{found.tb_lineno}",
+        linecache.getline(filename, found.tb_lineno).strip(),
+    )
 
 
 def _past_wrappers(frame):

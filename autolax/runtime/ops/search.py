@@ -47,8 +47,15 @@ def _user_line():
 def _refuse(name, index, item, value):
     where, source = _user_line()
     code = "traced-comparison" if name.isidentifier() else "traced-comparison-display"  # `x in [a, b]`
-    raise errors.make(code, what=f"'{name}'", name=name, where=where, index=index,
-                      detail=f"{_describe(item)} == {_describe(value)}", source=source)
+    raise errors.make(
+        code,
+        what=f"'{name}'",
+        name=name,
+        where=where,
+        index=index,
+        detail=f"{_describe(item)} == {_describe(value)}",
+        source=source,
+    )
 
 
 def _describe(value) -> str:

@@ -58,6 +58,7 @@ _ARRAYS = (jax.Array, compat.Tracer)
 
 # --- windows --------------------------------------------------------------------------------
 
+
 class Span:
     """``ops.span(i, K)``: the slice ``i:i + K`` written by the user (``K`` decides the width)."""
 
@@ -176,8 +177,9 @@ def _window_plan(x, index):
 def _check_window(k: Span, n: int, where, source):
     width = int(k.width)
     ok = (k.start >= 0) & (k.start + width <= n)
-    checks.fail_unless(ok, lambda: errors.make("window-range", where=where, source=source, n=n, width=width,
-                                               last=n - width))
+    checks.fail_unless(
+        ok, lambda: errors.make("window-range", where=where, source=source, n=n, width=width, last=n - width)
+    )
 
 
 class _Window:
@@ -251,9 +253,8 @@ def _put_back(x, full, view):
     return x.at[full].set(view)
 
 
-
-
 # --- lazy reads -------------------------------------------------------------------------------
+
 
 class _Lazy:
     """A read (``ops.part``) or elementwise arithmetic of reads that a consumer evaluates."""
@@ -275,14 +276,29 @@ def _binary(op):
     return (lambda self, other: Expr(op, (self, other)), lambda self, other: Expr(op, (other, self)))
 
 
-for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
-                   ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("mod", operator.mod),
-                   ("pow", operator.pow), ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor)):
+for _name, _op in (
+    ("add", operator.add),
+    ("sub", operator.sub),
+    ("mul", operator.mul),
+    ("truediv", operator.truediv),
+    ("floordiv", operator.floordiv),
+    ("mod", operator.mod),
+    ("pow", operator.pow),
+    ("and", operator.and_),
+    ("or", operator.or_),
+    ("xor", operator.xor),
+):
     _left, _right = _binary(_op)
     setattr(_Lazy, f"__{_name}__", _left)
     setattr(_Lazy, f"__r{_name}__", _right)
-for _name, _op in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
-                   ("eq", operator.eq), ("ne", operator.ne)):
+for _name, _op in (
+    ("lt", operator.lt),
+    ("le", operator.le),
+    ("gt", operator.gt),
+    ("ge", operator.ge),
+    ("eq", operator.eq),
+    ("ne", operator.ne),
+):
     setattr(_Lazy, f"__{_name}__", _binary(_op)[0])
 _Lazy.__hash__ = object.__hash__
 _Lazy.__invert__ = lambda self: Expr(operator.invert, (self,))
@@ -319,11 +335,52 @@ def part(x):
 
 
 # Elementwise functions a lazy read may go through (``jnp.sqrt(x[m])``).
-_ELEMENTWISE_NAMES = ("abs", "absolute", "sqrt", "exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh",
-                      "sinh", "cosh", "arctan", "arcsin", "arccos", "square", "negative", "reciprocal", "sign",
-                      "floor", "ceil", "round", "conj", "real", "imag", "maximum", "minimum", "where", "clip",
-                      "power", "add", "subtract", "multiply", "divide", "true_divide", "isnan", "isfinite",
-                      "logical_not", "exp2", "log2", "log10", "cbrt", "fabs")
+_ELEMENTWISE_NAMES = (
+    "abs",
+    "absolute",
+    "sqrt",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "arctan",
+    "arcsin",
+    "arccos",
+    "square",
+    "negative",
+    "reciprocal",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "conj",
+    "real",
+    "imag",
+    "maximum",
+    "minimum",
+    "where",
+    "clip",
+    "power",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "isnan",
+    "isfinite",
+    "logical_not",
+    "exp2",
+    "log2",
+    "log10",
+    "cbrt",
+    "fabs",
+)
 _ELEMENTWISE = {id(getattr(mod, name)) for mod in (jnp, np) for name in _ELEMENTWISE_NAMES if hasattr(mod, name)}
 _ELEMENTWISE.add(id(builtins.abs))
 
@@ -340,8 +397,10 @@ def apply(fn, *args):
         return Expr(fn, args)
     if id(fn) in _OUTER and len(args) == 2 and all(isinstance(a, Part) and _one_axis(a) for a in args):
         left, right = args
-        return Expr(operator.mul, (Part(left.x, _items(plain(left.index)) + (None,)),
-                                   Part(right.x, (None,) + _items(plain(right.index)))))
+        return Expr(
+            operator.mul,
+            (Part(left.x, _items(plain(left.index)) + (None,)), Part(right.x, (None,) + _items(plain(right.index)))),
+        )
     return fn(*[evaluate(a) for a in args])
 
 
@@ -386,6 +445,7 @@ def _traced_part(p: Part) -> bool:
 
 
 # --- slice arithmetic (Python's slice.indices, for traced bounds) ----------------------------
+
 
 def _where(c, a, b):
     if is_tracer(c) or is_tracer(a) or is_tracer(b):
@@ -449,8 +509,12 @@ class _Dim:
         self.start, self.length, self.step = _normalise(k, n)
 
     def same_as(self, other) -> bool:
-        return (self.n == other.n and _same(self.k.start, other.k.start) and _same(self.k.stop, other.k.stop)
-                and _same(self.k.step, other.k.step))
+        return (
+            self.n == other.n
+            and _same(self.k.start, other.k.start)
+            and _same(self.k.stop, other.k.stop)
+            and _same(self.k.step, other.k.step)
+        )
 
     def in_place_mask(self):
         """Which positions of the axis the slice covers."""
@@ -494,8 +558,8 @@ class _Aligned:
 
     def __init__(self, parts, keys, target=None):
         self.views = {}
-        self.dims = {}   # id(part) -> {r: _Dim}
-        slots = {}       # slot -> [(part or 'target', r, _Dim)]
+        self.dims = {}  # id(part) -> {r: _Dim}
+        slots = {}  # slot -> [(part or 'target', r, _Dim)]
         for p in parts:
             layout = _layout(p.x, _items(plain(p.index)), _traced_slice)
             if layout is None:
@@ -608,22 +672,37 @@ def _others(tree):
                 yield a
 
 
-
-
 # --- consumers --------------------------------------------------------------------------------
 
 _KINDS = {}
 for _mod in (jnp, np):
-    for _fname, _kind in (("sum", "sum"), ("prod", "prod"), ("max", "max"), ("amax", "max"), ("min", "min"),
-                          ("amin", "min"), ("any", "any"), ("all", "all"), ("dot", "dot"), ("matmul", "matmul")):
+    for _fname, _kind in (
+        ("sum", "sum"),
+        ("prod", "prod"),
+        ("max", "max"),
+        ("amax", "max"),
+        ("min", "min"),
+        ("amin", "min"),
+        ("any", "any"),
+        ("all", "all"),
+        ("dot", "dot"),
+        ("matmul", "matmul"),
+    ):
         if hasattr(_mod, _fname):
             _KINDS[id(getattr(_mod, _fname))] = _kind
     _KINDS[id(_mod.linalg.norm)] = "norm"
 _KINDS[id(builtins.sum)] = "builtin sum"
 _METHODS = {"sum", "prod", "max", "min", "any", "all", "matmul", "dot"}
 
-_REDUCE = {"sum": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min, "any": jnp.any, "all": jnp.all,
-           "norm": jnp.linalg.norm}
+_REDUCE = {
+    "sum": jnp.sum,
+    "prod": jnp.prod,
+    "max": jnp.max,
+    "min": jnp.min,
+    "any": jnp.any,
+    "all": jnp.all,
+    "norm": jnp.linalg.norm,
+}
 
 
 def _identity(kind, dtype):
@@ -759,8 +838,6 @@ def _masked_dot(kind, args, parts):
     return jnp.dot(lv, rv) if kind == "dot" else jnp.matmul(lv, rv)
 
 
-
-
 def _gathered(tree, aligned, slot, size, r):
     """``tree`` (one side of a product) in its slice's own order, ``size`` long."""
     members = aligned.slots[slot]
@@ -777,6 +854,7 @@ def _gathered(tree, aligned, slot, size, r):
 
 # --- writes -----------------------------------------------------------------------------------
 
+
 def _mask_index(p: Part):
     index = p.index
     if isinstance(index, _ARRAYS) and is_tracer(index) and index.dtype == jnp.bool_ and index.ndim >= 1:
@@ -788,7 +866,7 @@ def _traced_mask(x, index):
     if not isinstance(x, _ARRAYS):
         return None
     if isinstance(index, _ARRAYS) and is_tracer(index) and index.dtype == jnp.bool_ and index.ndim >= 1:
-        if index.shape == x.shape[:index.ndim]:
+        if index.shape == x.shape[: index.ndim]:
             return index
     return None
 
@@ -855,8 +933,9 @@ def _write_slice(x, index, value, op):
         mask = m if mask is None else mask & m
     if op is not None:
         new = op(view, new)
-    new = jnp.where(mask, jnp.broadcast_to(new, jnp.broadcast_shapes(jnp.shape(new), view.shape)).astype(view.dtype),
-                    view)
+    new = jnp.where(
+        mask, jnp.broadcast_to(new, jnp.broadcast_shapes(jnp.shape(new), view.shape)).astype(view.dtype), view
+    )
     if new.shape != view.shape:
         raise _Unsupported
     return _put_back(x, full, new)

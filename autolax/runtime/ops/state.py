@@ -117,14 +117,20 @@ def select_target(stopped, target, item, site):
         return item
     leaves, treedef = jax.tree_util.tree_flatten(item)
     old_leaves, old_treedef = jax.tree_util.tree_flatten(target, is_leaf=_is_leaf)
-    if (treedef == old_treedef and all(is_dynamic(v) for v in leaves + old_leaves)
-            and all(jnp.shape(a) == jnp.shape(b) for a, b in zip(leaves, old_leaves))):
-        return jax.tree_util.tree_unflatten(treedef, [
-            jnp.where(stopped, b, jnp.asarray(a, jnp.result_type(b))) for a, b in zip(leaves, old_leaves)])
+    if (
+        treedef == old_treedef
+        and all(is_dynamic(v) for v in leaves + old_leaves)
+        and all(jnp.shape(a) == jnp.shape(b) for a, b in zip(leaves, old_leaves))
+    ):
+        return jax.tree_util.tree_unflatten(
+            treedef, [jnp.where(stopped, b, jnp.asarray(a, jnp.result_type(b))) for a, b in zip(leaves, old_leaves)]
+        )
     if isinstance(target, Unselected):
         return target
     name = site.item_test
-    first, second = (var_spec(name, v).describe() if not isinstance(v, Undefined) else "unbound" for v in (target, item))
+    first, second = (
+        var_spec(name, v).describe() if not isinstance(v, Undefined) else "unbound" for v in (target, item)
+    )
     return Unselected(name, _error("loop-target-object", site, name, first, second))
 
 
@@ -235,12 +241,7 @@ class Leaf:
 
 
 def _same_aval(a, b) -> bool:
-    return (
-        a.shape == b.shape
-        and a.dtype == b.dtype
-        and a.weak_type == b.weak_type
-        and _placement(a) == _placement(b)
-    )
+    return a.shape == b.shape and a.dtype == b.dtype and a.weak_type == b.weak_type and _placement(a) == _placement(b)
 
 
 def _placement(aval):
@@ -335,8 +336,10 @@ class VarSpec:
             return "undefined"
         if not self.leaves and self.treedef == jax.tree_util.tree_structure(None):
             return "None"
-        parts = [_Repr(describe_leaf(leaf), leaf.aval.shape if leaf.dynamic and leaf.aval is not None else ())
-                 for leaf in self.leaves]
+        parts = [
+            _Repr(describe_leaf(leaf), leaf.aval.shape if leaf.dynamic and leaf.aval is not None else ())
+            for leaf in self.leaves
+        ]
         return repr(jax.tree_util.tree_unflatten(self.treedef, parts))
 
 
@@ -407,7 +410,8 @@ class State:
         (see ``Undefined``); generated ones stay "pending"."""
         specs = [
             VarSpec(s.name, s.treedef, (Leaf(False, value=Undefined(s.name, kind="loop")),), s.order)
-            if s.undefined_kind == "unbound" else s
+            if s.undefined_kind == "unbound"
+            else s
             for s in self.specs
         ]
         return State(specs, self.site, self.extras)
@@ -441,8 +445,11 @@ class State:
                     return None
                 try:
                     with np.errstate(all="raise"):
-                        out.append(np.asarray(x).astype(leaf.aval.dtype) if type(x) not in PY_SCALARS
-                                   else np.asarray(x, dtype=leaf.aval.dtype))
+                        out.append(
+                            np.asarray(x).astype(leaf.aval.dtype)
+                            if type(x) not in PY_SCALARS
+                            else np.asarray(x, dtype=leaf.aval.dtype)
+                        )
                 except (OverflowError, FloatingPointError, TypeError, ValueError):
                     return None
         return out
@@ -477,8 +484,7 @@ def cast(x, aval):
     (varying over more ``shard_map`` axes, another sharding); shapes already match."""
     sharding, varying = _placement(aval)
     if type(x) in PY_SCALARS:
-        if (aval.weak_type and sharding is None and not varying
-                and jax.dtypes.canonicalize_dtype(type(x)) == aval.dtype):
+        if aval.weak_type and sharding is None and not varying and jax.dtypes.canonicalize_dtype(type(x)) == aval.dtype:
             return x
         x = jnp.asarray(x, dtype=aval.dtype)
     if x.dtype != aval.dtype or (getattr(x, "weak_type", False) and not aval.weak_type):
@@ -511,7 +517,8 @@ def _join_placement(a, b, dtype, weak_type):
 
 def _promotes_as(aval):
     """What ``jax.dtypes.result_type`` promotes as ``aval`` does: it takes every aval as
-    strongly typed, so a weakly typed one is given as a Python number of its kind (``0.0 + float16`` is float16, as in JAX's own arithmetic)."""
+    strongly typed, so a weakly typed one is given as a Python number of its kind (``0.0 + float16`` is float16,
+    as in JAX's own arithmetic)."""
     probe = _PROBES.get(aval.dtype.kind)
     if aval.weak_type and probe is not None and jax.dtypes.canonicalize_dtype(type(probe)) == aval.dtype:
         return probe
@@ -545,8 +552,16 @@ def _is_list(spec: VarSpec) -> bool:
 
 def _error(code, site, name, first=None, second=None, **fields):
     """Catalogue error ``code`` about variable ``name`` of statement ``site``."""
-    return errors.make(code, what=site.describe(name), name=name, stmt=site.what, source=site.source,
-                       first=first, second=second, **fields)
+    return errors.make(
+        code,
+        what=site.describe(name),
+        name=name,
+        stmt=site.what,
+        source=site.source,
+        first=first,
+        second=second,
+        **fields,
+    )
 
 
 # While a branch of a staged ``if`` is traced (``control.staged_cond``): a list that a join
@@ -577,7 +592,12 @@ def is_none_spec(spec: VarSpec) -> bool:
 
 def _note_unsure_none(site, name: str, spec: VarSpec) -> None:
     marks = _UNSURE_NONE.get()
-    if marks is not None and is_none_spec(spec) and site is not None and getattr(site, "roles", {}).get(name) == sites.RETURN_VALUE:
+    if (
+        marks is not None
+        and is_none_spec(spec)
+        and site is not None
+        and getattr(site, "roles", {}).get(name) == sites.RETURN_VALUE
+    ):
         marks.append(name)
 
 
@@ -611,8 +631,14 @@ def join_branches(true_state: State, false_state: State, site, choose=None) -> S
             code = "if-list-append" if _is_list(a) and _is_list(b) else "if-structure"
             if code == "if-list-append" and getattr(site, "after_jump", None) is not None:
                 kind, line = site.after_jump  # `if c: return` (or `break`), then `out.append(v)`
-                raise _error("append-after-jump", site, a.name, kind=kind, jump_where=site.where_line(line),
-                             jump_source=site.source_line(line))
+                raise _error(
+                    "append-after-jump",
+                    site,
+                    a.name,
+                    kind=kind,
+                    jump_where=site.where_line(line),
+                    jump_source=site.source_line(line),
+                )
             raise _error(code, site, a.name, a.describe(), b.describe())
         leaves = []
         for la, lb in zip(a.leaves, b.leaves):
@@ -628,8 +654,11 @@ def join_branches(true_state: State, false_state: State, site, choose=None) -> S
 
 def _functions(a: Leaf, b: Leaf) -> bool:
     """Two static leaves that are both functions (or other callables that are not classes)."""
-    return (not a.dynamic and not b.dynamic and all(callable(v) and not isinstance(v, type) and not isinstance(v, Undefined)
-                                                      for v in (a.value, b.value)))
+    return (
+        not a.dynamic
+        and not b.dynamic
+        and all(callable(v) and not isinstance(v, type) and not isinstance(v, Undefined) for v in (a.value, b.value))
+    )
 
 
 def join_iterations(before: State, after: State, site) -> State:
@@ -652,7 +681,13 @@ def join_iterations(before: State, after: State, site) -> State:
             a, b = a.maybe_bound(), b.maybe_bound()
         if a.treedef != b.treedef or len(a.leaves) != len(b.leaves):
             none_before = not a.leaves and a.treedef == jax.tree_util.tree_structure(None)
-            code = "loop-none" if none_before else "list-changes-length" if _is_list(a) and _is_list(b) else "loop-structure"
+            code = (
+                "loop-none"
+                if none_before
+                else "list-changes-length"
+                if _is_list(a) and _is_list(b)
+                else "loop-structure"
+            )
             raise _error(code, site, a.name, a.describe(), b.describe())
         leaves = []
         for la, lb in zip(a.leaves, b.leaves):
@@ -814,12 +849,15 @@ def write_back(names, originals, results, kept=None):
             return target
         if dataclasses.is_dataclass(original) and not type(original).__dataclass_params__.frozen:
             for f in dataclasses.fields(original):
-                object.__setattr__(target, f.name, into(getattr(original, f.name), getattr(new, f.name), items.get(f.name)))
+                object.__setattr__(
+                    target, f.name, into(getattr(original, f.name), getattr(new, f.name), items.get(f.name))
+                )
             return target
         return new
 
-    return [into(originals[name], value, trees[name]) if name in originals else value
-            for name, value in zip(names, results)]
+    return [
+        into(originals[name], value, trees[name]) if name in originals else value for name, value in zip(names, results)
+    ]
 
 
 _MISSING_ITEM = object()
@@ -856,7 +894,7 @@ def keep_raised_state(exc, key, fn, n_items, values, cells=None):
         tb = tb.tb_next
     if tb is not None:
         seen = tb.tb_frame.f_locals
-        params = code.co_varnames[n_items:n_items + len(values)]
+        params = code.co_varnames[n_items : n_items + len(values)]
         cells = cells or {}
         values = [seen.get(cells[p] if cells.get(p) in code.co_freevars else p, v) for p, v in zip(params, values)]
     packed = values[0] if len(values) == 1 else tuple(values)

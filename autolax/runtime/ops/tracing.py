@@ -149,8 +149,19 @@ def _room_for(depth: int) -> None:
         sys.setrecursionlimit(needed)
 
 
-def run_body(fn, in_state: State, out_names, dynamic, captured: dict, *, site=None, prefix_state=None,
-             strong_numbers=False, split=None, fails=None) -> list:
+def run_body(
+    fn,
+    in_state: State,
+    out_names,
+    dynamic,
+    captured: dict,
+    *,
+    site=None,
+    prefix_state=None,
+    strong_numbers=False,
+    split=None,
+    fails=None,
+) -> list:
     """Runs ``fn`` on the values ``dynamic`` (the prefix's leaves, then ``in_state``'s) stand
     for, while some trace records it; returns the leaves ``trace``'s jaxpr returns and fills
     ``captured`` (out, extras, makers, raises, kept) as ``Traced`` holds them.
@@ -207,8 +218,9 @@ def raised_after_check(exc) -> bool:
     return getattr(exc, "__autolax_after_check__", False)
 
 
-def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None,
-          fails=None) -> Traced:
+def trace(
+    fn, in_state: State, out_names, *, site=None, prefix=(), strong_numbers=False, split=None, fails=None
+) -> Traced:
     """Traces ``fn(*prefix_values, *state_values)``.
 
     ``prefix`` is a list of (value-spec State) for leading arguments that are not part of the
@@ -222,14 +234,30 @@ def trace(fn, in_state: State, out_names, *, site=None, prefix=(), strong_number
 
     def flat(*dynamic):
         __tracebackhide__ = True
-        return run_body(fn, in_state, out_names, dynamic, captured, site=site, prefix_state=prefix_state,
-                        strong_numbers=strong_numbers, split=split, fails=fails)
+        return run_body(
+            fn,
+            in_state,
+            out_names,
+            dynamic,
+            captured,
+            site=site,
+            prefix_state=prefix_state,
+            strong_numbers=strong_numbers,
+            split=split,
+            fails=fails,
+        )
 
     abstract = (prefix_state.abstract() if prefix_state is not None else []) + in_state.abstract()
     with staging(site):
         jaxpr = jax.make_jaxpr(flat)(*abstract)
-    return Traced(jaxpr, captured["out"], captured["extras"], captured["makers"], captured.get("raises", False),
-                  captured.get("kept"))
+    return Traced(
+        jaxpr,
+        captured["out"],
+        captured["extras"],
+        captured["makers"],
+        captured.get("raises", False),
+        captured.get("kept"),
+    )
 
 
 # ----------------------------------------------------------------------------- selecting
@@ -259,7 +287,8 @@ def selecting(closed_jaxpr):
 
 def _has_cond(eqn) -> bool:
     return eqn.primitive is primitives.cond_p or any(
-        _has_cond(e) for sub in compat.jaxprs_in_params(eqn.params) for e in sub.eqns)
+        _has_cond(e) for sub in compat.jaxprs_in_params(eqn.params) for e in sub.eqns
+    )
 
 
 # ----------------------------------------------------------------------------- accumulating
@@ -293,7 +322,11 @@ def accumulations(changed: Traced, same: Traced) -> dict:
         base = cj.invars[j]
         for pos in positions:
             other = eqn.invars[1 - pos]
-            if eqn.invars[pos] is base and isinstance(other, jax_core.Var) and _same_number_type(cv.aval, base.aval, sv.aval, other.aval):
+            if (
+                eqn.invars[pos] is base
+                and isinstance(other, jax_core.Var)
+                and _same_number_type(cv.aval, base.aval, sv.aval, other.aval)
+            ):
                 found[k] = (eqn.primitive.name, other, unit)
                 break
     return found
@@ -302,7 +335,8 @@ def accumulations(changed: Traced, same: Traced) -> dict:
 def _same_number_type(*avals) -> bool:
     first = avals[0]
     if getattr(first, "shape", None) != () or not (
-            jnp.issubdtype(first.dtype, jnp.floating) or jnp.issubdtype(first.dtype, jnp.integer)):
+        jnp.issubdtype(first.dtype, jnp.floating) or jnp.issubdtype(first.dtype, jnp.integer)
+    ):
         return False
     return all(a.shape == () and a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals)
 
@@ -359,8 +393,9 @@ def _evaluate_equation(eqn, invals):
             outs = _evaluate(body.jaxpr, body.consts, [*consts, *carry, *x])
             return outs[:n_carry], outs[n_carry:]
 
-        carry, ys = jax.lax.scan(scan_body, init, xs, length=params["length"], reverse=params["reverse"],
-                                 unroll=params["unroll"])
+        carry, ys = jax.lax.scan(
+            scan_body, init, xs, length=params["length"], reverse=params["reverse"], unroll=params["unroll"]
+        )
         return [*carry, *ys]
     inner = params.get("jaxpr")
     if isinstance(inner, jax_core.ClosedJaxpr) and prim.name in ("jit", "pjit", "closed_call", "core_call"):
