@@ -130,7 +130,7 @@ class _Ref:
         x, i = self.container, self.index
         if not isinstance(x, (jax.Array, compat.Tracer)):
             for method, value in steps:
-                x = self.set(value) if method == "set" else self._update(_OPS[method], value)
+                x = self.set(value) if method == "set" else self._update(_OPS[method], value, method)
             return x
         _check_bounds(x, i)
         current = x[i]
