@@ -181,7 +181,9 @@ def _catching(fn_node, ctx) -> None:
     """The body of a ``try`` whose handlers catch something runs inside
     ``with ops.catching(E, ...):`` -- also the functions it calls, where a ``raise`` under a
     traced condition must be refused when this ``try`` would catch it (the handler would run
-    depending on data), as one written in the body itself is."""
+    depending on data), as one written in the body itself is. The body of a ``with`` that
+    calls a function of the user's runs inside ``with ops.catching(ops.MaySuppress):`` for the
+    same reason: its context manager may suppress what the callee raises."""
     for node in _tries(fn_node):
         if node.__class__ is syntax.Try:
             types = anno.get(node, anno.CATCHING)
