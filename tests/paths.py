@@ -206,7 +206,12 @@ def agrees(expected: Outcome, got: Outcome, path: str, allow_refusal: bool = Tru
     if len(e_leaves) != len(g_leaves) or e_tree != g_tree:
         return f"returned {got.value!r}; Python returned {expected.value!r}"
     for e, g in zip(e_leaves, g_leaves):
-        if not np.allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=1e-5, atol=1e-6,
+        if isinstance(e, (str, bytes)) or isinstance(g, (str, bytes)):
+            if type(e) is not type(g) or e != g:
+                return f"returned {got.value!r}; Python returned {expected.value!r}"
+            continue
+        kind = np.complex128 if np.iscomplexobj(e) or np.iscomplexobj(g) else np.float64
+        if not np.allclose(np.asarray(g, dtype=kind), np.asarray(e, dtype=kind), rtol=1e-5, atol=1e-6,
                            equal_nan=True):
             return f"returned {got.value!r}; Python returned {expected.value!r}"
     if not _same_printed(got.printed.splitlines(), expected.printed.splitlines()):

@@ -286,9 +286,9 @@ class _Transformer(syntax.NodeTransformer):
                 node.func = syntax.copy_location(syntax.dotted(f"{ops}.print"), func)
                 node.args = [self._fstring(a) for a in node.args]
                 return node
-            if func.id in ("min", "max", "any", "all") and value is getattr(builtins, func.id):
-                # Python's answer for traced numbers (`peak = max(peak, x)`, `any([a > 0, b > 0])`),
-                # where the builtin would ask JAX for a Python bool
+            if func.id in ("min", "max", "any", "all", "int", "float") and value is getattr(builtins, func.id):
+                # Python's answer for traced numbers (`peak = max(peak, x)`, `any([a > 0, b > 0])`,
+                # `p = int(jnp.argmax(col)) + k`), where the builtin would ask JAX for a Python value
                 node.func = syntax.copy_location(syntax.dotted(f"{ops}.{func.id}"), func)
                 return node
             if func.id == "range" and value is builtins.range and id(node) not in self.loop_ranges:

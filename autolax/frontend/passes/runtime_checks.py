@@ -97,8 +97,25 @@ EXAMPLES = (
 
 # The ops whose calls may stage a check.
 CHECKING_OPS = frozenset(
-    {"raising", "asserting", "assigned", "if_else", "call", "call_writing", "index", "masked", "part", "span"}
+    {
+        "raising",
+        "asserting",
+        "assigned",
+        "if_else",
+        "call",
+        "call_writing",
+        "index",
+        "masked",
+        "part",
+        "span",
+        "int",  # Python's ValueError / OverflowError for int() of NaN / infinity
+        "math_call",  # math.sqrt's domain, math.floor of NaN
+    }
 )
+
+# Ops that hand the user's code a traced number where Python's builtin gave a Python one
+# (``[0.0] * int(x)``): the code after them may need its value, as after a call.
+_TRACED_NUMBER_OPS = frozenset({"float"})
 
 # ``ops.for_range(start, stop, step, ...)`` and ``ops.range(...)`` check a traced step
 # (Python's ValueError for a step of 0).
@@ -149,6 +166,8 @@ def _may_stage_a_check(fn_node, ops: str):
                     return True, False
                 if func.attr in _RANGE_OPS and _step_may_be_traced(node):
                     return True, False
+                if func.attr in _TRACED_NUMBER_OPS:
+                    needs_value = True
             else:
                 needs_value = True
         elif kind in _MAY_NEED_A_VALUE:

@@ -54,6 +54,8 @@ from autolax.runtime.ops.lists import StackedList
 from autolax.runtime.ops.logical import and_, is_, is_not, not_, or_
 from autolax.runtime.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
 from autolax.runtime.ops.pymath import math_call
+from autolax.runtime.ops.pymath import to_float as float  # noqa: A004
+from autolax.runtime.ops.pymath import to_int as int  # noqa: A004
 from autolax.runtime.ops.report import options
 from autolax.runtime.ops.search import count, index, is_in, not_in
 from autolax.runtime.ops.slices import apply, masked, part, span, window
@@ -98,6 +100,8 @@ __all__ = [
     "is_sequence",
     "masked",
     "math_call",
+    "int",
+    "float",
     "max",
     "min",
     "is_singleton",

@@ -506,10 +506,11 @@ def runtime_checks():
     return _RuntimeChecks()
 
 
-# What ``except ops.TracerErrors:`` around a function's body catches: JAX's tracer errors
-# and the ``IndexError`` of a slice with traced bounds (``report.traced_slice``; any other
-# ``IndexError`` is raised again as it was).
-TracerErrors = report.TRACER_ERRORS + (IndexError,)
+# What ``except ops.TracerErrors:`` around a function's body catches: JAX's tracer errors,
+# the ``IndexError`` of a slice with traced bounds (``report.traced_slice``) and Python's own
+# errors that show a tracer (``report.tracer_in_message``); any other error of those types is
+# raised again as it was.
+TracerErrors = report.TRACER_ERRORS + (IndexError,) + report.PYTHON_TYPES_ERRORS
 
 
 @report.user_facing

@@ -383,21 +383,6 @@ def _closure_traced(*fns) -> bool:
     return False
 
 
-def _unhashable_tracer(exc) -> bool:
-    """Python's error for a tracer used as a dict key or set item."""
-    return isinstance(exc, TypeError) and str(exc).startswith("unhashable type") and "Tracer" in str(exc)
-
-
-def _tracer_in_message(exc) -> bool:
-    """An error of the user's code whose text shows a tracer (`KeyError: 'wJitTracer(int32[])'`
-    for `PARAMS[f"w{i}"]`): a traced value was used as Python text or a key."""
-    return (
-        isinstance(exc, (KeyError, AttributeError, ValueError, TypeError))
-        and report.raised_by_user_code(exc)
-        and "Tracer" in str(exc)
-    )
-
-
 def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     """Stages the loop; if its body cannot be staged and the loop's bounds are static, runs
     it as a Python loop instead (warning afterwards, or raising first under strict mode)."""
@@ -433,11 +418,11 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
             # of the body assigns has one from the second iteration on).
             reason = report.unstageable_reason(exc.__cause__, site)
             rewrite = report.unstageable_fix(exc.__cause__)
-        elif _unhashable_tracer(exc) or _tracer_in_message(exc):
+        elif report.unhashable_tracer(exc) or report.tracer_in_message(exc):
             # `TABLE[i]` of a dict (or `i in seen` of a set) with the loop index: Python hashes
             # the key, which a tracer cannot give; `PARAMS[f"w{i}"]`: the key holds the
             # tracer's text, not the number. As a Python loop the index is a number.
-            if _unhashable_tracer(exc):
+            if report.unhashable_tracer(exc):
                 reason = (
                     "uses a traced value as a dict key or set item (e.g. looks up a Python dict with the loop index)"
                 )

@@ -63,11 +63,11 @@ def _scalar(x, name):
     return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(jnp.result_type(float))
 
 
-def _check(ok, error, name):
+def _check(ok, error, name, call=None):
     refusal = checks.refused_in_try(type(error), ())
     if refusal:
         where, source = report.user_line(sys._getframe())
-        raise errors.make(refusal, statement=f"math.{name}(...)", where=where, source=source)
+        raise errors.make(refusal, statement=f"{call or 'math.' + name}(...)", where=where, source=source)
     checks.fail_unless(ok, lambda: error)
 
 
@@ -124,27 +124,95 @@ def _math_call(f, *args, **kwargs):
             _scalar(args[1], name) if is_tracer(args[1]) else float(args[1]),
         )
     if name in _INT_FUNCTIONS and len(args) == 1:
-        x = args[0]
-        if jnp.iscomplexobj(x):
-            raise TypeError(f"must be real number, not {type(x).__name__}")
-        if int(np.prod(jnp.shape(x))) != 1:
-            raise TypeError(f"only length-1 arrays can be converted to Python scalars (math.{name})")
-        x = jnp.reshape(x, ())
-        int_type = jnp.result_type(int)
-        if not jnp.issubdtype(x.dtype, jnp.floating):
-            return x.astype(int_type) if x.dtype == jnp.bool_ else x
-        _check(~jnp.isnan(x), ValueError("cannot convert float NaN to integer"), name)
-        _check(~jnp.isinf(x), OverflowError("cannot convert float infinity to integer"), name)
-        y = _INT_FUNCTIONS[name](x)
-        info = jnp.iinfo(int_type)
-        where, source = report.user_line(sys._getframe())
-        in_range = jnp.isinf(x) | jnp.isnan(x) | ((y >= info.min) & (y <= info.max))
-        dtype = np.dtype(int_type).name
-        checks.fail_unless(
-            in_range,
-            lambda: errors.make(
-                "math-int-range", call=f"math.{name}", short=name, where=where, source=source, dtype=dtype
-            ),
-        )
-        return y.astype(int_type)
+        return _integer(args[0], _INT_FUNCTIONS[name], f"math.{name}", name)
     return f(*args, **kwargs)
+
+
+def _integer(x, rounding, call, short):
+    """``x`` (traced) as a traced integer of JAX's default integer type, rounded by
+    ``rounding`` (``jnp.floor`` / ``ceil`` / ``trunc``): Python's ``TypeError`` for a complex
+    number or an array of several items, its ``ValueError`` / ``OverflowError`` for NaN and
+    infinity, and autolax's ``TracedValueError`` for a number outside the integer type's
+    range (Python's integer would be exact), each a run-time check."""
+    if jnp.iscomplexobj(x):
+        raise TypeError(
+            f"must be real number, not {type(x).__name__}"
+            if call != "int"
+            else "int() argument must be a string, a bytes-like object or a real number, not 'complex'"
+        )
+    if int(np.prod(jnp.shape(x))) != 1:
+        raise TypeError(f"only length-1 arrays can be converted to Python scalars ({call})")
+    x = jnp.reshape(x, ())
+    int_type = jnp.result_type(int)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return x.astype(int_type)
+    _check(~jnp.isnan(x), ValueError("cannot convert float NaN to integer"), short, call)
+    _check(~jnp.isinf(x), OverflowError("cannot convert float infinity to integer"), short, call)
+    y = rounding(x)
+    info = jnp.iinfo(int_type)
+    where, source = report.user_line(sys._getframe())
+    in_range = jnp.isinf(x) | jnp.isnan(x) | ((y >= info.min) & (y <= info.max))
+    dtype = np.dtype(int_type).name
+    checks.fail_unless(
+        in_range,
+        lambda: errors.make("math-int-range", call=call, short=short, where=where, source=source, dtype=dtype),
+    )
+    return y.astype(int_type)
+
+
+@report.user_facing
+def to_int(*args, **kwargs):
+    """``ops.int(x)`` for the builtin ``int(x)``: Python's call, or for one traced number a
+    traced integer of JAX's default integer type, truncated toward zero as Python's ``int``
+    truncates a float (``p = int(jnp.argmax(col)) + k``, then ``a[p]``). Python's errors for
+    NaN and infinity are run-time checks, and a number outside the integer type's range is
+    autolax's ``TracedValueError`` when the program runs, where Python's integer is exact. A
+    later use that needs a Python int (indexing a list, ``range`` of a Python-only loop) is
+    autolax's ``TracedValueError`` there, naming that statement.
+
+    Equivalent Python: ``int(*args, **kwargs)``.
+    """
+    __tracebackhide__ = True
+    return _pythons(_to_int, args, kwargs)
+
+
+def _to_int(*args, **kwargs):
+    __tracebackhide__ = True
+    if kwargs or len(args) != 1 or not is_tracer(args[0]):
+        return int(*args, **kwargs)
+    return _integer(args[0], jnp.trunc, "int", "trunc")
+
+
+@report.user_facing
+def to_float(*args, **kwargs):
+    """``ops.float(x)`` for the builtin ``float(x)``: Python's call, or for one traced real
+    number the traced number as JAX's default floating type (float32 unless x64 is on, as
+    ``ops.math_call`` computes; Python's float is float64).
+
+    Equivalent Python: ``float(*args, **kwargs)``.
+    """
+    __tracebackhide__ = True
+    return _pythons(_to_float, args, kwargs)
+
+
+def _to_float(*args, **kwargs):
+    __tracebackhide__ = True
+    if kwargs or len(args) != 1 or not is_tracer(args[0]):
+        return float(*args, **kwargs)
+    x = args[0]
+    if jnp.iscomplexobj(x):
+        raise TypeError("float() argument must be a string or a real number, not 'complex'")
+    if int(np.prod(jnp.shape(x))) != 1:
+        raise TypeError("only length-1 arrays can be converted to Python scalars (float)")
+    return jnp.reshape(x, ()).astype(jnp.result_type(float))
+
+
+def _pythons(builtin, args, kwargs):
+    """``builtin(*args, **kwargs)``, Python's errors marked as the user's statement's."""
+    __tracebackhide__ = True
+    try:
+        return builtin(*args, **kwargs)
+    except errors.AutolaxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Python's error for the user's call, marked as such
+        raise report.pythons_own(exc) from exc.__cause__

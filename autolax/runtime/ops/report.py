@@ -556,6 +556,29 @@ TRACER_ERRORS = (
 )
 
 
+def unhashable_tracer(exc) -> bool:
+    """Python's error for a tracer used as a dict key or set item."""
+    return isinstance(exc, TypeError) and str(exc).startswith("unhashable type") and "Tracer" in str(exc)
+
+
+def tracer_in_message(exc) -> bool:
+    """An error of the user's code whose text shows a tracer (`KeyError: 'wJitTracer(int32[])'`
+    for `PARAMS[f"w{i}"]`, `TypeError: unsupported operand type(s) for *: 'list' and
+    'DynamicJaxprTracer'` for `[0] * n`): a traced value was used as Python text, a key or a
+    number Python's own types needed."""
+    return (
+        isinstance(exc, (KeyError, AttributeError, ValueError, TypeError))
+        and raised_by_user_code(exc)
+        and "Tracer" in str(exc)
+    )
+
+
+# The errors of Python's own types that show a traced value used where Python needs a number
+# (`unhashable_tracer`, `tracer_in_message`): what `except ops.TracerErrors` catches beside
+# JAX's tracer errors, then leaves as they were unless they show a tracer.
+PYTHON_TYPES_ERRORS = (TypeError, KeyError, AttributeError, ValueError)
+
+
 def traced_slice(exc) -> bool:
     """Is ``exc`` JAX's ``IndexError`` for a slice with traced bounds (``xs[i:i + w]`` with a
     traced ``i``)? A plain ``IndexError``, not one of ``TRACER_ERRORS``; its text differs
@@ -648,6 +671,13 @@ def concrete_use(exc, index: str = "it") -> str | None:
         return "converts a traced value to a NumPy array"
     if isinstance(exc, jax.errors.NonConcreteBooleanIndexError):
         return "uses a boolean mask, so its result's shape depends on data"
+    if unhashable_tracer(exc):
+        return "uses a traced value as a dict key or set item (e.g. looks up a Python dict with it)"
+    if tracer_in_message(exc):
+        return (
+            f"raised `{python_error(exc)}` with a traced value where Python has a number (e.g. repeats a list "
+            "by it or formats it into a dict key)"
+        )
     if isinstance(exc, jax.errors.ConcretizationTypeError):
         builtin, size = _builtin(exc), _SIZE_WORDS.search(str(exc))
         detail = (
@@ -780,7 +810,12 @@ def escaped_tracer_error(exc: BaseException, frame=None, fix: str | None = None)
     if isinstance(exc, AutolaxError) or exc.__traceback__ is None:
         return None
     # (JAX's slice error shows the tracer: `slice(JitTracer(~int32[]), ...)`.)
-    if not (isinstance(exc, TRACER_ERRORS) or (traced_slice(exc) and "Trace" in str(exc))):
+    if not (
+        isinstance(exc, TRACER_ERRORS)
+        or (traced_slice(exc) and "Trace" in str(exc))
+        or unhashable_tracer(exc)
+        or tracer_in_message(exc)
+    ):
         return None
     if frame is not None:
         where, source = user_line(frame)
