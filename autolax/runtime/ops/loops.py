@@ -36,8 +36,8 @@ import numpy as np
 from jax import lax
 
 from autolax.runtime import compat, errors, plan, sites
-from autolax.runtime.errors import StateMismatchError, UndefinedVariableError
-from autolax.runtime.ops import checkpointed, checks, host, report
+from autolax.runtime.errors import StateMismatchError
+from autolax.runtime.ops import checkpointed, checks, host, meaning, report
 from autolax.runtime.ops.control import predicate, staged_cond
 from autolax.runtime.ops.lists import (
     StackedList,
@@ -64,19 +64,7 @@ from autolax.runtime.ops.state import (
     var_spec,
     write_back,
 )
-from autolax.runtime.ops.tracing import Traced, cast_to, pack, raised_after_check, run_body, staging, trace, unpack
-
-# Errors that mean "this body cannot be staged": the loop runs in Python instead when it can.
-UNSTAGEABLE = (
-    jax.errors.ConcretizationTypeError,
-    jax.errors.TracerIntegerConversionError,
-    jax.errors.TracerArrayConversionError,
-    jax.errors.NonConcreteBooleanIndexError,
-    errors.TracedValueError,  # a statement inside could not be staged: this one may run in Python
-    StateMismatchError,
-    UndefinedVariableError,
-    plan.Unstageable,
-)
+from autolax.runtime.ops.tracing import Traced, cast_to, pack, run_body, staging, trace, unpack
 
 _MAX_TYPE_ROUNDS = 4
 
@@ -392,89 +380,20 @@ def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
     cause = None  # why the body could not be staged, if autolax said so
     try:
         return staged()
-    except UNSTAGEABLE as exc:
-        cause = exc if isinstance(exc, errors.AutolaxError) else getattr(exc, "error", None)
-        if not can_fall_back:
-            if isinstance(exc, plan.Unstageable):
-                raise exc.error from None
-            if isinstance(exc, report.TRACER_ERRORS):
-                raise report.traced_value_error(exc, site, "its bounds or condition are traced") from exc
-            if report.unbound_read(exc) and site.kind in ("for", "while") and _in_user_code(exc, site):
-                # A read of a variable with no value (deleted, or assigned later in the body):
-                # Python raises UnboundLocalError only if an iteration runs.
-                raise errors.make(
-                    "body-fails", stmt=site.what, source=site.source, error=report.python_error(exc)
-                ) from exc
-            report.add_staging_note(exc, site)
-            raise
-        reason = report.unstageable_reason(exc, site)
-        rewrite = report.unstageable_fix(exc)
-        failure = exc
     except Exception as exc:
+        # What the error means, and what the loop does about it: ops/meaning.py.
         failure = exc
-        if can_fall_back and report.failed_at_unbound_read(exc):
-            # A staged `if` in the body read a variable with no value: as for such a read in
-            # the body itself, the loop runs in Python (where the variable a later statement
-            # of the body assigns has one from the second iteration on).
-            reason = report.unstageable_reason(exc.__cause__, site)
-            rewrite = report.unstageable_fix(exc.__cause__)
-        elif report.unhashable_tracer(exc) or report.tracer_in_message(exc):
-            # `TABLE[i]` of a dict (or `i in seen` of a set) with the loop index: Python hashes
-            # the key, which a tracer cannot give; `PARAMS[f"w{i}"]`: the key holds the
-            # tracer's text, not the number. As a Python loop the index is a number.
-            if report.unhashable_tracer(exc):
-                reason = (
-                    "uses a traced value as a dict key or set item (e.g. looks up a Python dict with the loop index)"
-                )
-            else:
-                reason = (
-                    f"raised `{report.python_error(exc)}` with a traced value where Python has a number "
-                    "(e.g. formats the loop index into a dict key)"
-                )
-            rewrite = (
-                "make the dict an array indexed by the loop index before the loop "
-                "(`table = jnp.asarray([d[k] for k in range(n)])`), or loop over its items."
-            )
-            if not can_fall_back:
-                raise errors.make(
-                    "traced-value",
-                    stmt=site.what,
-                    why="its bounds or condition are traced",
-                    reason=reason,
-                    source=site.source,
-                    fix=rewrite,
-                ) from exc
-        elif can_fall_back and report.traced_slice(exc):
-            # `xs[i:i + w]` with the loop index: JAX's IndexError, as a tracer error (above)
-            # would be. As a Python loop, the index is a Python int.
-            reason = report.unstageable_reason(exc, site)
-            rewrite = report.unstageable_fix(exc)
-        elif can_fall_back and raised_after_check(exc) and report.raised_by_user_code(exc):
-            # The body raised this while staged, after a `raise` / `assert` it stages as a check:
-            # when the program runs, the check may fail first. As a Python loop, each
-            # iteration's checks come before its later statements, and the error of whichever
-            # fails first is raised (or refused: `fails-after-check`).
-            reason = f"`{report.python_error(exc)}` was raised while staging its body, after a check"
-            rewrite = None
-        else:
-            if not can_fall_back and report.traced_slice(exc):
-                raise report.traced_value_error(exc, site, "its bounds or condition are traced") from exc
-            if (
-                not can_fall_back
-                and not isinstance(exc, errors.AutolaxError)
-                and site.kind in ("for", "while")
-                and _in_user_code(exc, site)
-            ):
-                # The loop may run no iteration (its bounds or condition are traced): Python
-                # would raise this only if one runs.
-                raise errors.make(
-                    "body-fails",
-                    stmt=site.what,
-                    source=site.source,
-                    error=f"{type(exc).__name__}: {exc}".split("\n")[0],
-                ) from exc
+        if isinstance(exc, meaning.UNSTAGEABLE):
+            cause = exc if isinstance(exc, errors.AutolaxError) else getattr(exc, "error", None)
+        decision = meaning.decide(exc, site, can_fall_back, lambda e: _in_user_code(e, site))
+        if decision.error is not None:
+            if decision.chained:
+                raise decision.error from exc
+            raise decision.error from None
+        if not decision.fall_back:
             report.add_staging_note(exc, site)
             raise
+        reason, rewrite = decision.reason, decision.rewrite
     if rec is not None:
         rec.rollback(mark)
     if report.is_strict():
