@@ -500,7 +500,9 @@ MESSAGES = {
         "        {name}_buf = jnp.zeros((N, *item_shape)); {name}_count = 0    # before; N: the most items\n"
         "        {name}_buf = {name}_buf.at[{name}_count].set(item); {name}_count += 1    # for {name}.append(item)\n"
         "    and take {name}_buf[:{name}_count] outside jax.jit (its length depends on data); or loop over a "
-        "static range without a traced `break`.",
+        "static range without a traced `break`; or, where the trip count follows from arguments alone (a step "
+        "size and an end point), mark those static (`static_argnames=(...)`: the loop then runs in Python and "
+        "each new value traces the function again).",
         "#the-rules-semantics",
     ),
     "appended-items-differ": Message(
