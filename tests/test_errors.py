@@ -506,11 +506,8 @@ def test_host_output_in_a_staged_body_is_refused(fn, kind, path, tmp_path):
     assert written == []
     msg = str(info.value)
     statement = "`for` loop" if fn.__name__.startswith("loop") else "`if`"
-    if path == "cli default":  # the converted file's lines
-        assert f"{_HOST_CALLS[kind]} writes output at " in msg and f"inside the {statement} at " in msg
-    else:
-        assert f"{_HOST_CALLS[kind]} writes output at {HERE}:{line_of(fn, 2)} inside the {statement} at {HERE}:" \
-            f"{line_of(fn, 1)}, which is staged" in msg
+    assert f"{_HOST_CALLS[kind]} writes output at {HERE}:{line_of(fn, 2)} inside the {statement} at {HERE}:" \
+        f"{line_of(fn, 1)}, which is staged" in msg
     assert "it would run once, while autolax traces the body" in msg
     assert "Fix: use print(...), which autolax stages, or jax.debug.callback(...)" in msg
 
@@ -628,7 +625,7 @@ def halving_search(arr, key):
 
 def _jit_paths(fn, static_argnums=(), tmp_path=None):
     """The paths where autolax controls the trace: ``autolax.jit``, ``jax.jit`` of
-    ``autolax.convert`` and of the CLI's default output."""
+    ``autolax.convert`` and of the CLI's default output (``--standalone``: ``test_every_path_names_the_source_line``)."""
     from paths import cli_function
 
     yield "autolax.jit", autolax.jit(fn, static_argnums=static_argnums)
@@ -648,8 +645,7 @@ def test_float_of_a_traced_argument_is_traced_value_error(tmp_path):
         assert "Fix: compute with jnp in place of the Python builtin: `jnp.asarray(v, dtype=float)` for " \
                "`float(v)`; or mark 'x0' static (`static_argnames=('x0',)`" in message, path
         assert isinstance(info.value.__cause__, jax.errors.ConcretizationTypeError), path
-        if path != "cli default":  # (the CLI's file has lines of its own)
-            assert f"the statement at {HERE}:{line_of(newton_step, 1)} " in message, path
+        assert f"the statement at {HERE}:{line_of(newton_step, 1)} " in message, path
     # Outside jit, Python's answer.
     assert float(autolax.convert(newton_step)(halve, 3.0)) == newton_step(halve, 3.0) == 2.25
 
@@ -666,9 +662,8 @@ def test_a_python_list_indexed_with_a_traced_argument_is_traced_value_error(tmp_
                in message, path
         assert "or mark 's' static (`static_argnames=('s',)`" in message, path
         assert isinstance(info.value.__cause__, jax.errors.TracerIntegerConversionError), path
-        if path != "cli default":
-            assert f"the statement at {HERE}:{line_of(mark_visited, 2)} " in message, path
-            assert "\n    seen[s] = 1.0\n" in message, path
+        assert f"the statement at {HERE}:{line_of(mark_visited, 2)} " in message, path
+        assert "\n    seen[s] = 1.0\n" in message, path
 
 
 def test_a_data_dependent_shape_in_a_called_function_names_its_line(tmp_path):
@@ -680,11 +675,9 @@ def test_a_data_dependent_shape_in_a_called_function_names_its_line(tmp_path):
         message = str(info.value)
         assert "needs the concrete value of a traced expression (`jnp.nonzero` without a static `size=`: its " \
                "result's shape would depend on data)" in message, path
-        # the innermost line of the user's code: the callee's (the CLI's output converts the callee
-        # too since it converts a function's same-file callees, and names its own file's line:
-        # issue 43 item 16, open)
-        if path != "cli default":
-            assert f"the statement at {HERE}:{line_of(first_peak, 1)} needs" in message, path
+        # the innermost line of the user's code: the callee's (the CLI's outputs convert the
+        # callee with it, and run with the source's lines: issue 43 item 16)
+        assert f"the statement at {HERE}:{line_of(first_peak, 1)} needs" in message, path
         assert "Fix: give the function a static `size=` (`jnp.argwhere(c, size=k)`" in message, path
 
 
@@ -736,8 +729,7 @@ def test_every_path_says_so_in_a_function_that_stages_nothing(tmp_path):
                 jitted(arg)
             assert says in str(info.value), (fn.__name__, path)
             assert isinstance(info.value.__cause__, cause), (fn.__name__, path)
-            if path != "cli default":
-                assert f"the statement at {HERE}:{line_of(fn, line)} " in str(info.value), (fn.__name__, path)
+            assert f"the statement at {HERE}:{line_of(fn, line)} " in str(info.value), (fn.__name__, path)
     # Run as Python (no trace), the function is the user's: Python's value, Python's errors.
     assert autolax.convert(scaled_by_itself)(3.0) == 9.0
     assert autolax.convert(triangle)(4.0) == triangle(4.0) == 6
@@ -800,8 +792,7 @@ def test_any_and_all_of_a_generator_of_traced_values_say_so(tmp_path):
             assert f"Fix: give `{name}` a list (`{name}([x > 0 for x in xs])`: autolax stages `any` / `all` of a " \
                    f"list holding traced values) or test an array (`jnp.{name}(xs > 0)`)" in message, path
             assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError), path
-            if path != "cli default":
-                assert f"the statement at {HERE}:{line_of(fn, 1)} " in message, path
+            assert f"the statement at {HERE}:{line_of(fn, 1)} " in message, path
     # The rewrite the message gives: Python's answer.
     def any_negative_of_a_list(xs):
         return any([x < 0 for x in xs])

@@ -1,0 +1,152 @@
+"""``ops.source_lines``: the functions of a file ``autolax convert`` wrote run with the
+line numbers of the file it was written from.
+
+``autolax.jit`` compiles converted code with the source's file name and line numbers, so a
+traceback, and every message of the runtime that names the line it was called from (it
+reads the calling frame), names the user's line. A written file has lines of its own:
+conversion adds some (``def loop_body``, ``try:``) and moves the rest. Its one bookkeeping
+line, after its last converted function::
+
+    ops.source_lines('model.py', 'AAgBC...')
+
+gives the functions defined above it the source's file name and line numbers: each code
+object is replaced by the same code with the source's line of each instruction
+(``sites.lines_text`` writes the map; columns are dropped, since the written file indents
+code differently). Nothing else changes: the same bytecode, constants and names.
+
+When the source cannot be found where the program runs (the name, relative to the written
+file, finds no file, or finds the written file itself), nothing is changed: the functions
+name the written file's own lines, which are the code that runs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import inspect
+import os
+import sys
+import types
+
+from autolax.runtime import sites
+
+
+def source_lines(name: str, lines: str) -> None:
+    """Gives the functions of the calling module (a file ``autolax convert`` wrote from
+    ``name``, relative to it) the lines of ``name`` that ``lines`` (``sites.lines_text``) says
+    each of its lines stands for.
+
+    Equivalent Python: nothing (the line numbers in tracebacks differ)."""
+    frame = sys._getframe(1)
+    written = frame.f_code.co_filename
+    source = sites.resolve(name, os.path.abspath(written))
+    if not os.path.isfile(source) or sites._same_file(source, written):
+        return
+    source = os.path.abspath(source)
+    runs = sites.lines_parse(lines)
+    starts = [w for w, _ in runs]
+
+    def line_of(w):
+        if w is None:
+            return None
+        k = bisect.bisect_right(starts, w) - 1
+        return runs[k][1] + (w - runs[k][0])
+
+    done: dict = {}
+    changed = [(fn, _remapped(fn.__code__, source, line_of, done)) for fn in _functions(frame.f_globals, written)]
+    if any(new is None for _, new in changed):
+        return  # a line table this Python writes otherwise (see ``_line_table``): all as written
+    sites.mapped_as(name, source)
+    for fn, new in changed:
+        fn.__code__ = new
+
+
+def _functions(namespace: dict, filename: str) -> list:
+    """The functions compiled from ``filename`` that the module's names reach: functions,
+    the methods of its classes (static, class, properties), through the wrappers of
+    decorators (``__wrapped__``, ``functools.partial``, a closure's cells)."""
+    out, seen = [], set()
+    todo = [(v, 0) for v in namespace.values()]
+    module = namespace.get("__name__")
+    while todo:
+        obj, depth = todo.pop()
+        if id(obj) in seen or depth > 4:
+            continue
+        seen.add(id(obj))
+        inner = []
+        if isinstance(obj, types.FunctionType):
+            if obj.__code__.co_filename == filename:
+                out.append(obj)
+            inner.extend(c.cell_contents for c in obj.__closure__ or () if _filled(c))
+        elif isinstance(obj, type):
+            if getattr(obj, "__module__", None) == module:
+                inner.extend(vars(obj).values())
+        elif isinstance(obj, (staticmethod, classmethod)):
+            inner.append(obj.__func__)
+        elif isinstance(obj, property):
+            inner.extend(f for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
+        elif isinstance(obj, functools.partial):
+            inner.append(obj.func)
+        if not isinstance(obj, (type, types.ModuleType)):
+            # a decorator's wrapper (``functools.wraps``, ``jax.jit``), read without running
+            # the object's own attribute code
+            wrapped = inspect.getattr_static(obj, "__wrapped__", None)
+            if wrapped is not None:
+                inner.append(wrapped)
+        todo.extend((x, depth + 1) for x in inner)
+    return out
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _remapped(code, source: str, line_of, done: dict):
+    """``code`` with the source's file name and lines (its nested code too), or None if
+    this Python reads the line table written otherwise."""
+    if id(code) in done:
+        return done[id(code)][1]
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            const = _remapped(const, source, line_of, done)
+            if const is None:
+                return None
+        consts.append(const)
+    lines = [line_of(start) for start, *_ in code.co_positions()]
+    first = line_of(code.co_firstlineno)
+    new = code.replace(
+        co_filename=source, co_firstlineno=first, co_linetable=_line_table(lines, first), co_consts=tuple(consts)
+    )
+    if [start for start, *_ in new.co_positions()] != lines:
+        new = None
+    done[id(code)] = (code, new)  # (keeps ``code`` alive: its id stays its own)
+    return new
+
+
+def _line_table(lines: list, first: int) -> bytes:
+    """The line table (``co_linetable``, the format of CPython 3.11 and later:
+    ``Objects/locations.md``) of code whose code units are on ``lines`` (None: no line),
+    without columns."""
+    out, current, i = bytearray(), first, 0
+    while i < len(lines):
+        line, n = lines[i], 1
+        while n < 8 and i + n < len(lines) and lines[i + n] == line:
+            n += 1
+        if line is None:
+            out.append(0x80 | (15 << 3) | (n - 1))  # no location
+        else:
+            out.append(0x80 | (13 << 3) | (n - 1))  # a line, no columns: the delta as a signed varint
+            delta = line - current
+            value = (-delta << 1) | 1 if delta < 0 else delta << 1
+            while value >= 64:
+                out.append((value & 63) | 64)
+                value >>= 6
+            out.append(value)
+            current = line
+        i += n
+    return bytes(out)
