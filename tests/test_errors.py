@@ -831,3 +831,86 @@ def test_a_while_loop_that_cannot_be_staged_says_why_first(tmp_path):
            "`jnp.floor(v).astype(int)` or `a // b` for `int(a / b)`." in message
     assert "carried values keep one shape" not in message
     assert isinstance(info.value.__cause__, jax.errors.ConcretizationTypeError)
+
+
+# ----------------------------------------------------------------------------- the source's lines on every path
+# (issue 43 item 16) A file `autolax convert` writes has lines of its own; its last line,
+# `ops.source_lines(...)`, gives its functions the source's lines, so that an error raised
+# among a function's own statements names the user's file and line on every path, as
+# `autolax.jit` (which compiles with the source's lines) does.
+def int_of_a_traced_argument(x):
+    y = x * 2.0
+    n = int(y)
+    return y + n
+
+
+def loop_converting_each_item(xs, n):
+    total = 0.0
+    for i in range(n):
+        total = total * float(xs[i])
+    for i in range(n):  # (the same line again: the written file's text alone cannot say which)
+        total = total * float(xs[i])
+    return total
+
+
+def reads_a_list_at(x, k):
+    table = [1.0, 2.0, 3.0]
+    return table[k] * x
+
+
+def calls_reads_a_list_at(x, k):
+    y = x + 1.0
+    return reads_a_list_at(y, k) * 2.0
+
+
+def splits_into_groups(x, groups):
+    total = x * 0.0
+    size = 6 // groups
+    return total + size
+
+
+def _every_line_path(fn, tmp_path, static_argnums=()):
+    from paths import cli_function
+
+    yield "autolax.jit", autolax.jit(fn, static_argnums=static_argnums)
+    yield "cli default", jax.jit(cli_function(fn, tmp_path), static_argnums=static_argnums)
+    yield "cli standalone", jax.jit(cli_function(fn, tmp_path, standalone=True), static_argnums=static_argnums)
+
+
+@pytest.mark.parametrize(("fn", "args", "static", "kind", "where", "source", "says"), [
+    # a TracedValueError from `int()` of a traced value in a plain statement
+    (int_of_a_traced_argument, (jnp.float32(2.0),), (), "TracedValueError", (int_of_a_traced_argument, 2),
+     "n = int(y)", "(`int()` of a traced value)"),
+    # a refusal inside a staged loop's body: the loop, and the body's line (was "the body")
+    (loop_converting_each_item, (jnp.arange(3.0), jnp.int32(3)), (), "TracedValueError",
+     (loop_converting_each_item, 2), "for i in range(n):", f"line {line_of(loop_converting_each_item, 3)} needs"),
+    # inside a callee of the same file, which the CLI converts with its caller
+    (calls_reads_a_list_at, (jnp.float32(2.0), jnp.int32(1)), (), "TracedValueError", (reads_a_list_at, 2),
+     "return table[k] * x", "uses a traced value as a Python int"),
+])
+def test_every_path_names_the_source_line(fn, args, static, kind, where, source, says, tmp_path):
+    from paths import is_autolax_error
+
+    messages = {}
+    for path, jitted in _every_line_path(fn, tmp_path, static):
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is checked by name (the copy's own)
+            jitted(*args)
+        assert type(info.value).__name__ == kind and is_autolax_error(info.value), (path, info.value)
+        message = str(info.value)
+        assert f" at {HERE}:{line_of(*where)}" in message, (path, message)
+        assert f"\n    {source}\n" in message, (path, message)
+        assert says in message, (path, message)
+        messages[path] = message.split("\n--------------------")[0]  # (JAX's note on its frames)
+    assert messages["cli default"] == messages["cli standalone"] == messages["autolax.jit"]
+
+
+def test_every_path_s_traceback_names_the_source_line(tmp_path):
+    # Python's own exception (a Python int divided by a static 0): the traceback's frame of
+    # the user's function is the source's file and line, with its text.
+    line = line_of(splits_into_groups, 2)
+    for path, jitted in _every_line_path(splits_into_groups, tmp_path, static_argnums=(1,)):
+        with pytest.raises(ZeroDivisionError) as info:
+            jitted(jnp.float32(1.0), 0)
+        frames = [(f.filename, f.lineno, f.line) for f in traceback.extract_tb(info.value.__traceback__)]
+        assert (HERE, line, "size = 6 // groups") in frames, (path, frames)
+    assert int(autolax.jit(splits_into_groups, static_argnums=1)(jnp.float32(1.0), 2)) == 3
