@@ -52,6 +52,7 @@ by the front end and the runtime; it imports nothing else of autolax.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import linecache
 import os
@@ -345,14 +346,16 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
 
 # ----------------------------------------------------------------------------- line maps
 # A file ``autolax convert`` wrote has lines of its own: conversion adds some (``def
-# loop_body``, ``try:``) and moves others. Its last bookkeeping line,
+# loop_body``, ``try:``) and moves others. Its one bookkeeping line,
 # ``ops.source_lines('model.py', '<map>')``, gives the line of ``model.py`` each of its lines
 # stands for, so that its functions run with the source's line numbers, as ``autolax.jit``
 # compiles them (``ops.source_lines``). The map is a list of runs: from written line ``w``
-# on, line ``w + k`` stands for source line ``s + k``, until the next run. Each run is two
-# numbers, how many lines after the previous run it starts (less one) and how far its source
-# line is from the previous run's continued, written as base-64 VLQ digits (as JavaScript
-# source maps write theirs): two characters for most runs.
+# on, line ``w + k`` stands for source line ``s + k`` (lines copied as written), or ``s``
+# for every ``k`` (the lines generated for one statement), until the next run. A run is two
+# numbers: how many lines after the previous run it starts (less one, times two, plus one
+# for a run of one source line), and how far its source line is from where the previous
+# run would have gone on; written as base-64 VLQ digits, as JavaScript source maps write
+# theirs: two characters for most runs.
 
 _DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _DIGIT = {c: i for i, c in enumerate(_DIGITS)}
@@ -374,19 +377,23 @@ def _vlq(value: int, out: list) -> None:
 def lines_text(lines) -> str:
     """The map of ``lines`` (``lines[i]``: the source line that written line ``i + 1``
     stands for, or None for one that holds no code: a blank line, a comment)."""
-    out, prev_w, prev_s = [], 1, 1
-    for w, s in enumerate(lines, 1):
-        if s is None or s == prev_s + (w - prev_w):
+    known = [(w, s) for w, s in enumerate(lines, 1) if s is not None]
+    out, run = [], (0, 0, 1)  # (written line, source line, step)
+    for k, (w, s) in enumerate(known):
+        prev_w, prev_s, step = run
+        went_on = prev_s + (w - prev_w) * step
+        if s == went_on:
             continue
-        _vlq(w - prev_w - 1, out)
-        _vlq(s - (prev_s + (w - prev_w)), out)
-        prev_w, prev_s = w, s
+        flat = int(k + 1 < len(known) and known[k + 1][1] == s)
+        _vlq((w - prev_w - 1) * 2 + flat, out)
+        _vlq(s - went_on, out)
+        run = (w, s, 1 - flat)
     return "".join(out)
 
 
 def lines_parse(text: str) -> tuple:
-    """The runs of a map (``lines_text``): ((written line, source line), ...), in order,
-    starting with (1, 1)."""
+    """The runs of a map (``lines_text``): ((written line, source line, step), ...), in
+    order, starting with (0, 0, 1)."""
     numbers, value, shift = [], 0, 0
     for c in text:
         digit = _DIGIT[c]
@@ -395,14 +402,22 @@ def lines_parse(text: str) -> tuple:
         if not digit & 32:
             numbers.append(-(value >> 1) if value & 1 else value >> 1)
             value, shift = 0, 0
-    if shift or len(numbers) % 2:
+    if shift or len(numbers) % 2 or any(n < 0 for n in numbers[::2]):
         raise ValueError(f"not a line map: {text!r}")
-    runs, w, s = [(1, 1)], 1, 1
-    for dw, ds in zip(numbers[::2], numbers[1::2]):
-        step = dw + 1
-        w, s = w + step, s + step + ds
-        runs.append((w, s))
+    runs = [(0, 0, 1)]
+    for gap, ds in zip(numbers[::2], numbers[1::2]):
+        w, s, step = runs[-1]
+        new_w = w + gap // 2 + 1
+        runs.append((new_w, s + (new_w - w) * step + ds, 1 - gap % 2))
     return tuple(runs)
+
+
+def line_of(runs: tuple, starts: list, w: int) -> int:
+    """The source line of written line ``w`` (``runs``: ``lines_parse``; ``starts``: their
+    written lines)."""
+    k = bisect.bisect_right(starts, w) - 1
+    first_w, first_s, step = runs[k]
+    return first_s + (w - first_w) * step
 
 
 def mapped_as(name: str, source: str) -> None:

@@ -21,7 +21,6 @@ name the written file's own lines, which are the code that runs.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import inspect
 import os
@@ -44,13 +43,10 @@ def source_lines(name: str, lines: str) -> None:
         return
     source = os.path.abspath(source)
     runs = sites.lines_parse(lines)
-    starts = [w for w, _ in runs]
+    starts = [w for w, _, _ in runs]
 
     def line_of(w):
-        if w is None:
-            return None
-        k = bisect.bisect_right(starts, w) - 1
-        return runs[k][1] + (w - runs[k][0])
+        return None if w is None else sites.line_of(runs, starts, w)
 
     done: dict = {}
     changed = [(fn, _remapped(fn.__code__, source, line_of, done)) for fn in _functions(frame.f_globals, written)]
