@@ -863,6 +863,12 @@ def calls_reads_a_list_at(x, k):
     return reads_a_list_at(y, k) * 2.0
 
 
+def picks_of_two_shapes(x):
+    y = x * 2.0
+    z = y if x > 0 else jnp.zeros(3)
+    return z
+
+
 def splits_into_groups(x, groups):
     total = x * 0.0
     size = 6 // groups
@@ -887,6 +893,9 @@ def _every_line_path(fn, tmp_path, static_argnums=()):
     # inside a callee of the same file, which the CLI converts with its caller
     (calls_reads_a_list_at, (jnp.float32(2.0), jnp.int32(1)), (), "TracedValueError", (reads_a_list_at, 2),
      "return table[k] * x", "uses a traced value as a Python int"),
+    # a conditional expression (its site is found from the calling frame)
+    (picks_of_two_shapes, (jnp.float32(1.0),), (), "StateMismatchError", (picks_of_two_shapes, 2),
+     "z = y if x > 0 else jnp.zeros(3)", "float32[] in the `if` branch and float32[3] in the `else` branch"),
 ])
 def test_every_path_names_the_source_line(fn, args, static, kind, where, source, says, tmp_path):
     from paths import is_autolax_error
