@@ -75,7 +75,7 @@ def display_filename(filename: str) -> str:
     return filename
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except (OSError, ValueError):
@@ -327,7 +327,7 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         # the converted file itself, whose lines are not the user's: never quoted.
         not_the_source=bool(facts.filename)
         and (facts.filename, code_filename) not in _MAPPED
-        and _same_file(resolved, code_filename),
+        and same_file(resolved, code_filename),
         lineno=facts.lineno,
         names=tuple(facts.outputs if names is None else names),
         roles={facts.return_value: RETURN_VALUE} if facts.return_value else {},

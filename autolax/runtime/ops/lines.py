@@ -17,6 +17,16 @@ code differently). Nothing else changes: the same bytecode, constants and names.
 When the source cannot be found where the program runs (the name, relative to the written
 file, finds no file, or finds the written file itself), nothing is changed: the functions
 name the written file's own lines, which are the code that runs.
+
+Why this shape: every place that names a line (tracebacks, JAX's source info, and the ~45
+messages of the runtime that read a frame's ``f_lineno`` or a traceback's ``tb_lineno``)
+reads the code object, so giving the code the source's lines fixes them all at once, as
+``autolax.jit`` does by compiling with them; a map the runtime consulted instead would fix
+only the messages that ask it, never Python's own tracebacks. The map lives in the written
+file (``--standalone`` output has no front end to ask) as one line, not a comment per
+statement, so that the file still reads like hand-written JAX. It runs after the last
+converted function because the functions must exist, and before the code that runs the
+file (``if __name__ == "__main__":``), which would otherwise run with the written lines.
 """
 
 from __future__ import annotations
@@ -39,7 +49,7 @@ def source_lines(name: str, lines: str) -> None:
     frame = sys._getframe(1)
     written = frame.f_code.co_filename
     source = sites.resolve(name, os.path.abspath(written))
-    if not os.path.isfile(source) or sites._same_file(source, written):
+    if not os.path.isfile(source) or sites.same_file(source, written):
         return
     source = os.path.abspath(source)
     runs = sites.lines_parse(lines)
