@@ -685,3 +685,60 @@ def test_options_of_the_old_static_backend_are_ignored_with_a_warning(tmp_path, 
         f"autolax convert: warning: {flags[0]} is no longer needed and is ignored: the output decides what is "
         "traced when the program runs (use static_argnames on jax.jit for Python values)\n")
     assert flagged.read_text() == plain.read_text()
+
+
+# ----------------------------------------------------------------------------- the source's lines
+LINES_SOURCE = '''\
+import jax.numpy as jnp
+
+import autolax
+
+
+@autolax.jit(static_argnums=1)
+def split(x, groups):
+    total = x * 0.0
+    for i in range(3):
+        total = total + x
+    size = 6 // groups
+    return total + size
+
+
+if __name__ == "__main__":
+    split(jnp.float32(1.0), 0)
+'''
+
+
+def _user_frames(exc, name):
+    import traceback
+
+    return [(f.filename, f.lineno, f.line) for f in traceback.extract_tb(exc.__traceback__)
+            if os.path.basename(f.filename) == name]
+
+
+@pytest.mark.parametrize("standalone", [False, True])
+def test_the_written_file_runs_with_the_source_s_lines(tmp_path, standalone):
+    # (issue 43 item 16) Its one line of bookkeeping, before the `__main__` block, gives its
+    # functions the source's file and lines: the traceback names `m.py:11` and its text.
+    import runpy
+
+    src = write(tmp_path / "src" / "m.py", LINES_SOURCE)
+    out = tmp_path / "gen" / "m.py"
+    assert cli.main(["convert", str(src), "-o", str(out)] + (["--standalone"] if standalone else [])) == 0
+    written = out.read_text()
+    [line] = [ln for ln in written.splitlines() if "source_lines(" in ln]
+    assert line.startswith("ops.source_lines('../src/m.py', '") and len(line) < 80, line
+    assert written.index(line) < written.index('if __name__ == "__main__":')
+    sys.path.insert(0, str(out.parent))
+    try:
+        with pytest.raises(ZeroDivisionError) as info:
+            runpy.run_path(str(out), run_name="__main__")
+        assert _user_frames(info.value, "m.py")[-1] == (str(src), 11, "size = 6 // groups")
+        # Without the source where the file runs, the written file's own lines: the code that runs.
+        src.rename(tmp_path / "src" / "moved.py")
+        with pytest.raises(ZeroDivisionError) as info:
+            runpy.run_path(str(out), run_name="__main__")
+        filename, lineno, text = _user_frames(info.value, "m.py")[-1]
+        assert filename == str(out) and lineno != 11
+        assert text == "size = 6 // groups" == written.splitlines()[lineno - 1].strip()
+    finally:
+        sys.path.remove(str(out.parent))
