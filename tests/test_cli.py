@@ -740,5 +740,11 @@ def test_the_written_file_runs_with_the_source_s_lines(tmp_path, standalone):
         filename, lineno, text = _user_frames(info.value, "m.py")[-1]
         assert filename == str(out) and lineno != 11
         assert text == "size = 6 // groups" == written.splitlines()[lineno - 1].strip()
+        # Edited since it was written (a line added above: the map no longer fits), the same.
+        (tmp_path / "src" / "moved.py").rename(src)
+        out.write_text("# edited\n" + written)
+        with pytest.raises(ZeroDivisionError) as info:
+            runpy.run_path(str(out), run_name="__main__")
+        assert _user_frames(info.value, "m.py")[-1] == (str(out), lineno + 1, "size = 6 // groups")
     finally:
         sys.path.remove(str(out.parent))

@@ -107,5 +107,6 @@ def test_a_line_map_is_short():
     # two characters for most runs.
     assert sites.lines_text([1, 2, 3]) == ""
     assert sites.lines_text([None, None, 3, 4, 5, 5, 5, 5, None, 6, 7]) == "WDMC"  # two runs
-    with pytest.raises(ValueError, match="not a line map"):
-        sites.lines_parse("F")
+    for edited in ("F", "W:M", "WDM C"):
+        with pytest.raises(ValueError, match="not a line map"):
+            sites.lines_parse(edited)

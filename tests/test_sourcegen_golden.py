@@ -294,7 +294,7 @@ def convert_function(before, **options):
     header, function = text.split("@jax.jit\n", 1)
     # (the file's line map, its last line: ``test_whole_file_default``)
     function, line_map = function.rsplit("\n\n\nops.source_lines('golden.py', '", 1)
-    assert line_map.endswith("')\n") and "\n" not in line_map[:-1]
+    assert re.fullmatch(r"\d+:[A-Za-z0-9+/]*'\)\n", line_map), line_map
     return function + "\n"
 
 
@@ -437,7 +437,7 @@ def pick(x, k):
     return retval
 
 
-ops.source_lines('model.py', 'mCFUEICMFGFUEMDEDIDGFIECLIKaFIECHIEMH')
+ops.source_lines('model.py', '74:mCFUEICMFGFUEMDEDIDGFIECLIKaFIECHIEMH')
 
 
 def untouched(x):
@@ -520,7 +520,7 @@ def pick(x, k):
     return retval
 
 
-ops.source_lines('model.py', 'mCFUEICMFGFUEMDEDIDGFIECLIKaFIECHIEMH')
+ops.source_lines('model.py', '74:mCFUEICMFGFUEMDEDIDGFIECLIKaFIECHIEMH')
 
 
 def untouched(x):
@@ -572,7 +572,9 @@ def test_the_line_map_gives_each_written_line_its_source_line():
     source = FILE_BEFORE.splitlines()
     [line_map] = [ln for ln in written if ln.startswith("ops.source_lines(")]
     assert written.index(line_map) == written.index("def untouched(x):") - 3
-    runs = sites.lines_parse(line_map.split("'")[3])
+    own, runs = line_map.split("'")[3].split(":")
+    assert int(own) == written.index(line_map) + 1
+    runs = sites.lines_parse(runs)
     starts = [w for w, _, _ in runs]
     checked = 0
     for w, text in enumerate(written[: written.index(line_map)], 1):

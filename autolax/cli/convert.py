@@ -224,7 +224,10 @@ class _FileConverter:
         edits.append(self.line_map_edit(sites))
         lines, srcs = _apply_mapped(self.module.lines, edits)
         text, srcs = self.fix_imports("".join(lines), sites, srcs)
-        return text.replace(_MAP_PLACEHOLDER, repr(lines_text(srcs)), 1)
+        # (the map starts with the line it is on: ``ops.source_lines`` checks it, so that a
+        # written file edited since, whose lines moved, keeps its own lines)
+        own = 1 + text[: text.index(_MAP_PLACEHOLDER)].count("\n")
+        return text.replace(_MAP_PLACEHOLDER, repr(f"{own}:{lines_text(srcs)}"), 1)
 
     def line_map_edit(self, sites):
         """The file's one line of bookkeeping, after the last module-level statement that

@@ -395,6 +395,8 @@ def lines_parse(text: str) -> tuple:
     """The runs of a map (``lines_text``): ((written line, source line, step), ...), in
     order, starting with (0, 0, 1)."""
     numbers, value, shift = [], 0, 0
+    if not set(text) <= _DIGIT.keys():
+        raise ValueError(f"not a line map: {text!r}")
     for c in text:
         digit = _DIGIT[c]
         value |= (digit & 31) << shift

@@ -7,16 +7,17 @@ reads the calling frame), names the user's line. A written file has lines of its
 conversion adds some (``def loop_body``, ``try:``) and moves the rest. Its one bookkeeping
 line, after its last converted function::
 
-    ops.source_lines('model.py', 'AAgBC...')
+    ops.source_lines('model.py', '57:AAgBC...')
 
 gives the functions defined above it the source's file name and line numbers: each code
 object is replaced by the same code with the source's line of each instruction
 (``sites.lines_text`` writes the map; columns are dropped, since the written file indents
 code differently). Nothing else changes: the same bytecode, constants and names.
 
-When the source cannot be found where the program runs (the name, relative to the written
-file, finds no file, or finds the written file itself), nothing is changed: the functions
-name the written file's own lines, which are the code that runs.
+(``57:`` is the line the call is on.) When the source cannot be found where the program
+runs (the name, relative to the written file, finds no file, or finds the written file
+itself), or the file was edited since it was written so that this line moved, nothing is
+changed: the functions name the written file's own lines, which are the code that runs.
 
 Why this shape: every place that names a line (tracebacks, JAX's source info, and the ~45
 messages of the runtime that read a frame's ``f_lineno`` or a traceback's ``tb_lineno``)
@@ -48,11 +49,17 @@ def source_lines(name: str, lines: str) -> None:
     Equivalent Python: nothing (the line numbers in tracebacks differ)."""
     frame = sys._getframe(1)
     written = frame.f_code.co_filename
+    own, _, lines = lines.partition(":")
+    if not own.isdigit() or frame.f_lineno != int(own):
+        return  # the file was edited since autolax wrote it, moving its lines: its own lines
     source = sites.resolve(name, os.path.abspath(written))
     if not os.path.isfile(source) or sites.same_file(source, written):
         return
     source = os.path.abspath(source)
-    runs = sites.lines_parse(lines)
+    try:
+        runs = sites.lines_parse(lines)
+    except ValueError:  # (an edited map)
+        return
     starts = [w for w, _, _ in runs]
 
     def line_of(w):
