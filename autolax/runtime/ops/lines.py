@@ -37,8 +37,10 @@ import inspect
 import os
 import sys
 import types
+import weakref
 
 from autolax.runtime import sites
+from autolax.runtime.ops import calls
 
 
 def source_lines(name: str, lines: str) -> None:
@@ -71,7 +73,33 @@ def source_lines(name: str, lines: str) -> None:
         return  # a line table this Python writes otherwise (see ``_line_table``): all as written
     sites.mapped_as(name, source)
     for fn, new in changed:
+        if calls._calls_runtime(fn):  # a converted function: what it defines is converted code
+            _CONVERTED_NESTED.update(_nested(new))
         fn.__code__ = new
+
+
+# The code of each function defined inside a converted function of a written file (a nested
+# ``def``, a lambda), once it has the source's lines: converted already, as the nested code
+# of a conversion by ``autolax.jit`` is (``autolax.api``'s ``_CONVERTED_NESTED``). Called from
+# converted code it runs as it is: converting it again would read its source lines, the
+# function as the user wrote it, not as its converted parent defines it (``ops.assigned``).
+_CONVERTED_NESTED: weakref.WeakSet = weakref.WeakSet()
+
+
+def converted_nested(code) -> bool:
+    """Is ``code`` that of a function defined inside a converted function of a file
+    ``autolax convert`` wrote?"""
+    return code in _CONVERTED_NESTED
+
+
+def _nested(code) -> list:
+    out, todo = [], [code]
+    while todo:
+        for const in todo.pop().co_consts:
+            if isinstance(const, types.CodeType):
+                out.append(const)
+                todo.append(const)
+    return out
 
 
 def _functions(namespace: dict, filename: str) -> list:
