@@ -748,3 +748,52 @@ def test_the_written_file_runs_with_the_source_s_lines(tmp_path, standalone):
         assert _user_frames(info.value, "m.py")[-1] == (str(out), lineno + 1, "size = 6 // groups")
     finally:
         sys.path.remove(str(out.parent))
+
+
+METHODS_SOURCE = '''\
+import jax.numpy as jnp
+
+
+def logged(fn):
+    def wrapper(*args):
+        return fn(*args)
+    return wrapper
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, x):
+        y = x * self.k
+        return y / int(y)
+
+    @staticmethod
+    def halve(x):
+        return x / int(x)
+
+
+@logged
+def wrapped(x):
+    y = x + 1.0
+    return y / int(y)
+'''
+
+
+@pytest.mark.parametrize("standalone", [False, True])
+def test_methods_and_wrapped_functions_run_with_the_source_s_lines(tmp_path, standalone):
+    # The functions the module's names reach: a class's methods (a static one too), and a
+    # function a decorator wrapped (held in the wrapper's closure).
+    src = write(tmp_path / "src" / "m.py", METHODS_SOURCE)
+    out = tmp_path / "gen" / "m.py"
+    assert cli.main(["convert", "--all", str(src), "-o", str(out)] + (["--standalone"] if standalone else [])) == 0
+    module = load_module(out, f"methods_lines_{int(standalone)}")
+    calls = [(lambda x: module.Scaler(2.0).scale(x), 16, "return y / int(y)"),
+             (module.Scaler.halve, 20, "return x / int(x)"),
+             (module.wrapped, 26, "return y / int(y)")]
+    for call, line, text in calls:
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the runtime's class, or its copy's
+            jax.jit(call)(jnp.float32(3.0))
+        assert type(info.value).__name__ == "TracedValueError", info.value
+        assert f"the statement at {src}:{line} " in str(info.value) and f"\n    {text}\n" in str(info.value), \
+            (line, str(info.value))
