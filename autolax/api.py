@@ -42,6 +42,7 @@ from autolax.runtime.libraries import is_library_callable
 from autolax.runtime.ops import calls as _calls
 from autolax.runtime.ops import checkpointed as _checkpointed
 from autolax.runtime.ops import report
+from autolax.runtime.ops.lines import converted_nested
 
 _lock = threading.RLock()
 
@@ -240,7 +241,7 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps:
         return functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps)
     if getattr(fn, "__autolax_converted__", False) or getattr(fn, "__autolax_do_not_convert__", False):
         return fn
-    if isinstance(fn, types.FunctionType) and _CONVERTED_NESTED.get(fn.__code__):
+    if isinstance(fn, types.FunctionType) and (_CONVERTED_NESTED.get(fn.__code__) or converted_nested(fn.__code__)):
         return fn
     if not isinstance(fn, types.FunctionType) or is_library_callable(fn):
         return callables.convert_callable(
@@ -276,7 +277,7 @@ def convert_callee(fn):
     hit = _cached_conversion(fn)
     if hit is not None:
         return hit
-    if _CONVERTED_NESTED.get(fn.__code__):
+    if _CONVERTED_NESTED.get(fn.__code__) or converted_nested(fn.__code__):
         return fn
     if fn in _FAILED_CALLEES:
         return fn

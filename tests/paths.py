@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import io
 import itertools
+import os
 import re
 import sys
 import tempfile
@@ -77,15 +78,30 @@ def cli_function(fn, tmp_dir, standalone=False):
     convert`` converts those with it."""
     if standalone:
         runtime_copy_folder()
-    functions = same_file_callees(fn)
-    source = "\n\n".join(textwrap.dedent(inspect.getsource(g)) for g in functions)
+    source_file = fn.__code__.co_filename
     path = f"{tmp_dir}/cli_{fn.__name__}_{next(_counter)}.py"
-    text = convert_source(source, path, Options(only=(fn.__name__,), standalone=standalone)).text
+    # The source as ``autolax convert`` reads it: each function on its own lines of its
+    # file, so that the written file names them (``at='...'``, ``ops.source_lines``) by
+    # their place there, as ``autolax.jit`` does.
+    text = convert_source(source_at_its_lines(same_file_callees(fn)), source_file,
+                          Options(only=(fn.__name__,), standalone=standalone),
+                          written_as=os.path.relpath(source_file, os.path.dirname(os.path.abspath(path)))).text
     with open(path, "w") as f:
         f.write(text)
     namespace = dict(fn.__globals__)
     exec(compile(text, path, "exec"), namespace)  # noqa: S102 - the test's own converted code
     return namespace[fn.__name__]
+
+
+def source_at_its_lines(functions) -> str:
+    """The text of ``functions`` (of one file), dedented, each on its own lines of the file
+    (blank lines between them)."""
+    lines = []
+    for g in sorted(functions, key=lambda g: inspect.getsourcelines(g)[1]):
+        own, first = inspect.getsourcelines(g)
+        lines += [""] * (first - 1 - len(lines))
+        lines += textwrap.dedent("".join(own)).splitlines()
+    return "\n".join(lines) + "\n"
 
 
 def same_file_callees(fn) -> list:

@@ -222,10 +222,10 @@ def test_several_inputs_go_into_output_directory(tmp_path):
     b = write(tmp_path / "lib" / "b.py", DECORATED)
     assert cli.main(["convert", str(a), str(tmp_path / "lib"), "-o", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "a.py").exists()
-    # The same code, whose descriptors name each one's own source file: a file given as SRC
-    # relative to the written file, a file of a converted directory by its path in it.
+    # The same code, whose descriptors and line map name each one's own source file: a file
+    # given as SRC relative to the written file, a file of a converted directory by its path in it.
     assert (tmp_path / "out" / "lib" / "b.py").read_text() == (tmp_path / "out" / "a.py").read_text().replace(
-        "'../a.py:", "'lib/b.py:")
+        "'../a.py:", "'lib/b.py:").replace("source_lines('../a.py',", "source_lines('lib/b.py',")
     assert b.read_text() == DECORATED
 
 
@@ -685,3 +685,115 @@ def test_options_of_the_old_static_backend_are_ignored_with_a_warning(tmp_path, 
         f"autolax convert: warning: {flags[0]} is no longer needed and is ignored: the output decides what is "
         "traced when the program runs (use static_argnames on jax.jit for Python values)\n")
     assert flagged.read_text() == plain.read_text()
+
+
+# ----------------------------------------------------------------------------- the source's lines
+LINES_SOURCE = '''\
+import jax.numpy as jnp
+
+import autolax
+
+
+@autolax.jit(static_argnums=1)
+def split(x, groups):
+    total = x * 0.0
+    for i in range(3):
+        total = total + x
+    size = 6 // groups
+    return total + size
+
+
+if __name__ == "__main__":
+    split(jnp.float32(1.0), 0)
+'''
+
+
+def _user_frames(exc, name):
+    import traceback
+
+    return [(f.filename, f.lineno, f.line) for f in traceback.extract_tb(exc.__traceback__)
+            if os.path.basename(f.filename) == name]
+
+
+@pytest.mark.parametrize("standalone", [False, True])
+def test_the_written_file_runs_with_the_source_s_lines(tmp_path, standalone):
+    # (issue 43 item 16) Its one line of bookkeeping, before the `__main__` block, gives its
+    # functions the source's file and lines: the traceback names `m.py:11` and its text.
+    import runpy
+
+    src = write(tmp_path / "src" / "m.py", LINES_SOURCE)
+    out = tmp_path / "gen" / "m.py"
+    assert cli.main(["convert", str(src), "-o", str(out)] + (["--standalone"] if standalone else [])) == 0
+    written = out.read_text()
+    [line] = [ln for ln in written.splitlines() if "source_lines(" in ln]
+    assert line.startswith("ops.source_lines('../src/m.py', '") and len(line) < 80, line
+    assert written.index(line) < written.index('if __name__ == "__main__":')
+    sys.path.insert(0, str(out.parent))
+    try:
+        with pytest.raises(ZeroDivisionError) as info:
+            runpy.run_path(str(out), run_name="__main__")
+        assert _user_frames(info.value, "m.py")[-1] == (str(src), 11, "size = 6 // groups")
+        # Without the source where the file runs, the written file's own lines: the code that runs.
+        src.rename(tmp_path / "src" / "moved.py")
+        with pytest.raises(ZeroDivisionError) as info:
+            runpy.run_path(str(out), run_name="__main__")
+        filename, lineno, text = _user_frames(info.value, "m.py")[-1]
+        assert filename == str(out) and lineno != 11
+        assert text == "size = 6 // groups" == written.splitlines()[lineno - 1].strip()
+        # Edited since it was written (a line added above: the map no longer fits), the same.
+        (tmp_path / "src" / "moved.py").rename(src)
+        out.write_text("# edited\n" + written)
+        with pytest.raises(ZeroDivisionError) as info:
+            runpy.run_path(str(out), run_name="__main__")
+        assert _user_frames(info.value, "m.py")[-1] == (str(out), lineno + 1, "size = 6 // groups")
+    finally:
+        sys.path.remove(str(out.parent))
+
+
+METHODS_SOURCE = '''\
+import jax.numpy as jnp
+
+
+def logged(fn):
+    def wrapper(*args):
+        return fn(*args)
+    return wrapper
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, x):
+        y = x * self.k
+        return y / int(y)
+
+    @staticmethod
+    def halve(x):
+        return x / int(x)
+
+
+@logged
+def wrapped(x):
+    y = x + 1.0
+    return y / int(y)
+'''
+
+
+@pytest.mark.parametrize("standalone", [False, True])
+def test_methods_and_wrapped_functions_run_with_the_source_s_lines(tmp_path, standalone):
+    # The functions the module's names reach: a class's methods (a static one too), and a
+    # function a decorator wrapped (held in the wrapper's closure).
+    src = write(tmp_path / "src" / "m.py", METHODS_SOURCE)
+    out = tmp_path / "gen" / "m.py"
+    assert cli.main(["convert", "--all", str(src), "-o", str(out)] + (["--standalone"] if standalone else [])) == 0
+    module = load_module(out, f"methods_lines_{int(standalone)}")
+    calls = [(lambda x: module.Scaler(2.0).scale(x), 16, "return y / int(y)"),
+             (module.Scaler.halve, 20, "return x / int(x)"),
+             (module.wrapped, 26, "return y / int(y)")]
+    for call, line, text in calls:
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the runtime's class, or its copy's
+            jax.jit(call)(jnp.float32(3.0))
+        assert type(info.value).__name__ == "TracedValueError", info.value
+        assert f"the statement at {src}:{line} " in str(info.value) and f"\n    {text}\n" in str(info.value), \
+            (line, str(info.value))

@@ -506,11 +506,8 @@ def test_host_output_in_a_staged_body_is_refused(fn, kind, path, tmp_path):
     assert written == []
     msg = str(info.value)
     statement = "`for` loop" if fn.__name__.startswith("loop") else "`if`"
-    if path == "cli default":  # the converted file's lines
-        assert f"{_HOST_CALLS[kind]} writes output at " in msg and f"inside the {statement} at " in msg
-    else:
-        assert f"{_HOST_CALLS[kind]} writes output at {HERE}:{line_of(fn, 2)} inside the {statement} at {HERE}:" \
-            f"{line_of(fn, 1)}, which is staged" in msg
+    assert f"{_HOST_CALLS[kind]} writes output at {HERE}:{line_of(fn, 2)} inside the {statement} at {HERE}:" \
+        f"{line_of(fn, 1)}, which is staged" in msg
     assert "it would run once, while autolax traces the body" in msg
     assert "Fix: use print(...), which autolax stages, or jax.debug.callback(...)" in msg
 
@@ -628,7 +625,7 @@ def halving_search(arr, key):
 
 def _jit_paths(fn, static_argnums=(), tmp_path=None):
     """The paths where autolax controls the trace: ``autolax.jit``, ``jax.jit`` of
-    ``autolax.convert`` and of the CLI's default output."""
+    ``autolax.convert`` and of the CLI's default output (``--standalone``: ``test_every_path_names_the_source_line``)."""
     from paths import cli_function
 
     yield "autolax.jit", autolax.jit(fn, static_argnums=static_argnums)
@@ -648,8 +645,7 @@ def test_float_of_a_traced_argument_is_traced_value_error(tmp_path):
         assert "Fix: compute with jnp in place of the Python builtin: `jnp.asarray(v, dtype=complex)` for " \
                "`complex(v)`; or mark 'x0' static (`static_argnames=('x0',)`" in message, path
         assert isinstance(info.value.__cause__, jax.errors.ConcretizationTypeError), path
-        if path != "cli default":  # (the CLI's file has lines of its own)
-            assert f"the statement at {HERE}:{line_of(newton_step, 1)} " in message, path
+        assert f"the statement at {HERE}:{line_of(newton_step, 1)} " in message, path
     # Outside jit, Python's answer.
     assert autolax.convert(newton_step)(halve, 3.0) == newton_step(halve, 3.0) == 2.25
 
@@ -666,9 +662,8 @@ def test_a_python_list_indexed_with_a_traced_argument_is_traced_value_error(tmp_
                in message, path
         assert "or mark 's' static (`static_argnames=('s',)`" in message, path
         assert isinstance(info.value.__cause__, jax.errors.TracerIntegerConversionError), path
-        if path != "cli default":
-            assert f"the statement at {HERE}:{line_of(mark_visited, 2)} " in message, path
-            assert "\n    seen[s] = 1.0\n" in message, path
+        assert f"the statement at {HERE}:{line_of(mark_visited, 2)} " in message, path
+        assert "\n    seen[s] = 1.0\n" in message, path
 
 
 def test_a_data_dependent_shape_in_a_called_function_names_its_line(tmp_path):
@@ -680,11 +675,9 @@ def test_a_data_dependent_shape_in_a_called_function_names_its_line(tmp_path):
         message = str(info.value)
         assert "needs the concrete value of a traced expression (`jnp.nonzero` without a static `size=`: its " \
                "result's shape would depend on data)" in message, path
-        # the innermost line of the user's code: the callee's (the CLI's output converts the callee
-        # too since it converts a function's same-file callees, and names its own file's line:
-        # issue 43 item 16, open)
-        if path != "cli default":
-            assert f"the statement at {HERE}:{line_of(first_peak, 1)} needs" in message, path
+        # the innermost line of the user's code: the callee's (the CLI's outputs convert the
+        # callee with it, and run with the source's lines: issue 43 item 16)
+        assert f"the statement at {HERE}:{line_of(first_peak, 1)} needs" in message, path
         assert "Fix: give the function a static `size=` (`jnp.argwhere(c, size=k)`" in message, path
 
 
@@ -735,8 +728,7 @@ def test_every_path_says_so_in_a_function_that_stages_nothing(tmp_path):
                 jitted(arg)
             assert says in str(info.value), (fn.__name__, path)
             assert isinstance(info.value.__cause__, cause), (fn.__name__, path)
-            if path != "cli default":
-                assert f"the statement at {HERE}:{line_of(fn, line)} " in str(info.value), (fn.__name__, path)
+            assert f"the statement at {HERE}:{line_of(fn, line)} " in str(info.value), (fn.__name__, path)
     # Run as Python (no trace), the function is the user's: Python's value, Python's errors.
     assert autolax.convert(scaled_by_itself)(3.0) == 9.0
     assert autolax.convert(as_hex)(4) == as_hex(4) == "0x4"
@@ -799,8 +791,7 @@ def test_any_and_all_of_a_generator_of_traced_values_say_so(tmp_path):
             assert f"Fix: give `{name}` a list (`{name}([x > 0 for x in xs])`: autolax stages `any` / `all` of a " \
                    f"list holding traced values) or test an array (`jnp.{name}(xs > 0)`)" in message, path
             assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError), path
-            if path != "cli default":
-                assert f"the statement at {HERE}:{line_of(fn, 1)} " in message, path
+            assert f"the statement at {HERE}:{line_of(fn, 1)} " in message, path
     # The rewrite the message gives: Python's answer.
     def any_negative_of_a_list(xs):
         return any([x < 0 for x in xs])
@@ -839,3 +830,95 @@ def test_a_while_loop_that_cannot_be_staged_says_why_first(tmp_path):
            in message
     assert "carried values keep one shape" not in message
     assert isinstance(info.value.__cause__, jax.errors.TracerIntegerConversionError)
+
+
+# ----------------------------------------------------------------------------- the source's lines on every path
+# (issue 43 item 16) A file `autolax convert` writes has lines of its own; its last line,
+# `ops.source_lines(...)`, gives its functions the source's lines, so that an error raised
+# among a function's own statements names the user's file and line on every path, as
+# `autolax.jit` (which compiles with the source's lines) does.
+def int_of_a_traced_argument(x):
+    y = x * 2.0
+    n = complex(y)  # (`int(y)` is staged: ops.int)
+    return y + n
+
+
+def loop_converting_each_item(xs, n):
+    total = 0.0
+    for i in range(n):
+        total = total * complex(xs[i])
+    for i in range(n):  # (the same line again: the written file's text alone cannot say which)
+        total = total * complex(xs[i])
+    return total
+
+
+def reads_a_list_at(x, k):
+    table = [1.0, 2.0, 3.0]
+    return table[k] * x
+
+
+def calls_reads_a_list_at(x, k):
+    y = x + 1.0
+    return reads_a_list_at(y, k) * 2.0
+
+
+def picks_of_two_shapes(x):
+    y = x * 2.0
+    z = y if x > 0 else jnp.zeros(3)
+    return z
+
+
+def splits_into_groups(x, groups):
+    total = x * 0.0
+    size = 6 // groups
+    return total + size
+
+
+def _every_line_path(fn, tmp_path, static_argnums=()):
+    from paths import cli_function
+
+    yield "autolax.jit", autolax.jit(fn, static_argnums=static_argnums)
+    yield "cli default", jax.jit(cli_function(fn, tmp_path), static_argnums=static_argnums)
+    yield "cli standalone", jax.jit(cli_function(fn, tmp_path, standalone=True), static_argnums=static_argnums)
+
+
+@pytest.mark.parametrize(("fn", "args", "static", "kind", "where", "source", "says"), [
+    # a TracedValueError from `complex()` of a traced value in a plain statement
+    (int_of_a_traced_argument, (jnp.float32(2.0),), (), "TracedValueError", (int_of_a_traced_argument, 2),
+     "n = complex(y)  # (`int(y)` is staged: ops.int)", "(`complex()` of a traced value)"),
+    # a refusal inside a staged loop's body: the loop, and the body's line (was "the body")
+    (loop_converting_each_item, (jnp.arange(3.0), jnp.int32(3)), (), "TracedValueError",
+     (loop_converting_each_item, 2), "for i in range(n):", f"line {line_of(loop_converting_each_item, 3)} needs"),
+    # inside a callee of the same file, which the CLI converts with its caller
+    (calls_reads_a_list_at, (jnp.float32(2.0), jnp.int32(1)), (), "TracedValueError", (reads_a_list_at, 2),
+     "return table[k] * x", "uses a traced value as a Python int"),
+    # a conditional expression (its site is found from the calling frame)
+    (picks_of_two_shapes, (jnp.float32(1.0),), (), "StateMismatchError", (picks_of_two_shapes, 2),
+     "z = y if x > 0 else jnp.zeros(3)", "float32[] in the `if` branch and float32[3] in the `else` branch"),
+])
+def test_every_path_names_the_source_line(fn, args, static, kind, where, source, says, tmp_path):
+    from paths import is_autolax_error
+
+    messages = {}
+    for path, jitted in _every_line_path(fn, tmp_path, static):
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the class is checked by name (the copy's own)
+            jitted(*args)
+        assert type(info.value).__name__ == kind and is_autolax_error(info.value), (path, info.value)
+        message = str(info.value)
+        assert f" at {HERE}:{line_of(*where)}" in message, (path, message)
+        assert f"\n    {source}\n" in message, (path, message)
+        assert says in message, (path, message)
+        messages[path] = message.split("\n--------------------")[0]  # (JAX's note on its frames)
+    assert messages["cli default"] == messages["cli standalone"] == messages["autolax.jit"]
+
+
+def test_every_path_s_traceback_names_the_source_line(tmp_path):
+    # Python's own exception (a Python int divided by a static 0): the traceback's frame of
+    # the user's function is the source's file and line, with its text.
+    line = line_of(splits_into_groups, 2)
+    for path, jitted in _every_line_path(splits_into_groups, tmp_path, static_argnums=(1,)):
+        with pytest.raises(ZeroDivisionError) as info:
+            jitted(jnp.float32(1.0), 0)
+        frames = [(f.filename, f.lineno, f.line) for f in traceback.extract_tb(info.value.__traceback__)]
+        assert (HERE, line, "size = 6 // groups") in frames, (path, frames)
+    assert int(autolax.jit(splits_into_groups, static_argnums=1)(jnp.float32(1.0), 2)) == 3

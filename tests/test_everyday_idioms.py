@@ -615,9 +615,7 @@ def test_an_append_after_a_traced_exit_names_the_exit(fn, offset, jump, tmp_path
         got = paths.run(path, fn, (1.5,), tmp_dir=tmp_path)
         assert isinstance(got.error, autolax.StateMismatchError), (path, got)
         message = str(got.error)
-        # (the CLI's output converts the function's source alone: its lines count from the `def`)
-        where, line = ((__file__, fn.__code__.co_firstlineno + offset) if path != "cli default"
-                       else (f"cli_{fn.__name__}_", 1 + offset))
+        where, line = __file__, fn.__code__.co_firstlineno + offset
         assert message.startswith(f"'out' is appended to after the `{kind}` at "), message
         assert f":{line}:\n" in message and where in message.splitlines()[0], message
         assert (f"Whether the program takes the `{kind}` depends on a traced value, so the number of items appended "

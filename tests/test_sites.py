@@ -85,3 +85,28 @@ def test_a_site_reads_the_record():
                       ("out_1", "k"))
     assert (site.lineno, site.max_steps, site.item_test, site.test_after) == (4, 100, "k", True)
     assert site.names == ("out", "k") and site.cells == {"out_1": "out"}
+
+
+# ----------------------------------------------------------------------------- line maps
+@pytest.mark.parametrize("lines", [
+    [],
+    [1, 2, 3],  # the source's own lines: nothing to write
+    [None, 1, 2, None, 5, 5, 5, 6, 7, 4, None, 4, 19, 20],
+    [3, 3, 3, 1, 200, 199, None, None, 5],
+    [10_000, 1, 10_001],
+])
+def test_a_line_map_round_trips(lines):
+    runs = sites.lines_parse(sites.lines_text(lines))
+    starts = [w for w, _, _ in runs]
+    assert [sites.line_of(runs, starts, w) for w, s in enumerate(lines, 1) if s is not None] == \
+        [s for s in lines if s is not None]
+
+
+def test_a_line_map_is_short():
+    # Lines copied as written, and the lines generated for one statement, are one run each:
+    # two characters for most runs.
+    assert sites.lines_text([1, 2, 3]) == ""
+    assert sites.lines_text([None, None, 3, 4, 5, 5, 5, 5, None, 6, 7]) == "WDMC"  # two runs
+    for edited in ("F", "W:M", "WDM C"):
+        with pytest.raises(ValueError, match="not a line map"):
+            sites.lines_parse(edited)

@@ -7,6 +7,7 @@ its copy (`autolax_runtime`). What the converted code computes is tested in test
 (converted module vs plain Python).
 """
 
+import re
 import textwrap
 
 import pytest
@@ -291,7 +292,10 @@ DEFAULT = {
 def convert_function(before, **options):
     text = convert_source(HEADER + textwrap.dedent(before), "golden.py", Options(**options)).text
     header, function = text.split("@jax.jit\n", 1)
-    return function
+    # (the file's line map, its last line: ``test_whole_file_default``)
+    function, line_map = function.rsplit("\n\n\nops.source_lines('golden.py', '", 1)
+    assert re.fullmatch(r"\d+:[A-Za-z0-9+/]*'\)\n", line_map), line_map
+    return function + "\n"
 
 
 @pytest.mark.parametrize("name", sorted(DEFAULT))
@@ -433,6 +437,9 @@ def pick(x, k):
     return retval
 
 
+ops.source_lines('model.py', '74:mCFUEICMFGFUEMDEDIDGFIECLIKaFIECHIEMH')
+
+
 def untouched(x):
     if x > 0:  # stays Python
         return x
@@ -513,6 +520,9 @@ def pick(x, k):
     return retval
 
 
+ops.source_lines('model.py', '74:mCFUEICMFGFUEMDEDIDGFIECLIKaFIECHIEMH')
+
+
 def untouched(x):
     if x > 0:  # stays Python
         return x
@@ -550,3 +560,30 @@ def test_every_golden_output_converts_to_itself(mode):
         once = convert_source(HEADER + textwrap.dedent(before), "golden.py", options).text
         options.all = True  # the decorator is gone: select every function
         assert convert_source(once, "golden.py", options).text == once, name
+
+
+def test_the_line_map_gives_each_written_line_its_source_line():
+    # ``ops.source_lines('model.py', ...)``, after the last converted function: a line that
+    # stages a statement stands for the line its descriptor names, a line copied as written
+    # (one of a kind in both files) for the source's line that reads the same.
+    from autolax.runtime import sites
+
+    written = FILE_DEFAULT.splitlines()
+    source = FILE_BEFORE.splitlines()
+    [line_map] = [ln for ln in written if ln.startswith("ops.source_lines(")]
+    assert written.index(line_map) == written.index("def untouched(x):") - 3
+    own, runs = line_map.split("'")[3].split(":")
+    assert int(own) == written.index(line_map) + 1
+    runs = sites.lines_parse(runs)
+    starts = [w for w, _, _ in runs]
+    checked = 0
+    for w, text in enumerate(written[: written.index(line_map)], 1):
+        found = re.search(r"at='model\.py:(\d+)", text)
+        if found:
+            assert sites.line_of(runs, starts, w) == int(found.group(1)), (w, text)
+            checked += 1
+        elif text.strip() and [ln.strip() for ln in source].count(text.strip()) == 1 == \
+                [ln.strip() for ln in written].count(text.strip()):
+            assert sites.line_of(runs, starts, w) == [ln.strip() for ln in source].index(text.strip()) + 1, (w, text)
+            checked += 1
+    assert checked >= 20

@@ -650,6 +650,5 @@ def test_the_closure_counter_refusal_is_the_same_on_every_path(files):
         text = str(outcome.error)
         assert text.startswith("a list ([0]) is changed inside the `for` loop at "), (path, text)
         assert "through 'fc' at " in text, (path, text)
-        if not path.startswith(("cli", "standalone")):  # (the CLI's outputs show the written file's line: item 16)
-            assert "helpers_mod.py:" in text and "(`fc[0] += 1`)" in text, (path, text)
+        assert "helpers_mod.py:" in text and "(`fc[0] += 1`)" in text, (path, text)
         assert "Fix: keep what 'fc' collects in a local variable" in text, (path, text)

@@ -29,6 +29,7 @@ from autolax.frontend.transpile.context import Context
 from autolax.runtime import errors
 from autolax.runtime.errors import ConversionError
 from autolax.runtime.ops import report
+from autolax.runtime.sites import lines_text
 
 
 def autolax_only_options(kind: str = "jit") -> tuple:
@@ -220,8 +221,29 @@ class _FileConverter:
                 )
             if not sites:
                 return self.unconverted()
-        text = _apply(self.module.lines, edits)
-        return self.fix_imports(text, sites)
+        edits.append(self.line_map_edit(sites))
+        lines, srcs = _apply_mapped(self.module.lines, edits)
+        text, srcs = self.fix_imports("".join(lines), sites, srcs)
+        # (the map starts with the line it is on: ``ops.source_lines`` checks it, so that a
+        # written file edited since, whose lines moved, keeps its own lines)
+        own = 1 + text[: text.index(_MAP_PLACEHOLDER)].count("\n")
+        return text.replace(_MAP_PLACEHOLDER, repr(f"{own}:{lines_text(srcs)}"), 1)
+
+    def line_map_edit(self, sites):
+        """The file's one line of bookkeeping, after the last module-level statement that
+        holds a converted function (before the code that runs the file: ``if __name__ ==
+        "__main__":``): ``ops.source_lines('model.py', '<map>')``, which gives the functions
+        above it the source's line numbers when the file runs (``runtime/ops/lines.py``), so
+        that tracebacks and messages name the user's lines, as under ``autolax.jit``. The map
+        is written last (``_MAP_PLACEHOLDER``), once the file's lines are known."""
+        ends = [
+            stmt.end_lineno
+            for stmt in self.module.tree.body
+            if any(stmt.lineno <= site.node.lineno <= stmt.end_lineno for site in sites)
+        ]
+        end = max(ends)
+        line = f"{self.ops_alias}.source_lines({self.written_as!r}, {_MAP_PLACEHOLDER})"
+        return end + 1, end, [("", None), ("", None), (line, None)]
 
     def unconverted(self) -> str:
         """The file when no function of it is converted here: as it is; with
@@ -256,7 +278,7 @@ class _FileConverter:
 
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
         header_end, inline_body = _header_end(module, node)
-        header = self.header_lines(site, first, header_end)
+        header, header_src = self.header_lines(site, first, header_end)
         def_indent = emit.indent_of(module.line(node.lineno))
         if inline_body:
             body_indent = def_indent + "    "
@@ -269,12 +291,15 @@ class _FileConverter:
         )
         if not inline_body and [syntax.dump(s) for s in new.body] == original_body:
             body = [ln.rstrip("\r\n") for ln in module.lines[header_end : node.end_lineno]]
+            body_src = list(range(header_end + 1, node.end_lineno + 1))
         else:
             if inline_body:
                 header = header[:-1] + [_inline_header(module, node, header_end)]
             emitter = emit.Emitter(module, header_end + 1, node.end_lineno, originals, unit)
             body = emitter.body(new.body, body_indent)
-        return first, node.end_lineno, header + body
+            body_src = emitter.src
+        # each written line with the source line it stands for (``line_map_edit``)
+        return first, node.end_lineno, list(zip(header + body, header_src + body_src))
 
     def convert_local_classes(self, tree, classes):
         """Converts in place the methods of the classes defined inside the converted
@@ -391,9 +416,11 @@ class _FileConverter:
     def header_lines(self, site, first, header_end):
         """Decorator and ``def`` lines, with autolax's decorators rewritten: ``@autolax.jit``
         becomes ``@jax.jit`` and ``@autolax.convert`` is removed; their options that
-        ``jax.jit`` lacks (``strict``, ``max_steps``, ...) become ``@ops.options(...)`` below."""
+        ``jax.jit`` lacks (``strict``, ``max_steps``, ...) become ``@ops.options(...)`` below.
+        With the source line each stands for."""
         module = self.module
         lines = [module.line(i).rstrip("\r\n") for i in range(first, header_end + 1)]
+        srcs = list(range(first, header_end + 1))
         for dec in reversed(site.decorators):
             if dec.kind not in ("jit", "convert"):
                 continue
@@ -404,9 +431,12 @@ class _FileConverter:
             options = [f"{indent}@{self.ops_alias}.options({', '.join(own)})"] if own else []
             if dec.kind == "convert":
                 lines[lo : hi + 1] = options
+                srcs[lo : hi + 1] = [d.lineno] * len(options)
                 continue
-            lines[lo : hi + 1] = self.jit_decorator(d, lines[lo : hi + 1]) + options
-        return lines
+            new = self.jit_decorator(d, lines[lo : hi + 1]) + options
+            lines[lo : hi + 1] = new
+            srcs[lo : hi + 1] = [d.lineno] * len(new)
+        return lines, srcs
 
     def own_options(self, d, kind) -> list:
         """``name=value`` of each option of autolax's decorator ``d`` that ``jax.jit`` lacks
@@ -479,7 +509,7 @@ class _FileConverter:
         return "jax.jit"
 
     # ------------------------------------------------------------------ imports
-    def fix_imports(self, text: str, sites) -> str:
+    def fix_imports(self, text: str, sites, srcs=None):
         """Drops autolax imports the converted code no longer uses and adds the ones it
         needs (``from autolax.runtime import ops``, ``import jax``). ``--standalone``: the runtime is
         imported from its copy (``from autolax_runtime import ops``), and no other use of
@@ -541,7 +571,12 @@ class _FileConverter:
         if needed:
             edits.append((at, at - 1, before + needed + after))
         edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
-        return "".join(_apply(lines, edits, keep_ends=True))
+        if srcs is None:
+            return "".join(_apply(lines, edits, keep_ends=True))
+        # (``srcs``: the source line of each line of ``text``, kept with its line)
+        edits = [(a, b, [(line, None) for line in e]) for a, b, e in edits]
+        lines, srcs = _apply_mapped(list(zip(lines, srcs)), edits, keep_ends=True)
+        return "".join(lines), srcs
 
     def _still_used(self, bound):
         for node in syntax.walk(self.module.tree):
@@ -597,6 +632,25 @@ def _apply(lines, edits, keep_ends=False):
             new = [ln + "\n" for ln in new]
         out[start - 1 : end] = new
     return out if keep_ends else "".join(out)
+
+
+def _apply_mapped(lines, edits, keep_ends=False):
+    """``_apply`` on lines that carry the source line they stand for: ``lines`` are the
+    source's lines (line ``k`` stands for ``k``) or ``(text, source line)`` pairs, as the
+    new lines of ``edits`` are. The written lines and, apart, their source lines."""
+    pairs = [ln if isinstance(ln, tuple) else (ln, k) for k, ln in enumerate(lines, 1)]
+    out = list(pairs)
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        # (one entry per line as ``source_lines`` splits the text: a line's text may hold
+        # a line end of its own)
+        out[start - 1 : end] = [
+            (piece, src) for text, src in new for piece in source_lines(text if keep_ends else text + "\n")
+        ]
+    return [text for text, _ in out], [src for _, src in out]
+
+
+# Stands for the line map in the file's last line until the file's lines are known.
+_MAP_PLACEHOLDER = "'<the line map>'"
 
 
 def _swallow_blank(lines, start, end) -> int:

@@ -49,6 +49,10 @@ class Emitter:
         self.originals = originals_map
         self.unit = unit
         self.out: list[str] = []
+        # the source line each line of ``out`` stands for (None: no code, a blank line), for
+        # the written file's line map (``ops.source_lines``)
+        self.src: list = []
+        self.line = first_line  # the line of the statement being written
         self.last = "open"  # "open" (after a block header), "blank", "code", "def_end"
         self.seen_lines: set = set()
 
@@ -57,6 +61,10 @@ class Emitter:
         self.block(stmts, indent)
         self.flush(None, indent)
         return self.out
+
+    def add(self, line: str, src) -> None:
+        self.out.append(line)
+        self.src.append(src)
 
     def block(self, stmts, indent: str) -> None:
         self.last = "open"
@@ -68,7 +76,7 @@ class Emitter:
         """Emits the pending comments on lines before ``upto`` (all of them for None)."""
         while self.pending and (upto is None or self.pending[0] < upto):
             line = self.pending.pop(0)
-            self.out.append(indent + self.module.comments[line][1])
+            self.add(indent + self.module.comments[line][1], None)
             self.last = "code"
 
     def consume(self, start: int, end: int) -> None:
@@ -76,7 +84,7 @@ class Emitter:
 
     def blank(self) -> None:
         if self.last not in ("open", "blank"):
-            self.out.append("")
+            self.add("", None)
             self.last = "blank"
 
     def _blank_before_in_file(self, lineno: int) -> bool:
@@ -98,45 +106,55 @@ class Emitter:
             self.flush(lineno if self._verbatim(s) else s.lineno + 1, indent)
         text = self._verbatim_text(s, indent)
         if text is not None:
-            self.out.extend(text)
+            start = _first_line(self._verbatim(s))
+            for k, line in enumerate(text):
+                self.add(line, start + k)
             self.last = "def_end" if is_def else "code"
             return
+        outer = self.line
+        self.line = getattr(s, "lineno", None) or outer  # (a generated statement has its statement's line)
         if isinstance(s, _COMPOUND):
             self.compound(s, indent)
             self.last = "def_end" if is_def else "code"
-            return
-        for line in syntax.unparse(s).splitlines():
-            self.out.append(indent + line)
-        self.last = "code"
+        else:
+            for line in syntax.unparse(s).splitlines():
+                self.add(indent + line, self.line)
+            self.last = "code"
+        self.line = outer
 
     def compound(self, s, indent: str, keyword: str | None = None) -> None:
         inner = indent + self.unit
+        line = getattr(s, "lineno", None) or self.line
         if isinstance(s, syntax.If):
-            self.out.append(f"{indent}{keyword or 'if'} {_expr(s.test)}:")
+            self.add(f"{indent}{keyword or 'if'} {_expr(s.test)}:", line)
             self.block(s.body, inner)
             if len(s.orelse) == 1 and isinstance(s.orelse[0], syntax.If) and self._verbatim(s.orelse[0]) is None:
+                outer, self.line = self.line, s.orelse[0].lineno or line
                 self.compound(s.orelse[0], indent, keyword="elif")
+                self.line = outer
             elif s.orelse:
-                self.out.append(f"{indent}else:")
+                self.add(f"{indent}else:", None)
                 self.block(s.orelse, inner)
             return
         if isinstance(s, syntax.Try):
-            self.out.append(f"{indent}try:")
+            self.add(f"{indent}try:", line)
             self.block(s.body, inner)
             for handler in s.handlers:
-                self.out.extend(indent + h for h in _header(handler))
+                for h in _header(handler):
+                    self.add(indent + h, getattr(handler, "lineno", None) or line)
                 self.block(handler.body, inner)
             if s.orelse:
-                self.out.append(f"{indent}else:")
+                self.add(f"{indent}else:", None)
                 self.block(s.orelse, inner)
             if s.finalbody:
-                self.out.append(f"{indent}finally:")
+                self.add(f"{indent}finally:", None)
                 self.block(s.finalbody, inner)
             return
-        self.out.extend(indent + h for h in _header(s))
+        for h in _header(s):
+            self.add(indent + h, line)
         self.block(s.body, inner)
         if getattr(s, "orelse", None):
-            self.out.append(f"{indent}else:")
+            self.add(f"{indent}else:", None)
             self.block(s.orelse, inner)
 
     # ------------------------------------------------------------------ verbatim copies

@@ -52,6 +52,7 @@ by the front end and the runtime; it imports nothing else of autolax.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import linecache
 import os
@@ -74,7 +75,7 @@ def display_filename(filename: str) -> str:
     return filename
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except (OSError, ValueError):
@@ -85,7 +86,10 @@ def resolve(filename: str, code_filename: str) -> str:
     """The file a descriptor's ``filename`` names, for code compiled from ``code_filename``:
     ``autolax convert`` writes the source's path relative to the file it writes (an
     absolute path would end up in committed files); a path that names no file there is
-    taken as it is (relative to the working directory)."""
+    taken as it is (relative to the working directory). Code that ``ops.source_lines`` gave
+    its source's lines runs as ``code_filename`` = the source: the name is that file."""
+    if (filename, code_filename) in _MAPPED:
+        return code_filename
     if os.path.isabs(filename) or not os.path.isabs(code_filename):
         return filename
     beside = os.path.normpath(os.path.join(os.path.dirname(code_filename), filename))
@@ -321,7 +325,9 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         # A file the CLI wrote names its source relative to the converted tree
         # (``pkg/model.py``); run from the folder holding the converted tree, that name finds
         # the converted file itself, whose lines are not the user's: never quoted.
-        not_the_source=bool(facts.filename) and _same_file(resolved, code_filename),
+        not_the_source=bool(facts.filename)
+        and (facts.filename, code_filename) not in _MAPPED
+        and same_file(resolved, code_filename),
         lineno=facts.lineno,
         names=tuple(facts.outputs if names is None else names),
         roles={facts.return_value: RETURN_VALUE} if facts.return_value else {},
@@ -336,3 +342,86 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         cells=cells,
         after_jump=facts.after_jump,
     )
+
+
+# ----------------------------------------------------------------------------- line maps
+# A file ``autolax convert`` wrote has lines of its own: conversion adds some (``def
+# loop_body``, ``try:``) and moves others. Its one bookkeeping line,
+# ``ops.source_lines('model.py', '<map>')``, gives the line of ``model.py`` each of its lines
+# stands for, so that its functions run with the source's line numbers, as ``autolax.jit``
+# compiles them (``ops.source_lines``). The map is a list of runs: from written line ``w``
+# on, line ``w + k`` stands for source line ``s + k`` (lines copied as written), or ``s``
+# for every ``k`` (the lines generated for one statement), until the next run. A run is two
+# numbers: how many lines after the previous run it starts (less one, times two, plus one
+# for a run of one source line), and how far its source line is from where the previous
+# run would have gone on; written as base-64 VLQ digits, as JavaScript source maps write
+# theirs: two characters for most runs.
+
+_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_DIGIT = {c: i for i, c in enumerate(_DIGITS)}
+
+# (name as a descriptor writes it, the source file it was found to be) of each file given its
+# source's lines in this process (``resolve``).
+_MAPPED: set = set()
+
+
+def _vlq(value: int, out: list) -> None:
+    value = (-value << 1) | 1 if value < 0 else value << 1
+    while True:
+        digit, value = value & 31, value >> 5
+        out.append(_DIGITS[digit | (32 if value else 0)])
+        if not value:
+            return
+
+
+def lines_text(lines) -> str:
+    """The map of ``lines`` (``lines[i]``: the source line that written line ``i + 1``
+    stands for, or None for one that holds no code: a blank line, a comment)."""
+    known = [(w, s) for w, s in enumerate(lines, 1) if s is not None]
+    out, run = [], (0, 0, 1)  # (written line, source line, step)
+    for k, (w, s) in enumerate(known):
+        prev_w, prev_s, step = run
+        went_on = prev_s + (w - prev_w) * step
+        if s == went_on:
+            continue
+        flat = int(k + 1 < len(known) and known[k + 1][1] == s)
+        _vlq((w - prev_w - 1) * 2 + flat, out)
+        _vlq(s - went_on, out)
+        run = (w, s, 1 - flat)
+    return "".join(out)
+
+
+def lines_parse(text: str) -> tuple:
+    """The runs of a map (``lines_text``): ((written line, source line, step), ...), in
+    order, starting with (0, 0, 1)."""
+    numbers, value, shift = [], 0, 0
+    if not set(text) <= _DIGIT.keys():
+        raise ValueError(f"not a line map: {text!r}")
+    for c in text:
+        digit = _DIGIT[c]
+        value |= (digit & 31) << shift
+        shift += 5
+        if not digit & 32:
+            numbers.append(-(value >> 1) if value & 1 else value >> 1)
+            value, shift = 0, 0
+    if shift or len(numbers) % 2 or any(n < 0 for n in numbers[::2]):
+        raise ValueError(f"not a line map: {text!r}")
+    runs = [(0, 0, 1)]
+    for gap, ds in zip(numbers[::2], numbers[1::2]):
+        w, s, step = runs[-1]
+        new_w = w + gap // 2 + 1
+        runs.append((new_w, s + (new_w - w) * step + ds, 1 - gap % 2))
+    return tuple(runs)
+
+
+def line_of(runs: tuple, starts: list, w: int) -> int:
+    """The source line of written line ``w`` (``runs``: ``lines_parse``; ``starts``: their
+    written lines)."""
+    k = bisect.bisect_right(starts, w) - 1
+    first_w, first_s, step = runs[k]
+    return first_s + (w - first_w) * step
+
+
+def mapped_as(name: str, source: str) -> None:
+    """Records that code naming its source ``name`` in descriptors now runs as ``source``."""
+    _MAPPED.add((name, source))

@@ -50,6 +50,7 @@ from autolax.runtime.ops.data import (  # noqa: A004
     stacked,
     view,
 )
+from autolax.runtime.ops.lines import source_lines
 from autolax.runtime.ops.lists import StackedList
 from autolax.runtime.ops.logical import and_, is_, is_not, not_, or_
 from autolax.runtime.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
@@ -124,6 +125,7 @@ __all__ = [
     "in_flight",
     "setattr",
     "sought",
+    "source_lines",
     "span",
     "stack",
     "stacked",
