@@ -243,9 +243,9 @@ DEFAULT = {
             return x if x > 0 else -x
         """,
         """\
+        @ops.function(checks=True)
         def f(x):
-            with ops.runtime_checks():
-                return ops.if_else(x > 0, lambda: x, lambda: -x)
+            return ops.if_else(x > 0, lambda: x, lambda: -x)
         """,
     ),
     "setitem": (
@@ -256,14 +256,11 @@ DEFAULT = {
             return x
         """,
         """\
+        @ops.function
         def f(x, i):
-            try:
-                x = ops.at(x)[i].set(0.0)
-                x = ops.at(x)[i + 1].add(2.0)
-                return ops.hand_back(x, x=x)
-            except ops.TracerErrors:
-                ops.refuse_tracer_error()
-                raise
+            x = ops.at(x)[i].set(0.0)
+            x = ops.at(x)[i + 1].add(2.0)
+            return ops.hand_back(x, x=x)
         """,
     ),
     "append": (
@@ -403,19 +400,16 @@ def clamp(x, lo=0.0):
 
 @jax.jit(static_argnames=('n',))
 @ops.options(strict=True)
+@ops.function
 def poly(x, n: int):
-    try:
-        total = jnp.zeros_like(x)
+    total = jnp.zeros_like(x)
 
-        def loop_body(i, total):
-            total = total + x ** i
-            return total
-
-        total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    def loop_body(i, total):
+        total = total + x ** i
         return total
-    except ops.TracerErrors:
-        ops.refuse_tracer_error()
-        raise
+
+    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    return total
 
 
 @partial(jax.jit, static_argnames="k")
@@ -483,19 +477,16 @@ def clamp(x, lo=0.0):
 
 @jax.jit(static_argnames=('n',))
 @ops.options(strict=True)
+@ops.function
 def poly(x, n: int):
-    try:
-        total = jnp.zeros_like(x)
+    total = jnp.zeros_like(x)
 
-        def loop_body(i, total):
-            total = total + x ** i
-            return total
-
-        total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    def loop_body(i, total):
+        total = total + x ** i
         return total
-    except ops.TracerErrors:
-        ops.refuse_tracer_error()
-        raise
+
+    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    return total
 
 
 @partial(jax.jit, static_argnames="k")

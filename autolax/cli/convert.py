@@ -258,6 +258,11 @@ class _FileConverter:
         header_end, inline_body = _header_end(module, node)
         header = self.header_lines(site, first, header_end)
         def_indent = emit.indent_of(module.line(node.lineno))
+        if converted.ctx.wrapper is not None:
+            # ``@ops.function`` (``passes.runtime_checks``), the last decorator: right above
+            # the ``def`` line, under the user's own and ``@jax.jit``.
+            at = len(header) - (header_end - node.lineno) - 1
+            header.insert(at, def_indent + "@" + syntax.unparse(new.decorator_list[-1]).strip())
         if inline_body:
             body_indent = def_indent + "    "
         else:
@@ -322,7 +327,7 @@ class _FileConverter:
             )
             return node
         new = converted.node
-        new.decorator_list = node.decorator_list
+        new.decorator_list = node.decorator_list + new.decorator_list  # (``@ops.function`` last)
         self.convert_local_classes(new, classes)
         return new
 

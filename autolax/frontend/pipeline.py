@@ -437,6 +437,9 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     # modify it). Its locations were filled in from the def's own: the def has them all.
     assert all(getattr(converted.node, f, None) is not None for f in syntax.LOCATION_FIELDS), "an unlocated def"
     node = _shallow_copy(converted.ast_node)
+    # The decorator ``passes.runtime_checks`` put on it is applied by the caller
+    # (``ctx.wrapper``) to the function it makes of the code.
+    node.decorator_list = []
     args = node.args = _shallow_copy(node.args)
     args.defaults = []
     args.kw_defaults = [None] * len(args.kwonlyargs)
