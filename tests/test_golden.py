@@ -45,7 +45,7 @@ GOLDEN = {
                     n = 3 * n + 1
                     return n
 
-                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='9 -> n')
+                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='9')
                 steps += 1
                 return (n, steps)
 
@@ -63,7 +63,7 @@ GOLDEN = {
                 retval = -4 * x
                 return retval
 
-            retval = ops.cond(x < 3, if_true, if_false, at='18 -> retval; return: retval')
+            retval = ops.cond(x < 3, if_true, if_false, at='18 -> retval')
             return retval
     """,
     g.loop_index_after: """
@@ -111,7 +111,7 @@ GOLDEN = {
             def if_false(idx):
                 return idx
 
-            idx = ops.cond(exit_, if_true, if_false, idx, at='39 -> idx')
+            idx = ops.cond(exit_, if_true, if_false, idx, at='39')
             return idx
     """,
     g.skip_negative: """
@@ -127,7 +127,7 @@ GOLDEN = {
                 def if_false(total):
                     return total
 
-                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='48 -> total')
+                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='48')
                 return total
 
             total = ops.for_iter(xs, loop_body, total, at='47')
@@ -152,7 +152,7 @@ GOLDEN = {
                 retval = t
                 return retval
 
-            retval = ops.cond(exit_, if_true, if_false, at='56 -> retval; return: retval')
+            retval = ops.cond(exit_, if_true, if_false, at='56 -> retval')
             return retval
     """,
     g.item_updates: """

@@ -180,7 +180,7 @@ DEFAULT = {
                 def if_false(total):
                     return total
 
-                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='golden.py:10 -> total')
+                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='golden.py:10')
                 return total
 
             total = ops.for_iter(xs, loop_body, total, at='golden.py:9')
@@ -213,7 +213,7 @@ DEFAULT = {
                 retval = 0
                 return retval
 
-            retval = ops.cond(exit_, if_true, if_false, at='golden.py:9 -> retval; return: retval')
+            retval = ops.cond(exit_, if_true, if_false, at='golden.py:9 -> retval')
             return retval
         """,
     ),
@@ -233,7 +233,7 @@ DEFAULT = {
             def if_false(x):
                 return x
 
-            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), if_true, if_false, x, at='golden.py:8 -> x')
+            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), if_true, if_false, x, at='golden.py:8')
             return x
         """,
     ),
@@ -379,7 +379,7 @@ class Model:
         def if_false(x):
             return x
 
-        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16 -> x')
+        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16')
         return x
 
 
@@ -394,7 +394,7 @@ def clamp(x, lo=0.0):
     def if_false(x):
         return x
 
-    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24 -> x')
+    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24')
     return x
 
 
@@ -423,7 +423,7 @@ def pick(x, k):
         retval = x - 1
         return retval
 
-    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval; return: retval')
+    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval')
     return retval
 
 
@@ -456,7 +456,7 @@ class Model:
         def if_false(x):
             return x
 
-        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16 -> x')
+        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16')
         return x
 
 
@@ -471,7 +471,7 @@ def clamp(x, lo=0.0):
     def if_false(x):
         return x
 
-    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24 -> x')
+    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24')
     return x
 
 
@@ -500,7 +500,7 @@ def pick(x, k):
         retval = x - 1
         return retval
 
-    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval; return: retval')
+    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval')
     return retval
 
 
