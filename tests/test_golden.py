@@ -21,7 +21,7 @@ GOLDEN = {
                 return ops.and_(n < max_iter, lambda: ops.not_(x * x + y * y > 4.0))
 
             def loop_body(x, y, n):
-                x, y = (x * x - y * y + c_re, 2.0 * x * y + c_im)
+                x, y = x * x - y * y + c_re, 2.0 * x * y + c_im
                 n += 1
                 return (x, y, n)
 
@@ -36,7 +36,6 @@ GOLDEN = {
                 return n != 1
 
             def loop_body(n, steps):
-
                 def if_true(n):
                     n = n // 2
                     return n
@@ -54,7 +53,6 @@ GOLDEN = {
     """,
     g.early_return: """
         def early_return(x):
-
             def if_true():
                 retval = 3.0 * x ** 2
                 return retval
@@ -119,7 +117,6 @@ GOLDEN = {
             total = 0.0
 
             def loop_body(x, total):
-
                 def if_true(total):
                     total += x
                     return total
@@ -135,7 +132,6 @@ GOLDEN = {
     """,
     g.return_in_loop: """
         def return_in_loop(xs, t):
-
             def loop_test(x):
                 return ops.not_(x > t)
 

@@ -7,6 +7,7 @@ its copy (`autolax_runtime`). What the converted code computes is tested in test
 (converted module vs plain Python).
 """
 
+import pathlib
 import textwrap
 
 import pytest
@@ -541,3 +542,36 @@ def test_every_golden_output_converts_to_itself(mode):
         once = convert_source(HEADER + textwrap.dedent(before), "golden.py", options).text
         options.all = True  # the decorator is gone: select every function
         assert convert_source(once, "golden.py", options).text == once, name
+
+
+def test_to_source_shows_what_the_cli_writes():
+    """One printer (``autolax.frontend.emit``): ``autolax.to_source`` (and so ``%%autolax
+    --show``) shows a function as ``autolax convert`` writes it -- its comments, blank lines
+    and statements left as written -- less the file's imports, the user's decorators and
+    the file name the CLI's descriptors carry (its output runs from another file)."""
+    import importlib
+    import re
+    import sys
+
+    import autolax
+
+    corpus = pathlib.Path(__file__).resolve().parent / "corpus"
+    sys.path.insert(0, str(corpus.parent))
+    try:
+        module = importlib.import_module("corpus.dynamic")
+    finally:
+        sys.path.remove(str(corpus.parent))
+    written = convert_source((corpus / "dynamic.py").read_text(), "corpus/dynamic.py", Options(all=True)).text
+    compared = 0
+    for name in ("knapsack_table", "edit_distance_table", "levenshtein_swap", "levenshtein_grid"):
+        shown = autolax.to_source(getattr(module, name))
+        lines = written.splitlines(keepends=True)
+        first = header = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
+        while lines[first - 1].startswith("@ops."):
+            first -= 1
+        end = next((i for i in range(header + 1, len(lines)) if lines[i].strip() and lines[i][0] not in " @"),
+                   len(lines))
+        text = "".join(lines[first:end]).rstrip("\n") + "\n"
+        assert text.replace("at='corpus/dynamic.py:", "at='") == shown, name
+        compared += "#" in shown or shown.count("\n\n") > 2
+    assert compared  # the functions hold comments or the author's blank lines, kept by both
