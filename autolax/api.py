@@ -175,9 +175,9 @@ def _convert_function(fn):
             return hit
         source, inner, wrapper = _converted_code(fn)
         new = pipeline.make_function(fn, inner, _ops)
+        new.__dict__.pop(_CONVERSION, None)  # (copied from ``fn``: before the wrapper copies it too)
         if wrapper is not None:  # what the def's ``@ops.function`` does (``passes.runtime_checks``)
             new = _ops.function(new, checks=wrapper == "checks")
-        new.__dict__.pop(_CONVERSION, None)
         new.__autolax_converted__ = True
         new.__autolax_original__ = weakref.ref(fn)
         new.__autolax_source__ = source

@@ -125,3 +125,13 @@ def test_no_converted_function_body_is_wrapped_in_the_cli_output_of_the_corpus()
                 decorated += 1
                 assert lines[i + 1].lstrip().startswith("def "), (path, i)  # the last decorator
     assert decorated >= 10
+
+
+def test_a_decorated_conversion_is_converted_code_to_every_api():
+    converted = autolax.convert(pick)
+    assert autolax.convert(converted) is converted
+    assert autolax.to_source(converted) == autolax.to_source(pick)
+    xs = jnp.arange(4.0)
+    # not "a library's wrapper of your function": its __wrapped__ is the converted body
+    assert float(autolax.jit(converted, static_argnums=1)(xs, 2)) == 4.0
+    np.testing.assert_allclose(autolax.jit(jax.vmap(converted, in_axes=(0, None)))(xs[:, None], 0), xs * 2)
