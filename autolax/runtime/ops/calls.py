@@ -141,9 +141,12 @@ def call(f, *args, **kwargs):
     # A converted helper that writes into its parameters hands them back to this call
     # (``hand_back``) when the call runs its code directly: not a library function (a
     # converted function it calls in turn returns as for any other caller), nor an
-    # ``autolax.jit`` object (its trace, cached, must not depend on who called it first).
+    # ``autolax.jit`` object (its trace, cached, must not depend on who called it first). A
+    # function ``@ops.function`` made (a file ``autolax convert`` wrote) is converted code.
     token = _calling.set(
-        _DIRECT if g.__class__ in _DIRECT_KINDS and (g is not f or not is_library_callable(f)) else True
+        _DIRECT
+        if g.__class__ in _DIRECT_KINDS and (g is not f or not is_library_callable(f) or checks.body_of(f) is not f)
+        else True
     )
     try:
         staged = report.in_staged_body()
