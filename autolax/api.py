@@ -48,7 +48,8 @@ _lock = threading.RLock()
 
 
 class _CodeCache:
-    """code object -> (converted source text, compiled inner code), held weakly by the key.
+    """code object -> (converted source text, compiled inner code, its ``ctx.wrapper``), held
+    weakly by the key.
 
     Keyed by identity: equal code objects from two files (or two definitions) are distinct
     functions whose sources may differ."""
@@ -141,7 +142,7 @@ def _converted_code(fn):
         if hit is None:
             with _collector_paused():
                 converted = pipeline.convert_function(fn)
-                hit = (converted.lazy_source(), pipeline.compile_converted(fn, converted))
+                hit = (converted.lazy_source(), pipeline.compile_converted(fn, converted), converted.ctx.wrapper)
                 # Freed now, by reference counting: the collection that may start when the
                 # collector is back on then need not look at the whole gast tree.
                 del converted
@@ -173,9 +174,11 @@ def _convert_function(fn):
         hit = _cached_conversion(fn)
         if hit is not None:
             return hit
-        source, inner = _converted_code(fn)
+        source, inner, wrapper = _converted_code(fn)
         new = pipeline.make_function(fn, inner, _ops)
-        new.__dict__.pop(_CONVERSION, None)
+        new.__dict__.pop(_CONVERSION, None)  # (copied from ``fn``: before the wrapper copies it too)
+        if wrapper is not None:  # what the def's ``@ops.function`` does (``passes.runtime_checks``)
+            new = _ops.function(new, checks=wrapper == "checks")
         new.__autolax_converted__ = True
         new.__autolax_original__ = weakref.ref(fn)
         new.__autolax_source__ = source
@@ -486,7 +489,7 @@ def to_source(fn) -> str:
         if isinstance(source, pipeline.SourceText):
             return source.text
     try:
-        source, _ = _converted_code(original)
+        source = _converted_code(original)[0]
     except SourceUnavailable as exc:
         raise ConversionError(f"cannot read the source of '{original.__qualname__}': {exc}") from None
     return source.text

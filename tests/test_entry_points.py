@@ -4,6 +4,7 @@ user function is a clear error with the rewrite."""
 
 import functools
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -115,7 +116,7 @@ def test_every_kind_of_callable_runs_converted(kind):
     report = autolax.trace_check(fn, *args) if kind != "unbound method" else None
     if report is not None:
         assert report.rows and not any(r.became.startswith("python") for r in report.rows), str(report)
-    assert autolax.to_source(fn).lstrip().startswith("def ")
+    assert re.match(r"(@ops\.function(\(checks=True\))?\n)?def ", autolax.to_source(fn))
 
 
 def test_unbound_method_with_static_self():

@@ -21,7 +21,7 @@ GOLDEN = {
                 return ops.and_(n < max_iter, lambda: ops.not_(x * x + y * y > 4.0))
 
             def loop_body(x, y, n):
-                x, y = (x * x - y * y + c_re, 2.0 * x * y + c_im)
+                x, y = x * x - y * y + c_re, 2.0 * x * y + c_im
                 n += 1
                 return (x, y, n)
 
@@ -36,7 +36,6 @@ GOLDEN = {
                 return n != 1
 
             def loop_body(n, steps):
-
                 def if_true(n):
                     n = n // 2
                     return n
@@ -45,7 +44,7 @@ GOLDEN = {
                     n = 3 * n + 1
                     return n
 
-                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='9 -> n')
+                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='9')
                 steps += 1
                 return (n, steps)
 
@@ -54,7 +53,6 @@ GOLDEN = {
     """,
     g.early_return: """
         def early_return(x):
-
             def if_true():
                 retval = 3.0 * x ** 2
                 return retval
@@ -63,21 +61,21 @@ GOLDEN = {
                 retval = -4 * x
                 return retval
 
-            retval = ops.cond(x < 3, if_true, if_false, at='18 -> retval; return: retval')
+            retval = ops.cond(x < 3, if_true, if_false, at='18 -> retval')
             return retval
     """,
     g.loop_index_after: """
+        @ops.function(checks=True)
         def loop_index_after(x, n):
-            with ops.runtime_checks():
-                i = ops.undefined('i')
+            i = ops.undefined('i')
 
-                def loop_body(index, x, i):
-                    i = index
-                    x = x + i
-                    return (x, i)
+            def loop_body(index, x, i):
+                i = index
+                x = x + i
+                return (x, i)
 
-                x, i = ops.for_range(0, n, 1, loop_body, (x, i), at='24; index: i')
-                return (x, ops.assigned(i))
+            x, i = ops.for_range(0, n, 1, loop_body, (x, i), at='24; index: i')
+            return (x, ops.assigned(i))
     """,
     g.tuple_target: """
         def tuple_target(xs):
@@ -92,37 +90,33 @@ GOLDEN = {
             return total
     """,
     g.first_negative: """
+        @ops.function
         def first_negative(xs):
-            try:
-                idx = -1
+            idx = -1
 
-                def loop_test(i):
-                    return ops.not_(xs[i] < 0)
+            def loop_test(i):
+                return ops.not_(xs[i] < 0)
 
-                def loop_body(i):
-                    return ()
+            def loop_body(i):
+                return ()
 
-                i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
+            i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
 
-                def if_true(idx):
-                    idx = ops.bound(i)
-                    return idx
-
-                def if_false(idx):
-                    return idx
-
-                idx = ops.cond(exit_, if_true, if_false, idx, at='39 -> idx')
+            def if_true(idx):
+                idx = ops.bound(i)
                 return idx
-            except ops.TracerErrors:
-                ops.refuse_tracer_error()
-                raise
+
+            def if_false(idx):
+                return idx
+
+            idx = ops.cond(exit_, if_true, if_false, idx, at='39')
+            return idx
     """,
     g.skip_negative: """
         def skip_negative(xs):
             total = 0.0
 
             def loop_body(x, total):
-
                 def if_true(total):
                     total += x
                     return total
@@ -130,7 +124,7 @@ GOLDEN = {
                 def if_false(total):
                     return total
 
-                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='48 -> total')
+                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='48')
                 return total
 
             total = ops.for_iter(xs, loop_body, total, at='47')
@@ -138,7 +132,6 @@ GOLDEN = {
     """,
     g.return_in_loop: """
         def return_in_loop(xs, t):
-
             def loop_test(x):
                 return ops.not_(x > t)
 
@@ -155,21 +148,18 @@ GOLDEN = {
                 retval = t
                 return retval
 
-            retval = ops.cond(exit_, if_true, if_false, at='56 -> retval; return: retval')
+            retval = ops.cond(exit_, if_true, if_false, at='56 -> retval')
             return retval
     """,
     g.item_updates: """
+        @ops.function
         def item_updates(v, i):
-            try:
-                v = ops.at(v)[i].set(0.0)
-                v = ops.at(v)[i + 1].add(1.0)
-                value, value_1 = (v[0], v[i])
-                v = ops.at(v)[i].set(value)
-                v = ops.at(v)[0].set(value_1)
-                return ops.hand_back(v, v=v)
-            except ops.TracerErrors:
-                ops.refuse_tracer_error()
-                raise
+            v = ops.at(v)[i].set(0.0)
+            v = ops.at(v)[i + 1].add(1.0)
+            value, value_1 = (v[0], v[i])
+            v = ops.at(v)[i].set(value)
+            v = ops.at(v)[0].set(value_1)
+            return ops.hand_back(v, v=v)
     """,
     g.appends: """
         def appends(xs):
@@ -183,30 +173,30 @@ GOLDEN = {
             return ops.stack(jnp.stack, out)
     """,
     g.calls_and_print: """
+        @ops.function(checks=True)
         def calls_and_print(x):
-            with ops.runtime_checks():
-                y = ops.call(helper, x)
-                ops.print('y =', y)
-                return jnp.abs(y)
+            y = ops.call(helper, x)
+            ops.print('y =', y)
+            return jnp.abs(y)
     """,
     g.expressions: """
+        @ops.function(checks=True)
         def expressions(x, lo, hi):
-            with ops.runtime_checks():
-                y = ops.if_else(x > 0, lambda: x, lambda: -x)
-                ok = ops.or_(ops.and_(lo <= y, lambda: y < hi, lambda: ops.not_(y == 1.0)), lambda: x is None)
-                return ok
+            y = ops.if_else(x > 0, lambda: x, lambda: -x)
+            ok = ops.or_(ops.and_(lo <= y, lambda: y < hi, lambda: ops.not_(y == 1.0)), lambda: x is None)
+            return ok
     """,
     g.first_assigned_in_loop: """
+        @ops.function(checks=True)
         def first_assigned_in_loop(xs):
-            with ops.runtime_checks():
-                last = ops.undefined('last')
+            last = ops.undefined('last')
 
-                def loop_body(x, last):
-                    last = x
-                    return last
+            def loop_body(x, last):
+                last = x
+                return last
 
-                last = ops.for_iter(xs, loop_body, last, at='92')
-                return ops.assigned(last)
+            last = ops.for_iter(xs, loop_body, last, at='92')
+            return ops.assigned(last)
     """,
 }
 

@@ -141,7 +141,7 @@ def escape(x, v, limit, n):
 
 def test_the_loop_tests_after_each_iteration_and_carries_no_exit_value():
     source = autolax.to_source(escape)
-    assert "def loop_test(x, v):\n            return abs(x) > limit" in source
+    assert "def loop_test(x, v):\n        return abs(x) > limit" in source
     assert "at='%d; test: after step')" % (escape.__code__.co_firstlineno + 1) in source
     jaxpr = jax.make_jaxpr(autolax.convert(escape))(1.0, 0.0, 1.5, 100).jaxpr
     (loop,) = [e for e in jaxpr.eqns if e.primitive.name == "while"]
@@ -328,7 +328,8 @@ def test_test_on_the_carry_is_folded(t, tmp_path):
 
 def test_the_search_loop_carries_only_its_counter():
     source = autolax.to_source(search)
-    assert "def loop_test(i):\n            return ops.not_(xs[i] > level)" in source  # in `with ops.runtime_checks()`
+    assert source.startswith("@ops.function(checks=True)\ndef search(xs, level, n):\n")
+    assert "def loop_test(i):\n        return ops.not_(xs[i] > level)" in source
     assert "i, exit_ = ops.for_range(0, n, 1, loop_body, (), loop_test, at=" in source
     jaxpr = jax.make_jaxpr(autolax.convert(search))(jnp.ones(4), 0.5, 4).jaxpr
     (loop,) = [e for e in jaxpr.eqns if e.primitive.name == "while"]

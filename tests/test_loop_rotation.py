@@ -70,7 +70,7 @@ def test_escape_time_over_a_traced_trip_count(n, tmp_path):
 
 def test_the_test_is_the_predicate_and_the_body_selects_nothing():
     source = autolax.to_source(escape_time)
-    assert "def loop_test(k, x):\n            return ops.not_(jnp.abs(x) > limit)" in source
+    assert "def loop_test(k, x):\n        return ops.not_(jnp.abs(x) > limit)" in source
     assert "test: k')" in source
     (loop,) = _loops(escape_time, 0.1, 0.9, 4.0, 50)
     body = _primitives(loop.params["body_jaxpr"].jaxpr)

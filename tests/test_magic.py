@@ -108,6 +108,14 @@ def test_show_displays_the_converted_source(ip):
     expected = autolax.to_source(ip.user_ns["halvings"])
     assert "ops.while_loop(loop_test, loop_body" in expected
     assert shown[0]["text/plain"] == expected.rstrip("\n")
+    # One printer: what `autolax convert` writes for the cell's function, comments and blank
+    # lines as the cell has them (the CLI's descriptors name the file it was converted from).
+    from autolax.cli import Options, convert_source
+
+    written = convert_source(HALVINGS, "cell.py", Options(all=True)).text
+    assert re.sub(r"at='cell.py:\d+'", "at=LINE", written[written.index("def halvings") :]) == re.sub(
+        r"at='\d+'", "at=LINE", expected
+    )
     html = shown[0]["text/html"]
     assert "<span style=" in html and "loop_body" in html
     assert ConvertedSource(expected)._repr_html_() == html

@@ -14,7 +14,7 @@ TESTS = pathlib.Path(__file__).resolve().parent
 
 VALUES = {
     "filename": (None, "model.py", "../pkg/m.py"),
-    "outputs": ((), ("n",), ("retval", "y")),
+    "outputs": (None, (), ("n",), ("retval", "y")),
     "return_value": (None, "retval"),
     "always_bound": ((), ("y",), ("a", "b")),
     "reads_appended": ({}, {"out": 0}, {"out": 0, "seen": None}),
@@ -51,6 +51,8 @@ def test_the_text_of_a_plain_statement_is_its_line():
     assert Facts(6).text() == "6"
     assert Facts(6, filename="model.py").text() == "model.py:6"
     assert Facts(7, outputs=("n",)).text() == "7 -> n"
+    # an `if` with operands whose branches produce nothing (None: not written, the operands)
+    assert Facts(7, outputs=()).text() == "7 ->"
 
 
 def test_clauses_are_written_in_the_table_s_order():
@@ -110,3 +112,39 @@ def test_a_line_map_is_short():
     for edited in ("F", "W:M", "WDM C"):
         with pytest.raises(ValueError, match="not a line map"):
             sites.lines_parse(edited)
+
+
+def _users_retval(x, y):
+    retval = x
+    if y > 0:
+        retval = retval * 2
+        if y > 5:
+            return -retval
+    return retval
+
+
+def _operands_out(x, y):
+    if y > 0:
+        x = x * 2
+    return x
+
+
+def test_clauses_the_call_already_says_are_left_out(tmp_path):
+    """An ``if`` whose outputs are its operands writes no ``->``; the return value named
+    ``retval`` needs no ``return:`` -- but where ``retval`` is the user's own variable, the
+    clause names autolax's (and the paths still agree with Python)."""
+    import autolax
+    from paths import check_all_paths
+
+    line = _operands_out.__code__.co_firstlineno
+    assert f"x = ops.cond(y > 0, if_true, if_false, x, at='{line + 1}')" in autolax.to_source(_operands_out)
+    source = autolax.to_source(_users_retval)
+    found = re.findall(r"at='([^']*)'", source)
+    assert found and all(text.endswith("; return: retval_1") for text in found), found
+    assert sites.site("if", found[0], "f.py", ("do_return", "retval", "retval_1")).roles == {
+        "retval_1": sites.RETURN_VALUE
+    }
+    assert sites.site("if", "7", "f.py", ("do_return", "retval")).roles == {"retval": sites.RETURN_VALUE}
+    for y in (1, 7, -1):
+        check_all_paths(_users_retval, 3.0, y, static_argnums=(1,), tmp_dir=tmp_path)
+        check_all_paths(_operands_out, 3.0, y, tmp_dir=tmp_path)

@@ -7,6 +7,7 @@ its copy (`autolax_runtime`). What the converted code computes is tested in test
 (converted module vs plain Python).
 """
 
+import pathlib
 import re
 import textwrap
 
@@ -181,7 +182,7 @@ DEFAULT = {
                 def if_false(total):
                     return total
 
-                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='golden.py:10 -> total')
+                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='golden.py:10')
                 return total
 
             total = ops.for_iter(xs, loop_body, total, at='golden.py:9')
@@ -214,7 +215,7 @@ DEFAULT = {
                 retval = 0
                 return retval
 
-            retval = ops.cond(exit_, if_true, if_false, at='golden.py:9 -> retval; return: retval')
+            retval = ops.cond(exit_, if_true, if_false, at='golden.py:9 -> retval')
             return retval
         """,
     ),
@@ -234,7 +235,7 @@ DEFAULT = {
             def if_false(x):
                 return x
 
-            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), if_true, if_false, x, at='golden.py:8 -> x')
+            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), if_true, if_false, x, at='golden.py:8')
             return x
         """,
     ),
@@ -244,9 +245,9 @@ DEFAULT = {
             return x if x > 0 else -x
         """,
         """\
+        @ops.function(checks=True)
         def f(x):
-            with ops.runtime_checks():
-                return ops.if_else(x > 0, lambda: x, lambda: -x)
+            return ops.if_else(x > 0, lambda: x, lambda: -x)
         """,
     ),
     "setitem": (
@@ -257,14 +258,11 @@ DEFAULT = {
             return x
         """,
         """\
+        @ops.function
         def f(x, i):
-            try:
-                x = ops.at(x)[i].set(0.0)
-                x = ops.at(x)[i + 1].add(2.0)
-                return ops.hand_back(x, x=x)
-            except ops.TracerErrors:
-                ops.refuse_tracer_error()
-                raise
+            x = ops.at(x)[i].set(0.0)
+            x = ops.at(x)[i + 1].add(2.0)
+            return ops.hand_back(x, x=x)
         """,
     ),
     "append": (
@@ -386,7 +384,7 @@ class Model:
         def if_false(x):
             return x
 
-        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16 -> x')
+        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16')
         return x
 
 
@@ -401,25 +399,22 @@ def clamp(x, lo=0.0):
     def if_false(x):
         return x
 
-    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24 -> x')
+    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24')
     return x
 
 
 @jax.jit(static_argnames=('n',))
 @ops.options(strict=True)
+@ops.function
 def poly(x, n: int):
-    try:
-        total = jnp.zeros_like(x)
+    total = jnp.zeros_like(x)
 
-        def loop_body(i, total):
-            total = total + x ** i
-            return total
-
-        total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    def loop_body(i, total):
+        total = total + x ** i
         return total
-    except ops.TracerErrors:
-        ops.refuse_tracer_error()
-        raise
+
+    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    return total
 
 
 @partial(jax.jit, static_argnames="k")
@@ -433,7 +428,7 @@ def pick(x, k):
         retval = x - 1
         return retval
 
-    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval; return: retval')
+    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval')
     return retval
 
 
@@ -469,7 +464,7 @@ class Model:
         def if_false(x):
             return x
 
-        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16 -> x')
+        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16')
         return x
 
 
@@ -484,25 +479,22 @@ def clamp(x, lo=0.0):
     def if_false(x):
         return x
 
-    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24 -> x')
+    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24')
     return x
 
 
 @jax.jit(static_argnames=('n',))
 @ops.options(strict=True)
+@ops.function
 def poly(x, n: int):
-    try:
-        total = jnp.zeros_like(x)
+    total = jnp.zeros_like(x)
 
-        def loop_body(i, total):
-            total = total + x ** i
-            return total
-
-        total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    def loop_body(i, total):
+        total = total + x ** i
         return total
-    except ops.TracerErrors:
-        ops.refuse_tracer_error()
-        raise
+
+    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    return total
 
 
 @partial(jax.jit, static_argnames="k")
@@ -516,7 +508,7 @@ def pick(x, k):
         retval = x - 1
         return retval
 
-    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval; return: retval')
+    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval')
     return retval
 
 
@@ -587,3 +579,36 @@ def test_the_line_map_gives_each_written_line_its_source_line():
             assert sites.line_of(runs, starts, w) == [ln.strip() for ln in source].index(text.strip()) + 1, (w, text)
             checked += 1
     assert checked >= 20
+
+
+def test_to_source_shows_what_the_cli_writes():
+    """One printer (``autolax.frontend.emit``): ``autolax.to_source`` (and so ``%%autolax
+    --show``) shows a function as ``autolax convert`` writes it -- its comments, blank lines
+    and statements left as written -- less the file's imports, the user's decorators and
+    the file name the CLI's descriptors carry (its output runs from another file)."""
+    import importlib
+    import re
+    import sys
+
+    import autolax
+
+    corpus = pathlib.Path(__file__).resolve().parent / "corpus"
+    sys.path.insert(0, str(corpus.parent))
+    try:
+        module = importlib.import_module("corpus.dynamic")
+    finally:
+        sys.path.remove(str(corpus.parent))
+    written = convert_source((corpus / "dynamic.py").read_text(), "corpus/dynamic.py", Options(all=True)).text
+    compared = 0
+    for name in ("knapsack_table", "edit_distance_table", "levenshtein_swap", "levenshtein_grid"):
+        shown = autolax.to_source(getattr(module, name))
+        lines = written.splitlines(keepends=True)
+        first = header = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
+        while lines[first - 1].startswith("@ops."):
+            first -= 1
+        end = next((i for i in range(header + 1, len(lines)) if lines[i].strip() and lines[i][0] not in " @"),
+                   len(lines))
+        text = "".join(lines[first:end]).rstrip("\n") + "\n"
+        assert re.sub(r"\bat=(')corpus/dynamic\.py:", r"at=\1", text) == shown, name
+        compared += "#" in shown or shown.count("\n\n") > 2
+    assert compared  # the functions hold comments or the author's blank lines, kept by both

@@ -4,7 +4,8 @@ converted ``.py`` files a person would keep.
 * ``command``: the argument parser and the subcommands (``convert``, ``demo``);
 * ``module``: reads a file without importing it (imports, selected functions);
 * ``convert``: converts the selected functions and splices them back into the text;
-* ``emit``: writes a converted body, keeping unchanged statements and comments verbatim;
+* ``autolax.frontend.emit`` (shared with ``autolax.to_source``): writes a converted ``def``,
+  keeping unchanged statements and comments verbatim;
 * ``runtime_copy``: ``--standalone``, the runtime copied beside the output as ``autolax_runtime``;
 * ``files``: inputs, outputs, ``--diff`` / ``--check`` and atomic writes.
 """

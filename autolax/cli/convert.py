@@ -11,18 +11,16 @@ options of theirs that ``jax.jit`` lacks (``strict``, ``max_steps``) become
 from __future__ import annotations
 
 import inspect
-import io
-import tokenize
 from dataclasses import dataclass, field
 
 import jax
 
 from autolax import api
-from autolax.cli import emit
 from autolax.cli.module import Module, import_targets, source_lines
 from autolax.cli.runtime_copy import PACKAGE as RUNTIME_COPY
-from autolax.frontend import pipeline
+from autolax.frontend import emit, pipeline
 from autolax.frontend.analysis import activity
+from autolax.frontend.emit import converted_def
 from autolax.frontend.passes import writeback
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.context import Context
@@ -277,29 +275,12 @@ class _FileConverter:
         new = converted.node
 
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-        header_end, inline_body = _header_end(module, node)
-        header, header_src = self.header_lines(site, first, header_end)
-        def_indent = emit.indent_of(module.line(node.lineno))
-        if inline_body:
-            body_indent = def_indent + "    "
-        else:
-            body_indent = emit.indent_of(module.line(node.body[0].lineno))
-        unit = (
-            body_indent[len(def_indent) :]
-            if body_indent.startswith(def_indent) and body_indent != def_indent
-            else "    "
+        wrapper = syntax.unparse(new.decorator_list[-1]).strip() if converted.ctx.wrapper is not None else None
+        lines = converted_def(
+            module, node, new, originals, original_body, lambda end: self.header_lines(site, first, end), wrapper
         )
-        if not inline_body and [syntax.dump(s) for s in new.body] == original_body:
-            body = [ln.rstrip("\r\n") for ln in module.lines[header_end : node.end_lineno]]
-            body_src = list(range(header_end + 1, node.end_lineno + 1))
-        else:
-            if inline_body:
-                header = header[:-1] + [_inline_header(module, node, header_end)]
-            emitter = emit.Emitter(module, header_end + 1, node.end_lineno, originals, unit)
-            body = emitter.body(new.body, body_indent)
-            body_src = emitter.src
         # each written line with the source line it stands for (``line_map_edit``)
-        return first, node.end_lineno, list(zip(header + body, header_src + body_src))
+        return first, node.end_lineno, lines
 
     def convert_local_classes(self, tree, classes):
         """Converts in place the methods of the classes defined inside the converted
@@ -347,7 +328,7 @@ class _FileConverter:
             )
             return node
         new = converted.node
-        new.decorator_list = node.decorator_list
+        new.decorator_list = node.decorator_list + new.decorator_list  # (``@ops.function`` last)
         self.convert_local_classes(new, classes)
         return new
 
@@ -726,37 +707,6 @@ def _import_anchor(tree):
         [],
         ["\n"] * (2 if definition else 1),
     )
-
-
-def _header_end(module, node):
-    """(line of the ``:`` ending the ``def`` header, whether the body starts on that line)."""
-    start = node.lineno
-    source = "".join(module.lines[start - 1 :])
-    depth = 0
-    seen_def = False
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.NAME and tok.string == "def":
-                seen_def = True
-            elif tok.type == tokenize.OP and seen_def:
-                if tok.string in "([{":
-                    depth += 1
-                elif tok.string in ")]}":
-                    depth -= 1
-                elif tok.string == ":" and depth == 0:
-                    line = tok.start[0] + start - 1
-                    rest = tok.line[tok.end[1] :].strip()
-                    return line, bool(rest) and not rest.startswith("#")
-    except (tokenize.TokenError, SyntaxError):  # IndentationError: the file was parsed already
-        pass
-    return node.body[0].lineno - 1, False
-
-
-def _inline_header(module, node, header_end):
-    """``def f(x):`` of a one-line function (``def f(x): return x``)."""
-    line = module.line(header_end).rstrip("\r\n")
-    body_col = node.body[0].col_offset
-    return line[:body_col].rstrip()
 
 
 def _local_classes(fn_node, qualname) -> dict:

@@ -13,6 +13,7 @@ import re
 import types
 from dataclasses import dataclass
 
+from autolax.frontend import emit
 from autolax.frontend.analysis import activity
 from autolax.frontend.analysis.activity import MUTATING_METHODS
 from autolax.frontend.passes import (
@@ -281,23 +282,27 @@ class Converted:
         return format_source(ast.unparse(self.ast_node))
 
     def lazy_source(self) -> "SourceText":
-        """``source()``, printed only when first read (most conversions are never shown)."""
-        return SourceText(self.ast_node)
+        """The text ``autolax.to_source`` shows, printed only when first read (most
+        conversions are never shown)."""
+        return SourceText(self.ast_node, self.ctx.source_lines)
 
 
 class SourceText:
-    """A converted function's source text, printed from its ``ast`` tree on first use."""
+    """A converted function's source text, printed on first use from its ``ast`` tree and
+    the lines of the file it was converted from: as ``autolax convert`` writes it
+    (``emit.shown``: one printer), else (a lambda, a file changed since) as ``source()``."""
 
-    __slots__ = ("_node", "_text")
+    __slots__ = ("_lines", "_node", "_text")
 
-    def __init__(self, node: ast.AST):
-        self._node, self._text = node, None
+    def __init__(self, node: ast.AST, lines: list):
+        self._node, self._lines, self._text = node, lines, None
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = format_source(ast.unparse(self._node))
-            self._node = None
+            shown = emit.shown(self._node, self._lines)
+            self._text = shown if shown is not None else format_source(ast.unparse(self._node))
+            self._node = self._lines = None
         return self._text
 
 
@@ -437,6 +442,9 @@ def compile_converted(fn, converted: Converted) -> types.CodeType:
     # modify it). Its locations were filled in from the def's own: the def has them all.
     assert all(getattr(converted.node, f, None) is not None for f in syntax.LOCATION_FIELDS), "an unlocated def"
     node = _shallow_copy(converted.ast_node)
+    # The decorator ``passes.runtime_checks`` put on it is applied by the caller
+    # (``ctx.wrapper``) to the function it makes of the code.
+    node.decorator_list = []
     args = node.args = _shallow_copy(node.args)
     args.defaults = []
     args.kw_defaults = [None] * len(args.kwonlyargs)

@@ -13,11 +13,18 @@ Grammar (clauses separated by ``;``)::
     at='model.py:6'             line 6 of model.py (code written by ``autolax convert``,
                                 which runs from another file; the path is relative to
                                 the written file, see ``resolve``)
-    at='7 -> n'                 an ``if`` whose branches produce ``n`` (outputs, in order)
+    at='7'                      an ``if`` whose branches produce what they are given: the
+                                call's operands, the branch functions' parameters (most do)
+    at='7 -> n'                 an ``if`` whose branches produce ``n`` (outputs, in order),
+                                written where they differ from the operands
+    at='7 ->'                   an ``if`` with operands whose branches produce nothing
     at='9 -> retval, y; return: retval; bound: y; reads: out[0], seen'
 
 ``return: NAME``  the generated variable holding the function's return value (errors call
-                  it "the return value");
+                  it "the return value"), where it is not ``retval`` (``RETURN_NAME``): a
+                  statement carrying or producing ``retval`` without the clause has it as
+                  the return value. Where ``retval`` is a variable of the user's, the clause
+                  names autolax's own (a fresh name, also where the statement lacks it);
 ``bound: NAMES``  outputs Python always binds before reading them (a staged ``if`` that
                   leaves one unbound on a path that jumped takes the other side's type);
 ``reads: ...``    lists a loop appends to and also reads: ``out[0]`` (only constant
@@ -60,6 +67,9 @@ import sys
 from dataclasses import dataclass, field, replace
 
 RETURN_VALUE = "the return value"
+# The name of the variable holding the return value in converted code, unless the user's
+# function has a variable of that name (the descriptor's ``return:`` clause then says which).
+RETURN_NAME = "retval"
 
 
 def display_filename(filename: str) -> str:
@@ -267,7 +277,9 @@ class Facts:
 
     lineno: int
     filename: str | None = None  # None: the file the code is compiled from
-    outputs: tuple = ()  # an ``if``'s outputs, in order (written after ``->``)
+    # An ``if``'s outputs, in order (written after ``->``); None: not written (a loop, whose
+    # carried names are its body's parameters, or an ``if`` whose outputs are its operands).
+    outputs: tuple | None = None
     return_value: str | None = None  # ``return:``
     always_bound: tuple = ()  # ``bound:``
     reads_appended: dict = field(default_factory=dict)  # ``reads:`` name -> constant index or None
@@ -283,8 +295,8 @@ class Facts:
     def text(self) -> str:
         """The descriptor: ``LINE`` or ``FILE:LINE``, ``-> OUTPUTS``, then one clause per fact."""
         head = f"{self.filename}:{self.lineno}" if self.filename else str(self.lineno)
-        if self.outputs:
-            head += " -> " + ", ".join(self.outputs)
+        if self.outputs is not None:
+            head += " -> " + ", ".join(self.outputs) if self.outputs else " ->"
         return "; ".join([head] + [f"{key}: {write(self)}" for key, _, has, write, _ in _CLAUSES if has(self)])
 
     @classmethod
@@ -300,9 +312,9 @@ class Facts:
 @functools.lru_cache(maxsize=1024)
 def _parse(spec: str) -> Facts:
     head, *clauses = [c.strip() for c in spec.split(";")]
-    location, _, outs = head.partition("->")
+    location, arrow, outs = head.partition("->")
     filename, _, line = location.strip().rpartition(":")
-    fields = {"lineno": int(line), "filename": filename or None, "outputs": _names(outs)}
+    fields = {"lineno": int(line), "filename": filename or None, "outputs": _names(outs) if arrow else None}
     for clause in clauses:
         key, _, value = clause.partition(":")
         fields.update(_CLAUSE[key.strip()][4](value))
@@ -313,12 +325,18 @@ def _parse(spec: str) -> Facts:
 def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -> Site:
     """The ``Site`` of a statement from its descriptor (one object per statement, so the trace
     report can count per statement). ``names``: the carried names (loops, read off the body
-    function's parameters); an ``if`` takes its outputs from the spec."""
+    function's parameters) or an ``if``'s operands (its branch functions' parameters), which
+    are its outputs unless the spec lists them (``->``)."""
     facts = Facts.parse(spec)
     cells = dict(facts.cells)
     resolved = resolve(facts.filename, code_filename) if facts.filename else code_filename
-    if names is not None and cells:
+    if facts.outputs is not None:
+        names = facts.outputs
+    elif names is None:
+        raise ValueError(f"autolax: the descriptor {spec!r} of an `{kind}` names no outputs and the op gave none")
+    elif cells:
         names = tuple(cells.get(n, n) for n in names)
+    return_value = facts.return_value or (RETURN_NAME if RETURN_NAME in names else None)
     return Site(
         kind=kind,
         filename=resolved,
@@ -329,8 +347,8 @@ def site(kind: str, spec: str, code_filename: str, names: tuple | None = None) -
         and (facts.filename, code_filename) not in _MAPPED
         and same_file(resolved, code_filename),
         lineno=facts.lineno,
-        names=tuple(facts.outputs if names is None else names),
-        roles={facts.return_value: RETURN_VALUE} if facts.return_value else {},
+        names=tuple(names),
+        roles={return_value: RETURN_VALUE} if return_value else {},
         always_bound=frozenset(facts.always_bound),
         reads_appended=dict(facts.reads_appended),
         inserts=frozenset(facts.inserts),

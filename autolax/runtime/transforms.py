@@ -219,6 +219,8 @@ def wrapped_user_function(fn, is_library):
     seen = set()
     inner = fn
     while is_library(inner) and id(inner) not in seen:
+        if getattr(inner, "__autolax_converted__", False):
+            return None  # converted code (``ops.function`` wraps the converted body): none to convert
         seen.add(id(inner))
         inner = getattr(inner, "__wrapped__", None)
         if inner is None or not callable(inner):

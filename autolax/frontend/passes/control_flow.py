@@ -11,14 +11,15 @@
         return steps                               def if_false(n):
                                                        n = 3 * n + 1
                                                        return n
-                                                   n = ops.cond(n % 2 == 0, if_true, if_false, n, at='4 -> n')
+                                                   n = ops.cond(n % 2 == 0, if_true, if_false, n, at='4')
                                                    steps += 1
                                                    return (n, steps)
                                                n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='3')
                                                return steps
 
 (printed with a blank line before each ``def``, as in ``EXAMPLES``). ``at=`` is the statement's
-descriptor: its line, and the names an ``if`` returns (``autolax.runtime.sites``).
+descriptor: its line, and the names an ``if`` returns where they are not its operands
+(``-> n``, see ``autolax.runtime.sites``).
 
 What is passed and returned comes from the analyses:
 
@@ -99,7 +100,7 @@ EXAMPLES = (
                     n = 3 * n + 1
                     return n
 
-                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='4 -> n')
+                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='4')
                 steps += 1
                 return (n, steps)
 
@@ -143,7 +144,7 @@ EXAMPLES = (
             def if_false(y):
                 return y
 
-            y = ops.cond(x > 0, if_true, if_false, y, at='2 -> y')
+            y = ops.cond(x > 0, if_true, if_false, y, at='2')
             return y
         """,
     ),
@@ -487,14 +488,16 @@ class _FunctionConverter:
         index_target=None,
         inserts=(),
         after_jump=None,
+        operands=None,
     ):
         """The ``at='...'`` descriptor of a statement (see ``autolax.runtime.sites``): ``names`` are its
-        carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``)."""
+        carried variables (loops) or outputs (an ``if``, which lists them: ``outputs``, unless
+        they are its ``operands``, the branch functions' parameters, which ``ops.cond`` reads)."""
         facts = sites.Facts(
             node.lineno,
             filename=self.ctx.spec_filename,
-            outputs=tuple(names) if outputs else (),
-            return_value=next((n for n in names if n in self.ctx.return_values), None),
+            outputs=tuple(names) if outputs and tuple(names) != operands else None,
+            return_value=self.return_value(names),
             # Only names that may be unbound when the statement starts need the fact.
             always_bound=tuple(
                 n for n in names if n in self.ctx.always_bound and n not in self.defined.before[node][0]
@@ -509,6 +512,16 @@ class _FunctionConverter:
             after_jump=after_jump,
         )
         return syntax.constant(facts.text())
+
+    def return_value(self, names):
+        """The descriptor's ``return:`` clause for a statement carrying or producing ``names``:
+        None where the runtime's rule gives the return value (``sites.RETURN_NAME``, if among
+        ``names``, is it); else the name holding it -- or, where ``retval`` is the user's own
+        variable and the return value is not among ``names``, a fresh name (none is)."""
+        found = next((n for n in names if n in self.ctx.return_values), None)
+        if found == sites.RETURN_NAME or (found is None and sites.RETURN_NAME not in names):
+            return None
+        return found if found is not None else self.ctx.namer.new(sites.RETURN_NAME)
 
     def appends_after_jump(self, node, outputs):
         """``(keyword, line)`` of the jump whose skipped statements are a branch of the ``if``
@@ -734,7 +747,15 @@ class _FunctionConverter:
             targets=syntax.names_tuple(outputs),  # a node of its own (a second use is copied)
             ops_cond=self.ops_name("cond"),
             test=node.test,
-            spec=self.spec(node, outputs, outputs=True, after_jump=after_jump),
+            # (Outputs equal to the operands go unwritten, unless ``sync_cells`` renames a branch
+            # parameter: then ``ops.cond`` would read the new name.)
+            spec=self.spec(
+                node,
+                outputs,
+                outputs=True,
+                after_jump=after_jump,
+                operands=None if self.captured & set(params) else tuple(params),
+            ),
         )
         if self.caught:
             stmts[2].value.keywords.append(

@@ -20,6 +20,7 @@ from autolax.frontend.transpile.jumps import (
     flag_assign,
     remove_flag_assignments,
 )
+from autolax.runtime import sites
 
 # Runs where a ``return`` is not the last statement of its function (``pipeline.features``).
 NEEDS = frozenset({"EarlyReturn"})
@@ -110,7 +111,7 @@ def _lower_function(fn_node, ctx):
     if not _needs_lowering(fn_node):
         return
     flag = ctx.namer.new("do_return")
-    retval = ctx.namer.new("retval")
+    retval = ctx.namer.new(sites.RETURN_NAME)  # (the descriptors' ``return:`` clause: none for this name)
     ctx.descriptions[flag] = "the early-`return` flag"
     ctx.descriptions[retval] = "the return value"
     ctx.return_values.add(retval)

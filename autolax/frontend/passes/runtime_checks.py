@@ -1,13 +1,13 @@
-"""A function that may stage a run-time check runs its body inside ``ops.runtime_checks()``.
+"""A function that may stage a run-time check is decorated ``@ops.function(checks=True)``.
 
-    def f(x, items):                        def f(x, items):
-        if x.sum() > 0:                         with ops.runtime_checks():
-            raise ValueError('positive')   ->       def if_true():
-        return items[-1]                                raise ops.raising(ValueError('positive'))
-                                                    def if_false():
-                                                        pass
-                                                    ops.cond(x.sum() > 0, if_true, if_false, at='2')
-                                                    return items[-1]
+    def f(x, items):                        @ops.function(checks=True)
+        if x.sum() > 0:                     def f(x, items):
+            raise ValueError('positive')   ->   def if_true():
+        return items[-1]                            raise ops.raising(ValueError('positive'))
+                                                def if_false():
+                                                    pass
+                                                ops.cond(x.sum() > 0, if_true, if_false, at='2')
+                                                return items[-1]
 
 (the left side as written; the passes before this one made the ``if`` what it wraps, as in
 ``EXAMPLES``).
@@ -15,21 +15,22 @@
 Under ``jax.jit`` the ``raise`` is checked when the program runs, after tracing. If tracing
 then stops at an error of the user's code (``items[-1]`` of an empty list), Python would
 have raised the check's error first whenever it fails, which only the running program
-knows: ``ops.runtime_checks`` turns such an error leaving the function into autolax's
-refusal (``autolax.runtime.ops.checks``). Checks come from ``raise`` and ``assert`` (``ops.raising``,
-``ops.asserting``), reads of variables a staged loop may not have assigned
-(``ops.assigned``), ``lst.index(x)`` of a traced value (``ops.index``), conditional expressions
-(``ops.if_else``: a side that fails while
-traced), calls of user code (``ops.call``: the callee's own checks) and ranges whose step is
-not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0).
+knows: the decorator runs the body inside ``ops.runtime_checks``, which turns such an error
+leaving the function into autolax's refusal (``autolax.runtime.ops.checks``). Checks come
+from ``raise`` and ``assert`` (``ops.raising``, ``ops.asserting``), reads of variables a
+staged loop may not have assigned (``ops.assigned``), ``lst.index(x)`` of a traced value
+(``ops.index``), conditional expressions (``ops.if_else``: a side that fails while traced),
+calls of user code (``ops.call``: the callee's own checks) and ranges whose step is not a
+literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0).
 
 A function with none of these whose own code may still ask a traced value for a Python one
 (``float(x)``, ``lst[i]``, the ``if`` of a comprehension: a call of anything but an op, an
-item or slice, a comprehension) runs its body in
-``try: ... except ops.TracerErrors: ops.refuse_tracer_error(); raise`` instead, which does the
-same for JAX's tracer errors at no cost until one is raised. Any other function is left as
-it is. A leading docstring and ``global`` / ``nonlocal`` declarations stay before the ``with``
-or ``try``.
+item or slice, a comprehension) is decorated ``@ops.function``, which turns JAX's tracer
+error leaving it while traced into autolax's ``TracedValueError`` (``ops.refuse_tracer_error``).
+Any other function is left as it is. The decorator is the last one, under the user's own
+(``@jax.jit`` in a file ``autolax convert`` wrote): it runs where the body runs, at trace
+time. ``ctx.wrapper`` says which one it is (``autolax.api`` applies it to the function it
+builds from the compiled code, which leaves decorators out).
 """
 
 from __future__ import annotations
@@ -53,17 +54,17 @@ EXAMPLES = (
             return items[-1]
         """,
         """\
+        @ops.function(checks=True)
         def f(x, items):
-            with ops.runtime_checks():
 
-                def if_true():
-                    raise ops.raising(ValueError('positive'))
+            def if_true():
+                raise ops.raising(ValueError('positive'))
 
-                def if_false():
-                    pass
+            def if_false():
+                pass
 
-                ops.cond(x.sum() > 0, if_true, if_false, at='2')
-                return items[-1]
+            ops.cond(x.sum() > 0, if_true, if_false, at='2')
+            return items[-1]
         """,
         ("exceptions", "control_flow"),
     ),
@@ -74,13 +75,10 @@ EXAMPLES = (
             return float(x[i])
         """,
         """\
+        @ops.function
         def f(x, i):
             global calls
-            try:
-                return float(x[i])
-            except ops.TracerErrors:
-                ops.refuse_tracer_error()
-                raise
+            return float(x[i])
         """,
     ),
     (
@@ -131,12 +129,6 @@ def _step_may_be_traced(call) -> bool:
     return not isinstance(step, syntax.Constant)
 
 
-_TEMPLATE = """
-with ops_runtime_checks():
-    body
-"""
-
-
 # Nodes of the user's code that may ask a traced value for a Python one (``__bool__``,
 # ``__index__``, ``__float__``, a static shape) in a way no op sees: a call of anything but
 # an op (``float(x)``, ``x.item()``, ``jnp.argwhere(x)``), an item or slice (``lst[i]``,
@@ -146,8 +138,8 @@ _MAY_NEED_A_VALUE = (syntax.Subscript, syntax.ListComp, syntax.SetComp, syntax.D
 
 def _may_stage_a_check(fn_node, ops: str):
     """(may the function stage a check, may its own code need a Python value of a traced
-    one): the second only found while no check is (a check wraps the body in
-    ``runtime_checks``, which translates JAX's tracer errors as well)."""
+    one): the second only found while no check is (``@ops.function(checks=True)`` translates
+    JAX's tracer errors as well)."""
     # Every node, breadth first (``syntax.walk``, inlined: most functions have no such
     # call, and then this looks at the whole converted tree).
     todo = [fn_node]
@@ -182,12 +174,6 @@ def _may_stage_a_check(fn_node, ops: str):
             elif isinstance(value, syntax.AST):
                 add(value)
     return False, needs_value
-
-
-def _is_docstring(stmt) -> bool:
-    return (
-        isinstance(stmt, syntax.Expr) and isinstance(stmt.value, syntax.Constant) and isinstance(stmt.value.value, str)
-    )
 
 
 _CATCHING = """
@@ -268,42 +254,17 @@ def _tries(fn_node) -> list:
     return out
 
 
-def _refusing_tracer_errors(body, ops: str) -> list:
-    """``try: body`` / ``except ops.TracerErrors: ops.refuse_tracer_error(); raise``: the
-    body of a function that stages no check, so that JAX's tracer error leaving it while it
-    is traced is autolax's ``TracedValueError`` under plain ``jax.jit`` too (a ``try``
-    costs nothing until an error is raised; ``runtime_checks`` costs a context manager)."""
-    refuse = syntax.expr_stmt(syntax.call(f"{ops}.refuse_tracer_error"))
-    handler = syntax.ExceptHandler(
-        type=syntax.dotted(f"{ops}.TracerErrors"), name=None, body=[refuse, syntax.Raise(exc=None, cause=None)]
-    )
-    return [syntax.Try(body=body, handlers=[handler], orelse=[], finalbody=[])]
-
-
 def transform(fn_node, ctx):
     _catching(fn_node, ctx)
-    body = fn_node.body
-    k = 0
-    while k < len(body) and (
-        isinstance(body[k], (syntax.Global, syntax.Nonlocal)) or (k == 0 and _is_docstring(body[k]))
-    ):
-        k += 1
-    if k == len(body):
-        return fn_node
-    head, inner = body[:k], body[k:]
     checks, needs_value = _may_stage_a_check(fn_node, ctx.ops)
     if not checks and not needs_value:
         return fn_node
-    if not checks:
-        wrapped = _refusing_tracer_errors(inner, ctx.ops)
-    else:
-        wrapped = templates.replace(
-            _TEMPLATE, ops_runtime_checks=syntax.dotted(f"{ctx.ops}.runtime_checks"), body=inner
-        )
-    # At the `def` line, all of it: a traceback through the refusal shows the function's header.
-    syntax.copy_locations(wrapped, fn_node)
-    lineno = fn_node.lineno
-    if 1 <= lineno <= len(ctx.source_lines):
-        wrapped[0].end_col_offset = max(wrapped[0].col_offset, len(ctx.source_lines[lineno - 1].rstrip()))
-    fn_node.body = head + wrapped
+    decorator = syntax.dotted(f"{ctx.ops}.function")
+    if checks:
+        decorator = syntax.call(decorator, keywords={"checks": syntax.constant(True)})
+    # At the `def` line: a traceback through the decorator's wrapper shows the header.
+    syntax.copy_location(decorator, fn_node)
+    # Last: applied first, before any decorator of the user's (``jax.jit`` wraps the result).
+    fn_node.decorator_list = list(fn_node.decorator_list) + [decorator]
+    ctx.wrapper = "checks" if checks else "function"
     return fn_node

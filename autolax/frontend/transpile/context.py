@@ -41,6 +41,9 @@ class Context:
     methods: dict = field(default_factory=dict)
     # Whether the writeback pass rebound a name after a call (``aliases`` then runs).
     wrote_back: bool = False
+    # The decorator ``passes.runtime_checks`` put on the function: None, "function" (``@ops.function``)
+    # or "checks" (``@ops.function(checks=True)``).
+    wrapper: str | None = None
 
     def line_text(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.source_lines):

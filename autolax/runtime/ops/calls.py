@@ -141,9 +141,12 @@ def call(f, *args, **kwargs):
     # A converted helper that writes into its parameters hands them back to this call
     # (``hand_back``) when the call runs its code directly: not a library function (a
     # converted function it calls in turn returns as for any other caller), nor an
-    # ``autolax.jit`` object (its trace, cached, must not depend on who called it first).
+    # ``autolax.jit`` object (its trace, cached, must not depend on who called it first). A
+    # function ``@ops.function`` made (a file ``autolax convert`` wrote) is converted code.
     token = _calling.set(
-        _DIRECT if g.__class__ in _DIRECT_KINDS and (g is not f or not is_library_callable(f)) else True
+        _DIRECT
+        if g.__class__ in _DIRECT_KINDS and (g is not f or not is_library_callable(f) or checks.body_of(f) is not f)
+        else True
     )
     try:
         staged = report.in_staged_body()
@@ -273,7 +276,7 @@ def _refuse_immutable_write(f, exc, args, kwargs) -> None:
     while (
         tb is not None
         and tb.tb_next is not None
-        and tb.tb_frame.f_code is not getattr(getattr(f, "__func__", f), "__code__", None)
+        and tb.tb_frame.f_code is not getattr(checks.body_of(getattr(f, "__func__", f)), "__code__", None)
     ):
         tb = tb.tb_next
     line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip() if tb is not None else ""
@@ -294,7 +297,8 @@ def _writer_inside(f, g):
     if not isinstance(fn, types.FunctionType):
         return g
     inner = converted(fn)
-    return inner if isinstance(inner, types.FunctionType) and _hands_back(inner.__code__) else g
+    body = checks.body_of(inner)
+    return inner if isinstance(body, types.FunctionType) and _hands_back(body.__code__) else g
 
 
 def _hands_back(code, depth=0) -> bool:
@@ -325,10 +329,12 @@ def _bind(g, args, kwargs) -> dict:
     """The parameters of ``g`` given ``args`` / ``kwargs``, by name ({} if unknown): read
     from its code object where it has one (``inspect.signature`` costs tens of µs a call)."""
     fn = getattr(g, "__func__", g)
+    method = fn is not g
+    fn = checks.body_of(fn)  # (``@ops.function``'s wrapper takes ``*args, **kwargs``)
     code = getattr(fn, "__code__", None)
     if isinstance(code, types.CodeType) and isinstance(fn, types.FunctionType):
         positional = code.co_varnames[: code.co_argcount]
-        if fn is not g:  # a bound method: its receiver is not among ``args``
+        if method:  # a bound method: its receiver is not among ``args``
             positional = positional[1:]
         out = dict(zip(positional, args))
         if kwargs:
@@ -545,7 +551,7 @@ def _code_of(f):
     what ``autolax.jit`` returns (``%%autolax`` binds each function of the cell to one, which
     runs the converted function inline when called from another trace)."""
     for _ in range(8):
-        f = getattr(f, "__func__", f)
+        f = checks.body_of(getattr(f, "__func__", f))
         code = getattr(f, "__code__", None)
         if isinstance(code, types.CodeType):
             return code

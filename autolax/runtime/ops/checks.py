@@ -536,6 +536,58 @@ def refuse_tracer_error() -> None:
         raise refusal from exc
 
 
+def function(fn=None, *, checks: bool = False):
+    """``@ops.function`` (or ``@ops.function(checks=True)``) on a converted function whose
+    own code may ask a traced value for a Python one (``float(x)``, ``lst[i]``), or that may
+    stage a check (``checks=True``: a ``raise`` or ``assert`` under a traced condition, a
+    read of a variable a staged loop may not have assigned, a conditional expression, a
+    call of user code). Listed last, under the function's other decorators and ``jax.jit``:
+    it runs where the function's body runs, at trace time under ``jax.jit``.
+
+    Equivalent Python: ``fn`` itself (the decorator changes no result).
+
+    While JAX traces the function, JAX's tracer error leaving it (``float(x)`` of a traced
+    argument) is autolax's ``TracedValueError`` naming the user's line
+    (``refuse_tracer_error``). With ``checks``, the call runs inside ``runtime_checks``,
+    which also refuses an error of the user's code raised while tracing after a check
+    (``raises-after-check``). The result has ``fn``'s name, signature (``__wrapped__``, read
+    by ``inspect.signature`` and ``jax.jit``'s ``static_argnames``) and attributes; it is
+    marked converted, and ``__autolax_body__`` is ``fn`` (the code the runtime reads)."""
+    if fn is None:
+        return _function_with_checks if checks else function
+    if checks:
+
+        def converted_fn(*args, **kwargs):
+            __tracebackhide__ = True
+            with _RuntimeChecks():
+                return fn(*args, **kwargs)
+
+    else:
+
+        def converted_fn(*args, **kwargs):
+            __tracebackhide__ = True
+            try:
+                return fn(*args, **kwargs)
+            except TracerErrors:
+                refuse_tracer_error()
+                raise
+
+    functools.update_wrapper(converted_fn, fn)
+    converted_fn.__autolax_converted__ = True
+    converted_fn.__autolax_body__ = fn
+    return converted_fn
+
+
+def _function_with_checks(fn):
+    return function(fn, checks=True)
+
+
+def body_of(fn):
+    """The function ``@ops.function`` made ``fn`` from (its code is the converted body),
+    else ``fn``."""
+    return getattr(fn, "__autolax_body__", fn)
+
+
 def _note_pending_check() -> None:
     """A check is handed to the program being traced: the outermost converted function notes
     where its first one is (``runtime_checks``)."""

@@ -495,7 +495,8 @@ def cond(pred, if_true, if_false, *operands, at, caught_by=()):
     """
     __tracebackhide__ = True
     code = if_true.__code__
-    site = sites.site("if", at, code.co_filename)
+    params = code.co_varnames[: code.co_argcount]  # the operands' names: the outputs, unless ``at`` lists them
+    site = sites.site("if", at, code.co_filename, params)
     if not is_tracer(pred):
         report.record(site, plan.PYTHON)
         branch = if_true if pred else if_false
@@ -504,7 +505,6 @@ def cond(pred, if_true, if_false, *operands, at, caught_by=()):
         except BaseException as exc:
             keep_raised_state(exc, if_true, branch, 0, operands, site.cells)
             raise
-    params = code.co_varnames[: code.co_argcount]
     outputs, form, kept = staged_cond(
         pred, if_true, if_false, operands, site, in_names=params, select_ok=True, caught_by=caught_by
     )

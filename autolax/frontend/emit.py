@@ -1,4 +1,6 @@
-"""Writes a converted function body back as text, keeping what it can of the original.
+"""Writes a converted function back as text, keeping what it can of the original: the one
+printer of converted code (``autolax convert`` writes each function with ``converted_def``;
+``autolax.to_source`` and ``%%autolax --show`` show ``shown``, the same text).
 
 A statement that conversion left as it was (same syntax tree, same position) is copied from
 the file verbatim, with its own formatting, string quotes and comments; everything else is
@@ -10,6 +12,8 @@ are kept. Nested ``def`` blocks get a blank line before and after, as a person w
 from __future__ import annotations
 
 import copy
+import io
+import tokenize
 from dataclasses import dataclass
 
 from autolax.frontend.transpile import syntax
@@ -248,3 +252,135 @@ def _header(node) -> list[str]:
     while lines and not lines[0].strip():
         lines.pop(0)
     return lines[:-1]
+
+
+def converted_def(module, node, new, originals, original_body, header_for, wrapper=None, *, dedent=False) -> list:
+    """The lines of the converted ``def`` ``new`` of ``node`` (a ``def`` of ``module``'s file,
+    ``originals`` / ``original_body`` its statements before conversion), each with the source
+    line it stands for (None: a comment or blank line; the written file's line map,
+    ``ops.source_lines``): ``header_for(line of the header's ``:``)`` gives its decorator and
+    ``def`` lines as written, and the source line of each; ``@wrapper``
+    (``@ops.function``, ``passes.runtime_checks``) goes right above the ``def`` line, under
+    the user's decorators and ``@jax.jit``; the body is copied as written where conversion
+    left it, else written by ``emit.Emitter`` (comments and blank lines kept). ``dedent``:
+    at column 0 (``autolax.to_source`` of a method or nested function). The one printer of
+    converted code: ``autolax convert`` writes each function with it, and ``to_source``
+    (also ``%%autolax --show``) shows it."""
+    header_end, inline_body = _header_end(module, node)
+    header, header_src = header_for(header_end)
+    def_indent = indent_of(module.line(node.lineno))
+    if wrapper is not None:
+        at = len(header) - (header_end - node.lineno) - 1
+        header.insert(at, def_indent + "@" + wrapper)
+        header_src.insert(at, node.lineno)
+    if inline_body:
+        body_indent = def_indent + "    "
+    else:
+        body_indent = indent_of(module.line(node.body[0].lineno))
+    unit = (
+        body_indent[len(def_indent) :] if body_indent.startswith(def_indent) and body_indent != def_indent else "    "
+    )
+    if dedent and def_indent:
+        header = [line[len(def_indent) :] if line.startswith(def_indent) else line for line in header]
+        body_indent = unit
+    if not inline_body and not (dedent and def_indent) and [syntax.dump(s) for s in new.body] == original_body:
+        body = [ln.rstrip("\r\n") for ln in module.lines[header_end : node.end_lineno]]
+        body_src = list(range(header_end + 1, node.end_lineno + 1))
+    else:
+        if inline_body:
+            inline = _inline_header(module, node, header_end)
+            header = header[:-1] + [inline[len(def_indent) :] if dedent else inline]
+        emitter = Emitter(module, header_end + 1, node.end_lineno, originals, unit)
+        body = emitter.body(new.body, body_indent)
+        body_src = emitter.src
+    return list(zip(header + body, header_src + body_src))
+
+
+def _header_end(module, node):
+    """(line of the ``:`` ending the ``def`` header, whether the body starts on that line)."""
+    start = node.lineno
+    source = "".join(module.lines[start - 1 :])
+    depth = 0
+    seen_def = False
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.NAME and tok.string == "def":
+                seen_def = True
+            elif tok.type == tokenize.OP and seen_def:
+                if tok.string in "([{":
+                    depth += 1
+                elif tok.string in ")]}":
+                    depth -= 1
+                elif tok.string == ":" and depth == 0:
+                    line = tok.start[0] + start - 1
+                    rest = tok.line[tok.end[1] :].strip()
+                    return line, bool(rest) and not rest.startswith("#")
+    except (tokenize.TokenError, SyntaxError):  # IndentationError: the file was parsed already
+        pass
+    return node.body[0].lineno - 1, False
+
+
+def _inline_header(module, node, header_end):
+    """``def f(x):`` of a one-line function (``def f(x): return x``)."""
+    line = module.line(header_end).rstrip("\r\n")
+    body_col = node.body[0].col_offset
+    return line[:body_col].rstrip()
+
+
+class SourceFile:
+    """The file a function was converted from, as ``Emitter`` and ``converted_def`` read it
+    (``cli.module.Module`` without the parse of its imports and functions)."""
+
+    def __init__(self, lines: list):
+        self.lines = lines
+        self.comments = {}
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+                if tok.type == tokenize.COMMENT:
+                    self.comments[tok.start[0]] = (tok.start[1], tok.string)
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            pass
+
+    def line(self, lineno: int) -> str:
+        return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
+
+
+def shown(converted, lines: list) -> str | None:
+    """``autolax.to_source``'s text of the converted ``def`` ``converted`` (an ``ast`` tree,
+    located in the file whose ``lines`` it was converted from): what ``autolax convert``
+    writes for it (``converted_def``), at column 0, without the user's decorators. None where
+    the file holds no ``def`` of that name at its place (a lambda, a changed file)."""
+    try:
+        tree = syntax.parse("".join(lines))
+    except SyntaxError:
+        return None
+    node = next(
+        (
+            n
+            for n in syntax.walk(tree)
+            if isinstance(n, syntax.FunctionDef)
+            and n.lineno == converted.lineno
+            and n.col_offset == converted.col_offset
+            and n.name == converted.name
+        ),
+        None,
+    )
+    if node is None or not node.body:
+        return None
+    new = syntax.from_ast(converted)
+    module = SourceFile(lines)
+    wrapper = syntax.unparse(new.decorator_list[-1]).strip() if new.decorator_list else None
+    out = converted_def(
+        module,
+        node,
+        new,
+        originals(node),
+        [syntax.dump(s) for s in node.body],
+        lambda end: (
+            [module.line(i).rstrip("\r\n") for i in range(node.lineno, end + 1)],
+            list(range(node.lineno, end + 1)),
+        ),
+        wrapper,
+        dedent=True,
+    )
+    return "\n".join(line for line, _ in out) + "\n"
