@@ -713,7 +713,8 @@ def test_every_path_says_so_in_a_function_that_stages_nothing(tmp_path):
     # A function that stages no check is decorated `@ops.function` (its wrapper's `try` costs
     # nothing until an error is raised): JAX's tracer error leaving its own statements is
     # autolax's TracedValueError under plain jax.jit too (was JAX's error).
-    assert autolax.to_source(scaled_by_itself) == "@ops.function\ndef scaled_by_itself(x):\n    return x * float(x)\n"
+    assert autolax.to_source(scaled_by_itself).startswith("@ops.function\ndef scaled_by_itself(x):\n")
+    assert autolax.to_source(scaled_by_itself).endswith("\n    return x * complex(x)\n")
     cases = [
         (scaled_by_itself, jnp.float32(2.0), 3, "(`complex()` of a traced value)", jax.errors.ConcretizationTypeError),
         (positives_doubled, jnp.arange(3.0), 1, "uses a traced value as a Python bool",

@@ -432,7 +432,7 @@ def pick(x, k):
     return retval
 
 
-ops.source_lines('model.py', '74:mCFUEICMFGFUEMDEDIDGFIECLIKaFIECHIEMH')
+ops.source_lines('model.py', '71:mCFUEICMFGFUEMDEDIDGFIEeFIECHIEMH')
 
 
 def untouched(x):
@@ -512,7 +512,7 @@ def pick(x, k):
     return retval
 
 
-ops.source_lines('model.py', '74:mCFUEICMFGFUEMDEDIDGFIECLIKaFIECHIEMH')
+ops.source_lines('model.py', '71:mCFUEICMFGFUEMDEDIDGFIEeFIECHIEMH')
 
 
 def untouched(x):
@@ -570,7 +570,7 @@ def test_the_line_map_gives_each_written_line_its_source_line():
     starts = [w for w, _, _ in runs]
     checked = 0
     for w, text in enumerate(written[: written.index(line_map)], 1):
-        found = re.search(r"at='model\.py:(\d+)", text)
+        found = re.search(r"at=[']model\.py:(\d+)", text)
         if found:
             assert sites.line_of(runs, starts, w) == int(found.group(1)), (w, text)
             checked += 1
