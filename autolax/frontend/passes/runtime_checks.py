@@ -21,7 +21,8 @@ refusal (``autolax.runtime.ops.checks``). Checks come from ``raise`` and ``asser
 (``ops.assigned``), ``lst.index(x)`` of a traced value (``ops.index``), conditional expressions
 (``ops.if_else``: a side that fails while
 traced), calls of user code (``ops.call``: the callee's own checks) and ranges whose step is
-not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0).
+not a literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0),
+and ``sys.exit()`` / ``exit()`` / ``quit()`` (Python's ``SystemExit`` on the path that calls them).
 
 A function with none of these whose own code may still ask a traced value for a Python one
 (``float(x)``, ``lst[i]``, the ``if`` of a comprehension: a call of anything but an op, an
@@ -100,6 +101,10 @@ CHECKING_OPS = frozenset(
     {"raising", "asserting", "assigned", "if_else", "call", "call_writing", "index", "masked", "part", "span"}
 )
 
+# ``sys.exit(...)``, ``exit(...)``, ``quit(...)``: Python's ``SystemExit``, raised when the
+# program takes a staged branch or loop body that calls them (``control.fails_when_taken``).
+_EXITS = frozenset({"exit", "quit"})
+
 # ``ops.for_range(start, stop, step, ...)`` and ``ops.range(...)`` check a traced step
 # (Python's ValueError for a step of 0).
 _RANGE_OPS = frozenset({"for_range", "range"})
@@ -112,6 +117,18 @@ def _step_may_be_traced(call) -> bool:
     if isinstance(step, syntax.UnaryOp):  # `-1`
         step = step.operand
     return not isinstance(step, syntax.Constant)
+
+
+def _exits(func) -> bool:
+    """Is ``func`` (a called expression) ``sys.exit``, ``exit`` or ``quit`` by its name?"""
+    if isinstance(func, syntax.Name):
+        return func.id in _EXITS
+    return (
+        isinstance(func, syntax.Attribute)
+        and func.attr == "exit"
+        and isinstance(func.value, syntax.Name)
+        and func.value.id == "sys"
+    )
 
 
 _TEMPLATE = """
@@ -149,6 +166,8 @@ def _may_stage_a_check(fn_node, ops: str):
                     return True, False
                 if func.attr in _RANGE_OPS and _step_may_be_traced(node):
                     return True, False
+            elif _exits(func):
+                return True, False
             else:
                 needs_value = True
         elif kind in _MAY_NEED_A_VALUE:

@@ -256,7 +256,9 @@ def fails_when_taken(site, what: str, caught_by=()):
         unbound = report.unbound_read(exc)
         if not (unbound or report.raised_by_user_code(exc)) or (unbound and report.in_staged_loop()):
             return None
-        if calls.in_call() or not (checks.checking() or checks.rerun_as_python() or not report.under_trace()):
+        if (calls.in_call() and not isinstance(exc, SystemExit)) or not (
+            checks.checking() or checks.rerun_as_python() or not report.under_trace()
+        ):
             return None
         if checks.refused_in_try(UnboundLocalError if unbound else type(exc), caught_by):
             return None

@@ -1,0 +1,196 @@
+"""``sys.exit()`` (and ``exit()``, ``quit()``, ``raise SystemExit``) in a staged branch or loop
+body, written there or in a converted helper called there: Python's ``SystemExit`` when the
+program takes that path, after what it printed on the way, and the function's value when it
+does not -- through every path (``autolax.jit``, ``jax.jit(autolax.convert(f))``, ``convert``
+called eagerly, the CLI's default and ``--standalone`` outputs, ``%%autolax``)."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+
+import autolax
+import pytest
+
+from paths import _capture, agrees, run, same_file_callees, standalone_module
+from test_issue43_items import EVERY_PATH, ip  # noqa: F401 - the magic's shell fixture
+from test_issue43_items import outcome as path_outcome
+
+
+def outcome(path, fn, args, tmp_path, ip):  # noqa: F811
+    if path != "standalone":
+        return path_outcome(path, fn, args, tmp_path, ip)
+    # ``--standalone`` output of the file holding ``fn`` and the helpers it calls, converted
+    # with it (a helper of another file runs as written there, its print while tracing)
+    source = "\n\n".join(textwrap.dedent(inspect.getsource(g)) for g in same_file_callees(fn))
+    filename = f"{tmp_path}/standalone_{fn.__name__}.py"
+    with open(filename, "w") as f:
+        f.write(source)
+    namespace = standalone_module(source, filename, dict(fn.__globals__), all=True)
+    return _capture(lambda: jax.jit(namespace[fn.__name__])(*args))
+
+
+# IPython binds ``exit`` and ``quit`` to its own objects (they ask the shell to end, raising
+# nothing): a cell calling them means something else than the module does.
+IPYTHON_EXITS = ("exits_by_the_builtin", "quits")
+
+
+def check_every_path(fn, *args, tmp_path, ip):  # noqa: F811
+    expected = run("python", fn, args)
+    problems, got = [], {}
+    for path in EVERY_PATH:
+        if path == "magic" and fn.__name__ in IPYTHON_EXITS:
+            continue
+        got[path] = outcome(path, fn, args, tmp_path, ip)
+        why = agrees(expected, got[path], path, allow_refusal=False)
+        if why:
+            problems.append(f"{path}: {why}")
+    assert not problems, f"{fn.__name__}{args}:\n  " + "\n  ".join(problems)
+    return expected, got
+
+
+def err(string):
+    # The textbook's error.err (tests/corpus2): print, then end the program.
+    print(string)
+    sys.exit()
+
+
+def exits_with(code):
+    print("exiting with", code)
+    sys.exit(code)
+
+
+def solve(x):
+    # a helper whose staged branch exits (roots.brent's shape)
+    if x < 0.0:
+        err("Root is not bracketed")
+    return x * 2.0
+
+
+def exits_in_a_branch(x):
+    print("start")
+    if x > 1.0:
+        err("too big")
+    return x + 1.0
+
+
+def exits_in_a_helper_s_branch(x):
+    print("start")
+    y = solve(x - 1.0)
+    return y + 1.0
+
+
+def exits_with_a_code(x):
+    if x > 1.0:
+        exits_with(3)
+    return x
+
+
+def exits_with_a_message(x):
+    if x > 1.0:
+        sys.exit("x is too big")
+    return x
+
+
+def raises_system_exit(x):
+    if x > 1.0:
+        raise SystemExit(2)
+    return x
+
+
+def exits_by_the_builtin(x):
+    if x > 1.0:
+        print("leaving")
+        exit(4)
+    return x
+
+
+def quits(x):
+    if x > 1.0:
+        quit()
+    return x
+
+
+def exits_in_a_loop(xs):
+    total = 0.0
+    for i in range(xs.shape[0]):
+        if xs[i] < 0.0:
+            err("negative item")
+        total = total + xs[i]
+    return total
+
+
+def exits_in_a_while_loop(x):
+    n = 0
+    while x > 1.0:
+        x = x / 2.0
+        n += 1
+        if n > 3:
+            err("too many halvings")
+    return x
+
+
+CASES = [
+    (exits_in_a_branch, (jnp.float32(0.5),)),
+    (exits_in_a_branch, (jnp.float32(2.0),)),
+    (exits_in_a_helper_s_branch, (jnp.float32(3.0),)),
+    (exits_in_a_helper_s_branch, (jnp.float32(0.5),)),
+    (exits_with_a_code, (jnp.float32(0.5),)),
+    (exits_with_a_code, (jnp.float32(2.0),)),
+    (exits_with_a_message, (jnp.float32(0.5),)),
+    (exits_with_a_message, (jnp.float32(2.0),)),
+    (raises_system_exit, (jnp.float32(0.5),)),
+    (raises_system_exit, (jnp.float32(2.0),)),
+    (exits_by_the_builtin, (jnp.float32(0.5),)),
+    (exits_by_the_builtin, (jnp.float32(2.0),)),
+    (quits, (jnp.float32(0.5),)),
+    (quits, (jnp.float32(2.0),)),
+    (exits_in_a_loop, (jnp.array([1.0, 2.0, 3.0]),)),
+    (exits_in_a_loop, (jnp.array([1.0, -2.0, 3.0]),)),
+    (exits_in_a_while_loop, (jnp.float32(4.0),)),
+    (exits_in_a_while_loop, (jnp.float32(100.0),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", None) or str(v))
+def test_sys_exit_on_a_staged_path_is_python_s_system_exit(fn, args, tmp_path, ip):  # noqa: F811
+    expected, got = check_every_path(fn, *args, tmp_path=tmp_path, ip=ip)
+    for path, outcome in got.items():
+        assert outcome.printed == expected.printed or outcome.error is not None and expected.printed.startswith(
+            outcome.printed), path
+    if isinstance(expected.error, SystemExit):
+        for path in ("autolax.jit", "convert eagerly", "magic"):
+            if path not in got:
+                continue
+            assert type(got[path].error) is SystemExit, path
+            assert got[path].error.code == expected.error.code, path
+            assert got[path].printed == expected.printed, path
+
+
+def catches_the_helper_s_exit(x):
+    try:
+        y = solve(x)
+    except SystemExit:
+        y = 0.0
+    return y
+
+
+def catches_everything_around_the_helper(x):
+    try:
+        y = solve(x)
+    except:  # noqa: E722 - a bare except catches SystemExit too
+        y = 0.0
+    return y
+
+
+@pytest.mark.parametrize("fn", [catches_the_helper_s_exit, catches_everything_around_the_helper])
+def test_a_helper_s_exit_that_the_caller_s_try_catches_is_refused(fn):
+    # Python runs the caller's handler only on the runs that take the helper's branch
+    for call in (autolax.jit(fn), jax.jit(autolax.convert(fn))):
+        with pytest.raises(autolax.StagedEffectError, match=r"(?s)raised SystemExit.*if x < 0\.0:"):
+            call(jnp.float32(-1.0))
+    assert autolax.convert(fn)(jnp.float32(-1.0)) == 0.0
