@@ -1,14 +1,17 @@
 """``sys.exit()`` (and ``exit()``, ``quit()``, ``raise SystemExit``) in a staged branch or loop
-body, written there or in a converted helper called there: Python's ``SystemExit`` when the
-program takes that path, after what it printed on the way, and the function's value when it
-does not -- through every path (``autolax.jit``, ``jax.jit(autolax.convert(f))``, ``convert``
-called eagerly, the CLI's default and ``--standalone`` outputs, ``%%autolax``)."""
+body, written there or in a converted helper called there, and ``try: ... except E: <handler>``
+around a run-time check (``math.sqrt`` of a traced number) whose handler ends by raising:
+Python's exception when the program takes that path, after what it printed on the way, and
+the function's value when it does not -- through every path (``autolax.jit``,
+``jax.jit(autolax.convert(f))``, ``convert`` called eagerly, the CLI's default and
+``--standalone`` outputs, ``%%autolax``)."""
 
 from __future__ import annotations
 
 import inspect
 import sys
 import textwrap
+from math import sqrt
 
 import jax
 import jax.numpy as jnp
@@ -194,3 +197,115 @@ def test_a_helper_s_exit_that_the_caller_s_try_catches_is_refused(fn):
         with pytest.raises(autolax.StagedEffectError, match=r"(?s)raised SystemExit.*if x < 0\.0:"):
             call(jnp.float32(-1.0))
     assert autolax.convert(fn)(jnp.float32(-1.0)) == 0.0
+
+
+# ----------------------------------------------------------------------------- a handler around a run-time check
+def choleski(a):
+    # tests/corpus2/linsys.py's choleski: the handler prints and exits
+    n = len(a)
+    for k in range(n):
+        try:
+            a = a.at[k, k].set(sqrt(a[k, k] - jnp.dot(a[k, 0:k], a[k, 0:k])))
+        except ValueError:
+            err("Matrix is not positive definite")
+        for i in range(k + 1, n):
+            a = a.at[i, k].set((a[i, k] - jnp.dot(a[i, 0:k], a[k, 0:k])) / a[k, k])
+    return a
+
+
+def root_or_raise(x):
+    print("root of", x)
+    try:
+        r = sqrt(x - 1.0)
+        print("got", r)
+    except ValueError:
+        print("no real root")
+        raise ArithmeticError("x must be at least 1")
+    else:
+        print("no error")
+    print("after")
+    return r * 2.0
+
+
+def root_in_a_branch(x):
+    y = x
+    if x > 0.0:
+        try:
+            y = sqrt(x - 2.0)
+        except ValueError:
+            sys.exit(5)
+    return y
+
+
+def first_handler_that_matches(x):
+    try:
+        r = sqrt(x)
+    except ZeroDivisionError:
+        r = 0.0
+    except ValueError:
+        exits_with(7)
+    return r
+
+
+SPD = jnp.array([[4.0, -2.0, 2.0], [-2.0, 2.0, -4.0], [2.0, -4.0, 11.0]])
+NOT_SPD = jnp.array([[4.0, -2.0, 2.0], [-2.0, 0.5, -4.0], [2.0, -4.0, 11.0]])
+
+HANDLED = [
+    (choleski, (SPD,)),
+    (choleski, (NOT_SPD,)),
+    (root_or_raise, (jnp.float32(5.0),)),
+    (root_or_raise, (jnp.float32(0.5),)),
+    (root_in_a_branch, (jnp.float32(6.0),)),
+    (root_in_a_branch, (jnp.float32(1.0),)),
+    (root_in_a_branch, (jnp.float32(-1.0),)),
+    (first_handler_that_matches, (jnp.float32(4.0),)),
+    (first_handler_that_matches, (jnp.float32(-4.0),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", HANDLED, ids=lambda v: getattr(v, "__name__", None) or str(v))
+def test_a_handler_that_raises_runs_when_the_check_it_catches_fails(fn, args, tmp_path, ip):  # noqa: F811
+    expected, got = check_every_path(fn, *args, tmp_path=tmp_path, ip=ip)
+    for path, outcome in got.items():
+        assert outcome.printed == expected.printed or outcome.error is not None and expected.printed.startswith(
+            outcome.printed), path
+    if expected.error is not None:
+        for path in ("autolax.jit", "convert eagerly", "magic"):
+            assert type(got[path].error) is type(expected.error), path
+            assert got[path].error.args == expected.error.args, path
+            assert got[path].printed == expected.printed, path
+
+
+def recovers(x):
+    try:
+        r = sqrt(x)
+    except ValueError:
+        r = 0.0
+    return r
+
+
+def handler_calls_a_helper_that_returns(x):
+    try:
+        r = sqrt(x)
+    except ValueError:
+        print("negative")
+    return x
+
+
+def with_a_finally(x):
+    try:
+        r = sqrt(x)
+    except ValueError:
+        err("negative")
+    finally:
+        print("done")
+    return r
+
+
+@pytest.mark.parametrize("fn", [recovers, handler_calls_a_helper_that_returns, with_a_finally])
+def test_a_handler_that_may_recover_is_still_refused(fn):
+    # Whether the variables after the `try` are the handler's would depend on data
+    for call in (autolax.jit(fn), jax.jit(autolax.convert(fn))):
+        with pytest.raises(autolax.StagedEffectError, match=r"`math\.sqrt\(\.\.\.\)` under a traced condition .* "
+                                                            r"inside a `try` that catches it"):
+            call(jnp.float32(-1.0))

@@ -204,8 +204,11 @@ def _catching(fn_node, ctx) -> None:
     calls a function of the user's runs inside ``with ops.catching(ops.MaySuppress):`` for the
     same reason: its context manager may suppress what the callee raises."""
     for node in _tries(fn_node):
+        handlers = None
         if node.__class__ is syntax.Try:
             types = anno.get(node, anno.CATCHING)
+            if types:
+                handlers = _handler_functions(node, ctx)
         elif _calls_user_code(node.body, ctx.ops):
             # A `with`: its context manager may suppress what a helper the body calls raises
             # (the body's own raises are marked by ``passes.exceptions``).
@@ -220,6 +223,60 @@ def _catching(fn_node, ctx) -> None:
                 body=node.body,
             )
             node.body = syntax.copy_locations(wrapped, node)
+            if handlers is not None:
+                definitions, pairs = handlers
+                node.body[0].items[0].context_expr.keywords.append(
+                    syntax.gast_node(syntax.keyword, arg="handlers", value=pairs)
+                )
+                node.body[:0] = definitions
+
+
+# Statements a handler may hold to be staged as a function of its own (``_handler_functions``):
+# they bind no name, so the function's body means what the handler's does.
+_HANDLER_STATEMENTS = (syntax.Expr, syntax.Raise, syntax.Pass)
+
+
+def _handler_functions(node, ctx):
+    """For a ``try`` (without ``finally``) one of whose handlers only calls, raises or passes
+    (``except ValueError: err('not positive')``): each such handler's body as a function
+    (``def handler(): err('not positive')``), which the handler then calls, and the
+    ``handlers=`` of ``ops.catching`` -- ``((ValueError, handler), (KeyError, None), ...)``,
+    every handler in order -- so that a run-time check the ``try`` catches (``math.sqrt`` of
+    a traced negative number) runs it when it fails, where it always raises
+    (``checks.fail_or_handle``). None when no handler qualifies."""
+    if node.finalbody:
+        return None
+    definitions, pairs = [], []
+    for handler in node.handlers:
+        if handler.type is not None and syntax.unparse(handler.type) == f"{ctx.ops}.AutolaxError":
+            continue  # ``passes.exceptions``' pass-through
+        caught = syntax.name("BaseException") if handler.type is None else syntax.deepcopy(handler.type)
+        if handler.name is not None or not _binds_nothing(handler.body):
+            pairs.append(_pair(caught, syntax.constant(None)))
+            continue
+        fn_name = ctx.namer.new("handler")
+        definition = syntax.function_def(fn_name, [], handler.body)
+        definitions.append(syntax.copy_location(definition, handler))
+        handler.body = [syntax.copy_location(syntax.expr_stmt(syntax.call(syntax.name(fn_name))), handler.body[0])]
+        pairs.append(_pair(caught, syntax.name(fn_name)))
+    if not definitions:
+        return None
+    return definitions, syntax.gast_node(syntax.Tuple, elts=pairs, ctx=syntax.Load())
+
+
+def _pair(*elts):
+    return syntax.gast_node(syntax.Tuple, elts=list(elts), ctx=syntax.Load())
+
+
+def _binds_nothing(stmts) -> bool:
+    """Do ``stmts`` hold only expression statements, ``raise E`` and ``pass``, binding no name
+    (no ``:=``, no bare ``raise``, which needs the handled exception)?"""
+    for stmt in stmts:
+        if not isinstance(stmt, _HANDLER_STATEMENTS) or isinstance(stmt, syntax.Raise) and stmt.exc is None:
+            return False
+        if any(isinstance(n, (syntax.NamedExpr, syntax.Yield, syntax.YieldFrom)) for n in syntax.walk(stmt)):
+            return False
+    return True
 
 
 _BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS``

@@ -628,8 +628,20 @@ def python_error_wanted(error) -> bool:
 _catching: contextvars.ContextVar = contextvars.ContextVar("autolax_catching", default=())
 
 
+# The ``try`` statements whose bodies are running, innermost last (``_Level``): which of
+# their handlers a failed run-time check may run when the program runs (``handler_for``).
+_levels: contextvars.ContextVar = contextvars.ContextVar("autolax_catching_levels", default=())
+
+
+@dataclass(frozen=True)
+class _Level:
+    types: tuple  # what the ``try``'s handlers catch (``catching``'s types)
+    handlers: tuple | None  # (exception type or tuple, handler function or None), in order
+    outside: tuple  # ``_catching`` and ``_levels`` around the ``try``, where its handlers run
+
+
 @contextlib.contextmanager
-def catching(*types):
+def catching(*types, handlers=None):
     """``with ops.catching(ValueError):`` around the body of a ``try`` whose handlers catch
     ``ValueError``.
 
@@ -638,12 +650,79 @@ def catching(*types):
     A ``raise`` / ``assert`` under a traced condition, or a branch failing while staged, in
     a function called from that body is refused when the ``try`` would catch it, as one
     written in the body is: the handler would have to run depending on data.
+
+    ``handlers=((ValueError, handler), ...)``: the ``try``'s handlers in order, each with
+    the function that runs its body (``passes.runtime_checks`` writes one for a handler
+    that only calls, raises or passes: ``except ValueError: err('not positive')``), or None.
+    A run-time check that this ``try`` would catch (``math.sqrt`` of a traced negative
+    number) runs that handler when it fails, if the handler always raises
+    (``handle_failure``).
     """
+    level = _Level(types, handlers, (_catching.get(), _levels.get()))
     token = _catching.set(_catching.get() + types)
+    level_token = _levels.set(_levels.get() + (level,))
     try:
         yield
     finally:
+        _levels.reset(level_token)
         _catching.reset(token)
+
+
+def handler_for(error_type):
+    """The handler function (and the ``_Level`` of its ``try``) that Python would run for an
+    error of ``error_type`` raised here, if the innermost ``try`` that catches it wrote one
+    for it (``catching``'s ``handlers``); None otherwise (also inside a ``with`` body, whose
+    context manager may suppress it, or a ``try`` whose ``finally`` raises)."""
+    for level in reversed(_levels.get()):
+        if MaySuppress in level.types or FinallyRaises in level.types:
+            return None
+        if not issubclass(error_type, level.types):
+            continue
+        for caught, handler in level.handlers or ():
+            if issubclass(error_type, caught):
+                return (handler, level) if handler is not None else None
+        return None
+    return None
+
+
+@contextlib.contextmanager
+def outside(level):
+    """While a handler of ``level``'s ``try`` is staged: the ``try`` statements around that
+    ``try`` only (its own handlers do not catch what the handler raises)."""
+    caught, levels = level.outside
+    tokens = (_catching.set(caught), _levels.set(levels))
+    try:
+        yield
+    finally:
+        _levels.reset(tokens[1])
+        _catching.reset(tokens[0])
+
+
+# ``control.stage_handler`` (set by that module, which imports this one): stages a handler
+# that runs when a traced condition holds, if it always raises.
+stage_handler = None
+
+
+def fail_or_handle(ok, make_error, error_type, caught_by=()) -> str | None:
+    """``fail_unless(ok, make_error)`` for a check inside a ``try`` whose handler catches
+    ``error_type``: when the handler ends by raising (a ``raise``, ``sys.exit()``, a call of
+    a helper that prints and exits), the check is staged as Python runs it -- when ``ok``
+    fails, the handler's effects and its error, otherwise the body's values. Returns None
+    when staged so, else the refusal (a message name, ``refused_in_try``): the handler may
+    recover (its effects on the variables would depend on data), or it is not known."""
+    refusal = refused_in_try(error_type, caught_by)
+    if not refusal:
+        fail_unless(ok, make_error)
+        return None
+    if not is_tracer(ok) or caught_by or stage_handler is None:
+        return refusal
+    found = handler_for(error_type)
+    if found is None:
+        return refusal
+    handler, level = found
+    with outside(level):
+        staged = stage_handler(jnp.logical_not(jnp.all(ok)), handler)
+    return None if staged else refusal
 
 
 def refused_in_try(error_type, caught_by) -> str | None:

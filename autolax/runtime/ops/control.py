@@ -327,6 +327,36 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
     return tuple(out.rebuild(results)), form
 
 
+def stage_handler(failed, handler) -> bool:
+    """``checks.fail_or_handle``'s staging: the handler of a ``try`` (``handler()``, the
+    function ``passes.runtime_checks`` wrote for its body) runs when the program runs and
+    ``failed`` (a traced boolean: a run-time check the ``try`` catches failed) holds, as
+    Python runs it when the check's error reaches it. Staged as the ``if`` branch of a
+    traced ``if failed:`` that always raises (``_raising_branch``: its prints happen only on
+    that path, then its error). False, staging nothing, when the handler does not always
+    raise while traced: it may recover, and the variables after the ``try`` would depend on
+    data."""
+    __tracebackhide__ = True
+    code = handler.__code__
+    site = sites.Site("if", code.co_filename, code.co_firstlineno)
+    try:
+        on_failure = trace(
+            handler, State([]), [], site=site, fails=fails_when_taken(site, "the `except` handler of the `try`")
+        )
+    except report.PROGRAM_ERRORS as exc:
+        if isinstance(exc, errors.AutolaxError) or not report.raised_by_user_code(exc):
+            raise
+        return False  # an error the handler raised that could not be staged as raising
+    if not on_failure.raises:
+        return False
+    passed = trace(lambda: None, State([]), [], site=site)
+    cond_of_traced(failed, on_failure, passed, [], site)
+    return True
+
+
+checks.stage_handler = stage_handler
+
+
 class FunctionChoice:
     """A variable that holds one function or another depending on a traced condition
     (``func = g``, then ``if t < 0: func = lambda y, t: -g(y, -t)``): calling it calls the

@@ -64,11 +64,10 @@ def _scalar(x, name):
 
 
 def _check(ok, error, name):
-    refusal = checks.refused_in_try(type(error), ())
+    refusal = checks.fail_or_handle(ok, lambda: error, type(error))
     if refusal:
         where, source = report.user_line(sys._getframe())
         raise errors.make(refusal, statement=f"math.{name}(...)", where=where, source=source)
-    checks.fail_unless(ok, lambda: error)
 
 
 @report.user_facing
