@@ -242,7 +242,10 @@ def fails_when_taken(site, what: str, caught_by=()):
     Not (the error goes on: the statement's refusal) where Python might not raise it then:
     a handler of the ``try`` or ``with`` around it may catch it, or a ``finally`` raise in
     its place (``caught_by``); a function converted code called (``calls.in_call``: the
-    caller's ``try`` may catch it); a read of a variable with no value inside a staged loop
+    caller's ``try`` may catch it -- except a ``SystemExit``, ``sys.exit()`` in a helper such
+    as a textbook's ``err(msg)``, which only a ``try`` catching ``SystemExit`` or
+    ``BaseException`` catches: the converted callers' ``try`` statements say so,
+    ``checks.catching``); a read of a variable with no value inside a staged loop
     body, which a later statement of the body may assign for the next iteration (a loop
     with static bounds then runs in Python). And only where an error of the user's code
     that tracing meets after the check is taken care of: inside ``ops.runtime_checks``
