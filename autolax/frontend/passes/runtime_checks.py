@@ -86,6 +86,34 @@ EXAMPLES = (
     ),
     (
         """\
+        def f(x):
+            try:
+                r = sqrt(x)
+            except ValueError:
+                err('negative')
+            return r
+        """,
+        """\
+        def f(x):
+            with ops.runtime_checks():
+                try:
+
+                    def handler():
+                        ops.call(err, 'negative')
+
+                    with ops.catching(ValueError, handlers=((ValueError, handler),)):
+                        r = ops.call(sqrt, x)
+
+                except ops.AutolaxError:
+                    raise
+                except ValueError:
+                    handler()
+                return r
+        """,
+        ("exceptions", "calls"),
+    ),
+    (
+        """\
         def f(x, y):
             return x * 2 + y
         """,
