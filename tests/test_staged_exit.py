@@ -247,6 +247,26 @@ def first_handler_that_matches(x):
     return r
 
 
+def two_roots(x, y):
+    try:
+        a = sqrt(x)
+        b = sqrt(y)
+    except ValueError:
+        err("a negative number")
+    return a + b
+
+
+def nested_tries(x):
+    try:
+        try:
+            r = sqrt(x)
+        except ZeroDivisionError:
+            sys.exit("not this one")
+    except ValueError:
+        exits_with(9)
+    return r
+
+
 SPD = jnp.array([[4.0, -2.0, 2.0], [-2.0, 2.0, -4.0], [2.0, -4.0, 11.0]])
 NOT_SPD = jnp.array([[4.0, -2.0, 2.0], [-2.0, 0.5, -4.0], [2.0, -4.0, 11.0]])
 
@@ -260,6 +280,11 @@ HANDLED = [
     (root_in_a_branch, (jnp.float32(-1.0),)),
     (first_handler_that_matches, (jnp.float32(4.0),)),
     (first_handler_that_matches, (jnp.float32(-4.0),)),
+    (two_roots, (jnp.float32(4.0), jnp.float32(9.0))),
+    (two_roots, (jnp.float32(-4.0), jnp.float32(-9.0))),
+    (two_roots, (jnp.float32(4.0), jnp.float32(-9.0))),
+    (nested_tries, (jnp.float32(4.0),)),
+    (nested_tries, (jnp.float32(-4.0),)),
 ]
 
 
