@@ -265,8 +265,9 @@ _HANDLER_STATEMENTS = (syntax.Expr, syntax.Raise, syntax.Pass)
 
 
 def _handler_functions(node, ctx):
-    """For a ``try`` (without ``finally``) one of whose handlers only calls, raises or passes
-    (``except ValueError: err('not positive')``): each such handler's body as a function
+    """For a ``try`` (without ``finally``) one of whose handlers only calls, raises or passes,
+    and ends with a ``raise`` or a call (``except ValueError: err('not positive')``): each such
+    handler's body as a function
     (``def handler(): err('not positive')``), which the handler then calls, and the
     ``handlers=`` of ``ops.catching`` -- ``((ValueError, handler), (KeyError, None), ...)``,
     every handler in order -- so that a run-time check the ``try`` catches (``math.sqrt`` of
@@ -279,7 +280,7 @@ def _handler_functions(node, ctx):
         if handler.type is not None and syntax.unparse(handler.type) == f"{ctx.ops}.AutolaxError":
             continue  # ``passes.exceptions``' pass-through
         caught = syntax.name("BaseException") if handler.type is None else syntax.deepcopy(handler.type)
-        if handler.name is not None or not _binds_nothing(handler.body):
+        if handler.name is not None or not _binds_nothing(handler.body) or not _may_raise(handler.body[-1], ctx.ops):
             pairs.append(_pair(caught, syntax.constant(None)))
             continue
         fn_name = ctx.namer.new("handler")
@@ -294,6 +295,15 @@ def _handler_functions(node, ctx):
 
 def _pair(*elts):
     return syntax.gast_node(syntax.Tuple, elts=list(elts), ctx=syntax.Load())
+
+
+def _may_raise(last, ops: str) -> bool:
+    """Can a handler ending with ``last`` end by raising: ``raise E``, or a call (of anything
+    but ``print``: ``err(msg)``, ``sys.exit()``)? A handler ending otherwise (``pass``) recovers."""
+    if isinstance(last, syntax.Raise):
+        return True
+    value = last.value if isinstance(last, syntax.Expr) else None
+    return isinstance(value, syntax.Call) and syntax.unparse(value.func) != f"{ops}.print"
 
 
 def _binds_nothing(stmts) -> bool:
