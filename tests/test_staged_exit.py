@@ -317,6 +317,18 @@ def handler_calls_a_helper_that_returns(x):
     return x
 
 
+def note(string):
+    print(string)
+
+
+def handler_calls_a_helper_that_returns_too(x):
+    try:
+        r = sqrt(x)
+    except ValueError:
+        note("negative")
+    return x
+
+
 def with_a_finally(x):
     try:
         r = sqrt(x)
@@ -327,10 +339,18 @@ def with_a_finally(x):
     return r
 
 
-@pytest.mark.parametrize("fn", [recovers, handler_calls_a_helper_that_returns, with_a_finally])
+@pytest.mark.parametrize("fn", [recovers, handler_calls_a_helper_that_returns, handler_calls_a_helper_that_returns_too,
+                                with_a_finally])
 def test_a_handler_that_may_recover_is_still_refused(fn):
     # Whether the variables after the `try` are the handler's would depend on data
     for call in (autolax.jit(fn), jax.jit(autolax.convert(fn))):
         with pytest.raises(autolax.StagedEffectError, match=r"`math\.sqrt\(\.\.\.\)` under a traced condition .* "
                                                             r"inside a `try` that catches it"):
             call(jnp.float32(-1.0))
+
+
+def test_only_a_handler_that_may_end_by_raising_is_written_as_a_function():
+    assert "def handler():" in autolax.to_source(choleski)
+    assert "handlers=((ValueError, handler),)" in autolax.to_source(handler_calls_a_helper_that_returns_too)
+    for fn in (recovers, handler_calls_a_helper_that_returns, with_a_finally):
+        assert "handlers=" not in autolax.to_source(fn), fn.__name__
