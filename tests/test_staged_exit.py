@@ -267,6 +267,25 @@ def nested_tries(x):
     return r
 
 
+def index_or_exit(x):
+    items = [1.0, 2.0, 3.0]
+    try:
+        i = items.index(x)
+    except ValueError:
+        err("not found")
+    return i
+
+
+def range_or_exit(x, step):
+    total = x
+    try:
+        for i in range(0, 4, step):
+            total = total + i
+    except ValueError:
+        err("zero step")
+    return total
+
+
 SPD = jnp.array([[4.0, -2.0, 2.0], [-2.0, 2.0, -4.0], [2.0, -4.0, 11.0]])
 NOT_SPD = jnp.array([[4.0, -2.0, 2.0], [-2.0, 0.5, -4.0], [2.0, -4.0, 11.0]])
 
@@ -285,6 +304,10 @@ HANDLED = [
     (two_roots, (jnp.float32(4.0), jnp.float32(-9.0))),
     (nested_tries, (jnp.float32(4.0),)),
     (nested_tries, (jnp.float32(-4.0),)),
+    (index_or_exit, (jnp.float32(2.0),)),
+    (index_or_exit, (jnp.float32(5.0),)),
+    (range_or_exit, (jnp.float32(1.0), jnp.int32(1))),
+    (range_or_exit, (jnp.float32(1.0), jnp.int32(0))),
 ]
 
 
