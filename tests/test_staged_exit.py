@@ -8,6 +8,7 @@ the function's value when it does not -- through every path (``autolax.jit``,
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 import textwrap
@@ -42,14 +43,14 @@ def outcome(path, fn, args, tmp_path, ip):  # noqa: F811
 IPYTHON_EXITS = ("exits_by_the_builtin", "quits")
 
 
-def check_every_path(fn, *args, tmp_path, ip):  # noqa: F811
+def check_every_path(fn, *args, tmp_path, ip, refusal=False):  # noqa: F811
     expected = run("python", fn, args)
     problems, got = [], {}
     for path in EVERY_PATH:
         if path == "magic" and fn.__name__ in IPYTHON_EXITS:
             continue
         got[path] = outcome(path, fn, args, tmp_path, ip)
-        why = agrees(expected, got[path], path, allow_refusal=False)
+        why = agrees(expected, got[path], path, allow_refusal=refusal)
         if why:
             problems.append(f"{path}: {why}")
     assert not problems, f"{fn.__name__}{args}:\n  " + "\n  ".join(problems)
@@ -377,3 +378,60 @@ def test_only_a_handler_that_may_end_by_raising_is_written_as_a_function():
     assert "handlers=((ValueError, handler),)" in autolax.to_source(handler_calls_a_helper_that_returns_too)
     for fn in (recovers, handler_calls_a_helper_that_returns, with_a_finally):
         assert "handlers=" not in autolax.to_source(fn), fn.__name__
+
+
+# Python runs a `finally` or a `with` block's exit between the check and the handler: the
+# handler is not staged there (refused, or Python's answer), never printed out of order.
+def cleanup_between(x):
+    try:
+        try:
+            r = sqrt(x)
+        finally:
+            print("cleanup")
+    except ValueError:
+        err("bad")
+    return r
+
+
+def suppressed_between(x):
+    r = x
+    try:
+        with contextlib.suppress(ValueError):
+            r = sqrt(x)
+    except ValueError:
+        err("bad")
+    return r
+
+
+def root_with_cleanup(x):
+    try:
+        return sqrt(x)
+    finally:
+        print("cleanup")
+
+
+def helper_with_cleanup_between(x):
+    try:
+        r = root_with_cleanup(x)
+    except ValueError:
+        err("bad")
+    return r
+
+
+def root_of_a_helper(x):
+    return sqrt(x)
+
+
+def helper_between(x):
+    try:
+        r = root_of_a_helper(x)
+    except ValueError:
+        err("bad")
+    return r
+
+
+@pytest.mark.parametrize("fn", [cleanup_between, suppressed_between, helper_with_cleanup_between, helper_between])
+@pytest.mark.parametrize("x", [4.0, -4.0])
+def test_a_handler_is_not_staged_past_a_finally_a_with_or_a_helper(fn, x, tmp_path, ip):  # noqa: F811
+    check_every_path(fn, jnp.float32(x), tmp_path=tmp_path, ip=ip, refusal=True)
+    assert "handlers=" not in autolax.to_source(fn) or fn in (helper_with_cleanup_between, helper_between)

@@ -231,11 +231,15 @@ def _catching(fn_node, ctx) -> None:
     depending on data), as one written in the body itself is. The body of a ``with`` that
     calls a function of the user's runs inside ``with ops.catching(ops.MaySuppress):`` for the
     same reason: its context manager may suppress what the callee raises."""
-    for node in _tries(fn_node):
+    tries = _tries(fn_node)
+    # A handler runs as a function only in a function without `with` or `finally` blocks
+    # (which Python would run between the check and the handler; see _handler_functions).
+    plain = not any(t.__class__ is not syntax.Try or t.finalbody for t in tries)
+    for node in tries:
         handlers = None
         if node.__class__ is syntax.Try:
             types = anno.get(node, anno.CATCHING)
-            if types:
+            if types and plain:
                 handlers = _handler_functions(node, ctx)
         elif _calls_user_code(node.body, ctx.ops):
             # A `with`: its context manager may suppress what a helper the body calls raises
@@ -272,9 +276,12 @@ def _handler_functions(node, ctx):
     ``handlers=`` of ``ops.catching`` -- ``((ValueError, handler), (KeyError, None), ...)``,
     every handler in order -- so that a run-time check the ``try`` catches (``math.sqrt`` of
     a traced negative number) runs it when it fails, where it always raises
-    (``checks.fail_or_handle``). None when no handler qualifies."""
-    if node.finalbody:
-        return None
+    (``checks.fail_or_handle``). None when no handler qualifies.
+
+    Only in a function without ``with`` blocks and ``finally`` blocks (the caller checks):
+    Python runs a ``with`` block's exit, which may also suppress the error, or a ``finally``
+    between the check and the handler, where the staged handler runs at the check (the
+    runtime lets only checks of this function's own code run it, not a helper's)."""
     definitions, pairs = [], []
     for handler in node.handlers:
         if handler.type is not None and syntax.unparse(handler.type) == f"{ctx.ops}.AutolaxError":

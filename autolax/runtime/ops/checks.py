@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autolax.runtime import compat, errors, sites
+from autolax.runtime import compat, errors, libraries, sites
 from autolax.runtime.ops import report
 from autolax.runtime.ops.lists import is_tracer
 
@@ -638,6 +638,7 @@ class _Level:
     types: tuple  # what the ``try``'s handlers catch (``catching``'s types)
     handlers: tuple | None  # (exception type or tuple, handler function or None), in order
     outside: tuple  # ``_catching`` and ``_levels`` around the ``try``, where its handlers run
+    frame: object = None  # the frame of the function holding the ``try`` (with handlers only)
 
 
 @contextlib.contextmanager
@@ -658,7 +659,9 @@ def catching(*types, handlers=None):
     number) runs that handler when it fails, if the handler always raises
     (``handle_failure``).
     """
-    level = _Level(types, handlers, (_catching.get(), _levels.get()))
+    # (the frame of the `with ops.catching(...)`: past this generator's and contextlib's)
+    frame = sys._getframe(2) if handlers else None
+    level = _Level(types, handlers, (_catching.get(), _levels.get()), frame)
     token = _catching.set(_catching.get() + types)
     level_token = _levels.set(_levels.get() + (level,))
     try:
@@ -672,7 +675,8 @@ def handler_for(error_type):
     """The handler function (and the ``_Level`` of its ``try``) that Python would run for an
     error of ``error_type`` raised here, if the innermost ``try`` that catches it wrote one
     for it (``catching``'s ``handlers``); None otherwise (also inside a ``with`` body, whose
-    context manager may suppress it, or a ``try`` whose ``finally`` raises)."""
+    context manager may suppress it, or a ``try`` whose ``finally`` raises) and the check is
+    the code of the function that holds the ``try`` (``_within``)."""
     for level in reversed(_levels.get()):
         if MaySuppress in level.types or FinallyRaises in level.types:
             return None
@@ -680,9 +684,42 @@ def handler_for(error_type):
             continue
         for caught, handler in level.handlers or ():
             if issubclass(error_type, caught):
-                return (handler, level) if handler is not None else None
+                return (handler, level) if handler is not None and _within(level.frame) else None
         return None
     return None
+
+
+def _within(frame) -> bool:
+    """Is the code running (a check) part of the function running in ``frame`` (the one
+    holding the ``try``): every frame between them autolax's, JAX's, a library's, or a
+    function defined inside that function (a loop body, a branch, a lambda)? Not where a
+    helper it calls runs the check: the helper may run a ``finally`` or a ``with`` block's
+    exit between the check and the handler (which ``passes.runtime_checks`` rules out only
+    in the function itself), which a staged handler would run before."""
+    outer = frame.f_code
+    here = sys._getframe(2)
+    while here is not None and here is not frame:
+        code = here.f_code
+        if not (
+            code.co_filename.startswith(report.internal_dirs())
+            or libraries.module_is_library(here.f_globals.get("__name__"), code.co_filename)
+            or _nested(code, outer)
+        ):
+            return False
+        here = here.f_back
+    return here is frame
+
+
+def _nested(code, outer) -> bool:
+    """Is ``code`` the code of a function defined (at any depth) inside ``outer``'s?"""
+    todo = [outer]
+    while todo:
+        for const in todo.pop().co_consts:
+            if const is code:
+                return True
+            if isinstance(const, type(code)):
+                todo.append(const)
+    return False
 
 
 @contextlib.contextmanager
