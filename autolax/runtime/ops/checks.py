@@ -657,7 +657,7 @@ def catching(*types, handlers=None):
     that only calls, raises or passes: ``except ValueError: err('not positive')``), or None.
     A run-time check that this ``try`` would catch (``math.sqrt`` of a traced negative
     number) runs that handler when it fails, if the handler always raises
-    (``handle_failure``).
+    (``fail_or_handle``).
     """
     # (the frame of the `with ops.catching(...)`: past this generator's and contextlib's)
     frame = sys._getframe(2) if handlers else None
@@ -673,10 +673,10 @@ def catching(*types, handlers=None):
 
 def handler_for(error_type):
     """The handler function (and the ``_Level`` of its ``try``) that Python would run for an
-    error of ``error_type`` raised here, if the innermost ``try`` that catches it wrote one
-    for it (``catching``'s ``handlers``); None otherwise (also inside a ``with`` body, whose
-    context manager may suppress it, or a ``try`` whose ``finally`` raises) and the check is
-    the code of the function that holds the ``try`` (``_within``)."""
+    error of ``error_type`` raised here: when the innermost ``try`` that catches it wrote one
+    for it (``catching``'s ``handlers``) and the code running is that of the function holding
+    the ``try`` (``_within``). Otherwise None (also inside a ``with`` body, whose context
+    manager may suppress it, or a ``try`` whose ``finally`` raises)."""
     for level in reversed(_levels.get()):
         if MaySuppress in level.types or FinallyRaises in level.types:
             return None
