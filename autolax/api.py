@@ -282,6 +282,11 @@ def convert_callee(fn):
         return hit
     if _CONVERTED_NESTED.get(fn.__code__) or converted_nested(fn.__code__):
         return fn
+    if _calls.written_by_autolax(fn):
+        # A function of a file `autolax convert` wrote, called from another one through
+        # `ops.call_writing` (a helper that writes into its argument): converted already.
+        _CONVERTED_NESTED.put(fn.__code__, True)
+        return fn
     if fn in _FAILED_CALLEES:
         return fn
     try:

@@ -821,7 +821,9 @@ MESSAGES = {
         "runs would depend on data, which a staged program cannot decide.\n    {source}",
         "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the `try`; "
         "autolax stages `raise E(...)` of a builtin exception written in the `try` body itself as a jump to its "
-        "handler when that handler reads no `except E as e` name and has no bare `raise`.",
+        "handler when that handler reads no `except E as e` name and has no bare `raise`, and runs a handler "
+        "that only calls, raises or passes when a run-time check (`math.sqrt` of a traced number) that the `try` "
+        "catches fails, if that handler always raises (`except ValueError: sys.exit('...')`).",
         "#semantics",
     ),
     "side-fails-in-try": Message(

@@ -21,7 +21,8 @@ from ``raise`` and ``assert`` (``ops.raising``, ``ops.asserting``), reads of var
 staged loop may not have assigned (``ops.assigned``), ``lst.index(x)`` of a traced value
 (``ops.index``), conditional expressions (``ops.if_else``: a side that fails while traced),
 calls of user code (``ops.call``: the callee's own checks) and ranges whose step is not a
-literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0).
+literal (``ops.for_range``, ``ops.range``: Python's ``ValueError`` for a step of 0), and
+``sys.exit()`` / ``exit()`` / ``quit()`` (Python's ``SystemExit`` on the path that calls them).
 
 A function with none of these whose own code may still ask a traced value for a Python one
 (``float(x)``, ``lst[i]``, the ``if`` of a comprehension: a call of anything but an op, an
@@ -83,6 +84,34 @@ EXAMPLES = (
     ),
     (
         """\
+        def f(x):
+            try:
+                r = sqrt(x)
+            except ValueError:
+                err('negative')
+            return r
+        """,
+        """\
+        @ops.function(checks=True)
+        def f(x):
+            try:
+
+                def handler():
+                    ops.call(err, 'negative')
+
+                with ops.catching(ValueError, handlers=((ValueError, handler),)):
+                    r = ops.call(sqrt, x)
+
+            except ops.AutolaxError:
+                raise
+            except ValueError:
+                handler()
+            return r
+        """,
+        ("exceptions", "calls"),
+    ),
+    (
+        """\
         def f(x, y):
             return x * 2 + y
         """,
@@ -115,6 +144,10 @@ CHECKING_OPS = frozenset(
 # (``[0.0] * int(x)``): the code after them may need its value, as after a call.
 _TRACED_NUMBER_OPS = frozenset({"float"})
 
+# ``sys.exit(...)``, ``exit(...)``, ``quit(...)``: Python's ``SystemExit``, raised when the
+# program takes a staged branch or loop body that calls them (``control.fails_when_taken``).
+_EXITS = frozenset({"exit", "quit"})
+
 # ``ops.for_range(start, stop, step, ...)`` and ``ops.range(...)`` check a traced step
 # (Python's ValueError for a step of 0).
 _RANGE_OPS = frozenset({"for_range", "range"})
@@ -127,6 +160,18 @@ def _step_may_be_traced(call) -> bool:
     if isinstance(step, syntax.UnaryOp):  # `-1`
         step = step.operand
     return not isinstance(step, syntax.Constant)
+
+
+def _exits(func) -> bool:
+    """Is ``func`` (a called expression) ``sys.exit``, ``exit`` or ``quit`` by its name?"""
+    if isinstance(func, syntax.Name):
+        return func.id in _EXITS
+    return (
+        isinstance(func, syntax.Attribute)
+        and func.attr == "exit"
+        and isinstance(func.value, syntax.Name)
+        and func.value.id == "sys"
+    )
 
 
 # Nodes of the user's code that may ask a traced value for a Python one (``__bool__``,
@@ -160,6 +205,8 @@ def _may_stage_a_check(fn_node, ops: str):
                     return True, False
                 if func.attr in _TRACED_NUMBER_OPS:
                     needs_value = True
+            elif _exits(func):
+                return True, False
             else:
                 needs_value = True
         elif kind in _MAY_NEED_A_VALUE:
@@ -189,9 +236,16 @@ def _catching(fn_node, ctx) -> None:
     depending on data), as one written in the body itself is. The body of a ``with`` that
     calls a function of the user's runs inside ``with ops.catching(ops.MaySuppress):`` for the
     same reason: its context manager may suppress what the callee raises."""
-    for node in _tries(fn_node):
+    tries = _tries(fn_node)
+    # A handler runs as a function only in a function without `with` or `finally` blocks
+    # (which Python would run between the check and the handler; see _handler_functions).
+    plain = not any(t.__class__ is not syntax.Try or t.finalbody for t in tries)
+    for node in tries:
+        handlers = None
         if node.__class__ is syntax.Try:
             types = anno.get(node, anno.CATCHING)
+            if types and plain:
+                handlers = _handler_functions(node, ctx)
         elif _calls_user_code(node.body, ctx.ops):
             # A `with`: its context manager may suppress what a helper the body calls raises
             # (the body's own raises are marked by ``passes.exceptions``).
@@ -206,6 +260,73 @@ def _catching(fn_node, ctx) -> None:
                 body=node.body,
             )
             node.body = syntax.copy_locations(wrapped, node)
+            if handlers is not None:
+                definitions, pairs = handlers
+                node.body[0].items[0].context_expr.keywords.append(
+                    syntax.gast_node(syntax.keyword, arg="handlers", value=pairs)
+                )
+                node.body[:0] = definitions
+
+
+# Statements a handler may hold to be staged as a function of its own (``_handler_functions``):
+# they bind no name, so the function's body means what the handler's does.
+_HANDLER_STATEMENTS = (syntax.Expr, syntax.Raise, syntax.Pass)
+
+
+def _handler_functions(node, ctx):
+    """For a ``try`` (without ``finally``) one of whose handlers only calls, raises or passes,
+    and ends with a ``raise`` or a call (``except ValueError: err('not positive')``): each such
+    handler's body as a function
+    (``def handler(): err('not positive')``), which the handler then calls, and the
+    ``handlers=`` of ``ops.catching`` -- ``((ValueError, handler), (KeyError, None), ...)``,
+    every handler in order -- so that a run-time check the ``try`` catches (``math.sqrt`` of
+    a traced negative number) runs it when it fails, where it always raises
+    (``checks.fail_or_handle``). None when no handler qualifies.
+
+    Only in a function without ``with`` blocks and ``finally`` blocks (the caller checks):
+    Python runs a ``with`` block's exit, which may also suppress the error, or a ``finally``
+    between the check and the handler, where the staged handler runs at the check (the
+    runtime lets only checks of this function's own code run it, not a helper's)."""
+    definitions, pairs = [], []
+    for handler in node.handlers:
+        if handler.type is not None and syntax.unparse(handler.type) == f"{ctx.ops}.AutolaxError":
+            continue  # ``passes.exceptions``' pass-through
+        caught = syntax.name("BaseException") if handler.type is None else syntax.deepcopy(handler.type)
+        if handler.name is not None or not _binds_nothing(handler.body) or not _may_raise(handler.body[-1], ctx.ops):
+            pairs.append(_pair(caught, syntax.constant(None)))
+            continue
+        fn_name = ctx.namer.new("handler")
+        definition = syntax.function_def(fn_name, [], handler.body)
+        definitions.append(syntax.copy_location(definition, handler))
+        handler.body = [syntax.copy_location(syntax.expr_stmt(syntax.call(syntax.name(fn_name))), handler.body[0])]
+        pairs.append(_pair(caught, syntax.name(fn_name)))
+    if not definitions:
+        return None
+    return definitions, syntax.gast_node(syntax.Tuple, elts=pairs, ctx=syntax.Load())
+
+
+def _pair(*elts):
+    return syntax.gast_node(syntax.Tuple, elts=list(elts), ctx=syntax.Load())
+
+
+def _may_raise(last, ops: str) -> bool:
+    """Can a handler ending with ``last`` end by raising: ``raise E``, or a call (of anything
+    but ``print``: ``err(msg)``, ``sys.exit()``)? A handler ending otherwise (``pass``) recovers."""
+    if isinstance(last, syntax.Raise):
+        return True
+    value = last.value if isinstance(last, syntax.Expr) else None
+    return isinstance(value, syntax.Call) and syntax.unparse(value.func) != f"{ops}.print"
+
+
+def _binds_nothing(stmts) -> bool:
+    """Do ``stmts`` hold only expression statements, ``raise E`` and ``pass``, binding no name
+    (no ``:=``, no bare ``raise``, which needs the handled exception)?"""
+    for stmt in stmts:
+        if not isinstance(stmt, _HANDLER_STATEMENTS) or isinstance(stmt, syntax.Raise) and stmt.exc is None:
+            return False
+        if any(isinstance(n, (syntax.NamedExpr, syntax.Yield, syntax.YieldFrom)) for n in syntax.walk(stmt)):
+            return False
+    return True
 
 
 _BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS``

@@ -502,6 +502,13 @@ def _unconverted_callee(f, g):
 _STATIC_FIX = "mark the arguments it needs as Python values static (static_argnums / static_argnames)."
 
 
+def written_by_autolax(f) -> bool:
+    """Is ``f`` converted code already (a function of a file ``autolax convert`` wrote, which
+    reads autolax's runtime as ``ops``)? Converting it again would take the runtime's own
+    statements for the user's (``with ops.catching(...)`` for a ``with`` of theirs)."""
+    return isinstance(f, types.FunctionType) and _calls_runtime(f)
+
+
 def _calls_runtime(f) -> bool:
     """Is ``f`` converted code (its code, or a function defined in it, reads a global that
     is autolax's runtime, ``ops``)?"""

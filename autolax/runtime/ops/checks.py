@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autolax.runtime import compat, errors, sites
+from autolax.runtime import compat, errors, libraries, sites
 from autolax.runtime.ops import report
 from autolax.runtime.ops.lists import is_tracer
 
@@ -681,8 +681,21 @@ def python_error_wanted(error) -> bool:
 _catching: contextvars.ContextVar = contextvars.ContextVar("autolax_catching", default=())
 
 
+# The ``try`` statements whose bodies are running, innermost last (``_Level``): which of
+# their handlers a failed run-time check may run when the program runs (``handler_for``).
+_levels: contextvars.ContextVar = contextvars.ContextVar("autolax_catching_levels", default=())
+
+
+@dataclass(frozen=True)
+class _Level:
+    types: tuple  # what the ``try``'s handlers catch (``catching``'s types)
+    handlers: tuple | None  # (exception type or tuple, handler function or None), in order
+    outside: tuple  # ``_catching`` and ``_levels`` around the ``try``, where its handlers run
+    frame: object = None  # the frame of the function holding the ``try`` (with handlers only)
+
+
 @contextlib.contextmanager
-def catching(*types):
+def catching(*types, handlers=None):
     """``with ops.catching(ValueError):`` around the body of a ``try`` whose handlers catch
     ``ValueError``.
 
@@ -691,12 +704,115 @@ def catching(*types):
     A ``raise`` / ``assert`` under a traced condition, or a branch failing while staged, in
     a function called from that body is refused when the ``try`` would catch it, as one
     written in the body is: the handler would have to run depending on data.
+
+    ``handlers=((ValueError, handler), ...)``: the ``try``'s handlers in order, each with
+    the function that runs its body (``passes.runtime_checks`` writes one for a handler
+    that only calls, raises or passes: ``except ValueError: err('not positive')``), or None.
+    A run-time check that this ``try`` would catch (``math.sqrt`` of a traced negative
+    number) runs that handler when it fails, if the handler always raises
+    (``fail_or_handle``).
     """
+    # (the frame of the `with ops.catching(...)`: past this generator's and contextlib's)
+    frame = sys._getframe(2) if handlers else None
+    level = _Level(types, handlers, (_catching.get(), _levels.get()), frame)
     token = _catching.set(_catching.get() + types)
+    level_token = _levels.set(_levels.get() + (level,))
     try:
         yield
     finally:
+        _levels.reset(level_token)
         _catching.reset(token)
+
+
+def handler_for(error_type):
+    """The handler function (and the ``_Level`` of its ``try``) that Python would run for an
+    error of ``error_type`` raised here: when the innermost ``try`` that catches it wrote one
+    for it (``catching``'s ``handlers``) and the code running is that of the function holding
+    the ``try`` (``_within``). Otherwise None (also inside a ``with`` body, whose context
+    manager may suppress it, or a ``try`` whose ``finally`` raises)."""
+    for level in reversed(_levels.get()):
+        if MaySuppress in level.types or FinallyRaises in level.types:
+            return None
+        if not issubclass(error_type, level.types):
+            continue
+        for caught, handler in level.handlers or ():
+            if issubclass(error_type, caught):
+                return (handler, level) if handler is not None and _within(level.frame) else None
+        return None
+    return None
+
+
+def _within(frame) -> bool:
+    """Is the code running (a check) part of the function running in ``frame`` (the one
+    holding the ``try``): every frame between them autolax's, JAX's, a library's, or a
+    function defined inside that function (a loop body, a branch, a lambda)? Not where a
+    helper it calls runs the check: the helper may run a ``finally`` or a ``with`` block's
+    exit between the check and the handler (which ``passes.runtime_checks`` rules out only
+    in the function itself), which a staged handler would run before."""
+    outer = frame.f_code
+    here = sys._getframe(2)
+    while here is not None and here is not frame:
+        code = here.f_code
+        if not (
+            code.co_filename.startswith(report.internal_dirs())
+            or libraries.module_is_library(here.f_globals.get("__name__"), code.co_filename)
+            or _nested(code, outer)
+        ):
+            return False
+        here = here.f_back
+    return here is frame
+
+
+def _nested(code, outer) -> bool:
+    """Is ``code`` the code of a function defined (at any depth) inside ``outer``'s?"""
+    todo = [outer]
+    while todo:
+        for const in todo.pop().co_consts:
+            if const is code:
+                return True
+            if isinstance(const, type(code)):
+                todo.append(const)
+    return False
+
+
+@contextlib.contextmanager
+def outside(level):
+    """While a handler of ``level``'s ``try`` is staged: the ``try`` statements around that
+    ``try`` only (its own handlers do not catch what the handler raises)."""
+    caught, levels = level.outside
+    tokens = (_catching.set(caught), _levels.set(levels))
+    try:
+        yield
+    finally:
+        _levels.reset(tokens[1])
+        _catching.reset(tokens[0])
+
+
+# ``control.stage_handler`` (set by that module, which imports this one): stages a handler
+# that runs when a traced condition holds, if it always raises.
+stage_handler = None
+
+
+def fail_or_handle(ok, make_error, error_type, caught_by=()) -> str | None:
+    """``fail_unless(ok, make_error)`` for a check inside a ``try`` whose handler catches
+    ``error_type``: when the handler ends by raising (a ``raise``, ``sys.exit()``, a call of
+    a helper that prints and exits), the check is staged as Python runs it -- when ``ok``
+    fails, the handler's effects and its error, otherwise the body's values. Returns None
+    when staged so, else the refusal (a message name, ``refused_in_try``): the handler may
+    recover (its effects on the variables would depend on data), or it is not known."""
+    refusal = refused_in_try(error_type, caught_by)
+    if not refusal:
+        fail_unless(ok, make_error)
+        return None
+    if not is_tracer(ok) or caught_by or stage_handler is None:
+        return refusal
+    found = handler_for(error_type)
+    if found is None:
+        return refusal
+    handler, level = found
+    with outside(level):
+        staged = stage_handler(jnp.logical_not(jnp.all(ok)), handler)
+    return None if staged else refusal
 
 
 def refused_in_try(error_type, caught_by) -> str | None:

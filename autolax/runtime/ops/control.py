@@ -242,7 +242,10 @@ def fails_when_taken(site, what: str, caught_by=()):
     Not (the error goes on: the statement's refusal) where Python might not raise it then:
     a handler of the ``try`` or ``with`` around it may catch it, or a ``finally`` raise in
     its place (``caught_by``); a function converted code called (``calls.in_call``: the
-    caller's ``try`` may catch it); a read of a variable with no value inside a staged loop
+    caller's ``try`` may catch it -- except a ``SystemExit``, ``sys.exit()`` in a helper such
+    as a textbook's ``err(msg)``, which only a ``try`` catching ``SystemExit`` or
+    ``BaseException`` catches: the converted callers' ``try`` statements say so,
+    ``checks.catching``); a read of a variable with no value inside a staged loop
     body, which a later statement of the body may assign for the next iteration (a loop
     with static bounds then runs in Python). And only where an error of the user's code
     that tracing meets after the check is taken care of: inside ``ops.runtime_checks``
@@ -256,7 +259,9 @@ def fails_when_taken(site, what: str, caught_by=()):
         unbound = report.unbound_read(exc)
         if not (unbound or report.raised_by_user_code(exc)) or (unbound and report.in_staged_loop()):
             return None
-        if calls.in_call() or not (checks.checking() or checks.rerun_as_python() or not report.under_trace()):
+        if (calls.in_call() and not isinstance(exc, SystemExit)) or not (
+            checks.checking() or checks.rerun_as_python() or not report.under_trace()
+        ):
             return None
         if checks.refused_in_try(UnboundLocalError if unbound else type(exc), caught_by):
             return None
@@ -323,6 +328,36 @@ def cond_of_traced(pred, true_traced, false_traced, dynamic, site, select_ok=Fal
     else:
         results = _cond_with_checks(pred, true_traced, false_traced, dynamic, out)
     return tuple(out.rebuild(results)), form
+
+
+def stage_handler(failed, handler) -> bool:
+    """``checks.fail_or_handle``'s staging: the handler of a ``try`` (``handler()``, the
+    function ``passes.runtime_checks`` wrote for its body) runs when the program runs and
+    ``failed`` (a traced boolean: a run-time check the ``try`` catches failed) holds, as
+    Python runs it when the check's error reaches it. Staged as the ``if`` branch of a
+    traced ``if failed:`` that always raises (``_raising_branch``: its prints happen only on
+    that path, then its error). False, staging nothing, when the handler does not always
+    raise while traced: it may recover, and the variables after the ``try`` would depend on
+    data."""
+    __tracebackhide__ = True
+    code = handler.__code__
+    site = sites.Site("if", code.co_filename, code.co_firstlineno)
+    try:
+        on_failure = trace(
+            handler, State([]), [], site=site, fails=fails_when_taken(site, "the `except` handler of the `try`")
+        )
+    except report.PROGRAM_ERRORS as exc:
+        if isinstance(exc, errors.AutolaxError) or not report.raised_by_user_code(exc):
+            raise
+        return False  # an error the handler raised that could not be staged as raising
+    if not on_failure.raises:
+        return False
+    passed = trace(lambda: None, State([]), [], site=site)
+    cond_of_traced(failed, on_failure, passed, [], site)
+    return True
+
+
+checks.stage_handler = stage_handler
 
 
 class FunctionChoice:

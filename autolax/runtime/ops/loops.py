@@ -300,18 +300,19 @@ def _step_not_zero(step, where) -> None:
     """Python's ``ValueError`` for ``range(start, stop, 0)``: now for a Python step (and its
     ``TypeError`` for a step that is not an int), when the program runs for a traced one
     (``checks.fail_unless``). Inside a ``try`` that catches
-    ``ValueError`` a traced step is refused: whether the handler runs would depend on data.
+    ``ValueError`` a traced step runs the handler when it is 0, if that always raises
+    (``checks.fail_or_handle``); otherwise it is refused: whether the handler runs would
+    depend on data.
     ``where``: () -> the user's ``file:line``, for the refusal."""
     __tracebackhide__ = True
     if not is_tracer(step):
         _python_range(0, 0, step)
         return
-    refusal = checks.refused_in_try(ValueError, ())
+    refusal = checks.fail_or_handle(step != 0, lambda: ValueError(_STEP_ZERO), ValueError)
     if refusal == "raise-in-try":
         raise errors.make("range-step-in-try", where=where())
     if refusal:  # a `finally` that raises too, a `with` that may suppress it
         raise errors.make(refusal, statement="range(..., step)", where=where(), source="")
-    checks.fail_unless(step != 0, lambda: ValueError(_STEP_ZERO))
 
 
 def _range_sequence(start, stop, step):

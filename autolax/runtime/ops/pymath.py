@@ -8,10 +8,12 @@ result instead (a number of the argument's floating type: float32 unless x64 is 
 Python's errors are run-time checks: ``ValueError('math domain error')`` where Python's
 domain ends (``sqrt`` of a negative number, ``log`` of zero, ``asin(2)``, ``sin(inf)``),
 ``math.floor`` / ``ceil`` / ``trunc`` of NaN or infinity Python's ``ValueError`` /
-``OverflowError``. A ``try`` that would catch such an error is refused (its handler would
-run depending on data). ``floor`` / ``ceil`` / ``trunc`` return a traced integer of JAX's
-default integer type; a value outside its range is autolax's ``TracedValueError`` when the
-program runs, where Python's integer would be exact.
+``OverflowError``. A ``try`` that would catch such an error runs its handler when the check
+fails, if the handler always raises (``checks.fail_or_handle``: ``except ValueError:
+err('not positive definite')``); otherwise it is refused (the handler would run, and the
+variables after the ``try`` be its, depending on data). ``floor`` / ``ceil`` / ``trunc``
+return a traced integer of JAX's default integer type; a value outside its range is
+autolax's ``TracedValueError`` when the program runs, where Python's integer would be exact.
 
 Functions that may overflow the argument's float type where Python's float64 does not
 (``exp``, ``pow``, ``cosh``...) are not among them: they stay Python's, and a traced argument
@@ -64,11 +66,10 @@ def _scalar(x, name):
 
 
 def _check(ok, error, name, call=None):
-    refusal = checks.refused_in_try(type(error), ())
+    refusal = checks.fail_or_handle(ok, lambda: error, type(error))
     if refusal:
         where, source = report.user_line(sys._getframe())
         raise errors.make(refusal, statement=f"{call or 'math.' + name}(...)", where=where, source=source)
-    checks.fail_unless(ok, lambda: error)
 
 
 @report.user_facing

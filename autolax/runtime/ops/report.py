@@ -961,6 +961,11 @@ _OWN_DIRS = (_RUNTIME_DIR + os.sep,)  # autolax's code (more with hide_frames_un
 _INTERNAL_DIRS = (*_OWN_DIRS, os.path.dirname(jax.__file__) + os.sep)
 
 
+def internal_dirs() -> tuple:
+    """The folders of autolax's and JAX's own code (their frames are not the user's)."""
+    return _INTERNAL_DIRS
+
+
 def hide_frames_under(path: str) -> None:
     """Leaves the frames of files under ``path`` out of the tracebacks of autolax's errors, as
     the runtime's own are (``autolax.api`` adds the whole package; a ``--standalone`` copy has

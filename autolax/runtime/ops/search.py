@@ -175,12 +175,14 @@ def index(container, value, name: str):
         if isinstance(container, list):
             raise ValueError(f"{value!r} is not in list")
         return container.index(value)  # tuple / deque: their own message
-    refusal = checks.refused_in_try(ValueError, ())
+    kind = type(container).__name__ if not isinstance(container, StackedList) else "list"
+    # (inside a `try` that catches it: its handler when that always raises, else refused)
+    refusal = checks.fail_or_handle(
+        found, lambda: ValueError(f"the value searched for is not in {kind} '{name}'"), ValueError
+    )
     if refusal:
         where, source = _user_line()
         raise errors.make(refusal, statement=f"{name}.index(...)", where=where, source=source)
-    kind = type(container).__name__ if not isinstance(container, StackedList) else "list"
-    checks.fail_unless(found, lambda: ValueError(f"the value searched for is not in {kind} '{name}'"))
     return position
 
 
