@@ -525,18 +525,18 @@ def cases(arms, otherwise, *operands, at, caught_by=()):
             if p0:
                 return f0(*operands)
             for p, f in rest:
-                if p():
+                if p(*operands) if p.__code__.co_argcount else p():
                     return f(*operands)
             return otherwise(*operands)
 
     ``arms``: the first arm's condition (a value) and branch function, then each later
-    arm's condition as a function of no arguments, called only where the arms before it
-    were not taken: inside the false branch of the one before when that is staged, so a
-    traced condition stages only the arms from it on. The front end makes a chain one
-    call only where a later condition reads none of the names the branches take
-    (``passes.control_flow``): evaluated where the chain starts or in the false branch of
-    the arm before it, it reads the same values. ``at``: the chain's descriptor, whose
-    ``elif:`` clause lists the lines of the later arms (``sites.arm_specs``).
+    arm's condition as a function, called only where the arms before it were not taken:
+    inside the false branch of the one before when that is staged, so a traced condition
+    stages only the arms from it on. A condition that reads the names the branches take
+    takes them too (``lambda y: y > 0``), and gets the false branch's operands, as the
+    nested ``if_false`` of the ``elif`` did; others take nothing (``lambda: x > 0``).
+    ``at``: the chain's descriptor, whose ``elif:`` clause lists the lines of the later
+    arms (``sites.arm_specs``).
     """
     __tracebackhide__ = True
     specs = sites.arm_specs(at)
@@ -548,7 +548,8 @@ def cases(arms, otherwise, *operands, at, caught_by=()):
         def if_false(*values):
             __tracebackhide__ = True
             test, branch = arms[k]
-            return cond(test(), branch, rest(k + 1), *values, at=specs[k], caught_by=caught_by)
+            pred = test(*values) if test.__code__.co_argcount else test()
+            return cond(pred, branch, rest(k + 1), *values, at=specs[k], caught_by=caught_by)
 
         # What a staged body's closure holds (``report.outside_containers``): the user's
         # functions this one runs, as the nested ``if_false`` of the user's code held them.
