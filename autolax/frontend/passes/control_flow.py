@@ -28,6 +28,7 @@ What is passed and returned comes from the analyses:
   functions take the assigned names they read (or must pass through) from before.
 
 A carried name that may be unbound before the statement starts as ``ops.undefined('y')``.
+The runtime op decides, when it runs, between Python and ``lax`` (see ``autolax.runtime.ops``).
 
 An ``if`` / ``elif`` chain (also the one an early-return chain becomes) is one
 ``ops.cases`` call with its arms' functions side by side, its later conditions thunks that
@@ -39,7 +40,6 @@ the runtime calls only where the arms before were not taken (``chain``):
         s = 0
     else:
         s = 1
-The runtime op decides, when it runs, between Python and ``lax`` (see ``autolax.runtime.ops``).
 """
 
 from __future__ import annotations
