@@ -8,6 +8,7 @@ and printed output (``paths.check_all_paths``).
 """
 
 import contextlib
+import heapq
 import math
 import sys
 import warnings
@@ -1426,12 +1427,177 @@ ELIF_CHAIN = "def chain(x):\n" + "".join(
                     "100 nested lax.conds; 0.8 and 0.10 pass (README: JAX versions)")
 @pytest.mark.parametrize("x", [-5.0, 50.5, 500.0])
 def test_elif_chain_of_100_branches(x, tmp_path):
-    # 480ca60: RecursionError from about 70 branches.
+    # 480ca60: RecursionError from about 70 branches. The CLI's outputs nested one branch
+    # function per arm (100 levels: "too many levels of indentation") until the chain became
+    # one `ops.cases` call.
     path = tmp_path / "chain.py"
     path.write_text(ELIF_CHAIN)
     namespace = {}
     exec(compile(ELIF_CHAIN, str(path), "exec"), namespace)  # noqa: S102 - the test's own program
-    check_all_paths(namespace["chain"], x, tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+    check_all_paths(namespace["chain"], x, tmp_dir=tmp_path)
+
+
+# ----------------------------------------------------------------------------- if / elif chains
+# An `if` / `elif` chain is one `ops.cases` call whose later conditions are thunks: each is
+# evaluated only where Python evaluates it (the arms before it not taken).
+def chain_guarded_by_none(x, scale):
+    if scale is None:
+        return -x
+    elif scale > 0:
+        return x * scale
+    elif scale < -10:
+        return 0.0 * x
+    return x
+
+
+@pytest.mark.parametrize("scale", [None, 2.0, -20.0, -1.0])
+def test_elif_condition_valid_only_where_the_earlier_ones_are_false(scale, tmp_path):
+    # `scale > 0` of None would raise TypeError: evaluated only when `scale is None` is false.
+    check_all_paths(chain_guarded_by_none, 3.0, scale, tmp_dir=tmp_path)
+
+
+def chain_whose_test_may_fail(x):
+    if x < 0:
+        return 0.0
+    elif math.sqrt(x) > 2.0:
+        return 1.0
+    elif math.log(x) > 0.0:
+        return 2.0
+    return 3.0
+
+
+@pytest.mark.parametrize("x", [-4.0, 9.0, 2.0, 0.5, 0.0])
+def test_elif_condition_that_fails_runs_only_where_python_runs_it(x, tmp_path):
+    # sqrt(-4.0) and log(0.0) raise Python's ValueError only where the program reaches them:
+    # x = -4.0 returns 0.0 and x = 0.0 raises (log), as in Python.
+    check_all_paths(chain_whose_test_may_fail, x, tmp_dir=tmp_path)
+
+
+def noisy_test(x, label):
+    print("testing", label)
+    return x > label
+
+
+def chain_with_printing_tests(x):
+    if x > 5.0:
+        y = 5.0
+    elif noisy_test(x, 2.0):
+        y = 2.0
+    elif noisy_test(x, 0.0):
+        y = 0.0
+    else:
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("x", [6.0, 3.0, 1.0, -1.0])
+def test_elif_conditions_print_only_when_reached(x, tmp_path):
+    # Under a traced `x`, each later test's print runs inside the false branch of the arm
+    # before it: printed when the program reaches it, as Python prints.
+    check_all_paths(chain_with_printing_tests, x, tmp_dir=tmp_path)
+
+
+def chain_of_static_then_traced_tests(x, mode):
+    if mode == "zero":
+        return 0.0 * x
+    elif mode == "neg":
+        return -x
+    elif x > 0:
+        return x * 2.0
+    else:
+        return x - 1.0
+
+
+@pytest.mark.parametrize("mode", ["zero", "neg", "other"])
+@pytest.mark.parametrize("x", [1.5, -1.5])
+def test_elif_chain_of_static_then_traced_tests(mode, x, tmp_path):
+    check_all_paths(chain_of_static_then_traced_tests, x, mode, static_argnums=(1,), tmp_dir=tmp_path)
+    report = autolax.trace_check(autolax.jit(chain_of_static_then_traced_tests, static_argnums=(1,)), x, mode)
+    became = [r.became for r in report.rows]
+    # A static test decides as Python's `if` (the later arms not reached); only the traced
+    # test after the static ones is staged.
+    static = ["python (static)"]
+    assert became == {"zero": static, "neg": static * 2, "other": static * 2 + ["lax.select"]}[mode], became
+
+
+def elif_chain_updating_state(xs):
+    total, count = 0.0, 0
+    for x in xs:
+        if x > 1.0:
+            total += x
+        elif x > 0.0:
+            count += 1
+        elif x > -1.0:
+            total -= 1.0
+            count -= 1
+    return total, count
+
+
+def test_elif_chain_in_a_loop_body_carries_what_its_arms_change(tmp_path):
+    xs = np.array([2.0, 0.5, -0.5, -3.0, 1.5], np.float32)
+    check_all_paths(elif_chain_updating_state, xs, tmp_dir=tmp_path)
+
+
+def test_elif_chain_is_one_cases_call_with_its_arms_side_by_side():
+    source = autolax.to_source(chain_with_printing_tests)
+    assert "ops.cases([(x > 5.0, if_true), (lambda: ops.call(noisy_test, x, 2.0), if_true_1), " in source, source
+    assert "elif: " in source
+    # The branch functions sit at one level: no `def` inside another.
+    assert len({len(line) - len(line.lstrip()) for line in source.splitlines() if "def if_" in line}) == 1, source
+
+
+def elif_test_reading_a_branch_parameter(x, y):
+    if x > 1.0:
+        y = y + 1.0
+    elif y > 0.0:
+        y = y * 2.0
+    else:
+        y = -y
+    return y
+
+
+@pytest.mark.parametrize("x, y", [(2.0, 1.0), (0.0, 1.0), (0.0, -1.0)])
+def test_elif_test_reading_what_the_branches_take_gets_the_false_branch_operands(x, y, tmp_path):
+    # `y > 0.0` reads `y`, which the branches take: the test takes it too, as the nested
+    # `if_false` of the `elif` did.
+    check_all_paths(elif_test_reading_a_branch_parameter, x, y, tmp_dir=tmp_path)
+    assert "(lambda y: y > 0.0, if_true_1)" in autolax.to_source(elif_test_reading_a_branch_parameter)
+
+
+def elif_test_changing_a_local_list(x):
+    heap = [3.0, 5.0]
+    if x > 1:
+        y = 1.0
+    elif heapq.heappop(heap) > 0:
+        y = 2.0
+    else:
+        y = 3.0
+    return y, len(heap)
+
+
+def test_elif_test_that_a_library_call_changes_a_list_in_is_refused_when_staged():
+    # The test, a thunk of `ops.cases`, runs in the false branch of the first arm: its
+    # closure's lists are watched there as the nested `if_false`'s were (before that, the
+    # `heappop` ran once while tracing: 1 item left on every run where Python leaves 2).
+    assert elif_test_changing_a_local_list(2.0) == (1.0, 2)
+    with pytest.raises(autolax.runtime.errors.StagedEffectError,
+                       match=r"'heap', a list \(\[3.0, 5.0\]\), is changed by a function called inside the `if` at "):
+        autolax.jit(elif_test_changing_a_local_list)(2.0)
+
+
+def elif_arms_with_other_outputs(x):
+    y = z = 0.0
+    if x > 1.0:
+        y = x
+    elif x > 0.0:
+        z = x
+    return y, z
+
+
+@pytest.mark.parametrize("x", [2.0, 0.5, -1.0])
+def test_elif_that_returns_fewer_names_than_its_if_stays_nested(x, tmp_path):
+    check_all_paths(elif_arms_with_other_outputs, x, tmp_dir=tmp_path)
+    assert "ops.cases" not in autolax.to_source(elif_arms_with_other_outputs)
 
 
 # ----------------------------------------------------------------------------- aliases

@@ -36,19 +36,15 @@ DEFAULT = {
                 y = x
                 return y
 
-            def if_false():
-                def if_true_1():
-                    y = -x
-                    return y
-
-                def if_false_1():
-                    y = 0.0
-                    return y
-
-                y = ops.cond(x < -1, if_true_1, if_false_1, at='golden.py:10 -> y')
+            def if_true_1():
+                y = -x
                 return y
 
-            y = ops.cond(x > 0, if_true, if_false, at='golden.py:8 -> y')
+            def if_false_1():
+                y = 0.0
+                return y
+
+            y = ops.cases([(x > 0, if_true), (lambda: x < -1, if_true_1)], if_false_1, at='golden.py:8 -> y; elif: 10')
             return y
         """,
     ),

@@ -50,6 +50,9 @@ Grammar (clauses separated by ``;``)::
                   ``KIND`` (``break``, ``continue``, ``return``) at line N skips, among them
                   a list append (for the error when that list's length would depend on
                   data).
+``elif: N, M``    an ``if`` / ``elif`` chain made one ``ops.cases`` call: the lines of its
+                  ``elif`` arms (the descriptor's own line is its ``if``'s); each arm is the
+                  ``if`` at its line with the same facts otherwise (``arm_specs``).
 
 The record behind the text is ``Facts``: the front end builds one and writes ``facts.text()``;
 the runtime reads ``Facts.parse(text)`` (through ``site``). Both directions come from one
@@ -265,6 +268,13 @@ _CLAUSES = (
         lambda f: ", ".join(f"{p}={n}" for p, n in f.cells),
         lambda s: {"cells": tuple(tuple(item.split("=", 1)) for item in _names(s))},
     ),
+    (
+        "elif",
+        "elif_lines",
+        lambda f: f.elif_lines,
+        lambda f: ", ".join(str(n) for n in f.elif_lines),
+        lambda s: {"elif_lines": tuple(int(n) for n in _names(s))},
+    ),
 )
 _CLAUSE = {row[0]: row for row in _CLAUSES}
 
@@ -291,6 +301,7 @@ class Facts:
     index_target: str | None = None  # ``index:``
     after_jump: tuple | None = None  # ``after:`` (jump keyword, line)
     cells: tuple = ()  # ``cell:`` (parameter, user's name) pairs
+    elif_lines: tuple = ()  # ``elif:`` the lines of an ``if`` chain's later arms
 
     def text(self) -> str:
         """The descriptor: ``LINE`` or ``FILE:LINE``, ``-> OUTPUTS``, then one clause per fact."""
@@ -307,6 +318,15 @@ class Facts:
     def with_cells(self, pairs) -> "Facts":
         """This record with more ``cell:`` pairs."""
         return replace(self, cells=self.cells + tuple(pairs))
+
+
+@functools.lru_cache(maxsize=1024)
+def arm_specs(spec: str) -> tuple:
+    """The descriptors of the ``if`` statements an ``if`` / ``elif`` chain's descriptor
+    stands for (``elif:``), first to last: each is the chain's own with the line of its arm."""
+    facts = Facts.parse(spec)
+    arm = replace(facts, elif_lines=())
+    return tuple(replace(arm, lineno=n).text() for n in (facts.lineno, *facts.elif_lines))
 
 
 @functools.lru_cache(maxsize=1024)

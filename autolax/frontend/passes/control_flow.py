@@ -30,11 +30,23 @@ What is passed and returned comes from the analyses:
 
 A carried name that may be unbound before the statement starts as ``ops.undefined('y')``.
 The runtime op decides, when it runs, between Python and ``lax`` (see ``autolax.runtime.ops``).
+
+An ``if`` / ``elif`` chain (also the one an early-return chain becomes) is one
+``ops.cases`` call with its arms' functions side by side, its later conditions thunks that
+the runtime calls only where the arms before were not taken (``chain``):
+
+    if x < 0:                              s = ops.cases([(x < 0, if_true), (lambda: x == 0, if_true_1)],
+        s = -1                                           if_false_1, at='2 -> s; elif: 4')
+    elif x == 0:          ->
+        s = 0
+    else:
+        s = 1
 """
 
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 
 from autolax.frontend.analysis.activity import (
     MUTATING_METHODS,
@@ -145,6 +157,64 @@ EXAMPLES = (
                 return y
 
             y = ops.cond(x > 0, if_true, if_false, y, at='2')
+            return y
+        """,
+    ),
+    (
+        """\
+        def sign(x):
+            if x < 0:
+                s = -1
+            elif x == 0:
+                s = 0
+            else:
+                s = 1
+            return s
+        """,
+        """\
+        def sign(x):
+
+            def if_true():
+                s = -1
+                return s
+
+            def if_true_1():
+                s = 0
+                return s
+
+            def if_false_1():
+                s = 1
+                return s
+
+            s = ops.cases([(x < 0, if_true), (lambda: x == 0, if_true_1)], if_false_1, at='2 -> s; elif: 4')
+            return s
+        """,
+    ),
+    (
+        # The `elif`'s test reads `y`, which the branches take: the test takes it too.
+        """\
+        def f(x, y):
+            if x > 1:
+                y = y + 1
+            elif y > 0:
+                y = y * 2
+            return y
+        """,
+        """\
+        def f(x, y):
+
+            def if_true(y):
+                y = y + 1
+                return y
+
+            def if_true_1(y):
+                y = y * 2
+                return y
+
+            def if_false_1(y):
+                return y
+
+            y = ops.cases([(x > 1, if_true), (lambda y: y > 0, if_true_1)], if_false_1, y, at='2 -> y; elif: 4')
             return y
         """,
     ),
@@ -771,7 +841,79 @@ class _FunctionConverter:
         self.sync_cells(stmts[:2])
         if self.in_try:  # for ops.raised_state (keep_on_raise)
             self.name_cells(stmts, branches=True)
-        return inits + self.keep_on_raise(stmts, params, if_true, node)
+        return inits + self.keep_on_raise(self.chain(node, stmts, params, orelse), params, if_true, node)
+
+    def chain(self, node, stmts, params, orelse):
+        """An ``if`` whose ``else`` is only an ``elif`` (its converted ``orelse``: the
+        ``ops.cond`` -- or ``ops.cases`` -- of the ``elif`` and its branch functions) as one
+        ``ops.cases`` call, its arms' functions side by side instead of one level deeper per
+        arm::
+
+            retval = ops.cases([(n < 2, if_true), (lambda: n < 4, if_true_1)], if_false_1, at='4 -> retval; elif: 6')
+
+        The same calls of ``ops.cond`` run (the runtime nests them). The ``elif``'s
+        condition becomes a thunk beside the first one that reads what it read in
+        ``if_false``: the names outside, and the branches' parameters as its own (``lambda
+        y: y > 0``, called with the false branch's operands) where it reads one. Only where
+        the ``elif`` has this ``if``'s parameters, outputs and facts (its descriptor but the
+        line), and its condition binds no name (``:=``). Not inside a ``try`` or where
+        closures or declarations make the branch functions sync cells (their extra
+        statements keep the nested form)."""
+        if (
+            len(node.orelse) != 1
+            or not isinstance(node.orelse[0], syntax.If)
+            or self.in_try
+            or self.caught
+            or self.captured
+            or self.declared_globals
+            or self.declared_nonlocals
+            or len(orelse) < 3
+            or not all(isinstance(d, syntax.FunctionDef) for d in orelse[:-1])
+        ):
+            return stmts
+        last, call = orelse[-1], stmts[2].value
+        inner = last.value if isinstance(last, (syntax.Assign, syntax.Expr)) else None
+        if not (
+            isinstance(inner, syntax.Call)
+            and isinstance(inner.func, syntax.Attribute)
+            and self._is_ops(inner.func.value)
+            and inner.func.attr in ("cond", "cases")
+            and [k.arg for k in inner.keywords] == ["at"]
+            and isinstance(inner.keywords[0].value, syntax.Constant)
+            and _target_text(last) == _target_text(stmts[2])
+        ):
+            return stmts
+        n_fns = 3 if inner.func.attr == "cond" else 2
+        operands = inner.args[n_fns:]
+        if [getattr(a, "id", None) for a in operands] != list(params):
+            return stmts
+        if inner.func.attr == "cond":
+            arms = [syntax.Tuple(elts=inner.args[:2], ctx=syntax.Load())]
+        else:
+            arms = list(inner.args[0].elts)
+        test = arms[0].elts[0]
+        reads = {n.id for n in syntax.nodes(test) if isinstance(n, syntax.Name)}
+        if not reads.isdisjoint(d.name for d in orelse[:-1]):
+            return stmts
+        if any(isinstance(n, _NOT_IN_THUNK) for n in syntax.nodes(test)):
+            return stmts
+        facts = sites.Facts.parse(call.keywords[0].value.value)
+        inner_facts = sites.Facts.parse(inner.keywords[0].value.value)
+        if replace(inner_facts, lineno=facts.lineno, elif_lines=()) != facts:
+            return stmts
+        # Where the test reads what the branches take, it takes them too, as `if_false` did.
+        thunk = syntax.lambda_(test, params if not reads.isdisjoint(params) else ())
+        anno.set(thunk, anno.THUNK, True)
+        arms[0].elts[0] = syntax.copy_location(thunk, test)
+        first = syntax.Tuple(elts=[call.args[0], call.args[1]], ctx=syntax.Load())
+        facts = replace(facts, elif_lines=(inner_facts.lineno, *inner_facts.elif_lines))
+        cases = syntax.call(
+            self.ops_name("cases"),
+            [syntax.List(elts=[first, *arms], ctx=syntax.Load()), inner.args[n_fns - 1], *operands],
+            {"at": syntax.constant(facts.text())},
+        )
+        stmts[2].value = syntax.copy_locations([cases], node)[0]
+        return [stmts[0], *orelse[:-1], stmts[2]]
 
     # ------------------------------------------------------------------ while
     def convert_while(self, node):
@@ -939,6 +1081,11 @@ class _FunctionConverter:
         return stmts[:-1] + wrapped
 
 
+def _target_text(stmt) -> str:
+    """What an op's call statement assigns, as text ('' for none)."""
+    return syntax.dump(stmt.targets[0]) if isinstance(stmt, syntax.Assign) else ""
+
+
 def _has_control_flow(fn_node) -> bool:
     """Whether the function's own statements (not those of functions nested in it, which
     are converted on their own) hold an ``if``, a loop or a jump flag's assignment: else the
@@ -955,6 +1102,9 @@ def _has_control_flow(fn_node) -> bool:
 
 
 _CONTROL_FLOW = frozenset({syntax.If, syntax.While, syntax.For})
+# What an ``elif``'s condition may not hold to become a thunk (``chain``): a name it binds
+# (``:=``) would be the thunk's own, and a ``yield`` / ``await`` the thunk's.
+_NOT_IN_THUNK = (syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await)
 _SCOPE_STATEMENTS = frozenset({syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef})
 
 

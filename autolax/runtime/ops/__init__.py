@@ -37,7 +37,7 @@ from autolax.runtime.ops.checks import (
     refuse_tracer_error,
     runtime_checks,
 )
-from autolax.runtime.ops.control import cond, if_else
+from autolax.runtime.ops.control import cases, cond, if_else
 from autolax.runtime.ops.data import (  # noqa: A004
     append,
     at,
@@ -85,6 +85,7 @@ __all__ = [
     "bound",
     "call",
     "call_writing",
+    "cases",
     "cond",
     "count",
     "enumerate",

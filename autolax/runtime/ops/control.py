@@ -547,6 +547,54 @@ def cond(pred, if_true, if_false, *operands, at, caught_by=()):
     return pack(write_back(site.names, dict(zip(params, operands)), outputs, kept), len(site.names))
 
 
+@report.user_facing
+def cases(arms, otherwise, *operands, at, caught_by=()):
+    """``if p0: <f0> elif p1(): <f1> ... else: <otherwise>``: an ``if`` / ``elif`` chain,
+    each arm the ``ops.cond`` of its own ``if`` (the nested ``cond`` in the false branch of
+    the arm before it), decided when it runs.
+
+    Equivalent Python::
+
+        def cases(arms, otherwise, *operands, at, caught_by=()):
+            (p0, f0), *rest = arms
+            if p0:
+                return f0(*operands)
+            for p, f in rest:
+                if p(*operands) if p.__code__.co_argcount else p():
+                    return f(*operands)
+            return otherwise(*operands)
+
+    ``arms``: the first arm's condition (a value) and branch function, then each later
+    arm's condition as a function, called only where the arms before it were not taken:
+    inside the false branch of the one before when that is staged, so a traced condition
+    stages only the arms from it on. A condition that reads the names the branches take
+    takes them too (``lambda y: y > 0``), and gets the false branch's operands, as the
+    nested ``if_false`` of the ``elif`` did; others take nothing (``lambda: x > 0``).
+    ``at``: the chain's descriptor, whose ``elif:`` clause lists the lines of the later
+    arms (``sites.arm_specs``).
+    """
+    __tracebackhide__ = True
+    specs = sites.arm_specs(at)
+
+    def rest(k):
+        if k == len(arms):
+            return otherwise
+
+        def if_false(*values):
+            __tracebackhide__ = True
+            test, branch = arms[k]
+            pred = test(*values) if test.__code__.co_argcount else test()
+            return cond(pred, branch, rest(k + 1), *values, at=specs[k], caught_by=caught_by)
+
+        # What a staged body's closure holds (``report.outside_containers``): the user's
+        # functions this one runs, as the nested ``if_false`` of the user's code held them.
+        if_false.user_functions = (*(f for arm in arms[k:] for f in arm), otherwise)
+        return if_false
+
+    test, branch = arms[0]
+    return cond(test, branch, rest(1), *operands, at=specs[0], caught_by=caught_by)
+
+
 _TERNARY_ROLES = {"value": "the value of the conditional expression"}
 
 
@@ -605,4 +653,4 @@ def if_else(test, if_true, if_false, caught_by=()):
     return out.rebuild(result)[0]
 
 
-__all__ = ["cond", "cond_of_traced", "if_else", "predicate", "staged_cond"]
+__all__ = ["cases", "cond", "cond_of_traced", "if_else", "predicate", "staged_cond"]

@@ -291,23 +291,25 @@ def outside_containers(fn) -> list:
     own value, object, items)``. The body changes the
     ones it owns through ops that check it (``check_mutable``) or carries them; a function it
     calls (``push(out, v)``) may change the others too, once while tracing where Python does
-    it on every run (``check_unchanged``)."""
+    it on every run (``check_unchanged``). A body the runtime made (``ops.cases``: the rest
+    of an ``if`` / ``elif`` chain) names the user's functions it runs in ``user_functions``."""
     out, seen, budget = [], set(), _WATCH_BUDGET
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return out
     outside = []
-    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-        try:
-            outside.append((name, cell.cell_contents))
-        except ValueError:  # an empty cell
+    for part in getattr(fn, "user_functions", (fn,)):
+        code = getattr(part, "__code__", None)
+        if code is None:
             continue
-    module = getattr(fn, "__globals__", {})
-    outside += [
-        (name, module[name])
-        for name in code.co_names
-        if type(module.get(name)) in (list, dict, set) or _iterator_state(module.get(name)) is not None
-    ]
+        for name, cell in zip(code.co_freevars, getattr(part, "__closure__", None) or ()):
+            try:
+                outside.append((name, cell.cell_contents))
+            except ValueError:  # an empty cell
+                continue
+        module = getattr(part, "__globals__", {})
+        outside += [
+            (name, module[name])
+            for name in code.co_names
+            if type(module.get(name)) in (list, dict, set) or _iterator_state(module.get(name)) is not None
+        ]
     for name, value in outside:
         stack = [(value, True)]
         while stack and budget > 0:
