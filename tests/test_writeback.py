@@ -50,6 +50,20 @@ SOURCE = textwrap.dedent('''
         return b
 
 
+    def given_copies(b):
+        # a helper's writes into a value the call made (a copy, an operator's result) are
+        # lost in Python too: the caller's array stays as it was
+        set0(b.copy(), 1)
+        doubles_first(-b)
+        r = returns_what_it_wrote(b * 1.0)
+        return b, r
+
+
+    def returns_what_it_wrote(v):
+        v[0] = 7.0
+        return v
+
+
     def g(b, p):
         if p != 0:
             swap(b, 0, p)
@@ -368,6 +382,7 @@ def assert_pythons_answer(files, name, *args):
     # The helper returns the parameter it wrote (Choleski's `return a`): the result is the
     # caller's array, so a later write through it changes both names (corpus2's std_form).
     ("result_is_the_argument", ([1.0, 2.0, 3.0],), [[2.0, 0.0, 3.0], [2.0, 0.0, 3.0]]),
+    ("given_copies", ([1.0, 2.0, 3.0],), [[1.0, 2.0, 3.0], [7.0, 2.0, 3.0]]),
 ])
 def test_a_helper_writing_into_its_argument_changes_the_callers_array(files, name, args, want):
     expected = assert_pythons_answer(files, name, *args)

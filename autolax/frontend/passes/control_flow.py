@@ -214,7 +214,7 @@ EXAMPLES = (
             def if_false_1(y):
                 return y
 
-            y = ops.cases([(x > 1, if_true), (lambda y: y > 0, if_true_1)], if_false_1, y, at='2 -> y; elif: 4')
+            y = ops.cases([(x > 1, if_true), (lambda y: y > 0, if_true_1)], if_false_1, y, at='2; elif: 4')
             return y
         """,
     ),

@@ -302,6 +302,49 @@ def _bound_names(call, facts):
     return out
 
 
+# Calls that return a new object (``gauss(a.copy(), b.copy())``, ``np.array(rows)``): a
+# helper's writes into it change nothing the caller holds.
+_COPYING_FUNCTIONS = frozenset(
+    {"np.copy", "numpy.copy", "jnp.copy", "np.array", "numpy.array", "jnp.array", "copy.copy", "copy.deepcopy"}
+)
+_FRESH_DISPLAYS = (
+    syntax.BinOp,
+    syntax.UnaryOp,
+    syntax.Compare,
+    syntax.Constant,
+    syntax.List,
+    syntax.Tuple,
+    syntax.Dict,
+    syntax.Set,
+    syntax.ListComp,
+    syntax.SetComp,
+    syntax.DictComp,
+    syntax.JoinedStr,
+)
+
+
+def _fresh(arg) -> bool:
+    """Is the argument expression ``arg`` a value made by the call's own expression, which
+    no name of the caller holds: an operator's result (``-f0``, ``a + b``), a literal or a
+    display, a copy (``a.copy()``, ``np.array(x)``)? A helper's writes into it are lost in
+    Python too, so the call site needs no rebinding. (``a or b``, an item ``x[0]`` -- a
+    NumPy view -- and other calls may be an object the caller holds: not fresh.)"""
+    if isinstance(arg, _FRESH_DISPLAYS):
+        return True
+    if not isinstance(arg, syntax.Call) or any(isinstance(a, syntax.Starred) for a in arg.args):
+        return False
+    func = arg.func
+    if isinstance(func, syntax.Attribute) and func.attr == "copy" and not arg.args and not arg.keywords:
+        return True
+    if isinstance(func, syntax.Name):
+        return func.id in ("list", "dict", "set") and len(arg.args) <= 1
+    return (
+        isinstance(func, syntax.Attribute)
+        and isinstance(func.value, syntax.Name)
+        and f"{func.value.id}.{func.attr}" in _COPYING_FUNCTIONS
+    )
+
+
 class _Function:
     """Rewrites one function (and, on their own, the ``def``s inside it)."""
 
@@ -349,13 +392,13 @@ class _Function:
             pairs = [
                 (p, a)
                 for p, a in _bound_names(call, facts)
-                if isinstance(a, syntax.Name) and a.id in self.local and a.id not in self.declared
+                if isinstance(a, syntax.Name) and a.id in self.local and a.id not in self.declared or _fresh(a)
             ]
             if pairs:
                 sites[id(stmt)] = pairs
                 if facts.returns is not None:
                     self.returning[id(stmt)] = facts.returns
-                also |= {a.id for _, a in pairs}
+                also |= {a.id for _, a in pairs if isinstance(a, syntax.Name)}
         self.written, self.lost = writes_analysis.params_written(self.node, also, augmented=not self.is_nested)
         if not (sites or self.written or self.lost):
             return
@@ -405,9 +448,12 @@ class _Function:
             ),
             call,
         )
-        rebound = [syntax.name(a.id, "store") for _, a in pairs]
+        # (a fresh value's change is Python's too, and nobody sees it: bound to a throwaway name)
+        rebound = [
+            syntax.name(a.id if isinstance(a, syntax.Name) else self.ctx.namer.new("_"), "store") for _, a in pairs
+        ]
         returned = self.returning.get(id(stmt))
-        argument = next((a.id for p, a in pairs if p == returned), None)
+        argument = next((a.id for p, a in pairs if p == returned and isinstance(a, syntax.Name)), None)
         if isinstance(stmt, syntax.Assign) and argument is not None:
             # `L = choleski(b)` of a helper that returns the parameter it wrote: `L` is `b`'s
             # object, as in Python (`b, _ = ...` then `L = b`; the aliases pass then rebinds
