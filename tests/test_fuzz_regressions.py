@@ -826,7 +826,7 @@ def _assert_refused_after_check(fn, args, tmp_path, error, failing, check):
         with pytest.raises(autolax.StagedEffectError) as info:
             jax.jit(fn_run)(*args)
         message = str(info.value)
-        file = fn_run.__code__.co_filename
+        file = inspect.unwrap(fn_run).__code__.co_filename  # (under `@ops.function`'s wrapper)
         assert f"{error} was raised at {file}:" in message and " while jax.jit traced the function:\n    " in message
         assert f"The statement at {file}:" in message
         assert "staged a check that the program makes only when it runs" in message
@@ -1239,7 +1239,7 @@ def test_return_in_finally_after_a_failing_call(tmp_path):
         autolax.jit(finally_returns_over_global_change)(1.0)
     # The `try` catches the error first and keeps it; the `finally` discards it by returning.
     text = convert_source(inspect.getsource(finally_returns_always), "f.py", Options(only=("finally_returns_always",))).text
-    assert "                except BaseException:\n                    in_flight = ops.in_flight()\n        finally:\n" in text
+    assert "            except BaseException:\n                in_flight = ops.in_flight()\n    finally:\n" in text
 
 
 # After `for i in range(2)` staged (it carries a traced `s`), `i` was the loop's traced

@@ -213,7 +213,7 @@ def test_a_method_autolax_cannot_convert_is_left_with_a_warning():
     assert len(result.warnings) == 1
     assert result.warnings[0].startswith("m.py:5:")
     assert "warning: 'f.<locals>.Shape.area' is left as it is: " in result.warnings[0]
-    assert "                    case complex(real=0):\n" in result.text
+    assert "\n                case complex(real=0):\n" in result.text
     fn = standalone_module(source, "m_warned.py", all=True)["f"]
     assert float(jax.jit(fn)(2.0)) == 1.0 and float(jax.jit(fn)(-2.0)) == -1.0
 
