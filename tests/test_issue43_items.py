@@ -148,7 +148,25 @@ def log_with_a_base(x, b):
     return 0.0
 
 
+def decays_until_small(y, k):
+    steps = 0
+    while y > 1e-3:
+        y = y * math.exp(-k)
+        steps += 1
+    return y, steps
+
+
+def exp_of(x):
+    if x > 0:
+        return math.exp(x)
+    return 0.0
+
+
 @pytest.mark.parametrize("fn, args", [
+    (decays_until_small, (jnp.float32(0.5), jnp.float32(0.5))),
+    (decays_until_small, (jnp.float32(1.0), jnp.float32(0.01))),
+    (exp_of, (jnp.float32(800.0),)),  # Python: OverflowError('math range error')
+    (exp_of, (jnp.float32(3.0),)),
     (log_with_a_base, (jnp.float32(8.0), jnp.float32(2.0))),
     (log_with_a_base, (jnp.float32(-1.0), jnp.float32(1.0))),  # Python: ValueError (log(x) first)
     (log_with_a_base, (jnp.float32(2.0), jnp.float32(1.0))),  # Python: ZeroDivisionError
@@ -177,6 +195,19 @@ def test_a_math_domain_error_a_try_would_catch_is_refused_naming_the_call(tmp_pa
     err = got["autolax.jit"].error
     assert is_autolax_error(err) and "`math.sqrt(...)`" in str(err) and "inside a `try` that catches it" in str(err)
     assert "x = math.sqrt(x) + i" in str(err)
+
+
+def test_exp_beyond_float32_where_float64_has_it_is_autolax_s_error():
+    # exp(100.0) is 2.7e43 in Python: float32 (x64 off) has no such number.
+    with pytest.raises(autolax.TracedValueError) as info:
+        autolax.jit(exp_of)(jnp.float32(100.0))
+    message = str(info.value)
+    assert "`math.exp(...)` at " in message and "gives a number beyond the range of float32" in message
+    assert "return math.exp(x)" in message and "jax_enable_x64" in message
+    # (through plain jax.jit a run-time check is JAX's JaxRuntimeError holding the error: checks.py)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="TracedValueError: `math.exp"):
+        jax.jit(autolax.convert(exp_of))(jnp.float32(100.0))
+    assert float(jax.jit(autolax.convert(exp_of))(jnp.float32(80.0))) == pytest.approx(math.exp(80.0), rel=1e-5)
 
 
 def test_math_of_python_numbers_stays_python():

@@ -807,6 +807,13 @@ MESSAGES = {
         "(`jnp.{short}(x)`).",
         "#the-rules-semantics",
     ),
+    "math-float-range": Message(
+        TracedValueError,
+        "`{call}(...)` at {where} gives a number beyond the range of {dtype}, the argument's type here, where "
+        "Python's float64 has it.\n    {source}",
+        "enable 64-bit floats (`jax.config.update('jax_enable_x64', True)`), or keep the argument smaller.",
+        "#the-rules-semantics",
+    ),
     "if-function-nested": Message(
         StateMismatchError,
         "'{name}' holds a different function in each branch of the `if` at {where}, and already one of two "

@@ -196,6 +196,7 @@ MATH_PATHS = frozenset(
     f"math.{name}"
     for name in (
         "sqrt",
+        "exp",
         "log",
         "log10",
         "log2",

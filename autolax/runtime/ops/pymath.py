@@ -15,9 +15,11 @@ variables after the ``try`` be its, depending on data). ``floor`` / ``ceil`` / `
 return a traced integer of JAX's default integer type; a value outside its range is
 autolax's ``TracedValueError`` when the program runs, where Python's integer would be exact.
 
-Functions that may overflow the argument's float type where Python's float64 does not
-(``exp``, ``pow``, ``cosh``...) are not among them: they stay Python's, and a traced argument
-is ``TracedValueError`` as before. Without a traced argument, every call is Python's.
+``exp`` is Python's ``OverflowError('math range error')`` above float64's range, and
+autolax's ``TracedValueError`` when the program runs where the argument's float type
+(float32 without x64) overflows but float64 does not. Other functions that may overflow
+(``pow``, ``cosh``...) are not among them: they stay Python's, and a traced argument is
+``TracedValueError`` as before. Without a traced argument, every call is Python's.
 """
 
 from __future__ import annotations
@@ -50,7 +52,10 @@ _FLOAT_FUNCTIONS = {
 }
 _INT_FUNCTIONS = {"floor": jnp.floor, "ceil": jnp.ceil, "trunc": jnp.trunc}
 
-assert {f"math.{name}" for name in [*_FLOAT_FUNCTIONS, *_INT_FUNCTIONS, "log", "atan2"]} == MATH_PATHS
+assert {f"math.{name}" for name in [*_FLOAT_FUNCTIONS, *_INT_FUNCTIONS, "log", "atan2", "exp"]} == MATH_PATHS
+
+# The largest x whose exp is a finite float64: Python's `math.exp` raises OverflowError above.
+_EXP_MAX = 709.782712893384
 
 
 def _scalar(x, name):
@@ -103,6 +108,8 @@ def _math_call(f, *args, **kwargs):
         if domain is not None:
             _check(domain(x), ValueError(_DOMAIN), name)
         return fn(x)
+    if name == "exp" and len(args) == 1:
+        return _exp(_scalar(args[0], name))
     if name == "log" and len(args) in (1, 2):
         x = _scalar(args[0], name)
         _check(~(x <= 0), ValueError(_DOMAIN), name)
@@ -217,3 +224,21 @@ def _pythons(builtin, args, kwargs):
         raise
     except Exception as exc:  # noqa: BLE001 - Python's error for the user's call, marked as such
         raise report.pythons_own(exc) from exc.__cause__
+
+
+def _exp(x):
+    """``math.exp`` of a traced number: ``jnp.exp``, with Python's ``OverflowError('math range
+    error')`` where float64 overflows (x above about 709.78), and, in a narrower float type
+    (float32 without x64), autolax's ``TracedValueError`` where that type overflows but
+    Python's float64 does not -- each a run-time check; never an infinity Python would not
+    give."""
+    y = jnp.exp(x)
+    _check(~(x > _EXP_MAX), OverflowError("math range error"), "exp")
+    if jnp.finfo(x.dtype).max < np.finfo(np.float64).max:
+        where, source = report.user_line(sys._getframe())
+        dtype = np.dtype(x.dtype).name
+        checks.fail_unless(
+            ~(jnp.isinf(y) & jnp.isfinite(x)) | (x > _EXP_MAX),
+            lambda: errors.make("math-float-range", call="math.exp", where=where, source=source, dtype=dtype),
+        )
+    return y
