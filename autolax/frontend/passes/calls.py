@@ -140,7 +140,7 @@ def _field(part, spec=None) -> str | None:
     return "{" + conversion + (":" + spec if spec else "") + "}"
 
 
-class _Transformer(syntax.NodeTransformer):
+class _Transformer(anno.ProgramTransformer):
     def __init__(self, ctx, local_names, first_param, callees):
         self.loop_ranges: set = set()
         self.ctx = ctx
@@ -255,19 +255,7 @@ class _Transformer(syntax.NodeTransformer):
 
     def visit_For(self, node):
         self.loop_ranges.add(id(node.iter))  # `for i in range(...)` itself: ops.for_range
-        return self._visit_loop(node)
-
-    def visit_While(self, node):
-        return self._visit_loop(node)
-
-    def _visit_loop(self, node):
-        node = self.generic_visit(node)
-        # The exit test `loop_exits` moved into the loop's annotation (`if sqrt(r @ r) < tol:
-        # return x` opening a body): its calls are the program's too.
-        extra = anno.get(node, anno.EXTRA_TEST)
-        if extra is not None:
-            anno.set(node, anno.EXTRA_TEST, self.visit(extra))
-        return node
+        return super().visit_For(node)
 
     def visit_FunctionDef(self, node):
         inner = _function_transformer(self.ctx, node, self.callees, self.local_names)

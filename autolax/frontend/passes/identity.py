@@ -87,25 +87,10 @@ def literal_flags(fn_node) -> set[str]:
     return literal - other
 
 
-class _Transformer(syntax.NodeTransformer):
+class _Transformer(anno.ProgramTransformer):
     def __init__(self, ctx, flags):
         self.ctx = ctx
         self.flags = flags
-
-    def visit_For(self, node):
-        return self._visit_loop(node)
-
-    def visit_While(self, node):
-        return self._visit_loop(node)
-
-    def _visit_loop(self, node):
-        node = self.generic_visit(node)
-        # The exit test `loop_exits` moved into the loop's annotation (`if x in (a, b):
-        # return x` opening a body) is the program's too.
-        extra = anno.get(node, anno.EXTRA_TEST)
-        if extra is not None:
-            anno.set(node, anno.EXTRA_TEST, self.visit(extra))
-        return node
 
     def visit_Compare(self, node):
         self.generic_visit(node)

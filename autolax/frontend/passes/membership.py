@@ -61,7 +61,7 @@ SEARCHING_METHODS = frozenset({"remove", "index", "count"})
 STAGED_METHODS = frozenset({"index", "count"})  # with one argument: ops of the same name
 
 
-class _Transformer(syntax.NodeTransformer):
+class _Transformer(anno.ProgramTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
 
@@ -71,21 +71,6 @@ class _Transformer(syntax.NodeTransformer):
 
     def _op(self, op, args, node):
         return syntax.copy_location(syntax.call(f"{self.ctx.ops}.{op}", args), node)
-
-    def visit_For(self, node):
-        return self._visit_loop(node)
-
-    def visit_While(self, node):
-        return self._visit_loop(node)
-
-    def _visit_loop(self, node):
-        node = self.generic_visit(node)
-        # The exit test `loop_exits` moved into the loop's annotation (`if x in (a, b):
-        # return x` opening a body) is the program's too.
-        extra = anno.get(node, anno.EXTRA_TEST)
-        if extra is not None:
-            anno.set(node, anno.EXTRA_TEST, self.visit(extra))
-        return node
 
     def visit_Compare(self, node):
         self.generic_visit(node)

@@ -57,3 +57,22 @@ def set(node, key, value) -> None:  # noqa: A001 - mirrors dict.set-like naming
 
 def has(node, key) -> bool:
     return key in getattr(node, _KEY, {})
+
+
+class ProgramTransformer(syntax.NodeTransformer):
+    """A ``NodeTransformer`` that also rewrites the exit test a loop carries in ``EXTRA_TEST``
+    (``if x in seen: break`` opening a body, moved there by jump lowering): it is the program's
+    expression too, so a pass that rewrites expressions rewrites it as well."""
+
+    def visit_For(self, node):
+        return self._visit_loop(node)
+
+    def visit_While(self, node):
+        return self._visit_loop(node)
+
+    def _visit_loop(self, node):
+        node = self.generic_visit(node)
+        extra = get(node, EXTRA_TEST)
+        if extra is not None:
+            set(node, EXTRA_TEST, self.visit(extra))
+        return node
