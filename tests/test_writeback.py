@@ -263,6 +263,63 @@ SOURCE = textwrap.dedent('''
         return b
 
 
+    def set_in_first(v, i):
+        v[0][i] = 5.0
+
+
+    def bump_second(v):
+        v[1] += 2.0
+
+
+    def set_first_item(v):
+        v[0] = 5.0
+
+
+    def writes_into_and_replaces(v):
+        v[0][1] = 5.0
+        v[1] = 3.0
+
+
+    def through_set_in_first(w):
+        set_in_first(w, 2)
+
+
+    def display_of_arrays(a, b):
+        set_in_first([a, b], 1)
+        return a, b
+
+
+    def display_augmented_item(a, b):
+        bump_second([a, b])
+        return a, b
+
+
+    def display_item_replaced(a, b):
+        set_first_item([a, b])
+        return a, b
+
+
+    def display_with_a_fresh_item(a):
+        set_in_first([a * 2.0, a], 0)
+        return a
+
+
+    def display_through_a_helper(a, b):
+        through_set_in_first([b, a])
+        return a, b
+
+
+    def display_in_a_staged_if(a, n):
+        if n > 0:
+            set_in_first([a], 1)
+        return a
+
+
+    def display_item_changed_and_replaced(a, b):
+        writes_into_and_replaces([a, b])
+        return a
+
+
     def line_search(x):
         fc = [0]
 
@@ -383,10 +440,41 @@ def assert_pythons_answer(files, name, *args):
     # caller's array, so a later write through it changes both names (corpus2's std_form).
     ("result_is_the_argument", ([1.0, 2.0, 3.0],), [[2.0, 0.0, 3.0], [2.0, 0.0, 3.0]]),
     ("given_copies", ([1.0, 2.0, 3.0],), [[1.0, 2.0, 3.0], [7.0, 2.0, 3.0]]),
+    # A list display of the caller's arrays: a write into an item changes the array itself
+    # (`a`), a replaced item is lost with the list, as in Python.
+    ("display_of_arrays", ([1.0, 2.0], [3.0, 4.0]), [[1.0, 5.0], [3.0, 4.0]]),
+    ("display_augmented_item", ([1.0, 2.0], [3.0, 4.0]), [[1.0, 2.0], [5.0, 6.0]]),
+    ("display_item_replaced", ([1.0, 2.0], [3.0, 4.0]), [[1.0, 2.0], [3.0, 4.0]]),
+    ("display_with_a_fresh_item", ([1.0, 2.0],), [1.0, 2.0]),
+    ("display_through_a_helper", ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]), [[1.0, 2.0, 3.0], [4.0, 5.0, 5.0]]),
+    ("display_in_a_staged_if", ([1.0, 2.0], 1), [1.0, 5.0]),
+    ("display_in_a_staged_if", ([1.0, 2.0], 0), [1.0, 2.0]),
 ])
 def test_a_helper_writing_into_its_argument_changes_the_callers_array(files, name, args, want):
     expected = assert_pythons_answer(files, name, *args)
     np.testing.assert_array_equal(expected.value, want)  # (the case is what it says)
+
+
+def test_a_display_whose_items_are_changed_and_replaced_is_refused_by_name_and_line(files):
+    """`writes_into_and_replaces([a, b])`: Python changes `a` through the list and loses the
+    replaced item; no rebinding says both, so autolax refuses the call, on every path
+    (`autolax convert --all` leaves the function as written, with the reason as a warning)."""
+    name = "display_item_changed_and_replaced"
+    expected, got, _ = outcomes(files, name, [1.0, 2.0], [3.0, 4.0])
+    assert expected.error is None
+    reason = "'writes_into_and_replaces' changes the items of its parameter 'v' in place"
+    for path, outcome in got.items():
+        if path.endswith("--all"):
+            continue
+        message = str(outcome.error)
+        assert type(outcome.error).__name__ == "ConversionError", (path, outcome)
+        assert reason in message, path
+        assert "writes_into_and_replaces([a, b])" in message, path
+        assert "v = [a, b]; writes_into_and_replaces(v, ...); a, b = v" in message, path
+    _, path, _ = files
+    for standalone in (False, True):
+        warnings = convert_source(SOURCE, str(path), Options(all=True, standalone=standalone)).warnings
+        assert any(f"'{name}' is left as it is (--all): {reason}" in w for w in warnings), warnings
 
 
 def test_augmented_assignment_of_a_number_parameter_leaves_the_callers_number(files):

@@ -19,7 +19,7 @@ function rebinds (``v = v.copy()``): from there on it no longer names the caller
 
 from __future__ import annotations
 
-from autolax.frontend.analysis.activity import mutation_root, writes
+from autolax.frontend.analysis.activity import MUTATING_METHODS, mutation_root, writes
 from autolax.frontend.transpile import syntax
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
@@ -140,3 +140,43 @@ def _header_binds(node) -> set:
     if isinstance(node, (syntax.With, syntax.AsyncWith)):
         return set().union(*(syntax.target_names(i.optional_vars) for i in node.items if i.optional_vars is not None))
     return set()
+
+
+def item_writes(fn_node, params) -> tuple[set, set]:
+    """``(into, replaced)`` for the parameters ``params``: those whose *items* the function
+    changes in place (``v[0][1] = x``, ``v[0].w = x``, ``v[0] += x``, ``v[0].append(x)``: a
+    NumPy array or an object the list holds is changed), and those whose items it replaces
+    or whose length it changes (``v[0] = x``, ``del v[0]``, ``v.append(x)``: the list itself
+    is changed). A caller passing a display (``h([a, b])``) loses the second kind in Python
+    too, but not the first: its ``a`` itself changed."""
+    params = set(params)
+    into, replaced = set(), set()
+
+    def note(changed, levels: int) -> None:
+        # `changed` is changed `levels` item/attribute levels below the root name
+        while isinstance(changed, (syntax.Attribute, syntax.Subscript)):
+            changed, levels = changed.value, levels + 1
+        if isinstance(changed, syntax.Name) and changed.id in params and levels:
+            (into if levels >= 2 else replaced).add(changed.id)
+
+    stack = list(syntax.child_statements(fn_node))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, (syntax.Assign, syntax.Delete)):
+            for target in node.targets:
+                for t in _flat(target):
+                    note(t, 0)
+        elif isinstance(node, syntax.AnnAssign):
+            note(node.target, 0)
+        elif isinstance(node, syntax.AugAssign):  # `v[0] += x`: in place, into the item itself
+            note(node.target, 1)
+        elif (
+            isinstance(node, syntax.Call)
+            and isinstance(node.func, syntax.Attribute)
+            and node.func.attr in MUTATING_METHODS
+        ):
+            note(node.func.value, 1)  # `v.append(x)` changes `v`; `v[0].append(x)` an item
+        stack.extend(syntax.iter_child_nodes(node))
+    return into, replaced

@@ -14,7 +14,14 @@ name -- as a loop body hands back what it changed:
                                        return returned
 
 (The call's own target comes last: Python binds what the call returns after the call ran,
-so ``b = swap(b, 0, p)`` binds its return value.)
+so ``b = swap(b, 0, p)`` binds its return value.) A fresh value given for the parameter
+(``set0(b.copy(), 1)``, ``-f0``) is bound to a throwaway name: Python loses the change too.
+A list or tuple display is fresh, but its items are the caller's: where the helper changes
+an item in place (``v[0][i] = x``), the display's names are rebound to the items handed back:
+
+    set_in_first([a, b], 1)    ->      [a, b], _ = ops.call_writing(('v',), set_in_first, [a, b], 1)
+
+and a display the helper also replaces items of, or holding other expressions, is refused.
 
 The decision, and why it is made this way:
 
@@ -50,6 +57,7 @@ from autolax.frontend.analysis import writes as writes_analysis
 from autolax.frontend.analysis.activity import declared_names, local_names, writes
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.source import SourceUnavailable, function_source
+from autolax.runtime.errors import ConversionError
 from autolax.runtime.libraries import is_library_callable
 
 # A helper that writes into a parameter, or a call (of one, maybe).
@@ -78,14 +86,19 @@ _DEPTH = 8  # how deep helpers of helpers are followed when finding what a calle
 
 
 class _Facts:
-    __slots__ = ("positional", "keyword_only", "written", "has_varargs", "returns")
+    __slots__ = ("positional", "keyword_only", "written", "has_varargs", "returns", "into_items", "replaces_items")
 
-    def __init__(self, node, written):
+    def __init__(self, node, written, inner=((), ())):
         args = node.args
         self.positional = [a.id for a in args.posonlyargs] + [a.id for a in args.args]
         self.keyword_only = [a.id for a in args.kwonlyargs]
         self.written = written
         self.has_varargs = args.vararg is not None
+        # The written parameters whose items it changes in place (`v[0][1] = x`), and those whose
+        # items it replaces (`v[0] = x`), its own or through the helpers it passes them to.
+        into, replaced = writes_analysis.item_writes(node, written)
+        self.into_items = frozenset(into | set(inner[0]))
+        self.replaces_items = frozenset(replaced | set(inner[1]))
         # The written parameter every `return` gives back (`def choleski(a): ...; return a`):
         # the call's result is the caller's argument itself, one object under two names.
         self.returns = _returned_param(node, written)
@@ -169,17 +182,24 @@ def _node_facts(node, resolve, defs, depth, methods=None, lost_too=False):
     params = syntax.param_names(node.args)
     receiver = params[0] if params and params[0] == "self" else None
     also = set()
+    inner = (set(), set())  # (its names whose items helpers change in place, replace)
     for stmt in _own_statements(node):
         call = _call_of(stmt)
         if call is None:
             continue
         facts = _callee_facts(call.func, local, nested, resolve, defs, depth, receiver, methods)
         if facts is not None:
-            also |= {arg.id for _, arg in _bound_names(call, facts) if isinstance(arg, syntax.Name)}
+            for param, arg in _bound_names(call, facts):
+                if isinstance(arg, syntax.Name):
+                    also.add(arg.id)
+                    if param in facts.into_items:
+                        inner[0].add(arg.id)
+                    if param in facts.replaces_items:
+                        inner[1].add(arg.id)
     written, lost = writes_analysis.params_written(node, also)
     if lost_too and lost:
-        return _Facts(node, written)
-    return _Facts(node, written) if written else None
+        return _Facts(node, written, inner)
+    return _Facts(node, written, inner) if written else None
 
 
 def writes_into_parameters(node, defs) -> bool:
@@ -232,14 +252,12 @@ class _Bound:
     """The ``_Facts`` of a method called through its receiver (``self.step(v)``): its first
     parameter is the receiver, not an argument of the call."""
 
-    __slots__ = ("positional", "keyword_only", "written", "has_varargs", "returns")
+    __slots__ = _Facts.__slots__
 
     def __init__(self, facts):
+        for slot in self.__slots__:
+            setattr(self, slot, getattr(facts, slot))
         self.positional = facts.positional[1:]
-        self.keyword_only = facts.keyword_only
-        self.written = facts.written
-        self.has_varargs = facts.has_varargs
-        self.returns = facts.returns
 
 
 def _is_library(fn) -> bool:
@@ -323,6 +341,25 @@ _FRESH_DISPLAYS = (
 )
 
 
+_DISPLAYS = (syntax.List, syntax.Tuple, syntax.Set, syntax.Dict, syntax.ListComp, syntax.SetComp, syntax.DictComp)
+
+
+def _display_error(ctx, call, param):
+    lineno = getattr(call, "lineno", None)
+    name = syntax.unparse(call.func)
+    return ConversionError(
+        f"'{name}' changes the items of its parameter '{param}' in place, and this call gives it a "
+        "new container holding them: Python changes the caller's arrays through it, which autolax can "
+        "follow only for a list or tuple of local variables whose items the helper does not replace",
+        filename=ctx.filename,
+        lineno=lineno,
+        col=getattr(call, "col_offset", None),
+        source_line=ctx.source_lines[lineno - 1] if lineno and lineno <= len(ctx.source_lines) else None,
+        fix=f"put the container in a local variable first and read the arrays back from it after the call "
+        f"(`v = [a, b]; {name}(v, ...); a, b = v`)",
+    )
+
+
 def _fresh(arg) -> bool:
     """Is the argument expression ``arg`` a value made by the call's own expression, which
     no name of the caller holds: an operator's result (``-f0``, ``a + b``), a literal or a
@@ -360,6 +397,7 @@ class _Function:
         self.nested = None  # (the function's own `def`s by name: found when a call names a local)
         self.written = self.lost = ()
         self.returning = {}  # id(call statement) -> the parameter its helper returns
+        self.unpacked = set()  # id(display argument) whose names the call rebinds to its items
         params = syntax.param_names(node.args)
         self.receiver = params[0] if params and params[0] == "self" else None
 
@@ -389,11 +427,7 @@ class _Function:
             )
             if facts is None:
                 continue
-            pairs = [
-                (p, a)
-                for p, a in _bound_names(call, facts)
-                if isinstance(a, syntax.Name) and a.id in self.local and a.id not in self.declared or _fresh(a)
-            ]
+            pairs = [(p, a) for p, a in _bound_names(call, facts) if self._followed(a, p, facts, call)]
             if pairs:
                 sites[id(stmt)] = pairs
                 if facts.returns is not None:
@@ -408,6 +442,31 @@ class _Function:
             self.node.body.append(
                 syntax.copy_location(self._return(end), self.node.body[-1] if self.node.body else self.node)
             )
+
+    def _rebindable(self, arg) -> bool:
+        return isinstance(arg, syntax.Name) and arg.id in self.local and arg.id not in self.declared
+
+    def _followed(self, arg, param, facts, call) -> bool:
+        """Does the call site hand back what the helper writes into ``param`` through ``arg``:
+        a local name (rebound), or a fresh value (bound to a throwaway name)? A display whose
+        items the helper changes in place (``h([a, b])`` with ``v[0][1] = x``) changes the
+        caller's ``a`` in Python: its names are rebound (``[a, b], _ = ...``), or, where that
+        cannot say what Python does, autolax refuses the call."""
+        if self._rebindable(arg):
+            return True
+        if not _fresh(arg):
+            return False
+        if param not in facts.into_items or not isinstance(arg, _DISPLAYS):
+            return True
+        items = arg.elts if isinstance(arg, (syntax.List, syntax.Tuple)) else None
+        if (
+            param in facts.replaces_items
+            or items is None
+            or not all(self._rebindable(item) or _fresh(item) and not isinstance(item, _DISPLAYS) for item in items)
+        ):
+            raise _display_error(self.ctx, call, param)
+        self.unpacked.add(id(arg))
+        return True
 
     @property
     def declared(self) -> set:
@@ -438,6 +497,14 @@ class _Function:
             out.extend(self._return(s) if isinstance(s, syntax.Return) else s for s in new)
         return out
 
+    def _target(self, arg):
+        if isinstance(arg, syntax.Name):
+            return syntax.name(arg.id, "store")
+        if id(arg) in self.unpacked:
+            items = [self._target(item) if self._rebindable(item) else self._target(None) for item in arg.elts]
+            return arg.__class__(elts=items, ctx=syntax.Store())
+        return syntax.name(self.ctx.namer.new("_"), "store")
+
     def _write_back(self, stmt, pairs):
         call = _call_of(stmt)
         ops = self.ctx.ops
@@ -448,10 +515,9 @@ class _Function:
             ),
             call,
         )
-        # (a fresh value's change is Python's too, and nobody sees it: bound to a throwaway name)
-        rebound = [
-            syntax.name(a.id if isinstance(a, syntax.Name) else self.ctx.namer.new("_"), "store") for _, a in pairs
-        ]
+        # (a fresh value's change is Python's too, and nobody sees it: bound to a throwaway name;
+        # a display's names are rebound to its items, `[a, b], _ = ...`)
+        rebound = [self._target(a) for _, a in pairs]
         returned = self.returning.get(id(stmt))
         argument = next((a.id for p, a in pairs if p == returned and isinstance(a, syntax.Name)), None)
         if isinstance(stmt, syntax.Assign) and argument is not None:
