@@ -132,3 +132,101 @@ def test_a_while_or_for_only_says_body_fails():
     # An `if` (or another statement that is not a loop) raising in its staged body: the note.
     site = types.SimpleNamespace(**{**vars(SITE), "kind": "if"})
     assert meaning.decide(raised(lambda: [][1]), site, False, lambda e: True) == meaning.Decision()
+
+
+# The loop then run in Python failed too (meaning.python_loop_failure): what that error means.
+def appends_differ():
+    return plan.Unstageable(
+        errors.make("append-length-depends-on-data", what="'out'", name="out", stmt="x", reason="r", source="")
+    )
+
+
+def python_loop_failure(exc, failure, checked_before=False, under_trace=True, by_user_code=True):
+    return meaning.python_loop_failure(
+        exc, failure, checked_before=checked_before, under_trace=under_trace, by_user_code=by_user_code
+    )
+
+
+def test_what_the_python_loops_error_means():
+    float_of_traced = jax_error(lambda x: float(x))
+    index_error = raised(lambda: [][1])
+    became_traced = errors.make("while-became-traced", stmt="x", count=1, source="")
+    assert python_loop_failure(became_traced, float_of_traced) == "condition-became-traced"
+    # ...only where the staging failed on a concrete use of a traced value.
+    assert python_loop_failure(became_traced, index_error) == "note"
+    assert python_loop_failure(index_error, float_of_traced, checked_before=True) == "after-check"
+    assert python_loop_failure(index_error, float_of_traced, checked_before=True, under_trace=False) == "note"
+    assert python_loop_failure(index_error, float_of_traced, checked_before=True, by_user_code=False) == "note"
+    refusal = raised(lambda: fail(errors.StateMismatchError("shapes")))
+    assert python_loop_failure(refusal, float_of_traced, checked_before=True) == "note"  # autolax's own
+    assert python_loop_failure(float_of_traced, index_error) == "tracer"
+    assert python_loop_failure(float_of_traced, index_error, under_trace=False) == "note"
+    assert python_loop_failure(float_of_traced, index_error, by_user_code=False) == "note"
+    # The list whose appends stopped the staging met again: that first error is the cause.
+    assert python_loop_failure(refusal, appends_differ()) == "same-list-again"
+    again = errors.make("append-length-depends-on-data", what="'out'", name="out", stmt="x", reason="r", source="")
+    assert python_loop_failure(again, appends_differ()) == "note"
+    assert python_loop_failure(index_error, index_error) == "note"
+
+
+def test_the_error_under_autolaxs_refusal():
+    inner = errors.make("unbound", name="y", at="")
+    assert meaning.autolax_cause(plan.Unstageable(inner)) is inner
+    refusal = errors.StateMismatchError("shapes")
+    assert meaning.autolax_cause(refusal) is refusal
+    assert meaning.autolax_cause(raised(lambda: [][1])) is None
+    cause = ValueError("bad")
+    wrapped = errors.TracedValueError("a statement inside could not be staged")
+    wrapped.__cause__ = cause
+    assert meaning.underlying(wrapped) is cause and meaning.underlying(cause) is cause
+
+
+# A branch, a conditional expression's side or an `and` / `or` operand failed while traced
+# (meaning.branch_failure): each row of its table.
+BRANCH_CASES = [
+    ("traced", lambda: fail(jax_error(lambda x: float(x)))),
+    ("traced", lambda: fail(jax_error(lambda x: [1, 2, 3][x]))),
+    ("traced", lambda: fail(IndexError("Array slice indices must have static start/stop/step"))),
+    ("taken-only", lambda: [][1]),
+    ("taken-only", lambda: {}["k"]),
+    ("taken-only", lambda: fail(unbound())),
+    ("own", lambda: fail(errors.StateMismatchError("shapes"))),
+    ("own", lambda: fail(errors.make("body-fails", stmt="x", source="", error="E"))),
+]
+
+
+@pytest.mark.parametrize("kind, make", BRANCH_CASES)
+def test_each_branch_error_has_its_kind(kind, make):
+    exc = raised(make)
+    assert meaning.branch_failure(exc) == kind
+    assert meaning.traced_use(exc) == (kind == "traced")
+    if kind != "traced":
+        assert meaning.taken_only(exc) == (kind == "taken-only")
+
+
+def test_an_error_the_library_raised_is_not_the_branchs_own():
+    exc = ValueError("bad")  # no traceback through this file: raised by no user code
+    assert meaning.branch_failure(exc) == "own"
+
+
+def test_the_type_an_except_clause_sees():
+    assert meaning.python_type(raised(lambda: fail(unbound()))) is UnboundLocalError
+    assert meaning.python_type(raised(lambda: [][1])) is IndexError
+    assert meaning.python_type(errors.StateMismatchError("shapes")) is errors.StateMismatchError
+
+
+def test_a_calls_errors():
+    @jax.jit
+    def itself(x):
+        return itself(x)
+
+    def assign_into_jax_array():
+        a = jax.numpy.zeros(3)
+        a[0] = 1.0
+
+    assert meaning.jit_recursion(raised(lambda: itself(1)))
+    assert not meaning.jit_recursion(RecursionError("maximum recursion depth exceeded"))
+    assert not meaning.jit_recursion(ValueError("Recursively calling"))
+    assert meaning.immutable_write(raised(assign_into_jax_array))
+    assert not meaning.immutable_write(TypeError("'tuple' object does not support item assignment"))
+    assert not meaning.immutable_write(ValueError("immutable"))

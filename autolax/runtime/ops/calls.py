@@ -22,7 +22,7 @@ import numpy as np
 
 from autolax.runtime import compat, errors, plan, sites, transforms
 from autolax.runtime.libraries import MATH_FUNCTIONS, host_io, host_output, is_bound_method, is_library_callable
-from autolax.runtime.ops import checks, pymath, report
+from autolax.runtime.ops import checks, meaning, pymath, report
 from autolax.runtime.ops.lists import key_order, restore_order
 from autolax.runtime.ops.state import Undefined, any_tracer, is_tracer
 
@@ -166,7 +166,7 @@ def call(f, *args, **kwargs):
             except RecursionError as exc:
                 # An `@autolax.jit` function calling itself under a traced condition: jax.jit
                 # finds its own trace under way and raises "Recursively calling ..." at once.
-                if staged and str(exc).startswith("Recursively calling") and getattr(f, "__autolax_jit__", None):
+                if staged and meaning.jit_recursion(exc) and getattr(f, "__autolax_jit__", None):
                     raise errors.make(
                         "traced-recursion", name=getattr(f, "__qualname__", repr(f)), depth=_MAX_STAGED_RECURSION
                     ) from exc
@@ -266,7 +266,7 @@ def _refuse_immutable_write(f, exc, args, kwargs) -> None:
     caller's NumPy array: ``ArgumentWriteError`` naming the function and the parameter."""
     __tracebackhide__ = True
     if (
-        "immutable" not in str(exc)
+        not meaning.immutable_write(exc)
         or not isinstance(f, (types.FunctionType, types.MethodType))
         or is_library_callable(f)
     ):

@@ -11,7 +11,7 @@ import numpy as np
 from jax import lax
 
 from autolax.runtime import errors, plan, sites
-from autolax.runtime.ops import calls, checks, report
+from autolax.runtime.ops import calls, checks, meaning, report
 from autolax.runtime.ops.state import (
     State,
     is_none_spec,
@@ -283,11 +283,12 @@ def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
     try:
         return trace(fn, in_state, out_names, site=site, fails=fails)
     except report.PROGRAM_ERRORS as exc:
-        if site.kind in ("if", "ternary") and report.traced_slice(exc):
+        kind = meaning.branch_failure(exc) if site.kind in ("if", "ternary") else "own"
+        if kind == "traced":
             raise report.traced_value_error(exc, site, "its condition is traced") from exc
-        if site.kind in ("if", "ternary") and (report.raised_by_user_code(exc) or report.unbound_read(exc)):
+        if kind == "taken-only":
             error = report.python_error(exc)
-            if checks.refused_in_try(UnboundLocalError if report.unbound_read(exc) else type(exc), caught_by):
+            if checks.refused_in_try(meaning.python_type(exc), caught_by):
                 # Python runs the handler (or the `finally`) only on the runs that take it.
                 raise errors.make(
                     "branch-fails-in-try", side=side, stmt=site.what, source=site.source, error=error
@@ -296,8 +297,6 @@ def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
             # (also a read of a variable the branch deleted: Python's UnboundLocalError), and
             # it could not be staged as raising then (see fails_when_taken).
             raise errors.make("branch-fails", side=side, stmt=site.what, source=site.source, error=error) from exc
-        if site.kind in ("if", "ternary") and isinstance(exc, report.TRACER_ERRORS):
-            raise report.traced_value_error(exc, site, "its condition is traced") from exc
         report.add_staging_note(exc, site)
         raise
 
@@ -609,11 +608,12 @@ def _trace_side(thunk, site, side, caught_by=()):
     try:
         return trace(thunk, State([]), ["value"], site=site)
     except report.PROGRAM_ERRORS as exc:
-        if isinstance(exc, report.TRACER_ERRORS) or report.traced_slice(exc):
+        kind = meaning.branch_failure(exc)
+        if kind == "traced":
             # As for a branch of a traced `if` (_trace_branch): autolax's TypeError, which
             # lets a loop around it fall back.
             raise report.traced_value_error(exc, site, "its condition is traced") from exc
-        if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
+        if kind == "own":
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
         if checks.refused_in_try(type(exc), caught_by):
             raise errors.make(

@@ -12,7 +12,7 @@ import numpy as np
 from jax import lax
 
 from autolax.runtime import errors, plan, sites
-from autolax.runtime.ops import checks, report
+from autolax.runtime.ops import checks, meaning, report
 from autolax.runtime.ops.control import cond_of_traced, fails_when_taken, predicate
 from autolax.runtime.ops.state import State, is_tracer
 from autolax.runtime.ops.tracing import trace
@@ -85,9 +85,9 @@ def _combine(kind, value, thunk, where, caught_by=(), tested=False):
     try:
         rest = trace(thunk, State([]), ["value"], site=site, fails=fails)
     except report.PROGRAM_ERRORS as exc:
-        if not (report.raised_by_user_code(exc) or report.unbound_read(exc)):
+        if not meaning.taken_only(exc):
             raise  # autolax's and JAX's own errors say what went wrong (and let a loop fall back)
-        if checks.refused_in_try(UnboundLocalError if report.unbound_read(exc) else type(exc), caught_by):
+        if checks.refused_in_try(meaning.python_type(exc), caught_by):
             raise errors.make(
                 "operand-fails-in-try", kind=kind, where=site.where, source=site.source, error=report.python_error(exc)
             ) from exc

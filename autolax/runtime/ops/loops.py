@@ -36,7 +36,6 @@ import numpy as np
 from jax import lax
 
 from autolax.runtime import compat, errors, plan, sites
-from autolax.runtime.errors import StateMismatchError
 from autolax.runtime.ops import checkpointed, checks, host, meaning, report
 from autolax.runtime.ops.control import predicate, staged_cond
 from autolax.runtime.ops.lists import (
@@ -372,85 +371,142 @@ def _closure_traced(*fns) -> bool:
     return False
 
 
-def _stage_or_fall_back(site, staged, python, can_fall_back: bool):
-    """Stages the loop; if its body cannot be staged and the loop's bounds are static, runs
-    it as a Python loop instead (warning afterwards, or raising first under strict mode)."""
+@dataclasses.dataclass(frozen=True)
+class _WhileForms:
+    """A ``while`` loop that has to be staged, as ``_dispatch`` runs it: staged, or as the
+    Python loop (``first``: its condition on the initial state)."""
+
+    site: sites.Site
+    loop_test: object
+    loop_body: object
+    values: list
+    names: list
+    first: object
+
+    def staged(self):
+        __tracebackhide__ = True
+        return _staged_while(self.site, self.loop_test, self.loop_body, self.values, self.names, self.first)
+
+    def python(self):
+        __tracebackhide__ = True
+        return _python_while(self.site, self.loop_test, self.loop_body, self.values, self.first, static=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ForForms:
+    """A ``for`` loop over ``seq`` that has to be staged, as ``_dispatch`` runs it: staged,
+    or as the Python loop over ``items`` (None where its bounds are traced: it cannot)."""
+
+    site: sites.Site
+    seq: _Sequence
+    loop_body: object
+    loop_test: object
+    values: list
+    names: list
+    items: object = None
+
+    def staged(self):
+        __tracebackhide__ = True
+        return _staged_for(self.site, self.seq, self.loop_body, self.loop_test, self.values, self.names)
+
+    def python(self):
+        __tracebackhide__ = True
+        return _python_for(self.site, self.items, self.loop_body, self.loop_test, self.values, static=False)
+
+
+def _dispatch(loop, bounds_traced: bool):
+    """Runs a loop that has to be staged (``loop``: ``_WhileForms`` / ``_ForForms``), staged.
+    If its body cannot be staged, what the error means decides (``meaning.decide``): with
+    static bounds the loop runs in Python (``loop.python()``), warning afterwards or raising
+    first under strict mode; with traced bounds (``bounds_traced``: its bounds or condition)
+    it cannot, and autolax's error or the body's own is raised."""
     __tracebackhide__ = True
+    site = loop.site
     rec = report.active_recorder()
     mark = rec.mark() if rec is not None else None
-    cause = None  # why the body could not be staged, if autolax said so
     try:
-        return staged()
+        return loop.staged()
     except Exception as exc:
-        # What the error means, and what the loop does about it: ops/meaning.py.
-        failure = exc
-        if isinstance(exc, meaning.UNSTAGEABLE):
-            cause = exc if isinstance(exc, errors.AutolaxError) else getattr(exc, "error", None)
-        decision = meaning.decide(exc, site, can_fall_back, lambda e: _in_user_code(e, site))
-        if decision.error is not None:
-            if decision.chained:
-                raise decision.error from exc
-            raise decision.error from None
+        decision = _refuse(exc, site, plan.can_fall_back(bounds_traced))
         if not decision.fall_back:
             report.add_staging_note(exc, site)
             raise
-        reason, rewrite = decision.reason, decision.rewrite
+        failure = exc
     if rec is not None:
         rec.rollback(mark)
+    return _fall_back(site, loop.python, failure, decision.reason, decision.rewrite)
+
+
+def _refuse(exc, site, can_fall_back: bool):
+    """What ``exc``, raised while the body of ``site`` was staged, means for the loop
+    (``meaning.decide``): raises autolax's error if that is it, else returns the decision
+    (run in Python, or raise ``exc`` again with a note)."""
+    __tracebackhide__ = True
+    decision = meaning.decide(exc, site, can_fall_back, lambda e: _in_user_code(e, site))
+    if decision.error is not None:
+        if decision.chained:
+            raise decision.error from exc
+        raise decision.error from None
+    return decision
+
+
+def _fall_back(site, python, failure, reason, rewrite):
+    """Runs the loop ``site`` in Python (``python()``), its body having failed to stage with
+    ``failure`` (``reason``, ``rewrite``: why, and how to change it): warns afterwards, or
+    raises ``UnrolledLoopError`` first under strict mode."""
+    __tracebackhide__ = True
     if report.is_strict():
         report.unrolled(site, reason, rewrite)  # raises UnrolledLoopError
     checked = checks.mark()
     try:
         result = python()
     except Exception as exc:  # the Python loop fails too: show its error, and why we tried it
-        underlying = failure.__cause__ if isinstance(failure, errors.TracedValueError) else failure
-        if getattr(exc, "code", None) == "while-became-traced" and report.concrete_use(underlying) is not None:
-            # Why the loop could not be staged comes first: the traced condition is its consequence.
-            raise errors.make(
-                "while-needs-concrete",
-                stmt=site.what,
-                reason=reason,
-                count=exc.count,
-                source=site.source,
-                fix=rewrite or report.unstageable_fix(underlying),
-            ) from underlying
-        if (
-            checks.staged_since(checked)
-            and not checks.rerun_as_python()
-            and report.under_trace()
-            and not isinstance(exc, errors.AutolaxError)
-            and _in_user_code(exc, site)
-        ):
-            # An earlier iteration's check may fail first when the program runs (Python would
-            # then never get here): which error Python raises only the running program knows.
-            raise errors.make(
-                "fails-after-check",
-                stmt=site.what,
-                reason=reason,
-                source=site.source,
-                error=f"{type(exc).__name__}: {exc}".split("\n")[0],
-            ) from exc
-        if isinstance(exc, report.TRACER_ERRORS) and report.under_trace() and _in_user_code(exc, site):
-            # Its items or carried values are traced in Python too (`peak = max(peak, x)`
-            # over a traced array): JAX's tracer error out of a staged body is autolax's.
-            raise report.traced_value_error(exc, site, "it carries traced values, also as a Python loop") from exc
-        if (
-            isinstance(exc, StateMismatchError)
-            and getattr(cause, "code", None) == "append-length-depends-on-data"
-            and getattr(exc, "code", None) != cause.code
-        ):
-            # The Python loop's staged `if` meets the same list again (its branches leave it
-            # with different lengths): the cause to fix is the first.
-            cause.add_note(f"autolax: run as a Python loop instead, it failed too: {str(exc).splitlines()[0]}")
-            raise cause.with_traceback(None) from exc
-        if hasattr(exc, "add_note"):
-            exc.add_note(
-                f"autolax: the loop at {site.where} could not be staged ({reason}), so it ran "
-                "as a Python loop, where this error occurred."
-            )
+        _python_loop_failed(exc, site, failure, reason, rewrite, checked)
         raise
     report.unrolled(site, reason, rewrite)
     return result
+
+
+def _python_loop_failed(exc, site, failure, reason, rewrite, checked) -> None:
+    """The loop ``site`` failed with ``exc`` as a Python loop, run because its body failed to
+    stage with ``failure`` (``checked``: ``checks.mark()`` before it ran). Raises what
+    ``meaning.python_loop_failure`` says that means, else notes on ``exc`` why the loop ran
+    in Python and returns (the caller raises ``exc``)."""
+    __tracebackhide__ = True
+    underlying, cause = meaning.underlying(failure), meaning.autolax_cause(failure)
+    kind = meaning.python_loop_failure(
+        exc,
+        failure,
+        checked_before=checks.staged_since(checked) and not checks.rerun_as_python(),
+        under_trace=report.under_trace(),
+        by_user_code=_in_user_code(exc, site),
+    )
+    if kind == "condition-became-traced":
+        # Why the loop could not be staged comes first: the traced condition is its consequence.
+        fix = rewrite or report.unstageable_fix(underlying)
+        error = errors.make(
+            "while-needs-concrete", stmt=site.what, reason=reason, count=exc.count, source=site.source, fix=fix
+        )
+        raise error from underlying
+    if kind == "after-check":
+        # An earlier iteration's check may fail first when the program runs (Python would
+        # then never get here): which error Python raises only the running program knows.
+        error = f"{type(exc).__name__}: {exc}".split("\n")[0]
+        raise errors.make("fails-after-check", stmt=site.what, reason=reason, source=site.source, error=error) from exc
+    if kind == "tracer":
+        # Its items or carried values are traced in Python too (`peak = max(peak, x)`
+        # over a traced array): JAX's tracer error out of a staged body is autolax's.
+        raise report.traced_value_error(exc, site, "it carries traced values, also as a Python loop") from exc
+    if kind == "same-list-again":
+        # The Python loop's staged `if` meets the same list again (its branches leave it
+        # with different lengths): the cause to fix is the first.
+        cause.add_note(f"autolax: run as a Python loop instead, it failed too: {str(exc).splitlines()[0]}")
+        raise cause.with_traceback(None) from exc
+    if hasattr(exc, "add_note"):
+        exc.add_note(
+            f"autolax: the loop at {site.where} could not be staged ({reason}), so it ran "
+            "as a Python loop, where this error occurred."
+        )
 
 
 def _in_user_code(exc, site) -> bool:
@@ -647,12 +703,7 @@ def while_loop(loop_test, loop_body, init, *, at):
             return init
         if not plan.stages(False, any_tracer(values) or _closure_traced(loop_test, loop_body)):
             return _python_while(site, loop_test, loop_body, values, first, static=True)
-    return _stage_or_fall_back(
-        site,
-        lambda: _staged_while(site, loop_test, loop_body, values, names, first),
-        lambda: _python_while(site, loop_test, loop_body, values, first, static=False),
-        can_fall_back=plan.can_fall_back(is_tracer(first)),
-    )
+    return _dispatch(_WhileForms(site, loop_test, loop_body, values, names, first), is_tracer(first))
 
 
 def _python_while(site, loop_test, loop_body, values, first, static):
@@ -901,17 +952,8 @@ def for_range(start, stop, step, loop_body, init, loop_test=None, *, at, target=
     if any(is_tracer(b) for b in (start, stop, step)):
         _step_not_zero(step, lambda: site.where)
         seq = _range_sequence(start, stop, step)
-        return _target_or(
-            site,
-            names,
-            target,
-            _stage_or_fall_back(
-                site,
-                lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
-                None,
-                can_fall_back=plan.can_fall_back(True),
-            ),
-        )
+        result = _dispatch(_ForForms(site, seq, loop_body, loop_test, values, names), True)
+        return _target_or(site, names, target, result)
     seq, r = _range_sequence(start, stop, step)
     result = _for(site, seq, r, loop_body, loop_test, values, names, init)
     if site.index_target in names and loop_test is None and len(r):
@@ -953,24 +995,13 @@ def _for_iter(site, names, iterable, loop_body, init, loop_test):
     if seq is None:
         return _python_for(site, iterable, loop_body, loop_test, values, static=True)
     if is_tracer(seq.length):  # a range with traced bounds (`r = range(n)`)
-        return _stage_or_fall_back(
-            site,
-            lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
-            None,
-            can_fall_back=plan.can_fall_back(True),
-        )
+        return _dispatch(_ForForms(site, seq, loop_body, loop_test, values, names), True)
     if seq.traced:
         if seq.length == 0:  # a static length: nothing to stage, exactly as Python
             report.record(site, plan.PYTHON, iterations=0)
             return _no_trip(site, values, names, init)
-        return _stage_or_fall_back(
-            site,
-            lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
-            lambda: _python_for(
-                site, (seq.item(k) for k in builtins.range(seq.length)), loop_body, loop_test, values, static=False
-            ),
-            can_fall_back=plan.can_fall_back(False),
-        )
+        items = (seq.item(k) for k in builtins.range(seq.length))
+        return _dispatch(_ForForms(site, seq, loop_body, loop_test, values, names, items), False)
     return _for(site, seq, iterable, loop_body, loop_test, values, names, init)
 
 
@@ -981,12 +1012,7 @@ def _for(site, seq, iterable, loop_body, loop_test, values, names, init):
         return _no_trip(site, values, names, init)
     if not plan.stages(False, any_tracer(values) or _closure_traced(loop_body, loop_test)):
         return _python_for(site, iterable, loop_body, loop_test, values, static=True)
-    return _stage_or_fall_back(
-        site,
-        lambda: _staged_for(site, seq, loop_body, loop_test, values, names),
-        lambda: _python_for(site, iterable, loop_body, loop_test, values, static=False),
-        can_fall_back=plan.can_fall_back(False),
-    )
+    return _dispatch(_ForForms(site, seq, loop_body, loop_test, values, names, iterable), False)
 
 
 def _python_for(site, iterable, loop_body, loop_test, values, static):

@@ -20,6 +20,14 @@ with a note naming the loop). ``decide`` applies the table to one error at one l
     traced-slice          FALL_BACK       TRACED_VALUE    xs[i:i + w] with the loop index
     after-check           FALL_BACK       BODY_FAILS      raised after a check staged earlier
     other                 NOTE            BODY_FAILS      anything else
+
+The other ops ask here too what an error means, each a pure function of the exception:
+``python_loop_failure`` (the loop then run in Python failed as well), ``branch_failure``
+(a branch, a side or an operand Python runs only on some paths failed while traced:
+``ops.control``, ``ops.logical``), ``jit_recursion`` and ``immutable_write`` (a call's
+error: ``ops.calls``). What an error leaving the user's own statements means
+(``report.escaped_tracer_error``) stays with the messages in ``ops.report``, which this
+module builds on.
 """
 
 from __future__ import annotations
@@ -168,3 +176,104 @@ def _why(kind: str, exc: BaseException, site) -> tuple[str, str | None]:
         # raised (or refused: `fails-after-check`).
         return f"`{report.python_error(exc)}` was raised while staging its body, after a check", None
     return report.unstageable_reason(exc, site), report.unstageable_fix(exc)
+
+
+# ----------------------------------------------------------------------------- the Python loop's error
+def underlying(failure: BaseException) -> BaseException:
+    """The error the body raised while staged, under autolax's ``TracedValueError`` that
+    says a statement inside could not be staged (that error itself otherwise)."""
+    return failure.__cause__ if isinstance(failure, errors.TracedValueError) else failure
+
+
+def autolax_cause(failure: BaseException) -> BaseException | None:
+    """Autolax's own reason why the body could not be staged, if it gave one: the error
+    itself (one of ``UNSTAGEABLE``), or the error a ``plan.Unstageable`` carries."""
+    if not isinstance(failure, UNSTAGEABLE):
+        return None
+    return failure if isinstance(failure, errors.AutolaxError) else getattr(failure, "error", None)
+
+
+def python_loop_failure(exc, failure, *, checked_before: bool, under_trace: bool, by_user_code: bool) -> str:
+    """What ``exc`` means, raised by a loop run in Python because its body failed to stage
+    with ``failure``:
+
+    ``condition-became-traced``  a ``while`` whose condition became traced, because of the
+                                 concrete use that stopped its staging: ``while-needs-concrete``
+    ``after-check``              the user's code raised it while tracing after a check was
+                                 staged (``checked_before``), which may fail first when the
+                                 program runs: ``fails-after-check``
+    ``tracer``                   JAX's tracer error out of the user's code while tracing:
+                                 ``TracedValueError``
+    ``same-list-again``          the loop's staged ``if`` met the list whose appends stopped
+                                 the staging: that first error, raised again
+    ``note``                     anything else: ``exc`` with a note that the loop ran in Python
+
+    ``by_user_code``: did the user's code raise ``exc``?"""
+    if getattr(exc, "code", None) == "while-became-traced" and report.concrete_use(underlying(failure)) is not None:
+        return "condition-became-traced"
+    if checked_before and under_trace and not isinstance(exc, errors.AutolaxError) and by_user_code:
+        return "after-check"
+    if isinstance(exc, report.TRACER_ERRORS) and under_trace and by_user_code:
+        return "tracer"
+    cause = autolax_cause(failure)
+    if (
+        isinstance(exc, StateMismatchError)
+        and getattr(cause, "code", None) == "append-length-depends-on-data"
+        and getattr(exc, "code", None) != cause.code
+    ):
+        return "same-list-again"
+    return "note"
+
+
+# ----------------------------------------------------------------------------- a branch's error
+# What an error raised while a branch of a traced `if`, a side of a traced conditional
+# expression or an operand after a traced `and` / `or` was traced means:
+#
+#     kind          the branch does                                                  e.g.
+#     traced        TracedValueError: its condition is traced                        float(i), xs[i:i + w]
+#     taken-only    raises it when the program takes the branch, else refused        items[5], del x; x
+#     own           raises it again (autolax's or JAX's own, a loop may fall back)   a shape mismatch
+
+
+def branch_failure(exc: BaseException) -> str:
+    """The kind of ``exc`` (see the table above), raised while a branch Python runs only
+    on some paths was traced: ``traced``, ``taken-only`` or ``own``."""
+    if traced_use(exc):
+        return "traced"
+    if taken_only(exc):
+        return "taken-only"
+    return "own"
+
+
+def taken_only(exc: BaseException) -> bool:
+    """Is ``exc``, raised while a branch or operand Python runs only on some paths was traced,
+    an error Python raises only on the runs that take it: an error of the user's code, or a
+    read of a variable with no value (Python's ``UnboundLocalError``)? Otherwise it is
+    autolax's or JAX's own, which says what went wrong (and lets a loop around fall back)."""
+    return report.raised_by_user_code(exc) or report.unbound_read(exc)
+
+
+def python_type(exc: BaseException) -> type:
+    """The type of the exception Python raises where ``exc`` was raised, as an ``except``
+    clause would match it: ``UnboundLocalError`` for autolax's unbound read."""
+    return UnboundLocalError if report.unbound_read(exc) else type(exc)
+
+
+def traced_use(exc: BaseException) -> bool:
+    """Is ``exc`` JAX's error for a traced value used where Python needs a concrete one
+    (``report.TRACER_ERRORS``), or for a slice with traced bounds?"""
+    return isinstance(exc, report.TRACER_ERRORS) or report.traced_slice(exc)
+
+
+# ----------------------------------------------------------------------------- a call's error
+def jit_recursion(exc: BaseException) -> bool:
+    """Is ``exc`` ``jax.jit``'s error for a jitted function called again inside its own
+    trace ("Recursively calling ...": an ``@autolax.jit`` function calling itself under a
+    traced condition)?"""
+    return isinstance(exc, RecursionError) and str(exc).startswith("Recursively calling")
+
+
+def immutable_write(exc: BaseException) -> bool:
+    """Is ``exc`` JAX's error for an item assigned into a JAX array (``v[i] = 0.0``: "JAX
+    arrays are immutable")?"""
+    return isinstance(exc, TypeError) and "immutable" in str(exc)
