@@ -1,4 +1,4 @@
-"""Small functions whose converted source tests/frontend/test_golden.py pins down (one per rewrite)."""
+"""Small functions whose converted source tests/test_golden.py pins down (one per rewrite)."""
 
 import jax.numpy as jnp
 
