@@ -5,7 +5,7 @@ again, with autolax.jit and with plain jax.jit of the same program written with 
     python -m benchmarks.memory --runs 500      # a quick look
 
 Each mode runs in a fresh process. Printed: Python's traced memory (tracemalloc) and the
-process's resident memory, before and after, per run. The test tests/test_memory.py checks a
+process's resident memory, before and after, per run. The test tests/api/test_memory.py checks a
 short run of the traced figure.
 """
 

@@ -6,7 +6,7 @@ Run from the repository root::
     python -m benchmarks.real_programs            # 3 rounds (a few minutes on a loaded machine)
     python -m benchmarks.real_programs --rounds 1
 
-Per program (the cases of ``tests/test_real_programs.py``, on their inputs, x64 on):
+Per program (the cases of ``tests/integration/programs/test_real_programs.py``, on their inputs, x64 on):
 
 - **staged**: the rows of ``autolax.trace_check`` by what each statement became
   (``cond``, ``while``, ``scan``, ``fori``, ``python`` for static Python, ``unrolled`` for a

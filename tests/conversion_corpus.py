@@ -5,7 +5,7 @@ and ``tests/golden_cases.py`` (its converted source and a digest of its compiled
 those files converted by ``autolax convert`` (default and ``--standalone --all``), and the
 differential fuzzer's programs for fixed seeds (digests of source and code). A change of
 the front end that is meant to be invisible (a speed-up) must leave it byte for byte as it
-was: ``tests/test_conversion_output.py`` compares.
+was: ``tests/frontend/test_conversion_output.py`` compares.
 
     python tests/conversion_corpus.py --record   # rewrite tests/data/conversion_snapshot.json
 

@@ -1,4 +1,4 @@
-"""One process of the multi-process job that ``tests/test_multiprocess.py`` starts: JAX's
+"""One process of the multi-process job that ``tests/integration/devices/test_multiprocess.py`` starts: JAX's
 multi-controller runtime on localhost (gloo collectives over 127.0.0.1), each process with
 its own CPU devices. Run as ``python multiprocess_job.py PROCESS_ID PROCESS_COUNT PORT
 OUT.json {shutdown,no-shutdown} {train,matrix}`` (``train``: (a), (b), (c); ``matrix``: (b),
@@ -10,7 +10,7 @@ OUT.json {shutdown,no-shutdown} {train,matrix}`` (``train``: (a), (b), (c); ``ma
     ``print``; called once where the check fails, then again where it passes.
 (c) ``slope``: ``jax.grad`` of a loop bounded by ``max_steps`` that needs more steps (the
     bound's check), then a call that fits.
-(d) the composition matrix's constructs (``tests/test_composition.py``), ``print`` and the
+(d) the composition matrix's constructs (``tests/integration/transforms/test_composition.py``), ``print`` and the
     run-time check among them, under ``jax.jit(jax.vmap(...))`` on 8 lanes sharded over the
     job's devices: its "2 processes" column.
 """
@@ -83,7 +83,7 @@ def slope(x):
 
 
 def lanes_checked(xs):
-    import test_composition as tc
+    from integration.transforms import test_composition as tc
 
     return jax.vmap(tc.check_)(xs)
 
@@ -123,7 +123,7 @@ def outcome(call):
 def matrix(sharded):
     """(d): every construct under ``jax.vmap``, in one ``jax.jit`` program (one compilation),
     on sharded lanes; then a failing lane of the check."""
-    import test_composition as tc
+    from integration.transforms import test_composition as tc
 
     constructs = {**tc.CONSTRUCTS, **tc.EFFECTS}
     lanes = {name: np.concatenate([c.lanes, np.asarray(c.lanes) * 1.1]).astype(np.float32)

@@ -5,7 +5,7 @@
 #   tools/jax_matrix.sh                          # JAX 0.8 - 0.12 on Python 3.11 - 3.13; the whole suite
 #   tools/jax_matrix.sh 0.9 0.10                 # chosen minors
 #   PYTHONS="3.12 3.13" tools/jax_matrix.sh 0.12 # chosen Pythons (pyenv versions, by prefix)
-#   tools/jax_matrix.sh 0.9 0.10 -- -x tests/test_transforms.py   # pytest arguments after --
+#   tools/jax_matrix.sh 0.9 0.10 -- -x tests/integration/transforms/test_transforms.py   # pytest arguments after --
 #
 # JAX 0.11+ needs Python 3.12+: a pair the package index serves no release for is reported
 # as "not served", not as a failure.

@@ -1,5 +1,5 @@
 """Real programs from public code, ported minimally (issue 34): the corpus that
-``tests/test_real_programs.py`` runs through every path.
+``tests/integration/programs/test_real_programs.py`` runs through every path.
 
 How the programs were chosen is in ``SELECTION.md`` (the first named Python files of fixed
 searches, all kept). Each function cites the file it follows ("after REPOSITORY/PATH") and

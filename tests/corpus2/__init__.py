@@ -3,7 +3,7 @@
 repository burakbayramli/books, folder ``Numerical_Eng_Python/`` (no licence stated there;
 the code here is written anew with the original's control flow and cites the file it
 follows: "after Numerical_Eng_Python/FILE"). Chosen by the rule of ``SELECTION.md``, all
-kept; run by ``tests/test_real_programs2.py``.
+kept; run by ``tests/integration/programs/test_real_programs2.py``.
 
 Files of the folder that are not in the corpus, and why:
 

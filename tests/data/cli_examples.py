@@ -1,4 +1,4 @@
-"""Functions with Python control flow, converted by `autolax convert --all` in tests/test_cli.py.
+"""Functions with Python control flow, converted by `autolax convert --all` in tests/cli/test_cli.py.
 
 Each converted function is checked under plain `jax.jit` against the original Python on the
 `INPUTS`, as written by `autolax convert` and by `autolax convert --standalone`.

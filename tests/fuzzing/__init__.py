@@ -21,7 +21,7 @@ comparison), ``runner`` (one program, many programs), ``report`` (tables), ``red
     python -m tests.fuzzing --reduce 1234                    # shrink a failing one
     python -m tests.fuzzing --n 200 --focus try --paths jit,cli
 
-``tests/test_fuzz.py`` runs about 80 programs with fixed seeds, one test per construct, and
+``tests/integration/fuzz/test_fuzz.py`` runs about 80 programs with fixed seeds, one test per construct, and
 asserts no silent mismatch and no crash inside autolax (``FINDINGS.md``: what remains).
 """
 
