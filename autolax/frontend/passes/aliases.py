@@ -4,7 +4,11 @@
     same[1] = -b           ->         same[1] = -b
                                       coef = same
 
-(and ``coef[1] = -b`` rebinds ``same``).
+(and ``coef[1] = -b`` rebinds ``same``); so do the items of a list or tuple of names:
+
+    t = (a, b)                        t = (a, b)
+    t[0][1] = 5.0          ->         t[0][1] = 5.0
+                                      a, b = t
 Python changes the one object both names hold. Converted code passes carried variables as
 values, and a staged statement carries only the names it binds or changes: without the
 rebinding ``coef`` would not be carried, and a staged body would write its traced value
@@ -58,14 +62,34 @@ EXAMPLES = (
             return same
         """,
     ),
+    (
+        """\
+        def f(a, b):
+            t = (a, b)
+            t[0][1] = 5.0
+            a[0] = 1.0
+            return t
+        """,
+        """\
+        def f(a, b):
+            t = (a, b)
+            t[0][1] = 5.0
+            a, b = t
+            a[0] = 1.0
+            t = (a, b)
+            return t
+        """,
+    ),
 )
 
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 
-def _changed_through(stmt) -> set:
-    """Local names whose object ``stmt`` changes in place (at any depth, not in nested defs)."""
-    out = set()
+def _changed_through(stmt) -> tuple[set, set]:
+    """Local names whose object ``stmt`` changes in place (at any depth, not in nested defs),
+    and among them those whose object itself changes (``t[0] = v``, ``t.append(v)``), not
+    only an object it holds (``t[0][1] = v``, ``t[0].append(v)``)."""
+    out, direct = set(), set()
     stack = [stmt]
     while stack:
         node = stack.pop()
@@ -84,6 +108,8 @@ def _changed_through(stmt) -> set:
                     root = mutation_root(t)
                     if root is not None:
                         out.add(root.id)
+                        if t.value is root:
+                            direct.add(root.id)
         if (
             isinstance(node, syntax.Call)
             and isinstance(node.func, syntax.Attribute)
@@ -92,8 +118,10 @@ def _changed_through(stmt) -> set:
             root = mutation_root(node.func.value)
             if root is not None:
                 out.add(root.id)
+                if node.func.value is root:
+                    direct.add(root.id)
         stack.extend(syntax.iter_child_nodes(node))
-    return out
+    return out, direct
 
 
 def _handed_back(stmt) -> set:
@@ -138,7 +166,58 @@ class _ViewOf:
         )
 
 
+class _ItemsOf:
+    """``t = [a, b]`` / ``t = (a, b)`` of distinct local names: ``t``'s items are the objects
+    ``a`` and ``b`` hold. A change through an item (``t[0][1] = v``, ``t[1].append(v)``)
+    rebinds the names (``a, b = t``); a change of ``a``'s or ``b``'s object rebuilds the
+    tuple (``t = (a, b)``) or stores the items back into the list (``t[:] = [a, b]``: others
+    may hold the list). Once ``t`` itself changes (``t[0] = v``, ``t.append(v)``) its items
+    are no longer known: the alias ends."""
+
+    def __init__(self, names: tuple, kind):
+        self.names, self.kind = names, kind
+
+    def after(self, alias, changed, stmt):
+        if alias in changed:
+            targets = syntax.Tuple(elts=[syntax.name(n, "store") for n in self.names], ctx=syntax.Store())
+            return [syntax.copy_location(syntax.assign(targets, syntax.name(alias)), stmt)]
+        if not changed.isdisjoint(self.names):
+            items = self.kind(elts=[syntax.name(n) for n in self.names], ctx=syntax.Load())
+            if self.kind is syntax.Tuple:
+                target = syntax.name(alias, "store")
+            else:
+                whole = syntax.Slice(lower=None, upper=None, step=None)
+                target = syntax.Subscript(value=syntax.name(alias), slice=whole, ctx=syntax.Store())
+            return [syntax.copy_location(syntax.assign(target, items), stmt)]
+        return []
+
+
+def _items_of(stmt, local) -> _ItemsOf | None:
+    """``t = [a, b]`` / ``t = (a, b)``: distinct local names, ``t`` not among them."""
+    if not (
+        isinstance(stmt, syntax.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], syntax.Name)
+        and isinstance(stmt.value, (syntax.List, syntax.Tuple))
+        and stmt.value.elts
+        and all(isinstance(e, syntax.Name) and e.id in local for e in stmt.value.elts)
+    ):
+        return None
+    names = tuple(e.id for e in stmt.value.elts)
+    if len(set(names)) != len(names) or stmt.targets[0].id in names:
+        return None
+    return _ItemsOf(names, type(stmt.value))
+
+
+def _ended(aliases, direct) -> set:
+    """The ``_ItemsOf`` aliases whose list or tuple itself changes (``direct``): once it
+    does, which objects it holds is no longer known (in a loop, from its first statement)."""
+    return {a for a, s in aliases.items() if isinstance(s, _ItemsOf) and a in direct}
+
+
 def _source_bound(source, bound) -> bool:
+    if isinstance(source, _ItemsOf):
+        return not set(source.names).isdisjoint(bound)
     if isinstance(source, _ViewOf):
         return source.base in bound or bool(source.names & set(bound))
     return source in bound
@@ -183,14 +262,19 @@ class _Function:
             out.append(stmt)
             if aliases:  # (without any, nothing below needs what the statement binds)
                 bound = writes(stmt)
-                changed = _changed_through(stmt)
+                changed, direct = _changed_through(stmt)
                 handed = _handed_back(stmt)
-                # `b, _ = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass)
-                bound, changed = bound - handed, changed | handed
+                # `b, _ = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass;
+                # whether only through its items, this pass does not know)
+                bound, changed, direct = bound - handed, changed | handed, direct | handed
+                ended = _ended(aliases, direct)
                 for alias, source in sorted(aliases.items(), key=lambda item: item[0]):
-                    if alias in bound or _source_bound(source, bound):
+                    if alias in bound or alias in ended or _source_bound(source, bound):
                         continue
-                    if isinstance(source, _ViewOf):
+                    if isinstance(source, _ItemsOf):
+                        # `t = [a, b]`, then a change through an item of `t`, or of `a` / `b`
+                        out.extend(source.after(alias, changed, stmt))
+                    elif isinstance(source, _ViewOf):
                         # `u = a[k:n, k]` (a NumPy view of `a`), then a change through either
                         out.extend(source.after(alias, changed, stmt, self.ops))
                     # Either name changes the one object: the other is rebound to it.
@@ -202,7 +286,11 @@ class _Function:
                         out.append(
                             syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt)
                         )
-                aliases = {a: s for a, s in aliases.items() if a not in bound and not _source_bound(s, bound)}
+                aliases = {
+                    a: s
+                    for a, s in aliases.items()
+                    if a not in bound and a not in ended and not _source_bound(s, bound)
+                }
             if (
                 isinstance(stmt, syntax.Assign)
                 and len(stmt.targets) == 1
@@ -212,7 +300,7 @@ class _Function:
                 and stmt.targets[0].id != stmt.value.id
             ):
                 aliases[stmt.targets[0].id] = stmt.value.id
-            view = _view_of(stmt, self.local)
+            view = _view_of(stmt, self.local) or _items_of(stmt, self.local)
             if view is not None:
                 aliases[stmt.targets[0].id] = view
         return out
@@ -226,8 +314,11 @@ class _Function:
         if isinstance(stmt, syntax.ClassDef):
             return
         if aliases:
-            bound = writes(stmt) - _handed_back(stmt)
-            inherited = {a: s for a, s in aliases.items() if a not in bound and not _source_bound(s, bound)}
+            handed = _handed_back(stmt)
+            bound, ended = writes(stmt) - handed, _ended(aliases, _changed_through(stmt)[1] | handed)
+            inherited = {
+                a: s for a, s in aliases.items() if a not in bound and a not in ended and not _source_bound(s, bound)
+            }
         else:
             inherited = aliases
         map_blocks(stmt, lambda block: self.block(block, inherited))

@@ -2,7 +2,7 @@
 
     x[i] = v          ->   x = ops.at(x)[i].set(v)
     x[i, j] += v      ->   x = ops.at(x)[i, j].add(v)
-    x[i][j] = v       ->   x = ops.at(x)[i].set(ops.at(x[i])[j].set(v))
+    x[i][j] = v       ->   x = ops.at(x)[i].put(ops.at(x[i])[j].set(v))
     x[i] = x[j] = v   ->   value = v; x = ops.at(x)[i].set(value); x = ops.at(x)[j].set(value)
     x[i] += v         ->   x = ops.at(x)[i].steps(('add', v), ('divide', 9.0))
     x[i] /= 9.0            (consecutive updates of one element: one update, see _fold_block)
@@ -37,7 +37,7 @@ EXAMPLES = (
         def f(x, i, j, v):
             x = ops.at(x)[i].set(v)
             x = ops.at(x)[i, j].add(v)
-            x = ops.at(x)[i].set(ops.at(x[i])[j].set(v))
+            x = ops.at(x)[i].put(ops.at(x[i])[j].set(v))
             return x
         """,
     ),
@@ -98,7 +98,7 @@ class _Transformer(syntax.NodeTransformer):
         indexed = syntax.Subscript(value=at, slice=_as_load(target.slice), ctx=syntax.Load())
         new = syntax.call(syntax.attribute(indexed, method), [value])
         if isinstance(target.value, syntax.Subscript):
-            return self._update(target.value, "set", new)
+            return self._update(target.value, "put", new)  # (Python changes x[i] in place)
         return new
 
     def _rewrite(self, node, target, method, value):

@@ -93,6 +93,27 @@ class _Ref:
             raise
         return x
 
+    def put(self, value):
+        """The outer step of a nested write, ``x[i][j] = v``: ``value`` is ``x[i]`` after the
+        inner write. Python changes ``x[i]`` in place and never assigns to ``x``, so where
+        the inner write did too (``value`` is ``x[i]``: a NumPy array, a list) ``x`` is left
+        as it is -- a tuple included. Where it made a new value (a JAX array's ``.at``
+        update), that value takes the item's place: in a JAX array, a list or a dict as
+        ``set`` stores it, and in a tuple (or a named tuple) by building it anew, which is
+        what Python's in-place change looks like to whoever reads ``x`` afterwards."""
+        x, i = self.container, self.index
+        if isinstance(x, (jax.Array, compat.Tracer)):
+            return self.set(value)
+        if isinstance(x, list) and isinstance(i, slice):
+            return x  # the inner write changed a copy (`lst[0:2][1] = v`): so does Python's
+        if not isinstance(x, tuple):
+            return x if x[i] is value else self.set(value)
+        if x[i] is value:
+            return x
+        items = list(x)
+        items[i] = value
+        return type(x)._make(items) if hasattr(type(x), "_make") else type(x)(items)
+
     def _update(self, op, value, name):
         x, i = self.container, self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
