@@ -210,6 +210,16 @@ def branch_in_a_loop(x, n):
     return lo, hi
 
 
+def first_big(x, n):
+    k = 0
+    while k < n:
+        if x * k > 3:
+            found = k * x
+            break
+        k = k + 1
+    return found
+
+
 def elif_chain(x, y):
     a = y
     b = y + 1
@@ -314,6 +324,9 @@ def test_every_path_returns_what_python_returns(fn, args, tmp_path, ip):
         # Python: UnboundLocalError where the branch that deletes `a` is taken.
         (deletes_what_is_read_later, (F32(1.0),)),
         (deletes_what_is_read_later, (F32(-1.0),)),
+        # `found` is bound in a branch inside a loop, or never (Python: UnboundLocalError).
+        (first_big, (F32(2.0), 5)),
+        (first_big, (F32(0.1), 5)),
         # A staged branch assigning a `nonlocal` name is refused (StagedEffectError).
         (assigns_a_nonlocal, (F32(1.0),)),
         (assigns_a_nonlocal, (F32(-1.0),)),
