@@ -102,14 +102,14 @@ GOLDEN = {
 
             i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
 
-            def if_true(idx):
+            def if_true():
                 idx = ops.bound(i)
                 return idx
 
-            def if_false(idx):
+            def if_false():
                 return idx
 
-            idx = ops.cond(exit_, if_true, if_false, idx, at='39')
+            idx = ops.cond(exit_, if_true, if_false, at='39 -> idx')
             return idx
     """,
     g.skip_negative: """

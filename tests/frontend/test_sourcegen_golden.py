@@ -388,14 +388,14 @@ def clamp(x, lo=0.0):
     """Clamp below."""
 
     # too small
-    def if_true(x):
+    def if_true():
         x = lo
         return x
 
-    def if_false(x):
+    def if_false():
         return x
 
-    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24')
+    x = ops.cond(x < lo, if_true, if_false, at='model.py:24 -> x')
     return x
 
 
@@ -468,14 +468,14 @@ def clamp(x, lo=0.0):
     """Clamp below."""
 
     # too small
-    def if_true(x):
+    def if_true():
         x = lo
         return x
 
-    def if_false(x):
+    def if_false():
         return x
 
-    x = ops.cond(x < lo, if_true, if_false, x, at='model.py:24')
+    x = ops.cond(x < lo, if_true, if_false, at='model.py:24 -> x')
     return x
 
 

@@ -25,8 +25,11 @@ What is passed and returned comes from the analyses:
 
 * a loop carries the names its body assigns that are live at the top of an iteration or
   after the loop (``loop_test`` and ``loop_body`` take them, ``loop_body`` returns them);
-* an ``if`` returns the names its branches assign that are live after it, and its branch
-  functions take the assigned names they read (or must pass through) from before.
+* an ``if`` returns the names its branches assign that are live after it; its branch
+  functions take only the names one of them assigns and may read the value of from before
+  (read first, or assigned on some paths only). A name a branch only reads, or gives back
+  unchanged, it reads from the enclosing function, as Python's closures do: ``ops.cond``
+  calls the branch right where it is defined.
 
 A carried name that may be unbound before the statement starts as ``ops.undefined('y')``.
 The runtime op decides, when it runs, between Python and ``lax`` (see ``autolax.runtime.ops``).
@@ -149,15 +152,45 @@ EXAMPLES = (
         def f(x):
             y = ops.undefined('y')
 
-            def if_true(y):
+            def if_true():
                 y = x
                 return y
 
-            def if_false(y):
+            def if_false():
                 return y
 
-            y = ops.cond(x > 0, if_true, if_false, y, at='2')
+            y = ops.cond(x > 0, if_true, if_false, at='2 -> y')
             return y
+        """,
+    ),
+    (
+        # Each branch assigns what the other gives back unchanged: neither reads a value
+        # from before the `if` that it assigns, so they take nothing.
+        """\
+        def f(x):
+            a = 0.0
+            b = 1.0
+            if x > 0:
+                a = x + 1
+            else:
+                b = x - 1
+            return a + b
+        """,
+        """\
+        def f(x):
+            a = 0.0
+            b = 1.0
+
+            def if_true():
+                a = x + 1
+                return (a, b)
+
+            def if_false():
+                b = x - 1
+                return (a, b)
+
+            a, b = ops.cond(x > 0, if_true, if_false, at='4 -> a, b')
+            return a + b
         """,
     ),
     (
@@ -312,6 +345,7 @@ class _FunctionConverter:
         # Inside a `try`: what a branch that fails while staged must not raise when the
         # program runs (``caught.staged_caught``, the ``caught_by`` of ``ops.cond``).
         self.caught = []
+        self.arm_params = {}  # an `elif` -> the parameters of its `if`'s branch functions
         if not _has_control_flow(fn_node):
             return  # nothing asks for the analyses below: ``run`` only goes through the blocks
         self.live = Liveness(fn_node)
@@ -786,22 +820,34 @@ class _FunctionConverter:
 
     # ------------------------------------------------------------------ if
     def convert_if(self, node):
-        assigned = self.modified(node.body) | self.modified(node.orelse)
+        in_body, in_orelse = self.modified(node.body), self.modified(node.orelse)
+        assigned = in_body | in_orelse
         # A closure may read a captured name at any time: both branches start from its value
         # and the `if` always returns it, so the cell holds the taken branch's value.
         kept = self.kept(node, node.body + node.orelse)
         outputs = self.order(assigned & (self.live.live_out[node] | kept))
         after_jump = self.appends_after_jump(node, outputs)
-        entry = self.live.entry[(node, "body")] | self.live.entry[(node, "orelse")]
+        body_entry, orelse_entry = self.live.entry[(node, "body")], self.live.entry[(node, "orelse")]
+        # The branches take a name where one of them assigns it and may read its value from
+        # before the `if` (reads it first, or assigns it on some paths only): assigned there,
+        # the name is that function's own. A name a branch only reads, or gives back as it
+        # was, it reads from the enclosing function (``ops.cond`` calls it right away).
+        taken = (in_body & body_entry) | (in_orelse & orelse_entry)
         if self.in_try:
             # A branch may raise after it assigned a variable the handlers (or the code after
             # the `try`) read: the branches take it, so that the branch run in Python gives
             # back its value at the raise (``ops.raised_state``), or the value before the `if`.
-            entry = entry | set(outputs)
-        params = self.order(assigned & (entry | kept))
-        inits = self.undefined_inits(params, node)
+            taken = taken | set(outputs)
+        # An `elif` takes what its `if` takes (of what it assigns), so that the chain is one
+        # ``ops.cases`` whose arms take the same operands (``chain``).
+        params = self.order(assigned & (taken | kept | self.arm_params.pop(node, set())))
+        # A name a branch gives back unassigned may be unbound before the `if`: the enclosing
+        # function binds it to the stand-in (``ops.undefined``), as it does a parameter.
+        inits = self.undefined_inits(self.order(assigned & (body_entry | orelse_entry | kept | taken)), node)
         if_true, if_false = self.ctx.namer.new("if_true"), self.ctx.namer.new("if_false")
         body = self.scoped_block(node.body, params)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], syntax.If):
+            self.arm_params[node.orelse[0]] = set(params)
         orelse = self.scoped_block(node.orelse, params)
         self.bind(outputs)
         # Located while built (every node the rewrite adds below is located where it is added).

@@ -115,12 +115,13 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
         out_names,
         site,
         getattr(true_fn, "__code__", None),
+        (true_fn, false_fn),
     )
     outputs, form = cond_of_traced(pred, true_traced, false_traced, in_state.dynamic(operands), site, select_ok)
     return outputs, form, _kept(true_traced, false_traced)
 
 
-def returns_none(true_traced, false_traced, unsure, in_state, operands, out_names, site, code=None):
+def returns_none(true_traced, false_traced, unsure, in_state, operands, out_names, site, code=None, fns=()):
     """The two traced branches of a staged ``if``, with a branch that returns ``None`` where
     the other returns a value made a branch that fails when the program takes it.
 
@@ -132,14 +133,18 @@ def returns_none(true_traced, false_traced, unsure, in_state, operands, out_name
     error (a check, as a ``raise`` there is). Only where the branch returns ``None`` on every
     run that takes it: not a ``None`` the ``if`` was given (an operand), nor one a staged
     statement inside the branch joined with a path that has not returned yet
-    (``unsure``: ``state.watching_none_returns``), whose runs may go on to return a value."""
+    (``unsure``: ``state.watching_none_returns``), whose runs may go on to return a value.
+    A branch that gives a name back unchanged reads it from its closure (not an operand):
+    ``fns``, the branch functions, give that value."""
     __tracebackhide__ = True
     if true_traced.raises or false_traced.raises:
         return true_traced, false_traced
-    given = dict(zip(in_state.names, operands))
+    given = None
     for k, name in enumerate(out_names):
         if site.roles.get(name) != sites.RETURN_VALUE:
             continue
+        if given is None:
+            given = {**_closure_values(fns), **dict(zip(in_state.names, operands))}
         a, b = true_traced.out.specs[k], false_traced.out.specs[k]
         if is_none_spec(a) == is_none_spec(b) or a.is_undefined or b.is_undefined or a.is_pending or b.is_pending:
             continue
@@ -168,6 +173,20 @@ def returns_none(true_traced, false_traced, unsure, in_state, operands, out_name
         failed = Traced(jaxpr, None, [], none_traced.makers + (lambda: error,), raises=True)
         return (failed, false_traced) if side == "if" else (true_traced, failed)
     return true_traced, false_traced
+
+
+def _closure_values(fns) -> dict:
+    """``{name: value}`` of the variables the branch functions ``fns`` read from the
+    function that defines them (an ``elif`` chain's arms too: ``cases``' ``user_functions``)."""
+    values = {}
+    for fn in (f for fn in fns for f in getattr(fn, "user_functions", (fn,))):
+        code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None)
+        for name, cell in zip(code.co_freevars if code is not None else (), cells or ()):
+            try:
+                values.setdefault(name, cell.cell_contents)
+            except ValueError:  # a cell not bound yet
+                pass
+    return values
 
 
 def _function_of(code) -> str:
