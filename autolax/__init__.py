@@ -26,7 +26,15 @@ def _working_directory_off_path():
 
 _working_directory_off_path()
 
-from autolax.api import convert, do_not_convert, filter_jit, jit, loop_options, to_source  # noqa: E402
+from autolax.api import (  # noqa: E402
+    convert,
+    convert_package,
+    do_not_convert,
+    filter_jit,
+    jit,
+    loop_options,
+    to_source,
+)
 from autolax.check import TraceReport, trace_check  # noqa: E402
 from autolax.runtime import ops  # noqa: E402,F401 - what files written by earlier `autolax convert` import
 from autolax.runtime.errors import (  # noqa: E402
@@ -47,7 +55,6 @@ from autolax.runtime.errors import (  # noqa: E402
     UnrolledLoopError,
     UnrolledLoopWarning,
 )
-from autolax.runtime.libraries import convert_package  # noqa: E402
 
 __version__ = "0.1.0"
 

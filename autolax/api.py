@@ -250,8 +250,19 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps:
         return callables.convert_callable(
             fn, functools.partial(convert, recursive=recursive, strict=strict, max_steps=max_steps), "convert"
         )
+    converted = _convert_or_warn(fn, strict)
+    if converted is None:
+        return fn
+    if strict or not recursive or max_steps is not None:
+        return _with_options(fn, converted, strict=strict, recursive=recursive, max_steps=max_steps)
+    return converted
+
+
+def _convert_or_warn(fn, strict: bool):
+    """``convert``'s conversion of a user's function; None (with a ``NoSourceWarning`` for
+    ``convert``'s caller) where its source cannot be read and ``strict`` is off."""
     try:
-        converted = _convert_function(fn)
+        return _convert_function(fn)
     except SourceChanged as exc:
         raise SourceChangedError(
             str(exc), fix="re-import the module (or run the cell again), so the function matches its file"
@@ -266,12 +277,9 @@ def convert(fn=None, *, recursive: bool = True, strict: bool = False, max_steps:
             f"autolax could not read the source of '{fn.__qualname__}' ({exc}); it runs unconverted, "
             "as under plain jax.jit.",
             NoSourceWarning,
-            stacklevel=3,
+            stacklevel=4,  # two frames above convert, as when convert itself warned (stacklevel=3)
         )
-        return fn
-    if strict or not recursive or max_steps is not None:
-        return _with_options(fn, converted, strict=strict, recursive=recursive, max_steps=max_steps)
-    return converted
+        return None
 
 
 def convert_callee(fn):
@@ -319,7 +327,25 @@ def _forget_conversions():
         _generation += 1
 
 
-libraries.on_change(_forget_conversions)
+def convert_package(name: str) -> None:
+    """Treats the installed package ``name`` (top-level name, e.g. ``"mypkg"``) as your own
+    code: its functions called from converted code are converted, though it lives in
+    site-packages. For a package of your own installed with ``pip install`` (an editable
+    install outside site-packages needs nothing). Also set by the environment variable
+    ``AUTOLAX_CONVERT_PACKAGES=mypkg,otherpkg``. Functions converted before the call are
+    converted again when next converted (``autolax.jit`` objects made before keep their
+    conversion). Packages autolax knows as libraries
+    (``jax``, ``numpy``, ``equinox``, ...) cannot be named.
+
+    Raises:
+      ValueError: ``name`` is not a top-level package name, or is a known library.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"autolax.convert_package expects a top-level package name such as 'mypkg', got {name!r}")
+    if name in libraries.LIBRARY_PACKAGES:
+        raise ValueError(f"'{name}' is library code, which autolax never converts")
+    if libraries.add_user_package(name):
+        _forget_conversions()  # conversions made before decided otherwise
 
 
 def _own_function(converted):
@@ -413,12 +439,13 @@ def jit(
         collatz_steps(27)   # 111, compiled once; the loop is a lax.while_loop
     """
     options = dict(jit_kwargs)
-    if static_argnums is not None:
-        options["static_argnums"] = static_argnums
-    if static_argnames is not None:
-        options["static_argnames"] = static_argnames
-    if donate_argnums is not None:
-        options["donate_argnums"] = donate_argnums
+    for key, value in (
+        ("static_argnums", static_argnums),
+        ("static_argnames", static_argnames),
+        ("donate_argnums", donate_argnums),
+    ):
+        if value is not None:
+            options[key] = value
     if fn is None:
         return functools.partial(jit, strict=strict, max_steps=max_steps, **options)
     if isinstance(fn, (staticmethod, classmethod)):
@@ -430,6 +457,12 @@ def jit(
             fn, functools.partial(convert, strict=strict, max_steps=max_steps), "jit"
         )
     info = JitInfo(fn, options.get("static_argnums"), options.get("static_argnames"), strict, max_steps)
+    return _jitted(converted, info, options)
+
+
+def _jitted(converted, info: JitInfo, options: dict) -> Jitted:
+    """The ``Jitted`` object of ``converted``: its ``jax.jit`` and, built on demand, the
+    ``jax.jit`` of the same function returning its run-time checks too (and in forward mode)."""
     own = _jitted_function(converted, options)
     checked_options = dict(options)
     if "out_shardings" in options:  # the checks' code: where JAX puts it (a scalar: everywhere)

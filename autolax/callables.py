@@ -56,7 +56,7 @@ def convert_callable(fn, convert, api: str):
     if is_bound_method(fn):
         return jax.tree_util.Partial(convert(fn.__func__), fn.__self__)
     if not callable(fn):
-        raise errors.make("not-callable", api=api, kind=type(fn).__name__, value=_short(fn))
+        raise _error("not-callable", api=api, kind=type(fn).__name__, value=_short(fn))
     if is_library_callable(fn):
         _refuse_library_wrapper(fn, api)
         return fn
@@ -67,7 +67,7 @@ def convert_callable(fn, convert, api: str):
 def user_function(fn, api: str) -> types.FunctionType:
     """The user's own function inside ``fn`` (what ``to_source`` shows)."""
     if not callable(fn):
-        raise errors.make("not-callable", api=api, kind=type(fn).__name__, value=_short(fn))
+        raise _error("not-callable", api=api, kind=type(fn).__name__, value=_short(fn))
     inner = fn
     for _ in range(16):
         if isinstance(inner, types.FunctionType) and _is_user(inner):
@@ -90,9 +90,9 @@ def user_function(fn, api: str) -> types.FunctionType:
             original = getattr(inner, "__autolax_original__", None)
             inner = original() if original is not None else None
         elif is_library_callable(inner):
-            wrapped = transforms.wrapped_user_function(inner, is_library_callable)
+            wrapped = _wrapped_user_function(inner, is_library_callable)
             if wrapped is None:
-                raise errors.make("no-user-function", api=api, value=_short(fn), why="it is library code")
+                raise _error("no-user-function", api=api, value=_short(fn), why="it is library code")
             if not transforms.is_rebuilt(inner, _is_user):
                 _refuse_library_wrapper(inner, api)
             inner = wrapped
@@ -100,14 +100,14 @@ def user_function(fn, api: str) -> types.FunctionType:
             inner = type(inner).__call__
         else:
             break
-    raise errors.make("not-callable", api=api, kind=type(fn).__name__, value=_short(fn))
+    raise _error("not-callable", api=api, kind=type(fn).__name__, value=_short(fn))
 
 
 def _refuse_library_wrapper(fn, api: str) -> None:
     """Raises the ``transformed-function`` error if ``fn`` is a library's wrapper of a user
     function that is not converted (``jax.vmap(f)``); a wrapper of a converted function
     (``jax.vmap(autolax.convert(f))``) is library code like any other."""
-    inner = transforms.wrapped_user_function(fn, is_library_callable)
+    inner = _wrapped_user_function(fn, is_library_callable)
     if inner is None:
         return
     name = getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None) or repr(inner)
@@ -124,7 +124,7 @@ def _refuse_library_wrapper(fn, api: str) -> None:
             f"jax.jacobian, jax.checkpoint and other transforms -- then autolax.jit or jax.jit of that"
         )
         what = f"The callable given to autolax.{api}"
-    raise errors.make("transformed-function", name=what, inner=name, rewrite=rewrite)
+    raise _error("transformed-function", name=what, inner=name, rewrite=rewrite)
 
 
 def own_callable(converted, own_function):
@@ -155,3 +155,49 @@ def jit_method_descriptor(fn, jit, options):
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# The errors only the API raises, kept with it (the runtime's copy need not hold them);
+# worded as the runtime's catalogue (``errors.MESSAGES``) words its own.
+_MESSAGES = {
+    "transformed-function": errors.Message(
+        errors.ConversionError,
+        "{name} is a library's wrapper around your function '{inner}' (made by a JAX transform such as "
+        "jax.vmap, jax.grad or jax.jit, or by another library): autolax converts your own code, never a "
+        "library's, and cannot reach '{inner}' inside the wrapper",
+        "convert the function before transforming it: {rewrite}.",
+        "#callables-and-libraries",
+    ),
+    "not-callable": errors.Message(
+        TypeError,
+        "autolax.{api} expects a function or another callable (a functools.partial, a bound method, a "
+        "callable object such as a module), got {kind}: {value}",
+        "pass the function itself.",
+        "#callables-and-libraries",
+    ),
+    "no-user-function": errors.Message(
+        TypeError,
+        "autolax.{api}: {value} holds no Python function of yours to convert ({why})",
+        "pass the function itself.",
+        "#callables-and-libraries",
+    ),
+}
+
+
+def _error(code: str, **fields):
+    return errors.from_message(code, _MESSAGES[code], **fields)
+
+
+def _wrapped_user_function(fn, is_library):
+    """The user function a library wrapper was made from (``jax.vmap(step)`` ->
+    ``step``), following ``__wrapped__``; None if ``fn`` wraps none."""
+    seen = set()
+    inner = fn
+    while is_library(inner) and id(inner) not in seen:
+        if getattr(inner, "__autolax_converted__", False):
+            return None  # converted code (``ops.function`` wraps the converted body): none to convert
+        seen.add(id(inner))
+        inner = getattr(inner, "__wrapped__", None)
+        if inner is None or not callable(inner):
+            return None
+    return inner if inner is not fn else None

@@ -16,6 +16,38 @@ from autolax.runtime import plan, sites
 from autolax.runtime.errors import UnrolledLoopError
 from autolax.runtime.ops import report as recording
 
+# The jaxpr primitive each staged form shows up as (the trace report's consistency check).
+PRIMITIVE = {
+    plan.COND: "cond",
+    plan.SELECT: "select_n",
+    plan.WHILE: "while",
+    plan.EARLY_EXIT: "while",
+    plan.FORI: "while",
+    plan.SCAN: "scan",
+    plan.MASKED_SCAN: "scan",
+    plan.BOUNDED: "while",
+}
+
+
+@dataclass
+class Recorder:
+    """What the runtime records while ``trace_check`` traces (``report.recording``): one
+    event per staging decision and how many times each body was traced."""
+
+    events: list = field(default_factory=list)
+    traces: dict = field(default_factory=dict)  # site -> number of body traces
+
+    def mark(self):
+        return len(self.events), dict(self.traces)
+
+    def rollback(self, mark):
+        self.events = self.events[: mark[0]]
+        self.traces = mark[1]
+
+    def drop_events_since(self, mark):
+        """Forget the staging decisions of a discarded trace (keeping its trace count)."""
+        self.events = self.events[: mark[0]]
+
 
 @dataclass
 class Row:
@@ -57,7 +89,7 @@ class TraceReport:
         """Every staged statement appears in the jaxpr as its primitive."""
         expected = Counter()
         for r in self.rows:
-            prim = plan.PRIMITIVE.get(r.became)
+            prim = PRIMITIVE.get(r.became)
             if prim:
                 expected[prim] += r.times
             if r.became == plan.MASKED_SCAN:  # each iteration's body sits in a cond
@@ -178,7 +210,7 @@ def trace_check(fn, *args, **kwargs) -> TraceReport:
     except (TypeError, ValueError):  # a callable without a signature Python can read
         pass
 
-    recorder = recording.Recorder()
+    recorder = Recorder()
     with recording.recording(recorder):
         if info.filtered:
             jaxpr = filtering.filter_trace(traced, args, kwargs)

@@ -12,6 +12,7 @@ back with an error goes through one outcome protocol (``_call_failed``, ``_raise
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import gc
 import io
@@ -176,7 +177,7 @@ class Jitted:
                 raise
             out, outcome = retried
         if outcome is not None:
-            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
+            self._raise_failure(_failure_of(outcome), args, kwargs)
         return out if self._plain else self._finish(out, args, kwargs)
 
     def _missed(self, args, kwargs):
@@ -207,7 +208,7 @@ class Jitted:
                 raise
             (out, outcome), fast = retried, None
         if outcome is not None:
-            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
+            self._raise_failure(_failure_of(outcome), args, kwargs)
             fast = None  # its checks are read on every call
         if not self._plain:
             return self._finish(out, args, kwargs), None, False
@@ -242,7 +243,7 @@ class Jitted:
                 raise
             out, outcome = retried
         if outcome is not None:
-            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
+            self._raise_failure(_failure_of(outcome), args, kwargs)
         return out if self._plain else self._finish(out, args, kwargs)
 
     def _call_failed(self, exc, one, args, kwargs):
@@ -283,7 +284,7 @@ class Jitted:
                 raise
         if returns_checks:
             out, outcome = out
-            self._raise_failure(_checks.failure_of(outcome), args, kwargs)
+            self._raise_failure(_failure_of(outcome), args, kwargs)
         self._learn(staged.callbacks > 0, False)
         return self._finish(out, args, kwargs)
 
@@ -523,7 +524,7 @@ def _traced_entry(own):
                     # Python's error is found outside the trace (``Jitted._after_trace_error``).
                     exc.__dict__[_RERUN] = True
                 raise
-        jitted._learn(staged.callbacks > 0, _lists.holds_appended(out))
+        jitted._learn(staged.callbacks > 0, _holds_appended(out))
         return out
 
     setattr(entry, _ENTRY, True)
@@ -566,3 +567,34 @@ def jit_info(fn) -> JitInfo | None:
     """What ``autolax.jit`` was given, for an object it returned (else None)."""
     info = getattr(fn, "__autolax_jit__", None)
     return info if isinstance(info, JitInfo) else None
+
+
+def _failure_of(outcome: _checks.Outcome | None):
+    """The error of the check that failed first in the run that returned ``outcome``, or None.
+    Its ``code`` is a replicated scalar: every process reads its own copy (a host sync, the
+    cost of one device-to-host copy of four bytes). Given a tracer (the call was itself
+    traced: ``jax.vmap`` or ``jax.grad`` of an ``autolax.jit`` function, or a call from
+    another traced function), the checks are handed to the function being traced
+    (``defer``)."""
+    if outcome is None or outcome.code is None:
+        return None
+    if _lists.is_tracer(outcome.code):
+        _checks.defer(_checks.Failures(outcome.code, outcome.makers))
+        return None
+    code = int(np.asarray(outcome.code))
+    if code == 0:
+        return None
+    return copy.copy(outcome.makers[code - 1]())
+
+
+def _holds_appended(value) -> bool:
+    """Does ``value`` (a traced function's result) hold a list appended to in a staged loop
+    where ``plain_lists`` looks for one? (A ``StackedList`` comes back from ``jax.jit`` as an
+    ``AppendedList``.)"""
+    if isinstance(value, (_lists.StackedList, _lists.AppendedList)):
+        return True
+    if type(value) in (list, tuple):
+        return any(_holds_appended(v) for v in value)
+    if type(value) is dict:
+        return any(_holds_appended(v) for v in value.values())
+    return False

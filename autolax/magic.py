@@ -60,6 +60,18 @@ class AutolaxMagics(Magics):
         static = [name.strip() for name in args.static.split(",") if name.strip()]
         if static and args.no_jit:
             raise UsageError("%%autolax: --static applies to autolax.jit; drop it or --no-jit")
+        tree, filename = self._parse_cell(line, cell)
+        defs = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        params = {a.arg for d in defs for a in d.args.posonlyargs + d.args.args + d.args.kwonlyargs}
+        unknown = [name for name in static if name not in params]
+        if unknown:
+            raise UsageError(f"%%autolax: --static {','.join(unknown)}: no function in the cell has such an argument")
+        self._run_cell(tree, defs, filename, args, static)
+
+    def _parse_cell(self, line, cell):
+        """The cell's tree (IPython's transforms applied) and the file name it is cached and
+        compiled under."""
+        __tracebackhide__ = True
         shell = self.shell
         text = cell
         if not _parses(cell):  # IPython syntax (`%time`, `!ls`) in the cell
@@ -83,13 +95,14 @@ class AutolaxMagics(Magics):
             tree = shell.transform_ast(shell.compile.ast_parse("\n" + text, filename))
         except SyntaxError as exc:
             raise _at_cell_line(exc, filename, "\n" + text) from None
-        defs = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        params = {a.arg for d in defs for a in d.args.posonlyargs + d.args.args + d.args.kwonlyargs}
-        unknown = [name for name in static if name not in params]
-        if unknown:
-            raise UsageError(f"%%autolax: --static {','.join(unknown)}: no function in the cell has such an argument")
-        # A cell that fails leaves the namespace as it was: no half-defined state, and no
-        # unconverted function left under the name of a converted one.
+        return tree, filename
+
+    def _run_cell(self, tree, defs, filename, args, static):
+        """Runs the cell statement by statement, replacing each function right after its
+        ``def``. A cell that fails leaves the namespace as it was: no half-defined state, and
+        no unconverted function left under the name of a converted one."""
+        __tracebackhide__ = True
+        shell = self.shell
         ns = shell.user_ns
         saved = {name: ns.get(name, _UNBOUND) for name in _bound_names(tree)}
         try:

@@ -502,31 +502,31 @@ class _FileConverter:
                 f"internal error: the converted file does not parse ({exc.msg} at line {exc.lineno})",
                 filename=self.module.path,
             ) from None
-        standalone = self.options.standalone
-        runtime = RUNTIME_COPY if standalone else "autolax.runtime"
+        runtime = RUNTIME_COPY if self.options.standalone else "autolax.runtime"
         used_after = _used_names(tree)
-        used_before = _used_names(self.module.tree)
         lines = source_lines(text)
+        edits, removed_at, bound_after = self._import_edits(tree, lines, runtime, used_after)
+        edits = self._add_needed_imports(edits, tree, runtime, used_after, bound_after, removed_at)
+        edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
+        if srcs is None:
+            return "".join(_apply(lines, edits, keep_ends=True))
+        # (``srcs``: the source line of each line of ``text``, kept with its line)
+        edits = [(a, b, [(line, None) for line in e]) for a, b, e in edits]
+        lines, srcs = _apply_mapped(list(zip(lines, srcs)), edits, keep_ends=True)
+        return "".join(lines), srcs
+
+    def _import_edits(self, tree, lines, runtime: str, used_after: set):
+        """The edits ``(first line, last line, new lines)`` of the top-level imports whose
+        names change, the line of the first import removed whole (None if none), and the
+        names the imports bind afterwards."""
+        used_before = _used_names(self.module.tree)
         edits, removed_at = [], None
         bound_after = set()
         for stmt in tree.body:
             if not isinstance(stmt, (syntax.Import, syntax.ImportFrom)):
                 continue
             pairs = list(zip(stmt.names, import_targets(stmt))) if _aligned(stmt) else []
-            keep = []
-            for alias, (bound, target) in pairs:
-                top = target.split(".")[0]
-                if top not in ("autolax", RUNTIME_COPY):
-                    keep.append(alias)
-                elif target == f"{runtime}.ops" or top == "autolax" and not standalone and target != "autolax.ops":
-                    if bound in used_after or bound not in used_before:
-                        keep.append(alias)
-                elif target.endswith(".ops") and bound == self.ops_alias:
-                    pass  # the runtime imported from the other place: added below
-                elif bound in used_after:
-                    if standalone:
-                        raise self._still_used(bound)
-                    keep.append(alias)
+            keep = [alias for alias, pair in pairs if self._keeps_import(pair, runtime, used_after, used_before)]
             if not pairs or len(keep) == len(stmt.names):
                 bound_after |= {b for b, _ in import_targets(stmt)}
                 continue
@@ -539,6 +539,28 @@ class _FileConverter:
                 new_lines = []
                 removed_at = stmt.lineno if removed_at is None else removed_at
             edits.append((stmt.lineno, stmt.end_lineno, new_lines))
+        return edits, removed_at, bound_after
+
+    def _keeps_import(self, pair, runtime: str, used_after: set, used_before: set) -> bool:
+        """Whether the converted file keeps one imported name (``pair``: the name bound and
+        the module or object imported). ``--standalone``: a use of autolax left is an error."""
+        bound, target = pair
+        top = target.split(".")[0]
+        if top not in ("autolax", RUNTIME_COPY):
+            return True
+        if target == f"{runtime}.ops" or top == "autolax" and not self.options.standalone and target != "autolax.ops":
+            return bound in used_after or bound not in used_before
+        if target.endswith(".ops") and bound == self.ops_alias:
+            return False  # the runtime imported from the other place: added below
+        if bound in used_after:
+            if self.options.standalone:
+                raise self._still_used(bound)
+            return True
+        return False
+
+    def _add_needed_imports(self, edits, tree, runtime: str, used_after: set, bound_after: set, removed_at):
+        """``edits`` with the imports the converted code needs and lacks (``import jax``, the
+        runtime's ``ops``): in place of the first import removed, else at the top."""
         needed = []
         if self.needs_jax and "jax" not in self.module.bindings:
             needed.append("import jax\n")
@@ -547,29 +569,16 @@ class _FileConverter:
             needed.append(f"from {runtime} import ops{alias}\n")
         at, before, after = _import_anchor(tree)
         if needed and removed_at is not None:
-            edits = [(a, b, needed + e if a == removed_at else e) for a, b, e in edits]
-            needed = []
+            return [(a, b, needed + e if a == removed_at else e) for a, b, e in edits]
         if needed:
             edits.append((at, at - 1, before + needed + after))
-        edits = [(a, _swallow_blank(lines, a, b) if not e else b, e) for a, b, e in edits]
-        if srcs is None:
-            return "".join(_apply(lines, edits, keep_ends=True))
-        # (``srcs``: the source line of each line of ``text``, kept with its line)
-        edits = [(a, b, [(line, None) for line in e]) for a, b, e in edits]
-        lines, srcs = _apply_mapped(list(zip(lines, srcs)), edits, keep_ends=True)
-        return "".join(lines), srcs
+        return edits
 
     def _still_used(self, bound):
         for node in syntax.walk(self.module.tree):
             if isinstance(node, syntax.Name) and node.id == bound and not self._in_autolax_decorator(node):
-                return errors.conversion_error(
-                    "standalone-uses-autolax",
-                    filename=self.module.path,
-                    lineno=node.lineno,
-                    col=node.col_offset,
-                    name=bound,
-                )
-        return errors.conversion_error("standalone-uses-autolax", filename=self.module.path, name=bound)
+                return _standalone_uses_autolax(self.module.path, bound, node.lineno, node.col_offset)
+        return _standalone_uses_autolax(self.module.path, bound)
 
     def _in_autolax_decorator(self, name_node):
         for site in self.module.sites:
@@ -774,3 +783,29 @@ def _is_generator(node) -> bool:
         if not isinstance(n, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)):
             stack.extend(syntax.iter_child_nodes(n))
     return False
+
+
+# ``--standalone``'s own error, kept with its only user (the runtime never raises it, so its
+# copy need not hold it); worded as the runtime's catalogue (``errors.MESSAGES``) words its own.
+_STANDALONE_USES_AUTOLAX = errors.Message(
+    ConversionError,
+    "'{name}' is still used here, but --standalone output imports no autolax",
+    "remove this use, or drop --standalone.",
+    "#command-line",
+)
+
+
+def _standalone_uses_autolax(filename, name: str, lineno=None, col=None) -> ConversionError:
+    """``ConversionError`` for a use of autolax that ``--standalone`` output cannot keep."""
+    entry = _STANDALONE_USES_AUTOLAX
+    exc = ConversionError(
+        entry.text.format(name=name).rstrip(),
+        filename=filename,
+        lineno=lineno,
+        col=col,
+        source_line=None,
+        fix=entry.fix.format(name=name),
+    )
+    exc.code = "standalone-uses-autolax"
+    exc.docs = entry.docs
+    return exc

@@ -382,40 +382,74 @@ def run(
     with the paths themselves, or with ``--standalone``'s runtime copy, writes nothing."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
-
-    def fail(lines):
-        for line in lines:
-            print(line, file=stderr)
-        return EXIT_ERROR
-
     try:
-        jobs = plan(sources, output)
+        jobs, runtime = _jobs(sources, output, options, listing=diff or check)
     except InputError as exc:
-        return fail([exc.one_line()])
-    if output is None and len(jobs) > 1 and not (diff or check):
-        return fail([f"{sources[0]}: error: several input files: give -o OUT_DIR (or use --diff / --check)"])
-    runtime = []  # --standalone: (job, text) of the runtime's copy
-    if options.standalone and output is not None:
-        try:
-            runtime = runtime_jobs(jobs, output, sources)
-        except InputError as exc:
-            return fail([exc.one_line()])
-    elif options.standalone and not (diff or check):
-        return fail(
-            [
-                f"{sources[0]}: error: --standalone writes autolax's runtime (the package "
-                f"{runtime_copy.PACKAGE}) beside its output: give -o FILE.py or -o OUT_DIR"
-            ]
-        )
-
+        return _fail(stderr, [exc.one_line()])
     # errors: (the job it stops, or None for a problem that stops everything, the line)
-    results, errors, warnings, matched = [], [], [], set()
-    for job in jobs + [job for job, _ in runtime]:
+    errors = _output_errors(jobs + [job for job, _ in runtime])
+    results, warnings = _convert_jobs(jobs, options, errors, sources)
+    if errors and (all_or_nothing or any(job is None for job, _ in errors) or not results):
+        return _fail(stderr, (line for _, line in errors))
+    for line in warnings:
+        print(line, file=stderr)
+    _check_unchanged(results, jobs, errors, all_or_nothing)
+    if errors and (all_or_nothing or len({id(job) for job, _ in errors}) == len(jobs)):
+        return _fail(stderr, (line for _, line in errors))
+    results = [r for r in results if not any(job is r[0] for job, _ in errors)]
+    outputs = results + [(job, None, text) for job, text in runtime]
+    if diff or check:
+        return _compare(outputs, errors, diff=diff, check=check, stdout=stdout, stderr=stderr)
+    if output is None:
+        problem = _emit(stdout, results[0][2])  # (no data files without -o)
+        return _fail(stderr, [problem]) if problem else EXIT_OK
+    return _write_outputs(outputs, jobs, errors, stderr, all_or_nothing)
+
+
+def _fail(stderr, lines) -> int:
+    """Reports each error line; the exit code of an error."""
+    for line in lines:
+        print(line, file=stderr)
+    return EXIT_ERROR
+
+
+def _jobs(sources, output, options: Options, *, listing: bool):
+    """The files to convert and ``--standalone``'s runtime copy ((job, text) of each of its
+    files); ``InputError`` for a problem that stops everything. ``listing``: ``--diff`` or
+    ``--check``, which need no ``-o``."""
+    jobs = plan(sources, output)
+    if output is None and len(jobs) > 1 and not listing:
+        raise InputError(sources[0], "several input files: give -o OUT_DIR (or use --diff / --check)")
+    runtime = []
+    if options.standalone and output is not None:
+        runtime = runtime_jobs(jobs, output, sources)
+    elif options.standalone and not listing:
+        raise InputError(
+            sources[0],
+            f"--standalone writes autolax's runtime (the package {runtime_copy.PACKAGE}) beside its "
+            "output: give -o FILE.py or -o OUT_DIR",
+        )
+    return jobs, runtime
+
+
+def _output_errors(jobs) -> list:
+    """(job, line) for each output that may not be written (``check_output``); the job is None
+    for the runtime's copy, whose problems stop everything."""
+    errors = []
+    for job in jobs:
         if job.out is not None:
             try:
                 check_output(job)
             except InputError as exc:
                 errors.append((job if job.src is not None else None, exc.one_line()))
+    return errors
+
+
+def _convert_jobs(jobs, options: Options, errors: list, sources) -> tuple:
+    """Converts every job that has no error yet: (results, warnings), where each result is
+    (job, source, text) (a data file's text is its ``_Copy``). Adds to ``errors`` the files
+    that cannot be converted, and ``--only``'s names that match no function."""
+    results, warnings, matched = [], [], set()
     for job in jobs:
         if any(bad is job for bad, _ in errors):
             continue
@@ -434,13 +468,7 @@ def run(
         except Exception as exc:  # a bug of autolax's: say so in one line, as for any other error
             if os.environ.get("AUTOLAX_TRACEBACK"):
                 raise
-            errors.append(
-                (
-                    job,
-                    f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
-                    "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)",
-                )
-            )
+            errors.append((job, _internal_error(job, exc)))
             continue
         matched |= result.matched
         warnings += result.warnings
@@ -449,11 +477,18 @@ def run(
     if missing and not errors:
         names = ", ".join(f"'{n}'" for n in missing)
         errors.append((None, f"{', '.join(sources)}: error: --only: no function named {names}"))
-    if errors and (all_or_nothing or any(job is None for job, _ in errors) or not results):
-        return fail(line for _, line in errors)
-    for line in warnings:
-        print(line, file=stderr)
+    return results, warnings
 
+
+def _internal_error(job: Job, exc: Exception) -> str:
+    return (
+        f"{job.src}: error: internal error of autolax convert ({type(exc).__name__}: {exc}); "
+        "please report it (AUTOLAX_TRACEBACK=1 shows the traceback)"
+    )
+
+
+def _check_unchanged(results, jobs, errors: list, all_or_nothing: bool) -> None:
+    """Adds to ``errors`` each input that changed on disk while it was being converted."""
     several = len(jobs) > 1
     for job, source, _ in results:
         if source is not None and _changed_since_read(source, job.src):
@@ -465,40 +500,40 @@ def run(
                     "autolax convert again)",
                 )
             )
-    if errors and (all_or_nothing or len({id(job) for job, _ in errors}) == len(jobs)):
-        return fail(line for _, line in errors)
-    results = [r for r in results if not any(job is r[0] for job, _ in errors)]
 
-    outputs = results + [(job, None, text) for job, text in runtime]
-    if diff or check:
-        changed = []
-        for job, source, new in outputs:
-            target = job.out or job.src
-            if isinstance(new, _Copy):
-                if not new.same_as(job.out):
-                    changed.append(target)
-                continue
-            old = _current(job, source)
-            if old == new:
-                continue
-            changed.append(target)
-            if diff:
-                problem = _emit(stdout, "".join(_unified_diff(old, new, target, job.out is not None and old is None)))
-                if problem:
-                    return fail([problem])
-        if check:
-            for target in changed:
-                print(f"would change {target}", file=stderr)
-            n = len(outputs)
-            print(f"{len(changed)} of {n} file{'s' if n != 1 else ''} would change", file=stderr)
-            if errors:
-                return fail(line for _, line in errors)
-            return EXIT_CHANGES if changed else EXIT_OK
-        return fail(line for _, line in errors) if errors else EXIT_OK
 
-    if output is None:
-        problem = _emit(stdout, results[0][2])  # (no data files without -o)
-        return fail([problem]) if problem else EXIT_OK
+def _compare(outputs, errors, *, diff: bool, check: bool, stdout, stderr) -> int:
+    """``--diff`` / ``--check``: prints the unified diff of each output that would change
+    (``--diff``), or lists them (``--check``); writes nothing."""
+    changed = []
+    for job, source, new in outputs:
+        target = job.out or job.src
+        if isinstance(new, _Copy):
+            if not new.same_as(job.out):
+                changed.append(target)
+            continue
+        old = _current(job, source)
+        if old == new:
+            continue
+        changed.append(target)
+        if diff:
+            problem = _emit(stdout, "".join(_unified_diff(old, new, target, job.out is not None and old is None)))
+            if problem:
+                return _fail(stderr, [problem])
+    if check:
+        for target in changed:
+            print(f"would change {target}", file=stderr)
+        n = len(outputs)
+        print(f"{len(changed)} of {n} file{'s' if n != 1 else ''} would change", file=stderr)
+        if errors:
+            return _fail(stderr, (line for _, line in errors))
+        return EXIT_CHANGES if changed else EXIT_OK
+    return _fail(stderr, (line for _, line in errors)) if errors else EXIT_OK
+
+
+def _write_outputs(outputs, jobs, errors: list, stderr, all_or_nothing: bool) -> int:
+    """Writes every output whose content changes, all at once (``write_all``), unless an
+    output may not be replaced and that stops everything."""
     writes = []
     for job, source, new in outputs:
         if new.same_as(job.out) if isinstance(new, _Copy) else _current(job, source) == new:
@@ -514,19 +549,20 @@ def run(
             writes.append((job.out, source.encode(new) if source is not None else new.encode("utf-8")))
     failed = {id(job) for job, _ in errors if job is not None}
     if errors and (all_or_nothing or any(job is None for job, _ in errors) or len(failed) == len(jobs)):
-        return fail(line for _, line in errors)
+        return _fail(stderr, (line for _, line in errors))
     try:
         write_all(writes)
     except WriteError as exc:
-        return fail([line for _, line in errors] + [f"{exc.path}: error: cannot write: {exc.reason}"])
+        return _fail(stderr, [line for _, line in errors] + [f"{exc.path}: error: cannot write: {exc.reason}"])
     if errors:
         n = len(failed)
-        return fail(
+        return _fail(
+            stderr,
             [line for _, line in errors]
             + [
                 f"autolax convert: {n} of {len(jobs)} files not converted (errors above); the other {len(jobs) - n} "
                 "were converted (--all-or-nothing writes nothing when a file fails)"
-            ]
+            ],
         )
     return EXIT_OK
 

@@ -367,10 +367,19 @@ def convert_node(
     present = features(node, everything)
     del everything
     set_aside = _set_class_bodies_aside(node) if "ClassDef" in present else []
-    # After a jump lowering only the features in statements are found again, with a walk of
-    # the statements: the lowerings and the passes between them decide on those alone. The
-    # whole tree is searched again only where a pass needs more, or before a pass other than
-    # a lowering rewrites it (so ``present`` is as found right after the last lowering).
+    node = _run_passes(node, ctx, present)
+    if set_aside:
+        _put_class_bodies_back(node, set_aside)
+    return Converted(node=node, ctx=ctx, name=node.name)
+
+
+def _run_passes(node, ctx: Context, present: set):
+    """Runs each pass of ``PASSES`` that the tree's features (``present``) call for.
+
+    After a jump lowering only the features in statements are found again, with a walk of
+    the statements: the lowerings and the passes between them decide on those alone. The
+    whole tree is searched again only where a pass needs more, or before a pass other than
+    a lowering rewrites it (so ``present`` is as found right after the last lowering)."""
     stale = False
     with activity.caching(walrus="NamedExpr" in present):
         for rewrite in PASSES:
@@ -392,9 +401,7 @@ def convert_node(
             if lowers:
                 present = (present - _STATEMENT_FEATURES) | statement_features(node)
                 stale = True
-    if set_aside:
-        _put_class_bodies_back(node, set_aside)
-    return Converted(node=node, ctx=ctx, name=node.name)
+    return node
 
 
 def _set_class_bodies_aside(fn_node):

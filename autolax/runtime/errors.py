@@ -328,13 +328,6 @@ CHANGED_HERE = {
 
 
 MESSAGES = {
-    "if-one-sided": Message(
-        UndefinedVariableError,
-        "{what} is assigned only in the {side} branch of {stmt}, and used after it:\n    {source}\n"
-        "The condition is traced, so both branches are staged with lax.cond and each must give {what} a value.",
-        "assign {what} before the `if` (for example {name} = jnp.zeros_like(...)), or in the {other} branch too.",
-        "#when-autolax-says-no",
-    ),
     "if-list-append": Message(
         StateMismatchError,
         "{what} is {first} in the `if` branch and {second} in the `else` branch of {stmt}\n    {source}\n"
@@ -942,63 +935,24 @@ MESSAGES = {
         "#when-autolax-says-no",
     ),
     # ------------------------------------------------------------------ autolax convert --standalone
-    "standalone-uses-autolax": Message(
-        ConversionError,
-        "'{name}' is still used here, but --standalone output imports no autolax",
-        "remove this use, or drop --standalone.",
-        "#command-line",
-    ),
     # ------------------------------------------------------------------ ecosystem (issue 15)
     # Entry points and library code. Fields: {name} (what was given), {inner} (the user's
     # function inside it), {rewrite} (the one-line fix).
-    "transformed-function": Message(
-        ConversionError,
-        "{name} is a library's wrapper around your function '{inner}' (made by a JAX transform such as "
-        "jax.vmap, jax.grad or jax.jit, or by another library): autolax converts your own code, never a "
-        "library's, and cannot reach '{inner}' inside the wrapper",
-        "convert the function before transforming it: {rewrite}.",
-        "#callables-and-libraries",
-    ),
-    "not-callable": Message(
-        TypeError,
-        "autolax.{api} expects a function or another callable (a functools.partial, a bound method, a "
-        "callable object such as a module), got {kind}: {value}",
-        "pass the function itself.",
-        "#callables-and-libraries",
-    ),
-    "no-user-function": Message(
-        TypeError,
-        "autolax.{api}: {value} holds no Python function of yours to convert ({why})",
-        "pass the function itself.",
-        "#callables-and-libraries",
-    ),
 }
 
 
 def make(code: str, **fields) -> AutolaxError:
     """The error for catalogue entry ``code``, its templates filled from ``fields``."""
-    entry = MESSAGES[code]
+    return from_message(code, MESSAGES[code], **fields)
+
+
+def from_message(code: str, entry: Message, **fields) -> AutolaxError:
+    """The error of ``entry``, a ``Message`` named ``code`` (of this catalogue, or of one the
+    API or the front end keeps for its own errors), its templates filled from ``fields``."""
     text = entry.text.format(**fields).rstrip()
     fix = entry.fix.format(**fields)
     exc = entry.error(f"{text}\nFix: {fix}")
     exc.code = code
     exc.docs = entry.docs
     exc.fix = fix
-    return exc
-
-
-def conversion_error(code: str, *, filename=None, lineno=None, col=None, source_line=None, **fields) -> ConversionError:
-    """Catalogue entry ``code`` as a ``ConversionError`` at a place in a file (what
-    ``autolax convert`` raises for a file it cannot convert)."""
-    entry = MESSAGES[code]
-    exc = ConversionError(
-        entry.text.format(**fields).rstrip(),
-        filename=filename,
-        lineno=lineno,
-        col=col,
-        source_line=source_line,
-        fix=entry.fix.format(**fields),
-    )
-    exc.code = code
-    exc.docs = entry.docs
     return exc

@@ -73,36 +73,13 @@ def _path_is_library(filename: str) -> bool:
 _USER_PACKAGES: set = {p.strip() for p in os.environ.get("AUTOLAX_CONVERT_PACKAGES", "").split(",") if p.strip()}
 
 
-def convert_package(name: str) -> None:
-    """Treats the installed package ``name`` (top-level name, e.g. ``"mypkg"``) as your own
-    code: its functions called from converted code are converted, though it lives in
-    site-packages. For a package of your own installed with ``pip install`` (an editable
-    install outside site-packages needs nothing). Also set by the environment variable
-    ``AUTOLAX_CONVERT_PACKAGES=mypkg,otherpkg``. Functions converted before the call are
-    converted again when next converted (``autolax.jit`` objects made before keep their
-    conversion). Packages autolax knows as libraries
-    (``jax``, ``numpy``, ``equinox``, ...) cannot be named.
-
-    Raises:
-      ValueError: ``name`` is not a top-level package name, or is a known library.
-    """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"autolax.convert_package expects a top-level package name such as 'mypkg', got {name!r}")
-    if name in LIBRARY_PACKAGES:
-        raise ValueError(f"'{name}' is library code, which autolax never converts")
-    if name not in _USER_PACKAGES:
-        _USER_PACKAGES.add(name)
-        for listener in _LISTENERS:  # conversions made before decided otherwise
-            listener()
-
-
-_LISTENERS: list = []
-
-
-def on_change(listener) -> None:
-    """Calls ``listener()`` whenever what counts as library code changes (set by
-    ``autolax.api``, which then forgets its conversions)."""
-    _LISTENERS.append(listener)
+def add_user_package(name: str) -> bool:
+    """Counts the top-level package ``name`` as the user's own code from now on
+    (``autolax.convert_package``); whether it was not already."""
+    if name in _USER_PACKAGES:
+        return False
+    _USER_PACKAGES.add(name)
+    return True
 
 
 def module_is_library(module_name: str | None, filename: str | None) -> bool:

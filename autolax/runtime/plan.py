@@ -38,19 +38,6 @@ def unrolled(reason: str) -> str:
     return f"python (unrolled: {reason})"
 
 
-# The jaxpr primitive each staged form shows up as (the trace report's consistency check).
-PRIMITIVE = {
-    COND: "cond",
-    SELECT: "select_n",
-    WHILE: "while",
-    EARLY_EXIT: "while",
-    FORI: "while",
-    SCAN: "scan",
-    MASKED_SCAN: "scan",
-    BOUNDED: "while",
-}
-
-
 # How deep a function may call itself inside staged bodies: a staged `if` traces both
 # branches, so a recursion that stops on a traced condition would never stop while tracing
 # (the runtime's TracedRecursionError past this depth).

@@ -213,21 +213,6 @@ def convert_arguments(f, args, kwargs, convert):
     return tuple(args), kwargs
 
 
-def wrapped_user_function(fn, is_library):
-    """The user function a library wrapper was made from (``jax.vmap(step)`` ->
-    ``step``), following ``__wrapped__``; None if ``fn`` wraps none."""
-    seen = set()
-    inner = fn
-    while is_library(inner) and id(inner) not in seen:
-        if getattr(inner, "__autolax_converted__", False):
-            return None  # converted code (``ops.function`` wraps the converted body): none to convert
-        seen.add(id(inner))
-        inner = getattr(inner, "__wrapped__", None)
-        if inner is None or not callable(inner):
-            return None
-    return inner if inner is not fn else None
-
-
 def is_rebuilt(f, is_user) -> bool:
     """Does ``rebuild`` make ``f`` again (is it a library object made from user functions)?"""
     return rebuild(f, None, is_user) is not None

@@ -131,59 +131,68 @@ class _Checker:
                 "call the async code outside the converted function, or mark it @autolax.do_not_convert",
             )
         for node in _own_nodes(fn_node):
-            if isinstance(node, (syntax.Yield, syntax.YieldFrom)):
-                raise _error(
-                    self.ctx,
-                    node,
-                    f"`yield` makes '{name}' a generator; autolax converts plain functions only",
-                    "return a stacked array (or a list) instead of yielding, or mark the function "
-                    "@autolax.do_not_convert",
-                )
-            if isinstance(node, (syntax.Await, syntax.AsyncFor, syntax.AsyncWith)):
-                raise _error(
-                    self.ctx,
-                    node,
-                    f"async syntax in '{name}' cannot be staged",
-                    "move the async code out of the converted function",
-                )
-            if isinstance(node, syntax.Try) and node.finalbody and leaves_in_flight(node):
-                # (`passes.finally_jumps` rewrites a jump in a `finally` with nothing else in flight)
-                jump = jump_in_finally(node.finalbody)
-                if jump is not None:
-                    word = type(jump).__name__.lower()
-                    raise _error(
-                        self.ctx,
-                        jump,
-                        f"a `{word}` in a `finally` block discards the exception or `return` "
-                        "in flight; autolax cannot keep that meaning (Python 3.14 warns about it: PEP 765)",
-                        f"move the `{word}` after the `try` statement, or mark '{name}' @autolax.do_not_convert",
-                    )
-            if isinstance(node, syntax.Try) and node.finalbody and _returns(node):
-                change = _changed_in_place(node.finalbody)
-                if change is not None:
-                    # Python's returned value holds the objects the `finally` then changes;
-                    # converted code changes them as new values (`x = x.at[i].set(v)`), which
-                    # the value computed by the `return` would not see.
-                    raise _error(
-                        self.ctx,
-                        change,
-                        "this `finally` changes an object in place after a `return` in its "
-                        "`try` computed the returned value, which holds that object in Python; converted "
-                        "code updates arrays as new values, so the return would not see the change",
-                        "make the change before the `return`, or return a new value after the `try` statement",
-                    )
-            walrus = _walrus_in_later_operand(node)
-            if walrus is not None:
-                raise _error(
-                    self.ctx,
-                    walrus,
-                    f"the assignment expression to '{walrus.target.id}' is in an operand that "
-                    "Python evaluates only sometimes (after `and` / `or`, or in a branch of `... if ... else ...`)",
-                    f"assign '{walrus.target.id}' in a statement of its own before this expression",
-                )
+            self._check(node, name)
         for node in _own_nodes(fn_node):
             if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
                 self.function(node, top=False)
+
+    def _check(self, node, name: str) -> None:
+        """Refuses ``node``, a node of the function ``name`` (not of a function nested in it),
+        if it is syntax that cannot be converted."""
+        if isinstance(node, (syntax.Yield, syntax.YieldFrom)):
+            raise _error(
+                self.ctx,
+                node,
+                f"`yield` makes '{name}' a generator; autolax converts plain functions only",
+                "return a stacked array (or a list) instead of yielding, or mark the function @autolax.do_not_convert",
+            )
+        if isinstance(node, (syntax.Await, syntax.AsyncFor, syntax.AsyncWith)):
+            raise _error(
+                self.ctx,
+                node,
+                f"async syntax in '{name}' cannot be staged",
+                "move the async code out of the converted function",
+            )
+        if isinstance(node, syntax.Try) and node.finalbody:
+            self._check_finally(node, name)
+        walrus = _walrus_in_later_operand(node)
+        if walrus is not None:
+            raise _error(
+                self.ctx,
+                walrus,
+                f"the assignment expression to '{walrus.target.id}' is in an operand that "
+                "Python evaluates only sometimes (after `and` / `or`, or in a branch of `... if ... else ...`)",
+                f"assign '{walrus.target.id}' in a statement of its own before this expression",
+            )
+
+    def _check_finally(self, node, name: str) -> None:
+        """Refuses a `finally` block whose meaning converted code cannot keep."""
+        if leaves_in_flight(node):
+            # (`passes.finally_jumps` rewrites a jump in a `finally` with nothing else in flight)
+            jump = jump_in_finally(node.finalbody)
+            if jump is not None:
+                word = type(jump).__name__.lower()
+                raise _error(
+                    self.ctx,
+                    jump,
+                    f"a `{word}` in a `finally` block discards the exception or `return` "
+                    "in flight; autolax cannot keep that meaning (Python 3.14 warns about it: PEP 765)",
+                    f"move the `{word}` after the `try` statement, or mark '{name}' @autolax.do_not_convert",
+                )
+        if _returns(node):
+            change = _changed_in_place(node.finalbody)
+            if change is not None:
+                # Python's returned value holds the objects the `finally` then changes;
+                # converted code changes them as new values (`x = x.at[i].set(v)`), which
+                # the value computed by the `return` would not see.
+                raise _error(
+                    self.ctx,
+                    change,
+                    "this `finally` changes an object in place after a `return` in its "
+                    "`try` computed the returned value, which holds that object in Python; converted "
+                    "code updates arrays as new values, so the return would not see the change",
+                    "make the change before the `return`, or return a new value after the `try` statement",
+                )
 
 
 def transform(fn_node, ctx):

@@ -117,57 +117,10 @@ class BlockLowering:
                 out.append(stmt)
                 continue
             jump = self.first_jump([stmt]) if rest else None  # (before it is rewritten)
-            if isinstance(stmt, syntax.If):
-                # Decide where the rest of the block goes before rewriting either branch.
-                body_always, orelse_always = self.always_jumps(stmt.body), self.always_jumps(stmt.orelse)
-                if body_always and orelse_always:
-                    stmt.body, stmt.orelse = self.block(stmt.body).stmts, self.block(stmt.orelse).stmts
-                    out.append(stmt)
-                    return Lowered(out, True, True)
-                if body_always:
-                    if rest:
-                        _skips(stmt, self.first_jump(stmt.body), "orelse")
-                    tail = self.block(stmt.orelse + rest)
-                    stmt.body, stmt.orelse = self.block(stmt.body).stmts, tail.stmts
-                    out.append(stmt)
-                    return Lowered(out, True, tail.always_jumps)
-                if orelse_always:
-                    if rest:
-                        _skips(stmt, self.first_jump(stmt.orelse), "body")
-                    tail = self.block(stmt.body + rest)
-                    stmt.body, stmt.orelse = tail.stmts, self.block(stmt.orelse).stmts
-                    out.append(stmt)
-                    return Lowered(out, True, tail.always_jumps)
-                stmt.body, stmt.orelse = self.block(stmt.body).stmts, self.block(stmt.orelse).stmts
-                out.append(stmt)
-            elif isinstance(stmt, _LOOPS) and not self.into_loops:
-                # The jump is in the loop's `else` (`continue` of the enclosing loop).
-                stmt.orelse = self.block(stmt.orelse).stmts
-                out.append(stmt)
-            elif isinstance(stmt, _LOOPS):
-                # Only reached when jumps inside loops are ours (return lowering).
-                endless = _endless(stmt)
-                stmt.body = self.block(stmt.body).stmts
-                self.on_loop(stmt)
-                out.append(stmt)
-                if endless:  # what follows `while True:` (without `break`) is unreachable
-                    return Lowered(out, True, True)
-            elif isinstance(stmt, syntax.Try):
-                # The `else` runs only if the body ran to its end: not after a jump out of it.
-                body_jumps = self.contains_jump(stmt.body)
-                for field in ("body", "orelse", "finalbody"):
-                    setattr(stmt, field, self.block(getattr(stmt, field)).stmts)
-                if body_jumps and stmt.orelse:
-                    stmt.orelse = [self.guard(stmt.orelse, stmt.orelse[0])]
-                for handler in stmt.handlers:
-                    handler.body = self.block(handler.body).stmts
-                out.append(stmt)
-            else:  # with, and anything else holding a block
-                lowered = self.block(stmt.body)
-                stmt.body = lowered.stmts
-                out.append(stmt)
-                if lowered.always_jumps and not isinstance(stmt, (syntax.With, syntax.AsyncWith)):
-                    return Lowered(out, True, True)
+            ends = self._compound(stmt, rest)
+            out.append(stmt)
+            if ends is not None:
+                return Lowered(out, True, ends)
             if rest:
                 tail = self.block(rest)
                 guard = self.guard(tail.stmts, rest[0])
@@ -175,6 +128,64 @@ class BlockLowering:
                 out.append(guard)
             return Lowered(out, True, False)
         return Lowered(out, False, False)
+
+    def _compound(self, stmt, rest):
+        """Lowers the jumps inside the compound statement ``stmt`` (in place). Returns None when
+        the rest of the block is still to follow it (under a guard), else whether the block
+        always jumps: the rest was moved into ``stmt``, or cannot be reached."""
+        if isinstance(stmt, syntax.If):
+            return self._if(stmt, rest)
+        if isinstance(stmt, _LOOPS) and not self.into_loops:
+            # The jump is in the loop's `else` (`continue` of the enclosing loop).
+            stmt.orelse = self.block(stmt.orelse).stmts
+            return None
+        if isinstance(stmt, _LOOPS):
+            # Only reached when jumps inside loops are ours (return lowering).
+            endless = _endless(stmt)
+            stmt.body = self.block(stmt.body).stmts
+            self.on_loop(stmt)
+            return True if endless else None  # what follows `while True:` (without `break`) is unreachable
+        if isinstance(stmt, syntax.Try):
+            self._try(stmt)
+            return None
+        # with, and anything else holding a block
+        lowered = self.block(stmt.body)
+        stmt.body = lowered.stmts
+        if lowered.always_jumps and not isinstance(stmt, (syntax.With, syntax.AsyncWith)):
+            return True
+        return None
+
+    def _if(self, stmt, rest):
+        """An `if` whose branch always jumps takes the rest of the block into its other
+        branch (decided before either branch is rewritten); see ``_compound``."""
+        body_always, orelse_always = self.always_jumps(stmt.body), self.always_jumps(stmt.orelse)
+        if body_always and orelse_always:
+            stmt.body, stmt.orelse = self.block(stmt.body).stmts, self.block(stmt.orelse).stmts
+            return True
+        if body_always:
+            if rest:
+                _skips(stmt, self.first_jump(stmt.body), "orelse")
+            tail = self.block(stmt.orelse + rest)
+            stmt.body, stmt.orelse = self.block(stmt.body).stmts, tail.stmts
+            return tail.always_jumps
+        if orelse_always:
+            if rest:
+                _skips(stmt, self.first_jump(stmt.orelse), "body")
+            tail = self.block(stmt.body + rest)
+            stmt.body, stmt.orelse = tail.stmts, self.block(stmt.orelse).stmts
+            return tail.always_jumps
+        stmt.body, stmt.orelse = self.block(stmt.body).stmts, self.block(stmt.orelse).stmts
+        return None
+
+    def _try(self, stmt) -> None:
+        # The `else` runs only if the body ran to its end: not after a jump out of it.
+        body_jumps = self.contains_jump(stmt.body)
+        for field in ("body", "orelse", "finalbody"):
+            setattr(stmt, field, self.block(getattr(stmt, field)).stmts)
+        if body_jumps and stmt.orelse:
+            stmt.orelse = [self.guard(stmt.orelse, stmt.orelse[0])]
+        for handler in stmt.handlers:
+            handler.body = self.block(handler.body).stmts
 
 
 def _skips(node, jump, branch):

@@ -284,50 +284,16 @@ class NodeTransformer(gast.NodeTransformer):
         return self.generic_visit(node) if visitor is None else visitor(self, node)
 
     def generic_visit(self, node):
-        visitors = self._visitors
-        plain = self._plain_visit
         kind = node.__class__
-        if self._statements_only:
-            fields = _BLOCKS.get(kind)
-            if fields is None:
-                fields = _BLOCKS[kind] = tuple(f for f in child_fields(kind) if f in BLOCK_FIELDS)
-        else:
-            fields = _CHILD_FIELDS.get(kind)
-            if fields is None:
-                fields = _child_fields(kind)
+        fields = (_BLOCKS if self._statements_only else _CHILD_FIELDS).get(kind)
+        if fields is None:
+            fields = self._fields_of(kind)
+        visitors = self._visitors
         for field in fields:  # not those that never hold a node: nothing to visit there
             old_value = getattr(node, field, _MISSING)
             if old_value.__class__ is list:
-                new_values = []
-                for value in old_value:
-                    if isinstance(value, AST):
-                        kind = value.__class__
-                        if (
-                            kind in _LEAVES
-                            and visitors.get(kind, _MISSING) is None
-                            and (
-                                kind is Constant
-                                or (
-                                    value.annotation is None
-                                    and not value.ctx.__dict__
-                                    and visitors.get(value.ctx.__class__, _MISSING) is None
-                                )
-                            )
-                        ):
-                            new_values.append(value)  # a leaf no method handles: visiting it changes nothing
-                            continue
-                        visitor = visitors.get(kind, _MISSING)
-                        if visitor is None and plain:  # self.visit(value), its dispatch inlined
-                            value = self.generic_visit(value)
-                        else:
-                            value = self.visit(value)
-                        if value is None:
-                            continue
-                        elif not isinstance(value, AST):
-                            new_values.extend(value)
-                            continue
-                    new_values.append(value)
-                old_value[:] = new_values
+                if old_value:
+                    old_value[:] = self._visit_list(old_value)
             elif isinstance(old_value, AST):
                 kind = old_value.__class__
                 if not kind._fields and visitors.get(kind, _MISSING) is None:
@@ -344,14 +310,60 @@ class NodeTransformer(gast.NodeTransformer):
                         )
                     )
                 ):
-                    continue  # the same
+                    continue  # a leaf no method handles: visiting it changes nothing
                 visitor = visitors.get(kind, _MISSING)
-                new_node = self.generic_visit(old_value) if visitor is None and plain else self.visit(old_value)
+                new_node = (
+                    self.generic_visit(old_value) if visitor is None and self._plain_visit else self.visit(old_value)
+                )
                 if new_node is None:
                     delattr(node, field)
                 else:
                     setattr(node, field, new_node)
         return node
+
+    def _fields_of(self, kind) -> tuple:
+        """The fields of ``kind`` that may hold a node this transformer changes (found once
+        per class: ``generic_visit`` reads the tables these fill)."""
+        if self._statements_only:
+            fields = _BLOCKS[kind] = tuple(f for f in child_fields(kind) if f in BLOCK_FIELDS)
+            return fields
+        return _child_fields(kind)
+
+    def _visit_list(self, values) -> list:
+        """A list field's new items: each node visited (a result of None drops it, a list is
+        spliced in); leaves no method handles, and non-nodes, are kept as they are."""
+        visitors = self._visitors
+        plain = self._plain_visit
+        new_values = []
+        for value in values:
+            if isinstance(value, AST):
+                kind = value.__class__
+                if (
+                    kind in _LEAVES
+                    and visitors.get(kind, _MISSING) is None
+                    and (
+                        kind is Constant
+                        or (
+                            value.annotation is None
+                            and not value.ctx.__dict__
+                            and visitors.get(value.ctx.__class__, _MISSING) is None
+                        )
+                    )
+                ):
+                    new_values.append(value)  # a leaf no method handles: the same
+                    continue
+                visitor = visitors.get(kind, _MISSING)
+                if visitor is None and plain:  # self.visit(value), its dispatch inlined
+                    value = self.generic_visit(value)
+                else:
+                    value = self.visit(value)
+                if value is None:
+                    continue
+                elif not isinstance(value, AST):
+                    new_values.extend(value)
+                    continue
+            new_values.append(value)
+        return new_values
 
 
 # Nodes that hold no other node but a context (a ``Name`` without an annotation: gast keeps a

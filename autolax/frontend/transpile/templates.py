@@ -54,6 +54,25 @@ _CTX_NAME = {syntax.Load: "load", syntax.Store: "store", syntax.Param: "param"}
 _NESTED_CTX = frozenset({syntax.Attribute, syntax.Subscript, syntax.Starred, syntax.Tuple, syntax.List})
 
 
+def _renamed(template_node, value: str, is_name: bool):
+    """A copy of the placeholder ``template_node`` (a name, or an expression statement of
+    one) that names ``value``."""
+    if is_name and template_node.annotation is None:  # the template's name, renamed
+        new = syntax.Name.__new__(syntax.Name)
+        fields = new.__dict__
+        fields.update(template_node.__dict__)
+        fields["id"] = value
+        kind = template_node.ctx.__class__
+        fields["ctx"] = kind.__new__(kind)
+        return new
+    new = syntax.deepcopy(template_node)
+    if is_name:
+        new.id = value
+    else:
+        new.value.id = value
+    return new
+
+
 class _Replacer:
     def __init__(self, subs, location=None):
         self.subs = subs
@@ -85,31 +104,23 @@ class _Replacer:
         expression statement (a statement position: nothing to fix)."""
         if value is None:
             return None
-        location = self.location
         is_name = template_node.__class__ is not syntax.Expr
         ctx = template_node.ctx.__class__ if is_name else syntax.Load
         if ctx not in _CTX_NAME:
             ctx = syntax.Load  # as ``_set_ctx`` would treat a `del` position
         if value.__class__ is str:
-            if is_name and template_node.annotation is None:  # the template's name, renamed
-                new = syntax.Name.__new__(syntax.Name)
-                fields = new.__dict__
-                fields.update(template_node.__dict__)
-                fields["id"] = value
-                kind = template_node.ctx.__class__
-                fields["ctx"] = kind.__new__(kind)
-            else:
-                new = syntax.deepcopy(template_node)
-                if is_name:
-                    new.id = value
-                else:
-                    new.value.id = value
-            return self._located(new)
+            return self._located(_renamed(template_node, value, is_name))
         if value.__class__ is not list:
             new = self._own(value)
             if is_name:
                 _set_ctx(new, _CTX_NAME[ctx])
             return self._located(new)
+        return self._place_list(value, ctx, is_name)
+
+    def _place_list(self, value, ctx, is_name: bool) -> list:
+        """``_place`` of a list: each item (a name to make, or a node, copied if placed
+        before) in the placeholder's context ``ctx``, located."""
+        location = self.location
         used = self.used
         item_ctx = syntax.Load if ctx is syntax.Param else ctx  # of an attribute, a tuple...
         placed = []
@@ -166,39 +177,10 @@ class _Replacer:
         new_fields = {}
         for field, mode, data in children:  # the child fields, in order
             if mode is _LIST:
-                new_list = []
-                for item_mode, item, item_plan in data:
-                    if item_mode is _MAYBE:
-                        matched, value = self._value_for(item)
-                        if matched:
-                            result = self._place(item, value)
-                            if result is None:
-                                continue
-                            if isinstance(result, list):
-                                new_list.extend(result)
-                            else:
-                                new_list.append(result)
-                        else:
-                            new_list.append(self.build(item_plan))
-                    elif item_mode is _NODE:
-                        new_list.append(self.build(item_plan))
-                    else:
-                        new_list.append(item)
-                new_fields[field] = new_list
+                new_fields[field] = self._build_list(data) if data else []
             elif mode is _MAYBE:
-                old, old_plan = data
-                matched, value = self._value_for(old)
-                if matched:
-                    result = self._place(old, value)
-                    if isinstance(result, list):
-                        result = self._located(
-                            syntax.names_tuple([])
-                            if not result
-                            else (result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load()))
-                        )
-                    new_fields[field] = result
-                else:
-                    new_fields[field] = self.build(old_plan)
+                matched, value = self._value_for(data[0])
+                new_fields[field] = self._placed_child(data[0], value) if matched else self.build(data[1])
             else:
                 new_fields[field] = self.build(data)
         new = kind.__new__(kind)
@@ -224,6 +206,41 @@ class _Replacer:
         if is_assign and not [t for t in new.targets if t is not None]:
             return self._located(syntax.expr_stmt(new.value))
         return new
+
+    def _build_list(self, data) -> list:
+        """A list field's new items: each placeholder's replacement (spliced in; None drops
+        it), each other node built from its plan, each non-node kept."""
+        new_list = []
+        for item_mode, item, item_plan in data:
+            if item_mode is _MAYBE:
+                matched, value = self._value_for(item)
+                if matched:
+                    result = self._place(item, value)
+                    if result is None:
+                        continue
+                    if isinstance(result, list):
+                        new_list.extend(result)
+                    else:
+                        new_list.append(result)
+                else:
+                    new_list.append(self.build(item_plan))
+            elif item_mode is _NODE:
+                new_list.append(self.build(item_plan))
+            else:
+                new_list.append(item)
+        return new_list
+
+    def _placed_child(self, placeholder, value):
+        """What the placeholder of a single-node field turns into (``_place``), a list of
+        nodes as one node or a tuple of them."""
+        result = self._place(placeholder, value)
+        if isinstance(result, list):
+            result = self._located(
+                syntax.names_tuple([])
+                if not result
+                else (result[0] if len(result) == 1 else syntax.Tuple(elts=result, ctx=syntax.Load()))
+            )
+        return result
 
 
 # How ``_Replacer.build`` makes a field of a template node (see ``_plan``).

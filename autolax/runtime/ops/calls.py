@@ -768,9 +768,6 @@ def max(*args, **kwargs):  # noqa: A001 - replaces builtins.max
     return _extreme(builtins.max, operator.gt, args, kwargs)
 
 
-_NO_DEFAULT = object()
-
-
 def _extreme(builtin, replaces, args, kwargs):
     __tracebackhide__ = True
     if len(args) == 1 and is_tracer(args[0]) and getattr(args[0], "ndim", 0) >= 1 and not kwargs:

@@ -129,8 +129,7 @@ def bounded_while_loop(
     error_message: str | None = None,
 ) -> Any:
     """``lax.while_loop(cond_fun, body_fun, init_val)`` that ``jax.grad``, ``jax.vjp`` and
-    ``jax.value_and_grad`` can differentiate, provided the loop runs at most ``max_steps``
-    iterations.
+    ``jax.value_and_grad`` can differentiate if the loop runs at most ``max_steps`` iterations.
 
     The Python equivalent, when not differentiated::
 
@@ -148,40 +147,47 @@ def bounded_while_loop(
         differentiated ignores it and runs to completion, exactly as ``lax.while_loop``.
         A differentiated call that needs more stops with :class:`LoopBoundExceededError`
         at run time (see there for how ``jax.jit`` reports it).
-      budget_bytes: the most memory the derivative's buffers may take: about
-        ``2 * sqrt(max_steps)`` copies of the loop state (see :func:`chunking`), plus one
-        iteration's residuals, which are not counted. It is counted per ``vmap`` lane, as
-        the state is seen inside ``vmap``: the real buffers hold every lane, so they take
-        the batch size times this. ``None`` means :data:`DEFAULT_BUDGET_BYTES`. A budget too
+      budget_bytes: the most memory the derivative's buffers may take (about ``2 *
+        sqrt(max_steps)`` loop states, :func:`chunking`; one iteration's residuals are not
+        counted), per ``vmap`` lane. ``None``: :data:`DEFAULT_BUDGET_BYTES`. A budget too
         small for ``max_steps`` is a ``ValueError`` at trace time.
       error_message: replaces the text of the error for exceeding ``max_steps``.
 
-    Returns:
-      The final loop state, like ``lax.while_loop``.
+    Returns the final loop state, like ``lax.while_loop``.
 
     Values ``cond_fun``/``body_fun`` read without carrying them (closed-over arrays,
     tracers of an enclosing transform, whether differentiated or only batched by ``vmap``)
-    get derivatives too. Under ``grad`` the forward pass runs the iterations the loop needs
-    as a plain ``while_loop`` and the backward pass recomputes them (measured on CPU: about
-    four to six times the plain loop in all, more for a body that is one cheap pass over a
-    large state).
-    Supported derivatives: reverse mode (``grad``, ``value_and_grad``, ``vjp``,
-    ``jacrev``) and forward over reverse (``hessian``). Forward mode (``jvp``, ``jacfwd``)
-    of a loop that sees ``jvp``'s tracers runs it as a plain ``while_loop`` (a
-    ``custom_vjp`` has no forward mode); where another transform's tracers hide them
-    (``jvp`` of ``vmap``) it is a ``TypeError`` that names the fix when called eagerly
-    and JAX's own ``TypeError`` under ``jit``; ``grad`` of ``grad`` is JAX's error for reverse
-    mode through a ``while_loop``. ``jax.debug.print``/``callback`` in the body run once
-    per iteration in the forward pass and twice more in the backward pass (chunk by chunk
+    get derivatives too. The derivatives supported and their cost: this module's docstring.
+    Forward mode (``jvp``, ``jacfwd``) of a loop that sees ``jvp``'s tracers runs it as a plain
+    ``while_loop`` (a ``custom_vjp`` has no forward mode); where another transform's tracers
+    hide them (``jvp`` of ``vmap``) it is a ``TypeError`` that names the fix when called eagerly
+    and JAX's own ``TypeError`` under ``jit``. ``jax.debug.print``/``callback`` in the body run
+    once per iteration in the forward pass and twice more in the backward pass (chunk by chunk
     from the last: each chunk's iterations in order, then in reverse).
     """
     __tracebackhide__ = True
     max_steps = _check_max_steps(max_steps)
-    if budget_bytes is None:
-        budget_bytes = DEFAULT_BUDGET_BYTES
+    budget_bytes = DEFAULT_BUDGET_BYTES if budget_bytes is None else budget_bytes
+    leaves, treedef, consts, cond_flat, body_flat = _flatten_loop(cond_fun, body_fun, init_val)
+    steps, chunks = chunking(max_steps, sum(_nbytes(leaf) for leaf in leaves), budget_bytes)
+    message = error_message or _exceeded_message(max_steps)
+    if _FORWARD.get() or compat.forward_mode((*leaves, *consts)):  # jvp / jacfwd: see above
+        return treedef.unflatten(lax.while_loop(lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts), leaves))
+    chunked = _Chunked(cond_flat, body_flat, max_steps, steps, chunks, _state_dependencies(body_flat, leaves, consts))
+    carried = compat.differentiated((*leaves, *consts))  # see _differentiable_loop
+    out, exceeded = _call_differentiable(_differentiable_loop(chunked, message, carried), leaves, consts)
+    if carried:
+        checks.fail_unless(exceeded == 0, lambda: LoopBoundExceededError(message))
+    return treedef.unflatten(out)
+
+
+def _flatten_loop(cond_fun, body_fun, init_val):
+    """The loop on flat tuples: ``(leaves, treedef, consts, cond_flat, body_flat)``, where
+    ``cond_flat(x, consts)`` and ``body_flat(x, consts)`` take the state's leaves and the
+    values the two functions read without carrying them (``consts``, by ``closure_convert``).
+    ``init_val`` is first checked against what the body returns (``_match_body_types``)."""
     init_val = _match_body_types(body_fun, init_val)
     leaves, treedef = jax.tree_util.tree_flatten(init_val)
-
     cond_c, cond_consts = closure_convert(cond_fun, init_val)
     body_c, body_consts = closure_convert(body_fun, init_val)
     n_cond = len(cond_consts)
@@ -193,28 +199,27 @@ def bounded_while_loop(
         out = body_c(treedef.unflatten(x), *consts[n_cond:])
         return tuple(jax.tree_util.tree_leaves(out))
 
-    state_bytes = sum(_nbytes(leaf) for leaf in leaves)
-    consts = (*cond_consts, *body_consts)
-    steps, chunks = chunking(max_steps, state_bytes, budget_bytes)
-    message = error_message or (
+    return tuple(leaves), treedef, (*cond_consts, *body_consts), cond_flat, body_flat
+
+
+def _exceeded_message(max_steps: int) -> str:
+    return (
         f"bounded_while_loop: the loop needed more than max_steps={max_steps} iterations "
         "while being differentiated, so its derivative would be that of a truncated loop. "
         "Raise max_steps (memory grows with its square root) or make the loop exit sooner."
     )
-    if _FORWARD.get() or compat.forward_mode((*leaves, *consts)):
-        # jvp / jacfwd: a while_loop has a forward-mode derivative (the custom_vjp below has
-        # none), exact whatever the trip count.
-        return treedef.unflatten(
-            lax.while_loop(lambda x: cond_flat(x, consts), lambda x: body_flat(x, consts), tuple(leaves))
-        )
-    reads = _state_dependencies(body_flat, tuple(leaves), consts)
-    chunked = _Chunked(cond_flat, body_flat, max_steps, steps, chunks, reads)
-    # Differentiated where the loop is traced (jax.grad inside the traced function): the
-    # bound's check is an output of the loop -- 0 when not differentiated, else whether the
-    # loop needed more steps -- and a check of the program (``checks.fail_unless``), which
-    # ``autolax.jit`` returns with the outputs. Otherwise (jax.grad of a jitted function, whose
-    # forward rule JAX traces later) a host callback in the forward rule raises it.
-    carried = compat.differentiated((*leaves, *consts))
+
+
+def _differentiable_loop(chunked: _Chunked, message: str, carried: bool):
+    """The loop as a ``jax.custom_vjp`` of ``(leaves, consts)``: returns the final leaves and
+    whether a differentiated call needed more than ``max_steps`` iterations (an int32).
+
+    Differentiated where the loop is traced (jax.grad inside the traced function,
+    ``carried``): the bound's check is that output -- 0 when not differentiated, else whether
+    the loop needed more steps -- and a check of the program (``checks.fail_unless``), which
+    ``autolax.jit`` returns with the outputs. Otherwise (jax.grad of a jitted function, whose
+    forward rule JAX traces later) a host callback in the forward rule raises it."""
+    cond_flat, body_flat = chunked.cond_flat, chunked.body_flat
 
     @jax.custom_vjp
     def loop(x, consts):
@@ -235,17 +240,19 @@ def bounded_while_loop(
         return chunked.backward(*residuals, ct[0])
 
     loop.defvjp(loop_fwd, loop_bwd, symbolic_zeros=True)
+    return loop
+
+
+def _call_differentiable(loop, leaves: tuple, consts: tuple):
+    """Calls the ``custom_vjp`` loop, naming the fix when JAX's forward mode reaches it."""
     try:
-        out, exceeded = loop(tuple(leaves), consts)
+        return loop(leaves, consts)
     except TypeError as err:
         # Eager jax.jvp raises this while binding; staged (jit) jvp raises it later from
         # JAX's own frames, where JAX's text (same meaning, no fix) is what users see.
         if "forward-mode autodiff (jvp) to a custom_vjp" in str(err):
             raise TypeError(JVP_UNSUPPORTED) from err
         raise
-    if carried:
-        checks.fail_unless(exceeded == 0, lambda: LoopBoundExceededError(message))
-    return treedef.unflatten(out)
 
 
 def chunking(max_steps: int, state_bytes: int, budget_bytes: int) -> tuple[int, int]:
@@ -332,11 +339,6 @@ class _Chunked:
         c_keep = [w and _differentiable(c) for w, c in zip(c_wanted, consts)]
         if not any(x_keep):
             return tuple(None for _ in checkpoints), tuple(None for _ in consts)
-
-        def step_fn(x, x_part, c_part):
-            out = self.body_flat(_merge(x, x_keep, x_part), _merge(consts, c_keep, c_part))
-            return _pick(out, x_keep)
-
         rows = _Rows([jax.typeof(lax.index_in_dim(c, 0, 0, keepdims=False)) for c in checkpoints])
 
         def one_chunk(carry):
@@ -345,28 +347,8 @@ class _Chunked:
             start = tuple(lax.dynamic_index_in_dim(c, chunk, 0, keepdims=False) for c in checkpoints)
             lane_steps = jnp.clip(ran - chunk * self.steps, 0, self.steps)
             steps = _max_lane(lane_steps)
-
-            def recompute(carry):
-                # Stores the state after the step (row i + 1), which the next step reads
-                # anyway; storing the state before it made XLA copy it every iteration.
-                i, x, states = carry
-                x = _lane_where(i < lane_steps, self.body_flat(x, consts), x)
-                return i + 1, x, rows.write(states, i + 1, x)
-
-            states = rows.write(states, 0, start)
-            states = lax.while_loop(lambda c: c[0] < steps, recompute, (jnp.int32(0), start, states))[2]
-
-            def pull(carry):
-                i, ct_x, ct_c = carry
-                i = i - 1
-                x = tuple(rows.read(states, i))
-                _, vjp = jax.vjp(lambda xp, cp: step_fn(x, xp, cp), _pick(x, x_keep), _pick(consts, c_keep))
-                dx, dc = vjp(ct_x)
-                pulled = (dx, tuple(a + b for a, b in zip(ct_c, dc)))
-                ct_x, ct_c = _lane_where(i < lane_steps, pulled, (ct_x, ct_c))
-                return i, ct_x, ct_c
-
-            _, ct_x, ct_c = lax.while_loop(lambda c: c[0] > 0, pull, (steps, ct_x, ct_c))
+            states = self._recompute(rows, states, start, consts, lane_steps, steps)
+            ct_x, ct_c = self._pull(rows, states, consts, (x_keep, c_keep), lane_steps, steps, (ct_x, ct_c))
             return chunk, ct_x, ct_c, states
 
         ct_x = tuple(
@@ -380,6 +362,42 @@ class _Chunked:
         x_out = [k and w for k, w in zip(x_keep, x_wanted)]
         ct_x = tuple(t if w else None for t, w in zip(_unpick(ct_x, x_keep), x_out))
         return ct_x, _unpick(ct_c, c_keep)
+
+    def _recompute(self, rows, states, start, consts, lane_steps, steps):
+        """One chunk's states, recomputed from its checkpoint ``start``: row ``i`` of the
+        buffer ``states`` is the state before the chunk's step ``i``."""
+
+        def recompute(carry):
+            # Stores the state after the step (row i + 1), which the next step reads
+            # anyway; storing the state before it made XLA copy it every iteration.
+            i, x, states = carry
+            x = _lane_where(i < lane_steps, self.body_flat(x, consts), x)
+            return i + 1, x, rows.write(states, i + 1, x)
+
+        states = rows.write(states, 0, start)
+        return lax.while_loop(lambda c: c[0] < steps, recompute, (jnp.int32(0), start, states))[2]
+
+    def _pull(self, rows, states, consts, keep, lane_steps, steps, ct):
+        """Pulls the cotangents ``ct`` (of the kept state leaves and consts) back through one
+        chunk's steps, last first (``jax.vjp`` of the body at each recomputed state)."""
+        x_keep, c_keep = keep
+
+        def step_fn(x, x_part, c_part):
+            out = self.body_flat(_merge(x, x_keep, x_part), _merge(consts, c_keep, c_part))
+            return _pick(out, x_keep)
+
+        def pull(carry):
+            i, ct_x, ct_c = carry
+            i = i - 1
+            x = tuple(rows.read(states, i))
+            _, vjp = jax.vjp(lambda xp, cp: step_fn(x, xp, cp), _pick(x, x_keep), _pick(consts, c_keep))
+            dx, dc = vjp(ct_x)
+            pulled = (dx, tuple(a + b for a, b in zip(ct_c, dc)))
+            ct_x, ct_c = _lane_where(i < lane_steps, pulled, (ct_x, ct_c))
+            return i, ct_x, ct_c
+
+        _, ct_x, ct_c = lax.while_loop(lambda c: c[0] > 0, pull, (steps, *ct))
+        return ct_x, ct_c
 
     def needed(self, used, differentiable):
         """The state leaves that a cotangent reaches at some chunk boundary: those ``used``

@@ -229,14 +229,6 @@ def fail_at_once_unless(ok, make_error) -> None:
     )
 
 
-def fail(make_error) -> None:
-    """Fails wherever the program gets here: ``raise`` in a staged branch or loop body.
-    Outside one it raises now (the path is decided by Python)."""
-    if _collector.get() is None:
-        raise make_error()
-    defer(Failures(jnp.int32(1), (make_error,)))
-
-
 def defer(failures) -> None:
     """Hands ``failures`` (None: nothing to check) to the statement being staged around this
     one, or -- at the top of the traced function -- to the host callback that raises."""
@@ -355,24 +347,6 @@ def returning_checks(fn):
         return out, Outcome(failures.code, failures.makers)
 
     return with_checks
-
-
-def failure_of(outcome: Outcome | None):
-    """The error of the check that failed first in the run that returned ``outcome``, or None.
-    Its ``code`` is a replicated scalar: every process reads its own copy (a host sync, the
-    cost of one device-to-host copy of four bytes). Given a tracer (the call was itself
-    traced: ``jax.vmap`` or ``jax.grad`` of an ``autolax.jit`` function, or a call from
-    another traced function), the checks are handed to the function being traced
-    (``defer``)."""
-    if outcome is None or outcome.code is None:
-        return None
-    if is_tracer(outcome.code):
-        defer(Failures(outcome.code, outcome.makers))
-        return None
-    code = int(np.asarray(outcome.code))
-    if code == 0:
-        return None
-    return copy.copy(outcome.makers[code - 1]())
 
 
 def first(failures) -> Failures | None:

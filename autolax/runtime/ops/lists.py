@@ -334,19 +334,6 @@ def plain_lists(value):
     return value
 
 
-def holds_appended(value) -> bool:
-    """Does ``value`` (a traced function's result) hold a list appended to in a staged loop
-    where ``plain_lists`` looks for one? (A ``StackedList`` comes back from ``jax.jit`` as an
-    ``AppendedList``.)"""
-    if isinstance(value, (StackedList, AppendedList)):
-        return True
-    if type(value) in (list, tuple):
-        return any(holds_appended(v) for v in value)
-    if type(value) is dict:
-        return any(holds_appended(v) for v in value.values())
-    return False
-
-
 def _flatten_appended(lst):
     if lst._unchanged():
         return lst._flat[:2]

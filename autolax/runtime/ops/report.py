@@ -1,6 +1,6 @@
 """What the runtime reports about the user's statements, and the modes it runs in.
 
-* A ``Recorder`` (active inside ``autolax.trace_check``) collects one event per staging
+* A recorder (``autolax.check.Recorder``, active inside ``autolax.trace_check``) collects one event per staging
   decision and counts how many times each body was traced.
 * ``strict`` mode turns a loop that must be unrolled into an error; ``recursive=False``
   stops ``ops.call`` from converting callees; ``staging()`` marks the tracing of a body that
@@ -58,24 +58,10 @@ class ExpressionSite:
         return f"{sites.display_filename(self.filename)}:{self.lineno}"
 
 
-@dataclass
-class Recorder:
-    events: list = field(default_factory=list)
-    traces: dict = field(default_factory=dict)  # site -> number of body traces
-
-    def mark(self):
-        return len(self.events), dict(self.traces)
-
-    def rollback(self, mark):
-        self.events = self.events[: mark[0]]
-        self.traces = mark[1]
-
-    def drop_events_since(self, mark):
-        """Forget the staging decisions of a discarded trace (keeping its trace count)."""
-        self.events = self.events[: mark[0]]
-
-
 def active_recorder():
+    """The recorder of ``autolax.trace_check`` (``autolax.check.Recorder``) collecting this
+    trace's events, or None: ``events`` and ``traces`` are what the runtime writes,
+    ``mark`` / ``rollback`` / ``drop_events_since`` undo what a discarded trace wrote."""
     return _recorder.get()
 
 
@@ -88,7 +74,7 @@ def _setting(var, value):
         var.reset(token)
 
 
-def recording(recorder: Recorder):
+def recording(recorder):
     return _setting(_recorder, recorder)
 
 

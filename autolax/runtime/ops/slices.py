@@ -447,12 +447,6 @@ def _traced_part(p: Part) -> bool:
 # --- slice arithmetic (Python's slice.indices, for traced bounds) ----------------------------
 
 
-def _where(c, a, b):
-    if is_tracer(c) or is_tracer(a) or is_tracer(b):
-        return jnp.where(c, a, b)
-    return a if c else b
-
-
 def _scalar_int(v):
     """A traced bound as a 0-d integer array (lax's scalar operations below keep the program
     small: no `jnp` wrappers around index arithmetic)."""

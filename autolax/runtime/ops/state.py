@@ -807,57 +807,67 @@ def write_back(names, originals, results, kept=None):
     """
     if kept is None:
         return [_into(originals[name], value) if name in originals else value for name, value in zip(names, results)]
-    trees = dict(zip(names, kept))
+    writer = _WriteBack(originals, dict(zip(names, kept)))
+    return [
+        writer.into(originals[name], value, writer.trees[name]) if name in originals else value
+        for name, value in zip(names, results)
+    ]
 
-    def walk(value, path):
-        for key in path:
-            children = _children(value)
-            items = dict(children) if children is not None else {}
-            if key not in items:
-                return _MISSING_ITEM
-            value = items[key]
-        return value
 
-    def tree_at(name, path):
-        node = trees.get(name)
+class _WriteBack:
+    """``write_back`` with the body's ``kept_in_place`` trees (``trees``, per name)."""
+
+    def __init__(self, originals: dict, trees: dict):
+        self.originals, self.trees = originals, trees
+
+    def into(self, original, new, node):
+        """``new`` written into ``original`` where the body kept it (``node``), item by item."""
+        if node is None or original is new or type(original) is not type(new):
+            return new
+        source, items = node
+        same = source is not None and self.stays(source) and _walk(self.originals.get(source[0]), source[1]) is original
+        target = original if same else new
+        if type(original) is list and len(original) == len(new):
+            target[:] = [self.into(a, b, items.get(k)) for k, (a, b) in enumerate(zip(original, new))]
+            return target
+        if type(original) is dict and original.keys() == new.keys():
+            for key in new:
+                target[key] = self.into(original[key], new[key], items.get(key))
+            return target
+        if dataclasses.is_dataclass(original) and not type(original).__dataclass_params__.frozen:
+            for f in dataclasses.fields(original):
+                object.__setattr__(
+                    target, f.name, self.into(getattr(original, f.name), getattr(new, f.name), items.get(f.name))
+                )
+            return target
+        return new
+
+    def stays(self, source) -> bool:
+        """The received object at ``source`` is the statement's result there too."""
+        name, path = source
+        if name not in self.trees:  # an input the statement does not change
+            return True
+        node = self.tree_at(name, path)
+        return node is not None and node[0] == source
+
+    def tree_at(self, name, path):
+        node = self.trees.get(name)
         for key in path:
             if node is None:
                 return None
             node = node[1].get(key)
         return node
 
-    def stays(source) -> bool:
-        """The received object at ``source`` is the statement's result there too."""
-        name, path = source
-        if name not in trees:  # an input the statement does not change
-            return True
-        node = tree_at(name, path)
-        return node is not None and node[0] == source
 
-    def into(original, new, node):
-        if node is None or original is new or type(original) is not type(new):
-            return new
-        source, items = node
-        same = source is not None and stays(source) and walk(originals.get(source[0]), source[1]) is original
-        target = original if same else new
-        if type(original) is list and len(original) == len(new):
-            target[:] = [into(a, b, items.get(k)) for k, (a, b) in enumerate(zip(original, new))]
-            return target
-        if type(original) is dict and original.keys() == new.keys():
-            for key in new:
-                target[key] = into(original[key], new[key], items.get(key))
-            return target
-        if dataclasses.is_dataclass(original) and not type(original).__dataclass_params__.frozen:
-            for f in dataclasses.fields(original):
-                object.__setattr__(
-                    target, f.name, into(getattr(original, f.name), getattr(new, f.name), items.get(f.name))
-                )
-            return target
-        return new
-
-    return [
-        into(originals[name], value, trees[name]) if name in originals else value for name, value in zip(names, results)
-    ]
+def _walk(value, path):
+    """The object at ``path`` (keys, indexes, field names) inside ``value``."""
+    for key in path:
+        children = _children(value)
+        items = dict(children) if children is not None else {}
+        if key not in items:
+            return _MISSING_ITEM
+        value = items[key]
+    return value
 
 
 _MISSING_ITEM = object()
