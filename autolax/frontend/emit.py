@@ -107,7 +107,14 @@ class Emitter:
             self.blank()
         if lineno is not None:
             self.seen_lines.add(lineno)
-            self.flush(lineno if self._verbatim(s) else s.lineno + 1, indent)
+            if self._verbatim(s):
+                self.flush(lineno, indent)
+            elif isinstance(s, _COMPOUND):
+                self.flush(s.lineno + 1, indent)
+            else:
+                # A statement that stands for several (a branch written as a lambda in its
+                # ``ops.cond``): the comments of the lines it holds come before it.
+                self.flush(_last_line(s) + 1, indent)
         text = self._verbatim_text(s, indent)
         if text is not None:
             start = _first_line(self._verbatim(s))
@@ -218,6 +225,11 @@ def _first_line(node):
     if lineno is not None and decorators:
         return min([lineno] + [d.lineno for d in decorators])
     return lineno
+
+
+def _last_line(node) -> int:
+    """The last line any part of a (generated) statement was located at."""
+    return max(n.lineno for n in syntax.walk(node) if getattr(n, "lineno", None) is not None)
 
 
 def _same_kind(a: str, b: str) -> bool:

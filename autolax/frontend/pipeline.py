@@ -20,6 +20,7 @@ from autolax.frontend.passes import (
     aliases,
     attributes,
     bound_names,
+    branch_lambdas,
     break_statements,
     calls,
     caught_raises,
@@ -111,6 +112,8 @@ PASSES = (
     unbound_reads,
     # Needs the final form of every statement for its liveness/definedness analysis.
     control_flow,
+    # A branch function that only computes what it gives back becomes a lambda at its call.
+    branch_lambdas,
     # Last: wraps the whole body (once every op that may stage a check is in place).
     runtime_checks,
 )

@@ -36,15 +36,7 @@ GOLDEN = {
                 return n != 1
 
             def loop_body(n, steps):
-                def if_true(n):
-                    n = n // 2
-                    return n
-
-                def if_false(n):
-                    n = 3 * n + 1
-                    return n
-
-                n = ops.cond(n % 2 == 0, if_true, if_false, n, at='9')
+                n = ops.cond(n % 2 == 0, lambda n: n // 2, lambda n: 3 * n + 1, n, at='9')
                 steps += 1
                 return (n, steps)
 
@@ -53,15 +45,7 @@ GOLDEN = {
     """,
     g.early_return: """
         def early_return(x):
-            def if_true():
-                retval = 3.0 * x ** 2
-                return retval
-
-            def if_false():
-                retval = -4 * x
-                return retval
-
-            retval = ops.cond(x < 3, if_true, if_false, at='18 -> retval')
+            retval = ops.cond(x < 3, lambda: 3.0 * x ** 2, lambda: -4 * x, at='18 -> retval')
             return retval
     """,
     g.loop_index_after: """
@@ -101,15 +85,7 @@ GOLDEN = {
                 return ()
 
             i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
-
-            def if_true():
-                idx = ops.bound(i)
-                return idx
-
-            def if_false():
-                return idx
-
-            idx = ops.cond(exit_, if_true, if_false, at='39 -> idx')
+            idx = ops.cond(exit_, lambda: ops.bound(i), lambda: idx, at='39 -> idx')
             return idx
     """,
     g.skip_negative: """
@@ -121,10 +97,7 @@ GOLDEN = {
                     total += x
                     return total
 
-                def if_false(total):
-                    return total
-
-                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='48')
+                total = ops.cond(ops.not_(x < 0), if_true, lambda total: total, total, at='48')
                 return total
 
             total = ops.for_iter(xs, loop_body, total, at='47')
@@ -139,16 +112,7 @@ GOLDEN = {
                 return ()
 
             x, exit_ = ops.for_iter(xs, loop_body, (), loop_test, at='55; test: x')
-
-            def if_true():
-                retval = ops.bound(x)
-                return retval
-
-            def if_false():
-                retval = t
-                return retval
-
-            retval = ops.cond(exit_, if_true, if_false, at='56 -> retval')
+            retval = ops.cond(exit_, lambda: ops.bound(x), lambda: t, at='56 -> retval')
             return retval
     """,
     g.item_updates: """

@@ -32,19 +32,7 @@ DEFAULT = {
         """,
         """\
         def f(x):
-            def if_true():
-                y = x
-                return y
-
-            def if_true_1():
-                y = -x
-                return y
-
-            def if_false_1():
-                y = 0.0
-                return y
-
-            y = ops.cases([(x > 0, if_true), (lambda: x < -1, if_true_1)], if_false_1, at='golden.py:8 -> y; elif: 10')
+            y = ops.cases([(x > 0, lambda: x), (lambda: x < -1, lambda: -x)], lambda: 0.0, at='golden.py:8 -> y; elif: 10')
             return y
         """,
     ),
@@ -175,10 +163,7 @@ DEFAULT = {
                     total += x
                     return total
 
-                def if_false(total):
-                    return total
-
-                total = ops.cond(ops.not_(x < 0), if_true, if_false, total, at='golden.py:10')
+                total = ops.cond(ops.not_(x < 0), if_true, lambda total: total, total, at='golden.py:10')
                 return total
 
             total = ops.for_iter(xs, loop_body, total, at='golden.py:9')
@@ -202,16 +187,7 @@ DEFAULT = {
                 return ()
 
             x, exit_ = ops.for_iter(xs, loop_body, (), loop_test, at='golden.py:8; test: x')
-
-            def if_true():
-                retval = 1
-                return retval
-
-            def if_false():
-                retval = 0
-                return retval
-
-            retval = ops.cond(exit_, if_true, if_false, at='golden.py:9 -> retval')
+            retval = ops.cond(exit_, lambda: 1, lambda: 0, at='golden.py:9 -> retval')
             return retval
         """,
     ),
@@ -224,14 +200,7 @@ DEFAULT = {
         """,
         """\
         def f(x, y):
-            def if_true(x):
-                x = x + 1
-                return x
-
-            def if_false(x):
-                return x
-
-            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), if_true, if_false, x, at='golden.py:8')
+            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), lambda x: x + 1, lambda x: x, x, at='golden.py:8')
             return x
         """,
     ),
@@ -373,29 +342,15 @@ class Model:
     @jax.jit(static_argnums=0)
     def apply(self, x):
         # scale positives only
-        def if_true(x):
-            x = x * self.scale  # scaled
-            return x
-
-        def if_false(x):
-            return x
-
-        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16')
+        # scaled
+        x = ops.cond(x > 0, lambda x: x * self.scale, lambda x: x, x, at='model.py:16')
         return x
 
 
 def clamp(x, lo=0.0):
     """Clamp below."""
-
     # too small
-    def if_true():
-        x = lo
-        return x
-
-    def if_false():
-        return x
-
-    x = ops.cond(x < lo, if_true, if_false, at='model.py:24 -> x')
+    x = ops.cond(x < lo, lambda: lo, lambda: x, at='model.py:24 -> x')
     return x
 
 
@@ -416,19 +371,11 @@ def poly(x, n: int):
 @partial(jax.jit, static_argnames="k")
 @ops.options(strict=True)
 def pick(x, k):
-    def if_true():
-        retval = x + 1
-        return retval
-
-    def if_false():
-        retval = x - 1
-        return retval
-
-    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval')
+    retval = ops.cond(k == 'a', lambda: x + 1, lambda: x - 1, at='model.py:40 -> retval')
     return retval
 
 
-ops.source_lines('model.py', '71:mCFUEICMFGFUEMDEDIDGFIEeFIECHIEMH')
+ops.source_lines('model.py', '49:gCDACICIDACMDEDIDGFIEYCMH')
 
 
 def untouched(x):
@@ -453,29 +400,15 @@ class Model:
     @jax.jit(static_argnums=0)
     def apply(self, x):
         # scale positives only
-        def if_true(x):
-            x = x * self.scale  # scaled
-            return x
-
-        def if_false(x):
-            return x
-
-        x = ops.cond(x > 0, if_true, if_false, x, at='model.py:16')
+        # scaled
+        x = ops.cond(x > 0, lambda x: x * self.scale, lambda x: x, x, at='model.py:16')
         return x
 
 
 def clamp(x, lo=0.0):
     """Clamp below."""
-
     # too small
-    def if_true():
-        x = lo
-        return x
-
-    def if_false():
-        return x
-
-    x = ops.cond(x < lo, if_true, if_false, at='model.py:24 -> x')
+    x = ops.cond(x < lo, lambda: lo, lambda: x, at='model.py:24 -> x')
     return x
 
 
@@ -496,19 +429,11 @@ def poly(x, n: int):
 @partial(jax.jit, static_argnames="k")
 @ops.options(strict=True)
 def pick(x, k):
-    def if_true():
-        retval = x + 1
-        return retval
-
-    def if_false():
-        retval = x - 1
-        return retval
-
-    retval = ops.cond(k == 'a', if_true, if_false, at='model.py:40 -> retval')
+    retval = ops.cond(k == 'a', lambda: x + 1, lambda: x - 1, at='model.py:40 -> retval')
     return retval
 
 
-ops.source_lines('model.py', '71:mCFUEICMFGFUEMDEDIDGFIEeFIECHIEMH')
+ops.source_lines('model.py', '49:gCDACICIDACMDEDIDGFIEYCMH')
 
 
 def untouched(x):
