@@ -32,7 +32,9 @@ def functions(path: pathlib.Path) -> dict:
 
 def main(argv) -> int:
     folder = pathlib.Path(argv[0])
-    with tempfile.TemporaryDirectory() as tmp:
+    # The output beside the source, as in a project (``autolax convert src -o out``): the
+    # descriptors name the source by its path from the output (``../src/f.py:12``).
+    with tempfile.TemporaryDirectory(dir=folder.resolve().parent, prefix=".output_size_") as tmp:
         command = ["autolax", "convert", str(folder), "-o", f"{tmp}/out", "--all", *argv[1:]]
         subprocess.run(command, check=True, capture_output=True)
         source = output = changed = 0

@@ -128,7 +128,7 @@ class Emitter:
             self.compound(s, indent)
             self.last = "def_end" if is_def else "code"
         else:
-            for line in syntax.unparse(s).splitlines():
+            for line in _lines(s, indent):
                 self.add(indent + line, self.line)
             self.last = "code"
         self.line = outer
@@ -225,6 +225,72 @@ def _first_line(node):
     if lineno is not None and decorators:
         return min([lineno] + [d.lineno for d in decorators])
     return lineno
+
+
+# Lines of generated code are kept about this wide: a longer call of an ``ops`` function
+# (``ops.cases`` with its arms, ``ops.cond`` with branches written as lambdas) is broken
+# after its arguments, aligned after its parenthesis, one ``ops.cases`` arm per line.
+_WIDTH = 120
+
+
+def _lines(s, indent: str) -> list[str]:
+    """``s`` printed, a long ``ops`` call broken over lines (``_WIDTH``). A descriptor
+    (``at='...'``) counts as empty: where the text breaks does not depend on the file's name
+    (``to_source`` and the CLI break the same statement alike)."""
+    text = syntax.unparse(s)
+    call = getattr(s, "value", None)
+    at = next((k.value.value for k in getattr(call, "keywords", ()) if k.arg == "at"), None)
+    if "\n" in text or len(indent) + len(text) - len(repr(at or "")) <= _WIDTH:
+        return text.splitlines()
+    if isinstance(s, syntax.Assign):
+        head = " = ".join(_target(t) for t in s.targets) + " = "
+    elif isinstance(s, (syntax.Return, syntax.Expr)):
+        head = "return " if isinstance(s, syntax.Return) else ""
+    else:
+        return [text]
+    if not (
+        isinstance(call, syntax.Call)
+        and isinstance(call.func, syntax.Attribute)
+        and isinstance(call.func.value, syntax.Name)
+        and not any(isinstance(a, syntax.Starred) for a in call.args)
+        and all(k.arg is not None for k in call.keywords)
+    ):
+        return [text]
+    head += syntax.unparse(call.func) + "("
+    pad = " " * len(head)
+    # (text, width it counts for, whether it is lines of its own: ``ops.cases``' arms)
+    items = []
+    for k, arg in enumerate(call.args):
+        if k == 0 and isinstance(arg, syntax.List) and call.func.attr == "cases":
+            arms = [syntax.unparse(e) for e in arg.elts]  # one arm per line, aligned after `[`
+            items.append(("[" + (",\n" + pad + " ").join(arms) + "]", len(arms[0]) + 2 if arms else 2, True))
+        else:
+            piece = syntax.unparse(arg)
+            items.append((piece, len(piece), False))
+    for k in call.keywords:
+        piece = f"{k.arg}={syntax.unparse(k.value)}"
+        items.append((piece, len("at=''") if k.arg == "at" else len(piece), False))
+    lines, line = [], head
+    for n, (piece, width, own_lines) in enumerate(items):
+        piece += ")" if n == len(items) - 1 else ","
+        if line not in (head, pad) and len(indent) + len(line) + 2 + width > _WIDTH:
+            lines.append(line.rstrip())
+            line = pad
+        elif line not in (head, pad):
+            line += " "
+        line += piece
+        if own_lines:
+            *done, line = line.split("\n")
+            lines.extend(done)
+    lines.append(line)
+    return lines
+
+
+def _target(node) -> str:
+    """An assignment's target as written: ``a, b``, not ``(a, b)``."""
+    if isinstance(node, syntax.Tuple) and node.elts:
+        return ", ".join(syntax.unparse(e) for e in node.elts)
+    return syntax.unparse(node)
 
 
 def _last_line(node) -> int:

@@ -27,6 +27,7 @@ from autolax.frontend.passes import (
     continue_statements,
     control_flow,
     desugar,
+    direct_returns,
     effects,
     exceptions,
     finally_jumps,
@@ -112,6 +113,10 @@ PASSES = (
     unbound_reads,
     # Needs the final form of every statement for its liveness/definedness analysis.
     control_flow,
+    # `retval = <value>; return retval` ending a function (made by the return lowering and
+    # control_flow) becomes `return <value>`: before branch_lambdas, which then sees
+    # `def if_true(): return <value>`.
+    direct_returns,
     # A branch function that only computes what it gives back becomes a lambda at its call.
     branch_lambdas,
     # Last: wraps the whole body (once every op that may stage a check is in place).

@@ -32,21 +32,17 @@ GOLDEN = {
         def collatz_steps(n):
             steps = 0
 
-            def loop_test(n, steps):
-                return n != 1
-
             def loop_body(n, steps):
                 n = ops.cond(n % 2 == 0, lambda n: n // 2, lambda n: 3 * n + 1, n, at='9')
                 steps += 1
                 return (n, steps)
 
-            n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='8')
+            n, steps = ops.while_loop(lambda n, steps: n != 1, loop_body, (n, steps), at='8')
             return steps
     """,
     g.early_return: """
         def early_return(x):
-            retval = ops.cond(x < 3, lambda: 3.0 * x ** 2, lambda: -4 * x, at='18 -> retval')
-            return retval
+            return ops.cond(x < 3, lambda: 3.0 * x ** 2, lambda: -4 * x, at='18 -> retval')
     """,
     g.loop_index_after: """
         @ops.function(checks=True)
@@ -77,14 +73,7 @@ GOLDEN = {
         @ops.function
         def first_negative(xs):
             idx = -1
-
-            def loop_test(i):
-                return ops.not_(xs[i] < 0)
-
-            def loop_body(i):
-                return ()
-
-            i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
+            i, exit_ = ops.for_range(0, xs.shape[0], 1, lambda i: (), (), lambda i: ops.not_(xs[i] < 0), at='38; test: i')
             idx = ops.cond(exit_, lambda: ops.bound(i), lambda: idx, at='39 -> idx')
             return idx
     """,
@@ -105,15 +94,8 @@ GOLDEN = {
     """,
     g.return_in_loop: """
         def return_in_loop(xs, t):
-            def loop_test(x):
-                return ops.not_(x > t)
-
-            def loop_body(x):
-                return ()
-
-            x, exit_ = ops.for_iter(xs, loop_body, (), loop_test, at='55; test: x')
-            retval = ops.cond(exit_, lambda: ops.bound(x), lambda: t, at='56 -> retval')
-            return retval
+            x, exit_ = ops.for_iter(xs, lambda x: (), (), lambda x: ops.not_(x > t), at='55; test: x')
+            return ops.cond(exit_, lambda: ops.bound(x), lambda: t, at='56 -> retval')
     """,
     g.item_updates: """
         @ops.function
@@ -128,12 +110,7 @@ GOLDEN = {
     g.appends: """
         def appends(xs):
             out = []
-
-            def loop_body(x, out):
-                out = ops.append(out, x * 2)
-                return out
-
-            out = ops.for_iter(xs, loop_body, out, at='70')
+            out = ops.for_iter(xs, lambda x, out: ops.append(out, x * 2), out, at='70')
             return ops.stack(jnp.stack, out)
     """,
     g.calls_and_print: """
@@ -154,12 +131,7 @@ GOLDEN = {
         @ops.function(checks=True)
         def first_assigned_in_loop(xs):
             last = ops.undefined('last')
-
-            def loop_body(x, last):
-                last = x
-                return last
-
-            last = ops.for_iter(xs, loop_body, last, at='92')
+            last = ops.for_iter(xs, lambda x, last: x, last, at='92')
             return ops.assigned(last)
     """,
 }

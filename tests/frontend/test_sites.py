@@ -137,7 +137,7 @@ def test_clauses_the_call_already_says_are_left_out(tmp_path):
     from paths import check_all_paths
 
     line = _operands_out.__code__.co_firstlineno
-    assert f"x = ops.cond(y > 0, if_true, if_false, x, at='{line + 1}')" in autolax.to_source(_operands_out)
+    assert f"x = ops.cond(y > 0, lambda x: x * 2, lambda x: x, x, at='{line + 1}')" in autolax.to_source(_operands_out)
     source = autolax.to_source(_users_retval)
     found = re.findall(r"at='([^']*)'", source)
     assert found and all(text.endswith("; return: retval_1") for text in found), found

@@ -49,15 +49,12 @@ DEFAULT = {
         def f(n):
             steps = 0
 
-            def loop_test(n, steps):
-                return n > 1
-
             def loop_body(n, steps):
                 n = n // 2
                 steps += 1
                 return (n, steps)
 
-            n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='golden.py:9')
+            n, steps = ops.while_loop(lambda n, steps: n > 1, loop_body, (n, steps), at='golden.py:9')
             return steps
         """,
     ),
@@ -70,11 +67,7 @@ DEFAULT = {
         """,
         """\
         def f(x, n):
-            def loop_body(i, x):
-                x = x * 2 + i
-                return x
-
-            x = ops.for_range(0, n, 1, loop_body, x, at='golden.py:8')
+            x = ops.for_range(0, n, 1, lambda i, x: x * 2 + i, x, at='golden.py:8')
             return x
         """,
     ),
@@ -133,14 +126,11 @@ DEFAULT = {
         def f(xs):
             total = 0.0
 
-            def loop_test(x, total):
-                return ops.not_(x < 0)
-
             def loop_body(x, total):
                 total += x
                 return total
 
-            total, x, exit_ = ops.for_iter(xs, loop_body, total, loop_test, at='golden.py:9; test: x')
+            total, x, exit_ = ops.for_iter(xs, loop_body, total, lambda x, total: ops.not_(x < 0), at='golden.py:9; test: x')
             return total
         """,
     ),
@@ -180,15 +170,8 @@ DEFAULT = {
         """,
         """\
         def f(xs, t):
-            def loop_test(x):
-                return ops.not_(x > t)
-
-            def loop_body(x):
-                return ()
-
-            x, exit_ = ops.for_iter(xs, loop_body, (), loop_test, at='golden.py:8; test: x')
-            retval = ops.cond(exit_, lambda: 1, lambda: 0, at='golden.py:9 -> retval')
-            return retval
+            x, exit_ = ops.for_iter(xs, lambda x: (), (), lambda x: ops.not_(x > t), at='golden.py:8; test: x')
+            return ops.cond(exit_, lambda: 1, lambda: 0, at='golden.py:9 -> retval')
         """,
     ),
     "and_or_not": (
@@ -200,7 +183,8 @@ DEFAULT = {
         """,
         """\
         def f(x, y):
-            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), lambda x: x + 1, lambda x: x, x, at='golden.py:8')
+            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), lambda x: x + 1, lambda x: x, x,
+                         at='golden.py:8')
             return x
         """,
     ),
@@ -241,12 +225,7 @@ DEFAULT = {
         """\
         def f(x):
             out = []
-
-            def loop_body(i, out):
-                out = ops.append(out, x * i)
-                return out
-
-            out = ops.for_range(0, 3, 1, loop_body, out, at='golden.py:9')
+            out = ops.for_range(0, 3, 1, lambda i, out: ops.append(out, x * i), out, at='golden.py:9')
             return ops.stack(jnp.stack, out)
         """,
     ),
@@ -359,23 +338,17 @@ def clamp(x, lo=0.0):
 @ops.function
 def poly(x, n: int):
     total = jnp.zeros_like(x)
-
-    def loop_body(i, total):
-        total = total + x ** i
-        return total
-
-    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    total = ops.for_range(0, n, 1, lambda i, total: total + x ** i, total, at='model.py:32')
     return total
 
 
 @partial(jax.jit, static_argnames="k")
 @ops.options(strict=True)
 def pick(x, k):
-    retval = ops.cond(k == 'a', lambda: x + 1, lambda: x - 1, at='model.py:40 -> retval')
-    return retval
+    return ops.cond(k == 'a', lambda: x + 1, lambda: x - 1, at='model.py:40 -> retval')
 
 
-ops.source_lines('model.py', '49:gCDACICIDACMDEDIDGFIEYCMH')
+ops.source_lines('model.py', '43:gCDACICIDACMDEDICkBD')
 
 
 def untouched(x):
@@ -417,23 +390,17 @@ def clamp(x, lo=0.0):
 @ops.function
 def poly(x, n: int):
     total = jnp.zeros_like(x)
-
-    def loop_body(i, total):
-        total = total + x ** i
-        return total
-
-    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
+    total = ops.for_range(0, n, 1, lambda i, total: total + x ** i, total, at='model.py:32')
     return total
 
 
 @partial(jax.jit, static_argnames="k")
 @ops.options(strict=True)
 def pick(x, k):
-    retval = ops.cond(k == 'a', lambda: x + 1, lambda: x - 1, at='model.py:40 -> retval')
-    return retval
+    return ops.cond(k == 'a', lambda: x + 1, lambda: x - 1, at='model.py:40 -> retval')
 
 
-ops.source_lines('model.py', '49:gCDACICIDACMDEDIDGFIEYCMH')
+ops.source_lines('model.py', '43:gCDACICIDACMDEDICkBD')
 
 
 def untouched(x):

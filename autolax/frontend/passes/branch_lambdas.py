@@ -1,5 +1,5 @@
-"""A branch function that only computes what it gives back becomes a ``lambda`` at its call,
-as one writes ``lax.cond`` by hand:
+"""A branch or loop function that only computes what it gives back becomes a ``lambda`` at
+its call, as one writes ``lax.cond`` and ``lax.fori_loop`` by hand:
 
     def if_true():
         y = -x
@@ -10,16 +10,20 @@ as one writes ``lax.cond`` by hand:
 
     y = ops.cond(x < 0, if_true, if_false, at='2 -> y')
 
-A branch function (``control_flow``'s ``if_true`` / ``if_false``, an ``elif`` arm) qualifies
-where its body is assignments of names (``a = v``, ``a, b = v, w``) and its ``return``: each
-value reads only what the function was given or reads from outside (nothing the body
-assigned), each assigned name is given back once, and the function is named nowhere but in
-its ``ops.cond`` / ``ops.cases`` call. Values are computed in the order they are given back,
-so that order must be the order Python computes them in, unless all of them but one are
-names or constants (``s, n = -1, n - 1`` given back as ``(n - 1, -1)``). The ``lambda``
-takes the function's parameters and is located where the function was: the same calls run
-with the same operands (the jaxpr is the same). A branch with a statement of any other kind,
-or a long expression, stays a function.
+    def loop_test(n, steps):
+        return n != 1          ->      n, steps = ops.while_loop(lambda n, steps: n != 1, loop_body, ...)
+
+A function ``control_flow`` made (``if_true`` / ``if_false``, an ``elif`` arm, a loop's
+``loop_test`` or ``loop_body``) qualifies where its body is assignments of names (``a = v``,
+``a, b = v, w``) and its ``return``: each value reads only what the function was given or
+reads from outside (nothing the body assigned), each assigned name is given back once, and
+the function is named nowhere but in its ``ops.cond`` / ``ops.cases`` / loop call. Values
+are computed in the order they are given back, so that order must be the order Python
+computes them in, unless all of them but one are names or constants (``s, n = -1, n - 1``
+given back as ``(n - 1, -1)``). The ``lambda`` takes the function's parameters and is
+located where the function was: the same calls run with the same operands (the jaxpr is the
+same). A function with a statement of any other kind, or whose lambda would print longer
+than ``_MAX_WIDTH``, stays a function.
 """
 
 from __future__ import annotations
@@ -98,6 +102,11 @@ EXAMPLES = (
 # A branch is written inline when what it gives back is at most this many nodes (``a + b``
 # is four): a longer expression reads better as the function it was.
 _MAX_NODES = 24
+# ... and when the lambda prints in at most this many characters (the printer puts each
+# ``ops.cases`` arm on a line of its own: ``emit._lines``).
+_MAX_WIDTH = 60
+# The loop ops whose test function (``loop_test``: ``return <test>`` alone) is written inline.
+_LOOPS = frozenset({"while_loop", "for_iter", "for_range"})
 _NOT_IN_LAMBDA = (syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await)
 
 
@@ -130,6 +139,10 @@ def _inline(fn) -> syntax.Lambda | None:
             values[target] = value
             order.append(target)
     result = fn.body[-1].value
+    if not values:  # `return <expression>` alone (a loop's test)
+        if any(isinstance(n, _NOT_IN_LAMBDA) for n in syntax.walk(result)) or _size(result) > _MAX_NODES:
+            return None
+        return syntax.copy_location(syntax.lambda_(result, syntax.param_names(args)), fn)
     given = result.elts if isinstance(result, syntax.Tuple) else [result]
     if not all(isinstance(g, syntax.Name) for g in given):
         return None
@@ -142,9 +155,13 @@ def _inline(fn) -> syntax.Lambda | None:
         body = syntax.Tuple(elts=[values.get(g.id, g) for g in given], ctx=syntax.Load())
     else:
         body = values.get(result.id, result)
-    if sum(1 for _ in syntax.walk(body)) > _MAX_NODES:
+    if _size(body) > _MAX_NODES:
         return None
     return syntax.copy_location(syntax.lambda_(body, syntax.param_names(args)), fn)
+
+
+def _size(node) -> int:
+    return sum(1 for _ in syntax.walk(node))
 
 
 def _plain(value) -> bool:
@@ -205,9 +222,12 @@ class _Inliner:
             for slot, ref in _branch_refs(call, self.ops):
                 fn = candidates.get(ref.id)
                 new = _inline(fn) if fn is not None else None
-                if new is not None:
-                    slot(new)
-                    inlined.add(fn.name)
+                if new is None:
+                    continue
+                if len(syntax.unparse(new)) > _MAX_WIDTH:
+                    continue  # a long lambda reads better as the function it was
+                slot(new)
+                inlined.add(fn.name)
         return [s for s in stmts if not (isinstance(s, syntax.FunctionDef) and s.name in inlined)]
 
 
@@ -223,7 +243,9 @@ def _branch_refs(call, ops):
         return []
     args = call.args
     places = []
-    if call.func.attr == "cond" and len(args) >= 3:
+    if call.func.attr in _LOOPS:
+        places = [(args, k) for k in range(len(args))]  # its test (``loop_test``)
+    elif call.func.attr == "cond" and len(args) >= 3:
         places = [(args, 1), (args, 2)]
     elif call.func.attr == "cases" and len(args) >= 2 and isinstance(args[0], syntax.List):
         places = [(arm.elts, 1) for arm in args[0].elts if isinstance(arm, syntax.Tuple) and len(arm.elts) == 2]

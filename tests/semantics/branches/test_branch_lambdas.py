@@ -82,7 +82,8 @@ def test_values_are_computed_in_pythons_order(tmp_path):
 def test_a_branch_that_only_computes_is_a_lambda_and_the_rest_stay_functions():
     assert "x = ops.cond(x < lo, lambda: lo, lambda: x, at=" in autolax.to_source(clamp)
     text = autolax.to_source(pair)
-    assert "lambda n: (n - 1, -1)" in text and "def if_" not in text
+    assert "lambda n: (n - 1, -1)" in text
+    assert "lambda: 0, lambda: 1" in text  # the `elif`, inside the `else` branch
     # Two values that may raise, given back in another order than computed: functions.
     assert "def if_true" in autolax.to_source(order_shows)
     # `z = y + 1` reads the `y` the branch assigned.
