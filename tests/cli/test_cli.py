@@ -164,7 +164,7 @@ def test_stdout_without_output(tmp_path, capsys):
     assert cli.main(["convert", str(src)]) == 0
     out = capsys.readouterr().out
     assert "@jax.jit\ndef collatz_steps(n):" in out
-    assert "n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='m.py:9')" in out  # beside the source
+    assert "n, steps = ops.while_loop(lambda n, steps: n != 1, loop_body, (n, steps), at='m.py:9')" in out  # beside the source
     assert "from autolax.runtime import ops\n" in out and "import autolax\n" not in out
     assert digest(src) == before  # the input is never modified
 
@@ -286,7 +286,7 @@ def test_diff(tmp_path, capsys):
     assert diff.startswith(f"--- {src}\n+++ {src}\n@@ ")
     assert "\n-@autolax.jit\n+@jax.jit\n" in diff
     assert "\n-import autolax\n+import jax\n+from autolax.runtime import ops\n" in diff
-    assert "\n+    n, steps = ops.while_loop(loop_test, loop_body, (n, steps), at='m.py:9')\n" in diff
+    assert "\n+    n, steps = ops.while_loop(lambda n, steps: n != 1, loop_body, (n, steps), at='m.py:9')\n" in diff
     out = tmp_path / "o.py"
     assert cli.main(["convert", "--diff", str(src), "-o", str(out)]) == 0
     assert capsys.readouterr().out.startswith(f"--- /dev/null\n+++ {out}\n")
@@ -418,7 +418,7 @@ def test_python_m_autolax_convert(tmp_path):
     out = tmp_path / "o.py"
     result = _autolax("convert", "--standalone", str(src), "-o", str(out))
     assert result.returncode == 0, result.stderr
-    assert "ops.while_loop(loop_test, loop_body, (n, steps)" in out.read_text()
+    assert "ops.while_loop(lambda n, steps: n != 1, loop_body, (n, steps)" in out.read_text()
     assert (tmp_path / "autolax_runtime" / "ops" / "loops.py").is_file()
     bad = write(tmp_path / "bad.py", "def f(:\n")
     result = _autolax("convert", str(bad))

@@ -73,7 +73,14 @@ GOLDEN = {
         @ops.function
         def first_negative(xs):
             idx = -1
-            i, exit_ = ops.for_range(0, xs.shape[0], 1, lambda i: (), (), lambda i: ops.not_(xs[i] < 0), at='38; test: i')
+
+            def loop_test(i):
+                return ops.not_(xs[i] < 0)
+
+            def loop_body(i):
+                return ()
+
+            i, exit_ = ops.for_range(0, xs.shape[0], 1, loop_body, (), loop_test, at='38; test: i')
             idx = ops.cond(exit_, lambda: ops.bound(i), lambda: idx, at='39 -> idx')
             return idx
     """,
@@ -94,7 +101,13 @@ GOLDEN = {
     """,
     g.return_in_loop: """
         def return_in_loop(xs, t):
-            x, exit_ = ops.for_iter(xs, lambda x: (), (), lambda x: ops.not_(x > t), at='55; test: x')
+            def loop_test(x):
+                return ops.not_(x > t)
+
+            def loop_body(x):
+                return ()
+
+            x, exit_ = ops.for_iter(xs, loop_body, (), loop_test, at='55; test: x')
             return ops.cond(exit_, lambda: ops.bound(x), lambda: t, at='56 -> retval')
     """,
     g.item_updates: """
@@ -110,7 +123,12 @@ GOLDEN = {
     g.appends: """
         def appends(xs):
             out = []
-            out = ops.for_iter(xs, lambda x, out: ops.append(out, x * 2), out, at='70')
+
+            def loop_body(x, out):
+                out = ops.append(out, x * 2)
+                return out
+
+            out = ops.for_iter(xs, loop_body, out, at='70')
             return ops.stack(jnp.stack, out)
     """,
     g.calls_and_print: """
@@ -131,7 +149,12 @@ GOLDEN = {
         @ops.function(checks=True)
         def first_assigned_in_loop(xs):
             last = ops.undefined('last')
-            last = ops.for_iter(xs, lambda x, last: x, last, at='92')
+
+            def loop_body(x, last):
+                last = x
+                return last
+
+            last = ops.for_iter(xs, loop_body, last, at='92')
             return ops.assigned(last)
     """,
 }

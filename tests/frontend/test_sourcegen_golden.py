@@ -67,7 +67,11 @@ DEFAULT = {
         """,
         """\
         def f(x, n):
-            x = ops.for_range(0, n, 1, lambda i, x: x * 2 + i, x, at='golden.py:8')
+            def loop_body(i, x):
+                x = x * 2 + i
+                return x
+
+            x = ops.for_range(0, n, 1, loop_body, x, at='golden.py:8')
             return x
         """,
     ),
@@ -126,11 +130,14 @@ DEFAULT = {
         def f(xs):
             total = 0.0
 
+            def loop_test(x, total):
+                return ops.not_(x < 0)
+
             def loop_body(x, total):
                 total += x
                 return total
 
-            total, x, exit_ = ops.for_iter(xs, loop_body, total, lambda x, total: ops.not_(x < 0), at='golden.py:9; test: x')
+            total, x, exit_ = ops.for_iter(xs, loop_body, total, loop_test, at='golden.py:9; test: x')
             return total
         """,
     ),
@@ -170,7 +177,13 @@ DEFAULT = {
         """,
         """\
         def f(xs, t):
-            x, exit_ = ops.for_iter(xs, lambda x: (), (), lambda x: ops.not_(x > t), at='golden.py:8; test: x')
+            def loop_test(x):
+                return ops.not_(x > t)
+
+            def loop_body(x):
+                return ()
+
+            x, exit_ = ops.for_iter(xs, loop_body, (), loop_test, at='golden.py:8; test: x')
             return ops.cond(exit_, lambda: 1, lambda: 0, at='golden.py:9 -> retval')
         """,
     ),
@@ -225,7 +238,12 @@ DEFAULT = {
         """\
         def f(x):
             out = []
-            out = ops.for_range(0, 3, 1, lambda i, out: ops.append(out, x * i), out, at='golden.py:9')
+
+            def loop_body(i, out):
+                out = ops.append(out, x * i)
+                return out
+
+            out = ops.for_range(0, 3, 1, loop_body, out, at='golden.py:9')
             return ops.stack(jnp.stack, out)
         """,
     ),
@@ -338,7 +356,12 @@ def clamp(x, lo=0.0):
 @ops.function
 def poly(x, n: int):
     total = jnp.zeros_like(x)
-    total = ops.for_range(0, n, 1, lambda i, total: total + x ** i, total, at='model.py:32')
+
+    def loop_body(i, total):
+        total = total + x ** i
+        return total
+
+    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
     return total
 
 
@@ -348,7 +371,7 @@ def pick(x, k):
     return ops.cond(k == 'a', lambda: x + 1, lambda: x - 1, at='model.py:40 -> retval')
 
 
-ops.source_lines('model.py', '43:gCDACICIDACMDEDICkBD')
+ops.source_lines('model.py', '48:gCDACICIDACMDEDIDGFIEkBD')
 
 
 def untouched(x):
@@ -390,7 +413,12 @@ def clamp(x, lo=0.0):
 @ops.function
 def poly(x, n: int):
     total = jnp.zeros_like(x)
-    total = ops.for_range(0, n, 1, lambda i, total: total + x ** i, total, at='model.py:32')
+
+    def loop_body(i, total):
+        total = total + x ** i
+        return total
+
+    total = ops.for_range(0, n, 1, loop_body, total, at='model.py:32')
     return total
 
 
@@ -400,7 +428,7 @@ def pick(x, k):
     return ops.cond(k == 'a', lambda: x + 1, lambda: x - 1, at='model.py:40 -> retval')
 
 
-ops.source_lines('model.py', '43:gCDACICIDACMDEDICkBD')
+ops.source_lines('model.py', '48:gCDACICIDACMDEDIDGFIEkBD')
 
 
 def untouched(x):

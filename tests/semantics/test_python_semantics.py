@@ -1540,10 +1540,12 @@ def test_elif_chain_in_a_loop_body_carries_what_its_arms_change(tmp_path):
 
 def test_elif_chain_is_one_cases_call_with_its_arms_side_by_side():
     source = autolax.to_source(chain_with_printing_tests)
-    assert "ops.cases([(x > 5.0, if_true), (lambda: ops.call(noisy_test, x, 2.0), if_true_1), " in source, source
-    assert "elif: " in source
-    # The branch functions sit at one level: no `def` inside another.
-    assert len({len(line) - len(line.lstrip()) for line in source.splitlines() if "def if_" in line}) == 1, source
+    # One call, its arms side by side (one per line: a branch that only gives back a value
+    # is a lambda), nothing nested.
+    assert "ops.cases([(x > 5.0, lambda: 5.0),\n" in source, source
+    assert "(lambda: ops.call(noisy_test, x, 2.0), lambda: 2.0),\n" in source, source
+    assert "elif: " in source and source.count("ops.cases(") == 1 and "ops.cond(" not in source
+    assert "def if_" not in source, source
 
 
 def elif_test_reading_a_branch_parameter(x, y):
@@ -1561,7 +1563,7 @@ def test_elif_test_reading_what_the_branches_take_gets_the_false_branch_operands
     # `y > 0.0` reads `y`, which the branches take: the test takes it too, as the nested
     # `if_false` of the `elif` did.
     check_all_paths(elif_test_reading_a_branch_parameter, x, y, tmp_dir=tmp_path)
-    assert "(lambda y: y > 0.0, if_true_1)" in autolax.to_source(elif_test_reading_a_branch_parameter)
+    assert "(lambda y: y > 0.0, lambda y: y * 2.0)" in autolax.to_source(elif_test_reading_a_branch_parameter)
 
 
 def elif_test_changing_a_local_list(x):

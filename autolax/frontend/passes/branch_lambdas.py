@@ -1,5 +1,5 @@
-"""A branch or loop function that only computes what it gives back becomes a ``lambda`` at
-its call, as one writes ``lax.cond`` and ``lax.fori_loop`` by hand:
+"""A branch, or a ``while`` loop's test, that only computes what it gives back becomes a
+``lambda`` at its call, as one writes ``lax.cond`` and ``lax.while_loop`` by hand:
 
     def if_true():
         y = -x
@@ -13,8 +13,8 @@ its call, as one writes ``lax.cond`` and ``lax.fori_loop`` by hand:
     def loop_test(n, steps):
         return n != 1          ->      n, steps = ops.while_loop(lambda n, steps: n != 1, loop_body, ...)
 
-A function ``control_flow`` made (``if_true`` / ``if_false``, an ``elif`` arm, a loop's
-``loop_test`` or ``loop_body``) qualifies where its body is assignments of names (``a = v``,
+A function ``control_flow`` made (``if_true`` / ``if_false``, an ``elif`` arm, a ``while``
+loop's ``loop_test``) qualifies where its body is assignments of names (``a = v``,
 ``a, b = v, w``) and its ``return``: each value reads only what the function was given or
 reads from outside (nothing the body assigned), each assigned name is given back once, and
 the function is named nowhere but in its ``ops.cond`` / ``ops.cases`` / loop call. Values
@@ -105,7 +105,8 @@ _MAX_NODES = 24
 # ... and when the lambda prints in at most this many characters (the printer puts each
 # ``ops.cases`` arm on a line of its own: ``emit._lines``).
 _MAX_WIDTH = 60
-# The loop ops whose test function (``loop_test``: ``return <test>`` alone) is written inline.
+# The loop ops: a ``while`` loop's test (``loop_test``: ``return <test>`` alone, on the loop's
+# own line) is written inline.
 _LOOPS = frozenset({"while_loop", "for_iter", "for_range"})
 _NOT_IN_LAMBDA = (syntax.NamedExpr, syntax.Yield, syntax.YieldFrom, syntax.Await)
 
@@ -221,6 +222,15 @@ class _Inliner:
             call = getattr(stmt, "value", None)
             for slot, ref in _branch_refs(call, self.ops):
                 fn = candidates.get(ref.id)
+                if (
+                    fn is not None
+                    and call.func.attr in _LOOPS
+                    and (call.func.attr != "while_loop" or len(fn.body) != 1)
+                ):
+                    # A loop's body, and a `for` loop's exit test (an `if` of its body), stay
+                    # functions: an error in them names their own lines (the CLI's line map
+                    # gives the lines of the written file, one source line each).
+                    continue
                 new = _inline(fn) if fn is not None else None
                 if new is None:
                     continue
