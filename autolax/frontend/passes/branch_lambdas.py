@@ -17,7 +17,8 @@ A function ``control_flow`` made (``if_true`` / ``if_false``, an ``elif`` arm, a
 loop's ``loop_test``) qualifies where its body is assignments of names (``a = v``,
 ``a, b = v, w``) and its ``return``: each value reads only what the function was given or
 reads from outside (nothing the body assigned), each assigned name is given back once, and
-the function is named nowhere but in its ``ops.cond`` / ``ops.cases`` / loop call. Values
+the function is named nowhere but in its ``ops.cond`` / ``ops.cases`` / loop call
+(``anno.ONLY_IN_CALL``, which ``control_flow`` sets). Values
 are computed in the order they are given back, so that order must be the order Python
 computes them in, unless all of them but one are names or constants (``s, n = -1, n - 1``
 given back as ``(n - 1, -1)``). The ``lambda`` takes the function's parameters and is
@@ -28,7 +29,7 @@ than ``_MAX_WIDTH``, stays a function.
 
 from __future__ import annotations
 
-from autolax.frontend.transpile import syntax
+from autolax.frontend.transpile import anno, syntax
 from autolax.frontend.transpile.blocks import map_blocks
 
 # Runs on every function (what it looks for, control_flow made: ``features`` cannot see it).
@@ -161,6 +162,24 @@ def _inline(fn) -> syntax.Lambda | None:
     return syntax.copy_location(syntax.lambda_(body, syntax.param_names(args)), fn)
 
 
+def _width(node) -> int:
+    """About how many characters ``node`` prints as (without printing it: conversion time)."""
+    width = 0
+    for n in syntax.walk(node):
+        kind = n.__class__
+        if kind is syntax.Name:
+            width += len(n.id) + 2  # (`, ` or an operator around it)
+        elif kind is syntax.Constant:
+            width += len(repr(n.value))
+        elif kind is syntax.Attribute:
+            width += len(n.attr) + 1
+        elif kind is syntax.Lambda:
+            width += 8
+        elif kind in (syntax.Call, syntax.Tuple, syntax.Subscript, syntax.BinOp, syntax.Compare, syntax.UnaryOp):
+            width += 2
+    return width
+
+
 def _size(node) -> int:
     return sum(1 for _ in syntax.walk(node))
 
@@ -190,19 +209,8 @@ def _pairs(stmt):
 
 
 class _Inliner:
-    def __init__(self, fn_node, generated, ops):
-        self.fn_node, self.generated, self.ops = fn_node, generated, ops
-        self._loads = None
-
-    @property
-    def loads(self) -> dict:
-        """How many times the function reads each name (counted once, where needed)."""
-        if self._loads is None:
-            self._loads = {}
-            for n in syntax.walk(self.fn_node):
-                if isinstance(n, syntax.Name) and isinstance(n.ctx, syntax.Load):
-                    self._loads[n.id] = self._loads.get(n.id, 0) + 1
-        return self._loads
+    def __init__(self, ops):
+        self.ops = ops
 
     def block(self, stmts) -> list:
         for stmt in stmts:
@@ -210,11 +218,7 @@ class _Inliner:
                 stmt.body = self.block(stmt.body)
             elif not isinstance(stmt, syntax.ClassDef):
                 map_blocks(stmt, self.block)
-        candidates = {
-            s.name: s
-            for s in stmts
-            if isinstance(s, syntax.FunctionDef) and s.name in self.generated and self.loads.get(s.name) == 1
-        }
+        candidates = {s.name: s for s in stmts if isinstance(s, syntax.FunctionDef) and anno.get(s, anno.ONLY_IN_CALL)}
         if not candidates:
             return stmts
         inlined = set()
@@ -234,7 +238,7 @@ class _Inliner:
                 new = _inline(fn) if fn is not None else None
                 if new is None:
                     continue
-                if len(syntax.unparse(new)) > _MAX_WIDTH:
+                if _width(new) > _MAX_WIDTH:
                     continue  # a long lambda reads better as the function it was
                 slot(new)
                 inlined.add(fn.name)
@@ -268,5 +272,5 @@ def _branch_refs(call, ops):
 
 
 def transform(fn_node, ctx):
-    fn_node.body = _Inliner(fn_node, ctx.namer.generated, ctx.ops).block(fn_node.body)
+    fn_node.body = _Inliner(ctx.ops).block(fn_node.body)
     return fn_node

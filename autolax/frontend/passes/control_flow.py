@@ -887,6 +887,9 @@ class _FunctionConverter:
         self.sync_cells(stmts[:2])
         if self.in_try:  # for ops.raised_state (keep_on_raise)
             self.name_cells(stmts, branches=True)
+        else:
+            for fn in stmts[:2]:
+                anno.set(fn, anno.ONLY_IN_CALL, True)
         return inits + self.keep_on_raise(self.chain(node, stmts, params, orelse), params, if_true, node)
 
     def chain(self, node, stmts, params, orelse):
@@ -985,6 +988,8 @@ class _FunctionConverter:
         )
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         self.name_cells(stmts)
+        if not self.in_try:
+            anno.set(stmts[0], anno.ONLY_IN_CALL, True)  # loop_test (only the while loop's is inlined)
         return inits + self.keep_on_raise(stmts, state, loop_body, node)
 
     # ------------------------------------------------------------------ for

@@ -14,6 +14,7 @@ after it, so no code can tell the difference.
 from __future__ import annotations
 
 from autolax.frontend.transpile import syntax
+from autolax.frontend.transpile.blocks import map_blocks
 
 # Runs on every function: the name it looks for, the return lowering made.
 NEEDS = None
@@ -65,7 +66,14 @@ def _returned(stmts, generated):
 
 def transform(fn_node, ctx):
     generated = ctx.namer.generated
-    for node in syntax.walk(fn_node):
-        if isinstance(node, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
-            node.body = _returned(node.body, generated)
+
+    def block(stmts):  # statements only: a function is a statement of the block it is in
+        for stmt in stmts:
+            if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
+                stmt.body = _returned(block(stmt.body), generated)
+            elif not isinstance(stmt, syntax.ClassDef):
+                map_blocks(stmt, block)
+        return stmts
+
+    fn_node.body = _returned(block(fn_node.body), generated)
     return fn_node

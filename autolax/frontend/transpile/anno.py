@@ -25,6 +25,9 @@ GENERATED_FLAG = "generated_flag"  # Name assigned by jump lowering ("break", "r
 # lowering, or guarded by `if not flag:`): (the jump's keyword, its line, "body" or "orelse")
 SKIPPED_BY = "skipped_by"
 LOOP_OPTIONS = "loop_options"  # For/While: {"max_steps": 4096} from autolax.loop_options
+# FunctionDef: a branch or loop-test function control_flow made, named only in its op's call
+# (no ``ops.raised_state`` around it): branch_lambdas may write it inline.
+ONLY_IN_CALL = "only_in_call"
 THUNK = "thunk"  # Lambda: generated, called at once by the op it is passed to (not a closure)
 # IfExp inside a `try`: the exception type expressions its handlers catch (passes.exceptions)
 CAUGHT_BY = "caught_by"
