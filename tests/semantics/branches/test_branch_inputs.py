@@ -12,56 +12,12 @@ import ast
 import inspect
 import textwrap
 
-import jax
 import jax.numpy as jnp
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 import autolax
 from autolax.cli import Options, convert_source
-from paths import PATHS, _capture, agrees, run, standalone_module
-
-EVERY_PATH = (*PATHS, "standalone", "magic")
-
-
-@pytest.fixture(scope="module")
-def ip():
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    shell = InteractiveShell.instance(config=config)
-    shell.reset()
-    shell.run_cell("%load_ext autolax").raise_error()
-    yield shell
-    shell.extension_manager.unload_extension("autolax")
-    shell.reset()
-
-
-def outcome(path, fn, args, tmp_path, ip):
-    source = textwrap.dedent(inspect.getsource(fn))
-    if path == "standalone":
-        filename = f"{tmp_path}/standalone_{fn.__name__}.py"
-        with open(filename, "w") as f:  # the source lines its messages show
-            f.write(source)
-        namespace = standalone_module(source, filename, dict(fn.__globals__), all=True)
-        return _capture(lambda: jax.jit(namespace[fn.__name__])(*args))
-    if path == "magic":
-        ip.user_ns.update({k: v for k, v in fn.__globals__.items() if not k.startswith("__")})
-        result = ip.run_cell("%%autolax\n" + source)
-        result.raise_error()
-        return _capture(lambda: ip.user_ns[fn.__name__](*args))
-    return run(path, fn, args, tmp_dir=tmp_path)
-
-
-def check_every_path(fn, *args, tmp_path, ip, refusal=False):
-    expected = run("python", fn, args)
-    problems = []
-    for path in EVERY_PATH:
-        why = agrees(expected, outcome(path, fn, args, tmp_path, ip), path, allow_refusal=refusal)
-        if why:
-            problems.append(f"{path}: {why}")
-    assert not problems, f"{fn.__name__}{args}:\n  " + "\n  ".join(problems)
-    return expected
+from every_path import check_every_path, ip  # noqa: F401 (ip: the magic's shell fixture)
 
 
 # ----------------------------------------------------------------------------- the programs
