@@ -126,14 +126,19 @@ def _inline(fn) -> syntax.Lambda | None:
         or fn.body[-1].value is None
     ):
         return None
+    all_pairs = [_pairs(stmt) for stmt in fn.body[:-1]]
+    if None in all_pairs:
+        return None
+    # A name the body assigns is the function's own: read before its assignment, it is the
+    # parameter (a lambda reads the same), else Python's UnboundLocalError (a lambda would
+    # read the enclosing function's: not inlined).
+    params = set(syntax.param_names(args))
+    local = {target for pairs in all_pairs for target, _ in pairs} - params
     values, order = {}, []
-    for stmt in fn.body[:-1]:
-        pairs = _pairs(stmt)
-        if pairs is None:
-            return None
+    for pairs in all_pairs:
         for _, value in pairs:
             for n in syntax.walk(value):
-                if isinstance(n, _NOT_IN_LAMBDA) or isinstance(n, syntax.Name) and n.id in values:
+                if isinstance(n, _NOT_IN_LAMBDA) or isinstance(n, syntax.Name) and (n.id in values or n.id in local):
                     return None  # reads a name the body assigned (or cannot stand in a lambda)
         for target, value in pairs:
             if target in values:
