@@ -239,7 +239,14 @@ def _lines(s, indent: str) -> list[str]:
     (``to_source`` and the CLI break the same statement alike)."""
     text = syntax.unparse(s)
     call = getattr(s, "value", None)
-    at = next((k.value.value for k in getattr(call, "keywords", ()) if k.arg == "at"), None)
+    at = next(
+        (
+            k.value.value
+            for k in getattr(call, "keywords", ())
+            if k.arg == "at" and isinstance(k.value, syntax.Constant) and isinstance(k.value.value, str)
+        ),
+        None,
+    )
     if "\n" in text or len(indent) + len(text) - len(repr(at or "")) <= _WIDTH:
         return text.splitlines()
     if isinstance(s, syntax.Assign):

@@ -54,6 +54,19 @@ def prints_in_a_branch(x):
     return r
 
 
+def shifted(v, at):
+    return v + at
+
+
+def a_keyword_named_at(x, y):
+    # The printer reads the descriptor from an ops call's `at=`: a user's own `at=` keyword
+    # (a name, not a descriptor) is printed as it is.
+    if x > 0:
+        x = x + 1
+    w = shifted(x, at=y)
+    return w
+
+
 CASES = [
     (clamp, (jnp.float32(-2.0), 0.5)),
     (clamp, (jnp.float32(2.0), 0.5)),
@@ -64,12 +77,17 @@ CASES = [
     (reads_what_it_assigned, (jnp.float32(-3.0),)),
     (prints_in_a_branch, (jnp.float32(3.0),)),
     (prints_in_a_branch, (jnp.float32(0.5),)),
+    (a_keyword_named_at, (jnp.float32(1.0), 2.0)),
 ]
 
 
 @pytest.mark.parametrize("fn, args", CASES, ids=[f"{fn.__name__}-{k}" for k, (fn, _) in enumerate(CASES)])
 def test_the_converted_program_is_pythons(fn, args, tmp_path):
     check_all_paths(fn, *args, tmp_dir=tmp_path)
+
+
+def test_a_users_at_keyword_is_printed_as_written():
+    assert "shifted, x, at=y)" in autolax.to_source(a_keyword_named_at)
 
 
 def test_values_are_computed_in_pythons_order(tmp_path):
