@@ -642,11 +642,6 @@ class WriteError(Exception):
         self.reason = reason
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Writes ``path`` so that readers see the old content or the new one, never a part."""
-    write_all([(path, data)])
-
-
 def write_all(items) -> None:
     """Writes each ``(path, data)``, all or nothing: every new content first goes to a
     temporary file beside its target, and targets are replaced (``os.replace``, atomic) only

@@ -70,12 +70,6 @@ def _flat(target):
     return [target]
 
 
-def written_params(fn_node, also=()) -> tuple[str, ...]:
-    """The parameters ``fn_node`` writes into (see the module's docstring), in signature
-    order; ``also``: parameters it passes to helpers that write into them."""
-    return params_written(fn_node, also)[0]
-
-
 def params_written(fn_node, also=(), augmented=True) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(written, lost)``: the parameters ``fn_node`` writes into, and those it writes into
     and also rebinds, with a write before the first rebinding (``v[0] = 1.0`` then

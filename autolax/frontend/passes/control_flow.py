@@ -325,6 +325,53 @@ _CLOSURES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.Lambda)
 _CLOSURE_CLASSES = frozenset(_CLOSURES)
 
 
+def _survey(fn_node, ops):
+    """One walk of ``fn_node``: ``(rank, closures, deletes, sets_slice, attributes,
+    ops_attributes)`` -- each name's first-seen order, whether it has a closure (a nested
+    ``def`` or a lambda other than a generated thunk), a ``del``, a slice set
+    (``ops.at(lst)[a:b].set(...)``), and the attributes read (``x.attr``; ``ops.attr``)."""
+    rank = {}
+    closures = deletes = sets_slice = False
+    attributes, ops_attributes = set(), set()
+    name, attribute, ast = syntax.Name, syntax.Attribute, syntax.AST
+    todo = [fn_node]
+    add, known_fields = todo.append, syntax.CHILD_FIELDS
+    # The nodes of ``syntax.nodes(fn_node)``, in its order, less the contexts and operators
+    # (leaves that none of the tests below looks at), walked as they are found.
+    for node in todo:
+        kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
+        if kind is name:
+            if node.id not in rank:
+                rank[node.id] = len(rank)
+            if node.annotation is not None:  # a parameter's
+                add(node.annotation)
+            continue
+        fields = known_fields.get(kind)
+        for field in fields if fields is not None else syntax.child_fields(kind):
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast) and item._fields:
+                        add(item)
+            elif isinstance(value, ast) and value._fields:
+                add(value)
+        if kind is attribute:
+            attributes.add(node.attr)
+            if node.value.__class__ is name and node.value.id == ops:
+                ops_attributes.add(node.attr)
+            elif (
+                node.attr == "set"
+                and node.value.__class__ is syntax.Subscript
+                and node.value.slice.__class__ is syntax.Slice
+            ):
+                sets_slice = True
+        elif kind is syntax.Delete:
+            deletes = True
+        elif kind in _CLOSURE_CLASSES:
+            closures = closures or node is not fn_node and not anno.get(node, anno.THUNK)
+    return rank, closures, deletes, sets_slice, attributes, ops_attributes
+
+
 class _Scope:
     """A Python function scope of the emitted code: the user's function or a generated
     ``if_true`` / ``loop_body``. Tracks names certainly bound in it by our own rewrite."""
@@ -354,49 +401,9 @@ class _FunctionConverter:
         self.nonlocal_names = self.declared_globals | self.declared_nonlocals  # declared_nonlocal(fn_node.body)
         params = syntax.param_names(fn_node.args)
         self.receiver = {params[0]} if params and params[0] in ("self", "cls") else set()
-        self.rank = {}
         self._mutated = {}
         self._in_place_found = {}
-        closures = False  # a nested def or a lambda other than a generated thunk
-        deletes = sets_slice = False
-        attributes, ops_attributes = set(), set()  # ``x.attr`` / ``ops.attr`` in the function
-        rank = self.rank
-        name, attribute, ops, ast = syntax.Name, syntax.Attribute, ctx.ops, syntax.AST
-        todo = [fn_node]
-        add, known_fields = todo.append, syntax.CHILD_FIELDS
-        # The nodes of ``syntax.nodes(fn_node)``, in its order, less the contexts and operators
-        # (leaves that none of the tests below looks at), walked as they are found.
-        for node in todo:
-            kind = node.__class__  # the exact class (no node class is subclassed): no isinstance chain
-            if kind is name:
-                if node.id not in rank:
-                    rank[node.id] = len(rank)
-                if node.annotation is not None:  # a parameter's
-                    add(node.annotation)
-                continue
-            fields = known_fields.get(kind)
-            for field in fields if fields is not None else syntax.child_fields(kind):
-                value = getattr(node, field, None)
-                if value.__class__ is list:
-                    for item in value:
-                        if isinstance(item, ast) and item._fields:
-                            add(item)
-                elif isinstance(value, ast) and value._fields:
-                    add(value)
-            if kind is attribute:
-                attributes.add(node.attr)
-                if node.value.__class__ is name and node.value.id == ops:
-                    ops_attributes.add(node.attr)
-                elif (
-                    node.attr == "set"
-                    and node.value.__class__ is syntax.Subscript
-                    and node.value.slice.__class__ is syntax.Slice
-                ):
-                    sets_slice = True  # ``ops.at(lst)[a:b].set(...)``
-            elif kind is syntax.Delete:
-                deletes = True
-            elif kind in _CLOSURE_CLASSES:
-                closures = closures or node is not fn_node and not anno.get(node, anno.THUNK)
+        self.rank, closures, deletes, sets_slice, attributes, ops_attributes = _survey(fn_node, ctx.ops)
         # Whether the function changes objects in place (``lst.pop()``, ``del x[i]``) or
         # appends to a list at all: most do not, and then no block of it needs searching.
         self.mutates = deletes or not attributes.isdisjoint(MUTATING_METHODS)
@@ -819,14 +826,16 @@ class _FunctionConverter:
         return [node]
 
     # ------------------------------------------------------------------ if
-    def convert_if(self, node):
+    def if_names(self, node):
+        """``(outputs, params, inits)`` of an ``if``: the names it gives back, those its
+        branch functions take, and the statements binding the stand-in for those that may
+        be unbound before it."""
         in_body, in_orelse = self.modified(node.body), self.modified(node.orelse)
         assigned = in_body | in_orelse
         # A closure may read a captured name at any time: both branches start from its value
         # and the `if` always returns it, so the cell holds the taken branch's value.
         kept = self.kept(node, node.body + node.orelse)
         outputs = self.order(assigned & (self.live.live_out[node] | kept))
-        after_jump = self.appends_after_jump(node, outputs)
         body_entry, orelse_entry = self.live.entry[(node, "body")], self.live.entry[(node, "orelse")]
         # The branches take a name where one of them assigns it and may read its value from
         # before the `if` (reads it first, or assigns it on some paths only): assigned there,
@@ -844,6 +853,11 @@ class _FunctionConverter:
         # A name a branch gives back unassigned may be unbound before the `if`: the enclosing
         # function binds it to the stand-in (``ops.undefined``), as it does a parameter.
         inits = self.undefined_inits(self.order(assigned & (body_entry | orelse_entry | kept | taken)), node)
+        return outputs, params, inits
+
+    def convert_if(self, node):
+        outputs, params, inits = self.if_names(node)
+        after_jump = self.appends_after_jump(node, outputs)
         if_true, if_false = self.ctx.namer.new("if_true"), self.ctx.namer.new("if_false")
         body = self.scoped_block(node.body, params)
         if len(node.orelse) == 1 and isinstance(node.orelse[0], syntax.If):
@@ -874,15 +888,8 @@ class _FunctionConverter:
             ),
         )
         if self.caught:
-            stmts[2].value.keywords.append(
-                syntax.copy_location(
-                    syntax.keyword(
-                        arg="caught_by",
-                        value=syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load()),
-                    ),
-                    node,
-                )
-            )
+            caught_by = syntax.Tuple(elts=[syntax.deepcopy(t) for t in self.caught], ctx=syntax.Load())
+            stmts[2].value.keywords.append(syntax.copy_location(syntax.keyword(arg="caught_by", value=caught_by), node))
         _strip_bare_returns(stmts[:2], node)
         self.sync_cells(stmts[:2])
         if self.in_try:  # for ops.raised_state (keep_on_raise)
@@ -891,6 +898,38 @@ class _FunctionConverter:
             for fn in stmts[:2]:
                 anno.set(fn, anno.ONLY_IN_CALL, True)
         return inits + self.keep_on_raise(self.chain(node, stmts, params, orelse), params, if_true, node)
+
+    def _chained_call(self, node, stmts, params, orelse):
+        """The ``ops.cond`` / ``ops.cases`` call of the ``elif`` that ``chain`` may join to
+        ``node``'s, or None where the forms differ (see ``chain``)."""
+        if (
+            len(node.orelse) != 1
+            or not isinstance(node.orelse[0], syntax.If)
+            or self.in_try
+            or self.caught
+            or self.captured
+            or self.declared_globals
+            or self.declared_nonlocals
+            or len(orelse) < 3
+            or not all(isinstance(d, syntax.FunctionDef) for d in orelse[:-1])
+        ):
+            return None
+        last = orelse[-1]
+        inner = last.value if isinstance(last, (syntax.Assign, syntax.Expr)) else None
+        if not (
+            isinstance(inner, syntax.Call)
+            and isinstance(inner.func, syntax.Attribute)
+            and self._is_ops(inner.func.value)
+            and inner.func.attr in ("cond", "cases")
+            and [k.arg for k in inner.keywords] == ["at"]
+            and isinstance(inner.keywords[0].value, syntax.Constant)
+            and _target_text(last) == _target_text(stmts[2])
+        ):
+            return None
+        operands = inner.args[3 if inner.func.attr == "cond" else 2 :]
+        if [getattr(a, "id", None) for a in operands] != list(params):
+            return None
+        return inner
 
     def chain(self, node, stmts, params, orelse):
         """An ``if`` whose ``else`` is only an ``elif`` (its converted ``orelse``: the
@@ -908,34 +947,12 @@ class _FunctionConverter:
         line), and its condition binds no name (``:=``). Not inside a ``try`` or where
         closures or declarations make the branch functions sync cells (their extra
         statements keep the nested form)."""
-        if (
-            len(node.orelse) != 1
-            or not isinstance(node.orelse[0], syntax.If)
-            or self.in_try
-            or self.caught
-            or self.captured
-            or self.declared_globals
-            or self.declared_nonlocals
-            or len(orelse) < 3
-            or not all(isinstance(d, syntax.FunctionDef) for d in orelse[:-1])
-        ):
+        inner = self._chained_call(node, stmts, params, orelse)
+        if inner is None:
             return stmts
-        last, call = orelse[-1], stmts[2].value
-        inner = last.value if isinstance(last, (syntax.Assign, syntax.Expr)) else None
-        if not (
-            isinstance(inner, syntax.Call)
-            and isinstance(inner.func, syntax.Attribute)
-            and self._is_ops(inner.func.value)
-            and inner.func.attr in ("cond", "cases")
-            and [k.arg for k in inner.keywords] == ["at"]
-            and isinstance(inner.keywords[0].value, syntax.Constant)
-            and _target_text(last) == _target_text(stmts[2])
-        ):
-            return stmts
+        call = stmts[2].value
         n_fns = 3 if inner.func.attr == "cond" else 2
         operands = inner.args[n_fns:]
-        if [getattr(a, "id", None) for a in operands] != list(params):
-            return stmts
         if inner.func.attr == "cond":
             arms = [syntax.Tuple(elts=inner.args[:2], ctx=syntax.Load())]
         else:
@@ -1017,7 +1034,10 @@ class _FunctionConverter:
             self._fn_locals = local_names(self.fn)
         return self._fn_locals
 
-    def convert_for(self, node):
+    def for_names(self, node):
+        """``(targets, state, stopped, index_target)`` of a ``for``: the names its target
+        binds, the names the loop carries, the flag saying its item test stopped it (or
+        None), and the range's loop variable given back as an int (or None)."""
         targets = target_names(node.target)
         kept = self.kept(node, node.body)
         stopped = anno.get(node, anno.ITEM_TEST)  # the flag saying the item test stopped it
@@ -1027,29 +1047,59 @@ class _FunctionConverter:
             targets = set()
         modified = self.modified(node.body)
         state = self.order((modified | targets) & (self.live.header[node] | kept))
-        inits = self.undefined_inits(state, node)
-        extra = anno.get(node, anno.EXTRA_TEST)
-        is_range = self._builtin(node.iter, "range") and 1 <= len(node.iter.args) <= 3
         # The loop variable of a range, carried (read after the loop) and not assigned by the
         # body, without exits: after a loop over a static range it is the last item, an int.
         index_target = None
         if (
-            is_range
-            and extra is None
+            self._is_range(node.iter)
+            and anno.get(node, anno.EXTRA_TEST) is None
             and stopped is None
             and isinstance(node.target, syntax.Name)
             and node.target.id in state
             and node.target.id not in modified
         ):
             index_target = node.target.id
+        return targets, state, stopped, index_target
+
+    def _is_range(self, iterable):
+        return self._builtin(iterable, "range") and 1 <= len(iterable.args) <= 3
+
+    def _for_call(self, node):
+        """The ``ops`` function running a ``for`` and its iteration arguments: ``for_range``
+        with ``(start, stop, step)``, or ``for_iter`` with the iterable."""
+        if not self._is_range(node.iter):
+            return "for_iter", [self._iterable(node.iter)]
+        args = list(node.iter.args)
+        if len(args) == 1:
+            args = [syntax.constant(0), args[0]]
+        if len(args) == 2:
+            args.append(syntax.constant(1))
+        return "for_range", args
+
+    def _for_test(self, node, loop_test, item, state, stopped):
+        """The ``loop_test`` function of a ``for`` with an exit test, or no statement."""
+        extra = anno.get(node, anno.EXTRA_TEST)
+        if stopped is not None:
+            template = _FOR_TEST if anno.get(node, anno.TEST_AFTER) else _FOR_ITEM_TEST
+            return templates.replace(
+                template, location_of=node, loop_test=loop_test, item=item, state=list(state), test=extra
+            )
+        if extra is not None:
+            return templates.replace(_FOR_TEST, location_of=node, loop_test=loop_test, state=list(state), test=extra)
+        return []
+
+    def convert_for(self, node):
+        targets, state, stopped, index_target = self.for_names(node)
+        inits = self.undefined_inits(state, node)
+        op, args = self._for_call(node)
         if isinstance(node.target, syntax.Name) and node.target.id not in state:
             item, prelude = node.target.id, []
         else:
-            item = self.ctx.namer.new("index" if is_range else "item")
+            item = self.ctx.namer.new("index" if op == "for_range" else "item")
             target = syntax.deepcopy(node.target)
             prelude = [syntax.copy_location(syntax.assign(target, syntax.name(item)), node.target)]
         loop_body = self.ctx.namer.new("loop_body")
-        loop_test = self.ctx.namer.new("loop_test") if extra is not None else None
+        loop_test = self.ctx.namer.new("loop_test") if anno.get(node, anno.EXTRA_TEST) is not None else None
         reads_appended = self.appended_and_read(node.body)
         inserts = self.inserted_into(node.body)
         body = self.scoped_block(node.body, set(state) | {item} | targets)
@@ -1057,27 +1107,7 @@ class _FunctionConverter:
             body = [stmt for stmt in body if not isinstance(stmt, syntax.Pass)]
         outputs = list(state) + ([node.target.id, stopped] if stopped is not None else [])
         self.bind(outputs)
-        stmts = []
-        item_test = None
-        test_after = bool(anno.get(node, anno.TEST_AFTER))
-        if stopped is not None:
-            item_test = node.target.id
-            template = _FOR_TEST if test_after else _FOR_ITEM_TEST
-            stmts += templates.replace(
-                template, location_of=node, loop_test=loop_test, item=item, state=list(state), test=extra
-            )
-        elif extra is not None:
-            stmts += templates.replace(_FOR_TEST, location_of=node, loop_test=loop_test, state=list(state), test=extra)
-        if is_range:
-            args = list(node.iter.args)
-            if len(args) == 1:
-                args = [syntax.constant(0), args[0]]
-            if len(args) == 2:
-                args.append(syntax.constant(1))
-            op = "for_range"
-        else:
-            args = [self._iterable(node.iter)]
-            op = "for_iter"
+        stmts = self._for_test(node, loop_test, item, state, stopped)
         stmts += templates.replace(
             _FOR,
             location_of=node,
@@ -1095,8 +1125,8 @@ class _FunctionConverter:
                 node,
                 state,
                 reads_appended=reads_appended,
-                item_test=item_test,
-                test_after=test_after,
+                item_test=node.target.id if stopped is not None else None,
+                test_after=bool(anno.get(node, anno.TEST_AFTER)),
                 read_unbound=self.read_unbound(node.body, state),
                 index_target=index_target,
                 inserts=inserts,
@@ -1105,10 +1135,8 @@ class _FunctionConverter:
         if stopped is not None and node.target.id in self.defined.before[node][0]:
             # The target has a value before the loop: the op gives it back where no iteration
             # rebinds it (a loop over nothing, or a traced trip count of 0).
-            call = stmts[-1].value
-            call.keywords.append(
-                syntax.copy_location(syntax.keyword(arg="target", value=syntax.name(node.target.id)), node)
-            )
+            target = syntax.keyword(arg="target", value=syntax.name(node.target.id))
+            stmts[-1].value.keywords.append(syntax.copy_location(target, node))
         self.sync_cells(s for s in stmts if isinstance(s, syntax.FunctionDef))
         self.name_cells(stmts)
         return inits + self.keep_on_raise(stmts, state, loop_body, node)

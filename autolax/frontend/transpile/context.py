@@ -23,7 +23,6 @@ class Context:
     # The file named in the emitted descriptors (``at='model.py:6'``) when the converted code
     # runs from another file (``autolax convert``); None: the file it is compiled from.
     spec_filename: str | None = None
-    first_params: set = field(default_factory=set)  # "self"/"cls" of methods
     # Generated names whose first value may come from any one path (the return value): an
     # `if` assigning them on one side only takes that side's type.
     pending: set = field(default_factory=set)
@@ -44,11 +43,6 @@ class Context:
     # The decorator ``passes.runtime_checks`` put on the function: None, "function" (``@ops.function``)
     # or "checks" (``@ops.function(checks=True)``).
     wrapper: str | None = None
-
-    def line_text(self, lineno: int) -> str:
-        if 1 <= lineno <= len(self.source_lines):
-            return self.source_lines[lineno - 1].strip()
-        return ""
 
     def resolve(self, name: str, local_names=()):
         """The value a free name has now (closure, then globals, then builtins), or

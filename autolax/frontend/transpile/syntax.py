@@ -392,10 +392,6 @@ def parse(source: str) -> gast.Module:
     return gast.parse(source)
 
 
-def parse_expr(source: str) -> AST:
-    return gast.parse(source, mode="eval").body
-
-
 def from_ast(node: ast.AST) -> AST:
     """Converts a stdlib ``ast`` tree to gast."""
     return conversions.from_ast(node) if conversions.FAST else gast.ast_to_gast(node)

@@ -321,10 +321,3 @@ def replace(template: str, *, location_of=None, **subs) -> list:
 def _planned(template: str):
     """``_plan`` of the parsed template (made once per template: they are constants)."""
     return _plan(_parsed(template))
-
-
-def replace_expr(template: str, **subs):
-    """Like ``replace`` for a single expression."""
-    stmts = replace(template, **subs)
-    assert len(stmts) == 1 and isinstance(stmts[0], syntax.Expr), template
-    return stmts[0].value

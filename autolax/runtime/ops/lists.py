@@ -94,12 +94,6 @@ class StackedList:
         # one plain list of its items first.)
         self.extends = None  # the list a staged loop appended to, to give this one
 
-    @classmethod
-    def from_value(cls, value):
-        if isinstance(value, StackedList):
-            return value.copy()
-        return cls([("items", list(value))])
-
     def _lengths(self):
         return [len(p) if kind == "items" else _block_length(p) for kind, p in self._segments]
 

@@ -1015,6 +1015,22 @@ def _for(site, seq, iterable, loop_body, loop_test, values, names, init):
     return _dispatch(_ForForms(site, seq, loop_body, loop_test, values, names, iterable), False)
 
 
+def _masked_iteration(pred, item, state, loop_body, site):
+    """One iteration of an unrolled loop run where the traced ``pred`` holds."""
+    # The masked side is a path that already left the loop (`break` or `return`): a
+    # variable still unassigned there is one Python never reads on it (after a `return`)
+    # or would fail to read. It takes the type the iteration gives it. (``item`` is a
+    # default, not a closure cell, which the staged-effect check would read as the body's.)
+    n = len(state)
+    state = [
+        Undefined(v.name, kind="loop" if v.kind == "unbound" else v.kind) if isinstance(v, Undefined) else v
+        for v in state
+    ]
+    return list(
+        staged_cond(pred, lambda *s, item=item: loop_body(item, *s), lambda *s: pack(list(s), n), state, site)[0]
+    )
+
+
 def _python_for(site, iterable, loop_body, loop_test, values, static):
     __tracebackhide__ = True
     n = len(values)
@@ -1045,22 +1061,7 @@ def _python_for(site, iterable, loop_body, loop_test, values, static):
                     break
                 stopped = False if not is_tracer(pred) else jnp.logical_not(pred)
         if is_tracer(pred):  # a traced `break` in an unrolled loop: mask the iteration
-            # The masked side is a path that already left the loop (`break` or `return`):
-            # a variable still unassigned there is one Python never reads on it (after a
-            # `return`) or would fail to read. It takes the type the iteration gives it.
-            state = [
-                Undefined(v.name, kind="loop" if v.kind == "unbound" else v.kind) if isinstance(v, Undefined) else v
-                for v in state
-            ]
-            state = list(
-                staged_cond(
-                    pred,
-                    lambda *s, item=item: loop_body(item, *s),
-                    lambda *s: pack(list(s), n),
-                    state,
-                    site,
-                )[0]
-            )
+            state = _masked_iteration(pred, item, state, loop_body, site)
         else:
             try:
                 state = list(unpack(loop_body(item, *state), n))
