@@ -196,8 +196,8 @@ DEFAULT = {
         """,
         """\
         def f(x, y):
-            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y), lambda x: x + 1, lambda x: x, x,
-                         at='golden.py:8')
+            x = ops.cond(ops.or_(ops.and_(x > 0, lambda: ops.not_(y > 0)), lambda: x == y, tested=True), lambda x: x + 1,
+                         lambda x: x, x, at='golden.py:8')
             return x
         """,
     ),

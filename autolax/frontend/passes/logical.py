@@ -128,14 +128,13 @@ class _Transformer(syntax.NodeTransformer):
     def _visit_tested(self, node):
         # `if a and v:`: Python asks for the truth of the chain's last operand only where the
         # chain reaches it (ops.and_(..., tested=True)); so for a chain inside it, as that
-        # last operand (`if a or (b and v):`)
-        # -- unless that operand is a comparison, a `not` or a literal, whose truth is tested
-        # (and an array refused) as any operand's is.
+        # last operand (`if a or (b and v):`) -- unless that operand is a `not` or a literal,
+        # one value. (A comparison may be an array: `if n > 0 and xs >= 0.5:`.)
         chains, test = [], node.test
         while isinstance(test, syntax.BoolOp):
             chains.append(id(test))
             test = test.values[-1]
-        if not isinstance(test, (syntax.Compare, syntax.UnaryOp, syntax.Constant)):
+        if not isinstance(test, (syntax.UnaryOp, syntax.Constant)):
             self.tests.update(chains)
         return self.generic_visit(node)
 

@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autolax.runtime import compat, errors, libraries, sites
+from autolax.runtime import compat, errors, libraries, plan, sites
 from autolax.runtime.ops import report
 from autolax.runtime.ops.lists import is_tracer
 
@@ -902,9 +902,17 @@ def asserting(test, message=None, caught_by=()):
     refusal = refused_in_try(AssertionError, caught_by)
     if refusal:
         _refuse_in_try("assert", 1, refusal)
+    # Python takes the truth value of the test, which NumPy refuses for an empty array or
+    # one of several elements: autolax's ArrayConditionError, as for an `if`'s condition.
+    shape = tuple(test.shape)
+    form = plan.condition_truth(shape, test.dtype == jnp.bool_)
+    if form in (plan.EMPTY_CONDITION, plan.NOT_ONE_VALUE):
+        frame = sys._getframe(1)
+        where = f"{sites.display_filename(frame.f_code.co_filename)}:{frame.f_lineno} (assert)"
+        raise errors.make(form, where=where, shape=shape)
     text = message() if message is not None else None
     error = traced_message("assert", AssertionError(text) if text is not None else AssertionError(), 1)
-    ok = jnp.all(jnp.asarray(test) != 0) if jnp.asarray(test).dtype != jnp.bool_ else jnp.all(test)
+    ok = jnp.reshape(test, ()) if form == plan.TRUTH_AS_IS else jnp.reshape(test, ()) != 0
     fail_unless(ok, lambda: error)
 
 

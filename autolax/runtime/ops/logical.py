@@ -53,6 +53,7 @@ def _logical(kind, a, b):
 
 
 _AMBIGUOUS = "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+_EMPTY = "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty."
 
 
 def _operand_shape(traced):
@@ -74,7 +75,7 @@ def _combine(kind, value, thunk, where, caught_by=(), tested=False):
 
     ``tested``: the operand is the last of a chain that is the condition of an ``if`` /
     ``while`` / ``assert``, whose truth Python asks for where the chain reaches it. An array
-    of several items there is Python's ``ValueError`` (ambiguous truth) on the runs that
+    of several items or none there is Python's ``ValueError`` (ambiguous truth) on the runs that
     reach it -- a run-time check -- and the chain's truth on the others (Python never
     evaluates it there). As a value, an operand whose shape is not the first one's is
     refused: Python's result would have one shape or the other by data."""
@@ -100,9 +101,10 @@ def _combine(kind, value, thunk, where, caught_by=(), tested=False):
             needed="true" if kind == "and" else "false",
         ) from exc
     shape = _operand_shape(rest)
-    if tested and shape is not None and int(np.prod(shape)) > 1 and harmless(rest):
+    if tested and shape is not None and int(np.prod(shape)) != 1 and harmless(rest):
         reached = pred if kind == "and" else jnp.logical_not(pred)
-        checks.fail_unless(jnp.logical_not(reached), lambda: ValueError(_AMBIGUOUS))
+        message = _AMBIGUOUS if int(np.prod(shape)) else _EMPTY
+        checks.fail_unless(jnp.logical_not(reached), lambda: ValueError(message))
         truth = jnp.logical_and(pred, False) if kind == "and" else pred
         return truth, f"jnp.logical_{kind}"
     if shape is not None and shape != tuple(jnp.shape(value)) and not (tested and int(np.prod(shape)) == 1):

@@ -32,6 +32,34 @@ from autolax.runtime.ops.lists import StackedList, is_tracer, key_order, restore
 PY_SCALARS = (bool, int, float, complex)
 
 
+_FAILING = (
+    "__bool__ __len__ __iter__ __getitem__ __call__ __index__ __int__ __float__ __array__ __jax_array__"
+    " __add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__"
+    " __rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __neg__ __pos__ __abs__"
+    " __lt__ __le__ __gt__ __ge__ __and__ __rand__ __or__ __ror__ __xor__ __invert__"
+).split()
+
+
+def _fails_on_use(*also):
+    """A class decorator: every use of an instance (the operators, ``bool``, ``len``,
+    iteration, indexing, a call, an attribute) calls its ``_fail``."""
+
+    def decorate(cls):
+        for dunder in (*_FAILING, *also):
+            setattr(cls, dunder, cls._fail)
+
+        def __getattr__(self, attr):
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            self._fail()
+
+        cls.__getattr__ = __getattr__
+        return cls
+
+    return decorate
+
+
+@_fails_on_use()
 class Undefined:
     """The value of a variable that has not been assigned yet (``ops.undefined('y')``).
 
@@ -62,19 +90,8 @@ class Undefined:
         __tracebackhide__ = True
         raise unbound_error(self.name, sys._getframe(1))
 
-    __bool__ = __len__ = __iter__ = __getitem__ = __call__ = __index__ = _fail
-    __int__ = __float__ = __array__ = __jax_array__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
-    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = _fail
-    __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = __gt__ = _fail
-    __ge__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __invert__ = _fail
 
-    def __getattr__(self, attr):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        self._fail()
-
-
+@_fails_on_use("__reversed__", "__contains__")
 class Unselected:
     """The value of a loop's target after a loop that a traced condition stopped, where the
     items are objects that cannot be selected by data (``for r in (up, reversed(up)):``,
@@ -94,18 +111,6 @@ class Unselected:
     def _fail(self, *args, **kwargs):
         __tracebackhide__ = True
         raise self.error
-
-    __bool__ = __len__ = __iter__ = __getitem__ = __call__ = __index__ = __reversed__ = _fail
-    __int__ = __float__ = __array__ = __jax_array__ = __contains__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
-    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = _fail
-    __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = __gt__ = _fail
-    __ge__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __invert__ = _fail
-
-    def __getattr__(self, attr):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        self._fail()
 
 
 def select_target(stopped, target, item, site):
