@@ -81,14 +81,6 @@ EXAMPLES = (
 )
 
 
-def _as_load(node):
-    node = syntax.deepcopy(node)
-    for n in syntax.walk(node):
-        if hasattr(n, "ctx") and isinstance(n.ctx, (syntax.Store, syntax.Del)):
-            n.ctx = syntax.Load()
-    return node
-
-
 def _root(target):
     """The local name an attribute target updates: ``p`` for ``p.x``, ``p.q.x``, ``p.w[i]``
     (attributes directly on the name, then any subscripts), else None."""
@@ -114,13 +106,13 @@ class _Transformer(syntax.NodeTransformer):
     def _update(self, target, value, op=None):
         """Expression computing the new value of the object ``target`` is an item or an
         attribute of, after the assignment."""
-        base = _as_load(target.value)
+        base = syntax.as_load(target.value)
         if isinstance(target, syntax.Attribute):
             keywords = {"op": syntax.constant(op)} if op is not None else None
             new = syntax.call(f"{self.ctx.ops}.setattr", [base, syntax.constant(target.attr), value], keywords)
         else:
             at = syntax.call(f"{self.ctx.ops}.at", [base])
-            indexed = syntax.Subscript(value=at, slice=_as_load(target.slice), ctx=syntax.Load())
+            indexed = syntax.Subscript(value=at, slice=syntax.as_load(target.slice), ctx=syntax.Load())
             new = syntax.call(syntax.attribute(indexed, op or "set"), [value])
         if isinstance(target.value, syntax.Name):
             return new
@@ -171,7 +163,7 @@ class _Transformer(syntax.NodeTransformer):
         return node
 
     def visit_FunctionDef(self, node):
-        node.body = _visit_body(_function_transformer(self.ctx, node), node.body)
+        node.body = _function_transformer(self.ctx, node).visit_block(node.body)
         return node
 
     def visit_AsyncFunctionDef(self, node):
@@ -196,14 +188,6 @@ def _function_transformer(ctx, fn_node):
     return _Transformer(ctx, local_names(fn_node) - receiver)
 
 
-def _visit_body(transformer, body):
-    out = []
-    for stmt in body:
-        new = transformer.visit(stmt)
-        out.extend(new if isinstance(new, list) else [new])
-    return out
-
-
 def transform(fn_node, ctx):
-    fn_node.body = _visit_body(_function_transformer(ctx, fn_node), fn_node.body)
+    fn_node.body = _function_transformer(ctx, fn_node).visit_block(fn_node.body)
     return fn_node

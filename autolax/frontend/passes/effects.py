@@ -183,7 +183,7 @@ class _Transformer(syntax.NodeTransformer):
         return node
 
     def visit_FunctionDef(self, node):
-        node.body = _visit_body(_transformer(self.ctx, node), node.body)
+        node.body = _transformer(self.ctx, node).visit_block(node.body)
         return node
 
     def visit_Lambda(self, node):
@@ -209,14 +209,6 @@ def _transformer(ctx, fn_node):
     return _Transformer(ctx, local_names(fn_node) - receiver, globals_ | nonlocals, globals_)
 
 
-def _visit_body(transformer, body):
-    out = []
-    for stmt in body:
-        new = transformer.visit(stmt)
-        out.extend(new if isinstance(new, list) else [new])
-    return out
-
-
 def transform(fn_node, ctx):
-    fn_node.body = _visit_body(_transformer(ctx, fn_node), fn_node.body)
+    fn_node.body = _transformer(ctx, fn_node).visit_block(fn_node.body)
     return fn_node

@@ -154,11 +154,7 @@ class _Transformer(syntax.NodeTransformer):
 
     def visit_FunctionDef(self, node):
         inner = _Transformer(self.ctx, node)
-        body = []
-        for stmt in node.body:
-            new = inner.visit(stmt)
-            body.extend(new if isinstance(new, list) else [new])
-        node.body = body
+        node.body = inner.visit_block(node.body)
         return node
 
     def visit_For(self, node):

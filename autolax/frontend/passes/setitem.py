@@ -66,14 +66,6 @@ def _root_name(target):
     return target if isinstance(target, syntax.Name) else None
 
 
-def _as_load(node):
-    node = syntax.deepcopy(node)
-    for n in syntax.walk(node):
-        if hasattr(n, "ctx") and isinstance(n.ctx, (syntax.Store, syntax.Del)):
-            n.ctx = syntax.Load()
-    return node
-
-
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, local_names):
         self.ctx = ctx
@@ -84,18 +76,14 @@ class _Transformer(syntax.NodeTransformer):
     def visit_FunctionDef(self, node):
         inner = _Transformer(self.ctx, local_names(node))
         _fold(node, self.ctx, inner.local_names)
-        body = []
-        for stmt in node.body:
-            new = inner.visit(stmt)
-            body.extend(new if isinstance(new, list) else [new])
-        node.body = body
+        node.body = inner.visit_block(node.body)
         return node
 
     def _update(self, target, method, value):
         """Expression computing the new value of ``target.value`` after the update."""
-        container = _as_load(target.value)
+        container = syntax.as_load(target.value)
         at = syntax.call(f"{self.ctx.ops}.at", [container])
-        indexed = syntax.Subscript(value=at, slice=_as_load(target.slice), ctx=syntax.Load())
+        indexed = syntax.Subscript(value=at, slice=syntax.as_load(target.slice), ctx=syntax.Load())
         new = syntax.call(syntax.attribute(indexed, method), [value])
         if isinstance(target.value, syntax.Subscript):
             return self._update(target.value, "put", new)  # (Python changes x[i] in place)
@@ -225,7 +213,7 @@ def _same_element(stmt, local, stable):
         and _pure(target.slice, target.value.id, stable)
     ):
         return None
-    return target.value.id, syntax.dump(_as_load(target.slice)), method, stmt.value
+    return target.value.id, syntax.dump(syntax.as_load(target.slice)), method, stmt.value
 
 
 def _fold_block(stmts, ctx, local, stable):
@@ -250,8 +238,8 @@ def _fold_block(stmts, ctx, local, stable):
             k += 1
             continue
         target = run[0].targets[0] if isinstance(run[0], syntax.Assign) else run[0].target
-        at = syntax.call(f"{ctx.ops}.at", [_as_load(target.value)])
-        indexed = syntax.Subscript(value=at, slice=_as_load(target.slice), ctx=syntax.Load())
+        at = syntax.call(f"{ctx.ops}.at", [syntax.as_load(target.value)])
+        indexed = syntax.Subscript(value=at, slice=syntax.as_load(target.slice), ctx=syntax.Load())
         steps = [
             syntax.Tuple(elts=[syntax.constant(_same_element(s, local, stable)[2]), s.value], ctx=syntax.Load())
             for s in run

@@ -122,11 +122,7 @@ class FreeReads(Reads):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def body(self, fn_node):
-        out = []
-        for stmt in fn_node.body:
-            new = self.visit(stmt)
-            out.extend(new if isinstance(new, list) else [new])
-        fn_node.body = out
+        fn_node.body = self.visit_block(fn_node.body)
 
     def visit_AugAssign(self, node):
         """``x += v`` of a ``nonlocal x`` reads ``x`` first: ``x = ops.assigned(x)`` before it."""

@@ -276,6 +276,14 @@ class NodeTransformer(gast.NodeTransformer):
         cls._visitors[kind] = visitor
         return visitor
 
+    def visit_block(self, stmts) -> list:
+        """The statements ``stmts`` become once each is visited (a visit may give a list)."""
+        out = []
+        for stmt in stmts:
+            new = self.visit(stmt)
+            out.extend(new if isinstance(new, list) else [new])
+        return out
+
     def visit(self, node):
         kind = node.__class__
         visitor = self._visitors.get(kind, _MISSING)
@@ -557,6 +565,15 @@ def target_names(target) -> set[str]:
     if isinstance(target, Starred):
         return target_names(target.value)
     return set()
+
+
+def as_load(node: AST) -> AST:
+    """A copy of ``node`` read rather than assigned (an assignment's target as a value)."""
+    node = deepcopy(node)
+    for n in walk(node):
+        if hasattr(n, "ctx") and isinstance(n.ctx, (Store, Del)):
+            n.ctx = Load()
+    return node
 
 
 def copy_location(new: AST, old: AST) -> AST:
