@@ -26,8 +26,9 @@ from autolax.frontend.analysis.activity import MUTATING_METHODS, local_names, mu
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.blocks import map_blocks
 
-# Runs where the function changes something in place, or deletes (``pipeline.features``).
-NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "mutating_call", "Delete", "write_back"})
+# Runs where the function changes something in place, or deletes, or augments a name
+# (``row /= p`` of a view ``row = a[k]``) (``pipeline.features``).
+NEEDS = frozenset({"Subscript.Store", "Attribute.Store", "mutating_call", "Delete", "write_back", "AugAssign"})
 
 # Before / after: what this pass makes of each function (a third item: the passes run
 # first, whose work it reads). tests/test_pass_examples.py runs them.
@@ -139,7 +140,7 @@ def _handed_back(stmt) -> set:
 
 
 class _ViewOf:
-    """``u = a[k:n, k]``: ``u`` may be a NumPy view of ``a`` (an index with a slice). A change
+    """``u = a[k:n, k]``, ``u = a[k]``: ``u`` may be a NumPy view of ``a``. A change
     through ``u`` is written back into ``a`` (``a = ops.view(a)[k:n, k].written(u)``), a
     change of ``a`` read again into ``u`` -- for JAX arrays only, at run time: a NumPy view
     shares ``a``'s memory already, a list's slice is a copy."""
@@ -223,9 +224,23 @@ def _source_bound(source, bound) -> bool:
     return source in bound
 
 
+def _augmented_view(stmt, aliases) -> set:
+    """``{u}`` for ``u += x`` of a view alias ``u`` (NumPy adds in place, through the view;
+    a number or a copy is rebound, which ``ops.view(a)[k].written(u)`` tells apart when it
+    runs), else nothing."""
+    if (
+        isinstance(stmt, syntax.AugAssign)
+        and isinstance(stmt.target, syntax.Name)
+        and isinstance(aliases.get(stmt.target.id), _ViewOf)
+    ):
+        return {stmt.target.id}
+    return set()
+
+
 def _view_of(stmt, local) -> _ViewOf | None:
-    """``u = a[<index with a slice>]`` of two local names, whose index reads names only (no
-    call: it is evaluated again where the view is written back)."""
+    """``u = a[<index>]`` of two local names, whose index reads names only (no call: it is
+    evaluated again where the view is written back). Whether ``u`` is a view (a basic index
+    leaving an array: ``a[k]`` of a matrix, ``a[k:n, k]``) is decided when it runs."""
     if not (
         isinstance(stmt, syntax.Assign)
         and len(stmt.targets) == 1
@@ -237,9 +252,6 @@ def _view_of(stmt, local) -> _ViewOf | None:
     ):
         return None
     index = stmt.value.slice
-    parts = index.elts if isinstance(index, syntax.Tuple) else [index]
-    if not any(isinstance(p, syntax.Slice) for p in parts):
-        return None
     nodes = list(syntax.walk(index))
     if any(isinstance(n, (syntax.Call, syntax.NamedExpr, syntax.List, syntax.ListComp, syntax.Await)) for n in nodes):
         return None
@@ -267,6 +279,9 @@ class _Function:
                 # `b, _ = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass;
                 # whether only through its items, this pass does not know)
                 bound, changed, direct = bound - handed, changed | handed, direct | handed
+                augmented = _augmented_view(stmt, aliases)
+                # `row /= p` of a view `row = a[k]`: NumPy divides in place, into `a`
+                bound, changed = bound - augmented, changed | augmented
                 ended = _ended(aliases, direct)
                 for alias, source in sorted(aliases.items(), key=lambda item: item[0]):
                     if alias in bound or alias in ended or _source_bound(source, bound):

@@ -66,6 +66,18 @@ def _root_name(target):
     return target if isinstance(target, syntax.Name) else None
 
 
+# What the index of a read `_unpack` may read again after an update holds (and contexts
+# and operators, which have no fields).
+_INDEX_NODES = (
+    syntax.Name,
+    syntax.Constant,
+    syntax.Slice,
+    syntax.Tuple,
+    syntax.BinOp,
+    syntax.UnaryOp,
+)
+
+
 class _Transformer(syntax.NodeTransformer):
     def __init__(self, ctx, local_names):
         self.ctx = ctx
@@ -122,19 +134,60 @@ class _Transformer(syntax.NodeTransformer):
     def _unpack(self, node, target):
         """``v[i], v[j] = v[j], v[i]`` -> ``value, value_1 = v[j], v[i]`` and one update per
         item target, in order (Python evaluates the right side first, then assigns left to right)."""
-        updates = []
+        updates = []  # (temp, the name the update writes, the update)
 
         def temps(t):
             if isinstance(t, syntax.Subscript) and self._local_root(t):
                 temp = self.ctx.namer.new("value")
-                updates.append(self._rewrite(node, t, "set", syntax.name(temp)))
+                updates.append((temp, _root_name(t).id, self._rewrite(node, t, "set", syntax.name(temp))))
                 return syntax.name(temp, "store")
             if isinstance(t, (syntax.Tuple, syntax.List)):
                 return type(t)(elts=[temps(e) for e in t.elts], ctx=syntax.Store())
             return t
 
         unpacked = syntax.copy_location(syntax.assign(temps(target), node.value), node)
-        return [unpacked] + updates
+        views = self._views(target, node.value, [temp for temp, _, _ in updates])
+        out = [unpacked]
+        for k, (_, root, update) in enumerate(updates):
+            out.append(update)
+            # `a[0], a[1] = a[1], a[0]` of a matrix: NumPy's `a[0]` on the right is a view of
+            # the row, which the first update changes before the second stores it.
+            for later, _, _ in updates[k + 1 :]:
+                if later in views and views[later][0] == root:
+                    ref = syntax.Subscript(
+                        value=syntax.call(f"{self.ctx.ops}.view", [syntax.name(root)]),
+                        slice=syntax.deepcopy(views[later][1]),
+                        ctx=syntax.Load(),
+                    )
+                    reread = syntax.call(syntax.attribute(ref, "reread"), [syntax.name(later)])
+                    out.append(syntax.copy_location(syntax.assign(syntax.name(later, "store"), reread), node))
+        return out
+
+    def _views(self, target, value, temps) -> dict:
+        """``temp -> (name, index)`` for the items of ``value`` that read an item of a local
+        name (``a[i]``, maybe a NumPy view) and go to an item target (``temps``, in order),
+        where the targets are a flat tuple as long as ``value``'s and the index reads names
+        and constants only, none of them a target."""
+        if not (
+            isinstance(value, (syntax.Tuple, syntax.List))
+            and len(value.elts) == len(target.elts)
+            and not any(isinstance(e, (syntax.Tuple, syntax.List, syntax.Starred)) for e in target.elts)
+        ):
+            return {}
+        assigned = {e.id for e in target.elts if isinstance(e, syntax.Name)}
+        views, remaining = {}, iter(temps)
+        for t, v in zip(target.elts, value.elts):
+            temp = next(remaining) if isinstance(t, syntax.Subscript) and self._local_root(t) else None
+            if temp is None or not (
+                isinstance(v, syntax.Subscript) and isinstance(v.value, syntax.Name) and v.value.id in self.local_names
+            ):
+                continue
+            index = list(syntax.walk(v.slice))
+            if all(isinstance(n, _INDEX_NODES) or not n._fields for n in index) and not assigned & {
+                n.id for n in index if isinstance(n, syntax.Name)
+            }:
+                views[temp] = (v.value.id, v.slice)
+        return views
 
     def _chained(self, node):
         """``a[0] = a[1] = x`` -> ``value = x``, then ``a[0] = value`` and ``a[1] = value``,

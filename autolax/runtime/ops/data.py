@@ -226,19 +226,39 @@ def at(x):
     return _At(x)
 
 
+def _basic_part(part) -> bool:
+    if part is None or part is Ellipsis or isinstance(part, slice):
+        return True
+    if isinstance(part, bool):
+        return False  # a mask: NumPy copies
+    if isinstance(part, (int, np.integer)):
+        return True
+    # A 0-d integer array is an integer to NumPy (a traced index too); any other array is
+    # an advanced index, whose result is a copy.
+    return getattr(part, "ndim", None) == 0 and jnp.issubdtype(jnp.result_type(part), jnp.integer)
+
+
 class _ViewRef:
     def __init__(self, base, index):
         self.base, self.index = base, index
 
+    def _is_view(self, view) -> bool:
+        """Whether NumPy's ``base[index]`` is a view of a JAX array ``base``: a basic index
+        (integers, slices, ``None``, ``...``) that leaves an array, not one number."""
+        if not (isinstance(self.base, jax.Array) and isinstance(view, jax.Array)) or not jnp.ndim(view):
+            return False
+        parts = self.index if isinstance(self.index, tuple) else (self.index,)
+        return all(_basic_part(p) for p in parts)
+
     def written(self, view):
         """The base after a write into ``view`` (taken as ``view = base[index]``)."""
-        if isinstance(self.base, jax.Array) and isinstance(view, jax.Array) and not isinstance(self.base, np.ndarray):
+        if self._is_view(view):
             return self.base.at[self.index].set(view)
-        return self.base  # a NumPy view already wrote through; a list's slice is a copy
+        return self.base  # a NumPy view already wrote through; a list's slice, a number, a copy
 
     def reread(self, view):
         """``view`` after a write into the base it was taken from."""
-        if isinstance(self.base, jax.Array) and isinstance(view, jax.Array):
+        if self._is_view(view):
             return self.base[self.index]
         return view
 
@@ -252,8 +272,8 @@ class _View:
 
 
 def view(base):
-    """``u = a[k:n, k]`` then ``u[0] = v``: NumPy's ``u`` is a view, and the write changes
-    ``a`` too. Converted, a JAX array is a value, so the ``aliases`` pass writes the change
+    """``u = a[k:n, k]`` (or a row, ``u = a[k]``) then ``u[0] = v``: NumPy's ``u`` is a view,
+    and the write changes ``a`` too. Converted, a JAX array is a value, so the ``aliases`` pass writes the change
     back: ``a = ops.view(a)[k:n, k].written(u)`` (and, after a change of ``a``,
     ``u = ops.view(a)[k:n, k].reread(u)``).
 

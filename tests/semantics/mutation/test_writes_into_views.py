@@ -40,3 +40,77 @@ def test_a_write_into_a_view_changes_the_array_it_was_taken_from(fn, args, pytho
     for path in EVERY_PATH:
         got = outcome(path, fn, args, tmp_path, ip)
         assert not agrees(expected, got, path, allow_refusal=False), (path, got)
+
+
+# ----------------------------------------------------------------------------- a row: `r = a[k]`
+def writes_into_a_row(a, k):
+    r = a[k]
+    r[1] = 9.0
+    r *= 2.0
+    return a, r
+
+
+def swaps_rows_through_a_name(a):
+    # NumPy's classic pitfall: `r` is a view, so both rows end as row 1.
+    r = a[0]
+    a[0] = a[1]
+    a[1] = r
+    return a
+
+
+def swaps_rows_in_one_statement(a, i, j):
+    a[i], a[j] = a[j], a[i]  # the same pitfall: the right side's rows are views
+    return a
+
+
+def rotates_rows(a):
+    a[0], a[1], a[2] = a[1], a[2], a[0]
+    return a
+
+
+def swaps_rows_with_a_copy(a):
+    r = a[0].copy()
+    a[0] = a[1]
+    a[1] = r
+    return a
+
+
+def normalises_rows_in_a_loop(a, n):
+    for k in range(n):
+        row = a[k]
+        row /= row[k]
+    return a
+
+
+def reads_through_an_index_array(a, idx):
+    r = a[idx]  # an advanced index: a copy
+    a[0] = -1.0
+    return a, r
+
+
+M = np.arange(1.0, 10.0).reshape(3, 3)
+V = np.arange(1.0, 4.0)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (writes_into_a_row, (M, 1)),
+    (swaps_rows_through_a_name, (M,)),
+    (swaps_rows_in_one_statement, (M, 0, 2)),
+    (rotates_rows, (M,)),
+    (swaps_rows_with_a_copy, (M,)),
+    (normalises_rows_in_a_loop, (M, 3)),
+    (reads_through_an_index_array, (M, np.array([2, 0]))),
+    # of a vector, `a[k]` is a number (a copy): nothing is read again
+    (swaps_rows_through_a_name, (V,)),
+    (swaps_rows_in_one_statement, (V, 0, 2)),
+    (rotates_rows, (V,)),
+])
+def test_a_row_taken_by_an_integer_index_is_a_view(fn, args, tmp_path, ip):
+    # Before: `r = a[k]` was a value of its own where NumPy's is a view of the row: `r[1] = 9.0`
+    # left `a` as it was, and `a[0], a[1] = a[1], a[0]` swapped the rows where NumPy copies
+    # row 1 into both -- wrong answers with no error.
+    expected = run("python", fn, tuple(x.copy() if isinstance(x, np.ndarray) else x for x in args))
+    jax_args = tuple(jnp.asarray(x) if isinstance(x, np.ndarray) else x for x in args)
+    for path in EVERY_PATH:
+        got = outcome(path, fn, jax_args, tmp_path, ip)
+        assert not agrees(expected, got, path, allow_refusal=False), (path, got)
