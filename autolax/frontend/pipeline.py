@@ -33,6 +33,7 @@ from autolax.frontend.passes import (
     finally_jumps,
     identity,
     index_split,
+    list_indices,
     lists,
     logical,
     loop_exits,
@@ -87,6 +88,9 @@ PASSES = (
     return_statements,
     # A change through `a = b`'s alias rebinds `b` too: before mutation becomes assignment.
     aliases,
+    # `a[[k, p]]`: NumPy's index list, as the index array JAX takes (before `slices` and
+    # `setitem`, which keep the index as it is).
+    list_indices,
     # Slices whose bounds may be traced, read by a reduction or written back, and windows
     # (`x[i:i + K]`): marked for the runtime (`ops.masked`, `ops.part`, `ops.window`) before
     # setitem turns the writes into `ops.at(x)[...]` (which keeps the marks in the index and
@@ -149,7 +153,7 @@ def features(tree, nodes=None) -> set[str]:
     """The node class names in ``tree``, plus: ``Subscript.Store`` / ``Attribute.Store``
     (item / attribute assignment), ``append`` (an ``.append`` attribute), ``Compare.chain``
     (``a < b < c``), ``membership`` (``x in y``, ``.remove`` / ``.index`` / ``.count``),
-    ``identity`` (``a is b``),
+    ``identity`` (``a is b``), ``list_index`` (``a[[k, p]]``),
     ``LoopElse`` (``for``/``while ... else``) and ``EarlyReturn`` (a ``return`` other than
     the last statement of its function). ``nodes``: ``syntax.nodes(tree)``, if known."""
     out = set()
@@ -175,6 +179,8 @@ def features(tree, nodes=None) -> set[str]:
         elif cls is subscript:
             if node.ctx.__class__ is syntax.Store:
                 out.add("Subscript.Store")
+            if list_indices.is_list_index(node.slice):
+                out.add("list_index")
         elif cls is compare:
             if len(node.ops) > 1:
                 out.add("Compare.chain")

@@ -51,6 +51,25 @@ def lu_functional(A):
     return A
 
 
+def lu_partial_pivoting(A):
+    # Gaussian elimination with row pivoting as NumPy users write it: the pivot is the argmax
+    # of a column's tail, the rows are swapped by an index list.
+    n = A.shape[0]
+    perm = np.arange(n)
+    for k in range(n - 1):
+        p = k + jnp.argmax(jnp.abs(A[k:, k]))
+        A[[k, p]] = A[[p, k]]
+        perm[[k, p]] = perm[[p, k]]
+        for i in range(k + 1, n):
+            A[i, k] = A[i, k] / A[k, k]
+            A[i, k + 1:] = A[i, k + 1:] - A[i, k] * A[k, k + 1:]
+    return A, perm
+
+
+def tail_extremes(x, k):
+    return x[k:].argmin(), jnp.argmax(x[k:]), jnp.argmax(x[k::2]), jnp.argmin(x[:k])
+
+
 def cholesky(A):
     n = A.shape[0]
     L = A * 0.0
@@ -374,6 +393,27 @@ def test_gradients_are_pythons():
         A).jaxpr)["scan"] >= 2  # forward and reverse scans
 
 
+def test_lu_with_partial_pivoting_matches_numpy_on_every_path(tmp_path):
+    # Before: `A[k:, k]`'s argmax unrolled the loop (compile time grew with n), and JAX
+    # refused the row swap's index list (TypeError) where NumPy swaps the rows.
+    A = f32(RNG.random((6, 6)) - 0.5)
+    out = all_paths(lu_partial_pivoting, jnp.asarray(A), tmp_path=tmp_path)
+    assert list(out.value[1]) != list(range(6))  # (rows were swapped)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 5])
+def test_argmax_and_argmin_of_a_traced_tail_count_from_its_start(k, tmp_path):
+    x = f32([3.0, 1.0, -2.0, 5.0, -2.0, 7.0])  # ties (-2.0 twice): the first one, as NumPy
+    all_paths(tail_extremes, jnp.asarray(x), k, tmp_path=tmp_path)
+
+
+def test_argmax_of_an_empty_slice_raises_pythons_error(tmp_path):
+    x = f32([3.0, 1.0, 2.0])
+    all_paths(tail_extremes, jnp.asarray(x), 0, tmp_path=tmp_path)  # x[:0].argmin(): ValueError
+    with pytest.raises(ValueError, match="empty"):
+        autolax.jit(tail_extremes)(jnp.asarray(x), 0)
+
+
 def _jaxpr(fn, *args):
     return jax.make_jaxpr(autolax.convert(fn))(*args).jaxpr
 
@@ -384,6 +424,7 @@ def _jaxpr(fn, *args):
     (trisolv, lambda n: (jnp.asarray(spd(n)), jnp.ones(n))),
     (durbin, lambda n: (jnp.linspace(0.5, 0.01, n),)),
     (masked_write_back, lambda n: (jnp.asarray(spd(n)),)),
+    (lu_partial_pivoting, lambda n: (jnp.asarray(spd(n)),)),
 ])
 def test_kernels_are_staged_and_do_not_grow_with_n(fn, make):
     small, large = _jaxpr(fn, *make(5)), _jaxpr(fn, *make(20))

@@ -67,9 +67,9 @@ EXAMPLES = (
     ),
 )
 
-_FUNCTIONS = frozenset({"sum", "prod", "max", "amax", "min", "amin", "any", "all", "norm"})
+_FUNCTIONS = frozenset({"sum", "prod", "max", "amax", "min", "amin", "argmax", "argmin", "any", "all", "norm"})
 _PRODUCTS = frozenset({"dot", "matmul"})
-_METHODS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+_METHODS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"})
 _ELEMENTWISE_OPS = (
     syntax.Add,
     syntax.Sub,

@@ -41,6 +41,7 @@ from autolax.runtime.ops.control import cases, cond, if_else
 from autolax.runtime.ops.data import (  # noqa: A004
     append,
     at,
+    index_list,
     is_sequence,
     is_singleton,
     outside,
@@ -97,6 +98,7 @@ __all__ = [
     "host_call",
     "if_else",
     "index",
+    "index_list",
     "is_",
     "is_in",
     "is_not",

@@ -238,6 +238,28 @@ def _basic_part(part) -> bool:
     return getattr(part, "ndim", None) == 0 and jnp.issubdtype(jnp.result_type(part), jnp.integer)
 
 
+def index_list(items):
+    """``a[ops.index_list([k, p])]`` for ``a[[k, p]]``: NumPy takes a list of integers (or
+    bools) as an index array, JAX an array only.
+
+    Equivalent Python: ``items``.
+
+    Items that are not all integers or bools (``Callable[[int], int]``) give back the list.
+    """
+    if not all(
+        isinstance(x, (int, np.integer, np.bool_)) or (getattr(x, "ndim", None) == 0 and _integral(x)) for x in items
+    ):
+        return items
+    if any(is_tracer(x) for x in items):
+        return jnp.stack([jnp.asarray(x) for x in items])
+    return np.asarray(items)
+
+
+def _integral(x) -> bool:
+    dtype = jnp.result_type(x)
+    return jnp.issubdtype(dtype, jnp.integer) or dtype == jnp.bool_
+
+
 class _ViewRef:
     def __init__(self, base, index):
         self.base, self.index = base, index

@@ -677,6 +677,8 @@ for _mod in (jnp, np):
         ("amax", "max"),
         ("min", "min"),
         ("amin", "min"),
+        ("argmax", "argmax"),
+        ("argmin", "argmin"),
         ("any", "any"),
         ("all", "all"),
         ("dot", "dot"),
@@ -686,7 +688,7 @@ for _mod in (jnp, np):
             _KINDS[id(getattr(_mod, _fname))] = _kind
     _KINDS[id(_mod.linalg.norm)] = "norm"
 _KINDS[id(builtins.sum)] = "builtin sum"
-_METHODS = {"sum", "prod", "max", "min", "any", "all", "matmul", "dot"}
+_METHODS = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "matmul", "dot"}
 
 _REDUCE = {
     "sum": jnp.sum,
@@ -706,12 +708,13 @@ def _identity(kind, dtype):
         return jnp.ones((), dtype)
     if kind in ("any", "all"):  # (False / True as the item's type: 0 / 1)
         return jnp.asarray(kind == "all").astype(dtype)
+    low = kind in ("min", "argmin")
     if dtype == jnp.bool_:  # max: False, min: True
-        return jnp.asarray(kind == "min")
+        return jnp.asarray(low)
     if jnp.issubdtype(dtype, jnp.inexact):
-        return jnp.asarray(np.inf if kind == "min" else -np.inf, dtype)
+        return jnp.asarray(np.inf if low else -np.inf, dtype)
     info = jnp.iinfo(dtype)
-    return jnp.asarray(info.max if kind == "min" else info.min, dtype)
+    return jnp.asarray(info.max if low else info.min, dtype)
 
 
 def _plain_call(fn, args):
@@ -767,12 +770,27 @@ def _masked(kind, fn, args, parts):
     if kind == "builtin sum" and (value.ndim == 0 or builtins.any(r != value.ndim for r in slots.values())):
         raise _Unsupported  # Python's sum adds the items of axis 0
     mask = aligned.mask_for(slots, value.ndim)
-    if kind in ("max", "min"):
+    if kind in ("max", "min", "argmax", "argmin"):
         _check_not_empty(kind, fn, args[0], aligned, slots, value.dtype)
     filled = jnp.where(mask, value, _identity(kind, value.dtype))
+    if kind in ("argmax", "argmin"):
+        return _masked_arg(kind, filled, mask, aligned, parts)
     if kind == "builtin sum":
         return jnp.sum(filled, axis=0)
     return _REDUCE[kind](filled)
+
+
+def _masked_arg(kind, filled, mask, aligned, parts):
+    """``jnp.argmax(x[k:])``: the position of the first extreme item in the slice, counted
+    from its start -- of a vector read by slices that step forward (a position outside the
+    slice, the first one, comes only from a tie with the fill, where the slice's own first
+    item is the answer)."""
+    steps = [dim.k.step for p in parts for dim in aligned.dims[id(p)].values()]
+    if filled.ndim != 1 or builtins.any(step is not None and step < 0 for step in steps):
+        raise _Unsupported
+    found = (jnp.argmax if kind == "argmax" else jnp.argmin)(filled)
+    found = jnp.where(mask[found], found, jnp.argmax(mask))
+    return (jnp.cumsum(mask) - 1)[found]
 
 
 def _check_not_empty(kind, fn, tree, aligned, slots, dtype):
