@@ -117,8 +117,7 @@ GOLDEN = {
             v = ops.at(v)[i + 1].add(1.0)
             value, value_1 = (v[0], v[i])
             v = ops.at(v)[i].set(value)
-            value_1 = ops.view(v)[i].reread(value_1)
-            v = ops.at(v)[0].set(value_1)
+            v = ops.at(v)[0].set(ops.view(v)[i].reread(value_1))
             return ops.hand_back(v, v=v)
     """,
     g.appends: """

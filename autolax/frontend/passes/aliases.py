@@ -23,6 +23,7 @@ call) with neither name bound again in between: then ``a`` is ``b``'s object for
 from __future__ import annotations
 
 from autolax.frontend.analysis.activity import MUTATING_METHODS, local_names, mutation_root, writes
+from autolax.frontend.analysis.liveness import Liveness
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.blocks import map_blocks
 
@@ -263,8 +264,18 @@ def _view_of(stmt, local) -> _ViewOf | None:
 
 class _Function:
     def __init__(self, fn_node, ops="ops"):
+        self.fn = fn_node
         self.local = local_names(fn_node)
         self.ops = ops
+        self._live = None
+
+    def live_after(self, stmt, name) -> bool:
+        """Whether ``name`` may be read after ``stmt`` (the liveness of the function as it
+        is when the first view needs it: a view read again only where it is read later)."""
+        if self._live is None:
+            self._live = Liveness(self.fn)
+        after = self._live.live_out.get(stmt)
+        return after is None or name in after
 
     def block(self, stmts, aliases=None):
         aliases = dict(aliases or {})  # alias -> the name whose object it holds
@@ -291,7 +302,8 @@ class _Function:
                         out.extend(source.after(alias, changed, stmt))
                     elif isinstance(source, _ViewOf):
                         # `u = a[k:n, k]` (a NumPy view of `a`), then a change through either
-                        out.extend(source.after(alias, changed, stmt, self.ops))
+                        if alias in changed or self.live_after(stmt, alias):
+                            out.extend(source.after(alias, changed, stmt, self.ops))
                     # Either name changes the one object: the other is rebound to it.
                     elif alias in changed:
                         out.append(

@@ -60,6 +60,10 @@ EXAMPLES = (
 )
 
 
+def _is_name(node, name) -> bool:
+    return isinstance(node, syntax.Name) and node.id == name
+
+
 def _root_name(target):
     while isinstance(target, syntax.Subscript):
         target = target.value
@@ -147,21 +151,21 @@ class _Transformer(syntax.NodeTransformer):
 
         unpacked = syntax.copy_location(syntax.assign(temps(target), node.value), node)
         views = self._views(target, node.value, [temp for temp, _, _ in updates])
-        out = [unpacked]
-        for k, (_, root, update) in enumerate(updates):
-            out.append(update)
+        written = set()
+        for temp, root, update in updates:
             # `a[0], a[1] = a[1], a[0]` of a matrix: NumPy's `a[0]` on the right is a view of
-            # the row, which the first update changes before the second stores it.
-            for later, _, _ in updates[k + 1 :]:
-                if later in views and views[later][0] == root:
-                    ref = syntax.Subscript(
-                        value=syntax.call(f"{self.ctx.ops}.view", [syntax.name(root)]),
-                        slice=syntax.deepcopy(views[later][1]),
-                        ctx=syntax.Load(),
-                    )
-                    reread = syntax.call(syntax.attribute(ref, "reread"), [syntax.name(later)])
-                    out.append(syntax.copy_location(syntax.assign(syntax.name(later, "store"), reread), node))
-        return out
+            # the row, which the first update changes before the second stores it: the value
+            # is read again where it is stored (`ops.view(a)[0].reread(value_1)`).
+            if temp in views and views[temp][0] in written:
+                ref = syntax.Subscript(
+                    value=syntax.call(f"{self.ctx.ops}.view", [syntax.name(views[temp][0])]),
+                    slice=syntax.deepcopy(views[temp][1]),
+                    ctx=syntax.Load(),
+                )
+                reread = syntax.copy_location(syntax.call(syntax.attribute(ref, "reread"), [syntax.name(temp)]), node)
+                update.value.args = [reread if _is_name(a, temp) else a for a in update.value.args]
+            written.add(root)
+        return [unpacked] + [update for _, _, update in updates]
 
     def _views(self, target, value, temps) -> dict:
         """``temp -> (name, index)`` for the items of ``value`` that read an item of a local
