@@ -263,10 +263,11 @@ def _view_of(stmt, local) -> _ViewOf | None:
 
 
 class _Function:
-    def __init__(self, fn_node, ops="ops"):
+    def __init__(self, fn_node, ops="ops", namer=None):
         self.fn = fn_node
         self.local = local_names(fn_node)
         self.ops = ops
+        self.namer = namer
         self._live = None
 
     def live_after(self, stmt, name) -> bool:
@@ -336,7 +337,7 @@ class _Function:
         """The blocks of ``stmt``, knowing the aliases made before it that nothing in it
         rebinds (a loop body may run again after a rebinding later in it)."""
         if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef)):
-            stmt.body = _Function(stmt, self.ops).block(stmt.body)  # its own locals
+            stmt.body = _Function(stmt, self.ops, self.namer).block(stmt.body)  # its own locals
             return
         if isinstance(stmt, syntax.ClassDef):
             return
@@ -348,9 +349,39 @@ class _Function:
             }
         else:
             inherited = aliases
+        row = self._rows_changed(stmt)
+        if row is not None:
+            # `for row in a:` whose body changes `row` in place: NumPy's `row` is a view of
+            # `a`'s row, as `row = a[index]` is (`for index, row in ops.enumerate(a):`).
+            index = self.namer.new("index")
+            stmt.target = syntax.Tuple(elts=[syntax.name(index, "store"), stmt.target], ctx=syntax.Store())
+            base = stmt.iter.id
+            stmt.iter = syntax.copy_location(syntax.call(f"{self.ops}.enumerate", [stmt.iter]), stmt.iter)
+            inherited = {**inherited, row: _ViewOf(base, syntax.name(index), frozenset({index}))}
         map_blocks(stmt, lambda block: self.block(block, inherited))
+
+    def _rows_changed(self, stmt) -> str | None:
+        """The target of ``for row in a:`` (two local names) whose body changes ``row`` in
+        place (``row[0] = v``, ``row /= s``, ``row.sort()``), or None."""
+        if not (
+            self.namer is not None
+            and isinstance(stmt, syntax.For)
+            and isinstance(stmt.target, syntax.Name)
+            and isinstance(stmt.iter, syntax.Name)
+            and stmt.iter.id in self.local
+            and stmt.iter.id != stmt.target.id
+        ):
+            return None
+        row = stmt.target.id
+        for inner in stmt.body:
+            if row in _changed_through(inner)[0] or any(
+                isinstance(n, syntax.AugAssign) and isinstance(n.target, syntax.Name) and n.target.id == row
+                for n in syntax.walk_statements(inner)
+            ):
+                return row
+        return None
 
 
 def transform(fn_node, ctx):
-    fn_node.body = _Function(fn_node, ctx.ops).block(fn_node.body)
+    fn_node.body = _Function(fn_node, ctx.ops, ctx.namer).block(fn_node.body)
     return fn_node

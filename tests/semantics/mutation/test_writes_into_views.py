@@ -114,3 +114,39 @@ def test_a_row_taken_by_an_integer_index_is_a_view(fn, args, tmp_path, ip):
     for path in EVERY_PATH:
         got = outcome(path, fn, jax_args, tmp_path, ip)
         assert not agrees(expected, got, path, allow_refusal=False), (path, got)
+
+
+# ----------------------------------------------------------------------------- a row: `for row in a:`
+def normalises_each_row_it_iterates(a):
+    for row in a:
+        row /= row.sum()
+    return a
+
+
+def zeroes_each_row_s_first_item(a):
+    for row in a:
+        row[0] = 0.0
+    return a
+
+
+def augments_the_items_of_a_vector(v):
+    total = 0.0
+    for x in v:
+        x += 1.0  # a number: rebound, `v` is unchanged
+        total += x
+    return v, total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (normalises_each_row_it_iterates, (M,)),
+    (zeroes_each_row_s_first_item, (M,)),
+    (augments_the_items_of_a_vector, (V,)),
+])
+def test_a_row_a_loop_iterates_is_a_view(fn, args, tmp_path, ip):
+    # Before: `for row in a: row /= row.sum()` left `a` as it was (NumPy divides each row in
+    # place), with no error.
+    expected = run("python", fn, tuple(x.copy() for x in args))
+    jax_args = tuple(jnp.asarray(x) for x in args)
+    for path in EVERY_PATH:
+        got = outcome(path, fn, jax_args, tmp_path, ip)
+        assert not agrees(expected, got, path, allow_refusal=False), (path, got)
