@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -149,4 +150,41 @@ def test_a_row_a_loop_iterates_is_a_view(fn, args, tmp_path, ip):
     jax_args = tuple(jnp.asarray(x) for x in args)
     for path in EVERY_PATH:
         got = outcome(path, fn, jax_args, tmp_path, ip)
+        assert not agrees(expected, got, path, allow_refusal=False), (path, got)
+
+
+# ----------------------------------------------------------------------------- an array held by a dict or a list
+def zeroes_a_weight_through_its_name(params):
+    w = params["w"]
+    w[0] = 0.0
+    return params
+
+
+def scales_a_weight_in_a_loop(params, n):
+    w = params["w"]
+    for i in range(n):
+        w[i] = w[i] * 2.0
+    return params, w
+
+
+def writes_into_a_row_of_a_list(rows):
+    r = rows[0]
+    r[1] = 5.0
+    return rows
+
+
+@pytest.mark.parametrize("fn, args", [
+    (zeroes_a_weight_through_its_name, ({"w": V, "b": M},)),
+    (scales_a_weight_in_a_loop, ({"w": V, "b": M}, 2)),
+    (writes_into_a_row_of_a_list, ([V, V * 2.0],)),
+])
+def test_a_write_into_an_array_a_container_holds_reaches_the_container(fn, args, tmp_path, ip):
+    # Before: `w = params['w']; w[0] = 0.0` left `params['w']` as it was (NumPy changes the
+    # array the dict holds), with no error.
+    import copy
+
+    expected = run("python", fn, copy.deepcopy(args))
+    jax_args = jax.tree_util.tree_map(jnp.asarray, args)
+    for path in EVERY_PATH:
+        got = outcome(path, fn, copy.deepcopy(jax_args), tmp_path, ip)  # (eager paths change the dict)
         assert not agrees(expected, got, path, allow_refusal=False), (path, got)
