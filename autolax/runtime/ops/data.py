@@ -276,8 +276,14 @@ class _ViewRef:
         """The base after a write into ``view`` (taken as ``view = base[index]``)."""
         if self._is_view(view):
             return self.base.at[self.index].set(view)
-        if isinstance(view, jax.Array) and isinstance(self.base, (list, dict)) and not isinstance(self.index, slice):
-            # `w = params['w']; w[0] = 0.0`: the item is the object Python changes in place
+        if (
+            isinstance(view, jax.Array)
+            and jnp.ndim(view)
+            and isinstance(self.base, (list, dict))
+            and not isinstance(self.index, slice)
+        ):
+            # `w = params['w']; w[0] = 0.0`: the item is the array Python changes in place (a
+            # number, or a NumPy scalar, is rebound by `+=`: the container keeps it)
             return at(self.base)[self.index].set(view)
         return self.base  # a NumPy view already wrote through; a list's slice, a number, a copy
 

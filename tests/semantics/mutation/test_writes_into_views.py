@@ -173,10 +173,17 @@ def writes_into_a_row_of_a_list(rows):
     return rows
 
 
+def augments_a_number_a_list_holds(losses, x):
+    best = losses[0]
+    best += x  # a number is rebound: the list keeps the old one
+    return losses, best
+
+
 @pytest.mark.parametrize("fn, args", [
     (zeroes_a_weight_through_its_name, ({"w": V, "b": M},)),
     (scales_a_weight_in_a_loop, ({"w": V, "b": M}, 2)),
     (writes_into_a_row_of_a_list, ([V, V * 2.0],)),
+    (augments_a_number_a_list_holds, ([np.float32(1.0), np.float32(2.0)], 1.0)),
 ])
 def test_a_write_into_an_array_a_container_holds_reaches_the_container(fn, args, tmp_path, ip):
     # Before: `w = params['w']; w[0] = 0.0` left `params['w']` as it was (NumPy changes the
