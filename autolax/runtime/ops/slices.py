@@ -770,24 +770,28 @@ def _masked(kind, fn, args, parts):
     if kind == "builtin sum" and (value.ndim == 0 or builtins.any(r != value.ndim for r in slots.values())):
         raise _Unsupported  # Python's sum adds the items of axis 0
     mask = aligned.mask_for(slots, value.ndim)
+    if kind in ("argmax", "argmin") and not _forward_vector(value, aligned, parts):
+        raise _Unsupported  # (before a check is staged for a form that is not used)
     if kind in ("max", "min", "argmax", "argmin"):
         _check_not_empty(kind, fn, args[0], aligned, slots, value.dtype)
     filled = jnp.where(mask, value, _identity(kind, value.dtype))
     if kind in ("argmax", "argmin"):
-        return _masked_arg(kind, filled, mask, aligned, parts)
+        return _masked_arg(kind, filled, mask)
     if kind == "builtin sum":
         return jnp.sum(filled, axis=0)
     return _REDUCE[kind](filled)
 
 
-def _masked_arg(kind, filled, mask, aligned, parts):
-    """``jnp.argmax(x[k:])``: the position of the first extreme item in the slice, counted
-    from its start -- of a vector read by slices that step forward (a position outside the
-    slice, the first one, comes only from a tie with the fill, where the slice's own first
-    item is the answer)."""
+def _forward_vector(value, aligned, parts) -> bool:
+    """Whether ``value`` is a vector read by slices whose steps are known and forward."""
     steps = [dim.k.step for p in parts for dim in aligned.dims[id(p)].values()]
-    if filled.ndim != 1 or builtins.any(step is not None and step < 0 for step in steps):
-        raise _Unsupported
+    return value.ndim == 1 and all(step is None or (not is_tracer(step) and step > 0) for step in steps)
+
+
+def _masked_arg(kind, filled, mask):
+    """``jnp.argmax(x[k:])`` of a ``_forward_vector``: the position of the first extreme item
+    in the slice, counted from its start (a position outside the slice, the first one, comes
+    only from a tie with the fill, where the slice's own first item is the answer)."""
     found = (jnp.argmax if kind == "argmax" else jnp.argmin)(filled)
     found = jnp.where(mask[found], found, jnp.argmax(mask))
     return (jnp.cumsum(mask) - 1)[found]
