@@ -278,6 +278,20 @@ class UnrolledLoopError(AutolaxError):
     """
 
 
+# autolax's refusals: errors Python would not raise, which say autolax cannot give Python's
+# outcome. A refusal on its way out through a ``finally`` is not replaced by an error that
+# ``finally`` raises while tracing (``ops.assigned``): the refusal comes first.
+REFUSALS = (
+    ConversionError,
+    StagedEffectError,
+    ArgumentWriteError,
+    UnrolledLoopError,
+    TracedValueError,
+    TracedComparisonError,
+    TracedRecursionError,
+)
+
+
 class UnrolledLoopWarning(UserWarning):
     """A loop that carries traced values could not be staged and ran as a Python loop.
 
@@ -709,7 +723,7 @@ MESSAGES = {
     "branch-fails-in-try": Message(
         StagedEffectError,
         "the `{side}` branch of {stmt} raised {error} while autolax staged it, inside a `try` that catches it "
-        "(or whose `finally` raises or asserts):\n    {source}\n"
+        "(or whose `finally` can fail too):\n    {source}\n"
         "The condition is traced: Python raises this (and runs the handler or `finally`) only on the runs that "
         "take that branch, which a staged program cannot decide",
         "make the branch safe to run whatever the condition (keep indices in range, do not take items from an "
@@ -750,7 +764,7 @@ MESSAGES = {
     "operand-fails-in-try": Message(
         StagedEffectError,
         "the operand after `{kind}` at {where} raised {error} while autolax staged it, inside a `try` that "
-        "catches it (or whose `finally` raises or asserts):\n    {source}\n"
+        "catches it (or whose `finally` can fail too):\n    {source}\n"
         "Python evaluates it (and runs the handler or `finally`) only on the runs the value before it "
         "allows, which a staged program cannot decide",
         "make the operand safe to evaluate whatever the value before it (define every name it reads, "
@@ -829,7 +843,7 @@ MESSAGES = {
     "side-fails-in-try": Message(
         StagedEffectError,
         "the `{side}` side of the conditional expression at {where} raised {error} while autolax staged it, "
-        "inside a `try` that catches it (or whose `finally` raises or asserts):\n    {source}\n"
+        "inside a `try` that catches it (or whose `finally` can fail too):\n    {source}\n"
         "The test is traced: Python raises this (and runs the handler or `finally`) only on the runs that take "
         "that side, which a staged program cannot decide",
         "make the side safe to evaluate whatever the test (keep indices in range, do not take items from an "
@@ -890,8 +904,8 @@ MESSAGES = {
     ),
     "raise-before-finally": Message(
         StagedEffectError,
-        "`{statement}` under a traced condition at {where} is inside a `try` whose `finally` block raises or "
-        "asserts too: Python runs the `finally` after this error, from the values at this line, and an error "
+        "`{statement}` under a traced condition at {where} is inside a `try` whose `finally` block can fail "
+        "too (it raises, asserts or reads a variable that may be unbound): Python runs the `finally` after this error, from the values at this line, and an error "
         "there replaces this one, which a staged program cannot decide.\n    {source}",
         "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the "
         "`try` (or check the `finally`'s condition before the `try`).",

@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from autolax.frontend.analysis.activity import local_names, reads, writes
-from autolax.frontend.analysis.definedness import Definedness
+from autolax.frontend.analysis.definedness import BoundBeforeReads, Definedness
 from autolax.frontend.analysis.liveness import Liveness
 from autolax.frontend.transpile import syntax
 
@@ -156,6 +156,29 @@ def test_definedness_of_a_try_that_deletes():
     assert defined.before[block.finalbody[0]][0] == {"x", "d"}
     assert defined.before[ret][0] == {"x", "d", "m"}
     assert {"a", "b", "c", "e", "h", "k"} <= defined.before[ret][1]
+
+
+def test_a_finally_reading_what_the_try_binds_may_find_it_unbound():
+    # An exception may leave the `try` body before `r = 1`: Python's `finally` then raises
+    # UnboundLocalError (fuzz seed 41114). Only `a`, bound before the `try`, is safe there.
+    node = fn(
+        """
+        def f(x):
+            a = 1
+            try:
+                if x > 0:
+                    raise ValueError
+                r = 1
+            finally:
+                v = a + r
+            return v + r
+        """
+    )
+    bound = BoundBeforeReads(node)
+    assert "r" in bound.unsafe and "a" in bound.safe
+    # Read after the `try` only, `r` is found bound (an exception leaves the function).
+    node.body[1].finalbody = [syntax.parse("v = a").body[0]]
+    assert "r" in BoundBeforeReads(node).safe
 
 
 # ----------------------------------------------------------------------------- pass gating

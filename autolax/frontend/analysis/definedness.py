@@ -156,6 +156,10 @@ class BoundBeforeReads:
                 )
             exits = [e for e in exits if e is not None]
             after = set.intersection(*exits) if exits else None
+            # An exception may leave the body (or a handler) before it binds anything: the
+            # `finally`'s reads are checked against what was bound before the `try` too.
+            if after is not None and after != bound:
+                self._block(node.finalbody, bound)
             final = self._block(node.finalbody, after if after is not None else bound)
             return None if after is None or final is None else final
         self._check(reads(node), bound)

@@ -21,13 +21,15 @@ would catch it, the handler would have to run depending on data, and autolax ref
 unless ``passes.caught_raises`` (after ``break`` lowering) turns the ``raise`` into a jump
 to that handler, as it does for the raises of builtin exceptions it can match. Its
 refusal, like every autolax error, passes through the user's handlers. A ``finally`` that
-raises or asserts adds ``ops.FinallyRaises``: its error would replace the one staged in the
+raises, asserts or reads a name Python may find unbound adds ``ops.FinallyRaises``: its error would replace the one staged in the
 ``try``, and a staged program cannot tell which comes last, so that is refused too. In the
 body of a ``with``, ``ops.MaySuppress``: its context manager may suppress the error.
 """
 
 from __future__ import annotations
 
+from autolax.frontend.analysis.activity import local_names, writes
+from autolax.frontend.analysis.definedness import Definedness
 from autolax.frontend.transpile import anno, syntax
 from autolax.frontend.transpile.caught import distinct, handler_types, staged_caught, with_caught
 
@@ -98,12 +100,15 @@ EXAMPLES = (
 _SCOPES = (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef, syntax.Lambda)
 
 
-def _raises(stmts) -> bool:
-    """Do these statements hold a ``raise`` or ``assert`` (not counting nested functions)?"""
+def _raises(stmts, unsafe=frozenset()) -> bool:
+    """Do these statements hold a ``raise`` or ``assert``, or read a name of ``unsafe`` (one
+    Python may find unbound: ``UnboundLocalError``), not counting nested functions?"""
     todo = list(stmts)
     while todo:
         node = todo.pop()
         if isinstance(node, (syntax.Raise, syntax.Assert)):
+            return True
+        if isinstance(node, syntax.Name) and isinstance(node.ctx, syntax.Load) and node.id in unsafe:
             return True
         if not isinstance(node, _SCOPES):
             todo.extend(syntax.iter_child_nodes(node))
@@ -137,8 +142,35 @@ def _mark_operands(node, caught):
 
 
 class _Transformer:
-    def __init__(self, ctx):
+    def __init__(self, ctx, fn_node):
         self.ctx = ctx
+        self.fn_node = fn_node
+        self._defined = None  # (computed at the first `try` with a `finally`)
+        self._locals = None
+
+    def finally_fails(self, node) -> bool:
+        """Can the ``finally`` of ``try`` statement ``node`` fail by itself after a ``raise``
+        or ``assert`` in the ``try`` body: does it raise, assert, or read a local that may be
+        unbound there (``acc[r]`` where ``r`` is bound after the ``raise``, or by a branch)?
+        Bound there: what every path binds before the ``try``, and what the body's plain
+        assignments before its first statement holding a ``raise`` / ``assert`` bind."""
+        if not node.finalbody:
+            return False
+        if _raises(node.finalbody):
+            return True
+        if self._defined is None:
+            self._defined = Definedness(self.fn_node)
+            self._locals = local_names(self.fn_node)
+        before = self._defined.before.get(node)
+        if before is None:  # a statement this pass made: not analysed, so not known bound
+            return _raises(node.finalbody, self._locals)
+        bound = set(before[0])
+        for stmt in node.body:
+            if _raises([stmt]):
+                break
+            if isinstance(stmt, (syntax.Assign, syntax.AnnAssign)):
+                bound |= writes(stmt)
+        return _raises(node.finalbody, self._locals - bound)
 
     def block(self, stmts, caught, staged):
         out = []
@@ -175,11 +207,11 @@ class _Transformer:
             return [syntax.copy_location(syntax.expr_stmt(syntax.call(f"{ops}.asserting", args, keywords)), node)]
         if isinstance(node, syntax.Try):
             inner = caught + handler_types(node.handlers)
-            if _raises(node.finalbody):
+            fails = self.finally_fails(node)
+            if fails:
                 inner.append(syntax.dotted(f"{ops}.FinallyRaises"))
-            own = handler_types(node.handlers) + (
-                [syntax.dotted(f"{ops}.FinallyRaises")] if _raises(node.finalbody) else []
-            )
+                anno.set(node, anno.FINALLY_FAILS, True)
+            own = handler_types(node.handlers) + ([syntax.dotted(f"{ops}.FinallyRaises")] if fails else [])
             if own:
                 anno.set(node, anno.CATCHING, own)
             blocks = staged_caught(node, staged, ops)
@@ -207,5 +239,5 @@ class _Transformer:
 
 
 def transform(fn_node, ctx):
-    fn_node.body = _Transformer(ctx).block(fn_node.body, [], [])
+    fn_node.body = _Transformer(ctx, fn_node).block(fn_node.body, [], [])
     return fn_node

@@ -584,9 +584,9 @@ class StagedRaise(BaseException):
 
 
 class FinallyRaises:
-    """In ``caught_by``: the ``try`` has a ``finally`` block that raises or asserts. An error
-    staged in the ``try`` (raised when the program runs) would come before the ``finally``'s
-    own, which Python raises in its place: such a ``try`` refuses it (``raise-before-finally``)."""
+    """In ``caught_by``: the ``try`` has a ``finally`` block that can fail (it raises, asserts
+    or reads a name the ``try`` may leave unbound). An error staged in the ``try`` (raised
+    when the program runs) would come before the ``finally``'s own, which Python raises in its place: such a ``try`` refuses it (``raise-before-finally``)."""
 
 
 class MaySuppress:
@@ -833,7 +833,7 @@ def raising(exception, caught_by=(), _depth=1):
     A ``raise`` that an enclosing ``try`` would catch is refused (``StagedEffectError``):
     whether the handler runs would depend on data (``passes.caught_raises`` turns the raises
     it can match to their handler into a jump instead: ``caught``). So is one inside a ``try`` whose
-    ``finally`` raises or asserts: whether its error replaces this one would too.
+    ``finally`` can fail: whether its error replaces this one would too.
     """
     if not report.in_staged_body():
         return exception

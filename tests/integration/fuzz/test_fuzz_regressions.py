@@ -762,14 +762,34 @@ def asserts_before_a_finally_that_asserts(a, xs):
     return a
 
 
-@pytest.mark.parametrize("fn", [raises_before_a_finally_that_asserts, asserts_before_a_finally_that_asserts])
+def raises_before_a_finally_that_reads_an_unbound_name(a, xs):
+    # Fuzz seed 41114 (reduced): Python's UnboundLocalError from the `finally` replaced the
+    # RuntimeError, which a staged program checked first.
+    try:
+        if xs.sum() > a:
+            raise RuntimeError("too large")
+        r = 1
+    finally:
+        v = xs[r]
+    return v
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        raises_before_a_finally_that_asserts,
+        asserts_before_a_finally_that_asserts,
+        raises_before_a_finally_that_reads_an_unbound_name,
+    ],
+)
 @pytest.mark.parametrize("a,xs", [(0.0, [-2.0, 3.0]), (0.0, [2.0, 3.0]), (10.0, [-2.0, 3.0]), (10.0, [2.0, 3.0])])
 def test_a_staged_raise_inside_a_try_whose_finally_raises_is_refused(fn, a, xs, tmp_path):
     xs = np.array(xs)
     check_all_paths(fn, a, xs, tmp_dir=tmp_path, refusal=True)
     check_all_paths(fn, a, xs, paths=("convert eagerly",))  # eagerly: Python's answer, not refused
     with pytest.raises(autolax.StagedEffectError, match=r"under a traced condition at .*test_fuzz_regressions\.py:\d+ "
-                       r"is inside a `try` whose `finally` block raises or asserts too"):
+                       r"is inside a `try` whose `finally` block can fail too \(it raises, asserts or reads a "
+                       r"variable that may be unbound\)"):
         autolax.jit(fn)(a, xs)
 
 
