@@ -21,8 +21,9 @@ would catch it, the handler would have to run depending on data, and autolax ref
 unless ``passes.caught_raises`` (after ``break`` lowering) turns the ``raise`` into a jump
 to that handler, as it does for the raises of builtin exceptions it can match. Its
 refusal, like every autolax error, passes through the user's handlers. A ``finally`` that
-raises, asserts or reads a name Python may find unbound adds ``ops.FinallyRaises``: its error would replace the one staged in the
-``try``, and a staged program cannot tell which comes last, so that is refused too. In the
+can fail (it raises, asserts, or reads a name the ``try`` may leave unbound) adds
+``ops.FinallyRaises``: its error would replace the one staged in the ``try``, and a staged
+program cannot tell which comes last, so that is refused too. In the
 body of a ``with``, ``ops.MaySuppress``: its context manager may suppress the error.
 """
 

@@ -586,7 +586,8 @@ class StagedRaise(BaseException):
 class FinallyRaises:
     """In ``caught_by``: the ``try`` has a ``finally`` block that can fail (it raises, asserts
     or reads a name the ``try`` may leave unbound). An error staged in the ``try`` (raised
-    when the program runs) would come before the ``finally``'s own, which Python raises in its place: such a ``try`` refuses it (``raise-before-finally``)."""
+    when the program runs) would come before the ``finally``'s own, which Python raises in
+    its place: such a ``try`` refuses it (``raise-before-finally``)."""
 
 
 class MaySuppress:
