@@ -906,7 +906,8 @@ MESSAGES = {
         StagedEffectError,
         "`{statement}` under a traced condition at {where} is inside a `try` whose `finally` block can fail "
         "too (it raises, asserts or reads a variable that may be unbound): Python runs the `finally` after "
-        "this error, from the values at this line, and an error there replaces this one, which a staged program cannot decide.\n    {source}",
+        "this error, from the values at this line, and an error there replaces this one, which a staged "
+        "program cannot decide.\n    {source}",
         "compute the condition as a value (`bad = x < 0`) and select with jnp.where, or raise outside the "
         "`try` (or check the `finally`'s condition before the `try`).",
         "#semantics",
