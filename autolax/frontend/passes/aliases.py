@@ -15,6 +15,10 @@ rebinding ``coef`` would not be carried, and a staged body would write its trace
 into the caller's list (the tracer leaks out of the trace). With it, ``coef`` is carried
 and holds the changed object, as in Python.
 
+``ys += v`` through either name of ``ys = xs`` rebinds the other to what ``ops.augmented``
+says: the result, where the object changed in place (an array, a list), else its own value
+(a number, a tuple).
+
 Only a plain ``a = b`` of two local names, followed in the same block (or a block nested
 in it) by a change through ``a`` or ``b`` (an item or attribute assignment, or a mutating method
 call) with neither name bound again in between: then ``a`` is ``b``'s object for certain.
@@ -80,6 +84,21 @@ EXAMPLES = (
             a[0] = 1.0
             t = (a, b)
             return t
+        """,
+    ),
+    (
+        """\
+        def f(xs):
+            ys = xs
+            ys += 1.0
+            return xs
+        """,
+        """\
+        def f(xs):
+            ys = xs
+            ys += 1.0
+            xs = ops.augmented(xs, ys)
+            return xs
         """,
     ),
 )
@@ -238,6 +257,39 @@ def _augmented_view(stmt, aliases) -> set:
     return set()
 
 
+def _augmented_name(stmt, aliases) -> set:
+    """``{u}`` for ``u += x`` where ``u`` is a plain alias (``u = a``) or the name one aliases,
+    else nothing."""
+    if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name):
+        name = stmt.target.id
+        if isinstance(aliases.get(name), str) or name in aliases.values():
+            return {name}
+    return set()
+
+
+def _augmented_only(stmt, aliases) -> set:
+    """The names of plain aliases (``ys = xs``: either name) that ``stmt`` binds only by
+    ``ys += v`` and the like (at any depth, not in nested functions): in place for an array,
+    so the alias holds across ``stmt``."""
+    plain = {n for a, s in aliases.items() if isinstance(s, str) for n in (a, s)}
+    if not plain:
+        return set()
+    augmented, other, targets = set(), set(), set()
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES) and node is not stmt:
+            other.add(getattr(node, "name", None))
+            continue
+        if isinstance(node, syntax.AugAssign) and isinstance(node.target, syntax.Name):
+            augmented.add(node.target.id)
+            targets.add(id(node.target))
+        elif isinstance(node, syntax.Name) and not isinstance(node.ctx, syntax.Load) and id(node) not in targets:
+            other.add(node.id)
+        stack.extend(syntax.iter_child_nodes(node))
+    return (augmented - other) & plain
+
+
 def _view_of(stmt, local) -> _ViewOf | None:
     """``u = a[<index>]`` of two local names, whose index reads names only (no call: it is
     evaluated again where the view is written back). Whether ``u`` is a view (a basic index
@@ -285,7 +337,7 @@ class _Function:
             self.nested(stmt, aliases)
             out.append(stmt)
             if aliases:  # (without any, nothing below needs what the statement binds)
-                bound = writes(stmt)
+                bound = writes(stmt) - _augmented_only(stmt, aliases)
                 changed, direct = _changed_through(stmt)
                 handed = _handed_back(stmt)
                 # `b, _ = ops.call_writing(...)`: a helper changed `b`'s object (writeback pass;
@@ -294,6 +346,9 @@ class _Function:
                 augmented = _augmented_view(stmt, aliases)
                 # `row /= p` of a view `row = a[k]`: NumPy divides in place, into `a`
                 bound, changed = bound - augmented, changed | augmented
+                # `ys += 1.0` where `ys = xs`: NumPy adds into the one array (a number is rebound)
+                summed = _augmented_name(stmt, aliases)
+                bound = bound - summed
                 ended = _ended(aliases, direct)
                 for alias, source in sorted(aliases.items(), key=lambda item: item[0]):
                     if alias in bound or alias in ended or _source_bound(source, bound):
@@ -305,6 +360,16 @@ class _Function:
                         # `u = a[k:n, k]` (a NumPy view of `a`), then a change through either
                         if alias in changed or self.live_after(stmt, alias):
                             out.extend(source.after(alias, changed, stmt, self.ops))
+                    elif summed & {alias, source}:
+                        # `ys += v` of either name: the other holds the result if the object
+                        # changed in place (``ops.augmented`` tells when it runs), where it
+                        # is read later (`total = start; total += x` leaves `start` alone)
+                        (changer,) = summed & {alias, source}
+                        other = source if changer == alias else alias
+                        if not self.live_after(stmt, other):
+                            continue
+                        call = syntax.call(f"{self.ops}.augmented", [syntax.name(other), syntax.name(changer)])
+                        out.append(syntax.copy_location(syntax.assign(syntax.name(other, "store"), call), stmt))
                     # Either name changes the one object: the other is rebound to it.
                     elif alias in changed:
                         out.append(
@@ -343,7 +408,8 @@ class _Function:
             return
         if aliases:
             handed = _handed_back(stmt)
-            bound, ended = writes(stmt) - handed, _ended(aliases, _changed_through(stmt)[1] | handed)
+            bound = writes(stmt) - handed - _augmented_only(stmt, aliases)
+            ended = _ended(aliases, _changed_through(stmt)[1] | handed)
             inherited = {
                 a: s for a, s in aliases.items() if a not in bound and a not in ended and not _source_bound(s, bound)
             }

@@ -41,6 +41,7 @@ from autolax.runtime.ops.control import cases, cond, if_else
 from autolax.runtime.ops.data import (  # noqa: A004
     append,
     at,
+    augmented,
     index_list,
     is_sequence,
     is_singleton,
@@ -83,6 +84,7 @@ __all__ = [
     "MaySuppress",
     "assigned",
     "at",
+    "augmented",
     "bound",
     "call",
     "call_writing",

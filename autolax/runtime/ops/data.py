@@ -314,6 +314,25 @@ def view(base):
     return _View(base)
 
 
+def augmented(other, changed):
+    """``xs = ops.augmented(xs, ys)`` after ``ys += v`` where ``ys = xs`` (``passes.aliases``):
+    NumPy's ``+=`` changes the one array both names hold, and so do a list's ``+=`` and a
+    dict's or set's ``|=``: ``xs`` holds the result too. A number, a tuple, a string or a
+    NumPy scalar is rebound, and ``xs`` keeps its value. A JAX array is taken for the NumPy
+    array it stands for (one with at least one axis), as ``x[i] = v`` is; a list a staged
+    loop built (``StackedList``) for the list it stands for.
+
+    Equivalent Python: ``changed if changed is other else other``.
+    """
+    if changed is other:
+        return changed
+    if isinstance(other, jax.Array) and isinstance(changed, jax.Array) and jnp.ndim(other):
+        return changed
+    if isinstance(other, (list, dict, set, StackedList)) and isinstance(changed, (list, dict, set, StackedList)):
+        return changed
+    return other
+
+
 _MISSING = object()
 
 
