@@ -88,6 +88,23 @@ EXAMPLES = (
     ),
     (
         """\
+        def f(a, b, c):
+            t = [a, b]
+            t[0] = c
+            t[1][0] = 5.0
+            return b
+        """,
+        """\
+        def f(a, b, c):
+            t = [a, b]
+            t[0] = c
+            t[1][0] = 5.0
+            c, b = t
+            return b
+        """,
+    ),
+    (
+        """\
         def f(xs):
             ys = xs
             ys += 1.0
@@ -192,25 +209,90 @@ class _ItemsOf:
     ``a`` and ``b`` hold. A change through an item (``t[0][1] = v``, ``t[1].append(v)``)
     rebinds the names (``a, b = t``); a change of ``a``'s or ``b``'s object rebuilds the
     tuple (``t = (a, b)``) or stores the items back into the list (``t[:] = [a, b]``: others
-    may hold the list). Once ``t`` itself changes (``t[0] = v``, ``t.append(v)``) its items
-    are no longer known: the alias ends."""
+    may hold the list). A list's own change is followed where it keeps the positions:
+    ``t[0] = c`` (``t`` holds ``c`` there now, or an unknown object: ``None``),
+    ``t.append(c)``, ``t.extend(cs)`` (then its length is not ``exact``); after any other
+    (``t.pop()``, ``t.insert(0, c)``) its items are no longer known: the alias ends."""
 
-    def __init__(self, names: tuple, kind):
-        self.names, self.kind = names, kind
+    def __init__(self, names: tuple, kind, exact: bool = True):
+        self.names, self.kind, self.exact = names, kind, exact
 
     def after(self, alias, changed, stmt):
+        whole = self.exact and None not in self.names
+        known = [(i, n) for i, n in enumerate(self.names) if n is not None]
         if alias in changed:
-            targets = syntax.Tuple(elts=[syntax.name(n, "store") for n in self.names], ctx=syntax.Store())
-            return [syntax.copy_location(syntax.assign(targets, syntax.name(alias)), stmt)]
+            if whole:
+                targets = syntax.Tuple(elts=[syntax.name(n, "store") for n in self.names], ctx=syntax.Store())
+                return [syntax.copy_location(syntax.assign(targets, syntax.name(alias)), stmt)]
+            return [
+                syntax.copy_location(syntax.assign(syntax.name(n, "store"), _item(alias, i)), stmt) for i, n in known
+            ]
         if not changed.isdisjoint(self.names):
-            items = self.kind(elts=[syntax.name(n) for n in self.names], ctx=syntax.Load())
             if self.kind is syntax.Tuple:
-                target = syntax.name(alias, "store")
-            else:
-                whole = syntax.Slice(lower=None, upper=None, step=None)
-                target = syntax.Subscript(value=syntax.name(alias), slice=whole, ctx=syntax.Store())
-            return [syntax.copy_location(syntax.assign(target, items), stmt)]
+                items = syntax.Tuple(elts=[syntax.name(n) for n in self.names], ctx=syntax.Load())
+                return [syntax.copy_location(syntax.assign(syntax.name(alias, "store"), items), stmt)]
+            if whole:
+                items = syntax.List(elts=[syntax.name(n) for n in self.names], ctx=syntax.Load())
+                target = syntax.Subscript(
+                    value=syntax.name(alias), slice=syntax.Slice(lower=None, upper=None, step=None), ctx=syntax.Store()
+                )
+                return [syntax.copy_location(syntax.assign(target, items), stmt)]
+            return [
+                syntax.copy_location(syntax.assign(_item(alias, i, "store"), syntax.name(n)), stmt)
+                for i, n in known
+                if n in changed
+            ]
         return []
+
+    def moved_by(self, stmt, alias, local):
+        """What ``t`` holds after ``stmt`` changed the list itself, or None: not known."""
+        if self.kind is not syntax.List:
+            return None
+        if (
+            isinstance(stmt, syntax.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], syntax.Subscript)
+            and _is_name(stmt.targets[0].value, alias)
+            and isinstance(stmt.targets[0].slice, syntax.Constant)
+            and type(stmt.targets[0].slice.value) is int
+        ):
+            k = stmt.targets[0].slice.value
+            k = k + len(self.names) if k < 0 and self.exact else k
+            if not 0 <= k < len(self.names):
+                return None
+            names = list(self.names)
+            names[k] = _fresh_name(stmt.value, local, names, alias)
+            return _ItemsOf(tuple(names), self.kind, self.exact)
+        if (
+            isinstance(stmt, syntax.Expr)
+            and isinstance(stmt.value, syntax.Call)
+            and isinstance(stmt.value.func, syntax.Attribute)
+            and _is_name(stmt.value.func.value, alias)
+            and stmt.value.func.attr in ("append", "extend")
+            and len(stmt.value.args) == 1
+            and not stmt.value.keywords
+        ):
+            if stmt.value.func.attr == "extend":
+                return _ItemsOf(self.names, self.kind, exact=False)
+            added = _fresh_name(stmt.value.args[0], local, self.names, alias) if self.exact else None
+            return _ItemsOf(self.names + (added,), self.kind, self.exact)
+        return None
+
+
+def _is_name(node, name) -> bool:
+    return isinstance(node, syntax.Name) and node.id == name
+
+
+def _fresh_name(value, local, names, alias):
+    """The name ``value`` is, where it can join ``names`` (a local, not among them), else None."""
+    if isinstance(value, syntax.Name) and value.id in local and value.id not in names and value.id != alias:
+        return value.id
+    return None
+
+
+def _item(alias, index, ctx="load"):
+    kind = syntax.Store if ctx == "store" else syntax.Load
+    return syntax.Subscript(value=syntax.name(alias), slice=syntax.constant(index), ctx=kind())
 
 
 def _items_of(stmt, local) -> _ItemsOf | None:
@@ -236,9 +318,15 @@ def _ended(aliases, direct) -> set:
     return {a for a, s in aliases.items() if isinstance(s, _ItemsOf) and a in direct}
 
 
+def _moved(aliases, direct, stmt, local) -> dict:
+    """For each ``_ItemsOf`` alias that ``stmt`` changes itself (``direct``): what it holds
+    after (``_ItemsOf.moved_by``), or None where that is no longer known."""
+    return {a: s.moved_by(stmt, a, local) for a, s in aliases.items() if isinstance(s, _ItemsOf) and a in direct}
+
+
 def _source_bound(source, bound) -> bool:
     if isinstance(source, _ItemsOf):
-        return not set(source.names).isdisjoint(bound)
+        return not (set(source.names) - {None}).isdisjoint(bound)
     if isinstance(source, _ViewOf):
         return source.base in bound or bool(source.names & set(bound))
     return source in bound
@@ -349,9 +437,10 @@ class _Function:
                 # `ys += 1.0` where `ys = xs`: NumPy adds into the one array (a number is rebound)
                 summed = _augmented_name(stmt, aliases)
                 bound = bound - summed
-                ended = _ended(aliases, direct)
+                moved = _moved(aliases, direct, stmt, self.local)
+                ended = {a for a, m in moved.items() if m is None}
                 for alias, source in sorted(aliases.items(), key=lambda item: item[0]):
-                    if alias in bound or alias in ended or _source_bound(source, bound):
+                    if alias in bound or alias in moved or _source_bound(source, bound):
                         continue
                     if isinstance(source, _ItemsOf):
                         # `t = [a, b]`, then a change through an item of `t`, or of `a` / `b`
@@ -380,7 +469,7 @@ class _Function:
                             syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt)
                         )
                 aliases = {
-                    a: s
+                    a: moved.get(a) or s
                     for a, s in aliases.items()
                     if a not in bound and a not in ended and not _source_bound(s, bound)
                 }

@@ -58,6 +58,33 @@ def the_list_changes_itself_first(a, b, c):
     return a, t[0]
 
 
+def holds_another_name_after_an_item_assignment(a, b, c):
+    # Before: `t[0] = c` ended what autolax knew of `t`, and `t[1][0] = 5.0` left `b` as it
+    # was (a silent wrong answer).
+    t = [a, b]
+    t[0] = c
+    t[1][0] = 5.0
+    t[0][1] = 7.0
+    return a, b, c
+
+
+def follows_an_appended_name(a, b, c):
+    t = [a, b]
+    t.append(c)
+    t[1][0] = 5.0
+    t[-1][0] = 6.0
+    c[1] = 8.0
+    return b, c, t[2]
+
+
+def follows_the_items_before_an_extend(a, b, c):
+    t = [a, b]
+    t.extend([c, c])
+    t[1][0] = 5.0
+    a[1] = 3.0
+    return b, t[0], len(t)
+
+
 def a_list_slice_is_a_copy(a, b):
     t = [a, b]
     t[0:1][0] = b
@@ -85,6 +112,9 @@ CASES = [
     (in_a_staged_loop, lambda: (vec(0, 0, 0, 0), vec(1, 1, 1, 1), 3)),
     (only_the_tuple_is_read, lambda: (vec(2, 2), vec(0, 0))),
     (the_list_changes_itself_first, lambda: (vec(0, 0), vec(1, 1), vec(2, 2))),
+    (holds_another_name_after_an_item_assignment, lambda: (vec(0, 0), vec(1, 1), vec(2, 2))),
+    (follows_an_appended_name, lambda: (vec(0, 0), vec(1, 1), vec(2, 2))),
+    (follows_the_items_before_an_extend, lambda: (vec(0, 0), vec(1, 1), vec(2, 2))),
     (a_list_slice_is_a_copy, lambda: (vec(0, 0), vec(1, 1))),
     (calls_with_a_tuple, lambda: (vec(0, 0, 0), vec(1, 1, 1))),
 ]
