@@ -536,6 +536,31 @@ class _FunctionConverter:
             scope.bound.add(n)
         return out
 
+    def free_inits(self, stmts, node, taken, test=None):
+        """``undefined_inits`` for the names ``stmts`` read through ``ops.assigned`` and their
+        generated function does not take (``taken``): it reads them from the enclosing
+        function, where an unbound one would be a free variable (``NameError`` where Python
+        raises ``UnboundLocalError``)."""
+        if not self.reads_assigned:
+            return []
+        found = set()
+        for stmt in [*stmts, test] if test is not None else stmts:
+            for n in syntax.nodes(stmt):
+                func = n.func if isinstance(n, syntax.Call) else None
+                if (
+                    isinstance(func, syntax.Attribute)
+                    and func.attr == "assigned"
+                    and isinstance(func.value, syntax.Name)
+                    and func.value.id == self.ctx.ops
+                    and n.args
+                    and isinstance(n.args[0], syntax.Name)
+                ):
+                    found.add(n.args[0].id)
+        if not found:
+            return []
+        free = (found & self.fn_locals) - set(taken) - self.modified(stmts)
+        return self.undefined_inits(self.order(free), node) if free else []
+
     def scoped_block(self, stmts, params):
         """Converts a block that becomes the body of a generated function."""
         self.scopes.append(_Scope(params))
@@ -853,6 +878,7 @@ class _FunctionConverter:
         # A name a branch gives back unassigned may be unbound before the `if`: the enclosing
         # function binds it to the stand-in (``ops.undefined``), as it does a parameter.
         inits = self.undefined_inits(self.order(assigned & (body_entry | orelse_entry | kept | taken)), node)
+        inits += self.free_inits(node.body + node.orelse, node, params)
         return outputs, params, inits
 
     def convert_if(self, node):
@@ -985,7 +1011,7 @@ class _FunctionConverter:
     def convert_while(self, node):
         kept = self.kept(node, node.body)
         state = self.order(self.modified(node.body) & (self.live.header[node] | kept))
-        inits = self.undefined_inits(state, node)
+        inits = self.undefined_inits(state, node) + self.free_inits(node.body, node, state, node.test)
         loop_test, loop_body = self.ctx.namer.new("loop_test"), self.ctx.namer.new("loop_body")
         body = self.scoped_block(node.body, state)
         self.bind(state)
@@ -1090,7 +1116,7 @@ class _FunctionConverter:
 
     def convert_for(self, node):
         targets, state, stopped, index_target = self.for_names(node)
-        inits = self.undefined_inits(state, node)
+        inits = self.undefined_inits(state, node) + self.free_inits(node.body, node, [*state, *targets])
         op, args = self._for_call(node)
         if isinstance(node.target, syntax.Name) and node.target.id not in state:
             item, prelude = node.target.id, []

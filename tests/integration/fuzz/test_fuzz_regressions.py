@@ -1551,3 +1551,23 @@ def test_range_step_zero_in_a_staged_branch_inside_a_try_is_refused(tmp_path, xs
     line = zero_step_in_a_try.__code__.co_firstlineno + 2
     assert (f"the `else` branch of the `if` at {__file__}:{line} raised ValueError: range() arg 3 must not be "
             "zero while autolax staged it, inside a `try` that catches it") in str(info.value)
+
+
+def reads_a_handlers_name_after_an_early_return(a, xs):
+    # Fuzz seed 70176 (reduced): `s` is bound only by the handler; the code after the
+    # early return became a branch function reading `s` from the enclosing function, where
+    # it was a free variable: NameError, where Python raises UnboundLocalError.
+    z = a
+    try:
+        w = xs[1]
+    except IndexError:
+        s = None
+    if xs.sum() > 0.5:
+        return xs[3]
+    q = xs[0] if z > s else a
+    return q
+
+
+@pytest.mark.parametrize("xs", [[2.0, -2.0, -3.5, 2.5], [2.0, 2.0, 2.0, 2.0]])
+def test_a_branch_function_reading_an_unbound_name_raises_pythons_error(xs, tmp_path):
+    check_all_paths(reads_a_handlers_name_after_an_early_return, 2.0, np.array(xs), tmp_dir=tmp_path)
