@@ -147,6 +147,8 @@ class _Function:
         # Locals a `del` in a branch or loop body unbinds (also those every read finds bound)
         self.deletable = local_names(fn_node) - set(ctx.namer.generated) - set(ctx.temporaries)
         self.nested = False  # inside an `if` / loop (a generated function, later)
+        # Locals a `del` unbinds: a closure made before it reads them unbound when called.
+        self.deleted = frozenset(deleted_names(fn_node.body) & self.deletable)
 
     def block(self, stmts, nested=False):
         out = []
@@ -211,7 +213,8 @@ class _Function:
     def stmt(self, stmt):
         if isinstance(stmt, _SCOPES):
             if isinstance(stmt, syntax.FunctionDef):
-                free = self.candidates - self.defined.before[stmt][0] - local_names(stmt) if self.candidates else ()
+                free = (self.candidates - self.defined.before[stmt][0] if self.candidates else set()) | self.deleted
+                free = free - local_names(stmt) if free else free
                 transform(stmt, self.ctx)
                 if free:  # read when it is called: Python's NameError then, or the value
                     FreeReads(free, self.ctx.ops, at_file=self.ctx.spec_filename).body(stmt)
@@ -224,9 +227,10 @@ class _Function:
                 definitely = definitely - deleted_names(stmt.body)
             maybe_unbound = maybe_unbound - definitely
         prefix = []
-        if maybe_unbound:
-            if _loads_one_of(stmt, maybe_unbound):  # (most statements read none of them)
-                reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename)
+        later = self.deleted if self.deleted and _has_lambda(stmt) else frozenset()
+        if maybe_unbound or later:
+            if _loads_one_of(stmt, maybe_unbound | later):  # (most statements read none of them)
+                reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename, later=later)
                 for field, value in syntax.iter_fields(stmt):
                     if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
                         continue
@@ -273,6 +277,20 @@ class _Function:
 
 
 _BLOCKS: dict = {}  # statement class -> its fields in ``syntax.BLOCK_FIELDS`` (in that order)
+
+
+def _has_lambda(stmt) -> bool:
+    """Does ``stmt``, outside its blocks, hold a lambda?"""
+    stack = [getattr(stmt, f, None) for f in syntax.child_fields(stmt.__class__) if f not in syntax.BLOCK_FIELDS]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, syntax.Lambda):
+            return True
+        elif isinstance(node, syntax.AST):
+            stack.extend(syntax.iter_child_nodes(node))
+    return False
 
 
 def _loads_one_of(stmt, names) -> bool:

@@ -13,11 +13,14 @@ class Reads(syntax.NodeTransformer):
     ``ops.<op>(name)``: ``ops.assigned`` for ``passes.unbound_reads``, ``ops.bound`` for
     ``passes.loop_exits``."""
 
-    def __init__(self, names, ops, op="assigned", at_file=None):
+    def __init__(self, names, ops, op="assigned", at_file=None, later=frozenset()):
+        """``later``: names also wrapped inside a lambda, which reads them when it is called
+        (a ``del`` after the lambda may unbind them)."""
         self.names = names
         self.ops = ops
         self.op = op
         self.at_file = at_file
+        self.later = later
 
     def visit_Name(self, node):
         if isinstance(node.ctx, syntax.Load) and node.id in self.names:
@@ -26,7 +29,7 @@ class Reads(syntax.NodeTransformer):
 
     def visit_Lambda(self, node):
         params = set(syntax.param_names(node.args))
-        inner = Reads(self.names - params, self.ops, self.op, self.at_file)
+        inner = Reads((self.names | self.later) - params, self.ops, self.op, self.at_file, self.later - params)
         node.body = inner.visit(node.body)
         return node
 
@@ -34,8 +37,8 @@ class Reads(syntax.NodeTransformer):
         bound = set()
         for gen in node.generators:
             bound |= syntax.target_names(gen.target)
-        self.generic_visit(node) if not bound & self.names else Reads(
-            self.names - bound, self.ops, self.op, self.at_file
+        self.generic_visit(node) if not bound & (self.names | self.later) else Reads(
+            self.names - bound, self.ops, self.op, self.at_file, self.later - bound
         ).generic_visit(node)
         return node
 

@@ -1571,3 +1571,22 @@ def reads_a_handlers_name_after_an_early_return(a, xs):
 @pytest.mark.parametrize("xs", [[2.0, -2.0, -3.5, 2.5], [2.0, 2.0, 2.0, 2.0]])
 def test_a_branch_function_reading_an_unbound_name_raises_pythons_error(xs, tmp_path):
     check_all_paths(reads_a_handlers_name_after_an_early_return, 2.0, np.array(xs), tmp_dir=tmp_path)
+
+
+def calls_a_closure_after_deleting_what_it_reads(a, xs):
+    # Fuzz seed 70085 (reduced): the lambda reads `g2` when it is called, after a `del` under
+    # a traced condition left a MaybeBound in the cell; the lambda computed with it (TypeError
+    # from inside autolax) where Python raises NameError.
+    g2 = a
+    g = lambda val: g2 * val  # noqa: E731
+    if xs[0] >= a:
+        del g2
+    total = 0.0
+    for y in xs:
+        total = total + g(y)
+    return total
+
+
+@pytest.mark.parametrize("a", [0.5, 5.0])
+def test_a_closure_reading_a_deleted_name_raises_pythons_error(a, tmp_path):
+    check_all_paths(calls_a_closure_after_deleting_what_it_reads, a, np.array([2.5, 0.5, 2.0]), tmp_dir=tmp_path)
