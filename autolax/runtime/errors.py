@@ -279,10 +279,11 @@ class UnrolledLoopError(AutolaxError):
 
 
 # autolax's refusals: errors Python would not raise, which say autolax cannot give Python's
-# outcome. A refusal on its way out through a ``finally`` is not replaced by an error that
-# ``finally`` raises while tracing (``ops.assigned``): the refusal comes first.
+# outcome. A ``finally`` block a refusal leaves through is skipped (``ops.refusing``): an
+# error of the block would replace autolax's.
 REFUSALS = (
     ConversionError,
+    StateMismatchError,
     StagedEffectError,
     ArgumentWriteError,
     UnrolledLoopError,

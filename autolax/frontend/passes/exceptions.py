@@ -211,7 +211,6 @@ class _Transformer:
             fails = self.finally_fails(node)
             if fails:
                 inner.append(syntax.dotted(f"{ops}.FinallyRaises"))
-                anno.set(node, anno.FINALLY_FAILS, True)
             own = handler_types(node.handlers) + ([syntax.dotted(f"{ops}.FinallyRaises")] if fails else [])
             if own:
                 anno.set(node, anno.CATCHING, own)

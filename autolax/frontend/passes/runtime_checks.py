@@ -28,7 +28,10 @@ A function with none of these whose own code may still ask a traced value for a 
 (``float(x)``, ``lst[i]``, the ``if`` of a comprehension: a call of anything but an op, an
 item or slice, a comprehension) is decorated ``@ops.function``, which turns JAX's tracer
 error leaving it while traced into autolax's ``TracedValueError`` (``ops.refuse_tracer_error``).
-Any other function is left as it is. The decorator is the last one, under the user's own
+Any other function is left as it is. The statements of a ``finally`` block run under
+``if not ops.refusing():``: a refusal of autolax's leaving the ``try`` while tracing skips
+them, where an error of theirs (a variable the ``try`` had not bound yet) would replace it.
+The decorator is the last one, under the user's own
 (``@jax.jit`` in a file ``autolax convert`` wrote): it runs where the body runs, at trace
 time. ``ctx.wrapper`` says which one it is (``autolax.api`` applies it to the function it
 builds from the compiled code, which leaves decorators out).
@@ -109,6 +112,26 @@ EXAMPLES = (
             return r
         """,
         ("exceptions", "calls"),
+    ),
+    (
+        """\
+        def f(x):
+            try:
+                r = x * 2
+            finally:
+                print(r)
+            return r
+        """,
+        """\
+        @ops.function
+        def f(x):
+            try:
+                r = x * 2
+            finally:
+                if not ops.refusing():
+                    print(r)
+            return r
+        """,
     ),
     (
         """\
@@ -375,8 +398,28 @@ def _tries(fn_node) -> list:
     return out
 
 
+_FINALLY = """
+if not ops_refusing():
+    body
+"""
+
+
+def _finally_guards(fn_node, ctx) -> None:
+    """A ``finally`` block runs only where no refusal of autolax's is on its way out through
+    it (``ops.refusing()``): while tracing, an error of the block (a variable the ``try`` had
+    not bound yet, an operation on a value the refused statement left as it was) would
+    replace autolax's error with one Python does not raise."""
+    for node in _tries(fn_node):
+        if node.__class__ is syntax.Try and node.finalbody:
+            guarded = templates.replace(
+                _FINALLY, ops_refusing=syntax.dotted(f"{ctx.ops}.refusing"), body=node.finalbody
+            )
+            node.finalbody = syntax.copy_locations(guarded, node.finalbody[0])
+
+
 def transform(fn_node, ctx):
     _catching(fn_node, ctx)
+    _finally_guards(fn_node, ctx)
     checks, needs_value = _may_stage_a_check(fn_node, ctx.ops)
     if not checks and not needs_value:
         return fn_node

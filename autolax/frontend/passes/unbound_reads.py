@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from autolax.frontend.analysis.activity import local_names
 from autolax.frontend.analysis.definedness import Definedness, deleted_names
-from autolax.frontend.transpile import anno, syntax
+from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.reads import Reads, read_call
 
 # Always runs: any function may read a name no path assigned.
@@ -189,27 +189,6 @@ class _Function:
             out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), placeholder), stmt))
         return out
 
-    def finally_placeholders(self, stmt):
-        """``y = ops.undefined('y')`` before a ``try`` whose ``finally`` can fail, for the
-        names that ``finally`` reads and no path binds before the ``try``: an error autolax
-        raises in the ``try`` while tracing (a refusal) then passes through the ``finally``'s
-        ``ops.assigned(y)``, which Python's own ``UnboundLocalError`` would replace."""
-        maybe = self.defined.before[stmt][1]
-        read = {
-            node.id
-            for final in stmt.finalbody
-            for node in syntax.walk(final)
-            if isinstance(node, syntax.Name) and isinstance(node.ctx, syntax.Load)
-        }
-        names = sorted((read & self.candidates) - maybe)
-        undefined = f"{self.ctx.ops}.undefined"
-        return [
-            syntax.copy_location(
-                syntax.assign(syntax.name(n, "store"), syntax.call(undefined, [syntax.constant(n)])), stmt
-            )
-            for n in names
-        ]
-
     def stmt(self, stmt):
         if isinstance(stmt, _SCOPES):
             if isinstance(stmt, syntax.FunctionDef):
@@ -254,8 +233,6 @@ class _Function:
                     read_call(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt),
                 )
                 prefix.append(syntax.copy_location(check, stmt))
-        if isinstance(stmt, syntax.Try) and maybe_unbound and anno.get(stmt, anno.FINALLY_FAILS):
-            prefix.extend(self.finally_placeholders(stmt))
         kind = stmt.__class__
         fields = _BLOCKS.get(kind)
         if fields is None:

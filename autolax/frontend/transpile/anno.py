@@ -34,10 +34,6 @@ CAUGHT_BY = "caught_by"
 # Try: the exception types its handlers catch (and ``ops.FinallyRaises``), for the
 # ``with ops.catching(...)`` the last pass puts around its body (``passes.runtime_checks``)
 CATCHING = "catching"
-# Try: its ``finally`` can fail (passes.exceptions): the names it reads that the ``try``
-# binds start as ``ops.undefined`` (passes.unbound_reads), so that a refusal raised in the
-# ``try`` while tracing is not replaced by Python's own ``UnboundLocalError`` there
-FINALLY_FAILS = "finally_fails"
 # BoolOp / chained Compare inside a `try`: what an operand that fails while staged must not
 # raise when the program runs (transpile.caught.staged_caught)
 CAUGHT_BY_STAGED = "caught_by_staged"

@@ -35,6 +35,7 @@ from autolax.runtime.ops.checks import (
     in_flight,
     raising,
     refuse_tracer_error,
+    refusing,
     runtime_checks,
 )
 from autolax.runtime.ops.control import cases, cond, if_else
@@ -130,6 +131,7 @@ __all__ = [
     "refuse_tracer_error",
     "TracerErrors",
     "in_flight",
+    "refusing",
     "setattr",
     "sought",
     "source_lines",

@@ -806,6 +806,26 @@ def refused_in_try(error_type, caught_by) -> str | None:
     return None
 
 
+def refusing() -> bool:
+    """``if not ops.refusing():`` around the statements of a ``finally`` block: is an error
+    autolax raised while tracing (a refusal: ``errors.REFUSALS``) on its way out of the
+    ``try`` through this block? Then the block is skipped: an error it raised (a variable
+    the ``try`` had not bound yet) would replace autolax's with one Python does not raise.
+
+    Equivalent Python: ``False``.
+    """
+    exc = sys.exc_info()[1]
+    if not isinstance(exc, errors.REFUSALS):
+        return False
+    frame = sys._getframe(1)  # the function running the `finally`: did the error leave it?
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame is frame:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def in_flight():
     """``held = ops.in_flight()`` in the ``except BaseException:`` that stands for a
     ``finally`` holding a ``return`` (``passes.finally_jumps``): the exception being handled,

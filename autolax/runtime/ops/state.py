@@ -716,9 +716,6 @@ def assigned(value, at=None):
     """
     __tracebackhide__ = True
     if isinstance(value, Undefined):
-        pending = sys.exc_info()[1]
-        if isinstance(pending, errors.REFUSALS):
-            raise pending  # a `finally` run by autolax's refusal, which Python's run never reached
         raise unbound_error(value.name, sys._getframe(1), at)
     if isinstance(value, MaybeBound):
         frame = sys._getframe(1)

@@ -1590,3 +1590,26 @@ def calls_a_closure_after_deleting_what_it_reads(a, xs):
 @pytest.mark.parametrize("a", [0.5, 5.0])
 def test_a_closure_reading_a_deleted_name_raises_pythons_error(a, tmp_path):
     check_all_paths(calls_a_closure_after_deleting_what_it_reads, a, np.array([2.5, 0.5, 2.0]), tmp_dir=tmp_path)
+
+
+def refused_in_a_try_whose_finally_reads_what_the_try_left(xs, n):
+    # Fuzz seed 70135 (reduced): the staged `if` was refused (a number on one side, None on
+    # the other); its refusal left through the `finally`, which ran while tracing with `g2`
+    # still None and raised TypeError in its place, where Python returns.
+    g2 = None
+    try:
+        for h in [0.0]:
+            if xs[1] <= 0.0:
+                g2 = h
+    finally:
+        if xs.sum() > g2 + n:
+            n = 0
+    return g2
+
+
+@pytest.mark.parametrize("xs", [[4.0, -2.5, 3.5], [4.0, 2.5, 3.5]])
+def test_a_finally_does_not_replace_a_refusal_leaving_through_it(xs, tmp_path):
+    check_all_paths(refused_in_a_try_whose_finally_reads_what_the_try_left, np.array(xs), 5, tmp_dir=tmp_path,
+                    refusal=True)
+    with pytest.raises(autolax.StateMismatchError):
+        jax.jit(autolax.convert(refused_in_a_try_whose_finally_reads_what_the_try_left))(np.array(xs), 5)
