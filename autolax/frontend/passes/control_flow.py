@@ -559,7 +559,17 @@ class _FunctionConverter:
         if not found:
             return []
         free = (found & self.fn_locals) - set(taken) - self.modified(stmts)
-        return self.undefined_inits(self.order(free), node) if free else []
+        definitely = self.defined.before[node][0]
+        top = self.scopes[0]
+        for n in self.order(free):
+            # Read through the generated functions around it, from the one that binds it, or
+            # else from the user's function, whose top binds the stand-in (nothing is bound
+            # there yet: the same as leaving it unbound until Python binds it).
+            if n in definitely or any(n in scope.bound for scope in self.scopes):
+                continue
+            top.hoisted.append(n)
+            top.bound.add(n)
+        return []
 
     def scoped_block(self, stmts, params):
         """Converts a block that becomes the body of a generated function."""

@@ -27,7 +27,6 @@ from autolax.runtime.libraries import (
     host_output,
     is_bound_method,
     is_library_callable,
-    path_is_library,
 )
 from autolax.runtime.ops import checks, meaning, pymath, report
 from autolax.runtime.ops.lists import key_order, restore_order
@@ -226,18 +225,20 @@ def hand_back(value, /, *lost, **written):
 
 
 def _refuse_unconverted_caller(frame, written) -> None:
-    """Under a trace, a converted function that wrote into a parameter was called by code
-    autolax did not convert (a function ``autolax convert --all`` left as it was): the
-    caller's array cannot change, and Python's would. ``ArgumentWriteError`` naming both,
-    unless JAX itself called it (``jax.jit(f)``, ``jax.vmap(f)``: the caller has no name
-    for the array) or a library did."""
+    """Under a trace, a converted function that wrote into a parameter was called by a
+    function of its own file that autolax did not convert (one ``autolax convert --all``
+    left as it was): the caller's array cannot change, and Python's would.
+    ``ArgumentWriteError`` naming both. Called from elsewhere (``jax.jit(f)``, a wrapper
+    of the user's in another file), it returns as it always did."""
     caller = frame.f_back
     while caller is not None and caller.f_code.co_filename.startswith(report.own_dirs()):
         caller = caller.f_back
     if caller is None:
         return
-    filename = caller.f_code.co_filename
-    if filename.startswith(report.internal_dirs()) or filename.startswith("<frozen") or path_is_library(filename):
+    if caller.f_globals is not frame.f_globals:
+        # Only a function of the converted function's own module (one `autolax convert`
+        # wrote, a notebook's): code elsewhere that calls it (a test's wrapper, a training
+        # loop) is the user's entry into converted code, as `jax.jit(f)` is.
         return
     name = frame.f_code.co_qualname if hasattr(frame.f_code, "co_qualname") else frame.f_code.co_name
     where, line = report.user_line(caller)

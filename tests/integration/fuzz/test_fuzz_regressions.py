@@ -1613,3 +1613,24 @@ def test_a_finally_does_not_replace_a_refusal_leaving_through_it(xs, tmp_path):
                     refusal=True)
     with pytest.raises(autolax.StateMismatchError):
         jax.jit(autolax.convert(refused_in_a_try_whose_finally_reads_what_the_try_left))(np.array(xs), 5)
+
+
+def reads_in_a_branch_of_a_loop_what_a_try_bound(a, n, ys):
+    # Fuzz seed 80015 (reduced): `r` may be unbound after the `try` (the handler binds
+    # nothing); its stand-in was bound at the top of the loop body's function, where it hid
+    # the value the `try` gave it: UnboundLocalError where Python returns.
+    ys = ys.copy()
+    try:
+        r = n
+    except IndexError:
+        pass
+    for j in range(2):
+        if a:
+            ys[r] -= n
+    return ys
+
+
+@pytest.mark.parametrize("a", [-4.0, 0.0])
+def test_a_branch_inside_a_loop_reads_what_a_try_bound(a, tmp_path):
+    check_all_paths(reads_in_a_branch_of_a_loop_what_a_try_bound, a, 1, np.array([-1.0, 3.0, 4.0]),
+                    tmp_dir=tmp_path)
