@@ -660,16 +660,6 @@ MESSAGES = {
         "then stays as it was, in Python too), or change it only through '{param}' and return it.",
         "#changes-reach-the-caller",
     ),
-    "argument-write-caller": Message(
-        ArgumentWriteError,
-        "'{name}' writes into its parameter '{param}' (an item or an attribute), and '{caller}', which autolax "
-        "did not convert, called it with a traced array at {where}:\n    {source}\n"
-        "Python changes the caller's array; converted code updates a JAX array as a value, which only converted "
-        "code can rebind.",
-        "have autolax convert '{caller}' too (fix what kept it as it was: see the warning `autolax convert` "
-        "printed), or have '{name}' return the array and assign it (`a = {name}(a, ...)`).",
-        "#changes-reach-the-caller",
-    ),
     "argument-write-unconverted": Message(
         ArgumentWriteError,
         "'{name}' writes into its parameter '{param}' (an item or an attribute), which was given a JAX array "

@@ -63,8 +63,7 @@ _LIBRARY_DIRS = _library_dirs()
 
 
 @functools.lru_cache(maxsize=4096)
-def path_is_library(filename: str) -> bool:
-    """Is ``filename`` in the standard library or site-packages?"""
+def _path_is_library(filename: str) -> bool:
     return os.path.realpath(filename).startswith(_LIBRARY_DIRS)
 
 
@@ -90,7 +89,7 @@ def module_is_library(module_name: str | None, filename: str | None) -> bool:
         return False
     if top in LIBRARY_PACKAGES or top in sys.stdlib_module_names:  # frozen modules have no file
         return True
-    return bool(filename) and path_is_library(filename)
+    return bool(filename) and _path_is_library(filename)
 
 
 def is_library_callable(value) -> bool:

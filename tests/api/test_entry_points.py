@@ -276,7 +276,7 @@ def test_a_users_package_in_site_packages_is_library_code_unless_opted_in(tmp_pa
         sys.path.insert(0, {str(site_dir)!r})
         import autolax, autolax.runtime.libraries as libraries
         libraries._LIBRARY_DIRS = libraries._LIBRARY_DIRS + ({str(site_dir) + os.sep!r},)
-        libraries.path_is_library.cache_clear()
+        libraries._path_is_library.cache_clear()
         import jax, mypkg
 
         def f(x):

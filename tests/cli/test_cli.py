@@ -15,7 +15,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import autolax
 from autolax import cli
 from autolax.cli import files
 from autolax.frontend.transpile import syntax
@@ -483,47 +482,6 @@ def test_all_leaves_what_it_cannot_convert(tmp_path, capsys):
     assert "ops.while_loop" in captured.out
     # Asked for by name, the same function is an error.
     assert _error(capsys, ["convert", "--only", "pairs", str(src)]).startswith(f"{src}:4:13: error: `yield`")
-
-
-WRITER_AND_LEFT_CALLER = """\
-def bump(v, i):
-    v[i] = v[i] + 10.0
-
-
-def caller(v, a):
-    bump(v, 0)
-    if a > 0 and (m := a * 2) > 1:
-        a = m
-    return v, a
-"""
-
-
-@pytest.mark.parametrize("standalone", [False, True])
-def test_a_writer_called_by_a_function_left_as_it_is_is_refused_under_jit(tmp_path, capsys, standalone):
-    # `--all` leaves `caller` as it is (its `:=`) and converts `bump`, whose write into `v`
-    # then became a value `caller` never saw: under jax.jit, `caller` returned the old array
-    # (Python's changes it). Called by JAX itself, or eagerly with a NumPy array, `bump`
-    # returns as before.
-    src = write(tmp_path / "m.py", WRITER_AND_LEFT_CALLER)
-    out = tmp_path / "out"
-    out.mkdir()
-    options = ["--standalone"] if standalone else []
-    assert cli.main(["convert", "--all", *options, str(src), "-o", str(out / "m.py")]) == 0
-    assert "'caller' is left as it is (--all)" in capsys.readouterr().err
-    module = load_module(out / "m.py", f"writer_left_caller_{standalone}")
-    v = np.ones(2)
-    python_v = np.ones(2)
-    load_module(src, f"writer_left_caller_py_{standalone}").caller(python_v, 1.0)
-    assert_close(module.caller(v, 1.0)[0], python_v)  # eagerly, NumPy: changed in place
-    assert module.bump(np.ones(2), 0) is None
-    assert jax.jit(module.bump, static_argnums=1)(jnp.ones(2), 0) is None
-    with pytest.raises(
-        autolax.ArgumentWriteError if not standalone else Exception,
-        match=r"'bump' writes into its parameter 'v' \(an item or an attribute\), and 'caller', which autolax did "
-        r"not convert, called it with a traced array at .*m\.py:\d+:\n    bump\(v, 0\)\n",
-    ) as raised:
-        jax.jit(module.caller, static_argnums=1)(jnp.ones(2), 1.0)
-    assert type(raised.value).__name__ == "ArgumentWriteError"
 
 
 NESTED = '''\

@@ -47,7 +47,6 @@ KEPT = {
     "call_with_fast_path": "compat: JAX's C++ dispatch (autolax.jit's fast path)",
     "drop_failed_effects": "compat: JAX's runtime tokens (autolax.jit after a failed check); tests call it too",
     # Public error classes, documented together and imported from autolax.runtime.errors.
-    "ConversionError": "the public error class of the front end, documented with the others",
     "SourceChangedError": "a ConversionError, documented with the others",
     "NoSourceWarning": "documented with the other warnings",
     "CallConversionWarning": "documented with the other warnings",

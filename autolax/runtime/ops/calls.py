@@ -21,13 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autolax.runtime import compat, errors, plan, sites, transforms
-from autolax.runtime.libraries import (
-    MATH_FUNCTIONS,
-    host_io,
-    host_output,
-    is_bound_method,
-    is_library_callable,
-)
+from autolax.runtime.libraries import MATH_FUNCTIONS, host_io, host_output, is_bound_method, is_library_callable
 from autolax.runtime.ops import checks, meaning, pymath, report
 from autolax.runtime.ops.lists import key_order, restore_order
 from autolax.runtime.ops.state import Undefined, any_tracer, is_tracer
@@ -218,38 +212,8 @@ def hand_back(value, /, *lost, **written):
 
     Equivalent Python: ``value`` (the caller's object was changed in place)."""
     if _calling.get() is not _DIRECT:
-        if _calling.get() is False and any(isinstance(v, compat.Tracer) for v in written.values()):
-            _refuse_unconverted_caller(sys._getframe(1), written)
         return value
     return HandedBack(value, tuple(written), tuple(written.values()), lost)
-
-
-def _refuse_unconverted_caller(frame, written) -> None:
-    """Under a trace, a converted function that wrote into a parameter was called by a
-    function of its own file that autolax did not convert (one ``autolax convert --all``
-    left as it was): the caller's array cannot change, and Python's would.
-    ``ArgumentWriteError`` naming both. Called from elsewhere (``jax.jit(f)``, a wrapper
-    of the user's in another file), it returns as it always did."""
-    caller = frame.f_back
-    while caller is not None and caller.f_code.co_filename.startswith(report.own_dirs()):
-        caller = caller.f_back
-    if caller is None:
-        return
-    if caller.f_globals is not frame.f_globals:
-        # Only a function of the converted function's own module (one `autolax convert`
-        # wrote, a notebook's): code elsewhere that calls it (a test's wrapper, a training
-        # loop) is the user's entry into converted code, as `jax.jit(f)` is.
-        return
-    name = frame.f_code.co_qualname if hasattr(frame.f_code, "co_qualname") else frame.f_code.co_name
-    where, line = report.user_line(caller)
-    raise errors.make(
-        "argument-write-caller",
-        name=name,
-        param=next(iter(written)),
-        caller=caller.f_code.co_name,
-        where=where,
-        source=line,
-    )
 
 
 @report.user_facing

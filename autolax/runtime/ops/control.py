@@ -81,7 +81,9 @@ def _select(pred, on_true, on_false):
     return lax.select(pred, on_true, on_false)
 
 
-def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_names=None, select_ok=False, caught_by=()):
+def staged_cond(
+    pred, true_fn, false_fn, operands, site, in_names=None, out_names=None, select_ok=False, caught_by=(), taken=None
+):
     """Stages ``true_fn(*operands) if pred else false_fn(*operands)``.
 
     Each function is traced once; their outputs (``out_names``, default: the site's names)
@@ -90,6 +92,9 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     move values, else ``lax.cond`` -- and per output the objects both branches changed in
     place (``state.kept_in_place``, for ``write_back``). ``caught_by``: the exception types
     the handlers of the ``try`` around the ``if`` catch (see ``fails_when_taken``).
+    ``taken``: what ``true_fn`` is where it is not an ``if``'s branch (an iteration of a
+    loop run as Python under its traced exit), whose error of the user's code is raised
+    when the program takes it, as a branch's is.
     """
     __tracebackhide__ = True
     out_names = list(site.names if out_names is None else out_names)
@@ -99,7 +104,7 @@ def staged_cond(pred, true_fn, false_fn, operands, site, in_names=None, out_name
     report.count_trace(site)
     try:
         with watching_none_returns() as true_unsure:
-            true_traced = _trace_branch(true_fn, in_state, out_names, site, "if", caught_by)
+            true_traced = _trace_branch(true_fn, in_state, out_names, site, "if", caught_by, taken)
     except errors.AutolaxError as refusal:
         if getattr(refusal, "code", None) == "branch-fails":
             _raise_if_both_fail(refusal, lambda: _trace_branch(false_fn, in_state, out_names, site, "else", caught_by))
@@ -296,9 +301,12 @@ def fails_when_taken(site, what: str, caught_by=()):
     return fails
 
 
-def _trace_branch(fn, in_state, out_names, site, side, caught_by=()):
+def _trace_branch(fn, in_state, out_names, site, side, caught_by=(), taken=None):
     __tracebackhide__ = True
-    fails = fails_when_taken(site, f"the `{side}` branch of the `if`", caught_by) if site.kind == "if" else None
+    if taken is not None:
+        fails = fails_when_taken(site, taken, caught_by)
+    else:
+        fails = fails_when_taken(site, f"the `{side}` branch of the `if`", caught_by) if site.kind == "if" else None
     try:
         return trace(fn, in_state, out_names, site=site, fails=fails)
     except report.PROGRAM_ERRORS as exc:

@@ -1026,9 +1026,10 @@ def _masked_iteration(pred, item, state, loop_body, site):
         Undefined(v.name, kind="loop" if v.kind == "unbound" else v.kind) if isinstance(v, Undefined) else v
         for v in state
     ]
-    return list(
-        staged_cond(pred, lambda *s, item=item: loop_body(item, *s), lambda *s: pack(list(s), n), state, site)[0]
-    )
+    # An error of the user's code in the iteration is Python's where the program gets to it
+    # (``taken``): raised then, as a branch's is.
+    body = lambda *s, item=item: loop_body(item, *s)  # noqa: E731
+    return list(staged_cond(pred, body, lambda *s: pack(list(s), n), state, site, taken="an iteration of the loop")[0])
 
 
 def _python_for(site, iterable, loop_body, loop_test, values, static):

@@ -949,11 +949,6 @@ _OWN_DIRS = (_RUNTIME_DIR + os.sep,)  # autolax's code (more with hide_frames_un
 _INTERNAL_DIRS = (*_OWN_DIRS, os.path.dirname(jax.__file__) + os.sep)
 
 
-def own_dirs() -> tuple:
-    """The folders of autolax's own code."""
-    return _OWN_DIRS
-
-
 def internal_dirs() -> tuple:
     """The folders of autolax's and JAX's own code (their frames are not the user's)."""
     return _INTERNAL_DIRS

@@ -1634,3 +1634,27 @@ def reads_in_a_branch_of_a_loop_what_a_try_bound(a, n, ys):
 def test_a_branch_inside_a_loop_reads_what_a_try_bound(a, tmp_path):
     check_all_paths(reads_in_a_branch_of_a_loop_what_a_try_bound, a, 1, np.array([-1.0, 3.0, 4.0]),
                     tmp_dir=tmp_path)
+
+
+def pops_until_a_traced_return(a, xs, ys):
+    # Fuzz seed 80060 (reduced): the loop runs as Python (the list changes length), each
+    # iteration after the first under the traced "not returned yet"; the second iteration's
+    # `pop()` of the emptied list raised while traced, where Python returned in the first.
+    # It is now raised when the program gets to that iteration.
+    queue = [0.5]
+    m = ys[0]
+    for y in ys:
+        queue.pop()
+        lims = {"lo": xs[len(xs) % 4], "hi": xs.max()}
+        if lims["lo"] < a:
+            return m
+
+
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")
+@pytest.mark.parametrize("a", [-1.5, -5.0])
+def test_an_iteration_after_a_traced_return_fails_only_when_the_program_gets_there(a, tmp_path):
+    # Under plain jax.jit (of convert, or the CLI's output) a function that stages no other
+    # check (`@ops.function` without checks=True) raises the error with autolax's note, as
+    # before: its traced staged raise would have no runtime_checks to refuse what follows.
+    check_all_paths(pops_until_a_traced_return, a, np.array([-3.5, -2.5, -2.0, -3.0]), np.array([1, 1, 3, -1]),
+                    tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))

@@ -60,6 +60,7 @@ def extends_an_alias_of_a_tuple(xs, n):
 V = np.array([1.0, 2.0, 3.0])
 
 
+@pytest.mark.filterwarnings("ignore::autolax.UnrolledLoopWarning")  # the list's loop changes its length
 @pytest.mark.parametrize("fn, args", [
     (adds_through_an_alias, (V, 2)),
     (adds_through_an_alias_in_a_loop, (V, 3)),
