@@ -440,34 +440,8 @@ class _Function:
                 moved = _moved(aliases, direct, stmt, self.local)
                 ended = {a for a, m in moved.items() if m is None}
                 for alias, source in sorted(aliases.items(), key=lambda item: item[0]):
-                    if alias in bound or alias in moved or _source_bound(source, bound):
-                        continue
-                    if isinstance(source, _ItemsOf):
-                        # `t = [a, b]`, then a change through an item of `t`, or of `a` / `b`
-                        out.extend(source.after(alias, changed, stmt))
-                    elif isinstance(source, _ViewOf):
-                        # `u = a[k:n, k]` (a NumPy view of `a`), then a change through either
-                        if alias in changed or self.live_after(stmt, alias):
-                            out.extend(source.after(alias, changed, stmt, self.ops))
-                    elif summed & {alias, source}:
-                        # `ys += v` of either name: the other holds the result if the object
-                        # changed in place (``ops.augmented`` tells when it runs), where it
-                        # is read later (`total = start; total += x` leaves `start` alone)
-                        (changer,) = summed & {alias, source}
-                        other = source if changer == alias else alias
-                        if not self.live_after(stmt, other):
-                            continue
-                        call = syntax.call(f"{self.ops}.augmented", [syntax.name(other), syntax.name(changer)])
-                        out.append(syntax.copy_location(syntax.assign(syntax.name(other, "store"), call), stmt))
-                    # Either name changes the one object: the other is rebound to it.
-                    elif alias in changed:
-                        out.append(
-                            syntax.copy_location(syntax.assign(syntax.name(source, "store"), syntax.name(alias)), stmt)
-                        )
-                    elif source in changed:
-                        out.append(
-                            syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt)
-                        )
+                    if not (alias in bound or alias in moved or _source_bound(source, bound)):
+                        out.extend(self.after(stmt, alias, source, changed, summed))
                 aliases = {
                     a: moved.get(a) or s
                     for a, s in aliases.items()
@@ -486,6 +460,35 @@ class _Function:
             if view is not None:
                 aliases[stmt.targets[0].id] = view
         return out
+
+    def after(self, stmt, alias, source, changed, summed) -> list:
+        """The statements after ``stmt`` that keep ``alias`` and the object it shares with
+        ``source`` one (``changed``: the names whose object ``stmt`` changed in place;
+        ``summed``: the name ``stmt`` augments, ``ys += v``)."""
+        if isinstance(source, _ItemsOf):
+            # `t = [a, b]`, then a change through an item of `t`, or of `a` / `b`
+            return source.after(alias, changed, stmt)
+        if isinstance(source, _ViewOf):
+            # `u = a[k:n, k]` (a NumPy view of `a`), then a change through either
+            if alias in changed or self.live_after(stmt, alias):
+                return source.after(alias, changed, stmt, self.ops)
+            return []
+        if summed & {alias, source}:
+            # `ys += v` of either name: the other holds the result if the object changed in
+            # place (``ops.augmented`` tells when it runs), where it is read later
+            # (`total = start; total += x` leaves `start` alone)
+            (changer,) = summed & {alias, source}
+            other = source if changer == alias else alias
+            if not self.live_after(stmt, other):
+                return []
+            call = syntax.call(f"{self.ops}.augmented", [syntax.name(other), syntax.name(changer)])
+            return [syntax.copy_location(syntax.assign(syntax.name(other, "store"), call), stmt)]
+        # Either name changes the one object: the other is rebound to it.
+        if alias in changed:
+            return [syntax.copy_location(syntax.assign(syntax.name(source, "store"), syntax.name(alias)), stmt)]
+        if source in changed:
+            return [syntax.copy_location(syntax.assign(syntax.name(alias, "store"), syntax.name(source)), stmt)]
+        return []
 
     def nested(self, stmt, aliases):
         """The blocks of ``stmt``, knowing the aliases made before it that nothing in it

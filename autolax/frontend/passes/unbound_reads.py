@@ -189,6 +189,32 @@ class _Function:
             out.append(syntax.copy_location(syntax.assign(syntax.name(name.id, "store"), placeholder), stmt))
         return out
 
+    def wrap_reads(self, stmt, maybe_unbound, later) -> list:
+        """Wraps the reads of ``maybe_unbound`` in ``stmt`` (outside its blocks) and those of
+        ``later`` in its lambdas in ``ops.assigned``; returns the statements to put before
+        it (``x = ops.assigned(x)`` for ``x += v``)."""
+        if _loads_one_of(stmt, maybe_unbound | later):  # (most statements read none of them)
+            reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename, later=later)
+            for field, value in syntax.iter_fields(stmt):
+                if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
+                    continue
+                if isinstance(value, syntax.AST):
+                    setattr(stmt, field, reads.visit(value))
+                elif isinstance(value, list):
+                    setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
+            for target in _targets(stmt):  # `x[i] = v` reads x and i
+                Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(target)
+        target = stmt.target if isinstance(stmt, syntax.AugAssign) else None
+        if isinstance(target, syntax.Name) and target.id in maybe_unbound:
+            # `x += v` reads x first: `x = ops.assigned(x)` before it.
+            name = target.id
+            check = syntax.assign(
+                syntax.name(name, "store"),
+                read_call(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt),
+            )
+            return [syntax.copy_location(check, stmt)]
+        return []
+
     def stmt(self, stmt):
         if isinstance(stmt, _SCOPES):
             if isinstance(stmt, syntax.FunctionDef):
@@ -205,34 +231,8 @@ class _Function:
                 # The test runs again after each iteration, which may have deleted a name.
                 definitely = definitely - deleted_names(stmt.body)
             maybe_unbound = maybe_unbound - definitely
-        prefix = []
         later = self.deleted if self.deleted and _has_lambda(stmt) else frozenset()
-        if maybe_unbound or later:
-            if _loads_one_of(stmt, maybe_unbound | later):  # (most statements read none of them)
-                reads = Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename, later=later)
-                for field, value in syntax.iter_fields(stmt):
-                    if field in syntax.BLOCK_FIELDS or field in ("target", "targets"):
-                        continue
-                    if isinstance(value, syntax.AST):
-                        setattr(stmt, field, reads.visit(value))
-                    elif isinstance(value, list):
-                        setattr(stmt, field, [reads.visit(v) if isinstance(v, syntax.AST) else v for v in value])
-                for target in _targets(stmt):
-                    Reads(maybe_unbound, self.ctx.ops, at_file=self.ctx.spec_filename).visit(
-                        target
-                    )  # `x[i] = v` reads x and i
-            if (
-                isinstance(stmt, syntax.AugAssign)
-                and isinstance(stmt.target, syntax.Name)
-                and stmt.target.id in maybe_unbound
-            ):
-                # `x += v` reads x first: `x = ops.assigned(x)` before it.
-                name = stmt.target.id
-                check = syntax.assign(
-                    syntax.name(name, "store"),
-                    read_call(self.ctx.ops, "assigned", syntax.name(name), self.ctx.spec_filename, stmt),
-                )
-                prefix.append(syntax.copy_location(check, stmt))
+        prefix = self.wrap_reads(stmt, maybe_unbound, later) if maybe_unbound or later else []
         kind = stmt.__class__
         fields = _BLOCKS.get(kind)
         if fields is None:
