@@ -372,6 +372,24 @@ def _survey(fn_node, ops):
     return rank, closures, deletes, sets_slice, attributes, ops_attributes
 
 
+def _checked_reads(nodes, ops) -> set:
+    """The names ``nodes`` read through ``ops.assigned(name)``."""
+    found = set()
+    for node in nodes:
+        for n in syntax.nodes(node):
+            func = n.func if isinstance(n, syntax.Call) else None
+            if (
+                isinstance(func, syntax.Attribute)
+                and func.attr == "assigned"
+                and isinstance(func.value, syntax.Name)
+                and func.value.id == ops
+                and n.args
+                and isinstance(n.args[0], syntax.Name)
+            ):
+                found.add(n.args[0].id)
+    return found
+
+
 class _Scope:
     """A Python function scope of the emitted code: the user's function or a generated
     ``if_true`` / ``loop_body``. Tracks names certainly bound in it by our own rewrite."""
@@ -543,22 +561,12 @@ class _FunctionConverter:
         raises ``UnboundLocalError``)."""
         if not self.reads_assigned:
             return []
-        found = set()
-        for stmt in [*stmts, test] if test is not None else stmts:
-            for n in syntax.nodes(stmt):
-                func = n.func if isinstance(n, syntax.Call) else None
-                if (
-                    isinstance(func, syntax.Attribute)
-                    and func.attr == "assigned"
-                    and isinstance(func.value, syntax.Name)
-                    and func.value.id == self.ctx.ops
-                    and n.args
-                    and isinstance(n.args[0], syntax.Name)
-                ):
-                    found.add(n.args[0].id)
-        if not found:
-            return []
-        free = (found & self.fn_locals) - set(taken) - self.modified(stmts)
+        if self._checked_reads is None:  # the names read through ops.assigned anywhere
+            self._checked_reads = _checked_reads([self.fn], self.ctx.ops) & self.fn_locals
+        if not self._checked_reads - set(taken):
+            return []  # (most often: no walk of the blocks)
+        found = _checked_reads([*stmts, test] if test is not None else stmts, self.ctx.ops)
+        free = (found & self._checked_reads) - set(taken) - self.modified(stmts)
         definitely = self.defined.before[node][0]
         top = self.scopes[0]
         for n in self.order(free):
@@ -607,19 +615,7 @@ class _FunctionConverter:
         before binding them (``sites``' ``maybe:`` clause)."""
         if not names or not self.reads_assigned:
             return []
-        found = set()
-        for stmt in stmts:
-            for n in syntax.nodes(stmt):
-                func = n.func if isinstance(n, syntax.Call) else None
-                if (
-                    isinstance(func, syntax.Attribute)
-                    and func.attr == "assigned"
-                    and isinstance(func.value, syntax.Name)
-                    and func.value.id == self.ctx.ops
-                    and n.args
-                    and isinstance(n.args[0], syntax.Name)
-                ):
-                    found.add(n.args[0].id)
+        found = _checked_reads(stmts, self.ctx.ops)
         return [n for n in names if n in found]
 
     def spec(
@@ -1063,6 +1059,8 @@ class _FunctionConverter:
             node.func = syntax.copy_location(self.ops_name(node.func.id), node.func)
             node.args = [self._iterable(a) for a in node.args]
         return node
+
+    _checked_reads = None
 
     @property
     def fn_locals(self):
