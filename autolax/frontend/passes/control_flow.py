@@ -554,17 +554,18 @@ class _FunctionConverter:
             scope.bound.add(n)
         return out
 
-    def free_inits(self, stmts, node, taken, test=None):
-        """``undefined_inits`` for the names ``stmts`` read through ``ops.assigned`` and their
-        generated function does not take (``taken``): it reads them from the enclosing
-        function, where an unbound one would be a free variable (``NameError`` where Python
+    def hoist_free_reads(self, stmts, node, taken, test=None) -> None:
+        """Binds the stand-in (``ops.undefined``) at the top of the user's function for the
+        names ``stmts`` read through ``ops.assigned`` that their generated function does not
+        take (``taken``) and no generated function around it binds: read from the user's
+        function, an unbound one would be a free variable there (``NameError`` where Python
         raises ``UnboundLocalError``)."""
         if not self.reads_assigned:
-            return []
+            return
         if self._checked_reads is None:  # the names read through ops.assigned anywhere
             self._checked_reads = _checked_reads([self.fn], self.ctx.ops) & self.fn_locals
         if not self._checked_reads - set(taken):
-            return []  # (most often: no walk of the blocks)
+            return  # (most often: no walk of the blocks)
         found = _checked_reads([*stmts, test] if test is not None else stmts, self.ctx.ops)
         free = (found & self._checked_reads) - set(taken) - self.modified(stmts)
         definitely = self.defined.before[node][0]
@@ -577,7 +578,6 @@ class _FunctionConverter:
                 continue
             top.hoisted.append(n)
             top.bound.add(n)
-        return []
 
     def scoped_block(self, stmts, params):
         """Converts a block that becomes the body of a generated function."""
@@ -884,7 +884,7 @@ class _FunctionConverter:
         # A name a branch gives back unassigned may be unbound before the `if`: the enclosing
         # function binds it to the stand-in (``ops.undefined``), as it does a parameter.
         inits = self.undefined_inits(self.order(assigned & (body_entry | orelse_entry | kept | taken)), node)
-        inits += self.free_inits(node.body + node.orelse, node, params)
+        self.hoist_free_reads(node.body + node.orelse, node, params)
         return outputs, params, inits
 
     def convert_if(self, node):
@@ -1017,7 +1017,8 @@ class _FunctionConverter:
     def convert_while(self, node):
         kept = self.kept(node, node.body)
         state = self.order(self.modified(node.body) & (self.live.header[node] | kept))
-        inits = self.undefined_inits(state, node) + self.free_inits(node.body, node, state, node.test)
+        inits = self.undefined_inits(state, node)
+        self.hoist_free_reads(node.body, node, state, node.test)
         loop_test, loop_body = self.ctx.namer.new("loop_test"), self.ctx.namer.new("loop_body")
         body = self.scoped_block(node.body, state)
         self.bind(state)
@@ -1060,7 +1061,7 @@ class _FunctionConverter:
             node.args = [self._iterable(a) for a in node.args]
         return node
 
-    _checked_reads = None
+    _checked_reads = None  # (hoist_free_reads: set at its first use)
 
     @property
     def fn_locals(self):
@@ -1124,7 +1125,8 @@ class _FunctionConverter:
 
     def convert_for(self, node):
         targets, state, stopped, index_target = self.for_names(node)
-        inits = self.undefined_inits(state, node) + self.free_inits(node.body, node, [*state, *targets])
+        inits = self.undefined_inits(state, node)
+        self.hoist_free_reads(node.body, node, [*state, *targets])
         op, args = self._for_call(node)
         if isinstance(node.target, syntax.Name) and node.target.id not in state:
             item, prelude = node.target.id, []
