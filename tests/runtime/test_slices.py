@@ -106,6 +106,35 @@ def durbin(r):
     return y
 
 
+def durbin_as_written(r):
+    # PolyBench's own form: a slice of a slice (`r[:k][::-1]`), read and written back
+    n = r.shape[0]
+    y = r * 0.0
+    y[0] = -r[0]
+    beta = 1.0
+    alpha = -r[0]
+    for k in range(1, n):
+        beta = (1 - alpha * alpha) * beta
+        s = r[:k][::-1] @ y[:k]
+        alpha = -(r[k] + s) / beta
+        y[:k] = y[:k] + alpha * y[:k][::-1]
+        y[k] = alpha
+    return y
+
+
+def slices_of_slices(x, A):
+    # each inner slice over a length that follows the loop index: empty at j = 0, wrapping
+    # negative bounds, steps both ways, three slices deep, a row of a matrix
+    n = x.shape[0]
+    total = 0.0
+    for j in range(n + 2):
+        total += x[:j][::-1].sum() + x[:j][1:].sum() * 10.0 + x[:j][-2:].sum() * 100.0
+        total += x[j:][::2].sum() * 0.5 + x[j:][::-3].sum() * 0.25
+        total += x[j:][:-1].sum() * 1000.0 + x[:j][::-1][1:].sum() * 0.125 + x[1:j][::-2].sum() * 0.0625
+        total += A[1, :j][::-1] @ x[:j] + A[:j, 2][1:].sum() * 3.0
+    return total
+
+
 def symm(alpha, beta, C, A, B):
     m, n = C.shape
     for i in range(m):
@@ -257,6 +286,22 @@ def test_lu_matches_numpy_on_every_path(fn, tmp_path):
     A = spd(6)
     out = all_paths(fn, jnp.asarray(A), as_numpy=fn is lu, tmp_path=tmp_path)  # (`.at` needs a JAX array)
     assert np.abs(out.value).max() > 1.0  # (a real factorisation was compared, not zeros)
+
+
+def test_slices_of_slices_match_numpy(tmp_path):
+    x = f32([3.0, -1.0, 4.0, 1.5, -5.0, 9.0])
+    A = np.arange(36, dtype=np.float32).reshape(6, 6) / 7.0
+    out = all_paths(slices_of_slices, jnp.asarray(x), jnp.asarray(A), tmp_path=tmp_path)
+    assert abs(out.value) > 100.0  # (sums of non-empty slices were compared)
+    source = autolax.to_source(slices_of_slices)
+    assert "ops.part(x)[:j][::-1][1:]" in source and "ops.part(A)[1, :j][::-1]" in source
+
+
+def test_durbin_as_polybench_writes_it(tmp_path):
+    r = f32(np.linspace(0.5, 0.01, 7))
+    out = all_paths(durbin_as_written, jnp.asarray(r), python_args=[r], tmp_path=tmp_path)
+    assert np.abs(out.value).max() > 0.1
+    assert "ops.masked('matmul', ops.part(r)[:k][::-1], ops.part(y)[:k])" in autolax.to_source(durbin_as_written)
 
 
 def test_cholesky_trisolv_durbin_match_numpy(tmp_path):
@@ -423,6 +468,7 @@ def _jaxpr(fn, *args):
     (cholesky, lambda n: (jnp.asarray(spd(n)),)),
     (trisolv, lambda n: (jnp.asarray(spd(n)), jnp.ones(n))),
     (durbin, lambda n: (jnp.linspace(0.5, 0.01, n),)),
+    (durbin_as_written, lambda n: (jnp.linspace(0.5, 0.01, n),)),
     (masked_write_back, lambda n: (jnp.asarray(spd(n)),)),
     (lu_partial_pivoting, lambda n: (jnp.asarray(spd(n)),)),
 ])

@@ -12,7 +12,8 @@ a fixed-shape form for traced ones.
 Which consumers are marked (the decision, also in README "The rules"): a slice with a
 bound that is not a literal, read directly -- or through elementwise arithmetic
 (``+ - * / // % ** & | ^ ~``, unary ``-``, one comparison, a ``jnp.``/``np.`` function call:
-the runtime keeps elementwise ones and ``outer`` of two 1-D reads lazy) -- by ``@``,
+the runtime keeps elementwise ones and ``outer`` of two 1-D reads lazy), or sliced again
+(``r[:k][::-1]``: ``ops.part(r)[:k][::-1]``, one read) -- by ``@``,
 ``jnp.dot`` / ``np.dot`` / ``matmul`` / the ``.dot`` method, ``sum`` / ``prod`` / ``max`` / ``amax`` / ``min`` /
 ``amin`` / ``any`` / ``all`` (a ``jnp.``/``np.`` function with the one argument, or the
 method with none), ``jnp.linalg.norm(v)``, the builtin ``sum``; or assigned to (a
@@ -200,6 +201,12 @@ class _Transformer(syntax.NodeTransformer):
         it is not elementwise arithmetic of reads and plain values."""
         if isinstance(node, syntax.Subscript) and isinstance(node.ctx, syntax.Load):
             elements = _elements(node.slice)
+            if isinstance(node.value, syntax.Subscript) and all(
+                isinstance(e, syntax.Slice) and self._plain_slice(e) for e in elements
+            ):
+                inner = self._lazy(node.value, same_index)  # a slice of a marked read: `r[:k][::-1]`
+                if inner is not None and inner[1] and isinstance(inner[0], syntax.Subscript):
+                    return syntax.Subscript(value=inner[0], slice=node.slice, ctx=syntax.Load()), True
             sliced = any(_dynamic(e) and _window_width(e) is None for e in elements)
             if not sliced and any(_window_width(e) is not None for e in elements):
                 return self.visit(syntax.deepcopy(node)), False  # a window: a read of a fixed shape

@@ -21,7 +21,8 @@ With a traced bound:
   the reduction's identity (0, 1, -inf, +inf, False, True) or left as they were (a write).
   ``max`` / ``min`` of an empty slice raise the error Python raises, when the program runs.
   Slices of different positions (``r[k-1::-1] @ y[:k]``) are gathered into the slice's own
-  order first, and must have equal lengths when the program runs (checked).
+  order first, and must have equal lengths when the program runs (checked). A slice of such
+  a slice (``ops.part(r)[:k][::-1]``) is one read (``Chained``: the positions both pick).
 * a window of static width ``K`` at a traced start (``x[i:i + K]``) is
   ``lax.dynamic_slice`` (``dynamic_update_slice`` for a write). NumPy returns a shorter
   window where ``i + K`` passes the end (and ``lax.dynamic_slice`` would move the start): the
@@ -101,6 +102,8 @@ def _int_like(k) -> bool:
 
 
 def _traced_slice(k) -> bool:
+    if isinstance(k, Chained):
+        return True
     return isinstance(k, slice) and (is_tracer(k.start) or is_tracer(k.stop) or is_tracer(k.step))
 
 
@@ -123,7 +126,7 @@ def _layout(x, items, dynamic):
             full.append(Ellipsis)
             inp += rest
             out += rest
-        elif isinstance(k, (slice, Span)):
+        elif isinstance(k, (slice, Span, Chained)):
             if dynamic(k):
                 full.append(slice(None))
                 axes.append((out, k, x.shape[inp]))
@@ -305,11 +308,24 @@ _Lazy.__invert__ = lambda self: Expr(operator.invert, (self,))
 
 
 class Part(_Lazy):
-    __slots__ = ("x", "index")
+    """The read ``x[index]``; ``reads``: the indexes Python applies one after another where
+    ``index`` is their composition (``x[:k][::-1]``), else None."""
 
-    def __init__(self, x, index):
+    __slots__ = ("x", "index", "reads")
+
+    def __init__(self, x, index, reads=None):
         self.x = x
         self.index = index
+        self.reads = reads
+
+    def __getitem__(self, index):
+        """``ops.part(r)[:k][::-1]``: one read where the second index is slices (a slice of a
+        traced slice stays lazy), else the plain first read indexed (Python's order)."""
+        if _traced_part(self):
+            composed = _compose(self.x, self.index, index)
+            if composed is not None:
+                return Part(self.x, composed, (self.reads or (self.index,)) + (index,))
+        return Part(evaluate(self), index)
 
 
 class Expr(_Lazy):
@@ -418,6 +434,11 @@ def _one_axis(p: Part) -> bool:
 def evaluate(value):
     """The value Python computes for ``value`` (a lazy read is the plain read)."""
     if isinstance(value, Part):
+        if value.reads is not None:
+            result = value.x
+            for index in value.reads:
+                result = result[plain(index)]
+            return result
         return value.x[plain(value.index)]
     if isinstance(value, Expr):
         return value.fn(*[evaluate(a) for a in value.args])
@@ -455,6 +476,9 @@ def _scalar_int(v):
 
 
 def _bound(v, n, lo, hi):
+    if is_tracer(n) or is_tracer(hi):  # an axis whose length is traced (a slice of a slice)
+        v = jnp.where(v < 0, v + n, v)
+        return jnp.clip(v, lo, hi)
     if is_tracer(v):
         v = _scalar_int(v)
         v = lax.select(v < 0, v + n, v)
@@ -492,23 +516,73 @@ def _same(a, b) -> bool:
     return a == b
 
 
-class _Dim:
-    """A sliced axis of one read: the slice and the axis's length."""
+def _integer_bounds(k: slice) -> bool:
+    """No traced bound but integer scalars (a float bound is Python's TypeError: the plain
+    slice raises it)."""
+    return all(
+        not is_tracer(b) or b.shape == () and jnp.issubdtype(b.dtype, jnp.integer) for b in (k.start, k.stop, k.step)
+    )
 
-    def __init__(self, k: slice, n: int):
-        for bound in (k.start, k.stop, k.step):
-            if is_tracer(bound) and not (bound.shape == () and jnp.issubdtype(bound.dtype, jnp.integer)):
-                raise _Unsupported  # Python's TypeError for a float bound: the plain slice raises it
+
+class Chained:
+    """A slice of a slice on one axis (``x[:k][::-1]``), as Python's ``slice.indices`` would
+    give it: the first position, the number of items, the step."""
+
+    __slots__ = ("slices", "start", "length", "step")
+
+    def __init__(self, slices, start, length, step):
+        self.slices, self.start, self.length, self.step = slices, start, length, step
+
+
+def _static_step(k: slice) -> bool:
+    return k.step is None or isinstance(k.step, (int, np.integer)) and k.step != 0
+
+
+def _compose(x, first, second):
+    """The index of ``x[first][second]`` as one index (each slice of a sliced axis a
+    ``Chained``), or None where either is more than ints and slices with steps known."""
+    if not isinstance(x, _ARRAYS):
+        return None
+    items, more = list(_items(plain(first))), list(_items(second))
+    if len(items) > x.ndim or not all(_int_like(k) or isinstance(k, (slice, Chained)) for k in items):
+        return None
+    if not all(isinstance(k, slice) and _static_step(k) and _integer_bounds(k) for k in more):
+        return None
+    items += [slice(None)] * (x.ndim - len(items))
+    axes = [a for a, k in enumerate(items) if not _int_like(k)]
+    if len(more) > len(axes):
+        return None
+    for axis, k in zip(axes, more):
+        outer = items[axis]
+        if isinstance(outer, slice) and not (_static_step(outer) and _integer_bounds(outer)):
+            return None
+        if isinstance(outer, slice):
+            outer = Chained((outer,), *_normalise(outer, x.shape[axis]))
+        s, length, step = _normalise(k, outer.length)
+        items[axis] = Chained(outer.slices + (k,), outer.start + s * outer.step, length, outer.step * step)
+    return tuple(items)
+
+
+class _Dim:
+    """A sliced axis of one read: the slice (or ``Chained``) and the axis's length."""
+
+    def __init__(self, k, n: int):
         self.k, self.n = k, n
+        if isinstance(k, Chained):
+            self.start, self.length, self.step = k.start, k.length, k.step
+            return
+        if not _integer_bounds(k):
+            raise _Unsupported
         self.start, self.length, self.step = _normalise(k, n)
 
+    def bounds(self):
+        if isinstance(self.k, Chained):
+            return tuple(b for k in self.k.slices for b in (k.start, k.stop, k.step))
+        return self.k.start, self.k.stop, self.k.step
+
     def same_as(self, other) -> bool:
-        return (
-            self.n == other.n
-            and _same(self.k.start, other.k.start)
-            and _same(self.k.stop, other.k.stop)
-            and _same(self.k.step, other.k.step)
-        )
+        mine, theirs = self.bounds(), other.bounds()
+        return self.n == other.n and len(mine) == len(theirs) and all(_same(a, b) for a, b in zip(mine, theirs))
 
     def in_place_mask(self):
         """Which positions of the axis the slice covers."""
