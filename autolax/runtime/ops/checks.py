@@ -909,7 +909,7 @@ def asserting(test, message=None, caught_by=()):
     if sys.flags.optimize:
         return
     if not is_tracer(test):
-        if not test:
+        if not report.truth(test):
             error = AssertionError(message()) if message is not None else AssertionError()
             # In a staged body (a branch Python may not take) the failure is the path's, as
             # for `raise`: raised when the program runs and takes it.

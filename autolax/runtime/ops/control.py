@@ -560,7 +560,7 @@ def cond(pred, if_true, if_false, *operands, at, caught_by=()):
     site = sites.site("if", at, code.co_filename, params)
     if not is_tracer(pred):
         report.record(site, plan.PYTHON)
-        branch = if_true if pred else if_false
+        branch = if_true if report.truth(pred) else if_false
         try:
             return branch(*operands)
         except BaseException as exc:
@@ -665,7 +665,7 @@ def if_else(test, if_true, if_false, caught_by=()):
     __tracebackhide__ = True
     if plan.ternary_form(is_tracer(test)) == plan.PYTHON:
         report.record(report.expression_site("ternary"), plan.PYTHON)
-        return if_true() if test else if_false()
+        return if_true() if report.truth(test) else if_false()
     where = report.expression_site("ternary", always=True)
     site = sites.Site("ternary", where.filename, where.lineno, names=("value",), roles=_TERNARY_ROLES)
     pred = predicate(test, site.where)

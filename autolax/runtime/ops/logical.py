@@ -136,7 +136,7 @@ def _chain(kind, first, rest, caught_by, tested=False):
     value, form = first, plan.PYTHON
     for index, thunk in enumerate(rest):
         if not is_tracer(value):
-            if (not value) if kind == "and" else value:
+            if (not report.truth(value)) if kind == "and" else report.truth(value):
                 break
             value = thunk()
             continue
@@ -179,7 +179,7 @@ def not_(x):
     site = report.expression_site("not", depth=2)
     if not is_tracer(x):
         report.record(site, plan.PYTHON)
-        return not x
+        return not report.truth(x)
     report.record(site, "jnp.logical_not")
     return jnp.logical_not(predicate(x, site.where if site else "a `not`"))
 

@@ -698,7 +698,7 @@ def while_loop(loop_test, loop_body, init, *, at):
     values = list(unpack(init, len(names)))
     first = loop_test(*values)
     if not is_tracer(first):
-        if not first:
+        if not report.truth(first):
             report.record(site, plan.PYTHON, iterations=0)
             return init
         if not plan.stages(False, any_tracer(values) or _closure_traced(loop_test, loop_body)):
@@ -715,7 +715,7 @@ def _python_while(site, loop_test, loop_body, values, first, static):
             error = errors.make("while-became-traced", stmt=site.what, count=count, source=site.source)
             error.count = count
             raise error
-        if not pred:
+        if not report.truth(pred):
             break
         try:
             state = list(unpack(loop_body(*state), n))

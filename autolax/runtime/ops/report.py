@@ -873,6 +873,20 @@ def pythons_own(exc: BaseException) -> BaseException:
     return exc
 
 
+def truth(value) -> bool:
+    """``bool(value)`` where the user's ``if`` / ``while`` / ``not`` asks it of a Python value;
+    its error (NumPy's for an empty or a longer array) is the user's statement's
+    (``pythons_own``), so that a ``finally`` that discards errors discards it too."""
+    __tracebackhide__ = True
+    try:
+        return bool(value)
+    except AutolaxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Python's error for the user's test, marked as such
+        pythons_own(exc)
+        raise
+
+
 def raised_by_user_code(exc: BaseException) -> bool:
     """Did ``exc`` come from the user's code -- its innermost frame is the user's, or a
     library function the user's code called refused its arguments (``jnp.stack([])``, a

@@ -1658,3 +1658,50 @@ def test_an_iteration_after_a_traced_return_fails_only_when_the_program_gets_the
     # before: its traced staged raise would have no runtime_checks to refuse what follows.
     check_all_paths(pops_until_a_traced_return, a, np.array([-3.5, -2.5, -2.0, -3.0]), np.array([1, 1, 3, -1]),
                     tmp_dir=tmp_path, paths=("autolax.jit", "convert eagerly"))
+
+
+def empty_tests_in_a_try_whose_finally_continues(xs, n):
+    # Fuzz seed 70280 (reduced): NumPy refuses the truth value of an empty array (and of one
+    # of several items); the `finally` that `continue`s discards the error, so Python returns.
+    # Run eagerly, the error came from inside `ops.cond` and was taken for autolax's own,
+    # which no `finally` discards: it escaped.
+    out = 0
+    for i in range(n):
+        try:
+            if xs[0:0] != 1.0:
+                out += 1
+        finally:
+            continue
+    for i in range(n):
+        try:
+            while xs[0:0] > 0:
+                out += 10
+        finally:
+            continue
+    for i in range(n):
+        try:
+            out += 100 if (xs[0:2] > 0 and n) else 200
+        finally:
+            continue
+    for i in range(n):
+        try:
+            out += not (xs[0:2] > 0)
+        finally:
+            continue
+    for i in range(n):
+        try:
+            assert xs[0:0], "empty"
+        finally:
+            continue
+    return out
+
+
+def test_pythons_error_for_the_truth_of_an_array_is_the_users_statements(tmp_path):
+    xs = np.array([1.0, 2.0, 3.0])
+    assert empty_tests_in_a_try_whose_finally_continues(xs, 2) == 0
+    assert autolax.convert(empty_tests_in_a_try_whose_finally_continues)(xs, 2) == 0
+    # Traced, the conditions are autolax's ArrayConditionError (a refusal), which no
+    # `finally` discards.
+    check_all_paths(empty_tests_in_a_try_whose_finally_continues, xs, 2, tmp_dir=tmp_path, refusal=True)
+    with pytest.raises(autolax.ArrayConditionError, match="empty array"):
+        autolax.jit(empty_tests_in_a_try_whose_finally_continues)(xs, 2)
