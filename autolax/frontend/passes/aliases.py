@@ -9,6 +9,8 @@
     t = (a, b)                        t = (a, b)
     t[0][1] = 5.0          ->         t[0][1] = 5.0
                                       a, b = t
+    a[0] = 1.0                        a[0] = 1.0
+                                      t = (a, t[1])
 Python changes the one object both names hold. Converted code passes carried variables as
 values, and a staged statement carries only the names it binds or changes: without the
 rebinding ``coef`` would not be carried, and a staged body would write its traced value
@@ -82,7 +84,7 @@ EXAMPLES = (
             t[0][1] = 5.0
             a, b = t
             a[0] = 1.0
-            t = (a, b)
+            t = (a, t[1])
             return t
         """,
     ),
@@ -207,9 +209,10 @@ class _ViewOf:
 class _ItemsOf:
     """``t = [a, b]`` / ``t = (a, b)`` of distinct local names: ``t``'s items are the objects
     ``a`` and ``b`` hold. A change through an item (``t[0][1] = v``, ``t[1].append(v)``)
-    rebinds the names (``a, b = t``); a change of ``a``'s or ``b``'s object rebuilds the
-    tuple (``t = (a, b)``) or stores the items back into the list (``t[:] = [a, b]``: others
-    may hold the list). A list's own change is followed where it keeps the positions:
+    rebinds the names (``a, b = t``); a change of ``a``'s object rebuilds the tuple
+    (``t = (a, t[1])``) or stores the item back into the list (``t = ops.at(t)[0].set(a)``:
+    others may hold the list); ``a += v`` stores ``ops.augmented(t[0], a)`` (a number is
+    rebound, so ``t`` keeps it). Items that are not names are ``None`` in ``names``. A list's own change is followed where it keeps the positions:
     ``t[0] = c`` (``t`` holds ``c`` there now, or an unknown object: ``None``),
     ``t.append(c)``, ``t.extend(cs)`` (then its length is not ``exact``); after any other
     (``t.pop()``, ``t.insert(0, c)``) its items are no longer known: the alias ends."""
@@ -217,7 +220,9 @@ class _ItemsOf:
     def __init__(self, names: tuple, kind, exact: bool = True):
         self.names, self.kind, self.exact = names, kind, exact
 
-    def after(self, alias, changed, stmt):
+    def after(self, alias, changed, stmt, summed=frozenset(), ops="ops"):
+        """``summed``: the name ``stmt`` augments (``a += v``): its item is what
+        ``ops.augmented(t[i], a)`` says (the result where the object changed in place)."""
         whole = self.exact and None not in self.names
         known = [(i, n) for i, n in enumerate(self.names) if n is not None]
         if alias in changed:
@@ -227,22 +232,32 @@ class _ItemsOf:
             return [
                 syntax.copy_location(syntax.assign(syntax.name(n, "store"), _item(alias, i)), stmt) for i, n in known
             ]
-        if not changed.isdisjoint(self.names):
-            if self.kind is syntax.Tuple:
-                items = syntax.Tuple(elts=[syntax.name(n) for n in self.names], ctx=syntax.Load())
-                return [syntax.copy_location(syntax.assign(syntax.name(alias, "store"), items), stmt)]
-            if whole:
-                items = syntax.List(elts=[syntax.name(n) for n in self.names], ctx=syntax.Load())
-                target = syntax.Subscript(
-                    value=syntax.name(alias), slice=syntax.Slice(lower=None, upper=None, step=None), ctx=syntax.Store()
-                )
-                return [syntax.copy_location(syntax.assign(target, items), stmt)]
-            return [
-                syntax.copy_location(syntax.assign(_item(alias, i, "store"), syntax.name(n)), stmt)
-                for i, n in known
-                if n in changed
-            ]
-        return []
+        if changed.isdisjoint(self.names) and summed.isdisjoint(self.names):
+            return []
+
+        def item(i, n):
+            # An item no name of it changed is read from `t` itself: after `n += 1` of a
+            # number, `n` is no longer the object `t` holds.
+            if n in summed:
+                return syntax.call(f"{ops}.augmented", [_item(alias, i), syntax.name(n)])
+            return syntax.name(n) if n in changed else _item(alias, i)
+
+        if self.kind is syntax.Tuple:
+            items = syntax.Tuple(elts=[item(i, n) for i, n in enumerate(self.names)], ctx=syntax.Load())
+            return [syntax.copy_location(syntax.assign(syntax.name(alias, "store"), items), stmt)]
+        # A list is changed in place (others may hold it), as the setitem pass writes
+        # `t[i] = a` (which may not run: the function itself need not assign an item).
+        return [
+            syntax.copy_location(
+                syntax.assign(
+                    syntax.name(alias, "store"),
+                    syntax.call(syntax.attribute(_at(alias, i, ops), "set"), [item(i, n)]),
+                ),
+                stmt,
+            )
+            for i, n in known
+            if n in changed or n in summed
+        ]
 
     def moved_by(self, stmt, alias, local):
         """What ``t`` holds after ``stmt`` changed the list itself, or None: not known."""
@@ -290,24 +305,31 @@ def _fresh_name(value, local, names, alias):
     return None
 
 
+def _at(alias, index, ops):
+    """``ops.at(t)[index]``."""
+    at = syntax.call(f"{ops}.at", [syntax.name(alias)])
+    return syntax.Subscript(value=at, slice=syntax.constant(index), ctx=syntax.Load())
+
+
 def _item(alias, index, ctx="load"):
     kind = syntax.Store if ctx == "store" else syntax.Load
     return syntax.Subscript(value=syntax.name(alias), slice=syntax.constant(index), ctx=kind())
 
 
 def _items_of(stmt, local) -> _ItemsOf | None:
-    """``t = [a, b]`` / ``t = (a, b)``: distinct local names, ``t`` not among them."""
+    """``t = [a, b]`` / ``t = (a, 1.0)``: items that are distinct local names (at least one)
+    or other values (``None`` in ``names``), ``t`` not among them."""
     if not (
         isinstance(stmt, syntax.Assign)
         and len(stmt.targets) == 1
         and isinstance(stmt.targets[0], syntax.Name)
         and isinstance(stmt.value, (syntax.List, syntax.Tuple))
-        and stmt.value.elts
-        and all(isinstance(e, syntax.Name) and e.id in local for e in stmt.value.elts)
+        and not any(isinstance(e, syntax.Starred) for e in stmt.value.elts)
     ):
         return None
-    names = tuple(e.id for e in stmt.value.elts)
-    if len(set(names)) != len(names) or stmt.targets[0].id in names:
+    names = tuple(e.id if isinstance(e, syntax.Name) and e.id in local else None for e in stmt.value.elts)
+    known = [n for n in names if n is not None]
+    if not known or len(set(known)) != len(known) or stmt.targets[0].id in known:
         return None
     return _ItemsOf(names, type(stmt.value))
 
@@ -350,16 +372,28 @@ def _augmented_name(stmt, aliases) -> set:
     else nothing."""
     if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name):
         name = stmt.target.id
-        if isinstance(aliases.get(name), str) or name in aliases.values():
+        if isinstance(aliases.get(name), str) or name in _augmentable(aliases):
             return {name}
     return set()
+
+
+def _augmentable(aliases) -> set:
+    """The names whose ``+=`` may change an object an alias holds: the source of a plain
+    alias, an item of a list or tuple of names."""
+    out = set()
+    for source in aliases.values():
+        if isinstance(source, str):
+            out.add(source)
+        elif isinstance(source, _ItemsOf):
+            out.update(n for n in source.names if n is not None)
+    return out
 
 
 def _augmented_only(stmt, aliases) -> set:
     """The names of plain aliases (``ys = xs``: either name) that ``stmt`` binds only by
     ``ys += v`` and the like (at any depth, not in nested functions): in place for an array,
     so the alias holds across ``stmt``."""
-    plain = {n for a, s in aliases.items() if isinstance(s, str) for n in (a, s)}
+    plain = {a for a, s in aliases.items() if isinstance(s, str)} | _augmentable(aliases)
     if not plain:
         return set()
     augmented, other, targets = set(), set(), set()
@@ -466,8 +500,11 @@ class _Function:
         ``source`` one (``changed``: the names whose object ``stmt`` changed in place;
         ``summed``: the name ``stmt`` augments, ``ys += v``)."""
         if isinstance(source, _ItemsOf):
-            # `t = [a, b]`, then a change through an item of `t`, or of `a` / `b`
-            return source.after(alias, changed, stmt)
+            # `t = [a, b]`, then a change through an item of `t`, or of `a` / `b` (`a += v`:
+            # where `t` is read later, as for a plain alias)
+            if summed and not self.live_after(stmt, alias):
+                summed = set()
+            return source.after(alias, changed, stmt, summed, self.ops)
         if isinstance(source, _ViewOf):
             # `u = a[k:n, k]` (a NumPy view of `a`), then a change through either
             if alias in changed or self.live_after(stmt, alias):

@@ -1,5 +1,6 @@
 """``ys += v`` where ``ys = xs``: NumPy adds into the one array both names hold, so ``xs``
-changes too; a number, a tuple or a NumPy scalar is rebound and ``xs`` keeps its value. On
+changes too; a number, a tuple or a NumPy scalar is rebound and ``xs`` keeps its value. So
+does a tuple or list that holds the array (``state = (xs, n)``). On
 every path, against Python run on NumPy arrays (a JAX array stands for a NumPy one, as for
 ``x[i] = v``)."""
 
@@ -57,6 +58,35 @@ def extends_an_alias_of_a_tuple(xs, n):
     return len(t), len(same)
 
 
+def adds_to_an_array_a_tuple_holds(xs, n):
+    state = (xs, n)
+    xs += 1.0
+    return state
+
+
+def writes_into_an_array_a_tuple_holds(xs, n):
+    t = (xs, n * 2.0)
+    xs[0] = 5.0
+    return t
+
+
+def adds_to_an_array_a_list_holds_in_a_loop(xs, n):
+    pair = [xs, 0.0]
+    for i in range(n):
+        xs *= 2.0
+        if xs[1] > 5.0:
+            xs -= 1.0
+    return pair[0].sum(), pair[1]
+
+
+def adds_to_a_number_then_writes_the_array(x, xs):
+    # `x += 1` rebinds `x`: the tuple keeps the old number while it sees the array's change
+    t = (x, xs)
+    x += 1.0
+    xs[0] = 7.0
+    return t, x
+
+
 V = np.array([1.0, 2.0, 3.0])
 
 
@@ -69,6 +99,10 @@ V = np.array([1.0, 2.0, 3.0])
     (adds_to_an_alias_of_a_number, (1.5, 2)),
     (extends_an_alias_of_a_list, (V, 4)),
     (extends_an_alias_of_a_tuple, (V, 4)),
+    (adds_to_an_array_a_tuple_holds, (V, 2)),
+    (writes_into_an_array_a_tuple_holds, (V, 2)),
+    (adds_to_an_array_a_list_holds_in_a_loop, (V, 3)),
+    (adds_to_a_number_then_writes_the_array, (1.5, V)),
 ])
 def test_an_augmented_alias_changes_what_numpy_changes(fn, args, tmp_path, ip):
     # Before: `ys += 1.0` rebound `ys` only, and `xs` kept the old array (a wrong answer with
