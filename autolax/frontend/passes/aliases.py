@@ -212,8 +212,9 @@ class _ItemsOf:
     rebinds the names (``a, b = t``); a change of ``a``'s object rebuilds the tuple
     (``t = (a, t[1])``) or stores the item back into the list (``t = ops.at(t)[0].set(a)``:
     others may hold the list); ``a += v`` stores ``ops.augmented(t[0], a)`` (a number is
-    rebound, so ``t`` keeps it). Items that are not names are ``None`` in ``names``. A list's own change is followed where it keeps the positions:
-    ``t[0] = c`` (``t`` holds ``c`` there now, or an unknown object: ``None``),
+    rebound, so ``t`` keeps it). Items that are not names are ``None`` in ``names``. A
+    list's own change is followed where it keeps the positions: ``t[0] = c`` (``t`` holds
+    ``c`` there now, or an unknown object: ``None``),
     ``t.append(c)``, ``t.extend(cs)`` (then its length is not ``exact``); after any other
     (``t.pop()``, ``t.insert(0, c)``) its items are no longer known: the alias ends."""
 

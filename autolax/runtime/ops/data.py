@@ -68,6 +68,23 @@ def _stored(value, shape, dtype):
     return jax.lax.convert_element_type(jnp.broadcast_to(value, shape), dtype)
 
 
+def _traced_in(obj) -> bool:
+    """Does ``obj`` (an index, a value, a lazy read of ``slices``) hold a traced value?"""
+    if is_tracer(obj):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return builtins.any(_traced_in(k) for k in obj)
+    if isinstance(obj, slice):
+        return _traced_in((obj.start, obj.stop, obj.step))
+    if isinstance(obj, slices.Span):
+        return _traced_in(obj.start)
+    if isinstance(obj, slices.Part):
+        return _traced_in((obj.x, obj.index))
+    if isinstance(obj, slices.Expr):
+        return _traced_in(obj.args)
+    return False
+
+
 class _Ref:
     """``ops.at(x)[index]``: ``.set(v)`` and one method per augmented operator."""
 
@@ -75,8 +92,19 @@ class _Ref:
         self.container = container
         self.index = index
 
+    def _target(self, *values):
+        """The container written into. A NumPy array the function made (``out = np.zeros(n)``)
+        given a traced value or written at a traced index while JAX traces it is taken for the
+        JAX array it stands for, as a staged loop carries it (NumPy cannot hold a traced
+        value: its ``ValueError`` otherwise); the names that hold it are rebound to the
+        result, as for a JAX array."""
+        x = self.container
+        if isinstance(x, np.ndarray) and _traced_in((self.index, values)):
+            return jnp.asarray(x)
+        return x
+
     def set(self, value):
-        x, i = self.container, self.index
+        x, i = self._target(value), self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
             new = slices.write(x, i, value)
             if new is not NotImplemented:
@@ -115,7 +143,7 @@ class _Ref:
         return type(x)._make(items) if hasattr(type(x), "_make") else type(x)(items)
 
     def _update(self, op, value, name):
-        x, i = self.container, self.index
+        x, i = self._target(value), self.index
         if isinstance(x, (jax.Array, compat.Tracer)):
             new = slices.write(x, i, value, op)
             if new is not NotImplemented:
@@ -148,7 +176,7 @@ class _Ref:
         update per iteration keeps a loop's carried array updated in place (XLA's CPU
         backend copies the whole array for a second update). Anything else: the steps in
         turn, as Python runs them."""
-        x, i = self.container, self.index
+        x, i = self._target(*(value for _, value in steps)), self.index
         if not isinstance(x, (jax.Array, compat.Tracer)):
             for method, value in steps:
                 x = self.set(value) if method == "set" else self._update(_OPS[method], value, method)
