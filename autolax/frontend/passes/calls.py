@@ -37,10 +37,12 @@ from autolax.frontend.analysis.activity import local_names
 from autolax.frontend.transpile import anno, syntax
 from autolax.runtime.libraries import (
     HOST_OUTPUT_PATHS,
+    LIKE_PATHS,
     host_io,
     host_output,
     is_host_io_path,
     is_library_callable,
+    is_like_function,
     is_math_function,
 )
 from autolax.runtime.transforms import is_rebuilt, is_transform
@@ -286,6 +288,10 @@ class _Transformer(anno.ProgramTransformer):
             if func.id == "super" and not node.args and self.first_param and "__class__" in self.ctx.closure:
                 node.args = [syntax.name("__class__"), syntax.name(self.first_param)]
                 return node
+        if node.args and (is_like_function(value) if value is not self.ctx.MISSING else _numpy_like_by_name(func)):
+            # `np.zeros_like(x)`: NumPy's array of x's shape, also for a traced `x` (ops.like)
+            new = syntax.Call(func=syntax.dotted(f"{ops}.like"), args=[func] + node.args, keywords=node.keywords)
+            return syntax.copy_location(new, node)
         if value is not self.ctx.MISSING and is_math_function(value):
             # `math.sqrt(x)`: Python's call, or jnp's for a traced `x` (ops/pymath.py)
             new = syntax.Call(func=syntax.dotted(f"{ops}.math_call"), args=[func] + node.args, keywords=node.keywords)
@@ -313,6 +319,17 @@ def _host_output(value) -> bool:
         name = getattr(value, "__name__", None)
         return name in HOST_OUTPUT_PATHS or (isinstance(name, str) and "." in name and is_host_io_path(name))
     return host_output(value) is not None or host_io(value) is not None
+
+
+def _numpy_like_by_name(func) -> bool:
+    """``np.zeros_like`` where ``np`` is not known when converting (a file's fragment): by
+    the name NumPy goes by (``ops.like`` calls it as it is unless it is NumPy's)."""
+    return (
+        isinstance(func, syntax.Attribute)
+        and isinstance(func.value, syntax.Name)
+        and func.value.id in ("np", "numpy", "onp")
+        and f"numpy.{func.attr}" in LIKE_PATHS
+    )
 
 
 def _arguments(call):

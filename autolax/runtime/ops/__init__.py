@@ -58,7 +58,7 @@ from autolax.runtime.ops.lines import source_lines
 from autolax.runtime.ops.lists import StackedList
 from autolax.runtime.ops.logical import and_, is_, is_not, not_, or_
 from autolax.runtime.ops.loops import enumerate, for_iter, for_range, range, range_split, while_loop, zip  # noqa: A004
-from autolax.runtime.ops.pymath import math_call
+from autolax.runtime.ops.pymath import like, math_call
 from autolax.runtime.ops.pymath import to_float as float  # noqa: A004
 from autolax.runtime.ops.pymath import to_int as int  # noqa: A004
 from autolax.runtime.ops.report import options
@@ -107,6 +107,7 @@ __all__ = [
     "is_not",
     "is_sequence",
     "masked",
+    "like",
     "math_call",
     "int",
     "float",

@@ -78,6 +78,21 @@ def _check(ok, error, name, call=None):
 
 
 @report.user_facing
+def like(f, a, *args, **kwargs):
+    """``ops.like(np.zeros_like, x)`` for ``np.zeros_like(x)`` (``ones_like``, ``empty_like``,
+    ``full_like``): NumPy's array of ``x``'s shape and dtype. A traced ``x`` stands for such
+    an array, whose values NumPy would ask JAX for: it is given a NumPy array of its shape
+    and dtype in its place (a traced value written into the result later makes it the JAX
+    array it stands for, see ``ops.at``).
+
+    Equivalent Python: ``f(a, *args, **kwargs)``."""
+    __tracebackhide__ = True
+    if is_tracer(a):
+        a = np.zeros(a.shape, dtype=np.dtype(a.dtype))
+    return f(a, *args, **kwargs)
+
+
+@report.user_facing
 def math_call(f, *args, **kwargs):
     """``ops.math_call(math.sqrt, x)`` for ``math.sqrt(x)``: Python's call, or with a traced
     argument the ``jnp`` function's result (see the module docstring).
