@@ -18,8 +18,6 @@ import time
 import types
 import warnings
 
-import numpy as np
-
 # Packages whose functions are never converted wherever they are installed: a development
 # (editable) install of one of them lives outside site-packages. Everything else is decided
 # by location: the standard library and site-packages are library code.
@@ -201,20 +199,6 @@ def is_math_function(value) -> bool:
     if isinstance(value, types.ModuleType):
         return getattr(value, "__name__", None) in MATH_PATHS
     return id(value) in MATH_FUNCTIONS
-
-
-# NumPy's `*_like` functions, which read only the shape and dtype of their first argument:
-# for a traced one (`out = np.zeros_like(x)`) NumPy would ask JAX for its values
-# (`ops.like`), by dotted path (`autolax convert`) and by identity.
-LIKE_PATHS = frozenset(f"numpy.{name}" for name in ("zeros_like", "ones_like", "empty_like", "full_like"))
-LIKE_FUNCTIONS = frozenset(id(getattr(np, path[len("numpy.") :])) for path in LIKE_PATHS)
-
-
-def is_like_function(value) -> bool:
-    """Is ``value`` one of ``LIKE_PATHS`` (the function, or the CLI's stand-in for its path)?"""
-    if isinstance(value, types.ModuleType):
-        return getattr(value, "__name__", None) in LIKE_PATHS
-    return id(value) in LIKE_FUNCTIONS
 
 
 # Calls that read or write outside the program -- the terminal (`input`), files (`open`,

@@ -37,12 +37,10 @@ from autolax.frontend.analysis.activity import local_names
 from autolax.frontend.transpile import anno, syntax
 from autolax.runtime.libraries import (
     HOST_OUTPUT_PATHS,
-    LIKE_PATHS,
     host_io,
     host_output,
     is_host_io_path,
     is_library_callable,
-    is_like_function,
     is_math_function,
 )
 from autolax.runtime.transforms import is_rebuilt, is_transform
@@ -319,6 +317,21 @@ def _host_output(value) -> bool:
         name = getattr(value, "__name__", None)
         return name in HOST_OUTPUT_PATHS or (isinstance(name, str) and "." in name and is_host_io_path(name))
     return host_output(value) is not None or host_io(value) is not None
+
+
+# NumPy's `*_like` functions, which read only the shape and dtype of their first argument:
+# for a traced one (`out = np.zeros_like(x)`) NumPy would ask JAX for its values, so their
+# calls go through `ops.like`. Known by identity, or (`autolax convert`) by the dotted path
+# the file imports them under.
+LIKE_PATHS = frozenset(f"numpy.{name}" for name in ("zeros_like", "ones_like", "empty_like", "full_like"))
+_LIKE_FUNCTIONS = frozenset(id(getattr(np, path[len("numpy.") :])) for path in LIKE_PATHS)
+
+
+def is_like_function(value) -> bool:
+    """Is ``value`` one of ``LIKE_PATHS`` (the function, or the CLI's stand-in for its path)?"""
+    if isinstance(value, types.ModuleType):
+        return getattr(value, "__name__", None) in LIKE_PATHS
+    return id(value) in _LIKE_FUNCTIONS
 
 
 def _numpy_like_by_name(func) -> bool:
