@@ -87,9 +87,12 @@ def like(f, a, *args, **kwargs):
 
     Equivalent Python: ``f(a, *args, **kwargs)``."""
     __tracebackhide__ = True
-    if is_tracer(a):
+    if is_tracer(a) and any(f is g for g in _NUMPY_LIKE):  # (another `zeros_like`, `jnp`'s, takes `a` as it is)
         a = np.zeros(a.shape, dtype=np.dtype(a.dtype))
     return f(a, *args, **kwargs)
+
+
+_NUMPY_LIKE = (np.zeros_like, np.ones_like, np.empty_like, np.full_like)
 
 
 @report.user_facing
