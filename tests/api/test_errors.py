@@ -376,6 +376,55 @@ def test_finally_changing_what_a_return_computed_is_refused():
     assert "Fix: make the change before the `return`, or return a new value after the `try` statement" in msg
 
 
+def returns_then_augments_in_finally(xs, n):
+    try:
+        if n > 2:
+            return xs, n
+        return -xs, n
+    finally:
+        xs += xs
+
+
+def returns_then_augments_another_name(xs, n):
+    count = 0
+    try:
+        return xs.sum() + n, [n]
+    finally:
+        count += 1
+        n += 1
+
+
+def test_finally_augmenting_what_a_return_holds_is_refused():
+    # NumPy's `xs += xs` changes the array the returned tuple holds; converted code's `+=`
+    # makes a new value, so the return would keep the old one (fuzz seed 80039).
+    assert returns_then_augments_in_finally(np.arange(3.0), 3)[0].tolist() == [0.0, 2.0, 4.0]
+    with pytest.raises(autolax.ConversionError) as info:
+        autolax.convert(returns_then_augments_in_finally)
+    msg = str(info.value)
+    assert f"{HERE}:{line_of(returns_then_augments_in_finally, 6)}" in msg
+    assert "this `finally` augments 'xs' after a `return` in its `try` computed a value holding it" in msg
+    assert "Fix: make the change before the `return`, or spell it `xs = xs <op> ...`" in msg
+
+
+def test_finally_augmenting_names_the_return_does_not_hold_converts():
+    # Only a name the returned value holds as an item is refused (`[n]`: whether `n += 1`
+    # changes it in place depends on n's type). `count`, and `n` read into a new value
+    # (`xs.sum() + n`), are left to convert.
+    with pytest.raises(autolax.ConversionError, match="augments 'n'"):
+        autolax.convert(returns_then_augments_another_name)
+
+    def returns_a_sum(xs, n):
+        count = 0
+        try:
+            return xs.sum() + n
+        finally:
+            count += 1
+            n += 1
+
+    x = np.arange(3.0)
+    assert float(autolax.jit(returns_a_sum)(x, 2)) == returns_a_sum(x, 2) == 5.0
+
+
 # Output other than `print` in a staged body (README, Known limitations): logging, warnings.warn
 # and writes to sys.stdout run once while autolax traces the body -- also for a branch never
 # taken -- so inside a staged loop body or branch they are refused; elsewhere they run as in Python.

@@ -598,7 +598,8 @@ class _FunctionConverter:
         ):
             docstring, body = body[:1], body[1:]
         origin = body[0] if body else self.fn
-        return docstring + [self.undefined_stmt(n, origin) for n in scope.hoisted] + body
+        # (a name may be hoisted twice: once as carried, once as a free read)
+        return docstring + [self.undefined_stmt(n, origin) for n in dict.fromkeys(scope.hoisted)] + body
 
     def bind(self, names):
         self.scopes[-1].bound.update(names)
