@@ -670,6 +670,18 @@ MESSAGES = {
         "`--only`), or call it from code `autolax.jit` converts.",
         "#changes-reach-the-caller",
     ),
+    "argument-write-caller-unconverted": Message(
+        ArgumentWriteError,
+        "'{name}' writes into its parameter '{param}' (an item or an attribute), which was given a traced array "
+        "at {where}:\n    {source}\n"
+        "Python changes the caller's array; converted code updates a traced array as a value and hands it back "
+        "to converted callers only, and '{caller}' runs as written (it was not converted), so its variable would "
+        "keep the old array.",
+        "have autolax convert '{caller}' too (`autolax convert --all` converts each function of the file it can; "
+        "a generator stays as written), or have '{name}' return the array and assign it in '{caller}' "
+        "(`a = {name}(a, ...)`).",
+        "#changes-reach-the-caller",
+    ),
     "callee-unconverted": Message(
         TracedValueError,
         "'{name}' is called from converted code with traced values, but autolax could not convert it, so it "

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autolax.runtime import compat, errors, plan, sites, transforms
+from autolax.runtime import compat, errors, libraries, plan, sites, transforms
 from autolax.runtime.libraries import MATH_FUNCTIONS, host_io, host_output, is_bound_method, is_library_callable
 from autolax.runtime.ops import checks, meaning, pymath, report
 from autolax.runtime.ops.lists import key_order, restore_order
@@ -127,7 +127,7 @@ def call(f, *args, **kwargs):
     if report.in_staged_body():
         _check_host_output(f)
     if not report.converts_calls():
-        return f(*args, **kwargs)
+        return _call_as_written(f, args, kwargs)
     if transforms.is_transform(f):
         token = _calling.set(True)
         try:
@@ -144,7 +144,7 @@ def call(f, *args, **kwargs):
     # ``autolax.jit`` object (its trace, cached, must not depend on who called it first). A
     # function ``@ops.function`` made (a file ``autolax convert`` wrote) is converted code.
     token = _calling.set(
-        _DIRECT
+        _direct(g)
         if g.__class__ in _DIRECT_KINDS and (g is not f or not is_library_callable(f) or checks.body_of(f) is not f)
         else True
     )
@@ -175,10 +175,91 @@ def call(f, *args, **kwargs):
         _calling.reset(token)
 
 
+def _call_as_written(f, args, kwargs):
+    """``ops.call`` where nothing converts calls (the CLI's output): ``f`` as it is. Converted
+    code (a function of another converted file) hands its writes back to this call, which
+    refuses one it cannot rebind (``_unclaimed``); code that is not converted runs as no
+    direct call, so a converted helper it calls returns its value to it, not a
+    ``HandedBack`` (a caller's ``ops.call_writing`` above must not reach through it)."""
+    __tracebackhide__ = True
+    token = _calling.set(_direct(f) if _is_converted(f) else False)
+    try:
+        result = f(*args, **kwargs)
+    finally:
+        _calling.reset(token)
+    if result.__class__ is HandedBack:
+        result = _unclaimed(f, result, args, kwargs, ())
+    return result
+
+
 # ``_calling``'s value while ``ops.call`` / ``ops.call_writing`` runs a function directly
-# (not a transform's): a converted helper that writes into its arguments hands them back then.
+# (not a transform's) is ``(_DIRECT, the code of its body)``: a converted helper that writes
+# into its arguments hands them back then, to that call only (``_handing_back``).
 _DIRECT = "direct"
 _DIRECT_KINDS = (types.FunctionType, types.MethodType)
+
+
+def _direct(g) -> tuple:
+    body = checks.body_of(getattr(g, "__func__", g))
+    return (_DIRECT, getattr(body, "__code__", None))
+
+
+def _refuse_lost_write(frame, value, written) -> None:
+    """A converted helper (``@ops.function``) that wrote into a traced array it was given,
+    called by a user function that is not converted: ``ArgumentWriteError``, unless what it
+    returns holds the new array. Python changes the caller's array; the caller here cannot be
+    handed it. (Called by JAX, a library or a module's top level, it returns its value: what
+    a traced argument's change can reach is the result.)"""
+    changed = [(n, v) for n, v in written.items() if isinstance(v, compat.Tracer) and v.ndim]
+    if not changed:
+        return
+    while frame is not None and frame.f_code not in checks.WRAPPER_CODES:
+        if frame.f_code in _CALL_CODES:
+            return
+        frame = frame.f_back
+    caller = frame.f_back if frame is not None else None
+    if caller is None or caller.f_code.co_name in ("<module>", "<lambda>"):
+        return
+    if libraries.module_is_library(caller.f_globals.get("__name__"), caller.f_code.co_filename):
+        return
+    fn = frame.f_locals.get("fn")
+    bound = _bind(fn, frame.f_locals.get("args", ()), frame.f_locals.get("kwargs") or {})
+    held = (value, *value) if isinstance(value, (tuple, list)) else (value,)
+    for name, new in changed:
+        given = bound.get(name)
+        if given is new or any(item is new for item in held) or not isinstance(given, (jax.Array, np.ndarray)):
+            continue
+        where, line = report.user_line(caller)
+        raise errors.make(
+            "argument-write-caller-unconverted",
+            name=getattr(fn, "__qualname__", name),
+            param=name,
+            caller=caller.f_code.co_name,
+            where=where,
+            source=line,
+        )
+
+
+def _handing_back(frame) -> bool:
+    """Is the ``ops.hand_back`` called from ``frame`` in the function an ``ops.call`` /
+    ``ops.call_writing`` runs directly? The context variable alone does not say: code that
+    call runs may call a converted helper in turn without either (a generator iterated in
+    its body, a function of the same converted file), which must get its value. Above the
+    ``hand_back`` come the function's own frames (and branch functions staged inside it, and
+    JAX's), up to the call's body: a frame of another call or converted function first means
+    the ``hand_back`` is that one's."""
+    state = _calling.get()
+    if state.__class__ is not tuple:
+        return False
+    body = state[1]
+    while frame is not None:
+        code = frame.f_code
+        if code is body:
+            return True
+        if code in _CALL_CODES:
+            return False
+        frame = frame.f_back
+    return False
 
 
 class HandedBack:
@@ -211,7 +292,9 @@ def hand_back(value, /, *lost, **written):
     (``v[0] = 1.0`` then ``v = v * 2``), whose change the caller cannot be handed.
 
     Equivalent Python: ``value`` (the caller's object was changed in place)."""
-    if _calling.get() is not _DIRECT:
+    if not _handing_back(sys._getframe(1)):
+        if written:
+            _refuse_lost_write(sys._getframe(1), value, written)
         return value
     return HandedBack(value, tuple(written), tuple(written.values()), lost)
 
@@ -235,7 +318,7 @@ def call_writing(names, f, /, *args, **kwargs):
     if getattr(info, "fn", None) is not None:
         f = info.fn  # (``%%autolax`` binds the helper to an ``autolax.jit`` object: run it inline)
     g = converted(f) if report.converts_calls() else f
-    token = _calling.set(_DIRECT)
+    token = _calling.set(_direct(g))
     try:
         staged = report.in_staged_body()
         guard = _recursion_guard(f) if staged else contextlib.nullcontext()
@@ -898,3 +981,9 @@ def _truth(builtin, args, kwargs):
         truth = jnp.reshape(item, ()) != 0
         found = truth if found is None else (found | truth if stop_at else found & truth)
     return (not stop_at) if found is None else found
+
+
+# Frames that start another function's call (``_handing_back`` stops there).
+_CALL_CODES = frozenset(
+    {call.__wrapped__.__code__, call_writing.__wrapped__.__code__, _call_as_written.__code__, *checks.WRAPPER_CODES}
+)

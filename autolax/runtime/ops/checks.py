@@ -556,6 +556,10 @@ def _function_with_checks(fn):
     return function(fn, checks=True)
 
 
+# The code of ``@ops.function``'s wrappers: a frame of one starts a converted function's call.
+WRAPPER_CODES = (function(lambda: None).__code__, function(lambda: None, checks=True).__code__)
+
+
 def body_of(fn):
     """The function ``@ops.function`` made ``fn`` from (its code is the converted body),
     else ``fn``."""

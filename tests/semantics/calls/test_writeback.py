@@ -708,6 +708,95 @@ def test_the_command_writes_programs_that_rebind_the_callers_array(tmp_path):
     np.testing.assert_array_equal(want_g, [3.0, 2.0, 1.0])
 
 
+PLAIN_CALLERS = textwrap.dedent('''
+    def set0(v, x):
+        v[0] = x
+        return v.sum()
+
+
+    def fill(v, x):
+        v[1] = x
+        return v
+
+
+    def gen(b, x):
+        s = set0(b, x)
+        yield s
+
+
+    def through_a_generator(b, x):
+        b[1] = 2.0
+        t = list(gen(b, x))[0] * 2
+        return b, t
+''')
+
+
+def _plain_callers(tmp_path, standalone):
+    from autolax import cli
+
+    src = tmp_path / "plain_callers.py"
+    src.write_text(PLAIN_CALLERS)
+    out = tmp_path / ("standalone" if standalone else "default")
+    out.mkdir()
+    flags = ["--standalone"] if standalone else []
+    assert cli.main(["convert", *flags, "--all", str(src), "-o", str(out / "plain_callers.py")]) == 0
+    if standalone:
+        sys.path.insert(0, str(out))
+    return _import(src, f"plain_callers_{next(_count)}"), _import(out / "plain_callers.py", f"plain_out_{next(_count)}")
+
+
+@pytest.mark.parametrize("standalone", [False, True])
+def test_code_left_as_written_gets_a_converted_helpers_value_not_its_hand_back(tmp_path, standalone):
+    """A generator (left as written by `--all`) calls a converted writer, and a converted writer
+    iterates it: the helper returns its value to the generator (it once got the
+    `HandedBack` meant for `ops.call_writing`, and `* 2` raised TypeError). Under `jax.jit`
+    the helper's write into the generator's traced array cannot reach it: autolax's error
+    names both functions, never the old array."""
+    python, written = _plain_callers(tmp_path, standalone)
+    try:
+        want = python.through_a_generator(np.zeros(3), 5.0)
+        got = written.through_a_generator(np.zeros(3), 5.0)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] == want[1] == 14.0
+        np.testing.assert_array_equal(want[0], [5.0, 2.0, 0.0])
+        with pytest.raises(Exception) as info:  # (--standalone: the runtime copy's class)
+            jax.jit(written.through_a_generator)(np.zeros(3), 5.0)
+        assert type(info.value).__name__ == "ArgumentWriteError" and is_autolax_error(info.value)
+        msg = str(info.value)
+        assert "'set0' writes into its parameter 'v' (an item or an attribute), which was given a traced array" in msg
+        assert "'gen' runs as written (it was not converted), so its variable would keep the old array" in msg
+        assert "s = set0(b, x)" in msg
+        assert "Fix: have autolax convert 'gen' too" in msg
+    finally:
+        if standalone:
+            sys.path.remove(str(tmp_path / "standalone"))
+
+
+def test_a_plain_function_under_jit_calling_a_converted_writer(tmp_path):
+    """The user's own function, traced by `jax.jit`, calls a converted writer: where it could
+    read its array again, autolax's error; where the helper returns the array it wrote
+    (`b = fill(b, x)`), or JAX or a lambda calls it, its value."""
+    python, written = _plain_callers(tmp_path, False)
+
+    def reads_its_array_again(b, x):
+        s = written.set0(b, x)
+        return b, s
+
+    def assigns_the_result(b, x):
+        b = written.fill(b, x)
+        return b
+
+    with pytest.raises(autolax.ArgumentWriteError, match="'reads_its_array_again' runs as written"):
+        jax.jit(reads_its_array_again)(np.zeros(3), 5.0)
+    want = python.fill(np.zeros(3), 5.0)
+    np.testing.assert_array_equal(jax.jit(assigns_the_result)(np.zeros(3), 5.0), want)
+    np.testing.assert_array_equal(jax.jit(written.fill)(np.zeros(3), 5.0), want)
+    assert float(jax.jit(lambda b: written.set0(b, 5.0))(np.zeros(3))) == 5.0
+    # Eagerly, the NumPy array is changed in place, as in Python.
+    b = np.zeros(3)
+    assert reads_its_array_again(b, 5.0)[1] == 5.0 and b[0] == 5.0
+
+
 # ----------------------------------------------------------------------------- a helper that is an autolax.jit object
 @autolax.jit
 def _jitted_set0(v, i):
