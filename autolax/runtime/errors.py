@@ -30,7 +30,10 @@ class ConversionError(AutolaxError):
             if x > 0:
                 total = x        # ConversionError: 'total' is global and assigned in an `if`
 
-    Also raised (under ``strict=True``) for a function whose source autolax cannot read.
+    Also raised (under ``strict=True``) for a function whose source autolax cannot read,
+    and when the function runs for a ``finally`` that augments an array a ``return`` of its
+    ``try`` holds (``return xs, n`` then ``xs += 1``): whether the name holds an array or a
+    number is known only then.
 
     Fix: restructure the code as the message says, or keep the function out of conversion
     with ``@autolax.do_not_convert``.
@@ -670,6 +673,16 @@ MESSAGES = {
         "`--only`), or call it from code `autolax.jit` converts.",
         "#changes-reach-the-caller",
     ),
+    "finally-augments-returned": Message(
+        ConversionError,
+        "the `finally` block augments '{name}' at {where} after a `return` in its `try` computed a value "
+        "holding it:\n    {source}\n"
+        "'{name}' is an array: Python's augmented assignment changes that returned array in place, while "
+        "converted code makes a new value, which the return would not hold.",
+        "make the change before the `return`, or spell it `{name} = {name} <op> ...` if the returned value "
+        "should keep the old array.",
+        "#the-rules-semantics",
+    ),
     "argument-write-caller-unconverted": Message(
         ArgumentWriteError,
         "'{name}' writes into its parameter '{param}' (an item or an attribute), which was given a traced array "
@@ -677,9 +690,8 @@ MESSAGES = {
         "Python changes the caller's array; converted code updates a traced array as a value and hands it back "
         "to converted callers only, and '{caller}' runs as written (it was not converted), so its variable would "
         "keep the old array.",
-        "have autolax convert '{caller}' too (`autolax convert --all` converts each function of the file it can; "
-        "a generator stays as written), or have '{name}' return the array and assign it in '{caller}' "
-        "(`a = {name}(a, ...)`).",
+        "have '{name}' return the array and assign it in '{caller}' (`a = {name}(a, ...)`), or write '{caller}' "
+        "so that autolax converts it (a generator: return a list; the CLI's warning says why it was left).",
         "#changes-reach-the-caller",
     ),
     "callee-unconverted": Message(

@@ -14,6 +14,7 @@ follows it. A function that can fall off its end returns ``None`` explicitly.
 from __future__ import annotations
 
 from autolax.frontend.transpile import syntax
+from autolax.frontend.transpile.blocks import map_blocks
 from autolax.frontend.transpile.jumps import (
     BlockLowering,
     add_loop_test,
@@ -107,6 +108,76 @@ def _returns_in_try_or_with(fn_node) -> set:
     return found
 
 
+def _held(value, out: set) -> set:
+    """The names whose objects ``value`` holds as it is, or as an item of a display
+    (``xs``, ``(xs, n)``, ``{"a": [xs]}``): not ``xs + 1`` or ``f(xs)``, new objects."""
+    if isinstance(value, syntax.Name):
+        out.add(value.id)
+    elif isinstance(value, (syntax.Tuple, syntax.List, syntax.Set)):
+        for item in value.elts:
+            _held(item, out)
+    elif isinstance(value, syntax.Dict):
+        for item in value.values:
+            _held(item, out)
+    elif (
+        isinstance(value, syntax.Call)
+        and isinstance(value.func, syntax.Attribute)
+        and value.func.attr == "hand_back"
+        and value.args
+    ):
+        _held(value.args[0], out)  # (passes.writeback: `return ops.hand_back(value, v=v)`)
+    return out
+
+
+def _guard_finally_augments(fn_node, retval, ops) -> None:
+    """Before ``xs += v`` in a ``finally`` whose ``try`` returns a value holding ``xs``:
+    ``ops.returned_augmented(retval, xs, 'xs')``, which refuses an array (NumPy's ``+=``
+    changes the returned object in place; converted code's makes a new value)."""
+    for stmt in _own_statements(fn_node.body):
+        if not (isinstance(stmt, syntax.Try) and stmt.finalbody):
+            continue
+        held = set()
+        for block in [stmt.body, stmt.orelse] + [h.body for h in stmt.handlers]:
+            for node in _own_statements(block):
+                if isinstance(node, syntax.Return) and node.value is not None:
+                    _held(node.value, held)
+        if held:
+            stmt.finalbody = _guarded(stmt.finalbody, held, retval, ops)
+
+
+def _own_statements(stmts):
+    """The statements of ``stmts`` and those nested in them, not in nested functions or classes."""
+    for stmt in stmts:
+        if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+            continue
+        yield stmt
+        yield from _nested(stmt)
+
+
+def _nested(stmt):
+    for field in syntax.BLOCK_FIELDS:
+        block = getattr(stmt, field, None)
+        if block.__class__ is list:
+            for child in block:
+                body = child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else [child]
+                yield from _own_statements(body)
+
+
+def _guarded(stmts, held, retval, ops) -> list:
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, syntax.AugAssign) and isinstance(stmt.target, syntax.Name) and stmt.target.id in held:
+            name = stmt.target.id
+            call = syntax.call(
+                f"{ops}.returned_augmented", [syntax.name(retval), syntax.name(name), syntax.constant(name)]
+            )
+            out.append(syntax.copy_location(syntax.Expr(value=call), stmt))
+        elif not isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
+            map_blocks(stmt, lambda block: _guarded(block, held, retval, ops))
+        out.append(stmt)
+    return out
+
+
 def _lower_function(fn_node, ctx):
     if not _needs_lowering(fn_node):
         return
@@ -118,6 +189,8 @@ def _lower_function(fn_node, ctx):
     ctx.pending.add(retval)  # every path assigns it before the final `return`
 
     caught = _returns_in_try_or_with(fn_node)
+    if caught:
+        _guard_finally_augments(fn_node, retval, ctx.ops)
 
     def replace(stmt):
         value = stmt.value if stmt.value is not None else syntax.constant(None)

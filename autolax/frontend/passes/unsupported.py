@@ -119,29 +119,6 @@ def _returns(try_node) -> list:
     return [n for n in nodes if isinstance(n, syntax.Return)]
 
 
-def _held(value, out: set) -> set:
-    """The names whose objects ``value`` holds as it is, or as an item of a display
-    (``xs``, ``(xs, n)``, ``{"a": [xs]}``): not ``xs + 1`` or ``f(xs)``, new objects."""
-    if isinstance(value, syntax.Name):
-        out.add(value.id)
-    elif isinstance(value, (syntax.Tuple, syntax.List, syntax.Set)):
-        for item in value.elts:
-            _held(item, out)
-    elif isinstance(value, syntax.Dict):
-        for item in value.values:
-            _held(item, out)
-    return out
-
-
-def _augmented(stmts, names):
-    """The first ``x += v`` (any augmented operator) in ``stmts`` of a name in ``names``."""
-    for stmt in stmts:
-        for node in syntax.walk_statements(stmt):
-            if isinstance(node, syntax.AugAssign) and isinstance(node.target, syntax.Name) and node.target.id in names:
-                return node
-    return None
-
-
 class _Checker:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -204,25 +181,7 @@ class _Checker:
                     "in flight; autolax cannot keep that meaning (Python 3.14 warns about it: PEP 765)",
                     f"move the `{word}` after the `try` statement, or mark '{name}' @autolax.do_not_convert",
                 )
-        returns = _returns(node)
-        if returns:
-            held = set()
-            for ret in returns:
-                _held(ret.value, held)
-            summed = _augmented(node.finalbody, held)
-            if summed is not None:
-                # NumPy's (and a list's) `+=` changes the returned object itself: converted
-                # code's `+=` makes a new value, which the computed return would not hold.
-                target = summed.target.id
-                raise _error(
-                    self.ctx,
-                    summed,
-                    f"this `finally` augments '{target}' after a `return` in its `try` computed a "
-                    f"value holding it; for a NumPy array or a list this augmented assignment changes "
-                    "the returned object in place, which converted code cannot follow",
-                    f"make the change before the `return`, or spell it `{target} = {target} <op> ...` "
-                    "if the returned value should keep the old object",
-                )
+        if _returns(node):
             change = _changed_in_place(node.finalbody)
             if change is not None:
                 # Python's returned value holds the objects the `finally` then changes;

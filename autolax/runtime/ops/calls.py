@@ -206,10 +206,12 @@ def _direct(g) -> tuple:
 
 def _refuse_lost_write(frame, value, written) -> None:
     """A converted helper (``@ops.function``) that wrote into a traced array it was given,
-    called by a user function that is not converted: ``ArgumentWriteError``, unless what it
-    returns holds the new array. Python changes the caller's array; the caller here cannot be
-    handed it. (Called by JAX, a library or a module's top level, it returns its value: what
-    a traced argument's change can reach is the result.)"""
+    called by a function of its own file that autolax left as written (a generator
+    ``autolax convert --all`` could not convert): ``ArgumentWriteError``, unless what it
+    returns holds the new array. Python changes the caller's array; that caller cannot be
+    handed it. Called from elsewhere (JAX, a library, a lambda, a module's top level, the
+    user's code around the converted file: a test's wrapper that never reads the array
+    again cannot be told from one that does), it returns its value, as documented."""
     changed = [(n, v) for n, v in written.items() if isinstance(v, compat.Tracer) and v.ndim]
     if not changed:
         return
@@ -223,6 +225,8 @@ def _refuse_lost_write(frame, value, written) -> None:
     if libraries.module_is_library(caller.f_globals.get("__name__"), caller.f_code.co_filename):
         return
     fn = frame.f_locals.get("fn")
+    if caller.f_code.co_filename != getattr(getattr(fn, "__code__", None), "co_filename", None):
+        return
     bound = _bind(fn, frame.f_locals.get("args", ()), frame.f_locals.get("kwargs") or {})
     held = (value, *value) if isinstance(value, (tuple, list)) else (value,)
     for name, new in changed:

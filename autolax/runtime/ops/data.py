@@ -15,7 +15,7 @@ import numpy as np
 from autolax.runtime import compat, errors
 from autolax.runtime.ops import report, slices
 from autolax.runtime.ops.lists import StackedList, is_tracer
-from autolax.runtime.ops.state import describe_aval
+from autolax.runtime.ops.state import Undefined, describe_aval
 
 _OPS = {
     "add": operator.iadd,
@@ -359,6 +359,21 @@ def augmented(other, changed):
     if isinstance(other, (list, dict, set, StackedList)) and isinstance(changed, (list, dict, set, StackedList)):
         return changed
     return other
+
+
+def returned_augmented(returned, value, name):
+    """``ops.returned_augmented(retval, xs, 'xs')`` before ``xs += v`` in a ``finally``
+    whose ``try`` has a ``return`` holding ``xs`` (``return xs, n``: passes.return_statements).
+    Python's ``+=`` of a NumPy array changes the object the return computed; converted code
+    adds into a JAX array as a new value, which the return would not hold. Where the ``try``
+    may have returned (``returned`` is not the stand-in for "not yet") and ``xs`` is a JAX
+    array that stands for a NumPy one (at least one axis), ``ConversionError``. A number is
+    rebound, in Python too; a NumPy array or a list is changed in place here as there.
+
+    Equivalent Python: ``None``."""
+    if isinstance(value, jax.Array) and jnp.ndim(value) and not isinstance(returned, Undefined):
+        where, line = report.user_line(sys._getframe(1))
+        raise errors.make("finally-augments-returned", name=name, where=where, source=line)
 
 
 _MISSING = object()
