@@ -797,7 +797,12 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
     facts = dataclasses.replace(facts, inexact=_inexact(state), max_steps=site.max_steps or report.default_max_steps())
     form = plan.loop_form(facts)
     while_loop = _bounded_while(site, facts.max_steps if form == plan.BOUNDED else None)
-    if body_traced.makers or loop.test.makers:
+    if loop.test.jaxpr.jaxpr.effects and is_tracer(first):
+        # A test with effects (a `print` in a helper it calls) ran once already, for `first`:
+        # the loop starts from that answer and tests again after each iteration, as Python
+        # does (`lax.while_loop` would evaluate it once more on entry).
+        out = _while_with_checks(loop, while_loop, state.dynamic(values), predicate(first, site.where))
+    elif body_traced.makers or loop.test.makers:
         out = _while_with_checks(loop, while_loop, state.dynamic(values))
     else:
         out = while_loop(lambda c: loop.go_on(c)[0], lambda c: body_traced(c, state)[0], state.dynamic(values))
@@ -808,13 +813,17 @@ def _staged_while(site, loop_test, loop_body, values, names, first):
     return pack(_flag_first_assigned(values, result, names, ran), len(names))
 
 
-def _while_with_checks(loop, while_loop, init):
+def _while_with_checks(loop, while_loop, init, first=None):
     """The while form of a loop with checks: it carries ``(*state, pred, code)``, the first
     failure's code, and stops there. The test runs at the end of each iteration (and before
-    the first), so its checks are carried too. Returns the final state's leaves."""
+    the first, unless ``first`` is its answer there already), so its checks are carried too.
+    Returns the final state's leaves."""
     __tracebackhide__ = True
     n = loop.state.n_dynamic()
-    pred0, code0 = _while_test_and_code(loop, init, np.int32(0))
+    if first is None:
+        pred0, code0 = _while_test_and_code(loop, init, np.int32(0))
+    else:
+        pred0, code0 = first, np.int32(0)
     carry = while_loop(lambda c: c[n] & (c[n + 1] == 0), lambda c: _while_checked_body(loop, c), (*init, pred0, code0))
     checks.defer(checks.Failures(carry[n + 1], loop.body.makers + loop.test.makers))
     return list(carry[:n])

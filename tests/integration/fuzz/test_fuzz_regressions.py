@@ -1705,3 +1705,39 @@ def test_pythons_error_for_the_truth_of_an_array_is_the_users_statements(tmp_pat
     check_all_paths(empty_tests_in_a_try_whose_finally_continues, xs, 2, tmp_dir=tmp_path, refusal=True)
     with pytest.raises(autolax.ArrayConditionError, match="empty array"):
         autolax.jit(empty_tests_in_a_try_whose_finally_continues)(xs, 2)
+
+
+# Fuzz seed 170146 (`--focus helper`): a `while` whose test calls a helper that prints.
+# The test was evaluated once for the loop's first answer (`first`) and once more by
+# `lax.while_loop` on entry: one line too many. The staged loop starts from `first` now.
+def _prints_and_reads(xs):
+    print("tested", len(xs))
+    return xs[0]
+
+
+def tests_with_a_print_until_a_count(a, xs):
+    e = xs[0]
+    k = 0
+    while _prints_and_reads(xs) >= e and k < 3:
+        k += 1
+    return k + a
+
+
+def returns_from_a_loop_whose_test_prints(a, xs):
+    e = xs[0]
+    while _prints_and_reads(xs) >= e:
+        return a
+    return -a
+
+
+@pytest.mark.parametrize("fn", [tests_with_a_print_until_a_count, returns_from_a_loop_whose_test_prints])
+def test_a_loop_test_that_prints_prints_as_often_as_python_evaluates_it(fn, tmp_path, capfd):
+    xs = np.array([4.0, 3.0])
+    check_all_paths(fn, 3.5, xs, tmp_dir=tmp_path)
+    capfd.readouterr()
+    want = fn(3.5, xs)
+    python = capfd.readouterr().out
+    assert python.count("tested 2") == (4 if fn is tests_with_a_print_until_a_count else 1)
+    got = autolax.jit(fn)(3.5, xs)
+    jax.effects_barrier()
+    assert float(got) == want and capfd.readouterr().out == python
