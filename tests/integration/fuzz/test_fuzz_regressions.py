@@ -1715,7 +1715,7 @@ def _prints_and_reads(xs):
     return xs[0]
 
 
-def tests_with_a_print_until_a_count(a, xs):
+def counts_while_a_test_prints(a, xs):
     e = xs[0]
     k = 0
     while _prints_and_reads(xs) >= e and k < 3:
@@ -1730,14 +1730,14 @@ def returns_from_a_loop_whose_test_prints(a, xs):
     return -a
 
 
-@pytest.mark.parametrize("fn", [tests_with_a_print_until_a_count, returns_from_a_loop_whose_test_prints])
+@pytest.mark.parametrize("fn", [counts_while_a_test_prints, returns_from_a_loop_whose_test_prints])
 def test_a_loop_test_that_prints_prints_as_often_as_python_evaluates_it(fn, tmp_path, capfd):
     xs = np.array([4.0, 3.0])
     check_all_paths(fn, 3.5, xs, tmp_dir=tmp_path)
     capfd.readouterr()
     want = fn(3.5, xs)
     python = capfd.readouterr().out
-    assert python.count("tested 2") == (4 if fn is tests_with_a_print_until_a_count else 1)
+    assert python.count("tested 2") == (4 if fn is counts_while_a_test_prints else 1)
     got = autolax.jit(fn)(3.5, xs)
     jax.effects_barrier()
     assert float(got) == want and capfd.readouterr().out == python
