@@ -394,7 +394,7 @@ def returns_then_augments_another_name(xs, n):
         n += 1
 
 
-def test_finally_augmenting_an_array_a_return_holds_is_refused_when_it_runs():
+def test_finally_augmenting_an_array_a_return_holds_is_refused_when_it_runs(tmp_path):
     # NumPy's `xs += xs` changes the array the returned tuple holds; converted code's `+=`
     # makes a new value, so the return would keep the old one (fuzz seed 80039). Whether
     # `xs` is an array is known when the function runs: traced, autolax's error; eagerly on
@@ -411,9 +411,11 @@ def test_finally_augmenting_an_array_a_return_holds_is_refused_when_it_runs():
         assert "Fix: make the change before the `return`, or spell it `xs = xs <op> ...`" in msg
     got = autolax.convert(returns_then_augments_in_finally)(x.copy(), 3)
     np.testing.assert_array_equal(got[0], want[0])
+    # The CLI's outputs too: autolax's error or Python's answer, never the old array.
+    check_all_paths(returns_then_augments_in_finally, x, 3, python_args=(x.copy(), 3), tmp_dir=tmp_path, refusal=True)
 
 
-def test_finally_augmenting_a_number_a_return_holds_is_pythons():
+def test_finally_augmenting_a_number_a_return_holds_is_pythons(tmp_path):
     # `n += 1` rebinds a number, in Python too: the returned `[n]` keeps the old one.
     x = np.arange(3.0)
     want = returns_then_augments_another_name(x, 2)
@@ -421,6 +423,7 @@ def test_finally_augmenting_a_number_a_return_holds_is_pythons():
     for run in (autolax.jit(returns_then_augments_another_name), jax.jit(autolax.convert(returns_then_augments_another_name))):
         got = run(x, 2)
         assert float(got[0]) == want[0] and [int(v) for v in got[1]] == want[1]
+    check_all_paths(returns_then_augments_another_name, x, 2, tmp_dir=tmp_path)
 
 
 # Output other than `print` in a staged body (README, Known limitations): logging, warnings.warn

@@ -378,7 +378,7 @@ def _declared_nonlocal(body) -> set[str]:
 def declared_names(body) -> tuple[set[str], set[str]]:
     """(``global`` names, ``nonlocal`` names) declared directly in a function body."""
     globals_, nonlocals = set(), set()
-    for node in _own_statements(body):
+    for node in own_statements(body):
         if isinstance(node, syntax.Global):
             globals_.update(node.names)
         elif isinstance(node, syntax.Nonlocal):
@@ -386,7 +386,7 @@ def declared_names(body) -> tuple[set[str], set[str]]:
     return globals_, nonlocals
 
 
-def _own_statements(body):
+def own_statements(body):
     """The statements of a function body at any depth of blocks, not in nested functions or
     classes (statements are found in blocks only: expressions are not searched)."""
     out = []

@@ -13,6 +13,7 @@ follows it. A function that can fall off its end returns ``None`` explicitly.
 
 from __future__ import annotations
 
+from autolax.frontend.analysis.activity import own_statements
 from autolax.frontend.transpile import syntax
 from autolax.frontend.transpile.blocks import map_blocks
 from autolax.frontend.transpile.jumps import (
@@ -133,34 +134,16 @@ def _guard_finally_augments(fn_node, retval, ops) -> None:
     """Before ``xs += v`` in a ``finally`` whose ``try`` returns a value holding ``xs``:
     ``ops.returned_augmented(retval, xs, 'xs')``, which refuses an array (NumPy's ``+=``
     changes the returned object in place; converted code's makes a new value)."""
-    for stmt in _own_statements(fn_node.body):
+    for stmt in own_statements(fn_node.body):
         if not (isinstance(stmt, syntax.Try) and stmt.finalbody):
             continue
         held = set()
         for block in [stmt.body, stmt.orelse] + [h.body for h in stmt.handlers]:
-            for node in _own_statements(block):
+            for node in own_statements(block):
                 if isinstance(node, syntax.Return) and node.value is not None:
                     _held(node.value, held)
         if held:
             stmt.finalbody = _guarded(stmt.finalbody, held, retval, ops)
-
-
-def _own_statements(stmts):
-    """The statements of ``stmts`` and those nested in them, not in nested functions or classes."""
-    for stmt in stmts:
-        if isinstance(stmt, (syntax.FunctionDef, syntax.AsyncFunctionDef, syntax.ClassDef)):
-            continue
-        yield stmt
-        yield from _nested(stmt)
-
-
-def _nested(stmt):
-    for field in syntax.BLOCK_FIELDS:
-        block = getattr(stmt, field, None)
-        if block.__class__ is list:
-            for child in block:
-                body = child.body if isinstance(child, (syntax.ExceptHandler, syntax.match_case)) else [child]
-                yield from _own_statements(body)
 
 
 def _guarded(stmts, held, retval, ops) -> list:

@@ -112,11 +112,9 @@ def _changed_in_place(stmts):
     return None
 
 
-def _returns(try_node) -> list:
-    """The ``return`` statements of ``try_node``'s body, ``else`` and handlers."""
+def _returns(try_node) -> bool:
     blocks = [try_node.body, try_node.orelse] + [h.body for h in try_node.handlers]
-    nodes = (n for block in blocks for stmt in block for n in syntax.walk_statements(stmt))
-    return [n for n in nodes if isinstance(n, syntax.Return)]
+    return any(isinstance(n, syntax.Return) for block in blocks for stmt in block for n in syntax.walk_statements(stmt))
 
 
 class _Checker:

@@ -556,7 +556,8 @@ def _function_with_checks(fn):
     return function(fn, checks=True)
 
 
-# The code of ``@ops.function``'s wrappers: a frame of one starts a converted function's call.
+# The code of ``@ops.function``'s wrappers: a frame of one starts a converted function's call
+# (its locals ``fn``, ``args``, ``kwargs`` are read by ``calls._refuse_lost_write``).
 WRAPPER_CODES = (function(lambda: None).__code__, function(lambda: None, checks=True).__code__)
 
 
